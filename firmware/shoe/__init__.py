@@ -1,0 +1,16 @@
+"""The smart dealing shoe's firmware package.
+
+Pure logic (cards, deck, dealing, games, link, journal) imports nothing from `machine` and runs
+under CPython too, so the host tools reuse it. Drivers take injected bus/pin objects. Only a
+board's entry point (board/<name>/main.py) builds hardware and calls `shoe.app.run()`.
+"""
+
+VERSION = "0.1.0"
+
+try:
+    import micropython  # noqa: F401  (MicroPython: the real module)
+except ImportError:  # CPython (host tools): a stand-in so firmware modules import unchanged
+    import sys
+    from shoe import _cpython_compat
+
+    sys.modules["micropython"] = _cpython_compat

@@ -1,0 +1,1 @@
+"""Host tools for the smart dealing shoe: the `shoectl` command and the libraries behind it."""

@@ -1,0 +1,22 @@
+"""Shared pytest set-up: the repo root on sys.path (for tests.mpy) and the --device option."""
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", default=None, help="serial port of a real board for hardware tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--device"):
+        return
+    skip = pytest.mark.skip(reason="needs --device PORT (a real board)")
+    for item in items:
+        if "hardware" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,189 @@
+"""Fake hardware for firmware tests on the MicroPython unix port.
+
+On MICROPYPATH this module stands in for `machine`: it first imports everything the unix port's
+built-in `machine` has (Signal, PinBase, idle, ...) and then adds Pin, UART, SPI and WDT with the
+real API shape. Tests drive them from the outside: `pin.drive(v)` fires the IRQ handler like an
+edge would, `uart.inject(b)` puts bytes on the wire, `spi` forwards every transfer to a device
+model object (`device.transfer(tx, rx)`), `WDT.fed` counts feeds.
+"""
+import sys
+
+_saved = sys.path[:]
+sys.path.clear()
+try:
+    from machine import *  # noqa: F401,F403  the built-in module of the unix port
+finally:
+    sys.path.extend(_saved)
+del _saved
+
+import io
+
+_MP_STREAM_POLL = const(3)
+_POLL_RD = const(1)
+_POLL_WR = const(4)
+
+
+def disable_irq():
+    return 0
+
+
+def enable_irq(state=0):
+    return None
+
+
+class Pin:
+    IN = 0
+    OUT = 1
+    PULL_UP = 1
+    PULL_DOWN = 2
+    IRQ_FALLING = 4
+    IRQ_RISING = 8
+
+    def __init__(self, id, mode=IN, pull=None, value=None):
+        self.id = id
+        self.mode = mode
+        self.pull = pull
+        self._value = 1 if pull == Pin.PULL_UP else 0
+        if value is not None:
+            self._value = 1 if value else 0
+        self._handler = None
+        self._trigger = 0
+        self.history = []
+
+    def init(self, mode=None, pull=None, value=None):
+        if mode is not None:
+            self.mode = mode
+        if value is not None:
+            self(value)
+
+    def value(self, v=None):
+        if v is None:
+            return self._value
+        self._value = 1 if v else 0
+        self.history.append(self._value)
+
+    __call__ = value
+
+    def on(self):
+        self.value(1)
+
+    def off(self):
+        self.value(0)
+
+    def irq(self, handler=None, trigger=IRQ_FALLING | IRQ_RISING, hard=False):
+        self._handler = handler
+        self._trigger = trigger
+
+    def drive(self, v):
+        """Test side: set the input level; call the IRQ handler on a matching edge."""
+        old, self._value = self._value, 1 if v else 0
+        if self._handler is None or old == self._value:
+            return
+        edge = Pin.IRQ_RISING if self._value else Pin.IRQ_FALLING
+        if self._trigger & edge:
+            self._handler(self)
+
+
+class UART(io.IOBase):
+    """A UART whose far end is the test: inject() bytes to receive, take() what was written."""
+
+    def __init__(self, id=0, baudrate=115200, **kw):
+        self.id = id
+        self.baudrate = baudrate
+        self._rx = bytearray()
+        self._tx = bytearray()
+
+    def init(self, baudrate=115200, **kw):
+        self.baudrate = baudrate
+
+    # far end
+    def inject(self, data):
+        self._rx.extend(data)
+
+    def take(self):
+        out = bytes(self._tx)
+        self._tx[:] = b""
+        return out
+
+    # device side
+    def any(self):
+        return len(self._rx)
+
+    def read(self, n=-1):
+        if not self._rx:
+            return None
+        if n is None or n < 0 or n > len(self._rx):
+            n = len(self._rx)
+        out = bytes(self._rx[:n])
+        self._rx[:n] = b""
+        return out
+
+    def readinto(self, buf, n=-1):
+        if not self._rx:
+            return None
+        n = min(len(buf) if n < 0 else n, len(self._rx))
+        buf[:n] = self._rx[:n]
+        self._rx[:n] = b""
+        return n
+
+    def readline(self):
+        if not self._rx:
+            return None
+        i = self._rx.find(b"\n")
+        return self.read(len(self._rx) if i < 0 else i + 1)
+
+    def write(self, data):
+        self._tx.extend(data)
+        return len(data)
+
+    def ioctl(self, req, arg):
+        if req == _MP_STREAM_POLL:
+            ready = 0
+            if arg & _POLL_RD and self._rx:
+                ready |= _POLL_RD
+            if arg & _POLL_WR:
+                ready |= _POLL_WR
+            return ready
+        return 0
+
+
+class SPI:
+    """SPI bus forwarding every transfer to a device model: device.transfer(tx, rx_or_None)."""
+
+    MSB = 0
+
+    def __init__(self, id=0, baudrate=1000000, polarity=0, phase=0, device=None, **kw):
+        self.id = id
+        self.baudrate = baudrate
+        self.device = device
+
+    def init(self, baudrate=1000000, **kw):
+        self.baudrate = baudrate
+
+    def write(self, buf):
+        self.device.transfer(buf, None)
+
+    def read(self, n, write=0):
+        rx = bytearray(n)
+        self.device.transfer(bytes([write]) * n, rx)
+        return bytes(rx)
+
+    def readinto(self, buf, write=0):
+        self.device.transfer(bytes([write]) * len(buf), buf)
+
+    def write_readinto(self, wbuf, rbuf):
+        self.device.transfer(wbuf, rbuf)
+
+
+class WDT:
+    """Watchdog: counts feeds; the test decides when the timeout has passed (expired())."""
+
+    instances = []
+
+    def __init__(self, id=0, timeout=5000):
+        self.timeout = timeout
+        self.fed = 0
+        WDT.instances.append(self)
+
+    def feed(self):
+        self.fed += 1

@@ -1,0 +1,49 @@
+"""Run firmware under the MicroPython unix port from pytest and bring results back.
+
+    out = run_mpy("tests/firmware/check_cards.py")          # a script file
+    out = run_code("from shoe import cards; print(cards.parse('As'))")
+    objs = json_lines(out)                                    # lines that are JSON
+
+A non-zero exit (an uncaught exception, a failed assert in the script) fails the calling test
+with MicroPython's stderr in the message. Scripts run with MICROPYPATH = tests/fakes (the fake
+`machine`), firmware/, .frozen, at the device heap (SHOE_HEAP, default 64k).
+"""
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from host_tools import runtime
+
+ROOT = runtime.ROOT
+
+
+def run_mpy(script, *, heap=None, extra_path=(), stdin=None, timeout=300, fakes=True, check=True,
+            args=()):
+    cmd = runtime.command([script, *args], heap)
+    env = runtime.environment(*extra_path, fakes=fakes)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout,
+                          env=env, cwd=ROOT)
+    if check and proc.returncode != 0:
+        raise AssertionError("MicroPython exited %d running %s\n--- stdout\n%s\n--- stderr\n%s" % (
+            proc.returncode, script, proc.stdout[-4000:], proc.stderr[-4000:]))
+    return proc.stdout
+
+
+def run_code(code, **kw):
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(code)
+        path = f.name
+    try:
+        return run_mpy(path, **kw)
+    finally:
+        Path(path).unlink()
+
+
+def json_lines(text):
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{") or line.startswith("["):
+            out.append(json.loads(line))
+    return out
