@@ -1,0 +1,1 @@
+"""Sensor and actuator drivers. Each takes its bus/pin objects from the board; none builds hardware."""

@@ -1,0 +1,135 @@
+"""Optical code-reader module on a UART (the sensor the virtual board simulates).
+
+The module is triggered by the card passing the read window and sends one line per trigger:
+
+    3A7FRAs1d52a21b\r\n      a decoded code (interfaces.md section 1)
+    NOREAD\r\n               the trigger fired but no code was decoded (configurable text)
+
+Some modules report one card twice (a "double read"). The driver drops a line identical to the
+previous one when it arrives within `dedup_ms` of it: one card, one read. A genuine second card
+with the same code cannot physically follow that fast; the deck ledger catches it as a duplicate.
+
+    reader = OpticalReader(uart)            # uart: machine.UART or anything with readinto()/write()
+    kind, data = await reader.read()        # ("card", b"3A7FRAs1d52a21b") or ("noread", b"")
+                                            # or ("garbled", raw) for an over-long/binary line
+
+Lines are assembled in a preallocated buffer; bytes are only allocated for a finished code.
+Counters (lines, double_reads, noreads, garbled, overflows) feed the read-quality diagnostics.
+Configuration commands (`configure()`) set the module's no-read text and same-code delay.
+"""
+import asyncio
+import time
+from micropython import const
+
+_LINE_MAX = const(48)
+_CHUNK = const(32)
+
+
+class OpticalReader:
+    def __init__(self, uart, dedup_ms=250, noread=b"NOREAD", poll_ms=2,
+                 ticks_ms=time.ticks_ms, ticks_diff=time.ticks_diff):
+        self._uart = uart
+        self.dedup_ms = dedup_ms
+        self.noread = noread
+        self._poll_ms = poll_ms
+        self._ticks_ms = ticks_ms
+        self._ticks_diff = ticks_diff
+        self._chunk = bytearray(_CHUNK)
+        self._chunk_mv = memoryview(self._chunk)
+        self._pos = 0        # next unread byte in _chunk
+        self._end = 0        # bytes held in _chunk
+        self._line = bytearray(_LINE_MAX)
+        self._len = 0
+        self._overflow = False
+        self._last = bytearray(_LINE_MAX)
+        self._last_len = -1
+        self._last_t = 0
+        self.lines = 0
+        self.double_reads = 0
+        self.noreads = 0
+        self.garbled = 0
+        self.overflows = 0
+
+    def configure(self, noread=None, dedup_ms=None):
+        """Send the module its settings (same-code delay in ms, no-read text)."""
+        if dedup_ms is not None:
+            self.dedup_ms = int(dedup_ms)
+            self._uart.write(b"$DEDUP=%d\r\n" % self.dedup_ms)
+        if noread is not None:
+            self.noread = bytes(noread)
+            self._uart.write(b"$NOREAD=" + self.noread + b"\r\n")
+
+    def _fill(self):
+        n = self._uart.readinto(self._chunk_mv)
+        if not n:
+            return False
+        self._pos = 0
+        self._end = n
+        return True
+
+    def _next_line(self):
+        """Consume buffered bytes; return True when a complete line sits in _line[:_len]."""
+        while self._pos < self._end:
+            b = self._chunk[self._pos]
+            self._pos += 1
+            if b == 10 or b == 13:          # \n or \r ends a line
+                if self._len or self._overflow:
+                    return True
+                continue                    # empty line (the \n after \r)
+            if self._len < _LINE_MAX:
+                self._line[self._len] = b
+                self._len += 1
+            else:
+                self._overflow = True
+        return False
+
+    def _classify(self):
+        n = self._len
+        line = memoryview(self._line)[:n]
+        self.lines += 1
+        if self._overflow:
+            self._overflow = False
+            self.overflows += 1
+            self.garbled += 1
+            return "garbled", bytes(line)
+        now = self._ticks_ms()
+        if n == self._last_len and line == memoryview(self._last)[:n] and \
+                self._ticks_diff(now, self._last_t) < self.dedup_ms:
+            self.double_reads += 1
+            self._last_t = now
+            return None
+        self._last[:n] = line
+        self._last_len = n
+        self._last_t = now
+        if line == self.noread:
+            self.noreads += 1
+            return "noread", b""
+        for i in range(n):
+            c = self._line[i]
+            if c < 33 or c > 126:
+                self.garbled += 1
+                return "garbled", bytes(line)
+        return "card", bytes(line)
+
+    def poll(self):
+        """Non-blocking: the next read if a full line has arrived, else None."""
+        while True:
+            if self._next_line():
+                out = self._classify()
+                self._len = 0
+                if out is not None:
+                    return out
+                continue
+            if not self._fill():
+                return None
+
+    async def read(self):
+        while True:
+            r = self.poll()
+            if r is not None:
+                return r
+            await asyncio.sleep_ms(self._poll_ms)
+
+    def stats(self):
+        return {"lines": self.lines, "double_reads": self.double_reads, "noreads": self.noreads,
+                "garbled": self.garbled, "overflows": self.overflows}

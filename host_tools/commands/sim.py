@@ -1,0 +1,62 @@
+"""shoectl sim: run the firmware on the virtual board until stopped."""
+import signal
+import sys
+import tempfile
+import time
+
+from host_tools.errors import ShoeError
+from host_tools.simboard import SimBoard
+
+NAME = "sim"
+HELP = "run the firmware on the virtual board (MicroPython unix port, UARTs on TCP)"
+DESCRIPTION = (
+    "Start the unmodified firmware on the virtual board: the MicroPython unix port "
+    "(SHOE_MICROPYTHON) at a device heap (SHOE_HEAP, default 64k). Its host UART and its "
+    "code-reader UART are TCP endpoints on 127.0.0.1; both socket:// URLs are printed. Its flash "
+    "is the --state directory (keys are provisioned there on first start: demo keys unless "
+    "you provision your own). Runs until Ctrl-C or SIGTERM and leaves no process behind.")
+
+
+def configure(p):
+    p.add_argument("--state", help="state directory = the board's flash (default: a new temp dir)")
+    p.add_argument("--host-port", type=int, default=0, help="TCP port of the host UART (default: free)")
+    p.add_argument("--reader-port", type=int, default=0,
+                   help="TCP port of the code-reader UART (default: free)")
+
+
+def run(args):
+    from host_tools.provision_sim import ensure_demo_keys
+
+    state = args.state or tempfile.mkdtemp(prefix="shoe-state-")
+    for port in (args.host_port, args.reader_port):
+        if port and not 0 < port < 65536:
+            raise ShoeError("port %d out of range" % port)
+    demo = ensure_demo_keys(state)
+    board = SimBoard(state, args.host_port, args.reader_port)
+    stop = {"flag": False}
+
+    def _term(signum, frame):
+        stop["flag"] = True
+
+    old = signal.signal(signal.SIGTERM, _term)
+    try:
+        board.start()
+        print("virtual board up in %.2f s (MicroPython unix port, pid %d)" % (
+            board.boot_seconds, board.proc.pid))
+        print("host UART:   %s" % board.host_url)
+        print("reader UART: socket://127.0.0.1:%d" % board.reader_port)
+        print("state dir:   %s%s" % (state, "  (demo keys provisioned: not for a casino)" if demo else ""))
+        sys.stdout.flush()
+        while not stop["flag"]:
+            if not board.alive():
+                tail = "\n".join(list(board.log)[-10:])
+                raise ShoeError("the virtual board stopped (exit %s):\n%s" % (
+                    board.proc.returncode, tail))
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        board.stop()
+        signal.signal(signal.SIGTERM, old)
+    print("virtual board stopped")
+    return 0

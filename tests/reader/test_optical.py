@@ -1,0 +1,104 @@
+"""The optical code-reader driver under MicroPython, against the fake UART (tests/fakes/machine.py)."""
+import json
+
+from tests.mpy import json_lines, run_code
+
+PRELUDE = """
+import json, micropython
+from machine import UART
+from shoe.drivers.optical import OpticalReader
+T = [0]
+def ticks(): return T[0]
+def diff(a, b): return a - b
+u = UART(1)
+r = OpticalReader(u, dedup_ms=250, ticks_ms=ticks, ticks_diff=diff)
+def drain():
+    out = []
+    while True:
+        x = r.poll()
+        if x is None:
+            return out
+        out.append([x[0], x[1].decode()])
+"""
+
+
+def run(body):
+    return json_lines(run_code(PRELUDE + body))
+
+
+def test_codes_noread_and_garbage_are_classified():
+    out = run("""
+u.inject(b"3A7FRAs1d52a21b\\r\\nNOREAD\\r\\n\\r\\n3A7F\\x01s1d\\r\\n")
+print(json.dumps(drain()))
+print(json.dumps(r.stats()))
+""")
+    assert out[0] == [["card", "3A7FRAs1d52a21b"], ["noread", ""], ["garbled", "3A7F\x01s1d"]]
+    assert out[1]["lines"] == 3 and out[1]["noreads"] == 1 and out[1]["garbled"] == 1
+
+
+def test_double_read_inside_the_window_is_one_card_outside_it_two():
+    out = run("""
+u.inject(b"3A7FRAs1d52a21b\\r\\n3A7FRAs1d52a21b\\r\\n")
+a = drain()
+T[0] = 100
+u.inject(b"3A7FRAs1d52a21b\\n")
+b = drain()
+T[0] = 400
+u.inject(b"3A7FRAs1d52a21b\\n")
+c = drain()
+print(json.dumps([len(a), len(b), len(c), r.double_reads]))
+""")
+    assert out[0] == [1, 0, 1, 2]
+
+
+def test_lines_split_across_reads_and_overlong_lines():
+    out = run("""
+u.inject(b"3A7FRA")
+a = drain()
+u.inject(b"s1d52a21b\\r")
+b = drain()
+u.inject(b"\\n" + b"X" * 200 + b"\\nNOREAD\\n")
+c = drain()
+print(json.dumps([a, b, [k for k, _ in c], r.overflows]))
+""")
+    assert out[0] == [[], [["card", "3A7FRAs1d52a21b"]], ["garbled", "noread"], 1]
+
+
+def test_line_assembly_allocates_nothing():
+    # Bytes arriving that do not finish a line: the driver must not touch the heap.
+    out = run("""
+u.inject(b"3A7FRAs1d52a2")
+r._fill()
+step = r._next_line          # bind first: creating a bound method allocates
+micropython.heap_lock()
+try:
+    done = step()
+finally:
+    micropython.heap_unlock()
+print(json.dumps([done, r._len]))
+""")
+    assert out[0] == [False, 13]
+
+
+def test_async_read_waits_for_data():
+    out = run("""
+import asyncio
+async def feeder():
+    await asyncio.sleep_ms(5)
+    u.inject(b"NOREAD\\r\\n")
+async def main():
+    asyncio.create_task(feeder())
+    return await r.read()
+k, d = asyncio.run(main())
+print(json.dumps([k, d.decode()]))
+""")
+    assert out[0] == ["noread", ""]
+
+
+def test_configuration_commands_go_to_the_module():
+    out = run("""
+r.configure(noread=b"NR", dedup_ms=120)
+u.inject(b"NR\\r\\n")
+print(json.dumps([u.take().decode(), drain(), r.dedup_ms]))
+""")
+    assert out[0] == ["$DEDUP=120\r\n$NOREAD=NR\r\n", [["noread", ""]], 120]
