@@ -1,0 +1,139 @@
+"""RFID card reader: the MFRC522 behind the same `async read()` contract as the optical reader.
+
+    reader = RFIDReader(MFRC522(spi, cs, rst))
+    kind, raw = await reader.read()     # ("card", b"3A7FRAs1d52a21b"), ("noread", b"") or
+                                        # ("garbled", raw16): a tag not in the layout below
+    shoe.cardcode.CardCodes(key).parse(raw)   # as for the optical module
+
+Tag layout (NTAG21x / MIFARE Ultralight, 4-byte pages; user memory starts at page 4):
+
+    page 4..7  (one READ command returns these 16 bytes)
+    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+    | c0 | c1 | c2 | .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. | c14| 00 |
+    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+    c0..c14: the 15 ASCII characters of the card code (interfaces.md s.1); byte 15: 0x00
+    (layout version 0 / terminator). A tag with any other byte 15 (written for something else)
+    gives ("garbled", all 16 bytes), as the optical driver does for a line that is not a code.
+
+Polling: every `period_ms` the reader sends WUPA (which also wakes tags halted earlier). A tag
+that answers is selected and its code read (up to `tries` attempts, re-selecting after a
+failure); then it is halted. De-duplication: the UID of the last tag reported is remembered
+while that tag stays in the field; it is forgotten after `absent_polls` polls with no answer.
+So one tag in the field = one ("card", code) result, and a tag that could not be read after all
+tries = one ("noread", b"") result (until it leaves the field) (reason in `last_reason`). Two tags at once (collision) also
+give one ("noread", b"") per episode. A reader chip that fails (missing, stuck) never raises
+out of read(): `fault` holds the reason and init is retried every `retry_ms`.
+"""
+from micropython import const
+import asyncio
+
+from shoe.drivers.mfrc522 import RFIDError
+
+CODE_PAGE = const(4)
+_CODE_LEN = const(15)
+
+
+class RFIDReader:
+    def __init__(self, chip, period_ms=20, tries=3, absent_polls=2, retry_ms=1000):
+        self.chip = chip
+        self.period_ms = period_ms
+        self.tries = tries
+        self.absent_polls = absent_polls
+        self.retry_ms = retry_ms
+        self._buf = bytearray(16)
+        self._last_uid = None
+        self._absent = 0
+        self._ready = False
+        self._episode_reported = False  # a noread already reported for the tag(s) in the field
+        self.fault = None
+        self.last_reason = None
+        self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
+
+    def _result(self):
+        b = self._buf
+        if b[_CODE_LEN] == 0:
+            return "card", bytes(b[:_CODE_LEN])
+        return "garbled", bytes(b)
+
+    def poll(self):
+        """One poll of the field -> ("card", code), ("noread", b"") or None (nothing new)."""
+        chip = self.chip
+        if not self._ready:
+            try:
+                chip.init()
+            except RFIDError as e:
+                self.fault = e.reason
+                self.counts["fault"] += 1
+                return None
+            self._ready = True
+            self.fault = None
+        try:
+            atqa = chip.request(wake=True)
+        except RFIDError as e:
+            return self._failed(e.reason, None)
+        if atqa is None:
+            self._absent += 1
+            if self._absent >= self.absent_polls:
+                self._last_uid = None
+                self._episode_reported = False
+            return None
+        self._absent = 0
+        reason = None
+        uid = None
+        for attempt in range(self.tries):
+            if attempt:
+                self.counts["retry"] += 1
+                try:
+                    if chip.request(wake=True) is None:
+                        reason = "rfid_timeout"
+                        break
+                except RFIDError as e:
+                    reason = e.reason
+                    continue
+            try:
+                uid = chip.select()
+                if uid == self._last_uid:
+                    self.counts["duplicate"] += 1
+                    chip.halt()
+                    return None
+                chip.read_pages(CODE_PAGE, self._buf)
+            except RFIDError as e:
+                reason = e.reason
+                if reason in ("rfid_stuck", "rfid_overflow"):
+                    break
+                continue
+            try:
+                chip.halt()
+            except RFIDError:
+                pass  # the code is read; a failed halt only costs a duplicate-filtered poll
+            self._last_uid = uid
+            self._episode_reported = False
+            self.counts["card"] += 1
+            return self._result()
+        return self._failed(reason, uid)
+
+    def _failed(self, reason, uid):
+        self.last_reason = reason
+        if reason == "rfid_stuck":
+            self._ready = False
+            self.fault = reason
+            self.counts["fault"] += 1
+            return None
+        if self._episode_reported and uid == self._last_uid:
+            return None  # already reported for this tag (or this collision) in the field
+        self._last_uid = uid
+        self._episode_reported = True
+        self.counts["noread"] += 1
+        return "noread", b""
+
+    async def read(self):
+        """Wait for the next tag -> ("card", code), ("noread", b"") or ("garbled", raw)."""
+        while True:
+            r = self.poll()
+            if r is not None:
+                return r
+            await asyncio.sleep_ms(self.retry_ms if self.fault else self.period_ms)
+
+    def status(self):
+        return {"fault": self.fault, "last_reason": self.last_reason, "counts": self.counts,
+                "version": self.chip.version}

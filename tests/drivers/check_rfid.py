@@ -1,0 +1,195 @@
+"""MicroPython: the MFRC522 driver and the RFID reader against the register-level chip model.
+
+Run by tests/drivers/test_rfid.py (MICROPYPATH = tests/fakes, firmware). Prints one JSON line
+per check; any failed assert exits non-zero.
+"""
+import asyncio
+import json
+import sys
+
+import machine
+from mfrc522_chip import MFRC522Chip, Tag, crc_a, with_crc
+from shoe.drivers.mfrc522 import MFRC522, RFIDError
+from shoe.drivers.rfid import RFIDReader
+
+CODE = b"3A7FRAs1d52a21b"
+UID7 = b"\x04\x11\x22\x33\x44\x55\x66"
+UID4 = b"\xde\xad\xbe\xef"
+
+
+def rig(tags=None, version=0x92):
+    cs = machine.Pin(17, machine.Pin.OUT, value=1)
+    chip = MFRC522Chip(version=version, cs=cs, tags=tags)
+    spi = machine.SPI(0, device=chip)
+    drv = MFRC522(spi, cs)
+    return chip, drv, cs
+
+
+def reason_of(fn, *a):
+    try:
+        fn(*a)
+    except RFIDError as e:
+        return e.reason
+    return None
+
+
+def out(name, **kw):
+    kw["check"] = name
+    print(json.dumps(kw))
+
+
+def check_crc_vector():
+    # HLTA 50 00 is sent as 50 00 57 CD (ISO 14443-3 worked example)
+    assert crc_a(b"\x50\x00") == (0x57, 0xCD)
+    chip, drv, cs = rig()
+    drv.init()
+    assert drv._crc(b"\x50\x00", 2) == (0x57, 0xCD)
+    out("crc_vector", ok=True)
+
+
+def check_init():
+    chip, drv, cs = rig()
+    v = drv.init()
+    assert v == 0x92 and chip.antenna_on()
+    assert chip.regs[0x11] & 0x03 == 0x01  # CRC preset 6363
+    assert cs.value() == 1  # CS released after every access
+    chip.dead = True
+    assert reason_of(drv.init) == "rfid_no_chip"
+    out("init", version=v)
+
+
+def check_select_and_read(uid):
+    tag = Tag.with_code(uid, CODE)
+    chip, drv, cs = rig([tag])
+    drv.init()
+    assert drv.request() in (b"\x44\x00", b"\x04\x00")
+    got = drv.select()
+    assert got == uid, got
+    buf = bytearray(16)
+    drv.read_pages(4, buf)
+    assert bytes(buf[:15]) == CODE and buf[15] == 0
+    drv.halt()
+    assert tag.state == Tag.HALT
+    assert drv.request() is None  # REQA does not wake a halted tag
+    assert drv.request(wake=True) is not None  # WUPA does
+    # the frames on the air: READ 30 04 + CRC_A
+    assert (with_crc(b"\x30\x04"), 0) in chip.frames
+    out("select_read", uid_len=len(uid))
+
+
+def check_faults():
+    results = {}
+    for fault in ("crc", "silent", "short", "parity", "nak", "bcc", "sak_crc"):
+        tag = Tag.with_code(UID7, CODE, fault=fault)
+        chip, drv, cs = rig([tag])
+        drv.init()
+        buf = bytearray(16)
+        r = None
+        try:
+            drv.request()
+            drv.select()
+            drv.read_pages(4, buf)
+        except RFIDError as e:
+            r = e.reason
+        results[fault] = r
+    assert results == {"crc": "rfid_crc", "silent": "rfid_timeout", "short": "rfid_length",
+                       "parity": "rfid_parity", "nak": "rfid_nak", "bcc": "rfid_bcc",
+                       "sak_crc": "rfid_crc"}, results
+    # two tags at once: ATQA agrees, anticollision collides
+    chip, drv, cs = rig([Tag.with_code(UID7, CODE), Tag.with_code(b"\x04\x99\x88\x77\x66\x55\x44", CODE)])
+    drv.init()
+    assert drv.request() is not None
+    assert reason_of(drv.select) == "rfid_collision"
+    # empty field: no tag is not an error
+    chip, drv, cs = rig([])
+    drv.init()
+    assert drv.request() is None
+    assert reason_of(drv.select) == "rfid_timeout"
+    out("faults", reasons=results)
+
+
+def check_reader_dedup():
+    tag = Tag.with_code(UID7, CODE)
+    field = []
+    chip, drv, cs = rig(field)
+    rd = RFIDReader(drv, absent_polls=2)
+    assert rd.poll() is None  # empty field
+    field.append(tag)
+    assert rd.poll() == ("card", CODE)
+    for _ in range(5):  # the same tag stays in the field: no second read
+        assert rd.poll() is None
+        cs.history.clear()
+    assert rd.counts["duplicate"] == 5
+    field.remove(tag)
+    assert rd.poll() is None and rd.poll() is None  # absent twice: forgotten
+    tag.power_off()
+    field.append(tag)
+    assert rd.poll() == ("card", CODE)  # back in the field after leaving: a new read
+    # next card arrives while the previous one is still in the field: it collides
+    tag2 = Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", b"3A7FRKd8c0ffee0")
+    field.append(tag2)
+    assert rd.poll() == ("noread", b"")
+    assert rd.last_reason == "rfid_collision"
+    assert rd.poll() is None  # one noread per collision episode
+    field.remove(tag)
+    assert rd.poll() == ("card", b"3A7FRKd8c0ffee0")
+    out("reader_dedup", counts=rd.counts)
+
+
+def check_reader_retries():
+    # a tag whose first READ has a bad CRC is read on the retry
+    tag = Tag.with_code(UID4, CODE, fault="crc", fault_times=1)
+    chip, drv, cs = rig([tag])
+    rd = RFIDReader(drv)
+    assert rd.poll() == ("card", CODE)
+    assert rd.counts["retry"] == 1
+    # a tag that never reads: one noread, reason kept, not repeated while it stays
+    bad = Tag.with_code(UID4, CODE, fault="crc")
+    chip, drv, cs = rig([bad])
+    rd = RFIDReader(drv, tries=3)
+    assert rd.poll() == ("noread", b"")
+    assert rd.last_reason == "rfid_crc"
+    assert rd.poll() is None and rd.poll() is None
+    assert rd.counts["noread"] == 1
+    # a tag written for something else: garbled, all 16 bytes
+    odd = Tag.with_code(UID4, b"HELLO WORLD 123X")
+    chip, drv, cs = rig([odd])
+    kind, raw = RFIDReader(drv).poll()
+    assert kind == "garbled" and raw == b"HELLO WORLD 123X"
+    out("reader_retries", ok=True)
+
+
+def check_reader_chip_fault():
+    chip, drv, cs = rig([Tag.with_code(UID4, CODE)])
+    chip.dead = True
+    rd = RFIDReader(drv)
+    assert rd.poll() is None and rd.fault == "rfid_no_chip"
+    chip.dead = False
+    assert rd.poll() == ("card", CODE) and rd.fault is None
+    out("reader_chip_fault", ok=True)
+
+
+async def _async_read():
+    field = []
+    chip, drv, cs = rig(field)
+    rd = RFIDReader(drv, period_ms=1)
+    t = asyncio.create_task(rd.read())
+    await asyncio.sleep_ms(5)
+    assert not t.done()
+    field.append(Tag.with_code(UID7, CODE))
+    r = await asyncio.wait_for_ms(t, 2000)
+    return r
+
+
+def check_async_read():
+    r = asyncio.run(_async_read())
+    assert r == ("card", CODE), r
+    out("async_read", ok=True)
+
+
+checks = [check_crc_vector, check_init, lambda: check_select_and_read(UID7),
+          lambda: check_select_and_read(UID4), check_faults, check_reader_dedup,
+          check_reader_retries, check_reader_chip_fault, check_async_read]
+for c in checks:
+    c()
+print(json.dumps({"done": len(checks)}))
