@@ -1,0 +1,189 @@
+"""The payload codec: a canonical subset of CBOR (RFC 8949) for (kind, body) messages.
+
+Types: None, bool, int (-2**63 .. 2**64-1), float (always 8-byte), str (UTF-8), bytes, list/tuple
+(-> list), dict with str or int keys. Canonical: shortest integer/length heads, map entries sorted
+by their encoded key bytes, so equal values always encode to the same bytes (MACs and the hash
+chain stay stable). `encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short
+`reason` (`truncated`, `trailing`, `type`, `depth`, `too_long`, `key`) on any malformed input and
+never anything else. Nesting is limited to MAX_DEPTH.
+"""
+import struct
+
+from micropython import const
+
+MAX_DEPTH = const(12)
+_MAX_ITEMS = const(4096)
+
+
+class CodecError(Exception):
+    def __init__(self, reason):
+        Exception.__init__(self, reason)
+        self.reason = reason
+
+
+def _head(out, major, n):
+    m = major << 5
+    if n < 24:
+        out.append(m | n)
+    elif n < 0x100:
+        out.append(m | 24)
+        out.append(n)
+    elif n < 0x10000:
+        out.append(m | 25)
+        out.extend(struct.pack(">H", n))
+    elif n < 0x100000000:
+        out.append(m | 26)
+        out.extend(struct.pack(">I", n))
+    elif n < 0x10000000000000000:
+        out.append(m | 27)
+        out.extend(struct.pack(">Q", n))
+    else:
+        raise CodecError("int_range")
+
+
+def _enc(out, obj, depth):
+    if depth > MAX_DEPTH:
+        raise CodecError("depth")
+    if obj is None:
+        out.append(0xF6)
+    elif obj is True:
+        out.append(0xF5)
+    elif obj is False:
+        out.append(0xF4)
+    elif isinstance(obj, int):
+        if obj >= 0:
+            _head(out, 0, obj)
+        else:
+            _head(out, 1, -1 - obj)
+    elif isinstance(obj, str):
+        b = obj.encode("utf-8")
+        _head(out, 3, len(b))
+        out.extend(b)
+    elif isinstance(obj, (bytes, bytearray, memoryview)):
+        _head(out, 2, len(obj))
+        out.extend(obj)
+    elif isinstance(obj, (list, tuple)):
+        _head(out, 4, len(obj))
+        for x in obj:
+            _enc(out, x, depth + 1)
+    elif isinstance(obj, dict):
+        items = []
+        for k in obj:
+            if not isinstance(k, (str, int)) or k is True or k is False:
+                raise CodecError("key")
+            kb = bytearray()
+            _enc(kb, k, depth + 1)
+            items.append((bytes(kb), obj[k]))
+        items.sort(key=lambda kv: kv[0])
+        _head(out, 5, len(items))
+        for kb, v in items:
+            out.extend(kb)
+            _enc(out, v, depth + 1)
+    elif isinstance(obj, float):
+        out.append(0xFB)
+        out.extend(struct.pack(">d", obj))
+    else:
+        raise CodecError("type")
+
+
+def encode(obj):
+    out = bytearray()
+    _enc(out, obj, 0)
+    return bytes(out)
+
+
+def encode_into(out, obj):
+    """Append the encoding of obj to the bytearray `out`."""
+    _enc(out, obj, 0)
+
+
+def _arg(data, i, info, n):
+    if info < 24:
+        return info, i
+    if info == 24:
+        w = 1
+    elif info == 25:
+        w = 2
+    elif info == 26:
+        w = 4
+    elif info == 27:
+        w = 8
+    else:
+        raise CodecError("type")
+    if i + w > n:
+        raise CodecError("truncated")
+    v = 0
+    for j in range(i, i + w):
+        v = (v << 8) | data[j]
+    return v, i + w
+
+
+def _dec(data, i, n, depth):
+    if depth > MAX_DEPTH:
+        raise CodecError("depth")
+    if i >= n:
+        raise CodecError("truncated")
+    ib = data[i]
+    i += 1
+    major = ib >> 5
+    info = ib & 31
+    if major == 7:
+        if ib == 0xF6:
+            return None, i
+        if ib == 0xF5:
+            return True, i
+        if ib == 0xF4:
+            return False, i
+        if ib == 0xFB:
+            if i + 8 > n:
+                raise CodecError("truncated")
+            return struct.unpack(">d", bytes(data[i:i + 8]))[0], i + 8
+        raise CodecError("type")
+    v, i = _arg(data, i, info, n)
+    if major == 0:
+        return v, i
+    if major == 1:
+        return -1 - v, i
+    if major == 2 or major == 3:
+        if v > n - i:
+            raise CodecError("truncated")
+        b = bytes(data[i:i + v])
+        if major == 3:
+            try:
+                b = str(b, "utf-8")
+            except Exception:
+                raise CodecError("utf8")
+        return b, i + v
+    if v > _MAX_ITEMS or v > n - i:
+        raise CodecError("too_long" if v > _MAX_ITEMS else "truncated")
+    if major == 4:
+        lst = []
+        for _ in range(v):
+            x, i = _dec(data, i, n, depth + 1)
+            lst.append(x)
+        return lst, i
+    if major == 5:
+        d = {}
+        for _ in range(v):
+            k, i = _dec(data, i, n, depth + 1)
+            if not isinstance(k, (str, int)) or k is True or k is False:
+                raise CodecError("key")
+            x, i = _dec(data, i, n, depth + 1)
+            d[k] = x
+        return d, i
+    raise CodecError("type")  # major 6 (tags) is not in the subset
+
+
+def decode(data, start=0, end=None):
+    """Decode exactly one item spanning data[start:end]; CodecError on anything else."""
+    n = len(data) if end is None else end
+    obj, i = _dec(data, start, n, 0)
+    if i != n:
+        raise CodecError("trailing")
+    return obj
+
+
+def decode_prefix(data, start=0, end=None):
+    """Decode one item at data[start:]; returns (obj, next_index)."""
+    n = len(data) if end is None else end
+    return _dec(data, start, n, 0)

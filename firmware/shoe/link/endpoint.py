@@ -1,0 +1,461 @@
+"""Endpoint: one end of the reliable, authenticated shoe <-> host link (sans-I/O).
+
+The same class runs on the shoe (MicroPython, role "shoe") and on the host (CPython, role "host").
+It never touches a port or a clock: the caller feeds it bytes and the time.
+
+    ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
+                  supervised=("ack_error",))
+    msgs = ep.receive(chunk, now_ms)      # -> [(kind, body, ref, meta)], verified, exactly once
+    out = ep.transmit(now_ms)             # -> bytes to write now (b"" if nothing)
+    ep.send(kind, body)                   # shoe: durable event (journalled first) -> eseq
+    ep.send(kind, body, durable=False)    # shoe: volatile message (not journalled) -> 0
+    ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
+    ep.send(kind, body)                   # host: queue a command -> its counter (0 until link up)
+    ep.link_up(now_ms)                    # handshake done and peer heard within timeout_ms
+
+Delivered messages: shoe role gets host commands (kind, body, ctr, None), already authenticated
+and counter-checked (failures are answered by an automatic error reply {"re", "reason"} and never
+delivered); host role gets shoe messages (kind, body, eseq, meta) with meta = {"prev", "hash",
+"mac", "payload"} for durable ones (eseq > 0) and None for volatile ones. Protocol errors are
+counted in `errors()` by reason, never raised.
+
+Reliability: transport sequence numbers (16 bit, per session) with cumulative acks, go-back-N
+retransmission of at most `window` frames after `rto_ms` (doubling to 8 x rto while no progress),
+in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
+when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (version,
+session ids, a MAC proving both ends hold the key); a new session id from the peer (it restarted)
+starts a new session. Across sessions and resets the shoe's durable outbox makes delivery
+exactly-once: every unacknowledged durable message is re-sent with its original eseq and payload,
+the host drops eseq <= its last delivered, and the host acknowledges stored events with an
+authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
+"""
+from micropython import const
+
+from shoe.link import codec, frame
+from shoe.link.frame import ACK, DATA, HELLO, PING, REFUSE
+from shoe.link.message import (GENESIS, LinkError, hello_mac, open_command, open_message,
+                               seal_command, seal_message)
+
+PROTOCOL = const(1)
+SUPPORTED = (1,)
+ACK_KIND = "_ack"
+_MASK = const(0xFFFF)
+
+
+def _random32():
+    try:
+        import os
+        b = os.urandom(4)
+        return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) or 1
+    except Exception:  # a port without os.urandom
+        import random
+        return random.getrandbits(30) or 1
+
+
+class Endpoint:
+    def __init__(self, role, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
+                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, sid=None, delivered=None,
+                 auto_ack=True, ack_every=8, ack_delay_ms=200, on_peer=None):
+        if role not in ("shoe", "host"):
+            raise ValueError("role")
+        if role == "shoe" and store is None:
+            raise ValueError("store")
+        self.role = role
+        self.key = bytes(key)
+        self.store = store
+        self.shoe_id = shoe_id
+        self.supervisor_key = bytes(supervisor_key) if supervisor_key else None
+        self.supervised = supervised
+        self.window = window
+        self.rto_ms = rto_ms
+        self.hb_ms = hb_ms
+        self.timeout_ms = timeout_ms
+        self.sid = sid or _random32()
+        self.peer_sid = 0
+        self.peer = None  # the peer's last HELLO fields (host: shoe id, boot, ctr)
+        self.up = False
+        self.refused = None  # reason string once the peer refused us (or we refused it)
+        self.on_peer = on_peer
+        self.deframer = frame.Deframer()
+        self.stats = {}
+        self._txq = []  # [payload, eseq] awaiting transport ack (sent or not)
+        self._pending = []  # host: (kind, body, key) waiting for the handshake to get a counter
+        self._tx_base = 1
+        self._in_flight = 0
+        self._rto_at = 0
+        self._backoff = 1
+        self._rx_next = 1
+        self._rxbuf = {}
+        self._fast_base = -1
+        self._resend_base = False
+        self._need_ack = False
+        self._need_hello = True
+        self._hello_at = 0
+        self._hello_last = -1 << 30
+        self._last_tx = -1 << 30
+        self._last_rx = -1 << 30
+        self._refuse = None  # a REFUSE payload to send
+        self._out = []
+        # host side
+        self.ctr = 0  # host: last command counter used
+        self.delivered = delivered  # host: last durable eseq delivered (None: unknown)
+        self.auto_ack = auto_ack
+        self.ack_every = ack_every
+        self.ack_delay_ms = ack_delay_ms
+        self._acked = 0
+        self._ack_since = None
+
+    # ---- counters -------------------------------------------------------------------------
+    def _count(self, reason):
+        self.stats[reason] = self.stats.get(reason, 0) + 1
+
+    def errors(self):
+        """Every counter: the endpoint's (bad_mac, replay, dup, ...) and the deframer's."""
+        d = dict(self.stats)
+        for k in self.deframer.errors:
+            d["frame_" + k] = self.deframer.errors[k]
+        return d
+
+    def link_up(self, now_ms):
+        return self.up and now_ms - self._last_rx < self.timeout_ms
+
+    def backlog(self):
+        """Messages queued or in flight (not yet acknowledged by the transport)."""
+        return len(self._txq) + len(self._pending)
+
+    # ---- sending --------------------------------------------------------------------------
+    def send(self, kind, body, durable=True):
+        if self.role == "host":
+            return self.command(kind, body)
+        if not durable:
+            payload, _ = seal_message(self.key, kind, body, 0, b"")
+            self._queue(payload, 0)
+            return 0
+        st = self.store
+        if st.outbox_room() <= 0:
+            raise LinkError("outbox_full")
+        eseq = st.eseq + 1
+        payload, head = seal_message(self.key, kind, body, eseq, st.chain)
+        if len(payload) > frame.MAX_PAYLOAD:
+            raise LinkError("too_big")
+        st.outbox_add(eseq, payload, head)  # journalled before it can be transmitted
+        self._txq.append([payload, eseq])
+        return eseq
+
+    def reply(self, ctr, body=None, durable=False):
+        b = {"re": ctr}
+        if body:
+            for k in body:
+                b[k] = body[k]
+        return self.send("reply", b, durable)
+
+    def error(self, ctr, reason, detail=None, durable=False):
+        b = {"re": ctr, "reason": reason}
+        if detail is not None:
+            b["detail"] = detail
+        return self.send("error", b, durable)
+
+    def _queue(self, payload, eseq):
+        if len(payload) > frame.MAX_PAYLOAD:
+            raise LinkError("too_big")
+        self._txq.append([payload, eseq])
+
+    def command(self, kind, body, key=None):
+        """Host: queue a command; returns its counter (0 if it waits for the handshake)."""
+        k = key if key is not None else self.key
+        if not self.up:
+            self._pending.append((kind, body, k))
+            return 0
+        return self._seal_cmd(kind, body, k)
+
+    def _seal_cmd(self, kind, body, key):
+        self.ctr += 1
+        payload = seal_command(key, kind, body, self.ctr)
+        self._queue(payload, self.ctr)
+        return self.ctr
+
+    def ack_events(self):
+        """Host: acknowledge every durable event delivered so far (prunes the shoe's outbox)."""
+        if self.delivered and self.delivered > self._acked and self.up:
+            self._acked = self.delivered
+            self._ack_since = None
+            self._seal_cmd(ACK_KIND, {"upto": self.delivered}, self.key)
+
+    # ---- receiving ------------------------------------------------------------------------
+    def receive(self, data, now_ms):
+        self._now = now_ms
+        self._out = []
+        try:
+            self.deframer.feed(data, self._on_frame)
+        except Exception as e:  # never raised to the caller: counted
+            self._count("internal")
+            self.last_internal = repr(e)
+        if self.deframer.bad_version and self._refuse is None:
+            self.deframer.bad_version = 0
+            self._refuse = {"reason": "version", "supported": list(SUPPORTED)}
+        out = self._out
+        self._out = []
+        return out
+
+    def _on_frame(self, ftype, seq, ack, payload):
+        if ftype == HELLO:
+            self._on_hello(payload)
+            return
+        if ftype == REFUSE:
+            try:
+                info = codec.decode(payload)
+                self.refused = str(info.get("reason", "refused"))
+                self.refused_info = info
+            except Exception:
+                self.refused = "refused"
+            self._count("refused")
+            return
+        if not self.up:
+            self._count("not_up")
+            self._need_hello = True
+            return
+        self._last_rx = self._now
+        self._on_ack(ack)
+        if ftype == ACK and seq and self._in_flight and self._fast_base != self._tx_base:
+            self._fast_base = self._tx_base  # the peer holds later frames: the base was lost
+            self._resend_base = True
+        if ftype != DATA:
+            return
+        self._need_ack = True
+        ahead = (seq - self._rx_next) & _MASK
+        if ahead:
+            if ahead >= 0x8000:
+                self._count("dup")
+            elif ahead < self.window and seq not in self._rxbuf:
+                self._count("ooo")
+                self._rxbuf[seq] = bytes(payload)  # held until the gap before it is filled
+            else:
+                self._count("ooo_drop")
+            return
+        self._deliver(payload)
+        while self._rxbuf:
+            p = self._rxbuf.pop(self._rx_next, None)
+            if p is None:
+                break
+            self._deliver(p)
+
+    def _deliver(self, payload):
+        self._rx_next = (self._rx_next + 1) & _MASK
+        if self.role == "shoe":
+            self._on_command(payload)
+        else:
+            self._on_message(payload)
+
+    def _on_ack(self, ack):
+        k = (ack - self._tx_base + 1) & _MASK
+        if k == 0 or k > self._in_flight:
+            return
+        del self._txq[:k]
+        self._tx_base = (self._tx_base + k) & _MASK
+        self._in_flight -= k
+        self._backoff = 1
+        self._rto_at = self._now + self.rto_ms
+
+    def _key_for(self, kind):
+        if kind in self.supervised:
+            return self.supervisor_key or bytes(32)  # no supervisor key: nothing verifies
+        return self.key
+
+    def _on_command(self, payload):
+        try:
+            kind, body, ctr = open_command(payload, self._key_for)
+        except LinkError as e:
+            self._count(e.reason)
+            self._auto_error(e.detail if isinstance(e.detail, int) else None, e.reason)
+            return
+        st = self.store
+        if ctr <= st.ctr:
+            self._count("replay")
+            self._auto_error(ctr, "replay")
+            return
+        if kind == ACK_KIND:
+            upto = body.get("upto") if isinstance(body, dict) else None
+            if not isinstance(upto, int) or upto < 0 or upto > st.eseq:
+                self._count("malformed")
+                st.set_ctr(ctr)
+                self._auto_error(ctr, "malformed")
+                return
+            st.outbox_ack(upto, ctr)
+            return
+        if kind[:1] == "_":
+            st.set_ctr(ctr)
+            self._auto_error(ctr, "unknown")
+            return
+        st.set_ctr(ctr)  # persisted before the application acts on it
+        self._out.append((kind, body, ctr, None))
+
+    def _auto_error(self, ctr, reason):
+        try:
+            self.error(ctr, reason)
+        except LinkError:
+            self._count("dropped_reply")
+
+    def _on_message(self, payload):
+        try:
+            kind, body, eseq, prev, head, mac = open_message(payload, self.key)
+        except LinkError as e:
+            self._count(e.reason)
+            return
+        if eseq:
+            if self.delivered is not None and eseq <= self.delivered:
+                self._count("dup_event")
+                self._ack_since = self._ack_since if self._ack_since is not None else self._now
+                return
+            if self.delivered is not None and eseq != self.delivered + 1:
+                self._count("event_gap")
+            self.delivered = eseq
+            if self._ack_since is None:
+                self._ack_since = self._now
+            meta = {"prev": prev, "hash": head, "mac": mac, "payload": bytes(payload)}
+            self._out.append((kind, body, eseq, meta))
+        else:
+            self._out.append((kind, body, 0, None))
+
+    # ---- handshake ------------------------------------------------------------------------
+    def _hello_fields(self):
+        f = {"v": PROTOCOL, "role": self.role, "sid": self.sid, "peer": self.peer_sid,
+             "up": self.up}
+        if self.role == "shoe":
+            f["id"] = self.shoe_id
+            f["ctr"] = self.store.ctr
+            f["eseq"] = self.store.eseq
+            if getattr(self.store, "boot", None) is not None:
+                f["boot"] = self.store.boot
+        return f
+
+    def _on_hello(self, payload):
+        try:
+            h = codec.decode(payload)
+            v = h.get("v")
+            sid = h.get("sid")
+            role = h.get("role")
+            mac = h.pop("mac", None)
+        except Exception:
+            self._count("bad_hello")
+            return
+        if v not in SUPPORTED:
+            self._count("version")
+            self._refuse = {"reason": "version", "supported": list(SUPPORTED), "got": v}
+            self.refused = "version"
+            return
+        if role == self.role or not isinstance(sid, int) or not sid:
+            self._count("bad_hello")
+            self._refuse = {"reason": "role"}
+            return
+        if not isinstance(mac, bytes) or not _eq(hello_mac(self.key, h), mac):
+            self._count("bad_key")
+            self._refuse = {"reason": "bad_key"}
+            self.refused = "bad_key"
+            return
+        self._last_rx = self._now
+        self.refused = None
+        if sid != self.peer_sid:
+            self._new_session(h)
+            self._need_hello = True
+        elif h.get("peer") != self.sid or not h.get("up"):
+            self._need_hello = True
+        if h.get("peer") == self.sid and not self.up:
+            self.up = True
+            self._count("sessions")
+            if self.role == "host":
+                pend = self._pending
+                self._pending = []
+                for kind, body, key in pend:
+                    self._seal_cmd(kind, body, key)
+
+    def _new_session(self, h):
+        self.peer_sid = h["sid"]
+        self.peer = h
+        self.up = False
+        self._rx_next = 1
+        self._rxbuf = {}
+        self._resend_base = False
+        self._tx_base = 1
+        self._in_flight = 0
+        self._backoff = 1
+        self._need_ack = False
+        if self.role == "shoe":
+            vol = [x for x in self._txq if not x[1]]
+            self._txq = [[p, e] for (e, p) in self.store.outbox()] + vol
+        else:
+            c = h.get("ctr")
+            if isinstance(c, int) and c > self.ctr:
+                self.ctr = c
+            if self.on_peer is not None:
+                d = self.on_peer(h)
+                if d is not None:
+                    self.delivered = d
+            self._acked = 0
+
+    def _frame(self, ftype, seq, payload=b""):
+        self._out_bytes.extend(frame.build(ftype, seq, (self._rx_next - 1) & _MASK, payload))
+
+    # ---- transmitting ---------------------------------------------------------------------
+    def transmit(self, now_ms):
+        self._now = now_ms
+        self._out_bytes = bytearray()
+        if self._refuse is not None:
+            self._frame(REFUSE, 0, codec.encode(self._refuse))
+            self._refuse = None
+        if not self.up:
+            if (self._need_hello and now_ms - self._hello_last >= 50) or now_ms >= self._hello_at:
+                self._send_hello(now_ms)
+            return self._finish(now_ms)
+        if self._need_hello:
+            self._send_hello(now_ms)
+        if self.role == "host" and self.auto_ack and self.delivered and self.delivered > self._acked:
+            if self.delivered - self._acked >= self.ack_every or (
+                    self._ack_since is not None and now_ms - self._ack_since >= self.ack_delay_ms):
+                self.ack_events()
+        sent_data = False
+        if self._in_flight and now_ms >= self._rto_at:  # timeout: resend everything in flight
+            self._count("retransmit")
+            for i in range(self._in_flight):
+                self._frame(DATA, (self._tx_base + i) & _MASK, self._txq[i][0])
+            sent_data = True
+            self._resend_base = False
+            self._backoff = min(self._backoff * 2, 8)
+            self._rto_at = now_ms + self.rto_ms * self._backoff
+        elif self._resend_base and self._in_flight:  # fast retransmit of the missing base
+            self._count("fast_retransmit")
+            self._frame(DATA, self._tx_base, self._txq[0][0])
+            sent_data = True
+        self._resend_base = False
+        while self._in_flight < len(self._txq) and self._in_flight < self.window:
+            self._frame(DATA, (self._tx_base + self._in_flight) & _MASK, self._txq[self._in_flight][0])
+            if not self._in_flight:
+                self._rto_at = now_ms + self.rto_ms * self._backoff
+            self._in_flight += 1
+            sent_data = True
+        if self._need_ack and (not sent_data or self._rxbuf):
+            self._frame(ACK, len(self._rxbuf))  # seq field: frames held beyond a gap
+        elif not sent_data and now_ms - self._last_tx >= self.hb_ms:
+            self._frame(PING, 0)
+        self._need_ack = False
+        return self._finish(now_ms)
+
+    def _send_hello(self, now_ms):
+        f = self._hello_fields()
+        f["mac"] = hello_mac(self.key, self._hello_fields())
+        self._frame(HELLO, 0, codec.encode(f))
+        self._need_hello = False
+        self._hello_last = now_ms
+        self._hello_at = now_ms + self.hb_ms
+
+    def _finish(self, now_ms):
+        out = self._out_bytes
+        self._out_bytes = None
+        if not out:
+            return b""
+        self._last_tx = now_ms
+        return b"\x00" + bytes(out)
+
+
+def _eq(a, b):
+    from shoe.crypto import equal
+    return equal(a, b)

@@ -1,0 +1,103 @@
+"""Message envelopes and their MACs (one message = the payload of one DATA frame).
+
+Host -> shoe, a command:   [kind, body, ctr, mac]
+    mac = HMAC-SHA256(key, b"SHOE1cmd" + encode([kind, body, ctr]))[:16]
+    ctr: the host's command counter, strictly increasing per shoe (replay protection).
+    Commands whose kind is in the shoe's supervised set are MAC'd with the supervisor key.
+Shoe -> host, a message:   [kind, body, eseq, prev, mac]
+    mac = HMAC-SHA256(key, b"SHOE1msg" + encode([kind, body, eseq, prev]))[:16]
+    eseq: the durable event sequence (1, 2, ...; never reused, survives resets), 0 for a
+    volatile message (a reply that is not journalled); prev: the hash-chain head before this
+    event (16 bytes; b"" when eseq == 0). The chain: head = SHA-256(encode([kind, body, eseq,
+    prev]))[:16], genesis head = 16 zero bytes.
+`encode([a, b, c, d, e])` is b"\x85" + the items, so the MAC'd core is the payload with its first
+byte changed and the trailing 17-byte MAC item removed: nothing is re-encoded on verification.
+Failures raise LinkError with `reason`: malformed, bad_mac.
+"""
+import hashlib
+
+from micropython import const
+
+from shoe.crypto import equal, hmac_sha256
+from shoe.link import codec
+
+MAC_LEN = const(16)
+GENESIS = bytes(16)
+_CMD = b"SHOE1cmd"
+_MSG = b"SHOE1msg"
+_HELLO = b"SHOE1hello"
+
+
+class LinkError(Exception):
+    def __init__(self, reason, detail=None):
+        Exception.__init__(self, reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def mac(key, tag, core):
+    return hmac_sha256(key, tag + core)[:MAC_LEN]
+
+
+def _seal(key, tag, items):
+    core = codec.encode(items)
+    m = mac(key, tag, core)
+    out = bytearray(core)
+    out[0] += 1  # array head: n items -> n + 1 (n < 23 here)
+    out.append(0x50)  # bstr of 16
+    out.extend(m)
+    return bytes(out), core
+
+
+def _open(payload, nitems):
+    if len(payload) < 2 + MAC_LEN or payload[0] != 0x80 + nitems or payload[-MAC_LEN - 1] != 0x50:
+        raise LinkError("malformed")
+    try:
+        items = codec.decode(payload)
+    except codec.CodecError as e:
+        raise LinkError("malformed", e.reason)
+    core = bytearray(payload[:len(payload) - MAC_LEN - 1])
+    core[0] -= 1
+    return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
+
+
+def seal_command(key, kind, body, ctr):
+    return _seal(key, _CMD, [kind, body, ctr])[0]
+
+
+def open_command(payload, key_for):
+    """-> (kind, body, ctr). key_for(kind) gives the key to verify with."""
+    items, core, got = _open(payload, 4)
+    kind, body, ctr = items[0], items[1], items[2]
+    if not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False or ctr < 1:
+        raise LinkError("malformed")
+    if not equal(mac(key_for(kind), _CMD, core), got):
+        raise LinkError("bad_mac", ctr)
+    return kind, body, ctr
+
+
+def seal_message(key, kind, body, eseq, prev):
+    """-> (payload, head): head is the new chain head (eseq > 0) or None."""
+    payload, core = _seal(key, _MSG, [kind, body, eseq, prev])
+    return payload, (hashlib.sha256(core).digest()[:16] if eseq else None)
+
+
+def open_message(payload, key):
+    """-> (kind, body, eseq, prev, head, mac)."""
+    items, core, got = _open(payload, 5)
+    kind, body, eseq, prev = items[0], items[1], items[2], items[3]
+    if not isinstance(kind, str) or not isinstance(eseq, int) or not isinstance(prev, bytes):
+        raise LinkError("malformed")
+    if not equal(mac(key, _MSG, core), got):
+        raise LinkError("bad_mac")
+    head = hashlib.sha256(core).digest()[:16] if eseq else None
+    return kind, body, eseq, prev, head, got
+
+
+def chain_next(prev, kind, body, eseq):
+    """The chain head after (kind, body, eseq) following `prev` (host-side recomputation)."""
+    return hashlib.sha256(codec.encode([kind, body, eseq, prev])).digest()[:16]
+
+
+def hello_mac(key, fields):
+    return mac(key, _HELLO, codec.encode(fields))
