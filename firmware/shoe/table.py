@@ -1,0 +1,554 @@
+"""The round lifecycle: a sans-I/O state machine between the host, the card reader and the engine.
+
+    t = Table(engine=None)          # engine: shoe.games.engine (imported when first needed)
+    t.command(kind, body, now)      # host command -> reply dict, or CommandError (nothing changed)
+    t.card(serial, back, card, now) # an authenticated read from the reader (card id 0..52)
+    t.reject(reason, now)           # a read that failed: no_read, code_format, code_mac, ...
+    t.tick(now)                     # timers: reader jam, deck age
+    t.pop_events()                  # [(kind, body), ...] to report, in order
+    t.state() / Table.from_state(snapshot)   # JSON-able snapshot; resumes exactly
+
+No I/O, no clock: `now` (seconds) is passed in. Commands, events, phases and what the table must
+do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
+"""
+from shoe import reasons as R
+from shoe.cards import name
+from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name
+from shoe.deck.shuffle_check import ShuffleCheck
+from shoe.dealing.tracker import Tracker, target_name
+from shoe.dealing import setup
+from shoe.dealing.setup import SetupError
+
+_MAX_LATCHED = 16
+
+
+class CommandError(ValueError):
+    def __init__(self, message, reason):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _serial(v):
+    if isinstance(v, str) and len(v) == 4:
+        try:
+            return int(v, 16) if v.upper() == v else None
+        except ValueError:
+            return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    return None
+
+
+def _hex4(serial):
+    return "%04X" % serial
+
+
+class Table:
+    def __init__(self, config=None, engine=None):
+        self._engine = engine
+        self.cfg = None
+        self.ledger = Ledger()
+        self.tracker = Tracker()
+        self.shuffle = ShuffleCheck()
+        self.rnd = None  # the open round (dict) or None
+        self.latched = []  # irregularity dicts, oldest first
+        self.n_round = 0
+        self.n_irq = 0
+        self.t_last = None  # last reader activity while a deal or a pass waits for cards
+        self.jammed = False
+        self.phase = None  # last phase reported
+        self.out = []
+        if config is not None:
+            self.command("configure", config, 0)
+
+    @property
+    def engine(self):
+        if self._engine is None:
+            from shoe.games import engine
+
+            self._engine = engine
+        return self._engine
+
+    # -- outputs ------------------------------------------------------------------------------
+    def _emit(self, kind, body):
+        self.out.append((kind, body))
+
+    def pop_events(self):
+        out = self.out
+        self.out = []
+        return out
+
+    def _latch(self, reason, detail, rnd_n=None):
+        self.n_irq += 1
+        irq = {"id": self.n_irq, "reason": reason, "action": R.action(reason), "latched": True,
+               "round": rnd_n, "blocks": R.blocks(reason), "detail": detail}
+        if len(self.latched) >= _MAX_LATCHED:
+            for i in range(len(self.latched)):
+                if not self.latched[i]["blocks"]:
+                    self.latched.pop(i)
+                    break
+        self.latched.append(irq)
+        self._emit("irregularity", irq)
+        return irq
+
+    def _blocked(self):
+        for irq in self.latched:
+            if irq["blocks"]:
+                return True
+        return False
+
+    def current_phase(self):
+        if self.cfg is None:
+            return "configure"
+        if self.rnd is not None:
+            return self.rnd["stage"]
+        if self.ledger.p_kind == "check":
+            return "deck_check"
+        if self._blocked():
+            return "blocked"
+        lg = self.ledger
+        for s in ((lg.next, 1 - lg.next) if lg.two_deck else (0,)):
+            st = lg.status(s)
+            if st == EMPTY or st == OUT:
+                return "load_deck"
+        return "open_round"
+
+    def _after(self, now):
+        lg = self.ledger
+        if self.rnd is None and lg.p_kind is None and self.cfg is not None:
+            s = lg.needs_check()
+            if s >= 0:
+                lg.open_pass("check", s)
+                self.t_last = now
+                self.jammed = False
+        p = self.current_phase()
+        if p != self.phase:
+            self.phase = p
+            body = {"phase": p, "round": self.rnd["n"] if self.rnd else None}
+            if p == "deck_check":
+                d = lg.deck(lg.p_slot)
+                body["deck"], body["back"] = _hex4(d[0]), d[1]
+            elif p == "load_deck" and lg.two_deck:
+                o = lg.deck(1 - lg.next) if lg.status(lg.next) in (EMPTY, OUT) else lg.deck(lg.next)
+                body["back"] = None if o is None or o[2] == OUT else ("B" if o[1] == "R" else "R")
+            self._emit("phase", body)
+
+    # -- host commands ------------------------------------------------------------------------
+    def command(self, kind, body, now):
+        if body is None:
+            body = {}
+        fn = _COMMANDS.get(kind)
+        if fn is None:
+            raise CommandError("unknown command %r (%s)" % (kind, ", ".join(sorted(_COMMANDS))),
+                               R.BAD_COMMAND)
+        if not isinstance(body, dict):
+            raise CommandError("%s: the body must be an object" % kind, R.BAD_COMMAND)
+        try:
+            reply = fn(self, body, now)
+        except (SetupError, LedgerError) as e:
+            raise CommandError(str(e), e.reason)
+        self._after(now)
+        return reply
+
+    def _need_idle(self, what):
+        if self.rnd is not None:
+            raise CommandError("%s: round %d is open" % (what, self.rnd["n"]), R.ROUND_OPEN)
+
+    def _configure(self, body, now):
+        self._need_idle("configure")
+        if self.ledger.p_kind is not None:
+            raise CommandError("configure: a deck check is running", R.PASS_OPEN)
+        cfg = setup.configure(body)
+        if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
+            self.ledger.set_two_deck(cfg["two_deck"])
+        self.cfg = cfg
+        return {"ok": True, "config": cfg}
+
+    def _load_deck(self, body, now):
+        if self.cfg is None:
+            raise CommandError("load_deck: configure the table first", R.NOT_CONFIGURED)
+        self._need_idle("load_deck")
+        serial = _serial(body.get("serial"))
+        if serial is None:
+            raise CommandError("load_deck: serial must be 4 upper-case hex digits or 0..65535",
+                               R.BAD_DECK)
+        slot = self.ledger.load(serial, body.get("back"), now)
+        self.t_last = now
+        self.jammed = False
+        self._emit("deck_loaded", {"deck": _hex4(serial), "back": body["back"], "slot": slot})
+        return {"ok": True, "slot": slot}
+
+    def _open_round(self, body, now):
+        if self.cfg is None:
+            raise CommandError("open_round: configure the table first", R.NOT_CONFIGURED)
+        self._need_idle("open_round")
+        lg = self.ledger
+        if lg.p_kind is not None:
+            raise CommandError("open_round: finish the deck check first", R.PASS_OPEN)
+        if self._blocked():
+            raise CommandError("open_round: a blocking irregularity is not acknowledged",
+                               R.BLOCKED)
+        slot = lg.next
+        if lg.status(slot) != READY:
+            raise CommandError("open_round: the deck for this round is not loaded and checked",
+                               R.DECK_NOT_READY)
+        cfg = self.cfg
+        seats = setup.seats(cfg, body)
+        eng = self.engine
+        for s in seats:
+            try:
+                eng.check_wagers(cfg["game"], s[1])
+            except ValueError as e:
+                raise CommandError("seat %d: %s" % (s[0], e), getattr(e, "reason", R.BAD_WAGER))
+        a6 = False
+        for s in seats:
+            a6 = a6 or "all_six" in s[1]
+        self.tracker.reset(cfg["game"], cfg["procedure"], [s[0] for s in seats], a6)
+        lg.begin_round(slot)
+        self.n_round += 1
+        d = lg.deck(slot)
+        self.rnd = {"n": self.n_round, "slot": slot, "deck": _hex4(d[0]), "seats": seats,
+                    "raises": {}, "stage": "dealing", "tries": 0,
+                    "stub": lg.stub_due(slot, cfg["stub_every"])}
+        self.t_last = now
+        self.jammed = False
+        self._emit("round_open", {"round": self.n_round, "deck": _hex4(d[0]), "back": d[1],
+                                  "seats": dict((str(s[0]), s[1]) for s in seats),
+                                  "cards": self.tracker.total, "stub": self.rnd["stub"]})
+        self._check_age(now)
+        return {"ok": True, "round": self.n_round, "cards": self.tracker.total}
+
+    def _decisions(self, body, now):
+        rnd = self.rnd
+        if rnd is None:
+            raise CommandError("decisions: no round is open", R.NO_ROUND)
+        if rnd["stage"] != "decisions":
+            raise CommandError("decisions: round %d is in %s, not waiting for decisions" % (
+                rnd["n"], rnd["stage"]), R.OUT_OF_SEQUENCE)
+        if not body:
+            raise CommandError("decisions: give {\"seat\": raise, ...}", R.BAD_FIELD)
+        game = self.cfg["game"]
+        wagers = dict((str(s[0]), s[1]) for s in rnd["seats"])
+        eng = self.engine
+        for k in body:
+            seat = str(k)
+            if seat not in wagers:
+                raise CommandError("decisions: seat %s is not playing this round" % seat,
+                                   R.BAD_SEAT)
+            if seat in rnd["raises"]:
+                raise CommandError("decisions: seat %s has already decided" % seat,
+                                   R.DECISION_REPEAT)
+            amount = body[k]
+            cards = [name(c) for c in self.tracker.hand(int(seat))]
+            if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+                raise CommandError("seat %s: the raise must be a whole amount >= 0 (0 = fold)"
+                                   % seat, R.BAD_RAISE)
+            try:
+                eng.check_raise(game, int(seat), cards, wagers[seat]["ante"], amount)
+            except ValueError as e:
+                raise CommandError("seat %s, hand %s: %s" % (seat, " ".join(cards), e),
+                                   getattr(e, "reason", R.BAD_RAISE))
+        for k in body:
+            rnd["raises"][str(k)] = body[k]
+        waiting = [s for s in wagers if s not in rnd["raises"]]
+        if not waiting:
+            if rnd["stub"]:
+                rnd["stage"] = "stub"
+                self.ledger.open_pass("stub", rnd["slot"])
+                self.t_last = now
+                self.jammed = False
+            else:
+                self._settle(now, False)
+        return {"ok": True, "waiting": sorted(waiting)}
+
+    def _ack(self, body, now):
+        ids = body.get("ids")
+        if body.get("all") is True:
+            ids = [i["id"] for i in self.latched]
+        elif ids is None:
+            ids = [body.get("id")]
+        if not isinstance(ids, list):
+            raise CommandError("ack: give {\"id\": N}, {\"ids\": [...]} or {\"all\": true}",
+                               R.BAD_FIELD)
+        known = [i["id"] for i in self.latched]
+        for i in ids:
+            if i not in known:
+                raise CommandError("ack: no latched irregularity %r" % (i,),
+                                   R.UNKNOWN_IRREGULARITY)
+        keep = []
+        for irq in self.latched:
+            if irq["id"] in ids:
+                self._emit("irregularity_cleared", {"id": irq["id"], "reason": irq["reason"]})
+            else:
+                keep.append(irq)
+        self.latched = keep
+        return {"ok": True, "cleared": ids}
+
+    def _status(self, body, now):
+        lg = self.ledger
+        decks = []
+        for s in (0, 1):
+            d = lg.deck(s)
+            if d is not None:
+                decks.append({"slot": s, "deck": _hex4(d[0]), "back": d[1],
+                              "status": ("empty", "checking", "ready", "out")[d[2]],
+                              "age_s": now - d[3]})
+        rnd = self.rnd
+        st = {"ok": True, "phase": self.current_phase(), "config": self.cfg, "decks": decks,
+              "latched": list(self.latched), "rounds": self.n_round}
+        if rnd is not None:
+            t = self.tracker.next_target()
+            st["round"] = {"round": rnd["n"], "stage": rnd["stage"], "dealt": self.tracker.n,
+                           "cards": self.tracker.total, "deck": rnd["deck"],
+                           "next": target_name(t) if t else None,
+                           "decided": sorted(rnd["raises"])}
+        return st
+
+    def _close_round(self, body, now):
+        if self.rnd is None:
+            raise CommandError("close_round: no round is open", R.NO_ROUND)
+        if self.rnd["stage"] != "dealing":
+            raise CommandError("close_round: the deal is complete", R.OUT_OF_SEQUENCE)
+        self._void(R.MISDEAL_TOO_FEW, "closed after %d of %d cards" % (
+            self.tracker.n, self.tracker.total), now)
+        return {"ok": True}
+
+    def _void_round(self, body, now):
+        if self.rnd is None:
+            raise CommandError("void_round: no round is open", R.NO_ROUND)
+        detail = body.get("detail", "")
+        if not isinstance(detail, str):
+            raise CommandError("void_round: detail must be text", R.BAD_FIELD)
+        self._void(R.VOID_SUPERVISOR, detail[:80], now)
+        return {"ok": True}
+
+    # -- reads --------------------------------------------------------------------------------
+    def card(self, serial, back, card, now):
+        if (not isinstance(serial, int) or not isinstance(card, int) or not 0 <= card <= 52
+                or back not in ("R", "B")):
+            raise CommandError("card: bad read %r %r %r" % (serial, back, card), R.BAD_FIELD)
+        rnd = self.rnd
+        lg = self.ledger
+        if rnd is not None and rnd["stage"] != "stub":
+            bad = lg.classify(serial, back, card, rnd["slot"])
+            if bad is None and rnd["stage"] == "decisions":
+                bad = R.MISDEAL_TOO_MANY
+            if bad is not None:
+                self._void(bad, "position %d: %s" % (self.tracker.n, code_name(serial, back, card)),
+                           now)
+            else:
+                lg.deal(serial, back, card)
+                t = self.tracker.place(card)
+                rnd["tries"] = 0
+                self.t_last = now
+                self.jammed = False
+                self._emit("card", {"round": rnd["n"], "position": self.tracker.n - 1,
+                                    "card": name(card), "target": target_name(t)})
+                if self.tracker.complete():
+                    rnd["stage"] = "decisions"
+                    self.t_last = None
+                    self._emit("deal_complete", {"round": rnd["n"], "hands": self.tracker.hands()})
+        elif lg.p_kind is not None:
+            self.t_last = now
+            if lg.pass_read(serial, back, card):
+                self._end_pass(now, True)
+        else:
+            s = lg.slot_for(serial, back)
+            if s >= 0 and lg.status(s) == READY:
+                lg.mark(s, CHECKING)
+            self._latch(R.CARD_OUT_OF_ROUND, code_name(serial, back, card))
+        self._after(now)
+
+    def reject(self, reason, now):
+        if not isinstance(reason, str):
+            reason = "no_read"
+        rnd = self.rnd
+        lg = self.ledger
+        forged = reason in R.READ_FORGED
+        if rnd is not None and rnd["stage"] != "stub":
+            pos = self.tracker.n
+            if forged:
+                self._void(R.CARD_FORGED, "position %d: %s" % (pos, reason), now)
+            elif rnd["stage"] == "decisions":
+                self._void(R.MISDEAL_TOO_MANY, "position %d: unreadable (%s)" % (pos, reason),
+                           now)
+            else:
+                rnd["tries"] += 1
+                self.t_last = now
+                left = self.cfg["represent_max"] - rnd["tries"] + 1
+                if left <= 0:
+                    self._void(R.MISDEAL_UNREADABLE, "position %d: %s x%d" % (
+                        pos, reason, rnd["tries"]), now)
+                else:
+                    self._emit("unreadable", {"round": rnd["n"], "position": pos,
+                                              "reason": reason, "tries": rnd["tries"],
+                                              "represent_left": left})
+        elif lg.p_kind is not None:
+            self.t_last = now
+            lg.pass_reject(reason)
+        else:
+            self._latch(R.CARD_OUT_OF_ROUND, "unreadable card (%s)" % reason)
+        self._after(now)
+
+    def tick(self, now):
+        if self.cfg is None:
+            return
+        rnd = self.rnd
+        waiting = (rnd is not None and rnd["stage"] == "dealing") or self.ledger.p_kind is not None
+        if waiting and self.t_last is not None and now - self.t_last > self.cfg["jam_timeout_s"]:
+            if self.ledger.p_kind is not None:
+                self._latch(R.READER_JAM, "pass stalled: no cover card",
+                            rnd["n"] if rnd else None)
+                self._end_pass(now, False)
+            elif not self.jammed:
+                self.jammed = True
+                self._latch(R.READER_JAM, "no card for %ss at position %d" % (
+                    self.cfg["jam_timeout_s"], self.tracker.n), rnd["n"])
+        self._check_age(now)
+        self._after(now)
+
+    def _check_age(self, now):
+        cfg = self.cfg
+        limit = cfg["deck_age_hand_s"] if cfg["procedure"] == "hand" else cfg["deck_age_shoe_s"]
+        lg = self.ledger
+        for s in (0, 1):
+            if lg.expired(s, now, limit) and lg.warn_once(s):
+                d = lg.deck(s)
+                w = {"warning": "deck_expired", "deck": _hex4(d[0]), "back": d[1],
+                     "age_s": now - d[3], "limit_s": limit}
+                self._emit("warning", w)
+                self._latch(R.DECK_EXPIRED, "deck %s older than %ss" % (_hex4(d[0]), limit))
+
+    # -- outcomes -----------------------------------------------------------------------------
+    def _end_pass(self, now, cover):
+        lg = self.ledger
+        kind = lg.p_kind
+        rep = lg.close_pass(cover)
+        rep["deck"] = _hex4(rep.pop("serial"))
+        self.t_last = None
+        if kind == "stub":
+            rep["round"] = self.rnd["n"]
+            self._emit("stub", rep)
+            if rep["ok"]:
+                self._settle(now, True)
+            else:
+                self._void(rep["reason"], "missing %d, extra %d, total %d" % (
+                    len(rep["missing"]), rep["extra_count"], rep["counts"]["total"]), now)
+        else:
+            self._emit("deck_check", rep)
+
+    def _sequence(self, stub):
+        seq = bytearray(self.tracker.dealt())
+        if stub:
+            seq.extend(self.ledger.stub_order())
+        return seq
+
+    def _settle(self, now, stub_checked):
+        rnd = self.rnd
+        seq = self._sequence(stub_checked)
+        finding = self.shuffle.check(seq)
+        self.shuffle.remember(seq)
+        if finding is not None:
+            w = {"warning": "unshuffled", "round": rnd["n"], "deck": rnd["deck"]}
+            w.update(finding)
+            self._emit("warning", w)
+            self._void(R.DECK_UNSHUFFLED, "%s %d >= %d over %d cards" % (
+                finding["stat"], finding["value"], finding["limit"], finding["length"]), now,
+                remember=False)
+            return
+        cfg = self.cfg
+        hands = self.tracker.hands()
+        seats = {}
+        for s in rnd["seats"]:
+            k = str(s[0])
+            seats[k] = {"cards": hands[k], "wagers": s[1], "raise": rnd["raises"][k]}
+        obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
+               "dealer": hands["dealer"], "seats": seats}
+        if cfg["game"] == setup.FCF:
+            obj["all_six_card"] = hands["all_six"]
+        try:
+            res = self.engine.evaluate_round(obj)
+        except ValueError as e:
+            self._void(R.SETTLE_ERROR, str(e)[:80], now, remember=False)
+            return
+        res["round"] = rnd["n"]
+        res["deck"] = rnd["deck"]
+        self._emit("round_result", res)
+        self.ledger.end_round(stub_checked)
+        self.rnd = None
+
+    def _void(self, reason, detail, now, remember=True):
+        rnd = self.rnd
+        lg = self.ledger
+        if remember:
+            self.shuffle.remember(self._sequence(False))
+        irq = self._latch(reason, detail, rnd["n"])
+        act = irq["action"]
+        slot = rnd["slot"]
+        if act == R.VOID_RECHECK:
+            lg.mark(slot, CHECKING)
+        else:
+            lg.mark(slot, OUT)
+            if reason == R.CARD_OTHER_BACK:
+                lg.mark(1 - slot, OUT)
+        if lg.p_kind is not None:
+            lg.p_kind = None
+            lg.p_slot = -1
+        self._emit("round_void", {"round": rnd["n"], "reason": reason, "detail": detail,
+                                  "irregularity": irq["id"], "deck": rnd["deck"]})
+        lg.end_round(False)
+        self.rnd = None
+        self.t_last = None
+
+    def void_in_progress(self, reason, now):
+        """The app cannot know what happened to the open round: void it (default reason
+        power_loss). Returns True if a round was voided."""
+        if self.rnd is None:
+            return False
+        self._void(reason if isinstance(reason, str) else R.POWER_LOSS, "void_in_progress", now)
+        self._after(now)
+        return True
+
+    # -- persistence --------------------------------------------------------------------------
+    def state(self):
+        rnd = None
+        if self.rnd is not None:
+            rnd = dict(self.rnd)
+            rnd["raises"] = dict(rnd["raises"])
+        return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
+                "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
+                "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
+                "t_last": self.t_last, "jam": self.jammed, "shuffle": self.shuffle.to_state(),
+                "phase": self.phase, "out": list(self.out)}
+
+    @classmethod
+    def from_state(cls, st, engine=None):
+        if not isinstance(st, dict) or st.get("v") != 1:
+            raise ValueError("not a table state (v1)")
+        t = cls(None, engine)
+        t.cfg = st["cfg"]
+        t.ledger = Ledger.from_state(st["ledger"])
+        if st["tracker"] is not None:
+            t.tracker = Tracker.from_state(st["tracker"])
+        rnd = st["round"]
+        if rnd is not None:
+            rnd = dict(rnd)
+            rnd["raises"] = dict(rnd["raises"])
+            rnd["seats"] = [[s[0], s[1]] for s in rnd["seats"]]
+        t.rnd = rnd
+        t.latched = list(st["latched"])
+        t.n_round = st["n"]
+        t.n_irq = st["irq"]
+        t.t_last = st["t_last"]
+        t.jammed = st["jam"]
+        t.shuffle = ShuffleCheck.from_state(st["shuffle"])
+        t.phase = st["phase"]
+        t.out = [tuple(e) for e in st["out"]]
+        return t
+
+
+_COMMANDS = {
+    "configure": Table._configure, "load_deck": Table._load_deck,
+    "open_round": Table._open_round, "decisions": Table._decisions, "ack": Table._ack,
+    "status": Table._status, "close_round": Table._close_round, "void_round": Table._void_round,
+}
