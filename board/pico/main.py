@@ -1,0 +1,67 @@
+"""Raspberry Pi Pico entry point: pick the deployed firmware, build the hardware, run the app.
+
+Deployed layout on flash (host_tools/deploy.py writes it; paths relative to the boot cwd "/"):
+
+    main.py                      this file
+    shoe_fw/active               one line: the name of the verified version directory
+    shoe_fw/v-<hash>/            shoe/*.mpy, wiring.mpy, DEPLOYED (written last, after the
+                                 host verified every file's SHA-256)
+    state/                       journal, shoe.json (keys and identity, `shoectl provision`)
+
+A version is used only if its DEPLOYED marker exists; `active.new` (written before `active` is
+replaced) is the fallback, so an interrupted deploy boots either the old or the new version,
+never a mix. With no deployed version the frozen firmware (custom build, manifest.py) runs.
+
+    import main; hw = main.build()   # tests / REPL: the bundle without starting the app
+"""
+import os
+import sys
+
+BOARD = "pico"
+FW_DIR = "shoe_fw"
+
+
+def firmware_dir():
+    cwd = os.getcwd()
+    base = ("" if cwd == "/" else cwd) + "/" + FW_DIR
+    for pointer in ("active", "active.new"):
+        try:
+            with open(base + "/" + pointer) as f:
+                name = f.read().strip()
+            os.stat(base + "/" + name + "/DEPLOYED")
+        except OSError:
+            continue
+        return base + "/" + name
+    return None
+
+
+def build(machine=None):
+    root = firmware_dir()
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    if machine is None:
+        import machine
+    import wiring
+    from shoe.drivers.hwbuild import build as _build
+
+    if wiring.board != BOARD or sys.platform not in (wiring.platform, "linux"):
+        raise RuntimeError("firmware for %s/%s on a %s board" % (wiring.board, wiring.platform,
+                                                                sys.platform))
+    return _build(machine, wiring, firmware_root=root)
+
+
+def main():
+    hw = build()
+    if hw.service:
+        print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
+        if hw.led:
+            hw.led.show(hw.led.SERVICE)
+            hw.led.tick(0)
+        return hw
+    import shoe.app
+
+    shoe.app.run(hw)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""Raspberry Pi Pico (RP2040) wiring of the shoe: data only (like micropython tests/target_wiring).
+
+Pins are GPIO numbers (GPn). The USB port is the REPL (deploy, provision); the table system is
+on UART0 through a 3.3 V USB-serial adapter or an RS-485 transceiver. docs/hardware.md has the
+bill of materials and the wiring table.
+"""
+
+board = "pico"
+platform = "rp2"  # sys.platform the firmware expects (deploy and main.py check it)
+mpy_arch = "armv6m"  # only needed for @native/@viper code (the firmware has none)
+
+host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024}
+reader = {"kind": "rfid"}  # the fitted front end: "rfid" (MFRC522) or "optical" (UART module)
+reader_uart = {"id": 1, "baudrate": 9600, "tx": 4, "rx": 5, "rxbuf": 256}
+optical = {"dedup_ms": 250, "noread": b"NOREAD", "poll_ms": 2}
+rfid_spi = {"id": 0, "baudrate": 4000000, "sck": 18, "mosi": 19, "miso": 16}
+rfid = {"cs": 17, "rst": 20, "period_ms": 20, "tries": 3, "timeout_ms": 25}
+beam = {"pin": 14, "pull": "up", "edge": "falling", "merge_ms": 15, "window_ms": 400}
+lid = {"pin": 15, "pull": "up", "open_level": 1, "debounce_ms": 50}
+led = {"pin": 25, "active_low": False}  # the on-board LED (Pico; a Pico W uses an external one)
+service = {"pin": 22, "pull": "up", "active_level": 0}  # jumper GP22-GND: service mode
+watchdog = {"timeout_ms": 8000}  # RP2040 maximum is 8388 ms
+state_dir = "state"

@@ -1,0 +1,132 @@
+"""Build a real board's hardware bundle from its wiring data (board/<name>/wiring.py).
+
+    import machine, wiring
+    from shoe.drivers.hwbuild import build
+    hw = build(machine, wiring, firmware_root="/shoe_fw/v-1a2b3c4d")
+    if not hw.service:
+        shoe.app.run(hw)
+
+Only this module and the boards' main.py construct machine objects; drivers receive them.
+Nothing here does I/O on a device (no chip init, no IRQ installed, no watchdog started), so a
+build can be inspected in tests against the fake `machine`. The bundle's attributes:
+
+    host          machine.UART to the table system (readinto/write)
+    reader        RFIDReader or OpticalReader: `async read()` -> (kind, bytes)
+    beam          Beam (not started: call beam.start() in the app) or None
+    beam_window_ms  pairing window for ExitMatcher(window_ms) (read vs beam break)
+    lid           Lid (polled: `await lid.wait()`) or None
+    led           LedPlayer (`await led.run()`, `led.show(led.READY)`) or None
+    wdt           Watchdog policy (register/checkin/service; starts machine.WDT lazily) or None
+    state_dir     journal + provisioned config (shoe.json) directory on flash
+    board_name    "pico" / "esp32"
+    firmware_root the deployed version directory (for attestation), None when frozen
+    service       True when the service jumper is fitted: main.py then starts neither the app
+                  nor the watchdog, and leaves the REPL free for deploy/provision
+"""
+from shoe.drivers.beam import Beam
+from shoe.drivers.lid import Lid
+from shoe.drivers.led import LedPlayer
+from shoe.drivers.watchdog import Watchdog
+
+
+class Hardware:
+    """The same attributes as shoe.app.Hardware, plus the real-board extras listed above."""
+
+    def __init__(self, **kw):
+        self.host = None
+        self.reader = None
+        self.beam = None
+        self.beam_window_ms = 400
+        self.lid = None
+        self.led = None
+        self.wdt = None
+        self.state_dir = "state"
+        self.board_name = None
+        self.firmware_root = None
+        self.service = False
+        for k in kw:
+            setattr(self, k, kw[k])
+
+
+class WiringError(ValueError):
+    def __init__(self, message, reason="bad_wiring"):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _pull(machine, name):
+    if name == "up":
+        return machine.Pin.PULL_UP
+    if name == "down":
+        return machine.Pin.PULL_DOWN
+    if name is None:
+        return None
+    raise WiringError("pull must be 'up', 'down' or None, not %r" % (name,))
+
+
+def _in_pin(machine, spec):
+    return machine.Pin(spec["pin"], machine.Pin.IN, _pull(machine, spec.get("pull")))
+
+
+def _uart(machine, spec):
+    return machine.UART(spec["id"], baudrate=spec["baudrate"], tx=machine.Pin(spec["tx"]),
+                        rx=machine.Pin(spec["rx"]), rxbuf=spec.get("rxbuf", 256), timeout=0)
+
+
+def _reader(machine, wiring):
+    kind = wiring.reader.get("kind")
+    if kind == "rfid":
+        from shoe.drivers.mfrc522 import MFRC522
+        from shoe.drivers.rfid import RFIDReader
+
+        s = wiring.rfid_spi
+        spi = machine.SPI(s["id"], baudrate=s["baudrate"], polarity=0, phase=0,
+                          sck=machine.Pin(s["sck"]), mosi=machine.Pin(s["mosi"]),
+                          miso=machine.Pin(s["miso"]))
+        r = wiring.rfid
+        cs = machine.Pin(r["cs"], machine.Pin.OUT, value=1)
+        rst = machine.Pin(r["rst"], machine.Pin.OUT, value=1) if r.get("rst") is not None else None
+        chip = MFRC522(spi, cs, rst, timeout_ms=r.get("timeout_ms", 25))
+        return RFIDReader(chip, period_ms=r.get("period_ms", 20), tries=r.get("tries", 3))
+    if kind == "optical":
+        from shoe.drivers.optical import OpticalReader
+
+        o = wiring.optical
+        return OpticalReader(_uart(machine, wiring.reader_uart), dedup_ms=o["dedup_ms"],
+                             noread=o["noread"], poll_ms=o["poll_ms"])
+    raise WiringError("reader kind must be 'rfid' or 'optical', not %r" % (kind,))
+
+
+def service_mode(machine, wiring):
+    s = getattr(wiring, "service", None)
+    if not s:
+        return False
+    return _in_pin(machine, s).value() == s.get("active_level", 0)
+
+
+def build(machine, wiring, firmware_root=None, state_dir=None):
+    hw = Hardware(board_name=wiring.board, firmware_root=firmware_root,
+                  state_dir=state_dir or getattr(wiring, "state_dir", "state"))
+    hw.service = service_mode(machine, wiring)
+    hw.host = _uart(machine, wiring.host_uart)
+    hw.reader = _reader(machine, wiring)
+    b = getattr(wiring, "beam", None)
+    if b:
+        edge = b.get("edge", "falling")
+        if edge not in ("falling", "rising"):
+            raise WiringError("beam edge must be 'falling' or 'rising'")
+        trig = machine.Pin.IRQ_FALLING if edge == "falling" else machine.Pin.IRQ_RISING
+        hw.beam = Beam(_in_pin(machine, b), trig, merge_ms=b.get("merge_ms", 15))
+        hw.beam_window_ms = b.get("window_ms", 400)
+    lid = getattr(wiring, "lid", None)
+    if lid:
+        hw.lid = Lid(_in_pin(machine, lid), open_level=lid.get("open_level", 1),
+                     debounce_ms=lid.get("debounce_ms", 50))
+    led = getattr(wiring, "led", None)
+    if led:
+        hw.led = LedPlayer(machine.Pin(led["pin"], machine.Pin.OUT, value=0),
+                           active_low=led.get("active_low", False))
+    w = getattr(wiring, "watchdog", None)
+    if w:
+        hw.wdt = Watchdog(machine.WDT, timeout_ms=w["timeout_ms"])
+    return hw

@@ -1,0 +1,49 @@
+"""Real boards: wiring files import under MicroPython, main.py builds the bundle (fake machine)."""
+import subprocess
+import sys
+
+import pytest
+
+from host_tools.runtime import BOARD
+from tests.mpy import json_lines, run_code, run_mpy
+
+BOARDS = ["pico", "esp32"]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_main_builds_hardware(board, tmp_path):
+    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board], heap="128k",
+                  args=[board, str(tmp_path)])
+    assert json_lines(out)[-1] == {"board": board, "reader": "RFIDReader", "ok": True}
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_wiring_is_data_only(board):
+    out = run_code("import json, wiring\n"
+                   "print(json.dumps(sorted(k for k in dir(wiring) if not k.startswith('_'))))\n",
+                   extra_path=[BOARD / board], fakes=False)
+    names = json_lines(out)[-1]
+    assert {"board", "platform", "host_uart", "reader", "rfid_spi", "rfid", "beam", "lid", "led",
+            "service", "watchdog", "state_dir"} <= set(names)
+    src = (BOARD / board / "wiring.py").read_text()
+    assert "import" not in src.replace('"""', "").split("\n\n", 1)[1]  # no imports: data only
+
+
+def test_pins_not_reused():
+    for board in BOARDS:
+        ns = {}
+        exec((BOARD / board / "wiring.py").read_text(), ns)
+        pins = [ns["host_uart"]["tx"], ns["host_uart"]["rx"], ns["reader_uart"]["tx"],
+                ns["reader_uart"]["rx"], ns["rfid_spi"]["sck"], ns["rfid_spi"]["mosi"],
+                ns["rfid_spi"]["miso"], ns["rfid"]["cs"], ns["rfid"]["rst"], ns["beam"]["pin"],
+                ns["lid"]["pin"], ns["led"]["pin"], ns["service"]["pin"]]
+        assert len(pins) == len(set(pins)), board
+
+
+def test_manifests_name_the_firmware_package():
+    common = (BOARD / "manifest_common.py").read_text()
+    assert 'package("shoe", base_path="../firmware"' in common
+    assert (BOARD.parent / "firmware" / "shoe" / "__init__.py").is_file()
+    for board in BOARDS:
+        m = (BOARD / board / "manifest.py").read_text()
+        assert 'include("../manifest_common.py")' in m and 'module("wiring.py"' in m
