@@ -1,0 +1,75 @@
+"""High Card Flush settlement (rules.md 2.2): one dealt, validated round -> round_result.
+
+Called by shoe.games.engine.evaluate_round after every check has passed. Dealer does not
+qualify: Ante +1, Raise 0. Qualifies: player higher +1/+1, tie 0/0, lower -1/-1. A fold loses
+the Ante (the Raise entry shows amount 0). Flush Bonus pays flush_bonus[length] for 4+ cards,
+Straight Flush Bonus straight_flush_bonus[longest run] for 3+; an unlisted length loses.
+
+Progressive (decision): the shoe only reports the tier the longest straight flush hits
+(`progressive` maps length -> tier name); a hit shows the tier with result 0 and payout 0 (the
+host pays the jackpot award from its meter); no tier: "tier": null, the wager is lost.
+"""
+from micropython import const
+
+from shoe import cards as _cards
+from shoe.games import hcf
+from shoe.games.fcfround import totals, wager
+from shoe.games.paytable import ONE
+
+_LOST = const(-10000)
+
+
+def _pay(section, n):
+    if section is None:
+        return _LOST
+    fx = section.get(str(n))
+    return _LOST if fx is None else fx
+
+
+def _flush(ids, v):
+    return {"length": hcf.length(v), "cards": _cards.names(hcf.flush_cards(ids, v))}
+
+
+def settle(table, rules, dealer, seats, raises):
+    dv = hcf.flush_value(dealer)
+    q = hcf.qualifies(dv)
+    out_seats = {}
+    for (key, ids, s), rz in zip(seats, raises):
+        w = s["wagers"]
+        pv = hcf.flush_value(ids)
+        sf = hcf.straight_flush(ids)
+        wg = {}
+        if rz == 0:
+            wg["ante"] = wager(w["ante"], _LOST)
+            wg["raise"] = wager(0, 0)
+        elif not q:
+            wg["ante"] = wager(w["ante"], ONE)
+            wg["raise"] = wager(rz, 0)
+        else:
+            r = ONE if pv > dv else 0 if pv == dv else _LOST
+            wg["ante"] = wager(w["ante"], r)
+            wg["raise"] = wager(rz, r)
+        a = w.get("flush_bonus", 0)
+        if a:
+            n = hcf.length(pv)
+            wg["flush_bonus"] = wager(a, _pay(table.flush_bonus, n) if n >= 4 else _LOST)
+        a = w.get("straight_flush_bonus", 0)
+        if a:
+            wg["straight_flush_bonus"] = wager(
+                a, _pay(table.straight_flush_bonus, sf) if sf >= 3 else _LOST)
+        a = w.get("progressive", 0)
+        if a:
+            tier = None
+            if sf >= 3 and table.progressive is not None:
+                tier = table.progressive.get(str(sf))
+            e = wager(a, 0 if tier is not None else _LOST)
+            e["tier"] = tier
+            wg["progressive"] = e
+        seat = {"cards": _cards.names(ids), "flush": _flush(ids, pv), "straight_flush": sf,
+                "wagers": wg}
+        totals(seat, wg.values(), table.payout_limit)
+        out_seats[key] = seat
+    return {"type": "round_result", "game": "high-card-flush",
+            "dealer": {"cards": _cards.names(dealer), "flush": _flush(dealer, dv),
+                       "qualifies": q},
+            "seats": out_seats}
