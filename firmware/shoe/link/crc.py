@@ -1,8 +1,8 @@
 """CRC-32 (IEEE 802.3, the zlib/binascii polynomial) for frame and journal integrity.
 
 `crc32(data, crc=0)` equals CPython's `binascii.crc32`. MicroPython's binascii.crc32 is used when
-the port has it (the unix port does); otherwise a 256-entry table kept as an `array` (built once at
-import, 1 KiB) computes it in Python. `crc32_table` is always available so tests can compare both.
+the port has it (the unix port does); otherwise a 256-entry table kept as an `array` (built on first
+use, 1 KiB) computes it in Python. `crc32_table` is always available so tests can compare both.
 """
 import array
 
@@ -10,7 +10,7 @@ _POLY = 0xEDB88320
 
 
 def _make_table():
-    t = array.array("I", [0] * 256) if array.array("I", [0]).itemsize == 4 else array.array("L", [0] * 256)
+    t = array.array("I", bytes(1024))
     for i in range(256):
         c = i
         for _ in range(8):
@@ -19,11 +19,14 @@ def _make_table():
     return t
 
 
-_TABLE = _make_table()
+_TABLE = None
 
 
 def crc32_table(data, crc=0):
     """CRC-32 of `data` (bytes-like) continuing from `crc`; pure Python, table driven."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _make_table()
     t = _TABLE
     c = crc ^ 0xFFFFFFFF
     for b in data:

@@ -1,0 +1,100 @@
+"""Program verification: SHA-256 of every deployed firmware file and a MAC'd answer to a host
+challenge (a fresh nonce), so a lab or a table system can prove which program runs.
+
+    files = file_hashes(["/lib/shoe", "/main.py"])   # [(name, sha256 bytes)], sorted by name
+    m = manifest(files)                               # SHA-256 over every (name, hash)
+    answer = attest(key, nonce, roots)                # {"nonce", "files", "manifest", "mac"}
+    page = listing(roots, start, count)               # [[name, hash], ...] to find a differing file
+
+A root is a directory (walked recursively; names are relative to the root and prefixed with the
+root's last path component, "/" separated; `__pycache__` and dot-files are skipped) or a single
+file (named by its last path component). The order is the sorted name order, so the host computes
+the same manifest from a local build of the firmware tree (host_tools/link.verify_attestation).
+mac = HMAC-SHA256(key, b"SHOE1attest" + nonce + manifest)[:16]. Files are read in 512-byte chunks.
+"""
+import hashlib
+import os
+
+from shoe.crypto import hmac_sha256
+
+_TAG = b"SHOE1attest"
+
+
+def _isdir(path):
+    try:
+        return os.stat(path)[0] & 0x4000 != 0
+    except OSError:
+        return False
+
+
+def _base(path):
+    p = path.rstrip("/")
+    i = p.rfind("/")
+    return p[i + 1:] if i >= 0 else p
+
+
+def _walk(path, name, out):
+    if _isdir(path):
+        for entry in sorted(os.listdir(path)):
+            if entry.startswith(".") or entry == "__pycache__":
+                continue
+            _walk(path + "/" + entry, name + "/" + entry, out)
+    else:
+        out.append((name, path))
+
+
+def names(roots):
+    """[(name, path)] of every file under the roots, sorted by name."""
+    out = []
+    for r in roots:
+        r = r.rstrip("/") if len(r) > 1 else r
+        try:
+            os.stat(r)
+        except OSError:
+            continue
+        _walk(r, _base(r), out)
+    out.sort()
+    return out
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    buf = bytearray(512)
+    with open(path, "rb") as f:
+        while True:
+            n = f.readinto(buf)
+            if not n:
+                break
+            h.update(buf if n == 512 else buf[:n])
+    return h.digest()
+
+
+def file_hashes(roots):
+    return [(n, sha256_file(p)) for n, p in names(roots)]
+
+
+def manifest(files):
+    h = hashlib.sha256()
+    for name, digest in files:
+        h.update(name.encode())
+        h.update(b"\x00")
+        h.update(digest)
+    return h.digest()
+
+
+def attest(key, nonce, roots):
+    if not isinstance(nonce, bytes) or not 8 <= len(nonce) <= 64:
+        raise ValueError("bad_nonce")
+    files = file_hashes(roots)
+    m = manifest(files)
+    return {"nonce": nonce, "files": len(files), "manifest": m,
+            "mac": hmac_sha256(key, _TAG + nonce + m)[:16]}
+
+
+def attest_mac(key, nonce, manifest_digest):
+    return hmac_sha256(key, _TAG + nonce + manifest_digest)[:16]
+
+
+def listing(roots, start=0, count=16):
+    files = names(roots)[start:start + count]
+    return [[n, sha256_file(p)] for n, p in files]
