@@ -1,106 +1,102 @@
 """Reason codes: every irregularity and every refused command, in one place.
 
-An irregularity (rules.md section 3) is latched until a supervisor acknowledges it. Its `action`
+An irregularity (rules.md section 3) is latched until a supervisor acknowledges it. Its action
 says what the shoe did and what the table must do next (docs/irregularities.md):
 
     void_recheck     the round is void; collect and reshuffle the deck, then run the whole deck
-                     (52 cards + cover card last) through the reader (phase "deck_check")
+                     (52 cards, cover card last) through the reader (phase "deck_check")
     void_quarantine  the round is void; the deck is quarantined: load and check another deck
-    void_remove      the round is void; the deck is removed from the table (stub count wrong):
-                     load and check another deck
-    recheck          no round was void, but the deck must be run through the reader again
-    warning          nothing is void; the supervisor must acknowledge (e.g. deck expired)
-    event            nothing is void; reported and latched (e.g. reader jam)
+    void_remove      the round is void; the deck is removed (stub count wrong, cards missing
+                     or foreign): load and check another deck
+    recheck          nothing is void, but the deck must be run through the reader again
+    warning          nothing is void; acknowledge (deck expired)
+    event            nothing is void; reported and latched (reader jam)
 
-`blocks` (True for the two deck-removing actions) means no round can open until the
-irregularity is acknowledged (and, through the ledger, until another deck passed its check).
-Command errors are refusals: nothing latches, nothing changes, the reply carries the reason.
+The two deck-removing actions *block*: no round opens until they are acknowledged and another
+deck passed its check. Command errors are refusals: nothing latches, nothing changes.
+The codes are plain strings in the code that raises them (no module globals: RAM); a test
+checks that every code used in firmware/shoe/{table,deck,dealing} is listed here.
 """
 
-# irregularities: reason -> action ------------------------------------------------------------
-MISDEAL_TOO_MANY = "misdeal_too_many"  # a card after the deal was complete
-MISDEAL_TOO_FEW = "misdeal_too_few"  # the round was closed before the deal completed
-MISDEAL_UNREADABLE = "misdeal_unreadable"  # a card still unreadable after the re-presentations
-CARD_FOREIGN = "card_foreign"  # an authenticated card of another deck
-CARD_FORGED = "card_forged"  # a code whose MAC fails (forged or foreign)
-CARD_OTHER_BACK = "card_other_back"  # two-deck mode: a card of the other deck
-CARD_DUPLICATE = "card_duplicate"  # a card already seen since the shuffle
-COVER_CARD = "cover_card"  # the cover card left the shoe during a deal
-STUB_MISDEALT = "stub_misdealt"  # stub count wrong, but all 52 cards present
-STUB_DECK_WRONG = "stub_deck_wrong"  # stub count wrong, cards missing or foreign
-DECK_UNSHUFFLED = "deck_unshuffled"  # the dealt order is far too ordered / repeats a round
-DECK_EXPIRED = "deck_expired"  # deck older than its age limit
-READER_JAM = "reader_jam"  # no card within jam_timeout_s while a deal/pass is incomplete
-CARD_OUT_OF_ROUND = "card_out_of_round"  # a card left the shoe while no round was dealing
-VOID_SUPERVISOR = "void_supervisor"  # a supervisor voided the round (command void_round)
-POWER_LOSS = "power_loss"  # the app could not know what happened (void_in_progress)
-SETTLE_ERROR = "settle_error"  # the engine refused the dealt round (should never happen)
+# "reason:action" of every irregularity, one string (one object in RAM, not 17 tuples):
+#   misdeal_too_many    a card after the deal was complete
+#   misdeal_too_few     the round was closed (close_round) before the deal completed
+#   misdeal_unreadable  a card still unreadable after represent_max re-presentations
+#   card_foreign        an authenticated card of another deck
+#   card_forged         the code's MAC fails (reader reason code_mac)
+#   card_other_back     two-deck mode: a card of the other deck
+#   card_duplicate      a card already seen since the shuffle
+#   cover_card          the cover card left the shoe during a deal
+#   stub_misdealt       stub count wrong, all 52 cards present
+#   stub_deck_wrong     stub count wrong, cards missing or foreign (or no cover card)
+#   deck_unshuffled     far too ordered, or repeats an earlier round (deck/shuffle_check.py)
+#   deck_expired        older than deck_age_hand_s / deck_age_shoe_s
+#   reader_jam          no card within jam_timeout_s while cards are awaited
+#   card_out_of_round   a card left the shoe while no deal or pass was running
+#   void_supervisor     command void_round
+#   power_loss          the app voided the round (Table.void_in_progress)
+#   settle_error        the engine refused the dealt round (a bug, never expected)
+IRREGULARITIES = (
+    " misdeal_too_many:void_recheck misdeal_too_few:void_recheck"
+    " misdeal_unreadable:void_recheck card_foreign:void_quarantine card_forged:void_quarantine"
+    " card_other_back:void_quarantine card_duplicate:void_quarantine cover_card:void_recheck"
+    " stub_misdealt:void_recheck stub_deck_wrong:void_remove deck_unshuffled:void_recheck"
+    " deck_expired:warning reader_jam:event card_out_of_round:recheck"
+    " void_supervisor:void_recheck power_loss:void_recheck settle_error:void_recheck "
+)
 
-VOID_RECHECK = "void_recheck"
-VOID_QUARANTINE = "void_quarantine"
-VOID_REMOVE = "void_remove"
-RECHECK = "recheck"
-WARNING = "warning"
-EVENT = "event"
+# refused host commands (the reply's reason; the engine's own codes, e.g. invalid_raise,
+# ante_odds, paytable, bad_rules, pass through unchanged):
+#   bad_command      unknown command kind, body not an object
+#   bad_field        a field of the wrong type or out of range
+#   unknown_game, unknown_procedure
+#   not_configured   configure first
+#   out_of_sequence  the command does not fit the phase (decisions before deal_complete)
+#   round_open       a round is open (second open_round, configure, load_deck)
+#   no_round         no round is open
+#   pass_open        a deck check is running: finish it first
+#   deck_not_ready   the round's deck is not loaded and checked
+#   blocked          a blocking irregularity is not acknowledged
+#   too_many_seats, no_seats, seat_twice
+#   bad_seat         not 1..6, or not playing this round
+#   bad_wager, ante_odds, ante_missing, wager_not_offered
+#   bad_raise        the raise is not a whole amount >= 0
+#   decision_repeat  the seat has already decided
+#   unknown_irregularity  ack of an id that is not latched
+#   bad_deck         serial/back malformed, or two decks with the same back
+COMMAND_ERRORS = (
+    " bad_command bad_field unknown_game unknown_procedure not_configured out_of_sequence"
+    " round_open no_round pass_open deck_not_ready blocked too_many_seats no_seats seat_twice"
+    " bad_seat bad_wager ante_odds ante_missing wager_not_offered bad_raise decision_repeat"
+    " unknown_irregularity bad_deck "
+)
 
-ACTION = {
-    MISDEAL_TOO_MANY: VOID_RECHECK,
-    MISDEAL_TOO_FEW: VOID_RECHECK,
-    MISDEAL_UNREADABLE: VOID_RECHECK,
-    CARD_FOREIGN: VOID_QUARANTINE,
-    CARD_FORGED: VOID_QUARANTINE,
-    CARD_OTHER_BACK: VOID_QUARANTINE,
-    CARD_DUPLICATE: VOID_QUARANTINE,
-    COVER_CARD: VOID_RECHECK,
-    STUB_MISDEALT: VOID_RECHECK,
-    STUB_DECK_WRONG: VOID_REMOVE,
-    DECK_UNSHUFFLED: VOID_RECHECK,
-    DECK_EXPIRED: WARNING,
-    READER_JAM: EVENT,
-    CARD_OUT_OF_ROUND: RECHECK,
-    VOID_SUPERVISOR: VOID_RECHECK,
-    POWER_LOSS: VOID_RECHECK,
-    SETTLE_ERROR: VOID_RECHECK,
-}
+# reader rejections that mean "forged or foreign"; every other reason means "unreadable"
+READ_FORGED = ("code_mac",)
 
 
 def action(reason):
-    return ACTION.get(reason, VOID_RECHECK)
+    """The action of an irregularity reason (unknown reasons void and recheck)."""
+    i = IRREGULARITIES.find(" %s:" % reason)
+    if i < 0:
+        return "void_recheck"
+    i += len(reason) + 2
+    return IRREGULARITIES[i : IRREGULARITIES.find(" ", i)]
+
+
+def irregularities():
+    """[(reason, action), ...] (for tests and docs)."""
+    return [tuple(x.split(":")) for x in IRREGULARITIES.split()]
+
+
+def command_errors():
+    return COMMAND_ERRORS.split()
 
 
 def voids(reason):
-    return ACTION.get(reason, VOID_RECHECK)[:4] == "void"
+    return action(reason)[:4] == "void"
 
 
 def blocks(reason):
-    a = ACTION.get(reason)
-    return a == VOID_QUARANTINE or a == VOID_REMOVE
-
-
-# reader rejections (from the drivers / cardcode): which mean "unreadable", which "forged" -------
-READ_FORGED = ("code_mac",)  # everything else (no_read, code_format, ...) is unreadable
-
-# command errors ---------------------------------------------------------------------------------
-BAD_COMMAND = "bad_command"  # unknown command kind or body not an object
-BAD_FIELD = "bad_field"  # a field of the wrong type / out of range
-UNKNOWN_GAME = "unknown_game"
-UNKNOWN_PROCEDURE = "unknown_procedure"
-NOT_CONFIGURED = "not_configured"
-OUT_OF_SEQUENCE = "out_of_sequence"  # the command does not fit the current phase
-ROUND_OPEN = "round_open"  # a round is already open
-NO_ROUND = "no_round"  # no round is open
-PASS_OPEN = "pass_open"  # a deck check / stub pass is running
-DECK_NOT_READY = "deck_not_ready"  # the round's deck is not loaded and checked
-BLOCKED = "blocked"  # a blocking irregularity is not acknowledged
-TOO_MANY_SEATS = "too_many_seats"
-NO_SEATS = "no_seats"
-BAD_SEAT = "bad_seat"  # not 1..6
-SEAT_TWICE = "seat_twice"
-BAD_WAGER = "bad_wager"  # unknown wager, not a positive integer
-ANTE_ODDS = "ante_odds"  # FCF: Ante and Odds missing or unequal
-ANTE_MISSING = "ante_missing"  # an optional wager without the main wager
-WAGER_NOT_OFFERED = "wager_not_offered"
-BAD_RAISE = "bad_raise"  # refused by the engine's check_raise (its own reason is kept)
-DECISION_REPEAT = "decision_repeat"  # a seat's decision was already given
-UNKNOWN_IRREGULARITY = "unknown_irregularity"
-BAD_DECK = "bad_deck"  # serial/back malformed, or two-deck backs equal
+    a = action(reason)
+    return a == "void_quarantine" or a == "void_remove"

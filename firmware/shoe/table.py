@@ -43,6 +43,34 @@ def _hex4(serial):
     return "%04X" % serial
 
 
+def _seat_msg(seat, e, cards=None):
+    """The engine's message, naming the seat (and hand) if it does not already."""
+    m = str(e)
+    if m.startswith("seat "):
+        return m
+    if cards:
+        return "seat %s, hand %s: %s" % (seat, " ".join(cards), m)
+    return "seat %s: %s" % (seat, m)
+
+
+# a fixed round the engine settles at configure time to validate the pay table and rules
+_PROBE = {"four-card-frenzy": ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
+          "high-card-flush": ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
+
+
+def _probe(cfg):
+    dealer, seat = _PROBE[cfg["game"]]
+    w = {"ante": 1}
+    if cfg["game"] == "four-card-frenzy":
+        w["odds"] = 1
+    obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
+           "dealer": dealer.split(), "seats": {"1": {"cards": seat.split(), "wagers": w,
+                                                     "raise": 0}}}
+    if cfg["game"] == "four-card-frenzy":
+        obj["all_six_card"] = None
+    return obj
+
+
 class Table:
     def __init__(self, config=None, engine=None):
         self._engine = engine
@@ -140,9 +168,9 @@ class Table:
         fn = _COMMANDS.get(kind)
         if fn is None:
             raise CommandError("unknown command %r (%s)" % (kind, ", ".join(sorted(_COMMANDS))),
-                               R.BAD_COMMAND)
+                               "bad_command")
         if not isinstance(body, dict):
-            raise CommandError("%s: the body must be an object" % kind, R.BAD_COMMAND)
+            raise CommandError("%s: the body must be an object" % kind, "bad_command")
         try:
             reply = fn(self, body, now)
         except (SetupError, LedgerError) as e:
@@ -152,13 +180,17 @@ class Table:
 
     def _need_idle(self, what):
         if self.rnd is not None:
-            raise CommandError("%s: round %d is open" % (what, self.rnd["n"]), R.ROUND_OPEN)
+            raise CommandError("%s: round %d is open" % (what, self.rnd["n"]), "round_open")
 
     def _configure(self, body, now):
         self._need_idle("configure")
         if self.ledger.p_kind is not None:
-            raise CommandError("configure: a deck check is running", R.PASS_OPEN)
+            raise CommandError("configure: a deck check is running", "pass_open")
         cfg = setup.configure(body)
+        try:
+            self.engine.evaluate_round(_probe(cfg))
+        except ValueError as e:
+            raise CommandError("configure: %s" % e, getattr(e, "reason", "bad_field"))
         if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
             self.ledger.set_two_deck(cfg["two_deck"])
         self.cfg = cfg
@@ -166,12 +198,12 @@ class Table:
 
     def _load_deck(self, body, now):
         if self.cfg is None:
-            raise CommandError("load_deck: configure the table first", R.NOT_CONFIGURED)
+            raise CommandError("load_deck: configure the table first", "not_configured")
         self._need_idle("load_deck")
         serial = _serial(body.get("serial"))
         if serial is None:
             raise CommandError("load_deck: serial must be 4 upper-case hex digits or 0..65535",
-                               R.BAD_DECK)
+                               "bad_deck")
         slot = self.ledger.load(serial, body.get("back"), now)
         self.t_last = now
         self.jammed = False
@@ -180,18 +212,18 @@ class Table:
 
     def _open_round(self, body, now):
         if self.cfg is None:
-            raise CommandError("open_round: configure the table first", R.NOT_CONFIGURED)
+            raise CommandError("open_round: configure the table first", "not_configured")
         self._need_idle("open_round")
         lg = self.ledger
         if lg.p_kind is not None:
-            raise CommandError("open_round: finish the deck check first", R.PASS_OPEN)
+            raise CommandError("open_round: finish the deck check first", "pass_open")
         if self._blocked():
             raise CommandError("open_round: a blocking irregularity is not acknowledged",
-                               R.BLOCKED)
+                               "blocked")
         slot = lg.next
         if lg.status(slot) != READY:
             raise CommandError("open_round: the deck for this round is not loaded and checked",
-                               R.DECK_NOT_READY)
+                               "deck_not_ready")
         cfg = self.cfg
         seats = setup.seats(cfg, body)
         eng = self.engine
@@ -199,7 +231,7 @@ class Table:
             try:
                 eng.check_wagers(cfg["game"], s[1])
             except ValueError as e:
-                raise CommandError("seat %d: %s" % (s[0], e), getattr(e, "reason", R.BAD_WAGER))
+                raise CommandError(_seat_msg(s[0], e), getattr(e, "reason", "bad_wager"))
         a6 = False
         for s in seats:
             a6 = a6 or "all_six" in s[1]
@@ -221,33 +253,36 @@ class Table:
     def _decisions(self, body, now):
         rnd = self.rnd
         if rnd is None:
-            raise CommandError("decisions: no round is open", R.NO_ROUND)
+            raise CommandError("decisions: no round is open", "no_round")
         if rnd["stage"] != "decisions":
             raise CommandError("decisions: round %d is in %s, not waiting for decisions" % (
-                rnd["n"], rnd["stage"]), R.OUT_OF_SEQUENCE)
+                rnd["n"], rnd["stage"]), "out_of_sequence")
         if not body:
-            raise CommandError("decisions: give {\"seat\": raise, ...}", R.BAD_FIELD)
+            raise CommandError("decisions: give {\"seat\": raise, ...}", "bad_field")
         game = self.cfg["game"]
         wagers = dict((str(s[0]), s[1]) for s in rnd["seats"])
         eng = self.engine
+        seen = []
         for k in body:
             seat = str(k)
             if seat not in wagers:
                 raise CommandError("decisions: seat %s is not playing this round" % seat,
-                                   R.BAD_SEAT)
+                                   "bad_seat")
             if seat in rnd["raises"]:
                 raise CommandError("decisions: seat %s has already decided" % seat,
-                                   R.DECISION_REPEAT)
+                                   "decision_repeat")
             amount = body[k]
             cards = [name(c) for c in self.tracker.hand(int(seat))]
             if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
                 raise CommandError("seat %s: the raise must be a whole amount >= 0 (0 = fold)"
-                                   % seat, R.BAD_RAISE)
+                                   % seat, "bad_raise")
             try:
-                eng.check_raise(game, int(seat), cards, wagers[seat]["ante"], amount)
+                eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
             except ValueError as e:
-                raise CommandError("seat %s, hand %s: %s" % (seat, " ".join(cards), e),
-                                   getattr(e, "reason", R.BAD_RAISE))
+                raise CommandError(_seat_msg(seat, e, cards), getattr(e, "reason", "bad_raise"))
+            if seat in seen:
+                raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
+            seen.append(seat)
         for k in body:
             rnd["raises"][str(k)] = body[k]
         waiting = [s for s in wagers if s not in rnd["raises"]]
@@ -269,12 +304,12 @@ class Table:
             ids = [body.get("id")]
         if not isinstance(ids, list):
             raise CommandError("ack: give {\"id\": N}, {\"ids\": [...]} or {\"all\": true}",
-                               R.BAD_FIELD)
+                               "bad_field")
         known = [i["id"] for i in self.latched]
         for i in ids:
             if i not in known:
                 raise CommandError("ack: no latched irregularity %r" % (i,),
-                                   R.UNKNOWN_IRREGULARITY)
+                                   "unknown_irregularity")
         keep = []
         for irq in self.latched:
             if irq["id"] in ids:
@@ -306,33 +341,33 @@ class Table:
 
     def _close_round(self, body, now):
         if self.rnd is None:
-            raise CommandError("close_round: no round is open", R.NO_ROUND)
+            raise CommandError("close_round: no round is open", "no_round")
         if self.rnd["stage"] != "dealing":
-            raise CommandError("close_round: the deal is complete", R.OUT_OF_SEQUENCE)
-        self._void(R.MISDEAL_TOO_FEW, "closed after %d of %d cards" % (
+            raise CommandError("close_round: the deal is complete", "out_of_sequence")
+        self._void("misdeal_too_few", "closed after %d of %d cards" % (
             self.tracker.n, self.tracker.total), now)
         return {"ok": True}
 
     def _void_round(self, body, now):
         if self.rnd is None:
-            raise CommandError("void_round: no round is open", R.NO_ROUND)
+            raise CommandError("void_round: no round is open", "no_round")
         detail = body.get("detail", "")
         if not isinstance(detail, str):
-            raise CommandError("void_round: detail must be text", R.BAD_FIELD)
-        self._void(R.VOID_SUPERVISOR, detail[:80], now)
+            raise CommandError("void_round: detail must be text", "bad_field")
+        self._void("void_supervisor", detail[:80], now)
         return {"ok": True}
 
     # -- reads --------------------------------------------------------------------------------
     def card(self, serial, back, card, now):
         if (not isinstance(serial, int) or not isinstance(card, int) or not 0 <= card <= 52
                 or back not in ("R", "B")):
-            raise CommandError("card: bad read %r %r %r" % (serial, back, card), R.BAD_FIELD)
+            raise CommandError("card: bad read %r %r %r" % (serial, back, card), "bad_field")
         rnd = self.rnd
         lg = self.ledger
         if rnd is not None and rnd["stage"] != "stub":
             bad = lg.classify(serial, back, card, rnd["slot"])
             if bad is None and rnd["stage"] == "decisions":
-                bad = R.MISDEAL_TOO_MANY
+                bad = "misdeal_too_many"
             if bad is not None:
                 self._void(bad, "position %d: %s" % (self.tracker.n, code_name(serial, back, card)),
                            now)
@@ -356,7 +391,7 @@ class Table:
             s = lg.slot_for(serial, back)
             if s >= 0 and lg.status(s) == READY:
                 lg.mark(s, CHECKING)
-            self._latch(R.CARD_OUT_OF_ROUND, code_name(serial, back, card))
+            self._latch("card_out_of_round", code_name(serial, back, card))
         self._after(now)
 
     def reject(self, reason, now):
@@ -368,16 +403,16 @@ class Table:
         if rnd is not None and rnd["stage"] != "stub":
             pos = self.tracker.n
             if forged:
-                self._void(R.CARD_FORGED, "position %d: %s" % (pos, reason), now)
+                self._void("card_forged", "position %d: %s" % (pos, reason), now)
             elif rnd["stage"] == "decisions":
-                self._void(R.MISDEAL_TOO_MANY, "position %d: unreadable (%s)" % (pos, reason),
+                self._void("misdeal_too_many", "position %d: unreadable (%s)" % (pos, reason),
                            now)
             else:
                 rnd["tries"] += 1
                 self.t_last = now
                 left = self.cfg["represent_max"] - rnd["tries"] + 1
                 if left <= 0:
-                    self._void(R.MISDEAL_UNREADABLE, "position %d: %s x%d" % (
+                    self._void("misdeal_unreadable", "position %d: %s x%d" % (
                         pos, reason, rnd["tries"]), now)
                 else:
                     self._emit("unreadable", {"round": rnd["n"], "position": pos,
@@ -387,7 +422,7 @@ class Table:
             self.t_last = now
             lg.pass_reject(reason)
         else:
-            self._latch(R.CARD_OUT_OF_ROUND, "unreadable card (%s)" % reason)
+            self._latch("card_out_of_round", "unreadable card (%s)" % reason)
         self._after(now)
 
     def tick(self, now):
@@ -397,12 +432,12 @@ class Table:
         waiting = (rnd is not None and rnd["stage"] == "dealing") or self.ledger.p_kind is not None
         if waiting and self.t_last is not None and now - self.t_last > self.cfg["jam_timeout_s"]:
             if self.ledger.p_kind is not None:
-                self._latch(R.READER_JAM, "pass stalled: no cover card",
+                self._latch("reader_jam", "pass stalled: no cover card",
                             rnd["n"] if rnd else None)
                 self._end_pass(now, False)
             elif not self.jammed:
                 self.jammed = True
-                self._latch(R.READER_JAM, "no card for %ss at position %d" % (
+                self._latch("reader_jam", "no card for %ss at position %d" % (
                     self.cfg["jam_timeout_s"], self.tracker.n), rnd["n"])
         self._check_age(now)
         self._after(now)
@@ -417,7 +452,7 @@ class Table:
                 w = {"warning": "deck_expired", "deck": _hex4(d[0]), "back": d[1],
                      "age_s": now - d[3], "limit_s": limit}
                 self._emit("warning", w)
-                self._latch(R.DECK_EXPIRED, "deck %s older than %ss" % (_hex4(d[0]), limit))
+                self._latch("deck_expired", "deck %s older than %ss" % (_hex4(d[0]), limit))
 
     # -- outcomes -----------------------------------------------------------------------------
     def _end_pass(self, now, cover):
@@ -452,7 +487,7 @@ class Table:
             w = {"warning": "unshuffled", "round": rnd["n"], "deck": rnd["deck"]}
             w.update(finding)
             self._emit("warning", w)
-            self._void(R.DECK_UNSHUFFLED, "%s %d >= %d over %d cards" % (
+            self._void("deck_unshuffled", "%s %d >= %d over %d cards" % (
                 finding["stat"], finding["value"], finding["limit"], finding["length"]), now,
                 remember=False)
             return
@@ -469,7 +504,7 @@ class Table:
         try:
             res = self.engine.evaluate_round(obj)
         except ValueError as e:
-            self._void(R.SETTLE_ERROR, str(e)[:80], now, remember=False)
+            self._void("settle_error", str(e)[:80], now, remember=False)
             return
         res["round"] = rnd["n"]
         res["deck"] = rnd["deck"]
@@ -485,11 +520,11 @@ class Table:
         irq = self._latch(reason, detail, rnd["n"])
         act = irq["action"]
         slot = rnd["slot"]
-        if act == R.VOID_RECHECK:
+        if act == "void_recheck":
             lg.mark(slot, CHECKING)
         else:
             lg.mark(slot, OUT)
-            if reason == R.CARD_OTHER_BACK:
+            if reason == "card_other_back":
                 lg.mark(1 - slot, OUT)
         if lg.p_kind is not None:
             lg.p_kind = None
@@ -505,7 +540,7 @@ class Table:
         power_loss). Returns True if a round was voided."""
         if self.rnd is None:
             return False
-        self._void(reason if isinstance(reason, str) else R.POWER_LOSS, "void_in_progress", now)
+        self._void(reason if isinstance(reason, str) else "power_loss", "void_in_progress", now)
         self._after(now)
         return True
 

@@ -3,7 +3,6 @@
 Both functions return a normalised copy or raise SetupError(message, reason) with a reason code
 of shoe.reasons; they never change anything. Field meanings: docs/round-lifecycle.md.
 """
-from shoe import reasons as R
 
 FCF = "four-card-frenzy"
 HCF = "high-card-flush"
@@ -25,14 +24,14 @@ class SetupError(ValueError):
 def _int(body, key, default, lo, hi):
     v = body.get(key, default)
     if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-        raise SetupError("%s must be an integer %d..%d, got %r" % (key, lo, hi, v), R.BAD_FIELD)
+        raise SetupError("%s must be an integer %d..%d, got %r" % (key, lo, hi, v), "bad_field")
     return v
 
 
 def _num(body, key, default):
     v = body.get(key, default)
     if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
-        raise SetupError("%s must be a positive number, got %r" % (key, v), R.BAD_FIELD)
+        raise SetupError("%s must be a positive number, got %r" % (key, v), "bad_field")
     return v
 
 
@@ -42,40 +41,40 @@ _KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two
 
 def configure(body):
     if not isinstance(body, dict):
-        raise SetupError("configure needs an object", R.BAD_COMMAND)
+        raise SetupError("configure needs an object", "bad_command")
     for k in body:
         if k not in _KEYS:
-            raise SetupError("configure: unknown field %r" % (k,), R.BAD_FIELD)
+            raise SetupError("configure: unknown field %r" % (k,), "bad_field")
     game = body.get("game")
     if game not in (FCF, HCF):
-        raise SetupError("game must be %r or %r, got %r" % (FCF, HCF, game), R.UNKNOWN_GAME)
+        raise SetupError("game must be %r or %r, got %r" % (FCF, HCF, game), "unknown_game")
     proc = body.get("procedure")
     if proc not in PROCEDURES:
         raise SetupError("procedure must be one of %s, got %r" % (", ".join(PROCEDURES), proc),
-                         R.UNKNOWN_PROCEDURE)
+                         "unknown_procedure")
     pt = body.get("paytable", DEFAULT_PAYTABLE[game])
     if not isinstance(pt, (str, dict)) or not pt:
-        raise SetupError("paytable must be a name or a pay table object", R.BAD_FIELD)
+        raise SetupError("paytable must be a name or a pay table object", "bad_field")
     if isinstance(pt, dict) and pt.get("game", game) != game:
-        raise SetupError("pay table is for %r, not %r" % (pt.get("game"), game), R.BAD_FIELD)
+        raise SetupError("pay table is for %r, not %r" % (pt.get("game"), game), "bad_field")
     rules = body.get("rules", {})
     if not isinstance(rules, dict):
-        raise SetupError("rules must be an object", R.BAD_FIELD)
+        raise SetupError("rules must be an object", "bad_field")
     for k in rules:
         allowed = _VARIANTS.get(k)
         if game != FCF or allowed is None or rules[k] not in allowed:
             raise SetupError("rule variant %r=%r is not known for %s" % (k, rules[k], game),
-                             R.BAD_FIELD)
+                             "bad_field")
     offered = body.get("offered", list(OPTIONAL[game]))
     if not isinstance(offered, list):
-        raise SetupError("offered must be a list of optional wagers", R.BAD_FIELD)
+        raise SetupError("offered must be a list of optional wagers", "bad_field")
     for w in offered:
         if w not in OPTIONAL[game]:
             raise SetupError("%r is not an optional wager of %s (%s)" % (
-                w, game, ", ".join(OPTIONAL[game])), R.BAD_FIELD)
+                w, game, ", ".join(OPTIONAL[game])), "bad_field")
     two = body.get("two_deck", False)
     if not isinstance(two, bool):
-        raise SetupError("two_deck must be true or false", R.BAD_FIELD)
+        raise SetupError("two_deck must be true or false", "bad_field")
     return {
         "game": game, "procedure": proc, "paytable": pt, "rules": dict(rules),
         "offered": [w for w in OPTIONAL[game] if w in offered],
@@ -93,35 +92,35 @@ def _seat_no(key):
     elif isinstance(key, str) and len(key) == 1 and "1" <= key <= "6":
         n = int(key)
     else:
-        raise SetupError("seat %r: seats are numbered 1..6" % (key,), R.BAD_SEAT)
+        raise SetupError("seat %r: seats are numbered 1..6" % (key,), "bad_seat")
     if not 1 <= n <= MAX_SEATS:
-        raise SetupError("seat %r: seats are numbered 1..6" % (key,), R.BAD_SEAT)
+        raise SetupError("seat %r: seats are numbered 1..6" % (key,), "bad_seat")
     return n
 
 
 def _wagers(cfg, seat, wagers):
     game = cfg["game"]
     if not isinstance(wagers, dict):
-        raise SetupError("seat %d: wagers must be an object" % seat, R.BAD_WAGER)
+        raise SetupError("seat %d: wagers must be an object" % seat, "bad_wager")
     out = {}
     for k in wagers:
         v = wagers[k]
         if k not in MAIN[game] and k not in OPTIONAL[game]:
-            raise SetupError("seat %d: %r is not a wager of %s" % (seat, k, game), R.BAD_WAGER)
+            raise SetupError("seat %d: %r is not a wager of %s" % (seat, k, game), "bad_wager")
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise SetupError("seat %d: %s must be a whole amount >= 0, got %r" % (seat, k, v),
-                             R.BAD_WAGER)
+                             "bad_wager")
         if v:
             if k in OPTIONAL[game] and k not in cfg["offered"]:
                 raise SetupError("seat %d: %s is not offered at this table" % (seat, k),
-                                 R.WAGER_NOT_OFFERED)
+                                 "wager_not_offered")
             out[k] = v
     ante = out.get("ante", 0)
     if game == FCF and (ante == 0 or out.get("odds", 0) != ante):
         raise SetupError("seat %d: Ante and Odds must be placed in equal amounts (ante %d, odds %d)"
-                         % (seat, ante, out.get("odds", 0)), R.ANTE_ODDS)
+                         % (seat, ante, out.get("odds", 0)), "ante_odds")
     if ante == 0:
-        raise SetupError("seat %d: no Ante; optional wagers need the Ante" % seat, R.ANTE_MISSING)
+        raise SetupError("seat %d: no Ante; optional wagers need the Ante" % seat, "ante_missing")
     return out
 
 
@@ -129,10 +128,10 @@ def seats(cfg, body):
     """open_round body -> sorted list of [seat, wagers]. Accepts {"seats": {"1": {"wagers":
     {...}}}} or {"seats": [{"seat": 1, "wagers": {...}}, ...]}."""
     if not isinstance(body, dict) or "seats" not in body:
-        raise SetupError("open_round needs {\"seats\": {...}}", R.BAD_COMMAND)
+        raise SetupError("open_round needs {\"seats\": {...}}", "bad_command")
     for k in body:
         if k != "seats":
-            raise SetupError("open_round: unknown field %r" % (k,), R.BAD_FIELD)
+            raise SetupError("open_round: unknown field %r" % (k,), "bad_field")
     raw = body["seats"]
     if isinstance(raw, dict):
         items = [(k, raw[k]) for k in raw]
@@ -140,23 +139,23 @@ def seats(cfg, body):
         items = []
         for e in raw:
             if not isinstance(e, dict) or "seat" not in e:
-                raise SetupError("each seat entry needs a \"seat\" number", R.BAD_SEAT)
+                raise SetupError("each seat entry needs a \"seat\" number", "bad_seat")
             items.append((e["seat"], e))
     else:
-        raise SetupError("seats must be an object or a list", R.BAD_COMMAND)
+        raise SetupError("seats must be an object or a list", "bad_command")
     if not items:
-        raise SetupError("no seats: at least one seat with Ante must play", R.NO_SEATS)
+        raise SetupError("no seats: at least one seat with Ante must play", "no_seats")
     if len(items) > MAX_SEATS:
-        raise SetupError("%d seats: at most %d" % (len(items), MAX_SEATS), R.TOO_MANY_SEATS)
+        raise SetupError("%d seats: at most %d" % (len(items), MAX_SEATS), "too_many_seats")
     out = []
     used = []
     for key, entry in items:
         n = _seat_no(key)
         if n in used:
-            raise SetupError("seat %d is listed twice" % n, R.SEAT_TWICE)
+            raise SetupError("seat %d is listed twice" % n, "seat_twice")
         used.append(n)
         if not isinstance(entry, dict) or "wagers" not in entry:
-            raise SetupError("seat %d needs {\"wagers\": {...}}" % n, R.BAD_WAGER)
+            raise SetupError("seat %d needs {\"wagers\": {...}}" % n, "bad_wager")
         out.append([n, _wagers(cfg, n, entry["wagers"])])
     out.sort()
     return out

@@ -112,9 +112,9 @@ class Ledger:
     def load(self, serial, back, now):
         """Put a deck in a slot and open its check pass. Returns the slot."""
         if not isinstance(serial, int) or not 0 <= serial <= 0xFFFF or back not in ("R", "B"):
-            raise LedgerError("deck needs serial 0..65535 and back 'R' or 'B'", R.BAD_DECK)
+            raise LedgerError("deck needs serial 0..65535 and back 'R' or 'B'", "bad_deck")
         if self.p_kind is not None and self.p_kind != "check":
-            raise LedgerError("a stub pass is running", R.PASS_OPEN)
+            raise LedgerError("a stub pass is running", "pass_open")
         slot = 0
         if self.two_deck:
             other = None
@@ -132,14 +132,14 @@ class Ledger:
                             slot = i
                             break
                 if slot < 0:
-                    raise LedgerError("two decks of different backs are loaded", R.BAD_DECK)
+                    raise LedgerError("two decks of different backs are loaded", "bad_deck")
             other = self.slots[1 - slot]
             if other is not None and other[_STATUS] != OUT and (
                 other[_BACK] == back or other[_SERIAL] == serial
             ):
-                raise LedgerError("two-deck mode needs two decks with different backs", R.BAD_DECK)
+                raise LedgerError("two-deck mode needs two decks with different backs", "bad_deck")
         if self.p_kind == "check" and self.p_slot != slot:
-            raise LedgerError("finish the running deck check first", R.PASS_OPEN)
+            raise LedgerError("finish the running deck check first", "pass_open")
         self.slots[slot] = [serial, back, CHECKING, now, 0, False]
         self.open_pass("check", slot)
         return slot
@@ -199,12 +199,12 @@ class Ledger:
         if serial != s[_SERIAL] or back != s[_BACK]:
             o = self.slots[1 - slot] if self.two_deck else None
             if o is not None and (o[_BACK] == back or o[_SERIAL] == serial):
-                return R.CARD_OTHER_BACK
-            return R.CARD_FOREIGN
+                return "card_other_back"
+            return "card_foreign"
         if card == _COVER:
-            return R.COVER_CARD
+            return "cover_card"
         if has(self.seen, card):
-            return R.CARD_DUPLICATE
+            return "card_duplicate"
         return None
 
     def deal(self, serial, back, card):
@@ -279,9 +279,9 @@ class Ledger:
             if not missing and not self.p_extra_n and dealt + self.p_n == 52 and cover:
                 rep["ok"], rep["reason"] = True, None
             elif not missing and not self.p_extra_n and cover:
-                rep["ok"], rep["reason"] = False, R.STUB_MISDEALT
+                rep["ok"], rep["reason"] = False, "stub_misdealt"
             else:
-                rep["ok"], rep["reason"] = False, R.STUB_DECK_WRONG
+                rep["ok"], rep["reason"] = False, "stub_deck_wrong"
         else:
             rep["ok"] = not missing and not dups and not self.p_extra_n and cover
             s[_STATUS] = READY if rep["ok"] else OUT
