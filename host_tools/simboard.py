@@ -18,6 +18,17 @@ from host_tools import runtime
 from host_tools.errors import ShoeError
 
 SIM_DIR = runtime.BOARD / "sim"
+# Room for the firmware's bytecode, which a real board keeps frozen in flash (measured ~150 KB).
+CODE_ALLOWANCE = 256 * 1024
+
+
+def heap_bytes(text):
+    text = str(text).strip().lower()
+    mult = {"k": 1024, "m": 1024 * 1024}.get(text[-1:], 1)
+    try:
+        return int(text.rstrip("km")) * mult
+    except ValueError:
+        raise ShoeError("SHOE_HEAP must look like 64k, 65536 or 1m, not %r" % text)
 READY = "SHOE-SIM READY"
 
 
@@ -43,7 +54,7 @@ class SimBoard:
         self.state_dir = Path(state_dir)
         self.host_port = host_port
         self.reader_port = reader_port
-        self.heap = heap
+        self.data_heap = heap_bytes(heap or runtime.heap())
         self.extra_args = list(extra_args)
         self.log_path = log_path
         self.boot_timeout = boot_timeout
@@ -93,9 +104,13 @@ class SimBoard:
         self._pick_ports()
         cmd = runtime.command([SIM_DIR / "main.py", "--state", self.state_dir,
                                "--host-port", self.host_port, "--reader-port", self.reader_port,
-                               "--firmware", runtime.FIRMWARE / "shoe", *self.extra_args],
-                              self.heap)
-        env = runtime.environment(SIM_DIR)
+                               "--firmware", runtime.FIRMWARE / "shoe",
+                               "--data-heap", str(self.data_heap), *self.extra_args],
+                              str(self.data_heap + CODE_ALLOWANCE))
+        from host_tools.build import compile_firmware
+
+        # The board imports the compiled firmware (.mpy) first, as a real board would.
+        env = runtime.environment(SIM_DIR, compile_firmware())
         self._ready.clear()
         t0 = time.monotonic()
         self.proc = subprocess.Popen(cmd, env=env, cwd=runtime.ROOT, stdin=subprocess.DEVNULL,

@@ -67,6 +67,19 @@ class ReaderPort:
     """The reader endpoint of a virtual board (TCP): write lines like the optical module does."""
 
     def __init__(self, host, port, timeout=10.0):
+        self.addr = (host, port)
+        self.timeout = timeout
+        self.sent = []
+        self._connect()
+
+    def reconnect(self):
+        """After the board restarted (power cut): its reader endpoint is a new socket."""
+        self.close()
+        self._connect()
+
+    def _connect(self):
+        host, port = self.addr
+        timeout = self.timeout
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -77,7 +90,6 @@ class ReaderPort:
                     raise WorldError("cannot reach the reader endpoint %s:%d: %s" % (host, port, e))
                 time.sleep(0.05)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sent = []
 
     def line(self, data):
         self.sock.sendall(bytes(data) + b"\r\n")

@@ -5,7 +5,13 @@
 Its UARTs are TCP endpoints on 127.0.0.1 (host: pyserial socket://; reader: the world
 simulator), its flash is the state directory. Prints `SHOE-SIM READY host=N reader=M` once both
 endpoints listen, then runs the app until killed (SIGTERM/SIGKILL) like a board loses power.
+
+Memory: on a real board the firmware is frozen, so its bytecode sits in flash and the whole heap
+is for data. The unix port has to hold the bytecode in its heap, so the host starts it with room
+for the code (-X heapsize) and `--data-heap N`: after every firmware module is loaded, a ballast
+block pins all but N bytes, leaving the app exactly the data heap of the device (SHOE_HEAP).
 """
+import gc
 import sys
 
 import wiring
@@ -15,7 +21,8 @@ import shoe.app
 
 
 def _args(argv):
-    opts = {"--state": "state", "--host-port": "0", "--reader-port": "0", "--firmware": None}
+    opts = {"--state": "state", "--host-port": "0", "--reader-port": "0", "--firmware": None,
+            "--data-heap": "0"}
     i = 1
     while i < len(argv):
         key = argv[i]
@@ -39,10 +46,34 @@ def build(argv):
     return hw, host.port, reader_uart.port
 
 
+def _size(text):
+    text = text.lower()
+    mult = 1024 if text.endswith("k") else 1024 * 1024 if text.endswith("m") else 1
+    return int(text.rstrip("km")) * mult
+
+
+def _ballast(data_heap):
+    """Leave exactly `data_heap` bytes free: what a device with frozen firmware would have."""
+    if data_heap <= 0:
+        return None
+    shoe.app.preload()
+    gc.collect()
+    extra = gc.mem_free() - data_heap
+    if extra <= 0:
+        print("sim: only %d bytes free after loading the firmware (data heap %d wanted)" % (
+            gc.mem_free(), data_heap))
+        return None
+    return bytearray(extra)
+
+
 def main():
     hw, host_port, reader_port = build(sys.argv)
-    print("SHOE-SIM READY host=%d reader=%d" % (host_port, reader_port))
+    ballast = _ballast(_size(_args(sys.argv)["--data-heap"]))
+    gc.collect()
+    print("SHOE-SIM READY host=%d reader=%d data_heap_free=%d" % (
+        host_port, reader_port, gc.mem_free()))
     shoe.app.run(hw)
+    return ballast
 
 
 main()

@@ -1,0 +1,280 @@
+"""The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host.
+
+A board's main.py builds the hardware and calls `run(Hardware(...))`; nothing here creates
+hardware. Tasks (all created in `main()`):
+
+    reader   awaits the code reader; each read goes to the table (card, reject)
+    host     polls the host UART, feeds the link, dispatches authenticated commands,
+             writes what the link has to send (frames, retransmissions, acks, heartbeats)
+    ticker   table timers (reader jam, deck age), status LED, heartbeat log line
+    watchdog feeds the WDT only while the other tasks check in (hung task -> no feed -> reset)
+
+Every table event is journalled (with the table snapshot) before the link may transmit it, so
+a power cut loses nothing; after a reset the journal restores the table and re-sends every
+event the host has not acknowledged.
+"""
+import asyncio
+import gc
+import time
+
+from shoe import VERSION
+from shoe import config as shoe_config
+from shoe.cardcode import CardCodes, CodeError
+
+_TICK_MS = 20
+_HEARTBEAT_S = 30
+
+
+class Hardware:
+    """What a board hands to the app. Optional parts are None on boards that lack them."""
+
+    def __init__(self, host, reader, state_dir, board_name, firmware_root=None, beam=None,
+                 lid=None, led=None, wdt=None):
+        self.host = host              # UART-like: readinto(buf) -> n|None, write(b)
+        self.reader = reader          # driver with `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
+        self.state_dir = state_dir
+        self.board_name = board_name
+        self.firmware_root = firmware_root
+        self.beam = beam
+        self.lid = lid
+        self.led = led
+        self.wdt = wdt
+
+
+def _log(*args):
+    print("[shoe]", *args)
+
+
+class App:
+    def __init__(self, hw, clock=time.time, ticks_ms=time.ticks_ms):
+        from shoe.journal.journal import Journal
+        from shoe.link.endpoint import Endpoint
+        from shoe.table import Table
+
+        self.hw = hw
+        self.clock = clock
+        self.ticks_ms = ticks_ms
+        self.provisioned = True
+        try:
+            self.cfg = shoe_config.load(hw.state_dir)
+        except shoe_config.ConfigError as e:
+            _log("not provisioned:", e)
+            self.provisioned = False
+            self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
+        keys = self.cfg["keys"] or {}
+        self.codes = CardCodes(keys["card"]) if keys else None
+        self.journal = Journal(hw.state_dir)
+        snap = self.journal.state
+        self.table = Table.from_state(snap["table"]) if snap else Table()
+        self._resend = []
+        if snap:
+            # Events saved with the snapshot but not yet in the outbox when the power went.
+            done = self.journal.eseq - snap["base"]
+            self._resend = snap["pending"][done:] if 0 <= done < len(snap["pending"]) else []
+        self.link = Endpoint("shoe", keys.get("shoe", b"unprovisioned"), store=self.journal,
+                             shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
+                             supervised=("ack_error",))
+        self._rx = bytearray(256)
+        self._rx_mv = memoryview(self._rx)
+        self.reads = 0
+        self.faults = 0
+        self.checkins = {}
+        self.firmware_sha = None
+
+    # ---- events -------------------------------------------------------------------------
+    def _flush_table(self):
+        """Journal the table snapshot together with the events it produced, then send them.
+
+        One journal record holds both, so a power cut at any instant leaves either the old
+        snapshot and no events, or the new snapshot and its events (re-sent at boot if they had
+        not reached the outbox): never an event lost or reported twice.
+        """
+        events = self.table.pop_events()
+        if not events:
+            return
+        self.journal.save_state({"table": self.table.state(), "base": self.journal.eseq,
+                                 "pending": events})
+        for kind, body in events:
+            self._send_event(kind, body)
+
+    def _send_event(self, kind, body):
+        if kind == "round_result" or kind == "round_void":
+            self.journal.add_round(body.get("round", 0), kind, body)
+            if kind == "round_result":
+                from shoe.games import packing
+                body = {"round": body.get("round"), "packed": packing.pack(body)}
+        self.link.send(kind, body)
+
+    def _emit(self, kind, body):
+        self.link.send(kind, body)
+
+    # ---- cards ---------------------------------------------------------------------------
+    def on_read(self, kind, data):
+        now = self.clock()
+        self.reads += 1
+        if kind == "card":
+            if self.codes is None:
+                self.table.reject("not_provisioned", now)
+            else:
+                try:
+                    serial, back, card = self.codes.parse(data)
+                except CodeError as e:
+                    self.table.reject(e.reason, now)
+                else:
+                    self.table.card(serial, back, card, now)
+        elif kind == "noread":
+            self.table.reject("no_read", now)
+        else:
+            self.table.reject("code_format", now)
+        self._flush_table()
+
+    # ---- commands ------------------------------------------------------------------------
+    def on_command(self, kind, body):
+        now = self.clock()
+        try:
+            if kind == "hello" or kind == "status":
+                reply = self.status()
+            elif kind == "ack_error":     # the link checked the supervisor's key
+                reply = self.table.command("ack", body, now)
+            elif kind == "recall":
+                reply = self.recall(body)
+            elif kind == "attest":
+                reply = self.attest(body)
+            else:
+                reply = self.table.command(kind, body, now)
+        except ValueError as e:   # CommandError, EngineError, ConfigError: all carry a reason
+            reply = {"ok": False, "reason": getattr(e, "reason", "bad_command"), "message": str(e)}
+        self._flush_table()
+        return reply
+
+    def recall(self, body):
+        nos = self.journal.round_numbers()
+        want = body.get("round")
+        if want is None:
+            return {"ok": True, "rounds": nos}
+        rec = self.journal.round(want)
+        if rec is None:
+            return {"ok": False, "reason": "unknown_round", "message": "round %r is not kept" % (want,)}
+        return {"ok": True, "round": want, "record": rec}
+
+    def status(self):
+        t = self.table.command("status", {}, self.clock())
+        t.update({"ok": True, "firmware": VERSION, "board": self.hw.board_name,
+                  "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
+                  "firmware_sha256": self.firmware_sha, "mem_free": gc.mem_free(),
+                  "reads": self.reads})
+        return t
+
+    def attest(self, body):
+        from shoe import attest
+
+        nonce = body.get("nonce") if isinstance(body, dict) else None
+        if not isinstance(nonce, (bytes, bytearray)) or not 8 <= len(nonce) <= 64:
+            return {"ok": False, "reason": "bad_nonce", "message": "nonce must be 8..64 bytes"}
+        ans = attest.attest(self.cfg["keys"]["shoe"], bytes(nonce), self.roots())
+        ans["ok"] = True
+        return ans
+
+    def roots(self):
+        return [self.hw.firmware_root] if self.hw.firmware_root else []
+
+    # ---- tasks ---------------------------------------------------------------------------
+    def checkin(self, name):
+        self.checkins[name] = self.ticks_ms()
+
+    def fault(self, where, exc):
+        """An unexpected exception in a task: log it, report it, keep running."""
+        self.faults += 1
+        _log("internal error in %s: %r" % (where, exc))
+        try:
+            self.link.send("internal_error", {"where": where, "error": repr(exc)[:120]},
+                           durable=False)
+        except Exception:
+            pass
+
+    async def reader_task(self):
+        while True:
+            self.checkin("reader")
+            kind, data = await self.hw.reader.read()
+            try:
+                self.on_read(kind, data)
+            except Exception as e:
+                self.fault("reader", e)
+
+    async def host_task(self):
+        host = self.hw.host
+        while True:
+            self.checkin("host")
+            n = host.readinto(self._rx_mv)
+            now = self.ticks_ms()
+            if n:
+                for kind, body, ctr, _meta in self.link.receive(self._rx_mv[:n], now):
+                    try:
+                        reply = self.on_command(kind, body)
+                    except Exception as e:
+                        self.fault("command " + kind, e)
+                        reply = {"ok": False, "reason": "internal", "message": repr(e)[:120]}
+                    if reply.get("ok", True):
+                        self.link.reply(ctr, reply)
+                    else:
+                        self.link.error(ctr, reply["reason"], reply.get("message"))
+            out = self.link.transmit(now)
+            if out:
+                host.write(out)
+            if not n:
+                await asyncio.sleep_ms(2)
+
+    async def ticker_task(self):
+        last_beat = 0
+        while True:
+            self.checkin("ticker")
+            now = self.clock()
+            try:
+                self.table.tick(now)
+                self._flush_table()
+            except Exception as e:
+                self.fault("ticker", e)
+            if now - last_beat >= _HEARTBEAT_S:
+                last_beat = now
+                gc.collect()
+                _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
+            await asyncio.sleep_ms(_TICK_MS)
+
+    async def main(self):
+        self.boot()
+        tasks = [asyncio.create_task(self.reader_task()), asyncio.create_task(self.host_task()),
+                 asyncio.create_task(self.ticker_task())]
+        await asyncio.gather(*tasks)
+
+    def boot(self):
+        from shoe import attest
+
+        if self.hw.firmware_root:
+            from shoe.crypto import hexlify
+
+            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
+        _log("firmware %s board %s shoe %s boot %d" % (
+            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot))
+        for kind, body in self._resend:
+            self._send_event(kind, body)
+        self._resend = []
+        self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
+                             "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
+                             "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})
+        self._flush_table()
+
+
+def preload():
+    """Import every module the app loads lazily (the virtual board measures memory after it)."""
+    import shoe.table
+    import shoe.games.engine
+    import shoe.journal.journal
+    import shoe.link.endpoint
+    import shoe.attest  # noqa: F401
+
+
+def run(hw):
+    try:
+        asyncio.run(App(hw).main())
+    finally:
+        asyncio.new_event_loop()

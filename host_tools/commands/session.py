@@ -1,0 +1,65 @@
+"""shoectl session: play a session script on a virtual board with the world simulator."""
+import json
+import sys
+import tempfile
+
+from host_tools.errors import ShoeError
+
+NAME = "session"
+HELP = "play a session script (stacked decks, faults) on a virtual board"
+DESCRIPTION = (
+    "Start a virtual board and a world simulator, play the script (interfaces.md section 5) at "
+    "full speed, print every event the host receives (JSON Lines with --json) and exit 0 when "
+    "the script is done. Every round ends in exactly one round_result or round_void. Faults: "
+    "misread, double-read, no-read (optional \"times\"), foreign, duplicate, forged, other-back, "
+    "extra-card, power-cut, link-drop (optional \"seconds\"). Optional script keys besides those "
+    "of the interface: two_deck, stub_every, represent_max, jam_timeout_s, offered.")
+
+
+def configure(p):
+    p.add_argument("--script", required=True, help="the session script (JSON file)")
+    p.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    p.add_argument("--state", help="state directory of the virtual board (default: a temp dir)")
+
+
+def _human(kind, body):
+    if kind == "card":
+        return "round %s card %2s  %s -> %s" % (body.get("round"), body.get("position"),
+                                                body.get("card"), body.get("target"))
+    if kind == "round_result":
+        seats = body.get("seats", {})
+        return "round %s RESULT dealer %s %s; %s" % (
+            body.get("round"), " ".join(body.get("dealer", {}).get("cards", [])),
+            body.get("dealer", {}).get("category"),
+            ", ".join("seat %s %s net %+d" % (k, v.get("category"), v.get("net", 0))
+                      for k, v in sorted(seats.items())))
+    if kind == "round_void":
+        return "round %s VOID %s (%s)" % (body.get("round"), body.get("reason"), body.get("detail"))
+    return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=str))
+
+
+def run(args):
+    from host_tools.session import load_script
+    from host_tools.virtual_table import VirtualTable
+
+    script = load_script(args.script)
+
+    def show(kind, body):
+        if args.json:
+            print(json.dumps({"event": kind, **body}, sort_keys=True, default=str))
+        else:
+            print(_human(kind, body))
+        sys.stdout.flush()
+
+    state = args.state or tempfile.mkdtemp(prefix="shoe-session-")
+    with VirtualTable(state, on_event=show) as table:
+        outcomes = table.runner.play(script)
+    n_res = sum(1 for o in outcomes if o[1] == "round_result")
+    n_void = len(outcomes) - n_res
+    if len(outcomes) != len(script["rounds"]):
+        raise ShoeError("%d rounds in the script but %d round outcomes" % (
+            len(script["rounds"]), len(outcomes)))
+    print(("{\"event\": \"session_done\", \"rounds\": %d, \"results\": %d, \"voids\": %d}"
+           if args.json else "session done: %d rounds, %d results, %d voids") % (
+        len(outcomes), n_res, n_void))
+    return 0

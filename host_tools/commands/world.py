@@ -1,0 +1,68 @@
+"""shoectl world: play the dealer at a virtual board's code-reader endpoint."""
+import time
+
+from host_tools.errors import ShoeError
+from host_tools.world import Deck, ReaderPort, World, WorldError
+
+NAME = "world"
+HELP = "be the dealer: draw cards past the virtual board's code reader"
+DESCRIPTION = (
+    "Connect to the code-reader endpoint of a running virtual board (`shoectl sim` prints it) "
+    "and draw cards from a deck in the shoe, as a dealer would: a deck check (all 52 cards and "
+    "the cover card) and/or N cards, at a human pace (--pace seconds per card). Reader faults "
+    "can be injected: --fault AT:KIND (misread, double-read, no-read, foreign, forged, "
+    "other-back, duplicate).")
+
+
+def configure(p):
+    p.add_argument("--reader", required=True, help="socket://127.0.0.1:PORT of the reader UART")
+    p.add_argument("--seed", type=int, default=1, help="shuffle seed for the deck (default 1)")
+    p.add_argument("--serial", default="3A7F", help="deck serial, 4 hex digits (default 3A7F)")
+    p.add_argument("--back", choices=["R", "B"], default="R", help="back colour (default R)")
+    p.add_argument("--deck-check", action="store_true", help="first run the whole deck + cover card")
+    p.add_argument("--cards", type=int, default=0, help="cards to draw (default 0)")
+    p.add_argument("--pace", type=float, default=0.5, help="seconds between cards (default 0.5)")
+    p.add_argument("--fault", action="append", default=[], metavar="AT:KIND",
+                   help="inject a fault on the card drawn at position AT")
+
+
+def _addr(url):
+    if not url.startswith("socket://"):
+        raise ShoeError("--reader must be socket://HOST:PORT (the virtual board's reader endpoint)")
+    host, _, port = url[len("socket://"):].rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise ShoeError("bad port in %s" % url)
+
+
+def run(args):
+    try:
+        serial = int(args.serial, 16)
+    except ValueError:
+        raise ShoeError("--serial must be 4 hex digits")
+    if not 0 <= serial <= 0xFFFF or not 0 <= args.cards <= 52 or args.pace < 0:
+        raise ShoeError("--serial must be 0000..FFFF, --cards 0..52, --pace >= 0")
+    faults = {}
+    for f in args.fault:
+        at, _, kind = f.partition(":")
+        try:
+            faults[int(at)] = {"kind": kind}
+        except ValueError:
+            raise ShoeError("--fault must look like 7:no-read, got %r" % f)
+    try:
+        port = ReaderPort(*_addr(args.reader))
+        world = World(port, gap_s=args.pace)
+        deck = Deck(serial, args.back, seed=args.seed)
+        if args.deck_check:
+            world.deck_check(deck)
+            print("deck check: 52 cards + cover card sent")
+        world.new_round()
+        for i in range(args.cards):
+            c = world.draw(deck, faults.get(i))
+            print("card %2d: %s%s" % (i, port.sent[-1].decode(), "  (%s)" % faults[i]["kind"] if i in faults else ""))
+        time.sleep(0.05)
+        port.close()
+    except WorldError as e:
+        raise ShoeError(str(e))
+    return 0

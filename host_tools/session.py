@@ -1,0 +1,329 @@
+"""Play a session script (interfaces.md section 5) against a virtual board, as a table system would.
+
+    runner = TableRunner(board, link, world, on_event=print)
+    runner.play(script)          # every round ends in exactly one round_result or round_void
+
+The runner configures the table, loads and checks the deck, and for every round: opens it with
+its seats and wagers, draws cards through the world simulator one at a time (waiting for the
+shoe to account for each card: full speed, but never ahead of the shoe), injects the script's
+faults, sends the decisions once the shoe reports the deal complete, runs the stub through the
+reader when the shoe asks for it, and acknowledges latched irregularities with the supervisor key.
+After a void it follows the phase the shoe reports (re-check the deck, load a new one).
+
+Power cuts kill the board process (SIGKILL) and power it up again on the same state directory;
+the link reconnects by itself. A card the shoe had not accounted for when the power went is
+re-presented (the shoe's status tells how many cards it holds for the round).
+"""
+import json
+import random
+import time
+
+from shoe import cards
+from host_tools.errors import ShoeError
+from host_tools.world import Deck, World, WorldError
+
+GAMES = ("four-card-frenzy", "high-card-flush")
+PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
+FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged", "other-back",
+          "extra-card", "power-cut", "link-drop")
+DEFAULT_SERIALS = (0x3A7F, 0x51C2)
+ROUND_END = ("round_result", "round_void")
+
+
+def load_script(path_or_obj):
+    """Read and check a session script; ShoeError names the first problem."""
+    if isinstance(path_or_obj, dict):
+        s = path_or_obj
+    else:
+        try:
+            with open(path_or_obj) as f:
+                s = json.load(f)
+        except OSError as e:
+            raise ShoeError("cannot read script %s: %s" % (path_or_obj, e.strerror))
+        except ValueError as e:
+            raise ShoeError("script %s is not JSON: %s" % (path_or_obj, e))
+    if not isinstance(s, dict):
+        raise ShoeError("script: the top level must be an object")
+    if s.get("game") not in GAMES:
+        raise ShoeError("script: game must be one of %s" % ", ".join(GAMES))
+    if s.get("procedure", "manual-shoe") not in PROCEDURES:
+        raise ShoeError("script: procedure must be one of %s" % ", ".join(PROCEDURES))
+    rounds = s.get("rounds")
+    if not isinstance(rounds, list) or not rounds:
+        raise ShoeError("script: rounds must be a non-empty list")
+    for i, r in enumerate(rounds):
+        where = "script: round %d" % i
+        if not isinstance(r, dict) or not isinstance(r.get("seats"), dict) or not r["seats"]:
+            raise ShoeError("%s: seats must be a non-empty object" % where)
+        deck = r.get("deck")
+        if deck is not None:
+            try:
+                ids = cards.parse_hand(deck, what="%s deck" % where)
+            except cards.CardError as e:
+                raise ShoeError(str(e))
+            if len(ids) != 52:
+                raise ShoeError("%s: a stacked deck lists all 52 cards (got %d)" % (where, len(ids)))
+        for f in r.get("faults", []):
+            if not isinstance(f, dict) or f.get("kind") not in FAULTS:
+                raise ShoeError("%s: fault kind must be one of %s" % (where, ", ".join(FAULTS)))
+            if f["kind"] != "extra-card" and (not isinstance(f.get("at"), int) or f["at"] < 0):
+                raise ShoeError("%s: fault %s needs `at` >= 0" % (where, f["kind"]))
+            if f["kind"] == "duplicate" and f["at"] < 1:
+                raise ShoeError("%s: a duplicate repeats a card already dealt: at >= 1" % where)
+    return s
+
+
+class TableRunner:
+    def __init__(self, board, link, world, on_event=None, supervisor_mac=None, event_timeout=20.0):
+        self.board = board
+        self.link = link
+        self.world = world
+        self.on_event = on_event or (lambda kind, body: None)
+        self.timeout = event_timeout
+        self.decks = {}
+        self.serial_next = 0x6000
+        self.outcomes = []
+        self.cards_read = 0
+        self.power_cuts = 0
+        self.link_drops = 0
+        self.card_times = []
+        self.strategy = None     # f(round, hands, seats) -> {seat: raise} when the script has none
+
+    # ---- events --------------------------------------------------------------------------
+    def _next(self, timeout):
+        ev = self.link.next_event(timeout)
+        if ev is None:
+            return None
+        kind, body = ev[0], ev[1]
+        if kind == "round_result" and "packed" in body:
+            from shoe.games import packing
+
+            body = packing.unpack(body["packed"])
+        self.on_event(kind, body)
+        return kind, body
+
+    def wait_for(self, kinds, timeout=None, pred=None):
+        """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body)."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ShoeError("the shoe did not report %s within %.0f s" % (
+                    "/".join(kinds), timeout or self.timeout))
+            ev = self._next(min(left, 0.5))
+            if ev is None:
+                continue
+            if ev[0] in kinds and (pred is None or pred(ev[1])):
+                return ev[0], ev[1]
+
+    def command(self, kind, body, supervisor=False):
+        return self.link.command(kind, body, supervisor=supervisor)
+
+    def status(self):
+        return self.command("status", {})
+
+    # ---- deck handling -------------------------------------------------------------------
+    def _deck(self, slot):
+        return self.decks[slot]
+
+    def load_and_check(self, serial, back, slot_hint=None, order=None, seed=None):
+        rep = self.command("load_deck", {"serial": "%04X" % serial, "back": back})
+        slot = rep.get("slot", 0)
+        deck = Deck(serial, back, order=order, seed=seed)
+        self.decks[slot] = deck
+        self.world.deck_check(deck)
+        _, ev = self.wait_for(("deck_check",))
+        if not ev.get("ok"):
+            raise ShoeError("deck check of %04X failed: %s" % (serial, ev))
+        return slot
+
+    def settle_phase(self, rng, back_for_slot):
+        """Bring the table to `open_round`: acknowledge, re-check or replace decks as asked."""
+        for _ in range(8):
+            st = self.status()
+            for irq in st.get("latched", []):
+                self.command("ack_error", {"id": irq["id"]}, supervisor=True)
+            st = self.status() if st.get("latched") else st
+            phase = st.get("phase")
+            if phase == "open_round":
+                return st
+            if phase == "deck_check":
+                slot = next((d["slot"] for d in st.get("decks", []) if d["status"] == "checking"), 0)
+                deck = self.decks.get(slot)
+                if deck is None:
+                    raise ShoeError("the shoe wants deck slot %d checked but none was loaded" % slot)
+                deck.order = _shuffled_ids(rng)
+                deck.pos = 0
+                self.world.deck_check(deck)
+                self.wait_for(("deck_check",))
+            elif phase == "load_deck":
+                slots = {d["slot"]: d for d in st.get("decks", [])}
+                todo = [s for s in (0, 1) if s not in slots or slots[s]["status"] in ("empty", "out")]
+                two = st.get("config", {}).get("two_deck")
+                slot = todo[0] if todo else 0
+                if not two:
+                    slot = 0
+                self.serial_next += 1
+                self.load_and_check(self.serial_next, back_for_slot(slot), seed=rng.random())
+            elif phase == "blocked":
+                continue
+            else:
+                raise ShoeError("the shoe is in phase %r between rounds" % phase)
+        raise ShoeError("the table did not become ready for a round")
+
+    # ---- one round -----------------------------------------------------------------------
+    def play_round(self, spec, deck_order, rng):
+        seats = spec["seats"]
+        faults = {}
+        extra = False
+        for f in spec.get("faults", []):
+            if f["kind"] == "extra-card":
+                extra = True
+            else:
+                faults[f["at"]] = f
+        body = {"seats": {k: {"wagers": v.get("wagers", {})} for k, v in seats.items()}}
+        st = self.status()
+        slot = _next_slot(st)
+        deck = self.decks[slot]
+        deck.order = deck_order
+        deck.pos = 0
+        other = self.decks.get(1 - slot)
+        reply = self.command("open_round", body)
+        rnd = reply["round"]
+        total = reply["cards"]
+        self.world.new_round()
+        pos = 0
+        while True:
+            fault = faults.get(pos)
+            kind = fault["kind"] if fault else None
+            t0 = time.monotonic()
+            if kind in ("power-cut", "link-drop"):
+                card = self.world.draw(deck, None, other)
+            else:
+                card = self.world.draw(deck, fault, other)
+            self.cards_read += 1
+            ev = self.wait_for(("card", "round_void"), pred=lambda b: b.get("round") == rnd,
+                               timeout=self.timeout) if kind != "power-cut" else None
+            if kind == "power-cut":
+                ev = self._power_cut(rnd, pos, deck, card)
+            elif kind == "link-drop":
+                self._link_drop(fault)
+            self.card_times.append(time.monotonic() - t0)
+            if ev[0] == "round_void":
+                return self._finish(rnd, ev)
+            pos += 1
+            if pos >= total:
+                break
+        _, done = self.wait_for(("deal_complete",), pred=lambda b: b.get("round") == rnd)
+        if extra:
+            self.world.draw(deck, None, other)
+            return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+        decisions = {k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()}
+        if self.strategy is not None:
+            chosen = self.strategy(rnd, done.get("hands", {}), seats)
+            decisions = {k: seats[k]["raise"] if "raise" in seats[k] else chosen[k] for k in seats}
+        self._decide(rnd, decisions, seats)
+        if st.get("config", {}).get("stub_every", 1) and self._stub_due(rnd):
+            self.world.stub(deck)
+        return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+
+    def _stub_due(self, rnd):
+        st = self.status()
+        return st.get("phase") == "stub"
+
+    def _decide(self, rnd, decisions, seats):
+        try:
+            self.command("decisions", decisions)
+        except ShoeError as e:
+            # The shoe refused a decision (its reason is shown); the player is asked again and
+            # takes the smallest valid raise (1x the Ante).
+            self.on_event("decision_refused", {"round": rnd, "message": str(e)})
+            fixed = {k: seats[k].get("wagers", {}).get("ante", 0) for k in decisions}
+            st = self.status()
+            waiting = st.get("round", {}).get("waiting")
+            if waiting is not None:
+                fixed = {k: v for k, v in fixed.items() if k in waiting}
+            self.command("decisions", fixed)
+
+    def _finish(self, rnd, ev):
+        self.outcomes.append((rnd, ev[0], ev[1]))
+        return ev
+
+    def _power_cut(self, rnd, pos, deck, card):
+        """Kill the board right after card `pos` was drawn; power up; re-present if needed."""
+        self.power_cuts += 1
+        self.board.power_cut()
+        self.board.start()
+        self.world.port.reconnect()
+        st = self._status_after_restart()
+        held = st.get("round", {}).get("dealt")
+        if st.get("round") is None:
+            # The shoe voided the round at boot (it could not know what happened).
+            return self.wait_for(("round_void",), pred=lambda b: b.get("round") == rnd)
+        if held is not None and held <= pos:
+            self.world.pass_card(deck, card)      # the dealer re-presents the unconfirmed card
+        return self.wait_for(("card", "round_void"), pred=lambda b: b.get("round") == rnd and (
+            b.get("position", pos) >= pos))
+
+    def _status_after_restart(self, timeout=30.0):
+        """The link reconnects by itself (new session); ask until the shoe answers."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.link.command("status", {}, timeout=3.0)
+            except ShoeError:
+                if time.monotonic() > deadline:
+                    raise
+
+    def _link_drop(self, fault):
+        self.link_drops += 1
+        self.link.drop(float(fault.get("seconds", 1.0)))
+
+    # ---- a whole script ------------------------------------------------------------------
+    def play(self, script):
+        rng = random.Random(script.get("seed", 0))
+        cfg = {"game": script["game"], "procedure": script.get("procedure", "manual-shoe"),
+               "paytable": script.get("paytable") or _default_paytable(script["game"])}
+        for k in ("rules", "offered", "stub_every", "two_deck", "represent_max", "jam_timeout_s"):
+            if k in script:
+                cfg[k] = script[k]
+        self.command("configure", cfg)
+        two = bool(script.get("two_deck"))
+        backs = ("R", "B")
+
+        def back_for_slot(slot):
+            return backs[slot] if two else "R"
+
+        st = self.status()
+        if st.get("phase") == "load_deck":
+            for slot in ((0, 1) if two else (0,)):
+                self.load_and_check(DEFAULT_SERIALS[slot], back_for_slot(slot), seed=rng.random())
+        for i, spec in enumerate(script["rounds"]):
+            self.settle_phase(rng, back_for_slot)
+            order = spec.get("deck")
+            ids = [cards.parse(c) for c in order] if order else _shuffled_ids(rng)
+            try:
+                self.play_round(spec, ids, rng)
+            except WorldError as e:
+                raise ShoeError("round %d: %s" % (i, e))
+        self.settle_phase(rng, back_for_slot)
+        return self.outcomes
+
+
+def _shuffled_ids(rng):
+    ids = list(range(52))
+    rng.shuffle(ids)
+    return ids
+
+
+def _next_slot(status):
+    decks = status.get("decks", [])
+    nxt = status.get("next_slot")
+    if nxt is not None:
+        return nxt
+    ready = [d["slot"] for d in decks if d["status"] == "ready"]
+    return ready[0] if ready else 0
+
+
+def _default_paytable(game):
+    return "fcf-public-1" if game == "four-card-frenzy" else "hcf-public-1"

@@ -1,0 +1,52 @@
+"""A whole virtual table in one object: virtual board + host link + world simulator + runner.
+
+    with VirtualTable(state_dir, on_event=print) as t:
+        t.runner.play(script)
+
+Used by `shoectl session`, `shoectl demo` and the end-to-end tests. The state directory gets
+demo keys (labelled demo) if it has none.
+"""
+from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.session import TableRunner
+from host_tools.simboard import SimBoard
+from host_tools.world import ReaderPort, World
+
+
+class VirtualTable:
+    def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0):
+        self.state_dir = state_dir
+        self.on_event = on_event
+        self.heap = heap
+        self.event_timeout = event_timeout
+        self.board = None
+        self.link = None
+        self.port = None
+        self.runner = None
+        self.demo_keys = False
+
+    def __enter__(self):
+        from host_tools.link import ShoeLink
+
+        self.demo_keys = ensure_demo_keys(self.state_dir)
+        self.board = SimBoard(self.state_dir, heap=self.heap)
+        try:
+            self.board.start()
+            self.link = ShoeLink(self.board.host_url, DEMO_KEYS["shoe"],
+                                 supervisor_key=DEMO_KEYS["supervisor"])
+            self.link.open(timeout=15)
+            self.port = ReaderPort(*self.board.reader_addr)
+            world = World(self.port, card_key=DEMO_KEYS["card"])
+            self.runner = TableRunner(self.board, self.link, world, on_event=self.on_event,
+                                      event_timeout=self.event_timeout)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.port:
+            self.port.close()
+        if self.link:
+            self.link.close()
+        if self.board:
+            self.board.stop()
