@@ -1,0 +1,141 @@
+"""The host's audit store: every shoe event exactly once, its MAC and hash chain checked on arrival.
+
+    store = AuditStore(path=None)        # default: <user data dir>/shoectl/audit.sqlite
+    store.store(shoe_id, eseq, kind, body, meta)  # "new" | "duplicate"  (meta from the Endpoint)
+    store.last_eseq(shoe_id)             # highest eseq held (the link resumes after it)
+    store.events(shoe_id, kinds=None, since=0)   # [dict] in eseq order
+    store.rounds(shoe_id, last=100)      # round_result / round_void events
+    store.verify(shoe_id, key)           # re-check every MAC and the whole chain -> report dict
+    store.export(fileobj, fmt="jsonl"|"csv", shoe_id=None, kinds=None)
+
+An event is keyed by (shoe id, eseq): a re-sent event is a no-op. `chain` per row: "ok" (prev
+equals the stored hash of eseq-1, or genesis for eseq 1), "broken" (it does not: something was
+removed or altered), "gap" (eseq-1 is not in the store). Bytes in bodies are stored as hex
+strings in the JSON column; the exact wire payload is kept so MACs can be re-verified any time.
+"""
+import csv
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from shoe.link.message import GENESIS, LinkError, open_message
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    shoe TEXT NOT NULL, eseq INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
+    prev BLOB, hash BLOB, mac BLOB, payload BLOB, chain TEXT, received REAL,
+    PRIMARY KEY (shoe, eseq));
+"""
+
+
+def default_path():
+    import platformdirs
+    return Path(platformdirs.user_data_dir("shoectl")) / "audit.sqlite"
+
+
+def _jsonable(x):
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x).hex()
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+class AuditStore:
+    def __init__(self, path=None):
+        self.path = Path(path) if path else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self):
+        self._db.close()
+
+    def last_eseq(self, shoe):
+        with self._lock:
+            r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=?", (shoe,)).fetchone()
+        return r[0] or 0
+
+    def _hash_of(self, shoe, eseq):
+        if eseq == 0:
+            return GENESIS
+        r = self._db.execute("SELECT hash FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)).fetchone()
+        return r[0] if r else None
+
+    def store(self, shoe, eseq, kind, body, meta):
+        meta = meta or {}
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM events WHERE shoe=? AND eseq=?",
+                                (shoe, eseq)).fetchone():
+                return "duplicate"
+            before = self._hash_of(shoe, eseq - 1)
+            prev = meta.get("prev")
+            chain = "gap" if before is None else ("ok" if before == prev else "broken")
+            self._db.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (shoe, eseq, kind, json.dumps(_jsonable(body), sort_keys=True), prev,
+                 meta.get("hash"), meta.get("mac"), meta.get("payload"), chain, time.time()))
+            self._db.commit()
+        return "new"
+
+    def events(self, shoe=None, kinds=None, since=0):
+        q = "SELECT shoe, eseq, kind, body, chain, received FROM events WHERE eseq > ?"
+        args = [since]
+        if shoe:
+            q += " AND shoe=?"
+            args.append(shoe)
+        if kinds:
+            q += " AND kind IN (%s)" % ",".join("?" * len(kinds))
+            args += list(kinds)
+        q += " ORDER BY shoe, eseq"
+        with self._lock:
+            rows = self._db.execute(q, args).fetchall()
+        return [{"shoe": s, "eseq": e, "kind": k, "body": json.loads(b), "chain": c, "received": r}
+                for s, e, k, b, c, r in rows]
+
+    def rounds(self, shoe=None, last=100):
+        evs = self.events(shoe, kinds=("round_result", "round_void"))
+        return evs[-last:] if last else evs
+
+    def verify(self, shoe, key):
+        """Re-verify every stored event of `shoe`: MAC over the stored payload and the chain.
+        -> {"events", "bad_mac": [eseq], "broken": [eseq], "gaps": [eseq], "head": hex}"""
+        with self._lock:
+            rows = self._db.execute("SELECT eseq, payload, prev, hash FROM events WHERE shoe=? "
+                                    "ORDER BY eseq", (shoe,)).fetchall()
+        bad, broken, gaps = [], [], []
+        last_e, last_h = 0, GENESIS
+        for eseq, payload, prev, h in rows:
+            try:
+                _, _, e2, p2, h2, _ = open_message(payload, key)
+                if e2 != eseq or p2 != prev or h2 != h:
+                    bad.append(eseq)
+            except (LinkError, TypeError):
+                bad.append(eseq)
+            if eseq != last_e + 1:
+                gaps.append(eseq)
+            elif prev != last_h:
+                broken.append(eseq)
+            last_e, last_h = eseq, h
+        return {"events": len(rows), "bad_mac": bad, "broken": broken, "gaps": gaps,
+                "head": last_h.hex() if last_h else None}
+
+    def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
+        evs = self.events(shoe, kinds)
+        if fmt == "jsonl":
+            for e in evs:
+                fileobj.write(json.dumps(e, sort_keys=True) + "\n")
+        elif fmt == "csv":
+            w = csv.writer(fileobj)
+            w.writerow(["shoe", "eseq", "kind", "chain", "received", "body"])
+            for e in evs:
+                w.writerow([e["shoe"], e["eseq"], e["kind"], e["chain"], e["received"],
+                            json.dumps(e["body"], sort_keys=True)])
+        else:
+            raise ValueError("format must be jsonl or csv")
+        return len(evs)

@@ -1,0 +1,247 @@
+"""The host end of the shoe link: `ShoeLink` over any pyserial URL (socket://, loop://, /dev/tty...).
+
+    from host_tools.link import ShoeLink, DEMO_KEY
+    with ShoeLink("socket://127.0.0.1:7001", key=DEMO_KEY, audit=store) as link:
+        link.open(timeout=10)                       # handshake; ShoeError if refused / silent
+        reply = link.command("status", {})          # reply body; ShoeError(reason) on error reply
+        ev = link.next_event(timeout=1.0)           # (kind, body, eseq) or None
+        link.command("ack_error", {...}, supervisor=True)   # MAC'd with the supervisor key
+
+One reader thread owns the port and the Endpoint (shoe.link.endpoint, the firmware's own
+protocol code): it feeds every chunk read, stores each new durable event in the audit store (if
+given) BEFORE it can be acknowledged, queues events for `next_event`, resolves command replies by
+their counter ("re"), and writes whatever the Endpoint has to send. When the port fails (the
+virtual board restarted and closed its socket, a cable pulled) it reopens the URL every
+`reconnect_s` until it answers; the Endpoint and its queued commands survive the reconnection.
+Events are acknowledged to the shoe automatically once stored (Endpoint auto_ack), which prunes
+the shoe's outbox. The shoe id is learnt from the handshake (`link.shoe_id`).
+"""
+import os
+import queue
+import threading
+import time
+
+import serial
+
+from host_tools.errors import ShoeError
+from shoe import attest
+from shoe.link.endpoint import Endpoint
+
+# The demo/test keys. They are host-side only (the firmware holds no key): `provision` writes
+# them into a board's state directory as shoe.json with "demo": true.
+DEMO_KEY = b"demo-shoe-key-not-for-production"
+DEMO_SUPERVISOR_KEY = b"demo-supervisor-key-not-for-prod"
+
+REASONS = {
+    "version": "incompatible protocol version",
+    "bad_key": "the shoe's key does not match (wrong key or wrong shoe)",
+    "role": "the peer is not a shoe",
+    "bad_mac": "command refused: bad MAC (wrong key)",
+    "replay": "command refused: replayed or out-of-order counter",
+    "malformed": "command refused: malformed",
+    "unknown": "command refused: unknown command",
+}
+
+
+def _now_ms():
+    return int(time.monotonic() * 1000)
+
+
+def provision(state_dir, shoe_id, key, supervisor_key=None, demo=False):
+    """Write a shoe's identity and keys into its flash/state directory (shoe.json)."""
+    from shoe.journal.config import save_config
+    os.makedirs(state_dir, exist_ok=True)
+    save_config(str(state_dir), shoe_id, key, supervisor_key, demo=demo)
+
+
+def provision_demo(state_dir, shoe_id="D3M0"):
+    provision(state_dir, shoe_id, DEMO_KEY, DEMO_SUPERVISOR_KEY, demo=True)
+
+
+class ShoeLink:
+    def __init__(self, url, key=DEMO_KEY, supervisor_key=None, audit=None, reconnect_s=0.2,
+                 read_timeout=0.02, endpoint_options=None, open_port=None):
+        self.url = url
+        self.audit = audit
+        self.reconnect_s = reconnect_s
+        self.read_timeout = read_timeout
+        self._open_port = open_port or (lambda u: serial.serial_for_url(
+            u, baudrate=115200, timeout=read_timeout))
+        self.supervisor_key = supervisor_key
+        self.ep = Endpoint("host", key, on_peer=self._on_peer, **(endpoint_options or {}))
+        self.shoe_id = None
+        self.events = queue.Queue()
+        self.reconnects = 0
+        self.port_error = None
+        self._lock = threading.Lock()
+        self._replies = {}
+        self._waiting = {}
+        self._port = None
+        self._stop = threading.Event()
+        self._thread = None
+
+    # ---- life cycle -----------------------------------------------------------------------
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="shoe-link", daemon=True)
+            self._thread.start()
+
+    def open(self, timeout=10.0):
+        """Start the reader thread and wait for the handshake; ShoeError if it does not happen."""
+        self.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.ep.up:
+                    return self
+                refused = self.ep.refused
+            if refused:
+                raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
+            time.sleep(0.01)
+        why = self.port_error or "no handshake"
+        raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (self.url, timeout, why))
+
+    def close(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        if self._port is not None:
+            try:
+                self._port.close()
+            except Exception:
+                pass
+            self._port = None
+
+    def up(self):
+        with self._lock:
+            return self.ep.link_up(_now_ms())
+
+    def stats(self):
+        with self._lock:
+            return {"up": self.ep.link_up(_now_ms()), "shoe_id": self.shoe_id,
+                    "delivered": self.ep.delivered, "reconnects": self.reconnects,
+                    "errors": self.ep.errors()}
+
+    # ---- application API ------------------------------------------------------------------
+    def command(self, kind, body=None, timeout=5.0, supervisor=False):
+        """Send an authenticated command and wait for its reply body; ShoeError on an error reply
+        (message names the shoe's reason; `.reason` holds it) or on timeout."""
+        if supervisor and not self.supervisor_key:
+            raise ShoeError("%s needs the supervisor key" % kind)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self.ep.up:
+                    key = self.supervisor_key if supervisor else None
+                    ctr = self.ep.command(kind, {} if body is None else body, key)
+                    ev = threading.Event()
+                    self._waiting[ctr] = ev
+                    break
+                refused = self.ep.refused
+            if refused:
+                raise ShoeError("link refused: %s" % REASONS.get(refused, refused))
+            if time.monotonic() >= deadline:
+                raise ShoeError("%s: the shoe is not connected (%s)" % (kind, self.url))
+            time.sleep(0.01)
+        ok = ev.wait(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._waiting.pop(ctr, None)
+            rep = self._replies.pop(ctr, None)
+        if not ok or rep is None:
+            raise ShoeError("%s: no reply from the shoe within %.1f s" % (kind, timeout))
+        rkind, rbody = rep
+        if rkind == "error":
+            reason = rbody.get("reason", "error")
+            err = ShoeError("%s refused by the shoe: %s" % (kind, REASONS.get(reason, reason)))
+            err.reason = reason
+            err.body = rbody
+            raise err
+        return rbody
+
+    def next_event(self, timeout=None):
+        """The next event (kind, body, eseq) in order, or None after `timeout` seconds."""
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def __iter__(self):
+        while not self._stop.is_set():
+            ev = self.next_event(0.1)
+            if ev is not None:
+                yield ev
+
+    def attest(self, roots, timeout=10.0, nonce=None):
+        """Challenge the shoe ("attest" command with a fresh nonce) and check its answer against
+        the local firmware tree `roots`; returns (ok, answer, local_manifest)."""
+        nonce = nonce or os.urandom(16)
+        ans = self.command("attest", {"nonce": nonce}, timeout=timeout)
+        return verify_attestation(ans, self.ep.key, nonce, roots) + (ans,)
+
+    # ---- reader thread --------------------------------------------------------------------
+    def _on_peer(self, hello):
+        self.shoe_id = hello.get("id")
+        if self.audit is not None and self.shoe_id:
+            return self.audit.last_eseq(self.shoe_id)
+        return None
+
+    def _run(self):
+        while not self._stop.is_set():
+            if self._port is None:
+                try:
+                    self._port = self._open_port(self.url)
+                    self.port_error = None
+                except Exception as e:  # not answering yet: retry
+                    self.port_error = str(e)
+                    self._stop.wait(self.reconnect_s)
+                    continue
+            try:
+                data = self._port.read(4096)
+                now = _now_ms()
+                with self._lock:
+                    msgs = self.ep.receive(data, now) if data else []
+                    self._dispatch(msgs)
+                    out = self.ep.transmit(now)
+                if out:
+                    self._port.write(out)
+                    self._port.flush()
+            except Exception as e:  # the port went away: reopen
+                self.port_error = str(e)
+                try:
+                    self._port.close()
+                except Exception:
+                    pass
+                self._port = None
+                self.reconnects += 1
+                self._stop.wait(self.reconnect_s)
+
+    def _dispatch(self, msgs):
+        for kind, body, ref, meta in msgs:
+            if kind in ("reply", "error") and isinstance(body, dict) and body.get("re") in self._waiting:
+                ctr = body["re"]
+                self._replies[ctr] = (kind, body)
+                self._waiting[ctr].set()
+                if not ref:
+                    continue
+            if ref and self.audit is not None:
+                self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
+            self.events.put((kind, body, ref))
+
+
+def verify_attestation(answer, key, nonce, roots):
+    """-> (ok, local_manifest): the shoe's MAC is right for this nonce and its manifest equals
+    the one computed from the local firmware tree `roots` (same walk as shoe.attest)."""
+    local = attest.manifest(attest.file_hashes([str(r) for r in roots]))
+    try:
+        mac_ok = attest.attest_mac(key, nonce, answer["manifest"]) == answer["mac"]
+        ok = mac_ok and answer["nonce"] == nonce and answer["manifest"] == local
+    except (KeyError, TypeError):
+        ok = False
+    return ok, local
