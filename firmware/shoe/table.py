@@ -540,7 +540,7 @@ class Table:
         power_loss). Returns True if a round was voided."""
         if self.rnd is None:
             return False
-        self._void(reason if isinstance(reason, str) else "power_loss", "void_in_progress", now)
+        self._void(reason if isinstance(reason, str) else "power_loss", "voided by the app", now)
         self._after(now)
         return True
 

@@ -1,0 +1,114 @@
+"""state() / from_state(): a JSON snapshot taken after any step resumes exactly (same events,
+same final state) — what the journal relies on after a power cut."""
+import importlib.util
+import json
+
+import pytest
+
+from shoe.table import CommandError, Table
+from tests.deck import fake_engine
+from tests.deck.helpers import FCF, HCF, SER, SER2, seats_body, shuffled
+
+
+def script(game, proc, two_deck=False, faults=True):
+    """A list of steps: ("cmd", kind, body) | ("card", serial, back, id) | ("reject", r) |
+    ("tick",)."""
+    s = [("cmd", "configure", {"game": game, "procedure": proc, "two_deck": two_deck,
+                               "jam_timeout_s": 5, "represent_max": 1})]
+    decks = [(SER, "R")] + ([(SER2, "B")] if two_deck else [])
+    for serial, back in decks:
+        s.append(("cmd", "load_deck", {"serial": serial, "back": back}))
+        s += [("card", serial, back, c) for c in shuffled(serial)] + [("card", serial, back, 52)]
+    seats = (1, 4, 6)
+    n = (7 if game == HCF else 5) * 4 + (0 if game == HCF else (5 if proc == "automated-shoe"
+                                                                else 1))
+    for r in range(3):
+        serial, back = decks[r % len(decks)]
+        order = shuffled(50 + r)
+        s.append(("cmd", "open_round", seats_body(game, seats, a6_seats=(4,))))
+        for i in range(n):
+            if faults and r == 1 and i == 3:
+                s.append(("reject", "no_read"))
+                s.append(("tick",))
+            s.append(("card", serial, back, order[i]))
+        s.append(("cmd", "decisions", {"1": 0, "4": 10}))
+        s.append(("cmd", "decisions", {"6": 10}))
+        s += [("card", serial, back, c) for c in order[n:]] + [("card", serial, back, 52)]
+    if faults:
+        serial, back = decks[0]
+        s.append(("cmd", "open_round", seats_body(game, seats)))
+        s.append(("card", 0x4321, back, 5))  # foreign: void, quarantine
+        s.append(("cmd", "ack", {"all": True}))
+    return s
+
+
+def step(t, st, now):
+    try:
+        if st[0] == "cmd":
+            t.command(st[1], json.loads(json.dumps(st[2])), now)
+        elif st[0] == "card":
+            t.card(st[1], st[2], st[3], now)
+        elif st[0] == "reject":
+            t.reject(st[1], now)
+        else:
+            t.tick(now + 10)
+    except CommandError as e:
+        t.out.append(("error", e.reason))
+    return t.pop_events()
+
+
+def run(t, steps, start=0):
+    ev = []
+    for i, st in enumerate(steps):
+        ev += step(t, st, start + i)
+    return ev
+
+
+CASES = [(FCF, "automated-shoe", False), (FCF, "manual-shoe", True), (HCF, "hand", False),
+         (HCF, "automated-shoe", True)]
+
+
+@pytest.mark.parametrize("game,proc,two", CASES)
+def test_snapshot_at_every_step_resumes_exactly(game, proc, two):
+    steps = script(game, proc, two)
+    ref = Table(engine=fake_engine)
+    ref_events = run(ref, steps)
+    assert any(k == "round_result" for k, _ in ref_events)
+    assert any(k == "round_void" for k, _ in ref_events)
+    final = json.dumps(ref.state(), sort_keys=True)
+    t = Table(engine=fake_engine)
+    prefix = []
+    for k in range(len(steps)):
+        snapshot = json.loads(json.dumps(t.state()))  # through JSON, as the journal stores it
+        r = Table.from_state(snapshot, engine=fake_engine)
+        assert json.dumps(r.state(), sort_keys=True) == json.dumps(snapshot, sort_keys=True)
+        if k % 7 == 0 or k > len(steps) - 40:
+            rest = run(r, steps[k:], k)
+            assert prefix + rest == ref_events
+            assert json.dumps(r.state(), sort_keys=True) == final
+        prefix += step(t, steps[k], k)
+    assert prefix == ref_events
+
+
+def test_pending_events_survive_a_snapshot():
+    t = Table(engine=fake_engine)
+    t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+    snap = json.loads(json.dumps(t.state()))
+    r = Table.from_state(snap, engine=fake_engine)
+    assert r.pop_events() == t.pop_events() != []
+
+
+def test_from_state_refuses_garbage():
+    for bad in (None, {}, {"v": 2}, [1]):
+        with pytest.raises(ValueError):
+            Table.from_state(bad)
+
+
+def test_state_is_small():
+    steps = script(FCF, "automated-shoe", True, faults=False)
+    t = Table(engine=fake_engine)
+    sizes = []
+    for i, st in enumerate(steps):
+        step(t, st, i)
+        sizes.append(len(json.dumps(t.state())))
+    assert max(sizes) < 2000, max(sizes)
