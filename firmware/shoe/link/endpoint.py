@@ -353,7 +353,6 @@ class Endpoint:
             self.refused = "bad_key"
             return
         self._last_rx = self._now
-        self.refused = None
         if sid != self.peer_sid:
             self._new_session(h)
             self._need_hello = True
@@ -361,6 +360,7 @@ class Endpoint:
             self._need_hello = True
         if h.get("peer") == self.sid and not self.up:
             self.up = True
+            self.refused = None
             self._count("sessions")
             if self.role == "host":
                 pend = self._pending
