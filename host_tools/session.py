@@ -20,6 +20,7 @@ import time
 
 from shoe import cards
 from host_tools.errors import ShoeError
+from host_tools.events import decode
 from host_tools.world import Deck, World, WorldError
 
 GAMES = ("four-card-frenzy", "high-card-flush")
@@ -74,12 +75,13 @@ def load_script(path_or_obj):
 
 
 class TableRunner:
-    def __init__(self, board, link, world, on_event=None, supervisor_mac=None, event_timeout=20.0):
+    def __init__(self, board, link, world, on_event=None, event_timeout=20.0, cut_link=None):
         self.board = board
         self.link = link
         self.world = world
         self.on_event = on_event or (lambda kind, body: None)
         self.timeout = event_timeout
+        self.cut_link = cut_link
         self.decks = {}
         self.serial_next = 0x6000
         self.outcomes = []
@@ -94,11 +96,7 @@ class TableRunner:
         ev = self.link.next_event(timeout)
         if ev is None:
             return None
-        kind, body = ev[0], ev[1]
-        if kind == "round_result" and "packed" in body:
-            from shoe.games import packing
-
-            body = packing.unpack(body["packed"])
+        kind, body = decode(ev[0], ev[1])
         self.on_event(kind, body)
         return kind, body
 
@@ -197,17 +195,21 @@ class TableRunner:
             fault = faults.get(pos)
             kind = fault["kind"] if fault else None
             t0 = time.monotonic()
-            if kind in ("power-cut", "link-drop"):
-                card = self.world.draw(deck, None, other)
-            else:
-                card = self.world.draw(deck, fault, other)
+            here = pos
+
+            def this_card(b):
+                return b.get("round") == rnd and b.get("position", here) == here
+
+            if kind == "link-drop":
+                self._link_drop(fault)        # the cable is out while this card is dealt
+            card = self.world.draw(deck, None if kind in ("power-cut", "link-drop") else fault,
+                                   other)
             self.cards_read += 1
-            ev = self.wait_for(("card", "round_void"), pred=lambda b: b.get("round") == rnd,
-                               timeout=self.timeout) if kind != "power-cut" else None
             if kind == "power-cut":
-                ev = self._power_cut(rnd, pos, deck, card)
-            elif kind == "link-drop":
-                self._link_drop(fault)
+                ev = self._power_cut(rnd, pos, deck, card, this_card)
+            else:
+                timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
+                ev = self.wait_for(("card", "round_void"), pred=this_card, timeout=timeout)
             self.card_times.append(time.monotonic() - t0)
             if ev[0] == "round_void":
                 return self._finish(rnd, ev)
@@ -249,7 +251,7 @@ class TableRunner:
         self.outcomes.append((rnd, ev[0], ev[1]))
         return ev
 
-    def _power_cut(self, rnd, pos, deck, card):
+    def _power_cut(self, rnd, pos, deck, card, this_card):
         """Kill the board right after card `pos` was drawn; power up; re-present if needed."""
         self.power_cuts += 1
         self.board.power_cut()
@@ -262,8 +264,7 @@ class TableRunner:
             return self.wait_for(("round_void",), pred=lambda b: b.get("round") == rnd)
         if held is not None and held <= pos:
             self.world.pass_card(deck, card)      # the dealer re-presents the unconfirmed card
-        return self.wait_for(("card", "round_void"), pred=lambda b: b.get("round") == rnd and (
-            b.get("position", pos) >= pos))
+        return self.wait_for(("card", "round_void"), pred=this_card)
 
     def _status_after_restart(self, timeout=30.0):
         """The link reconnects by itself (new session); ask until the shoe answers."""
@@ -276,8 +277,11 @@ class TableRunner:
                     raise
 
     def _link_drop(self, fault):
+        """Pull the host cable for a while; the dealing goes on, the events arrive after."""
         self.link_drops += 1
-        self.link.drop(float(fault.get("seconds", 1.0)))
+        if self.cut_link is None:
+            raise ShoeError("link-drop needs a link that can be cut (a virtual table)")
+        self.cut_link(float(fault.get("seconds", 1.0)))
 
     # ---- a whole script ------------------------------------------------------------------
     def play(self, script):

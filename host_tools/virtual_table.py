@@ -6,6 +6,7 @@
 Used by `shoectl session`, `shoectl demo` and the end-to-end tests. The state directory gets
 demo keys (labelled demo) if it has none.
 """
+from host_tools.faultproxy import FaultProxy
 from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.session import TableRunner
 from host_tools.simboard import SimBoard
@@ -13,7 +14,7 @@ from host_tools.world import ReaderPort, World
 
 
 class VirtualTable:
-    def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0):
+    def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0, faults=None):
         self.state_dir = state_dir
         self.on_event = on_event
         self.heap = heap
@@ -23,6 +24,8 @@ class VirtualTable:
         self.port = None
         self.runner = None
         self.demo_keys = False
+        self.faults = faults or {}    # FaultProxy options: seed, corrupt, drop, dup
+        self.proxy = None
 
     def __enter__(self):
         from host_tools.link import ShoeLink
@@ -31,13 +34,16 @@ class VirtualTable:
         self.board = SimBoard(self.state_dir, heap=self.heap)
         try:
             self.board.start()
-            self.link = ShoeLink(self.board.host_url, DEMO_KEYS["shoe"],
+            # The host talks to the board through a proxy that can pull the cable (link-drop)
+            # and, on request, corrupt, drop or duplicate bytes.
+            self.proxy = FaultProxy(("127.0.0.1", self.board.host_port), **self.faults).start()
+            self.link = ShoeLink(self.proxy.url, DEMO_KEYS["shoe"],
                                  supervisor_key=DEMO_KEYS["supervisor"])
             self.link.open(timeout=15)
             self.port = ReaderPort(*self.board.reader_addr)
             world = World(self.port, card_key=DEMO_KEYS["card"])
             self.runner = TableRunner(self.board, self.link, world, on_event=self.on_event,
-                                      event_timeout=self.event_timeout)
+                                      event_timeout=self.event_timeout, cut_link=self.proxy.cut)
         except BaseException:
             self.__exit__()
             raise
@@ -48,5 +54,7 @@ class VirtualTable:
             self.port.close()
         if self.link:
             self.link.close()
+        if self.proxy:
+            self.proxy.close()
         if self.board:
             self.board.stop()

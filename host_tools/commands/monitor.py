@@ -1,0 +1,158 @@
+"""shoectl monitor: watch a shoe live, store every event once, re-check every result."""
+import json
+import sys
+import time
+from collections import deque
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table as RichTable
+
+from host_tools import keys as keyfile
+from host_tools.errors import ShoeError
+
+NAME = "monitor"
+HELP = "watch a shoe live: table state, cards, results, errors; audit every event"
+DESCRIPTION = (
+    "Connect to a shoe on any port (/dev/ttyACM0, socket://127.0.0.1:PORT from `shoectl sim`, "
+    "loop://), authenticate with its key, and show the table live: phase, round, cards dealt to "
+    "each seat and the dealer, results and latched errors. Every event is stored exactly once in "
+    "the SQLite audit store (--db; default under the user's data dir) after its MAC and the hash "
+    "chain are checked, and every round result is re-evaluated from its raw cards with the "
+    "engine: any disagreement is flagged. Stops on Ctrl-C, or after --seconds / --count.")
+
+
+def configure(p):
+    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART")
+    keyfile.add_arguments(p)
+    p.add_argument("--db", help="audit store (SQLite file); default under the user's data dir")
+    p.add_argument("--no-store", action="store_true", help="do not write the audit store")
+    p.add_argument("--json", action="store_true", help="one JSON line per event instead of a live table")
+    p.add_argument("--seconds", type=float, help="stop after this many seconds")
+    p.add_argument("--count", type=int, help="stop after this many events")
+
+
+class TableView:
+    """The table's state as the events tell it."""
+
+    def __init__(self):
+        self.phase = "?"
+        self.round = None
+        self.deck = None
+        self.hands = {}
+        self.results = {}
+        self.latched = {}
+        self.log = deque(maxlen=10)
+        self.flags = []
+        self.shoe = None
+
+    def apply(self, kind, body):
+        if kind == "hello":
+            self.shoe = "%s (%s, firmware %s)" % (body.get("shoe_id"), body.get("board"),
+                                                  body.get("firmware"))
+        elif kind == "phase":
+            self.phase = body.get("phase")
+        elif kind == "round_open":
+            self.round, self.deck = body.get("round"), body.get("deck")
+            self.hands = {s: [] for s in body.get("seats", {})}
+            self.hands["dealer"] = []
+            self.results = {}
+        elif kind == "card":
+            t = str(body.get("target"))
+            self.hands.setdefault(t, []).append(body.get("card"))
+        elif kind == "round_result":
+            for seat, s in body.get("seats", {}).items():
+                self.results[seat] = "%s  net %+d" % (s.get("category"), s.get("net", 0))
+            self.results["dealer"] = body["dealer"].get("category")
+        elif kind == "round_void":
+            self.results = {"dealer": "VOID: %s" % body.get("reason")}
+        elif kind == "irregularity":
+            self.latched[body.get("id")] = "%s (%s)" % (body.get("reason"), body.get("action"))
+        elif kind == "irregularity_cleared":
+            self.latched.pop(body.get("id"), None)
+        self.log.append(line(kind, body))
+
+    def render(self):
+        t = RichTable(title="shoe %s — phase %s, round %s, deck %s" % (
+            self.shoe or "?", self.phase, self.round, self.deck), title_justify="left")
+        t.add_column("position")
+        t.add_column("cards")
+        t.add_column("result")
+        for who in sorted(self.hands, key=lambda k: (not k.isdigit(), k)):
+            t.add_row("seat " + who if who.isdigit() else who, " ".join(self.hands[who]),
+                      self.results.get(who, ""))
+        parts = [t]
+        if self.latched:
+            parts.append("[bold red]latched errors:[/] " + "; ".join(
+                "#%s %s" % kv for kv in sorted(self.latched.items())))
+        for f in self.flags[-3:]:
+            parts.append("[bold red]DISAGREEMENT[/] " + f)
+        parts.append("\n".join(self.log))
+        return Group(*parts)
+
+
+def line(kind, body):
+    if kind == "card":
+        return "card %s -> %s (round %s, #%s)" % (body.get("card"), body.get("target"),
+                                                  body.get("round"), body.get("position"))
+    short = {k: v for k, v in body.items() if not isinstance(v, (dict, list, bytes))}
+    return "%s %s" % (kind, " ".join("%s=%s" % kv for kv in sorted(short.items())))
+
+
+def run(args):
+    from host_tools.audit import AuditStore
+    from host_tools.events import decode
+    from host_tools.link import ShoeLink
+    from host_tools.reeval import disagreements
+
+    k = keyfile.load(args)
+    store = None if args.no_store else AuditStore(args.db)
+    console = Console(highlight=False)
+    view = TableView()
+    seen = 0
+    deadline = time.monotonic() + args.seconds if args.seconds else None
+    link = ShoeLink(args.port, k["shoe"], supervisor_key=k["supervisor"], audit=store)
+    live = None
+    try:
+        link.open(timeout=10)
+        config = link.command("status", {}).get("config") or {}
+        if not args.json and console.is_terminal:
+            live = Live(view.render(), console=console, refresh_per_second=8)
+            live.start()
+        while args.count is None or seen < args.count:
+            if deadline and time.monotonic() > deadline:
+                break
+            ev = link.next_event(0.2)
+            if ev is None:
+                continue
+            kind, body = decode(ev[0], ev[1])
+            seen += 1
+            if kind == "round_result":
+                problems = disagreements(body, body.get("paytable") or config.get("paytable"),
+                                         body.get("rules", config.get("rules")))
+                if problems:
+                    body = dict(body, disagreement=problems)
+                    view.flags.extend(problems)
+            if kind == "phase" and body.get("phase") == "open_round":
+                config = link.command("status", {}).get("config") or config
+            view.apply(kind, body)
+            if args.json:
+                print(json.dumps({"event": kind, "eseq": ev[2], **body}, sort_keys=True,
+                                 default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))
+                sys.stdout.flush()
+            elif live:
+                live.update(view.render())
+            else:
+                console.print(line(kind, body) + ("  DISAGREEMENT: %s" % body["disagreement"]
+                                                  if "disagreement" in body else ""))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if live:
+            live.stop()
+        link.close()
+        if store:
+            store.close()
+    if view.flags:
+        raise ShoeError("%d result(s) disagree with the engine" % len(view.flags))
+    return 0

@@ -1,0 +1,13 @@
+"""Turn an event as it came over the wire into the form the rest of the host uses.
+
+The shoe sends a round result in packed form (`{"round": n, "packed": bytes}`, shoe.games.packing,
+to keep a six-seat round inside one frame); everything else arrives as it is.
+"""
+
+
+def decode(kind, body):
+    if kind == "round_result" and isinstance(body, dict) and "packed" in body:
+        from shoe.games import packing
+
+        return kind, packing.unpack(bytes(body["packed"]))
+    return kind, body
