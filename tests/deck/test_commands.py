@@ -1,4 +1,6 @@
 """Bad host commands: a clear error with a reason code, and nothing changes (state, events)."""
+import importlib.util
+
 import pytest
 
 from shoe.table import CommandError, Table
@@ -7,6 +9,13 @@ from tests.deck import fake_engine
 from tests.deck.helpers import FCF, HCF, SER, make, seats_body, shuffled, snap
 
 W = {"ante": 10, "odds": 10}
+HAVE_ENGINE = importlib.util.find_spec("shoe.games.engine") is not None
+needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="shoe.games.engine not there yet")
+
+
+def real():
+    from shoe.games import engine
+    return engine
 
 
 def refused(t, kind, body, reason, now=5):
@@ -74,14 +83,8 @@ def test_bad_configure(body, reason):
     ({"seats": {"7": {"wagers": W}}}, "bad_seat"),
     ({"seats": {"01": {"wagers": W}}}, "bad_seat"),
     ({"seats": {}}, "no_seats"),
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
-    ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
-    ({"seats": {"1": {"wagers": {"prime": 5}}}}, "ante_odds"),
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "flush_bonus": 5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "prime": -5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": 10.5, "odds": 10.5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": True, "odds": True}}}}, "bad_wager"),
     ({"seats": {"1": {}}}, "bad_wager"),
+    ({"seats": {"1": {"wagers": [10, 10]}}}, "bad_wager"),
     ({"seats": "1,2"}, "bad_command"),
     ({}, "bad_command"),
     ({"seats": {"1": {"wagers": W}}, "extra": 1}, "bad_field"),
@@ -91,15 +94,35 @@ def test_bad_open_round(body, reason):
     refused(t, "open_round", body, reason)
 
 
+@needs_engine
+@pytest.mark.parametrize("body,reason", [
+    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
+    ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
+    ({"seats": {"1": {"wagers": {"prime": 5}}}}, "optional_without_ante"),
+    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "flush_bonus": 5}}}}, "bad_wager"),
+    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "prime": -5}}}}, "bad_wager"),
+    ({"seats": {"1": {"wagers": {"ante": 10.5, "odds": 10.5}}}}, "bad_wager"),
+    ({"seats": {"1": {"wagers": {"ante": True, "odds": True}}}}, "bad_wager"),
+    ({"seats": {"2": {"wagers": W}, "1": {"wagers": {"ante": 1}}}}, "ante_odds"),
+])
+def test_wager_rules_come_from_the_engine(body, reason):
+    t = make(engine=real())
+    msg = refused(t, "open_round", body, reason)
+    assert "seat" in msg
+
+
 def test_optional_wager_not_offered():
     t = make(offered=["prime"])
     refused(t, "open_round", {"seats": {"1": {"wagers": {"ante": 1, "odds": 1, "all_six": 1}}}},
             "wager_not_offered")
 
 
+@needs_engine
 def test_hcf_needs_ante():
-    t = make(HCF, "hand")
-    refused(t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}}, "ante_missing")
+    t = make(HCF, "hand", engine=real())
+    refused(t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}},
+            "optional_without_ante")
+    refused(t, "open_round", {"seats": {"1": {"wagers": {"progressive": 0}}}}, "ante_missing")
     refused(t, "open_round", {"seats": {"1": {"wagers": {"ante": 5, "odds": 5}}}}, "bad_wager")
 
 

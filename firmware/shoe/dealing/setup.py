@@ -9,7 +9,6 @@ HCF = "high-card-flush"
 PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
 OPTIONAL = {FCF: ("prime", "four_card_bonus", "all_six"),
             HCF: ("flush_bonus", "straight_flush_bonus", "progressive")}
-MAIN = {FCF: ("ante", "odds"), HCF: ("ante",)}
 DEFAULT_PAYTABLE = {FCF: "fcf-public-1", HCF: "hcf-public-1"}
 _VARIANTS = {"ties": ("player", "push"), "raise_when_dealer_not_open": ("compare", "win")}
 MAX_SEATS = 6
@@ -99,28 +98,17 @@ def _seat_no(key):
 
 
 def _wagers(cfg, seat, wagers):
-    game = cfg["game"]
+    """Shape and offer only: the wager rules themselves (Ante = Odds, optional wagers only with
+    the Ante, amounts) are the engine's check_wagers, called next by the table."""
     if not isinstance(wagers, dict):
         raise SetupError("seat %d: wagers must be an object" % seat, "bad_wager")
     out = {}
     for k in wagers:
-        v = wagers[k]
-        if k not in MAIN[game] and k not in OPTIONAL[game]:
-            raise SetupError("seat %d: %r is not a wager of %s" % (seat, k, game), "bad_wager")
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise SetupError("seat %d: %s must be a whole amount >= 0, got %r" % (seat, k, v),
-                             "bad_wager")
-        if v:
-            if k in OPTIONAL[game] and k not in cfg["offered"]:
+        if wagers[k] != 0 or isinstance(wagers[k], bool):
+            if k in OPTIONAL[cfg["game"]] and k not in cfg["offered"]:
                 raise SetupError("seat %d: %s is not offered at this table" % (seat, k),
                                  "wager_not_offered")
-            out[k] = v
-    ante = out.get("ante", 0)
-    if game == FCF and (ante == 0 or out.get("odds", 0) != ante):
-        raise SetupError("seat %d: Ante and Odds must be placed in equal amounts (ante %d, odds %d)"
-                         % (seat, ante, out.get("odds", 0)), "ante_odds")
-    if ante == 0:
-        raise SetupError("seat %d: no Ante; optional wagers need the Ante" % seat, "ante_missing")
+            out[k] = wagers[k]
     return out
 
 

@@ -1,0 +1,54 @@
+"""Runs a table script under MicroPython: steps as JSON on stdin, events as JSON lines out.
+
+    args: [fake|real] ; stdin: {"steps": [...], "rounds_for_leak": N}
+Each step: ["cmd", kind, body] | ["card", serial, back, id] | ["reject", reason] | ["tick"].
+Prints {"ev": [kind, body]} per event, {"err": reason} per refused command, then
+{"mem": {...}} with the heap figures and {"state": ...}.
+"""
+import gc
+import json
+import sys
+
+gc.collect()
+free0 = gc.mem_free()
+from shoe.table import Table, CommandError  # noqa: E402
+
+if sys.argv[-1] == "real":
+    from shoe.games import engine
+else:
+    import fake_engine as engine
+gc.collect()
+free_imported = gc.mem_free()
+
+spec = json.loads(sys.stdin.read())
+gc.collect()
+base = gc.mem_free()  # after the input script is in memory
+t = Table(engine=engine)
+low = base
+i = 0
+for st in spec["steps"]:
+    i += 1
+    try:
+        if st[0] == "cmd":
+            t.command(st[1], st[2], i)
+        elif st[0] == "card":
+            t.card(st[1], st[2], st[3], i)
+        elif st[0] == "reject":
+            t.reject(st[1], i)
+        else:
+            t.tick(i + 10)
+    except CommandError as e:
+        print(json.dumps({"err": e.reason}))
+    for ev in t.pop_events():
+        print(json.dumps({"ev": [ev[0], ev[1]]}))
+    if hasattr(engine, "CALLS"):
+        engine.CALLS[:] = []
+    gc.collect()
+    f = gc.mem_free()
+    if f < low:
+        low = f
+gc.collect()
+after = gc.mem_free()
+print(json.dumps({"mem": {"heap_free_at_start": free0, "code": free0 - free_imported,
+                          "data_after": base - after, "live_max": base - low}}))
+print(json.dumps({"state": t.state()}))
