@@ -24,15 +24,22 @@ def _command_modules():
     return sorted(mods, key=lambda m: m.NAME)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: `shoectl: <problem> (see shoectl ... --help)`, exit 2."""
+
+    def error(self, message):
+        self.exit(2, "%s: %s (see `%s --help`)\n" % ("shoectl", message, self.prog))
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="shoectl",
         description="Host tools for the smart dealing shoe (Four Card Frenzy, High Card Flush): "
         "the virtual board, the demo, evaluation, sessions, link, audit and deployment.",
         epilog="Ports are pyserial URLs: /dev/ttyACM0, socket://127.0.0.1:PORT, loop://. "
         "`shoectl COMMAND --help` explains each command.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _command_modules():
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))

@@ -66,7 +66,7 @@ class Deck:
 class ReaderPort:
     """The reader endpoint of a virtual board (TCP): write lines like the optical module does."""
 
-    def __init__(self, host, port, timeout=10.0):
+    def __init__(self, host, port, timeout=3.0):
         self.addr = (host, port)
         self.timeout = timeout
         self.sent = []

@@ -30,6 +30,8 @@ def configure(p):
     p.add_argument("--json", action="store_true", help="one JSON line per event instead of a live table")
     p.add_argument("--seconds", type=float, help="stop after this many seconds")
     p.add_argument("--count", type=int, help="stop after this many events")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for the shoe to answer (default 10)")
 
 
 class TableView:
@@ -114,7 +116,7 @@ def run(args):
     link = ShoeLink(args.port, k["shoe"], supervisor_key=k["supervisor"], audit=store)
     live = None
     try:
-        link.open(timeout=10)
+        link.open(timeout=args.timeout)
         config = link.command("status", {}).get("config") or {}
         if not args.json and console.is_terminal:
             live = Live(view.render(), console=console, refresh_per_second=8)
