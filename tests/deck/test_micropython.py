@@ -67,3 +67,18 @@ def test_scripted_session_matches_cpython_real_engine():
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))
     assert sum(1 for e in dev if "ev" in e and e["ev"][0] == "round_result") == 3
+
+
+@pytest.mark.parametrize("which,heap", [("fake", "128k")] + ([("real", "192k")] if HAVE_ENGINE
+                                                            else []))
+def test_many_rounds_heap_flat_and_small(which, heap):
+    out = run_mpy(os.path.join(HERE, "mpy_leak.py"), heap=heap, extra_path=(HERE,),
+                  args=("150", which))
+    d = json_lines(out)[0]
+    used = d["used"]
+    assert d["outcomes"] == 150
+    if which == "fake":  # the table's live data (+ the 1.2 KB list of figures): a few KB
+        assert max(used) < 8000, used
+    tail = used[30:]
+    assert max(tail) - min(tail) <= 256, tail  # flat: no per-round garbage kept
+    assert d["state_bytes"] < 2000
