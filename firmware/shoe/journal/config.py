@@ -19,7 +19,7 @@ NAME = "shoe.json"
 
 class ConfigError(Exception):
     def __init__(self, reason):
-        Exception.__init__(self, reason)
+        super().__init__(reason)
         self.reason = reason
 
 

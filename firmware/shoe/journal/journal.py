@@ -8,6 +8,8 @@ unacknowledged events (it is the Endpoint's store), the hash-chain head and the 
     j.add_round(no, kind, body)       # a round_result / round_void for recall (last 100 kept)
     j.round(no) / j.round_numbers()   # recall
     Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: see shoe.link.store
+The outbox lives in one preallocated ring (outbox.py): `outbox_bytes` must not shrink between
+boots of the same journal.
 
 Files in ROOT: journal.log (append-only records, see log.py), journal.log.new (a compaction in
 progress), rounds.0 / rounds.1 (two segments of at most ROUNDS_PER_SEGMENT round records: the
@@ -30,6 +32,7 @@ import hashlib
 from micropython import const
 
 from shoe.journal import log
+from shoe.journal.outbox import Outbox
 from shoe.link import codec
 from shoe.link.message import GENESIS
 
@@ -38,17 +41,15 @@ ROUNDS_PER_SEGMENT = const(100)
 
 class JournalError(Exception):
     def __init__(self, reason):
-        Exception.__init__(self, reason)
+        super().__init__(reason)
         self.reason = reason
 
 
 class Journal:
-    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=12288):
+    def __init__(self, root, max_bytes=32768, outbox_limit=64, outbox_bytes=8192):
         self.root = root
         self.path = root + "/journal.log"
         self.max_bytes = max_bytes
-        self.outbox_limit = outbox_limit
-        self.outbox_bytes = outbox_bytes
         self.writes = 0
         self.bytes_written = 0
         self.recovered_torn = 0
@@ -59,8 +60,7 @@ class Journal:
         self.ctr = 0
         self.eseq = 0
         self.chain = GENESIS
-        self._out = []
-        self._out_size = 0
+        self._out = Outbox(outbox_bytes, outbox_limit)
         self._state_digest = None
         self._app = None
         self._recover()
@@ -96,8 +96,7 @@ class Journal:
     def _replay(self, r):
         t = r[0]
         if t == "O":
-            self._out.append((r[1], r[2]))
-            self._out_size += len(r[2])
+            self._out.add(r[1], r[2])
             self.eseq = r[1]
             self.chain = r[3]
         elif t == "A":
@@ -120,15 +119,15 @@ class Journal:
             self.boot = d["boot"]
             self.state = d["state"]
             self.errors = d["errors"]
-            self._out = []
-            self._out_size = 0
+            self._out.clear()
         # "Z" and unknown tags: nothing to restore
 
     def _snapshot(self):
         yield codec.encode(["X", {"ctr": self.ctr, "eseq": self.eseq, "chain": self.chain,
                                   "boot": self.boot, "state": self.state, "errors": self.errors}])
-        for eseq, payload in self._out:
-            yield codec.encode(["O", eseq, payload, self.chain])
+        ob = self._out
+        for i in range(ob.count):
+            yield codec.encode(["O", ob.first + i, ob.get(ob.first + i), self.chain])
         yield codec.encode(["Z"])
 
     def compact(self):
@@ -183,9 +182,10 @@ class Journal:
         self.ctr = ctr
 
     def outbox_add(self, eseq, payload, head):
+        if not self._out.fits(len(payload)):
+            raise JournalError("outbox_full")
         self._append(["O", eseq, payload, head])
-        self._out.append((eseq, payload))
-        self._out_size += len(payload)
+        self._out.add(eseq, payload)
         self.eseq = eseq
         self.chain = head
 
@@ -195,17 +195,19 @@ class Journal:
         self.ctr = ctr
 
     def _prune(self, upto):
-        while self._out and self._out[0][0] <= upto:
-            self._out_size -= len(self._out[0][1])
-            self._out.pop(0)
+        self._out.prune(upto)
+
+    def outbox_first(self):
+        return self._out.first if self._out.count else self.eseq + 1
+
+    def payload(self, eseq):
+        return self._out.get(eseq)
 
     def outbox(self):
-        return list(self._out)
+        return self._out.items()
 
     def outbox_room(self):
-        if self._out_size >= self.outbox_bytes:
-            return 0
-        return self.outbox_limit - len(self._out)
+        return self._out.room()
 
     # ---- rounds: the last 100 for recall --------------------------------------------------
     def _seg(self, i):

@@ -1,34 +1,41 @@
 """COBS (Consistent Overhead Byte Stuffing): frames on the wire contain no 0x00 byte, and a single
 0x00 ends each frame, so a receiver always resynchronises at the next zero after garbage.
 
-`encode(data) -> bytes` (overhead: 1 byte + 1 per 254); `decode_into(buf, n) -> m` decodes the
+`encode(data) -> bytes` (overhead: 1 byte + 1 per 254), `encode_into(bytearray, data, n)`; `decode_into(buf, n) -> m` decodes the
 first n bytes of a bytearray IN PLACE (the decoded length m <= n) with no allocation, returning -1
 for an invalid encoding. `decode(data) -> bytes` is the allocating convenience for tests.
 """
 
 
 def encode(data):
-    out = bytearray(len(data) + len(data) // 254 + 2)
-    code_at = 0
-    o = 1
+    out = bytearray()
+    encode_into(out, data)
+    return bytes(out)
+
+
+def encode_into(out, data, n=None):
+    """Append the COBS encoding of data[0:n] to the bytearray `out` (no temporary copies)."""
+    if n is None:
+        n = len(data)
+    code_at = len(out)
+    out.append(1)
     code = 1
-    for b in data:
+    for i in range(n):
+        b = data[i]
         if b == 0:
             out[code_at] = code
-            code_at = o
-            o += 1
+            code_at = len(out)
+            out.append(1)
             code = 1
         else:
-            out[o] = b
-            o += 1
+            out.append(b)
             code += 1
             if code == 0xFF:
                 out[code_at] = code
-                code_at = o
-                o += 1
+                code_at = len(out)
+                out.append(1)
                 code = 1
     out[code_at] = code
-    return bytes(out[:o])
 
 
 def decode_into(buf, n):

@@ -17,7 +17,7 @@ _MAX_ITEMS = const(4096)
 
 class CodecError(Exception):
     def __init__(self, reason):
-        Exception.__init__(self, reason)
+        super().__init__(reason)
         self.reason = reason
 
 

@@ -6,7 +6,7 @@ It never touches a port or a clock: the caller feeds it bytes and the time.
     ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
                   supervised=("ack_error",))
     msgs = ep.receive(chunk, now_ms)      # -> [(kind, body, ref, meta)], verified, exactly once
-    out = ep.transmit(now_ms)             # -> bytes to write now (b"" if nothing)
+    out = ep.transmit(now_ms)             # -> bytes-like to write now (empty if nothing)
     ep.send(kind, body)                   # shoe: durable event (journalled first) -> eseq
     ep.send(kind, body, durable=False)    # shoe: volatile message (not journalled) -> 0
     ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
@@ -20,7 +20,8 @@ delivered); host role gets shoe messages (kind, body, eseq, meta) with meta = {"
 counted in `errors()` by reason, never raised.
 
 Reliability: transport sequence numbers (16 bit, per session) with cumulative acks, go-back-N
-retransmission of at most `window` frames after `rto_ms` (doubling to 8 x rto while no progress),
+retransmission of at most `window` frames after `rto_ms` (doubling to 4 x rto while no progress),
+fast retransmission of a lost base frame when the peer reports frames held after a gap,
 in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
 when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (version,
 session ids, a MAC proving both ends hold the key); a new session id from the peer (it restarted)
@@ -77,8 +78,11 @@ class Endpoint:
         self.refused = None  # reason string once the peer refused us (or we refused it)
         self.on_peer = on_peer
         self.deframer = frame.Deframer()
+        self._raw = bytearray(frame.MAX_FRAME)  # scratch for building frames
         self.stats = {}
-        self._txq = []  # [payload, eseq] awaiting transport ack (sent or not)
+        # awaiting transport ack (sent or not): an int = a durable eseq whose payload stays in the
+        # store (no heap object per event), bytes = a volatile message or a host command
+        self._txq = []
         self._pending = []  # host: (kind, body, key) waiting for the handshake to get a counter
         self._tx_base = 1
         self._in_flight = 0
@@ -87,6 +91,7 @@ class Endpoint:
         self._rx_next = 1
         self._rxbuf = {}
         self._fast_base = -1
+        self._fast_at = 0
         self._resend_base = False
         self._need_ack = False
         self._need_hello = True
@@ -129,7 +134,7 @@ class Endpoint:
             return self.command(kind, body)
         if not durable:
             payload, _ = seal_message(self.key, kind, body, 0, b"")
-            self._queue(payload, 0)
+            self._queue(payload)
             return 0
         st = self.store
         if st.outbox_room() <= 0:
@@ -138,8 +143,11 @@ class Endpoint:
         payload, head = seal_message(self.key, kind, body, eseq, st.chain)
         if len(payload) > frame.MAX_PAYLOAD:
             raise LinkError("too_big")
-        st.outbox_add(eseq, payload, head)  # journalled before it can be transmitted
-        self._txq.append([payload, eseq])
+        try:
+            st.outbox_add(eseq, payload, head)  # journalled before it can be transmitted
+        except Exception as e:
+            raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
+        self._txq.append(eseq)
         return eseq
 
     def reply(self, ctr, body=None, durable=False):
@@ -155,10 +163,18 @@ class Endpoint:
             b["detail"] = detail
         return self.send("error", b, durable)
 
-    def _queue(self, payload, eseq):
+    def _queue(self, payload):
         if len(payload) > frame.MAX_PAYLOAD:
             raise LinkError("too_big")
-        self._txq.append([payload, eseq])
+        self._txq.append(payload)
+
+    def _payload(self, x):
+        if not isinstance(x, int):
+            return x
+        p = self.store.payload(x)
+        if p is None:  # acknowledged meanwhile: keep the transport seq with a no-op
+            p, _ = seal_message(self.key, "_nop", None, 0, b"")
+        return p
 
     def command(self, kind, body, key=None):
         """Host: queue a command; returns its counter (0 if it waits for the handshake)."""
@@ -171,7 +187,7 @@ class Endpoint:
     def _seal_cmd(self, kind, body, key):
         self.ctr += 1
         payload = seal_command(key, kind, body, self.ctr)
-        self._queue(payload, self.ctr)
+        self._queue(payload)
         return self.ctr
 
     def ack_events(self):
@@ -216,8 +232,10 @@ class Endpoint:
             return
         self._last_rx = self._now
         self._on_ack(ack)
-        if ftype == ACK and seq and self._in_flight and self._fast_base != self._tx_base:
+        if ftype == ACK and seq and self._in_flight and (
+                self._fast_base != self._tx_base or self._now - self._fast_at >= self.rto_ms // 3):
             self._fast_base = self._tx_base  # the peer holds later frames: the base was lost
+            self._fast_at = self._now
             self._resend_base = True
         if ftype != DATA:
             return
@@ -281,6 +299,13 @@ class Endpoint:
                 self._auto_error(ctr, "malformed")
                 return
             st.outbox_ack(upto, ctr)
+            q = self._txq  # acknowledged events not yet sent in this session: no need to
+            i = self._in_flight
+            while i < len(q):
+                if isinstance(q[i], int) and q[i] <= upto:
+                    q.pop(i)
+                else:
+                    i += 1
             return
         if kind[:1] == "_":
             st.set_ctr(ctr)
@@ -300,6 +325,8 @@ class Endpoint:
             kind, body, eseq, prev, head, mac = open_message(payload, self.key)
         except LinkError as e:
             self._count(e.reason)
+            return
+        if kind == "_nop":
             return
         if eseq:
             if self.delivered is not None and eseq <= self.delivered:
@@ -380,8 +407,8 @@ class Endpoint:
         self._backoff = 1
         self._need_ack = False
         if self.role == "shoe":
-            vol = [x for x in self._txq if not x[1]]
-            self._txq = [[p, e] for (e, p) in self.store.outbox()] + vol
+            vol = [x for x in self._txq if not isinstance(x, int)]
+            self._txq = list(range(self.store.outbox_first(), self.store.eseq + 1)) + vol
         else:
             c = h.get("ctr")
             if isinstance(c, int) and c > self.ctr:
@@ -393,12 +420,13 @@ class Endpoint:
             self._acked = 0
 
     def _frame(self, ftype, seq, payload=b""):
-        self._out_bytes.extend(frame.build(ftype, seq, (self._rx_next - 1) & _MASK, payload))
+        frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
+                         payload)
 
     # ---- transmitting ---------------------------------------------------------------------
     def transmit(self, now_ms):
         self._now = now_ms
-        self._out_bytes = bytearray()
+        self._out_bytes = bytearray(b"\x00")  # a leading delimiter cuts off any line noise
         if self._refuse is not None:
             self._frame(REFUSE, 0, codec.encode(self._refuse))
             self._refuse = None
@@ -416,18 +444,19 @@ class Endpoint:
         if self._in_flight and now_ms >= self._rto_at:  # timeout: resend everything in flight
             self._count("retransmit")
             for i in range(self._in_flight):
-                self._frame(DATA, (self._tx_base + i) & _MASK, self._txq[i][0])
+                self._frame(DATA, (self._tx_base + i) & _MASK, self._payload(self._txq[i]))
             sent_data = True
             self._resend_base = False
-            self._backoff = min(self._backoff * 2, 8)
+            self._backoff = min(self._backoff * 2, 4)
             self._rto_at = now_ms + self.rto_ms * self._backoff
         elif self._resend_base and self._in_flight:  # fast retransmit of the missing base
             self._count("fast_retransmit")
-            self._frame(DATA, self._tx_base, self._txq[0][0])
+            self._frame(DATA, self._tx_base, self._payload(self._txq[0]))
             sent_data = True
         self._resend_base = False
         while self._in_flight < len(self._txq) and self._in_flight < self.window:
-            self._frame(DATA, (self._tx_base + self._in_flight) & _MASK, self._txq[self._in_flight][0])
+            self._frame(DATA, (self._tx_base + self._in_flight) & _MASK,
+                        self._payload(self._txq[self._in_flight]))
             if not self._in_flight:
                 self._rto_at = now_ms + self.rto_ms * self._backoff
             self._in_flight += 1
@@ -450,10 +479,10 @@ class Endpoint:
     def _finish(self, now_ms):
         out = self._out_bytes
         self._out_bytes = None
-        if not out:
+        if len(out) == 1:
             return b""
         self._last_tx = now_ms
-        return b"\x00" + bytes(out)
+        return out
 
 
 def _eq(a, b):

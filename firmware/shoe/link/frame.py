@@ -31,10 +31,17 @@ REASONS = ("cobs", "crc", "short", "oversize", "version", "type")
 
 
 def build(ftype, seq, ack, payload=b"", version=VERSION):
+    """The wire bytes of one frame (COBS + delimiter)."""
+    out = bytearray()
+    build_into(out, bytearray(MAX_FRAME), ftype, seq, ack, payload, version)
+    return bytes(out)
+
+
+def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION):
+    """Append one frame to `out` using `raw` (a bytearray(MAX_FRAME) scratch buffer, reused)."""
     n = len(payload)
     if n > MAX_PAYLOAD:
         raise ValueError("too_big")
-    raw = bytearray(HEADER + n + 4)
     raw[0] = version
     raw[1] = ftype
     raw[2] = (seq >> 8) & 0xFF
@@ -42,8 +49,10 @@ def build(ftype, seq, ack, payload=b"", version=VERSION):
     raw[4] = (ack >> 8) & 0xFF
     raw[5] = ack & 0xFF
     raw[HEADER:HEADER + n] = payload
-    struct.pack_into(">I", raw, HEADER + n, crc32(memoryview(raw)[0:HEADER + n]))
-    return cobs.encode(raw) + b"\x00"
+    m = HEADER + n
+    struct.pack_into(">I", raw, m, crc32(memoryview(raw)[0:m]))
+    cobs.encode_into(out, raw, m + 4)
+    out.append(0)
 
 
 class Deframer:

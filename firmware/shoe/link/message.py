@@ -30,7 +30,7 @@ _HELLO = b"SHOE1hello"
 
 class LinkError(Exception):
     def __init__(self, reason, detail=None):
-        Exception.__init__(self, reason)
+        super().__init__(reason)
         self.reason = reason
         self.detail = detail
 

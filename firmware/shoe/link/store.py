@@ -2,13 +2,16 @@
 
 A store keeps, across resets: `ctr` (the last accepted host command counter), `eseq` (the last
 durable event sequence assigned), `chain` (the hash-chain head, 16 bytes) and the outbox of durable
-messages the host has not acknowledged. The Endpoint calls:
+messages the host has not acknowledged (consecutive eseq outbox_first()..eseq). The Endpoint calls:
 
     store.set_ctr(ctr)                    a command was accepted (persist before acting on it)
-    store.outbox_add(eseq, payload, head) a durable message exists (persist BEFORE it is sent)
+    store.outbox_add(eseq, payload, head) a durable message exists (persist BEFORE it is sent);
+                                          raises an exception with reason "outbox_full" if full
     store.outbox_ack(upto, ctr)           the host stored every eseq <= upto (authenticated)
-    store.outbox()                        [(eseq, payload), ...] ascending, not yet acknowledged
-    store.outbox_room()                   how many more durable messages fit
+    store.outbox_first()                  the oldest unacknowledged eseq (eseq + 1 if none)
+    store.payload(eseq)                   its payload (bytes-like) or None once acknowledged
+    store.outbox_room()                   how many more durable messages surely fit
+    store.outbox()                        [(eseq, payload)] (tests, snapshots)
 
 shoe.journal.Journal implements this on flash; MemoryStore is for tests and simulations (a
 "reset" there = building a new Endpoint on the same MemoryStore).
@@ -21,7 +24,7 @@ class MemoryStore:
         self.ctr = 0
         self.eseq = 0
         self.chain = GENESIS
-        self._out = []
+        self._out = {}
         self.limit = limit
         self.writes = 0
 
@@ -30,18 +33,27 @@ class MemoryStore:
         self.writes += 1
 
     def outbox_add(self, eseq, payload, head):
+        if len(self._out) >= self.limit:
+            raise ValueError("outbox_full")
         self.eseq = eseq
         self.chain = head
-        self._out.append((eseq, payload))
+        self._out[eseq] = bytes(payload)
         self.writes += 1
 
     def outbox_ack(self, upto, ctr):
         self.ctr = ctr
-        self._out = [x for x in self._out if x[0] > upto]
+        for e in [e for e in self._out if e <= upto]:
+            del self._out[e]
         self.writes += 1
 
+    def outbox_first(self):
+        return min(self._out) if self._out else self.eseq + 1
+
+    def payload(self, eseq):
+        return self._out.get(eseq)
+
     def outbox(self):
-        return list(self._out)
+        return sorted(self._out.items())
 
     def outbox_room(self):
         return self.limit - len(self._out)

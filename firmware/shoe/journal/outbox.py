@@ -1,0 +1,97 @@
+"""The outbox in RAM: unacknowledged durable messages in ONE preallocated ring buffer.
+
+Durable messages have consecutive sequence numbers and are acknowledged oldest first, so the
+outbox is the range first..last of eseq and their payloads lie one after another in a bytearray
+(wrapping to the start when the end is too short). No heap object exists per message: a 64 KB
+heap stays unfragmented however long the host is away.
+
+    ob = Outbox(nbytes=8192, nmax=64)
+    ob.fits(n) / ob.add(eseq, payload)      # add raises ValueError("outbox_full")
+    ob.get(eseq) -> memoryview | None       # valid until the next add/prune
+    ob.prune(upto); ob.first; ob.count; ob.items()
+"""
+import array
+
+
+class Outbox:
+    def __init__(self, nbytes=8192, nmax=64):
+        self.buf = bytearray(nbytes)
+        self.mv = memoryview(self.buf)
+        self.size = nbytes
+        self.nmax = nmax
+        self.off = array.array("i", bytes(4 * nmax))
+        self.len = array.array("i", bytes(4 * nmax))
+        self.head = 0  # slot of the oldest message
+        self.count = 0
+        self.first = 1  # eseq of the oldest message (when count > 0)
+        self.wpos = 0
+        self.used = 0  # payload bytes held
+
+    def _place(self, n):
+        """Offset where a payload of n bytes goes, or -1."""
+        if self.count >= self.nmax or n > self.size:
+            return -1
+        if self.count == 0:
+            return 0
+        start = self.off[self.head]
+        w = self.wpos
+        if w > start or (w == start and self.count == 0):
+            if w + n <= self.size:
+                return w
+            return 0 if n <= start else -1
+        return w if w + n <= start else -1
+
+    def fits(self, n):
+        return self._place(n) >= 0
+
+    def room(self, n=1030):
+        """How many more messages of n bytes surely fit (0 when full)."""
+        if not self.fits(n):
+            return 0
+        return self.nmax - self.count
+
+    def add(self, eseq, payload):
+        n = len(payload)
+        at = self._place(n)
+        if at < 0:
+            raise ValueError("outbox_full")
+        if self.count == 0:
+            self.first = eseq
+            self.head = 0
+        elif eseq != self.first + self.count:
+            raise ValueError("outbox_order")
+        slot = (self.head + self.count) % self.nmax
+        self.buf[at:at + n] = payload
+        self.off[slot] = at
+        self.len[slot] = n
+        self.wpos = at + n
+        self.count += 1
+        self.used += n
+
+    def get(self, eseq):
+        i = eseq - self.first
+        if i < 0 or i >= self.count:
+            return None
+        slot = (self.head + i) % self.nmax
+        o = self.off[slot]
+        return self.mv[o:o + self.len[slot]]
+
+    def prune(self, upto):
+        while self.count and self.first <= upto:
+            self.used -= self.len[self.head]
+            self.head = (self.head + 1) % self.nmax
+            self.count -= 1
+            self.first += 1
+        if self.count == 0:
+            self.wpos = 0
+            self.head = 0
+
+    def clear(self):
+        self.count = 0
+        self.head = 0
+        self.wpos = 0
+        self.used = 0
+
+    def items(self):
+        """[(eseq, bytes)] oldest first (allocates: for snapshots and tests)."""
+        return [(self.first + i, bytes(self.get(self.first + i))) for i in range(self.count)]
