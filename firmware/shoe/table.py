@@ -558,8 +558,17 @@ class Table:
 
     @classmethod
     def from_state(cls, st, engine=None):
+        """A table exactly as it was when `st` = t.state() was taken. ValueError if `st` is not
+        a complete v1 snapshot."""
         if not isinstance(st, dict) or st.get("v") != 1:
             raise ValueError("not a table state (v1)")
+        try:
+            return cls._restore(st, engine)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            raise ValueError("bad table state: %r" % (e,))
+
+    @classmethod
+    def _restore(cls, st, engine):
         t = cls(None, engine)
         t.cfg = st["cfg"]
         t.ledger = Ledger.from_state(st["ledger"])

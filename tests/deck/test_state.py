@@ -99,7 +99,11 @@ def test_pending_events_survive_a_snapshot():
 
 
 def test_from_state_refuses_garbage():
-    for bad in (None, {}, {"v": 2}, [1]):
+    good = Table(engine=fake_engine).state()
+    broken = dict(good)
+    del broken["ledger"]
+    wrong = dict(good, ledger={"two": False})
+    for bad in (None, {}, {"v": 2}, [1], {"v": 1}, broken, wrong):
         with pytest.raises(ValueError):
             Table.from_state(bad)
 
@@ -112,3 +116,10 @@ def test_state_is_small():
         step(t, st, i)
         sizes.append(len(json.dumps(t.state())))
     assert max(sizes) < 2000, max(sizes)
+
+
+def test_config_in_the_constructor():
+    t = Table({"game": FCF, "procedure": "hand"}, engine=fake_engine)
+    assert t.current_phase() == "load_deck"
+    with pytest.raises(CommandError):
+        Table({"game": "bingo"}, engine=fake_engine)
