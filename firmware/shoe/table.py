@@ -481,7 +481,7 @@ class Table:
     def _settle(self, now, stub_checked):
         rnd = self.rnd
         seq = self._sequence(stub_checked)
-        finding = self.shuffle.check(seq)
+        finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
         self.shuffle.remember(seq)
         if finding is not None:
             w = {"warning": "unshuffled", "round": rnd["n"], "deck": rnd["deck"]}

@@ -404,3 +404,18 @@ def test_exactly_one_outcome_per_round_over_many_faults():
         outcomes += len(of(ev, "round_result")) + len(of(ev, "round_void"))
         assert t.rnd is None
     assert outcomes == opened
+
+
+def test_shuffle_check_can_be_switched_off_for_stacked_test_decks():
+    t = make(FCF, "manual-shoe", shuffle_check=False)
+    for r in range(2):  # new-deck order, and the same order twice
+        ev = play_round(t, list(range(52)))
+        assert len(of(ev, "round_result")) == 1, ev
+
+
+def play_round(t, order):
+    t.command("open_round", seats_body(FCF, (1, 3)), 1)
+    deal(t, order, 15)
+    t.command("decisions", {"1": 0, "3": 0}, 1)
+    run_pass(t, SER, "R", order[15:], 1)
+    return t.pop_events()

@@ -35,7 +35,8 @@ def _num(body, key, default):
 
 
 _KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two_deck",
-         "represent_max", "jam_timeout_s", "deck_age_hand_s", "deck_age_shoe_s")
+         "represent_max", "jam_timeout_s", "deck_age_hand_s", "deck_age_shoe_s",
+         "shuffle_check")
 
 
 def configure(body):
@@ -72,12 +73,14 @@ def configure(body):
             raise SetupError("%r is not an optional wager of %s (%s)" % (
                 w, game, ", ".join(OPTIONAL[game])), "bad_field")
     two = body.get("two_deck", False)
-    if not isinstance(two, bool):
-        raise SetupError("two_deck must be true or false", "bad_field")
+    check = body.get("shuffle_check", True)
+    if not isinstance(two, bool) or not isinstance(check, bool):
+        raise SetupError("two_deck and shuffle_check must be true or false", "bad_field")
     return {
         "game": game, "procedure": proc, "paytable": pt, "rules": dict(rules),
         "offered": [w for w in OPTIONAL[game] if w in offered],
         "stub_every": _int(body, "stub_every", 1, 1, 5), "two_deck": two,
+        "shuffle_check": check,
         "represent_max": _int(body, "represent_max", 2, 0, 9),
         "jam_timeout_s": _num(body, "jam_timeout_s", 60),
         "deck_age_hand_s": _num(body, "deck_age_hand_s", 4 * 3600),
