@@ -31,6 +31,7 @@ while True:
                 n += 1
                 ep.send("card", {"n": n})
                 j.save_state({"n": n})
+        gc.collect()
         ep.reply(ctr, {"ok": True, "free": gc.mem_free()})
     out = ep.transmit(now)
     if now % 2000 == 0:

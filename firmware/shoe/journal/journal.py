@@ -18,7 +18,8 @@ record is [count, round_no, kind, body], count = journal-wide order).
 Record payloads are codec-encoded lists whose first item is a tag:
     ["B", boot]                 boot counter          ["S", state]              table snapshot
     ["C", ctr]                  command accepted      ["E", errors]             latched errors
-    ["O", eseq, payload, head]  durable message       ["A", upto, ctr]          host acked <= upto
+    ["O", [[eseq, payload, head], ...], state|None]   durable messages (+ the state they lead to)
+    ["A", upto, ctr]            host acked <= upto
     ["X", {...}]                compaction snapshot (counters, state, errors), followed by the
                                 outbox as "O" records and a final ["Z"] marking it complete
 Recovery replays the log in order and stops at the first bad record (a torn write); if anything
@@ -90,15 +91,20 @@ class Journal:
                 break
         if scan.torn:
             self.recovered_torn += 1
+        self._size = scan.good_end
         if scan.torn or scan.good_end > self.max_bytes:
             self.compact()
 
     def _replay(self, r):
         t = r[0]
         if t == "O":
-            self._out.add(r[1], r[2])
-            self.eseq = r[1]
-            self.chain = r[3]
+            for eseq, payload, head in r[1]:
+                self._out.add(eseq, payload)
+                self.eseq = eseq
+                self.chain = head
+            if r[2] is not None:
+                self.state = r[2]
+                self._state_digest = None
         elif t == "A":
             self._prune(r[1])
             self.ctr = r[2]
@@ -127,7 +133,7 @@ class Journal:
                                   "boot": self.boot, "state": self.state, "errors": self.errors}])
         ob = self._out
         for i in range(ob.count):
-            yield codec.encode(["O", ob.first + i, ob.get(ob.first + i), self.chain])
+            yield codec.encode(["O", [[ob.first + i, ob.get(ob.first + i), self.chain]], None])
         yield codec.encode(["Z"])
 
     def compact(self):
@@ -138,6 +144,7 @@ class Journal:
         w, b = log.rewrite(self.path, self._snapshot())
         self.writes += w
         self.bytes_written += b
+        self._size = b
         self.compactions += 1
 
     def _append(self, record):
@@ -164,13 +171,16 @@ class Journal:
         return True
 
     def _app_record(self, payload):
+        # compact BEFORE appending: the snapshot is the state up to the previous record, and the
+        # new record follows it (memory is updated by the caller after the write)
+        if self._size + len(payload) + log.HEAD > self.max_bytes:
+            self.compact()
         if self._app is None:
             self._app = log.Appender(self.path)
         self._app.append(payload)
         self.writes += 1
         self.bytes_written += len(payload) + log.HEAD
-        if log.size(self.path) > self.max_bytes:
-            self.compact()
+        self._size += len(payload) + log.HEAD
 
     def set_errors(self, errors):
         self._append(["E", errors])
@@ -181,13 +191,20 @@ class Journal:
         self._append(["C", ctr])
         self.ctr = ctr
 
-    def outbox_add(self, eseq, payload, head):
-        if not self._out.fits(len(payload)):
+    def outbox_add(self, items, state=None):
+        """Durable messages [(eseq, payload, head)] (+ the app state) in ONE record."""
+        if not self._out.fits_all([len(it[1]) for it in items]):
             raise JournalError("outbox_full")
-        self._append(["O", eseq, payload, head])
-        self._out.add(eseq, payload)
-        self.eseq = eseq
-        self.chain = head
+        if state is not None:
+            enc_state = codec.encode(state)
+        self._append(["O", [[e, p, h] for e, p, h in items], state])
+        for eseq, payload, head in items:
+            self._out.add(eseq, payload)
+            self.eseq = eseq
+            self.chain = head
+        if state is not None:
+            self.state = state
+            self._state_digest = hashlib.sha256(enc_state).digest()
 
     def outbox_ack(self, upto, ctr):
         self._append(["A", upto, ctr])

@@ -27,22 +27,37 @@ class Outbox:
         self.wpos = 0
         self.used = 0  # payload bytes held
 
-    def _place(self, n):
-        """Offset where a payload of n bytes goes, or -1."""
-        if self.count >= self.nmax or n > self.size:
+    def _at(self, n, w, count, start):
+        """Offset for n more bytes after `count` messages ending at w, the oldest at `start`."""
+        if count >= self.nmax or n > self.size:
             return -1
-        if self.count == 0:
+        if count == 0:
             return 0
-        start = self.off[self.head]
-        w = self.wpos
-        if w > start or (w == start and self.count == 0):
+        if w > start:
             if w + n <= self.size:
                 return w
             return 0 if n <= start else -1
         return w if w + n <= start else -1
 
+    def _place(self, n):
+        return self._at(n, self.wpos, self.count, self.off[self.head] if self.count else 0)
+
     def fits(self, n):
         return self._place(n) >= 0
+
+    def fits_all(self, lengths):
+        """Would payloads of these lengths all fit, added in this order?"""
+        w, count = self.wpos, self.count
+        start = self.off[self.head] if count else 0
+        for n in lengths:
+            at = self._at(n, w, count, start)
+            if at < 0:
+                return False
+            if count == 0:
+                start = 0
+            w = at + n
+            count += 1
+        return True
 
     def room(self, n=1030):
         """How many more messages of n bytes surely fit (0 when full)."""

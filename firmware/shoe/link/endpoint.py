@@ -8,6 +8,7 @@ It never touches a port or a clock: the caller feeds it bytes and the time.
     msgs = ep.receive(chunk, now_ms)      # -> [(kind, body, ref, meta)], verified, exactly once
     out = ep.transmit(now_ms)             # -> bytes-like to write now (empty if nothing)
     ep.send(kind, body)                   # shoe: durable event (journalled first) -> eseq
+    ep.send_many([(kind, body), ...], state=obj)  # shoe: events + app state, ONE atomic write
     ep.send(kind, body, durable=False)    # shoe: volatile message (not journalled) -> 0
     ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
     ep.send(kind, body)                   # host: queue a command -> its counter (0 until link up)
@@ -109,6 +110,7 @@ class Endpoint:
         self.ack_delay_ms = ack_delay_ms
         self._acked = 0
         self._ack_since = None
+        self._ack_ctrs = []  # counters of our own recent _ack commands
 
     # ---- counters -------------------------------------------------------------------------
     def _count(self, reason):
@@ -129,26 +131,43 @@ class Endpoint:
         return len(self._txq) + len(self._pending)
 
     # ---- sending --------------------------------------------------------------------------
-    def send(self, kind, body, durable=True):
+    def send(self, kind, body, durable=True, state=None):
+        """Shoe: one message (see send_many); host: a command (returns its counter)."""
         if self.role == "host":
             return self.command(kind, body)
         if not durable:
             payload, _ = seal_message(self.key, kind, body, 0, b"")
             self._queue(payload)
             return 0
+        return self.send_many(((kind, body),), state)[0]
+
+    def send_many(self, msgs, state=None):
+        """Shoe: durable events [(kind, body), ...] and optionally the application state that
+        results from them, journalled in ONE atomic write before anything can be transmitted.
+        Returns their eseqs. LinkError("outbox_full" | "too_big") and nothing is written."""
         st = self.store
-        if st.outbox_room() <= 0:
+        if not msgs and state is None:
+            return []
+        if st.outbox_room() < len(msgs):
             raise LinkError("outbox_full")
-        eseq = st.eseq + 1
-        payload, head = seal_message(self.key, kind, body, eseq, st.chain)
-        if len(payload) > frame.MAX_PAYLOAD:
-            raise LinkError("too_big")
+        items = []
+        eseq = st.eseq
+        head = st.chain
+        for kind, body in msgs:
+            eseq += 1
+            payload, head = seal_message(self.key, kind, body, eseq, head)
+            if len(payload) > frame.MAX_PAYLOAD:
+                raise LinkError("too_big")
+            items.append((eseq, payload, head))
         try:
-            st.outbox_add(eseq, payload, head)  # journalled before it can be transmitted
+            st.outbox_add(items, state)  # journalled before it can be transmitted
         except Exception as e:
             raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
-        self._txq.append(eseq)
-        return eseq
+        out = []
+        for it in items:
+            self._txq.append(it[0])
+            out.append(it[0])
+        return out
 
     def reply(self, ctr, body=None, durable=False):
         b = {"re": ctr}
@@ -195,7 +214,8 @@ class Endpoint:
         if self.delivered and self.delivered > self._acked and self.up:
             self._acked = self.delivered
             self._ack_since = None
-            self._seal_cmd(ACK_KIND, {"upto": self.delivered}, self.key)
+            c = self._seal_cmd(ACK_KIND, {"upto": self.delivered}, self.key)
+            self._ack_ctrs = self._ack_ctrs[-15:] + [c]
 
     # ---- receiving ------------------------------------------------------------------------
     def receive(self, data, now_ms):
@@ -340,6 +360,8 @@ class Endpoint:
                 self._ack_since = self._now
             meta = {"prev": prev, "hash": head, "mac": mac, "payload": bytes(payload)}
             self._out.append((kind, body, eseq, meta))
+        elif kind == "error" and isinstance(body, dict) and body.get("re") in self._ack_ctrs:
+            self._count("ack_refused")  # a re-sent _ack the shoe had already applied: harmless
         else:
             self._out.append((kind, body, 0, None))
 

@@ -5,8 +5,10 @@ durable event sequence assigned), `chain` (the hash-chain head, 16 bytes) and th
 messages the host has not acknowledged (consecutive eseq outbox_first()..eseq). The Endpoint calls:
 
     store.set_ctr(ctr)                    a command was accepted (persist before acting on it)
-    store.outbox_add(eseq, payload, head) a durable message exists (persist BEFORE it is sent);
-                                          raises an exception with reason "outbox_full" if full
+    store.outbox_add(items, state)        durable messages [(eseq, payload, head)] and, unless
+                                          None, the application state, in ONE atomic write
+                                          BEFORE any is sent; raises (reason "outbox_full") and
+                                          writes nothing if they do not all fit
     store.outbox_ack(upto, ctr)           the host stored every eseq <= upto (authenticated)
     store.outbox_first()                  the oldest unacknowledged eseq (eseq + 1 if none)
     store.payload(eseq)                   its payload (bytes-like) or None once acknowledged
@@ -25,6 +27,7 @@ class MemoryStore:
         self.eseq = 0
         self.chain = GENESIS
         self._out = {}
+        self.state = None
         self.limit = limit
         self.writes = 0
 
@@ -32,12 +35,15 @@ class MemoryStore:
         self.ctr = ctr
         self.writes += 1
 
-    def outbox_add(self, eseq, payload, head):
-        if len(self._out) >= self.limit:
+    def outbox_add(self, items, state=None):
+        if len(self._out) + len(items) > self.limit:
             raise ValueError("outbox_full")
-        self.eseq = eseq
-        self.chain = head
-        self._out[eseq] = bytes(payload)
+        for eseq, payload, head in items:
+            self.eseq = eseq
+            self.chain = head
+            self._out[eseq] = bytes(payload)
+        if state is not None:
+            self.state = state
         self.writes += 1
 
     def outbox_ack(self, upto, ctr):
