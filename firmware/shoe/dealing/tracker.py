@@ -14,6 +14,7 @@ Targets are small ints: 1..6 seats, DEALER, ALL_SIX, DISCARD; `target_name()` gi
 preallocated bytearray (reused every round), so `place()` allocates nothing.
 """
 from micropython import const
+from shoe.deck.ledger import hexs, unhex
 
 DEALER = const(7)
 ALL_SIX = const(8)
@@ -124,15 +125,15 @@ class Tracker:
 
     def to_state(self):
         return {"game": self.game, "proc": self.procedure, "seats": list(self.seats),
-                "a6": self.a6, "cards": "".join("%02x" % c for c in self.cards[: self.n])}
+                "a6": self.a6, "cards": hexs(self.cards[: self.n])}
 
     @classmethod
     def from_state(cls, st):
         tr = cls()
         tr.reset(st["game"], st["proc"], st["seats"], st["a6"])
-        h = st["cards"]
-        n = len(h) // 2
-        for i in range(n):
-            tr.cards[i] = int(h[2 * i : 2 * i + 2], 16)
-        tr.n = n
+        c = unhex(st["cards"])
+        if len(c) > tr.total:
+            raise ValueError("bad tracker state")
+        tr.cards[: len(c)] = c
+        tr.n = len(c)
         return tr

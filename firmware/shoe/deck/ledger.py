@@ -12,6 +12,7 @@ round's deck and was not seen since the shuffle, else raises LedgerError with th
 of the irregularity. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
 state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
 """
+from binascii import hexlify, unhexlify
 from micropython import const
 from shoe import reasons as R
 
@@ -61,14 +62,19 @@ def _clear(mask):
         mask[i] = 0
 
 
-def _hex(b):
-    return "".join("%02x" % x for x in b)
+def hexs(b):
+    """bytes -> lower-case hex text (C speed: state() runs after every event)."""
+    return hexlify(b).decode()
 
 
-def _unhex(s, n):
-    if not isinstance(s, str) or len(s) != 2 * n:
-        raise ValueError("bad bitmap in state")
-    return bytearray(int(s[2 * i : 2 * i + 2], 16) for i in range(n))
+def unhex(s, n=None):
+    """hex text -> bytearray (of n bytes if given); ValueError if malformed."""
+    if not isinstance(s, str) or (n is not None and len(s) != 2 * n):
+        raise ValueError("bad hex in state")
+    try:
+        return bytearray(unhexlify(s))
+    except Exception:
+        raise ValueError("bad hex in state")
 
 
 def code_name(serial, back, card):
@@ -298,9 +304,9 @@ class Ledger:
     def to_state(self):
         return {
             "two": self.two_deck, "slots": [None if s is None else list(s) for s in self.slots],
-            "next": self.next, "seen": _hex(self.seen), "rslot": self.round_slot,
-            "pk": self.p_kind, "ps": self.p_slot, "pm": _hex(self.p_mask), "pd": _hex(self.p_dup),
-            "po": _hex(self.p_order[: min(self.p_n, 53)]), "pn": self.p_n,
+            "next": self.next, "seen": hexs(self.seen), "rslot": self.round_slot,
+            "pk": self.p_kind, "ps": self.p_slot, "pm": hexs(self.p_mask), "pd": hexs(self.p_dup),
+            "po": hexs(self.p_order[: min(self.p_n, 53)]), "pn": self.p_n,
             "px": list(self.p_extra), "pxn": self.p_extra_n, "pu": self.p_unread,
         }
 
@@ -309,15 +315,16 @@ class Ledger:
         lg = cls(st["two"])
         lg.slots = [None if s is None else list(s) for s in st["slots"]]
         lg.next = st["next"]
-        lg.seen = _unhex(st["seen"], 7)
+        lg.seen = unhex(st["seen"], 7)
         lg.round_slot = st["rslot"]
         lg.p_kind = st["pk"]
         lg.p_slot = st["ps"]
-        lg.p_mask = _unhex(st["pm"], 7)
-        lg.p_dup = _unhex(st["pd"], 7)
-        po = st["po"]
-        n = len(po) // 2
-        lg.p_order[:n] = _unhex(po, n)
+        lg.p_mask = unhex(st["pm"], 7)
+        lg.p_dup = unhex(st["pd"], 7)
+        po = unhex(st["po"])
+        if len(po) > 53:
+            raise ValueError("bad pass order in state")
+        lg.p_order[: len(po)] = po
         lg.p_n = st["pn"]
         lg.p_extra = list(st["px"])
         lg.p_extra_n = st["pxn"]

@@ -21,6 +21,7 @@ The fingerprint of a round is its successor map (52 bytes, 0xFF = unknown), KEEP
 kept (208 bytes). Sequences shorter than MIN_LEN are not judged.
 """
 from micropython import const
+from shoe.deck.ledger import hexs, unhex
 
 ALPHA = 1e-7
 KEEP = const(4)
@@ -136,13 +137,11 @@ class ShuffleCheck:
         self.prints.append(fp)
 
     def to_state(self):
-        return ["".join("%02x" % b for b in fp) for fp in self.prints]
+        return [hexs(fp) for fp in self.prints]
 
     @classmethod
     def from_state(cls, st):
         sc = cls()
         for h in st[-KEEP:]:
-            if not isinstance(h, str) or len(h) != 104:
-                raise ValueError("bad fingerprint in state")
-            sc.prints.append(bytearray(int(h[2 * i : 2 * i + 2], 16) for i in range(52)))
+            sc.prints.append(unhex(h, 52))
         return sc
