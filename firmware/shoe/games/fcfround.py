@@ -10,56 +10,27 @@ Decisions where rules.md is silent: the Odds wager follows "P >= D" under both `
 """
 from micropython import const
 
-from shoe import cards as _cards
-from shoe.games import allsix, fcf
-from shoe.games.paytable import ONE, odds_number
+from shoe.games import fcf
+from shoe.games.paytable import ONE
+from shoe.games.settle import pay as _pay
+from shoe.games.settle import pick, totals, wager
 
 _LOST = const(-10000)
 
 
-def wager(amount, fx):
-    """The wager entry {amount, result, payout[, rounded]} for fixed-point result fx."""
-    if fx < 0:
-        return {"amount": amount, "result": -1, "payout": -amount}
-    p = amount * fx
-    w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE}
-    if p % ONE:
-        w["rounded"] = True
-    return w
-
-
-def _pay(section, cat):
-    if section is None or cat is None:
-        return _LOST
-    fx = section.get(cat)
-    return _LOST if fx is None else fx
-
-
-def totals(seat, entries, limit):
-    """net, capped, uncapped_net from the wager entries (payout limit: rules.md 1.6)."""
-    wins = 0
-    losses = 0
-    for w in entries:
-        p = w["payout"]
-        if p > 0:
-            wins += p
-        else:
-            losses -= p
-    seat["uncapped_net"] = wins - losses
-    if limit is not None and wins > limit:
-        seat["net"] = limit - losses
-        seat["capped"] = True
-    else:
-        seat["net"] = wins - losses
-        seat["capped"] = False
-
-
-def settle(table, rules, dealer, six, seats, raises):
+def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_name, emit=None):
+    """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit."""
     dv = fcf.value(dealer)
     opens = fcf.dealer_opens(dv)
+    head["dealer"] = {"cards": dealer_names,
+                      "best": pick(dealer_names, dealer, fcf.best_cards(dealer, dv)),
+                      "category": fcf.CATEGORIES[fcf.category(dv)], "opens": opens}
+    head["all_six_card"] = six_name
+    head["seats"] = out_seats = {}
+    if emit is not None:
+        emit(head)
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
-    out_seats = {}
     for (key, ids, s), rz in zip(seats, raises):
         w = s["wagers"]
         ante = w["ante"]
@@ -80,7 +51,7 @@ def settle(table, rules, dealer, six, seats, raises):
             wg["ante"] = wager(ante, cmp if opens else 0)
             if cat >= fcf.STRAIGHT:
                 name = fcf.CATEGORIES[cat]
-                odds = _pay(table.odds_win if pv >= dv else table.odds_bad_beat, name)
+                odds = _pay(table.sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
             wg["odds"] = wager(ante, odds)
@@ -93,28 +64,30 @@ def settle(table, rules, dealer, six, seats, raises):
                     red += 1
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            wg["prime"] = wager(a, _pay(table.prime, pc))
+            wg["prime"] = wager(a, _pay(table.sections.get("prime"), pc))
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
             if cat >= fcf.TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else fcf.CATEGORIES[cat]
-            e = wager(a, _pay(table.four_card_bonus, bc))
+            e = wager(a, _pay(table.sections.get("four_card_bonus"), bc))
             e["category"] = bc
             wg["four_card_bonus"] = e
         a = w.get("all_six", 0)
         if a:
+            from shoe.games import allsix
+
             ac = allsix.category(ids + [six])
-            e = wager(a, _pay(table.all_six, ac))
+            e = wager(a, _pay(table.sections.get("all_six"), ac))
             e["category"] = ac
             wg["all_six"] = e
-        seat = {"cards": _cards.names(ids), "best": _cards.names(fcf.best_cards(ids, pv)),
+        names = s["cards"]
+        seat = {"cards": names, "best": pick(names, ids, fcf.best_cards(ids, pv)),
                 "category": fcf.CATEGORIES[cat], "wagers": wg}
         totals(seat, wg.values(), table.payout_limit)
-        out_seats[key] = seat
-    return {"type": "round_result", "game": "four-card-frenzy",
-            "dealer": {"cards": _cards.names(dealer),
-                       "best": _cards.names(fcf.best_cards(dealer, dv)),
-                       "category": fcf.CATEGORIES[fcf.category(dv)], "opens": opens},
-            "all_six_card": None if six is None else _cards.name(six),
-            "seats": out_seats}
+        if emit is None:
+            out_seats[key] = seat
+        else:
+            emit((key, seat))
+            seat = wg = None
+    return head

@@ -11,29 +11,30 @@ host pays the jackpot award from its meter); no tier: "tier": null, the wager is
 """
 from micropython import const
 
-from shoe import cards as _cards
 from shoe.games import hcf
-from shoe.games.fcfround import totals, wager
+from shoe.games.settle import pay, pick, totals, wager
 from shoe.games.paytable import ONE
 
 _LOST = const(-10000)
 
 
 def _pay(section, n):
-    if section is None:
-        return _LOST
-    fx = section.get(str(n))
-    return _LOST if fx is None else fx
+    return pay(section, str(n))
 
 
-def _flush(ids, v):
-    return {"length": hcf.length(v), "cards": _cards.names(hcf.flush_cards(ids, v))}
+def _flush(names, ids, v):
+    return {"length": hcf.length(v), "cards": pick(names, ids, hcf.flush_cards(ids, v))}
 
 
-def settle(table, rules, dealer, seats, raises):
+def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
+    """Fill head (the result dict) with dealer and seats; see engine for emit."""
     dv = hcf.flush_value(dealer)
     q = hcf.qualifies(dv)
-    out_seats = {}
+    head["dealer"] = {"cards": dealer_names, "flush": _flush(dealer_names, dealer, dv),
+                      "qualifies": q}
+    head["seats"] = out_seats = {}
+    if emit is not None:
+        emit(head)
     for (key, ids, s), rz in zip(seats, raises):
         w = s["wagers"]
         pv = hcf.flush_value(ids)
@@ -52,24 +53,26 @@ def settle(table, rules, dealer, seats, raises):
         a = w.get("flush_bonus", 0)
         if a:
             n = hcf.length(pv)
-            wg["flush_bonus"] = wager(a, _pay(table.flush_bonus, n) if n >= 4 else _LOST)
+            wg["flush_bonus"] = wager(a, _pay(table.sections.get("flush_bonus"), n) if n >= 4 else _LOST)
         a = w.get("straight_flush_bonus", 0)
         if a:
             wg["straight_flush_bonus"] = wager(
-                a, _pay(table.straight_flush_bonus, sf) if sf >= 3 else _LOST)
+                a, _pay(table.sections.get("straight_flush_bonus"), sf) if sf >= 3 else _LOST)
         a = w.get("progressive", 0)
         if a:
             tier = None
-            if sf >= 3 and table.progressive is not None:
-                tier = table.progressive.get(str(sf))
+            prog = table.sections.get("progressive")
+            if sf >= 3 and prog is not None:
+                tier = prog.get(str(sf))
             e = wager(a, 0 if tier is not None else _LOST)
             e["tier"] = tier
             wg["progressive"] = e
-        seat = {"cards": _cards.names(ids), "flush": _flush(ids, pv), "straight_flush": sf,
+        seat = {"cards": s["cards"], "flush": _flush(s["cards"], ids, pv), "straight_flush": sf,
                 "wagers": wg}
         totals(seat, wg.values(), table.payout_limit)
-        out_seats[key] = seat
-    return {"type": "round_result", "game": "high-card-flush",
-            "dealer": {"cards": _cards.names(dealer), "flush": _flush(dealer, dv),
-                       "qualifies": q},
-            "seats": out_seats}
+        if emit is None:
+            out_seats[key] = seat
+        else:
+            emit((key, seat))
+            seat = wg = None
+    return head

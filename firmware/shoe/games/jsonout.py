@@ -5,8 +5,6 @@ results are written here rather than with json.dumps: keys in the fixed order of
 (interfaces.md 4 order), other keys after them (digit strings numerically, then by text); ints as
 they are; floats (fractional odds, always multiples of 1/10000) with up to four decimals;
 strings ASCII-only with \\uXXXX escapes (like json.dumps with ensure_ascii).
-
-`show(x)` renders a value for an error message the same way on both runtimes.
 """
 
 KEY_ORDER = (
@@ -107,21 +105,3 @@ def dumps(obj):
     out = []
     dump(obj, out.append)
     return "".join(out)
-
-
-def show(x):
-    """A short, runtime-independent rendering of an input value for an error message."""
-    if isinstance(x, str):
-        return dumps(x if len(x) <= 24 else x[:24] + "...")
-    if x is None or isinstance(x, bool):
-        return dumps(x)
-    if isinstance(x, int):
-        s = str(x)
-        return s if len(s) <= 24 else s[:12] + "...(%d digits)" % len(s)
-    if isinstance(x, float):
-        return "a fractional number"
-    if isinstance(x, (list, tuple)):
-        return "a list"
-    if isinstance(x, dict):
-        return "an object"
-    return "a value"

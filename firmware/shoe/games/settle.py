@@ -1,0 +1,53 @@
+"""Shared settlement pieces for shoe.games.fcfround and shoe.games.hcfround.
+
+Results are fixed-point odds (units of 1/10000, see shoe.games.paytable): +x paid x to 1, 0
+push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost.
+"""
+from micropython import const
+
+from shoe.games.paytable import ONE, odds_number
+
+_LOST = const(-10000)
+
+
+def wager(amount, fx):
+    """The wager entry {amount, result, payout[, rounded]} for fixed-point result fx."""
+    if fx < 0:
+        return {"amount": amount, "result": -1, "payout": -amount}
+    p = amount * fx
+    w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE}
+    if p % ONE:
+        w["rounded"] = True
+    return w
+
+
+def pay(section, cat):
+    """Fixed-point odds of cat in a pay table section; a missing section or category loses."""
+    if section is None or cat is None:
+        return _LOST
+    fx = section.get(cat)
+    return _LOST if fx is None else fx
+
+
+def totals(seat, entries, limit):
+    """net, capped, uncapped_net from the wager entries (payout limit: rules.md 1.6)."""
+    wins = 0
+    losses = 0
+    for w in entries:
+        p = w["payout"]
+        if p > 0:
+            wins += p
+        else:
+            losses -= p
+    seat["uncapped_net"] = wins - losses
+    if limit is not None and wins > limit:
+        seat["net"] = limit - losses
+        seat["capped"] = True
+    else:
+        seat["net"] = wins - losses
+        seat["capped"] = False
+
+
+def pick(names, ids, chosen):
+    """The input's own name strings for the chosen ids (no new strings on a small heap)."""
+    return [names[ids.index(c)] for c in chosen]

