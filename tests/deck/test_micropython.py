@@ -82,3 +82,8 @@ def test_many_rounds_heap_flat_and_small(which, heap):
     tail = used[30:]
     assert max(tail) - min(tail) <= 256, tail  # flat: no per-round garbage kept
     assert d["state_bytes"] < 2000
+
+
+def test_ledger_and_tracker_hot_paths_do_not_allocate():
+    out = run_mpy(os.path.join(HERE, "mpy_hot.py"), heap="64k")
+    assert json_lines(out) == [{"dealt": 35, "stub": 17, "ok": True}]

@@ -230,7 +230,8 @@ class Ledger:
         _clear(self.p_mask)
         _clear(self.p_dup)
         self.p_n = 0
-        self.p_extra = []
+        while self.p_extra:  # in place: no allocation per pass
+            self.p_extra.pop()
         self.p_extra_n = 0
         self.p_unread = 0
 
