@@ -430,6 +430,8 @@ class Table:
             return
         rnd = self.rnd
         waiting = (rnd is not None and rnd["stage"] == "dealing") or self.ledger.p_kind is not None
+        if self.t_last is not None and now < self.t_last:
+            self.t_last = now  # the clock went back (reset): restart the jam timer
         if waiting and self.t_last is not None and now - self.t_last > self.cfg["jam_timeout_s"]:
             if self.ledger.p_kind is not None:
                 self._latch("reader_jam", "pass stalled: no cover card",
