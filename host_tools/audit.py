@@ -20,7 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from shoe.link.message import GENESIS, LinkError, open_message
+from shoe.link.host import open_message
+from shoe.link.message import GENESIS, LinkError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (

@@ -3,7 +3,8 @@ import pytest
 
 from shoe.link import codec, frame
 from shoe.link.endpoint import Endpoint
-from shoe.link.message import GENESIS, LinkError, chain_next, seal_command
+from shoe.link.host import chain_next, seal_command
+from shoe.link.message import GENESIS, LinkError
 from shoe.link.store import MemoryStore
 from tests.link.helpers import LossyChannel
 
@@ -101,7 +102,7 @@ def test_lossy_link_with_a_cut_delivers_everything_exactly_once_in_order(seed):
 
 def test_shoe_reset_resends_unacknowledged_events_with_their_sequence():
     store = MemoryStore()
-    p = Pair(store=store, auto_ack=True)
+    p = Pair(store=store)
     p.run_until(lambda: p.host.up, 1000)
     for i in range(5):
         p.shoe.send("card", {"n": i})

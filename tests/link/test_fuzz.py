@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from shoe.link import cobs, codec, frame
 from shoe.link.endpoint import Endpoint
-from shoe.link.message import seal_command
+from shoe.link.host import seal_command
 from shoe.link.store import MemoryStore
 from tests.link.helpers import run_fw
 

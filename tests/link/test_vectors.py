@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from shoe.link import cobs, codec, crc, frame, message
+from shoe.link import cobs, codec, crc, frame, host, message
 from tests.link.helpers import from_json, run_fw, vectors
 
 VECTORS = vectors()
@@ -21,7 +21,7 @@ def compute(v):
     if t == "frame":
         return frame.build(v["type"], v["seq"], v["ack"], bytes.fromhex(v["payload"])).hex()
     if t == "command":
-        return message.seal_command(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
+        return host.seal_command(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
                                     v["ctr"]).hex()
     if t == "message":
         p, h = message.seal_message(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
@@ -52,14 +52,14 @@ def test_cpython_matches_vector(v):
     if v["t"] == "crc32":
         assert crc.crc32_table(bytes.fromhex(v["data"])) == v["crc"]
     if v["t"] == "message":
-        kind, body, eseq, prev, head, _ = message.open_message(bytes.fromhex(v["hex"]),
+        kind, body, eseq, prev, head, _ = host.open_message(bytes.fromhex(v["hex"]),
                                                                bytes.fromhex(v["key"]))
         assert (kind, eseq, head.hex()) == (v["kind"], v["eseq"], v["head"])
 
 
 MPY_SCRIPT = r"""
 import sys, json
-from shoe.link import cobs, codec, crc, frame, message
+from shoe.link import cobs, codec, crc, frame, host, message
 def unhex(s):
     return bytes(int(s[i:i + 2], 16) for i in range(0, len(s), 2))
 def hx(b):
@@ -85,7 +85,7 @@ for line in sys.stdin:
     elif t == "frame":
         r = hx(frame.build(v["type"], v["seq"], v["ack"], unhex(v["payload"])))
     elif t == "command":
-        r = hx(message.seal_command(unhex(v["key"]), v["kind"], fj(v["body"]), v["ctr"]))
+        r = hx(host.seal_command(unhex(v["key"]), v["kind"], fj(v["body"]), v["ctr"]))
     elif t == "message":
         p, h = message.seal_message(unhex(v["key"]), v["kind"], fj(v["body"]), v["eseq"], unhex(v["prev"]))
         r = hx(p) + "/" + hx(h)

@@ -35,9 +35,9 @@ from micropython import const
 from shoe.journal import log
 from shoe.journal.outbox import Outbox
 from shoe.link import codec
-from shoe.link.message import GENESIS
 
 ROUNDS_PER_SEGMENT = const(100)
+GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
 
 class JournalError(Exception):
@@ -47,7 +47,7 @@ class JournalError(Exception):
 
 
 class Journal:
-    def __init__(self, root, max_bytes=32768, outbox_limit=64, outbox_bytes=8192):
+    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096):
         self.root = root
         self.path = root + "/journal.log"
         self.max_bytes = max_bytes

@@ -1,7 +1,8 @@
 """Endpoint: one end of the reliable, authenticated shoe <-> host link (sans-I/O).
 
-The same class runs on the shoe (MicroPython, role "shoe") and on the host (CPython, role "host").
-It never touches a port or a clock: the caller feeds it bytes and the time.
+The shoe end (ShoeEndpoint) is here; the host end (HostEndpoint, shoe/link/host.py) subclasses it,
+so both ends run the same framing, session and retransmission code, and the firmware does not
+load the host half. It never touches a port or a clock: the caller feeds it bytes and the time.
 
     ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
                   supervised=("ack_error",))
@@ -35,8 +36,7 @@ from micropython import const
 
 from shoe.link import codec, frame
 from shoe.link.frame import ACK, DATA, HELLO, PING, REFUSE
-from shoe.link.message import (GENESIS, LinkError, hello_mac, open_command, open_message,
-                               seal_command, seal_message)
+from shoe.link.message import LinkError, hello_mac, open_command, seal_message
 
 PROTOCOL = const(1)
 SUPPORTED = (1,)
@@ -54,15 +54,24 @@ def _random32():
         return random.getrandbits(30) or 1
 
 
-class Endpoint:
-    def __init__(self, role, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
-                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, sid=None, delivered=None,
-                 auto_ack=True, ack_every=8, ack_delay_ms=200, on_peer=None):
-        if role not in ("shoe", "host"):
-            raise ValueError("role")
-        if role == "shoe" and store is None:
+def Endpoint(role, key, **options):
+    """Make the endpoint for `role`: "shoe" (this module) or "host" (shoe.link.host, which the
+    firmware never imports)."""
+    if role == "shoe":
+        return ShoeEndpoint(key, **options)
+    if role == "host":
+        from shoe.link.host import HostEndpoint
+        return HostEndpoint(key, **options)
+    raise ValueError("role")
+
+
+class ShoeEndpoint:
+    role = "shoe"
+
+    def __init__(self, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
+                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, sid=None):
+        if store is None and self.role == "shoe":
             raise ValueError("store")
-        self.role = role
         self.key = bytes(key)
         self.store = store
         self.shoe_id = shoe_id
@@ -74,17 +83,15 @@ class Endpoint:
         self.timeout_ms = timeout_ms
         self.sid = sid or _random32()
         self.peer_sid = 0
-        self.peer = None  # the peer's last HELLO fields (host: shoe id, boot, ctr)
+        self.peer = None  # the peer's last HELLO fields
         self.up = False
         self.refused = None  # reason string once the peer refused us (or we refused it)
-        self.on_peer = on_peer
         self.deframer = frame.Deframer()
         self._raw = bytearray(frame.MAX_FRAME)  # scratch for building frames
         self.stats = {}
         # awaiting transport ack (sent or not): an int = a durable eseq whose payload stays in the
         # store (no heap object per event), bytes = a volatile message or a host command
         self._txq = []
-        self._pending = []  # host: (kind, body, key) waiting for the handshake to get a counter
         self._tx_base = 1
         self._in_flight = 0
         self._rto_at = 0
@@ -102,15 +109,6 @@ class Endpoint:
         self._last_rx = -1 << 30
         self._refuse = None  # a REFUSE payload to send
         self._out = []
-        # host side
-        self.ctr = 0  # host: last command counter used
-        self.delivered = delivered  # host: last durable eseq delivered (None: unknown)
-        self.auto_ack = auto_ack
-        self.ack_every = ack_every
-        self.ack_delay_ms = ack_delay_ms
-        self._acked = 0
-        self._ack_since = None
-        self._ack_ctrs = []  # counters of our own recent _ack commands
 
     # ---- counters -------------------------------------------------------------------------
     def _count(self, reason):
@@ -128,13 +126,11 @@ class Endpoint:
 
     def backlog(self):
         """Messages queued or in flight (not yet acknowledged by the transport)."""
-        return len(self._txq) + len(self._pending)
+        return len(self._txq)
 
     # ---- sending --------------------------------------------------------------------------
     def send(self, kind, body, durable=True, state=None):
-        """Shoe: one message (see send_many); host: a command (returns its counter)."""
-        if self.role == "host":
-            return self.command(kind, body)
+        """One message: durable (journalled, returns its eseq; see send_many) or volatile (0)."""
         if not durable:
             payload, _ = seal_message(self.key, kind, body, 0, b"")
             self._queue(payload)
@@ -187,6 +183,16 @@ class Endpoint:
             raise LinkError("too_big")
         self._txq.append(payload)
 
+    def _drop_acked(self):
+        """Forget queued (not yet sent) durable events the host has already acknowledged."""
+        if self.store is None:
+            return
+        q = self._txq
+        i = self._in_flight
+        first = self.store.outbox_first()
+        while i < len(q) and isinstance(q[i], int) and q[i] < first:
+            q.pop(i)
+
     def _payload(self, x):
         if not isinstance(x, int):
             return x
@@ -194,28 +200,6 @@ class Endpoint:
         if p is None:  # acknowledged meanwhile: keep the transport seq with a no-op
             p, _ = seal_message(self.key, "_nop", None, 0, b"")
         return p
-
-    def command(self, kind, body, key=None):
-        """Host: queue a command; returns its counter (0 if it waits for the handshake)."""
-        k = key if key is not None else self.key
-        if not self.up:
-            self._pending.append((kind, body, k))
-            return 0
-        return self._seal_cmd(kind, body, k)
-
-    def _seal_cmd(self, kind, body, key):
-        self.ctr += 1
-        payload = seal_command(key, kind, body, self.ctr)
-        self._queue(payload)
-        return self.ctr
-
-    def ack_events(self):
-        """Host: acknowledge every durable event delivered so far (prunes the shoe's outbox)."""
-        if self.delivered and self.delivered > self._acked and self.up:
-            self._acked = self.delivered
-            self._ack_since = None
-            c = self._seal_cmd(ACK_KIND, {"upto": self.delivered}, self.key)
-            self._ack_ctrs = self._ack_ctrs[-15:] + [c]
 
     # ---- receiving ------------------------------------------------------------------------
     def receive(self, data, now_ms):
@@ -279,10 +263,7 @@ class Endpoint:
 
     def _deliver(self, payload):
         self._rx_next = (self._rx_next + 1) & _MASK
-        if self.role == "shoe":
-            self._on_command(payload)
-        else:
-            self._on_message(payload)
+        self._on_data(payload)
 
     def _on_ack(self, ack):
         k = (ack - self._tx_base + 1) & _MASK
@@ -299,7 +280,7 @@ class Endpoint:
             return self.supervisor_key or bytes(32)  # no supervisor key: nothing verifies
         return self.key
 
-    def _on_command(self, payload):
+    def _on_data(self, payload):  # a host command
         try:
             kind, body, ctr = open_command(payload, self._key_for)
         except LinkError as e:
@@ -319,13 +300,7 @@ class Endpoint:
                 self._auto_error(ctr, "malformed")
                 return
             st.outbox_ack(upto, ctr)
-            q = self._txq  # acknowledged events not yet sent in this session: no need to
-            i = self._in_flight
-            while i < len(q):
-                if isinstance(q[i], int) and q[i] <= upto:
-                    q.pop(i)
-                else:
-                    i += 1
+            self._drop_acked()
             return
         if kind[:1] == "_":
             st.set_ctr(ctr)
@@ -340,41 +315,12 @@ class Endpoint:
         except LinkError:
             self._count("dropped_reply")
 
-    def _on_message(self, payload):
-        try:
-            kind, body, eseq, prev, head, mac = open_message(payload, self.key)
-        except LinkError as e:
-            self._count(e.reason)
-            return
-        if kind == "_nop":
-            return
-        if eseq:
-            if self.delivered is not None and eseq <= self.delivered:
-                self._count("dup_event")
-                self._ack_since = self._ack_since if self._ack_since is not None else self._now
-                return
-            if self.delivered is not None and eseq != self.delivered + 1:
-                self._count("event_gap")
-            self.delivered = eseq
-            if self._ack_since is None:
-                self._ack_since = self._now
-            meta = {"prev": prev, "hash": head, "mac": mac, "payload": bytes(payload)}
-            self._out.append((kind, body, eseq, meta))
-        elif kind == "error" and isinstance(body, dict) and body.get("re") in self._ack_ctrs:
-            self._count("ack_refused")  # a re-sent _ack the shoe had already applied: harmless
-        else:
-            self._out.append((kind, body, 0, None))
-
     # ---- handshake ------------------------------------------------------------------------
     def _hello_fields(self):
         f = {"v": PROTOCOL, "role": self.role, "sid": self.sid, "peer": self.peer_sid,
-             "up": self.up}
-        if self.role == "shoe":
-            f["id"] = self.shoe_id
-            f["ctr"] = self.store.ctr
-            f["eseq"] = self.store.eseq
-            if getattr(self.store, "boot", None) is not None:
-                f["boot"] = self.store.boot
+             "up": self.up, "id": self.shoe_id, "ctr": self.store.ctr, "eseq": self.store.eseq}
+        if getattr(self.store, "boot", None) is not None:
+            f["boot"] = self.store.boot
         return f
 
     def _on_hello(self, payload):
@@ -411,11 +357,10 @@ class Endpoint:
             self.up = True
             self.refused = None
             self._count("sessions")
-            if self.role == "host":
-                pend = self._pending
-                self._pending = []
-                for kind, body, key in pend:
-                    self._seal_cmd(kind, body, key)
+            self._on_up()
+
+    def _on_up(self):
+        pass
 
     def _new_session(self, h):
         self.peer_sid = h["sid"]
@@ -428,18 +373,12 @@ class Endpoint:
         self._in_flight = 0
         self._backoff = 1
         self._need_ack = False
-        if self.role == "shoe":
-            vol = [x for x in self._txq if not isinstance(x, int)]
-            self._txq = list(range(self.store.outbox_first(), self.store.eseq + 1)) + vol
-        else:
-            c = h.get("ctr")
-            if isinstance(c, int) and c > self.ctr:
-                self.ctr = c
-            if self.on_peer is not None:
-                d = self.on_peer(h)
-                if d is not None:
-                    self.delivered = d
-            self._acked = 0
+        self._requeue(h)
+
+    def _requeue(self, h):
+        """A new session: the whole durable outbox again, then the volatile messages."""
+        vol = [x for x in self._txq if not isinstance(x, int)]
+        self._txq = list(range(self.store.outbox_first(), self.store.eseq + 1)) + vol
 
     def _frame(self, ftype, seq, payload=b""):
         frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
@@ -449,6 +388,7 @@ class Endpoint:
     def transmit(self, now_ms):
         self._now = now_ms
         self._out_bytes = bytearray(b"\x00")  # a leading delimiter cuts off any line noise
+        self._drop_acked()
         if self._refuse is not None:
             self._frame(REFUSE, 0, codec.encode(self._refuse))
             self._refuse = None
@@ -458,10 +398,7 @@ class Endpoint:
             return self._finish(now_ms)
         if self._need_hello:
             self._send_hello(now_ms)
-        if self.role == "host" and self.auto_ack and self.delivered and self.delivered > self._acked:
-            if self.delivered - self._acked >= self.ack_every or (
-                    self._ack_since is not None and now_ms - self._ack_since >= self.ack_delay_ms):
-                self.ack_events()
+        self._before_data(now_ms)
         sent_data = False
         if self._in_flight and now_ms >= self._rto_at:  # timeout: resend everything in flight
             self._count("retransmit")
@@ -489,6 +426,9 @@ class Endpoint:
             self._frame(PING, 0)
         self._need_ack = False
         return self._finish(now_ms)
+
+    def _before_data(self, now_ms):
+        pass
 
     def _send_hello(self, now_ms):
         f = self._hello_fields()

@@ -12,7 +12,8 @@ Shoe -> host, a message:   [kind, body, eseq, prev, mac]
     prev]))[:16], genesis head = 16 zero bytes.
 `encode([a, b, c, d, e])` is b"\x85" + the items, so the MAC'd core is the payload with its first
 byte changed and the trailing 17-byte MAC item removed: nothing is re-encoded on verification.
-Failures raise LinkError with `reason`: malformed, bad_mac.
+Failures raise LinkError with `reason`: malformed, bad_mac. The host-only halves (seal_command,
+open_message, chain_next) are in shoe/link/host.py, which the firmware does not load.
 """
 import hashlib
 
@@ -61,10 +62,6 @@ def _open(payload, nitems):
     return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
 
 
-def seal_command(key, kind, body, ctr):
-    return _seal(key, _CMD, [kind, body, ctr])[0]
-
-
 def open_command(payload, key_for):
     """-> (kind, body, ctr). key_for(kind) gives the key to verify with."""
     items, core, got = _open(payload, 4)
@@ -80,23 +77,6 @@ def seal_message(key, kind, body, eseq, prev):
     """-> (payload, head): head is the new chain head (eseq > 0) or None."""
     payload, core = _seal(key, _MSG, [kind, body, eseq, prev])
     return payload, (hashlib.sha256(core).digest()[:16] if eseq else None)
-
-
-def open_message(payload, key):
-    """-> (kind, body, eseq, prev, head, mac)."""
-    items, core, got = _open(payload, 5)
-    kind, body, eseq, prev = items[0], items[1], items[2], items[3]
-    if not isinstance(kind, str) or not isinstance(eseq, int) or not isinstance(prev, bytes):
-        raise LinkError("malformed")
-    if not equal(mac(key, _MSG, core), got):
-        raise LinkError("bad_mac")
-    head = hashlib.sha256(core).digest()[:16] if eseq else None
-    return kind, body, eseq, prev, head, got
-
-
-def chain_next(prev, kind, body, eseq):
-    """The chain head after (kind, body, eseq) following `prev` (host-side recomputation)."""
-    return hashlib.sha256(codec.encode([kind, body, eseq, prev])).digest()[:16]
 
 
 def hello_mac(key, fields):

@@ -1,0 +1,140 @@
+"""The host end of the link (CPython; the firmware never imports this module): HostEndpoint, and
+the host-only envelope functions (sealing commands, opening and chaining shoe messages).
+
+    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)   # or Endpoint("host", key)
+    ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until the link is up
+    for kind, body, eseq, meta in ep.receive(chunk, now_ms): ...
+    out = ep.transmit(now_ms)
+
+Delivered: shoe messages (kind, body, eseq, meta), meta = {"prev", "hash", "mac", "payload"} for a
+durable event (eseq > 0), None for a volatile message (a reply, eseq 0). Durable events with
+eseq <= `delivered` are dropped as duplicates (counted `dup_event`); `on_peer(hello)` is called at
+each new session and may return the last eseq the host already holds (its audit store). Once
+delivered, events are acknowledged with an authenticated `_ack` command after `ack_every` events
+or `ack_delay_ms` (auto_ack), or explicitly by `ack_events()`.
+"""
+import hashlib
+
+from shoe.link import codec
+from shoe.link.endpoint import ACK_KIND, ShoeEndpoint
+from shoe.link.message import _CMD, _MSG, LinkError, _open, _seal, equal, mac
+
+
+def seal_command(key, kind, body, ctr):
+    return _seal(key, _CMD, [kind, body, ctr])[0]
+
+
+def open_message(payload, key):
+    """-> (kind, body, eseq, prev, head, mac); LinkError(malformed | bad_mac)."""
+    items, core, got = _open(payload, 5)
+    kind, body, eseq, prev = items[0], items[1], items[2], items[3]
+    if not isinstance(kind, str) or not isinstance(eseq, int) or not isinstance(prev, bytes):
+        raise LinkError("malformed")
+    if not equal(mac(key, _MSG, core), got):
+        raise LinkError("bad_mac")
+    head = hashlib.sha256(core).digest()[:16] if eseq else None
+    return kind, body, eseq, prev, head, got
+
+
+def chain_next(prev, kind, body, eseq):
+    """The chain head after (kind, body, eseq) following `prev`."""
+    return hashlib.sha256(codec.encode([kind, body, eseq, prev])).digest()[:16]
+
+
+class HostEndpoint(ShoeEndpoint):
+    role = "host"
+
+    def __init__(self, key, delivered=None, on_peer=None, auto_ack=True, ack_every=8,
+                 ack_delay_ms=200, **options):
+        ShoeEndpoint.__init__(self, key, **options)
+        self.ctr = 0  # the last command counter used
+        self.delivered = delivered  # the last durable eseq delivered (None: unknown)
+        self.on_peer = on_peer
+        self.auto_ack = auto_ack
+        self.ack_every = ack_every
+        self.ack_delay_ms = ack_delay_ms
+        self._pending = []  # (kind, body, key) waiting for the handshake to get a counter
+        self._acked = 0
+        self._ack_since = None
+        self._ack_ctrs = []  # counters of our own recent _ack commands
+
+    def backlog(self):
+        return len(self._txq) + len(self._pending)
+
+    # ---- commands -------------------------------------------------------------------------
+    def send(self, kind, body, durable=True, state=None):
+        return self.command(kind, body)
+
+    def command(self, kind, body, key=None):
+        """Queue a command; returns its counter (0 if it waits for the handshake)."""
+        k = key if key is not None else self.key
+        if not self.up:
+            self._pending.append((kind, body, k))
+            return 0
+        return self._seal_cmd(kind, body, k)
+
+    def _seal_cmd(self, kind, body, key):
+        self.ctr += 1
+        self._queue(seal_command(key, kind, body, self.ctr))
+        return self.ctr
+
+    def ack_events(self):
+        """Acknowledge every durable event delivered so far (prunes the shoe's outbox)."""
+        if self.delivered and self.delivered > self._acked and self.up:
+            self._acked = self.delivered
+            self._ack_since = None
+            c = self._seal_cmd(ACK_KIND, {"upto": self.delivered}, self.key)
+            self._ack_ctrs = self._ack_ctrs[-15:] + [c]
+
+    def _on_up(self):
+        pend = self._pending
+        self._pending = []
+        for kind, body, key in pend:
+            self._seal_cmd(kind, body, key)
+
+    def _before_data(self, now_ms):
+        if self.auto_ack and self.delivered and self.delivered > self._acked:
+            if self.delivered - self._acked >= self.ack_every or (
+                    self._ack_since is not None and now_ms - self._ack_since >= self.ack_delay_ms):
+                self.ack_events()
+
+    # ---- the handshake --------------------------------------------------------------------
+    def _hello_fields(self):
+        return {"v": 1, "role": "host", "sid": self.sid, "peer": self.peer_sid, "up": self.up}
+
+    def _requeue(self, h):
+        c = h.get("ctr")
+        if isinstance(c, int) and c > self.ctr:
+            self.ctr = c
+        if self.on_peer is not None:
+            d = self.on_peer(h)
+            if d is not None:
+                self.delivered = d
+        self._acked = 0
+
+    # ---- shoe messages --------------------------------------------------------------------
+    def _on_data(self, payload):
+        try:
+            kind, body, eseq, prev, head, got = open_message(payload, self.key)
+        except LinkError as e:
+            self._count(e.reason)
+            return
+        if kind == "_nop":
+            return
+        if eseq:
+            if self.delivered is not None and eseq <= self.delivered:
+                self._count("dup_event")
+                if self._ack_since is None:
+                    self._ack_since = self._now
+                return
+            if self.delivered is not None and eseq != self.delivered + 1:
+                self._count("event_gap")
+            self.delivered = eseq
+            if self._ack_since is None:
+                self._ack_since = self._now
+            meta = {"prev": prev, "hash": head, "mac": got, "payload": bytes(payload)}
+            self._out.append((kind, body, eseq, meta))
+        elif kind == "error" and isinstance(body, dict) and body.get("re") in self._ack_ctrs:
+            self._count("ack_refused")  # a re-sent _ack the shoe had already applied: harmless
+        else:
+            self._out.append((kind, body, 0, None))
