@@ -189,7 +189,7 @@ class Table:
         cfg = setup.configure(body)
         try:
             self.engine.evaluate_round(_probe(cfg))
-        except ValueError as e:
+        except Exception as e:  # EngineError; anything else from the engine is refused too
             raise CommandError("configure: %s" % e, getattr(e, "reason", "bad_field"))
         if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
             self.ledger.set_two_deck(cfg["two_deck"])
@@ -230,7 +230,7 @@ class Table:
         for s in seats:
             try:
                 eng.check_wagers(cfg["game"], s[1])
-            except ValueError as e:
+            except Exception as e:
                 raise CommandError(_seat_msg(s[0], e), getattr(e, "reason", "bad_wager"))
         a6 = False
         for s in seats:
@@ -278,7 +278,7 @@ class Table:
                                    % seat, "bad_raise")
             try:
                 eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
-            except ValueError as e:
+            except Exception as e:
                 raise CommandError(_seat_msg(seat, e, cards), getattr(e, "reason", "bad_raise"))
             if seat in seen:
                 raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
@@ -505,7 +505,7 @@ class Table:
             obj["all_six_card"] = hands["all_six"]
         try:
             res = self.engine.evaluate_round(obj)
-        except ValueError as e:
+        except Exception as e:  # never settle on an engine failure: void, keep running
             self._void("settle_error", str(e)[:80], now, remember=False)
             return
         res["round"] = rnd["n"]

@@ -207,3 +207,53 @@ def test_every_reason_used_is_in_the_catalogue():
     assert used, "found no reason codes"
     missing = sorted(u for u in used if u not in known)
     assert not missing, missing
+
+
+class _BrokenEngine:
+    """An engine with a bug: TypeError instead of EngineError."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def _maybe(self, name):
+        if name == self.where:
+            raise TypeError("engine bug")
+
+    def check_wagers(self, game, wagers):
+        self._maybe("check_wagers")
+
+    def check_raise(self, game, seat, cards, ante, amount):
+        self._maybe("check_raise")
+
+    def evaluate_round(self, obj):
+        if self.where == "evaluate_round" and obj["dealer"][0] != "2c":  # not the probe
+            raise TypeError("engine bug")
+        if self.where == "probe":
+            raise TypeError("engine bug")
+        return fake_engine.evaluate_round(obj)
+
+
+@pytest.mark.parametrize("where", ["check_wagers", "check_raise", "evaluate_round", "probe"])
+def test_an_engine_bug_never_crashes_the_table(where):
+    eng = _BrokenEngine(where)
+    if where == "probe":
+        t = Table(engine=eng)
+        with pytest.raises(CommandError):
+            t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+        return
+    t = make(engine=eng)
+    if where == "check_wagers":
+        refused(t, "open_round", seats_body(FCF, (1,)), "bad_wager")
+        return
+    order = shuffled(4)
+    t.command("open_round", seats_body(FCF, (1,)), 1)
+    for c in order[:10]:
+        t.card(SER, "R", c, 1)
+    if where == "check_raise":
+        refused(t, "decisions", {"1": 0}, "bad_raise")
+        return
+    t.command("decisions", {"1": 0}, 1)
+    for c in order[10:] + [52]:
+        t.card(SER, "R", c, 1)
+    ev = t.pop_events()
+    assert [b["reason"] for k, b in ev if k == "round_void"] == ["settle_error"]
