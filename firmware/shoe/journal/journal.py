@@ -285,12 +285,19 @@ class Journal:
     def round(self, no):
         """-> (kind, body) of round `no`, or None if it is not (or no longer) recallable."""
         for i in (self._cur, 1 - self._cur):
-            if no in self._nums[i][:self._n[i]]:
+            if _holds(self._nums[i], self._n[i], no):
                 for p in log.Scan(self._seg(i)):
                     r = codec.decode(p)
                     if r[1] == no:
                         return r[2], r[3]
         return None
+
+
+def _holds(arr, n, x):
+    for i in range(n):
+        if arr[i] == x:
+            return True
+    return False
 
 
 def _first(it, n):
