@@ -157,7 +157,8 @@ class Table:
                 d = lg.deck(lg.p_slot)
                 body["deck"], body["back"] = _hex4(d[0]), d[1]
             elif p == "load_deck" and lg.two_deck:
-                o = lg.deck(1 - lg.next) if lg.status(lg.next) in (EMPTY, OUT) else lg.deck(lg.next)
+                nxt = lg.next
+                o = lg.deck(1 - nxt) if lg.status(nxt) in (EMPTY, OUT) else lg.deck(nxt)
                 body["back"] = None if o is None or o[2] == OUT else ("B" if o[1] == "R" else "R")
             self._emit("phase", body)
 
@@ -369,8 +370,8 @@ class Table:
             if bad is None and rnd["stage"] == "decisions":
                 bad = "misdeal_too_many"
             if bad is not None:
-                self._void(bad, "position %d: %s" % (self.tracker.n, code_name(serial, back, card)),
-                           now)
+                where = "position %d: %s" % (self.tracker.n, code_name(serial, back, card))
+                self._void(bad, where, now)
             else:
                 lg.deal(serial, back, card)
                 t = self.tracker.place(card)

@@ -1,1 +1,1 @@
-"""Dealing: where each card goes (tracker.py) and validation of table set-up and seats (setup.py)."""
+"""Dealing: where each card goes (tracker.py); table set-up and seat validation (setup.py)."""

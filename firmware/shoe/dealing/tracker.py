@@ -60,7 +60,8 @@ class Tracker:
         if game == HCF:
             self.total = 7 * hands
         else:
-            self.total = 5 * hands + ((5 if procedure == "automated-shoe" else 1) if self.a6 else 0)
+            extra = (5 if procedure == "automated-shoe" else 1) if self.a6 else 0
+            self.total = 5 * hands + extra
 
     def per_hand(self):
         return 7 if self.game == HCF else 5

@@ -1,1 +1,1 @@
-"""Deck integrity: the deck ledger (ledger.py) and the unshuffled-deck detector (shuffle_check.py)."""
+"""Deck integrity: the deck ledger (ledger.py), the unshuffled-deck detector (shuffle_check.py)."""
