@@ -64,6 +64,11 @@ class Journal:
         self._out = Outbox(outbox_bytes, outbox_limit)
         self._state_digest = None
         self._app = None
+        try:
+            import os
+            os.mkdir(root)  # a fresh board: create the state directory
+        except OSError:
+            pass
         self._recover()
         self._rounds_open()
         self.boot += 1

@@ -1,0 +1,245 @@
+"""ShoeLink (host_tools/link.py) against a shoe on a real TCP socket (pyserial socket://), and the
+SQLite audit store: commands, error replies, events stored exactly once with MAC and chain checked,
+refusals, 64 KiB of garbage, a board restart (socket closed) and reconnection."""
+import io
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from host_tools.audit import AuditStore
+from host_tools.errors import ShoeError
+from host_tools.link import ShoeLink
+from shoe.journal.journal import Journal
+from shoe.link.endpoint import Endpoint
+
+KEY = b"k" * 32
+SUP = b"s" * 32
+
+
+def wait_for(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+class FakeShoe:
+    """A shoe application on 127.0.0.1: Journal + ShoeEndpoint + a few commands. `reboot()`
+    closes the connection and starts over from the journal, as the virtual board does."""
+
+    def __init__(self, root):
+        self.root = str(root)
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(1)
+        self.srv.settimeout(0.05)
+        self.url = "socket://127.0.0.1:%d" % self.srv.getsockname()[1]
+        self.stop = threading.Event()
+        self.reboots = threading.Event()
+        self.lock = threading.Lock()
+        self.boot()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def boot(self):
+        self.j = Journal(self.root)
+        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id="T1", supervisor_key=SUP,
+                           supervised=("ack_error",))
+
+    def handle(self, kind, body, ctr):
+        ep = self.ep
+        if kind == "status":
+            ep.reply(ctr, {"eseq": self.j.eseq, "boot": self.j.boot, "outbox": len(self.j.outbox())})
+        elif kind == "emit":
+            n = (self.j.state or {}).get("n", 0)
+            ep.send_many([("card", {"n": n + i + 1}) for i in range(body["n"])],
+                         state={"n": n + body["n"]})
+            ep.reply(ctr, {"ok": True})
+        elif kind == "ack_error":
+            ep.reply(ctr, {"acked": body["id"]}, durable=True)
+        else:
+            ep.error(ctr, "unknown_command")
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(0.01)
+            while not self.stop.is_set() and not self.reboots.is_set():
+                try:
+                    data = conn.recv(4096)
+                    if not data:
+                        break
+                except socket.timeout:
+                    data = b""
+                except OSError:
+                    break
+                now = int(time.monotonic() * 1000)
+                with self.lock:
+                    for kind, body, ctr, _ in self.ep.receive(data, now):
+                        self.handle(kind, body, ctr)
+                    out = self.ep.transmit(now)
+                if out:
+                    try:
+                        conn.sendall(out)
+                    except OSError:
+                        break
+            conn.close()
+            if self.reboots.is_set():
+                with self.lock:
+                    self.j.close()
+                    self.boot()
+                self.reboots.clear()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        self.srv.close()
+
+
+@pytest.fixture
+def shoe(tmp_path):
+    s = FakeShoe(tmp_path / "board")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def audit(tmp_path):
+    a = AuditStore(tmp_path / "audit.sqlite")
+    yield a
+    a.close()
+
+
+def test_command_events_and_audit(shoe, audit):
+    with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
+        link.open(timeout=10)
+        assert link.shoe_id == "T1"
+        assert link.command("status")["eseq"] == 0
+        link.command("emit", {"n": 30})
+        got = [link.next_event(5) for _ in range(30)]
+        assert [e[1]["n"] for e in got] == list(range(1, 31))
+        assert [e[2] for e in got] == list(range(1, 31))
+        with pytest.raises(ShoeError) as e:
+            link.command("explode", {})
+        assert e.value.reason == "unknown_command" and "unknown_command" in str(e.value)
+        with pytest.raises(ShoeError) as e:
+            link.command("ack_error", {"id": 4})  # not signed with the supervisor key
+        assert e.value.reason == "bad_mac"
+        assert link.command("ack_error", {"id": 4}, supervisor=True) == {"re": link.ep.ctr, "acked": 4}
+        assert wait_for(lambda: link.command("status")["outbox"] == 0)
+    evs = audit.events("T1")
+    assert [e["eseq"] for e in evs] == list(range(1, 32))
+    assert all(e["chain"] == "ok" for e in evs)
+    rep = audit.verify("T1", KEY)
+    assert rep["events"] == 31 and not (rep["bad_mac"] or rep["broken"] or rep["gaps"])
+    assert audit.verify("T1", b"w" * 32)["bad_mac"] == list(range(1, 32))
+
+
+def test_board_restart_reconnects_and_nothing_is_lost_or_doubled(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 10})
+        assert wait_for(lambda: audit.last_eseq("T1") == 10)
+        shoe.reboots.set()  # the board restarts: the socket closes, the journal is reopened
+        assert wait_for(lambda: not shoe.reboots.is_set())
+        link.command("emit", {"n": 10}, timeout=15)
+        assert wait_for(lambda: audit.last_eseq("T1") == 20)
+        assert link.reconnects >= 1
+        assert link.command("status")["boot"] == 2
+    assert [e["eseq"] for e in audit.events("T1")] == list(range(1, 21))
+    assert [e["body"]["n"] for e in audit.events("T1")] == list(range(1, 21))
+
+
+def test_a_new_host_process_does_not_store_events_twice(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.ep.auto_ack = False  # it stores events but dies before acknowledging them
+        link.command("emit", {"n": 5})
+        assert wait_for(lambda: audit.last_eseq("T1") == 5)
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        assert link.next_event(0.5) is None  # the re-sent 1..5 were dropped: the store had them
+        assert wait_for(lambda: link.command("status")["outbox"] == 0)
+    assert [e["eseq"] for e in audit.events("T1")] == [1, 2, 3, 4, 5]
+
+
+def test_64k_of_garbage_then_a_normal_status_request(shoe):
+    s = socket.create_connection(("127.0.0.1", int(shoe.url.rsplit(":", 1)[1])))
+    import random
+    rng = random.Random(3)
+    s.sendall(bytes(rng.randrange(256) for _ in range(65536)))
+    time.sleep(0.2)  # let the board swallow it before this connection goes
+    s.close()
+    with ShoeLink(shoe.url, KEY) as link:
+        link.open(timeout=10)
+        assert link.command("status")["eseq"] == 0
+    assert shoe.ep.errors().get("frame_crc", 0) + shoe.ep.errors().get("frame_cobs", 0) > 0
+
+
+def test_wrong_key_and_wrong_peer_are_clear_errors(shoe):
+    with ShoeLink(shoe.url, b"w" * 32) as link:
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=5)
+        assert "key does not match" in str(e.value)
+    with ShoeLink("loop://", KEY) as link:  # talking to ourselves: a host, not a shoe
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=3)
+        assert "not a shoe" in str(e.value)
+
+
+def test_no_board_is_a_clear_error():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with ShoeLink("socket://127.0.0.1:%d" % port, KEY) as link:
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=1)
+        assert "no answer" in str(e.value)
+
+
+def test_audit_store_once_tamper_detection_and_export(tmp_path):
+    from shoe.link.host import HostEndpoint
+    from shoe.link.store import MemoryStore
+    st = MemoryStore()
+    shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="A1")
+    host = HostEndpoint(KEY)
+    got = []
+    for i in range(4):
+        shoe_ep.send("round_result" if i % 2 else "card", {"i": i, "raw": b"\x01\x02"})
+    for t in range(0, 400, 10):
+        got += host.receive(shoe_ep.transmit(t), t)
+        shoe_ep.receive(host.transmit(t), t)
+    a = AuditStore(tmp_path / "a.sqlite")
+    assert [a.store("A1", e, k, b, m) for k, b, e, m in got] == ["new"] * 4
+    assert a.store("A1", got[0][2], got[0][0], got[0][1], got[0][3]) == "duplicate"
+    assert [r["eseq"] for r in a.rounds("A1")] == [2, 4]
+    out = io.StringIO()
+    assert a.export(out, "jsonl", "A1") == 4
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert lines[0]["body"] == {"i": 0, "raw": "0102"} and lines[0]["chain"] == "ok"
+    out = io.StringIO()
+    a.export(out, "csv", "A1", kinds=["card"])
+    assert out.getvalue().splitlines()[0].startswith("shoe,eseq,kind")
+    assert len(out.getvalue().splitlines()) == 3
+    # someone deletes event 2 and edits event 3 in the database: verify says so
+    a._db.execute("DELETE FROM events WHERE eseq=2")
+    a._db.execute("UPDATE events SET payload=? WHERE eseq=3", (got[2][3]["payload"][:-1] + b"\x00",))
+    a._db.commit()
+    rep = a.verify("A1", KEY)
+    assert rep["gaps"] == [3] and rep["bad_mac"] == [3]
+    # an event arriving after a gap is marked as such on arrival
+    b = AuditStore(tmp_path / "b.sqlite")
+    assert b.store("A1", got[1][2], got[1][0], got[1][1], got[1][3]) == "new"
+    assert b.events("A1")[0]["chain"] == "gap"
+    b.store("A1", got[2][2], got[2][0], got[2][1], dict(got[2][3], prev=b"\x00" * 16))
+    assert b.events("A1")[1]["chain"] == "broken"
