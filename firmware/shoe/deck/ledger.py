@@ -22,7 +22,13 @@ READY = const(2)
 OUT = const(3)
 _COVER = const(52)
 _MAX_EXTRA = const(8)  # foreign cards listed in a pass report (the rest are counted)
-_SERIAL, _BACK, _STATUS, _LOADED, _SINCE, _WARNED = 0, 1, 2, 3, 4, 5
+# a slot: [serial, back, status, loaded_at, rounds_since_stub, expired_warned]
+_SERIAL = const(0)
+_BACK = const(1)
+_STATUS = const(2)
+_LOADED = const(3)
+_SINCE = const(4)
+_WARNED = const(5)
 
 
 class LedgerError(ValueError):
