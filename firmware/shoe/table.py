@@ -59,15 +59,18 @@ _PROBE = {"four-card-frenzy": ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
 
 
 def _probe(cfg):
+    """Every offered wager is in the probe, so a pay table that lacks one is refused at
+    configure time, not at the first settlement."""
     dealer, seat = _PROBE[cfg["game"]]
     w = {"ante": 1}
-    if cfg["game"] == "four-card-frenzy":
-        w["odds"] = 1
+    for k in cfg["offered"]:
+        w[k] = 1
     obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
            "dealer": dealer.split(), "seats": {"1": {"cards": seat.split(), "wagers": w,
                                                      "raise": 0}}}
     if cfg["game"] == "four-card-frenzy":
-        obj["all_six_card"] = None
+        w["odds"] = 1
+        obj["all_six_card"] = "Ac" if "all_six" in w else None
     return obj
 
 

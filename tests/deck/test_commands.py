@@ -1,5 +1,6 @@
 """Bad host commands: a clear error with a reason code, and nothing changes (state, events)."""
 import importlib.util
+import json
 
 import pytest
 
@@ -257,3 +258,19 @@ def test_an_engine_bug_never_crashes_the_table(where):
         t.card(SER, "R", c, 1)
     ev = t.pop_events()
     assert [b["reason"] for k, b in ev if k == "round_void"] == ["settle_error"]
+
+
+@needs_engine
+def test_pay_table_must_pay_every_offered_wager():
+    doc = {"name": "no-all-six", "game": FCF, "example": True,
+           "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},
+                    "straight": {"win": 1, "bad_beat": 2}},
+           "prime": {"five_one_colour": 5, "four_one_colour": 1},
+           "four_card_bonus": {"four_of_a_kind": 100, "two_pair": 2}, "payout_limit": None}
+    doc = json.loads(json.dumps(doc))
+    t = Table(engine=real())
+    with pytest.raises(CommandError) as e:
+        t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0)
+    assert e.value.reason == "wager_not_offered"
+    t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
+                            "offered": ["prime", "four_card_bonus"]}, 0)
