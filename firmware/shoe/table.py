@@ -364,7 +364,7 @@ class Table:
     # -- reads --------------------------------------------------------------------------------
     def card(self, serial, back, card, now):
         if (not isinstance(serial, int) or not isinstance(card, int) or not 0 <= card <= 52
-                or back not in ("R", "B")):
+                or back not in ("R", "B") or not 0 <= serial <= 0xFFFF):
             raise CommandError("card: bad read %r %r %r" % (serial, back, card), "bad_field")
         rnd = self.rnd
         lg = self.ledger
@@ -399,8 +399,9 @@ class Table:
         self._after(now)
 
     def reject(self, reason, now):
-        if not isinstance(reason, str):
+        if not isinstance(reason, str) or not reason:
             reason = "no_read"
+        reason = reason[:24]  # it goes into events
         rnd = self.rnd
         lg = self.ledger
         forged = reason in R.READ_FORGED

@@ -274,3 +274,17 @@ def test_pay_table_must_pay_every_offered_wager():
     assert e.value.reason == "wager_not_offered"
     t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
                             "offered": ["prime", "four_card_bonus"]}, 0)
+
+
+def test_malformed_reads_are_refused_and_change_nothing():
+    t = dealing()
+    before = snap(t)
+    for args in ((SER, "R", 53), (SER, "G", 3), (-1, "R", 3), (1 << 20, "R", 3), ("3A7F", "R", 3),
+                 (SER, "R", "As"), (SER, "R", None)):
+        with pytest.raises(CommandError) as e:
+            t.card(*args, 5)
+        assert e.value.reason == "bad_field"
+    assert snap(t) == before
+    t.reject("x" * 500, 5)
+    ev = t.pop_events()
+    assert len(ev[0][1]["reason"]) <= 24
