@@ -56,10 +56,17 @@ def _flush4(a, b, c, d, e, t):
     # four (trips and quads need three different suits, impossible beside a four-card flush).
     f = (t & _FLUSH_BITS) >> 15
     s = 0 if f & 4 else 1 if f & 0x20 else 2 if f & 0x100 else 3
-    m = 0
-    for card in (a, b, c, d, e):
-        if card & 3 == s:
-            m |= 1 << (card >> 2)
+    m = 0  # the suited ranks (unrolled: a loop over a tuple would allocate)
+    if a & 3 == s:
+        m |= 1 << (a >> 2)
+    if b & 3 == s:
+        m |= 1 << (b >> 2)
+    if c & 3 == s:
+        m |= 1 << (c >> 2)
+    if d & 3 == s:
+        m |= 1 << (d >> 2)
+    if e & 3 == s:
+        m |= 1 << (e >> 2)
     r = m & (m >> 1) & (m >> 2) & (m >> 3)
     if r:
         h = r & (r - 1)
