@@ -1,0 +1,187 @@
+"""Link and journal figures (not a test): frame overhead, bytes per typical event, the size of a
+six-seat round-result frame, bytes on the wire per delivered event over a clean and a 1 %-corrupted
+link, journal writes per event and per round, CPU per event (CPython, and MicroPython at a
+device-sized heap), and the heap the link and journal take under MicroPython.
+
+    .venv/bin/python bench/bench_link.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "firmware"))
+
+import shoe  # noqa: E402,F401
+from host_tools import runtime  # noqa: E402
+from shoe.journal.journal import Journal  # noqa: E402
+from shoe.link import codec, frame  # noqa: E402
+from shoe.link.endpoint import Endpoint  # noqa: E402
+from shoe.link.message import seal_message  # noqa: E402
+from tests.link.helpers import LossyChannel, mpy_build  # noqa: E402
+
+KEY = b"k" * 32
+CARD = ("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})
+CARDS = ["As", "Ks", "Qs", "Js", "2d"]
+
+
+def six_seat_result():
+    """A six-seat Four Card Frenzy round_result in the shape of interfaces.md s.4 (unpacked)."""
+    w = {"ante": {"amount": 10, "result": 1, "payout": 10},
+         "odds": {"amount": 10, "result": 15, "payout": 150},
+         "raise": {"amount": 30, "result": 1, "payout": 30},
+         "four_card_bonus": {"amount": 5, "category": "royal_flush", "result": 50, "payout": 250},
+         "prime": {"amount": 5, "result": 5, "payout": 25},
+         "all_six": {"amount": 5, "category": "flush", "result": 20, "payout": 100}}
+    seats = {str(i): {"cards": CARDS, "best": CARDS[:4], "category": "straight_flush", "wagers": w,
+                      "net": 565, "capped": False} for i in range(1, 7)}
+    return ("round_result", {"round": 1234, "game": "four-card-frenzy",
+                             "dealer": {"cards": CARDS, "best": CARDS[:4], "category": "pair",
+                                        "opens": True}, "all_six_card": "9h", "seats": seats})
+
+
+def wire_size(kind, body, eseq=1):
+    payload, _ = seal_message(KEY, kind, body, eseq, bytes(16))
+    if len(payload) > frame.MAX_PAYLOAD:
+        return len(payload), None
+    return len(payload), len(frame.build(frame.DATA, 1, 0, payload))
+
+
+def run_link(p_byte, p_drop, n=2000, seed=1):
+    with tempfile.TemporaryDirectory() as d:
+        j = Journal(d)
+        shoe_ep = Endpoint("shoe", KEY, store=j, shoe_id="B")
+        host = Endpoint("host", KEY)
+        up, down = LossyChannel(seed, p_byte, p_drop, 0), LossyChannel(seed + 1, p_byte, p_drop, 0)
+        sent = got = wire = 0
+        now = 0
+        t0 = time.perf_counter()
+        while got < n and now < 10_000_000:
+            now += 10
+            if sent < n and shoe_ep.store.outbox_room() > 1:
+                sent += 1
+                shoe_ep.send_many([CARD], state={"n": sent})
+            out = shoe_ep.transmit(now)
+            wire += len(out)
+            got += sum(1 for m in host.receive(down(out), now) if m[2])
+            shoe_ep.receive(up(host.transmit(now)), now)
+        dt = time.perf_counter() - t0
+        return {"events": got, "wire_bytes_per_event": round(wire / got, 1),
+                "sim_seconds": now / 1000, "cpython_us_per_event": round(dt / got * 1e6, 1),
+                "journal_writes": j.writes, "journal_writes_per_event": round(j.writes / got, 3),
+                "retransmits": shoe_ep.errors().get("retransmit", 0)}
+
+
+def round_writes():
+    """One FCF round as the app journals it: open command, 6x5 + 5 cards (+ the all-six card) in
+    one table step each, decisions, the result; the host acknowledging as ShoeLink does."""
+    with tempfile.TemporaryDirectory() as d:
+        j = Journal(d)
+        ep = Endpoint("shoe", KEY, store=j, shoe_id="B")
+        host = Endpoint("host", KEY)
+        now = 0
+
+        def pump(ms=300):
+            nonlocal now
+            for _ in range(ms // 10):
+                now += 10
+                host.receive(ep.transmit(now), now)
+                for kind, body, ctr, _ in ep.receive(host.transmit(now), now):
+                    ep.reply(ctr, {"ok": True})
+        pump()
+        w0 = j.writes
+        host.send("open_round", {"seats": {str(i): {"ante": 10} for i in range(1, 7)}})
+        pump()
+        ep.send_many([("phase", {"phase": "deal"})], state={"p": 0})
+        for c in range(36):
+            ep.send_many([CARD], state={"p": c})
+            pump(100)
+        host.send("decisions", {"raise": {str(i): 30 for i in range(1, 7)}})
+        pump()
+        ep.send_many([("round_result", {"round": 1234, "packed": bytes(300)})], state={"p": "done"})
+        j.add_round(1234, "round_result", six_seat_result()[1])
+        pump(1000)
+        return j.writes - w0, j.bytes_written
+
+
+MPY = r"""
+import gc, time, json
+def free():
+    gc.collect()
+    return gc.mem_free()
+f0 = free()
+from shoe.journal import journal
+f1 = free()
+from shoe.link import endpoint
+from shoe.link import host as hostmod
+f2 = free()
+j = journal.Journal(ROOT)
+f3 = free()
+ep = endpoint.Endpoint("shoe", b"k" * 32, store=j, shoe_id="B")
+f4 = free()
+h = hostmod.HostEndpoint(b"k" * 32)
+now = 0
+for i in range(40):
+    now += 10
+    h.receive(ep.transmit(now), now)
+    ep.receive(h.transmit(now), now)
+N = 300
+t0 = time.ticks_us()
+for i in range(N):
+    now += 10
+    ep.send_many([("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})], state={"n": i})
+    out = ep.transmit(now)
+    h.receive(out, now)
+    ep.receive(h.transmit(now), now)
+dt = time.ticks_diff(time.ticks_us(), t0)
+print(json.dumps({"heap_journal_modules": f0 - f1, "heap_endpoint_modules_incl_host_half": f1 - f2,
+                  "heap_journal_instance": f2 - f3, "heap_endpoint_instance": f3 - f4,
+                  "us_per_event_shoe_and_host": dt // N, "free_after": free()}))
+"""
+
+
+def micropython_figures():
+    build = mpy_build(tempfile.mkdtemp())
+    with tempfile.TemporaryDirectory() as d:
+        code = "ROOT = %r\n" % d + MPY
+        path = Path(d) / "bench_mpy.py"
+        path.write_text(code)
+        heap = "128k"
+        out = subprocess.run(runtime.command([str(path)], heap), capture_output=True, text=True,
+                             env=runtime.environment(str(build)), timeout=300)
+        if out.returncode:
+            return {"error": out.stdout[-500:] + out.stderr[-500:]}
+        res = json.loads(out.stdout.strip().splitlines()[-1])
+        res["heap"] = heap
+        return res
+
+
+def main():
+    empty = len(frame.build(frame.ACK, 0, 0))
+    card_payload, card_wire = wire_size(*CARD)
+    body_only = len(codec.encode(CARD[1]))
+    rr_payload, rr_wire = wire_size(*six_seat_result())
+    print("frame overhead (header 6 + CRC 4 + COBS + delimiter): %d bytes on the wire for an "
+          "empty frame" % empty)
+    print("typical card event: body %d bytes, message %d bytes (envelope+MAC+chain %d), frame on "
+          "the wire %d bytes (%.1f ms at 115200 baud)" % (
+              body_only, card_payload, card_payload - body_only, card_wire, card_wire * 10 / 115.2))
+    print("six-seat FCF round_result as an unpacked dict (interfaces.md shape): message %d bytes, "
+          "%s (target <= 512 bytes: the app sends results packed by shoe.games.packing)" % (
+              rr_payload, "frame %d bytes" % rr_wire if rr_wire else "too big for one frame"))
+    for name, pb, pd in (("clean link", 0.0, 0.0), ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01)):
+        r = run_link(pb, pd)
+        print("%s: %s" % (name, json.dumps(r)))
+    w, b = round_writes()
+    print("journal writes for one six-seat round (38 table steps, 2 commands, acks, recall): "
+          "%d writes" % w)
+    print("MicroPython (unix port, .mpy): %s" % json.dumps(micropython_figures()))
+
+
+if __name__ == "__main__":
+    main()
