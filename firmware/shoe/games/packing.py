@@ -1,0 +1,351 @@
+"""A compact binary form of a round_result for the wire: pack(result) -> bytes, unpack(data).
+
+unpack(pack(r)) == r exactly for every round_result the engine produces, including the keys
+the round lifecycle adds: "round" and "deck" (integers) and "paytable" (a name). Anything else
+raises PackError (reason "pack"): the form never drops data silently. A six-seat FCF round
+with every wager packs to about 250-350 bytes (the frame budget is 512).
+
+Layout (varint = unsigned LEB128; zvarint = zigzag-signed varint; card = one byte id 0..51):
+
+    byte     0x10 | game (0 four-card-frenzy, 1 high-card-flush)
+    byte     flags: 1 round, 2 deck, 4 paytable, 8 all_six_card key, 16 all_six_card not null,
+                    32 dealer opens / qualifies
+    [varint round] [varint deck] [varint len + UTF-8 paytable] [card all_six_card]
+    dealer   FCF: 5 cards, 4 best cards, category byte     HCF: 7 cards, flush
+    byte     number of seats, then per seat:
+      byte   seat number
+      byte   flags: 1 capped, 2 uncapped_net key, 4 uncapped_net differs from the payouts' sum
+      byte   wager bitmask (bit i = i-th wager of the game's wager order)
+      cards  FCF: 5 cards, 4 best cards, category byte   HCF: 7 cards, flush, straight_flush byte
+      wagers in the game's order, each:
+        byte    flags: 1 rounded key, 2 rounded value, 4 explicit payout, 8 category key,
+                       16 tier key, 32 result is fractional
+        varint  amount
+        zvarint result: whole results as themselves, fractional ones in 1/10000
+        [zvarint payout]  only if it is not floor(amount * result) (or -amount when lost)
+        [byte category code, 0 = null] [varint len + 1 + UTF-8 tier, 0 = null]
+      zvarint net  [zvarint uncapped_net]
+    flush = byte length, then that many cards
+"""
+from micropython import const
+
+from shoe import cards as _cards
+
+_ONE = const(10000)
+_FCF = "four-card-frenzy"
+_HCF = "high-card-flush"
+_WAGERS = (("ante", "odds", "raise", "prime", "four_card_bonus", "all_six"),
+           ("ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"))
+_HAND_CATS = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
+              "straight_flush", "four_of_a_kind")
+_BONUS_CATS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_kind", "flush",
+               "straight", "two_pair", "six_card_royal_flush", "full_house")
+
+
+class PackError(ValueError):
+    reason = "pack"
+
+
+def _need(cond, what):
+    if not cond:
+        raise PackError("cannot pack round_result: " + what)
+
+
+def _keys(d, allowed, what):
+    _need(isinstance(d, dict), what + " is not an object")
+    for k in d:
+        _need(k in allowed, "unknown key %s in %s" % (k, what))
+
+
+def _varint(out, n):
+    _need(isinstance(n, int) and not isinstance(n, bool) and n >= 0, "bad integer")
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _zvarint(out, n):
+    _need(isinstance(n, int) and not isinstance(n, bool), "bad integer")
+    _varint(out, n << 1 if n >= 0 else ((-n) << 1) - 1)
+
+
+def _text(out, s):
+    b = s.encode()
+    _varint(out, len(b))
+    out.extend(b)
+
+
+def _card(out, name):
+    _need(isinstance(name, str), "bad card")
+    c = _cards.parse(name)
+    _need(c < 52, "bad card")
+    out.append(c)
+
+
+def _cards_out(out, names, n):
+    _need(isinstance(names, list) and len(names) == n, "bad card list")
+    for x in names:
+        _card(out, x)
+
+
+def _flush(out, f):
+    _keys(f, ("length", "cards"), "flush")
+    _need(isinstance(f.get("cards"), list), "bad flush")
+    _need(f.get("length") == len(f["cards"]), "bad flush")
+    out.append(len(f["cards"]))
+    _cards_out(out, f["cards"], len(f["cards"]))
+
+
+def _fixed(x):
+    """A result -> (fractional?, integer to store)."""
+    if isinstance(x, float):
+        n = int(round(x * _ONE))
+        _need(n / _ONE == x, "result is not a multiple of 1/10000")
+        return True, n
+    _need(isinstance(x, int) and not isinstance(x, bool), "bad result")
+    return False, x
+
+
+def _wager(out, w, name):
+    _keys(w, ("amount", "result", "payout", "rounded", "category", "tier"), "wager " + name)
+    amount = w.get("amount")
+    frac, r = _fixed(w.get("result"))
+    fx = r if frac else r * _ONE
+    derived = -amount if fx < 0 else amount * fx // _ONE
+    payout = w.get("payout")
+    flags = 0
+    if "rounded" in w:
+        _need(isinstance(w["rounded"], bool), "bad rounded")
+        flags |= 1 | (2 if w["rounded"] else 0)
+    if payout != derived:
+        flags |= 4
+    if "category" in w:
+        flags |= 8
+    if "tier" in w:
+        flags |= 16
+    if frac:
+        flags |= 32
+    out.append(flags)
+    _varint(out, amount)
+    _zvarint(out, r)
+    if flags & 4:
+        _zvarint(out, payout)
+    if flags & 8:
+        c = w["category"]
+        _need(c is None or c in _BONUS_CATS, "bad category")
+        out.append(0 if c is None else _BONUS_CATS.index(c) + 1)
+    if flags & 16:
+        t = w["tier"]
+        if t is None:
+            out.append(0)
+        else:
+            _need(isinstance(t, str), "bad tier")
+            b = t.encode()
+            _varint(out, len(b) + 1)
+            out.extend(b)
+    return payout
+
+
+def pack(result):
+    """round_result dict -> bytes (see the module docstring)."""
+    _need(isinstance(result, dict) and result.get("type") == "round_result", "not a result")
+    game = result.get("game")
+    _need(game == _FCF or game == _HCF, "bad game")
+    g = 0 if game == _FCF else 1
+    top = ("type", "game", "dealer", "seats", "round", "deck", "paytable")
+    _keys(result, top + ("all_six_card",) if g == 0 else top, "round_result")
+    out = bytearray((0x10 | g, 0))
+    flags = 0
+    if "round" in result:
+        flags |= 1
+        _varint(out, result["round"])
+    if "deck" in result:
+        flags |= 2
+        _varint(out, result["deck"])
+    if "paytable" in result:
+        flags |= 4
+        _need(isinstance(result["paytable"], str), "bad paytable name")
+        _text(out, result["paytable"])
+    if "all_six_card" in result:
+        flags |= 8
+        if result["all_six_card"] is not None:
+            flags |= 16
+            _card(out, result["all_six_card"])
+    d = result.get("dealer")
+    if g == 0:
+        _keys(d, ("cards", "best", "category", "opens"), "dealer")
+        _cards_out(out, d.get("cards"), 5)
+        _cards_out(out, d.get("best"), 4)
+        _need(d.get("category") in _HAND_CATS, "bad category")
+        out.append(_HAND_CATS.index(d["category"]))
+        ok = d.get("opens")
+    else:
+        _keys(d, ("cards", "flush", "qualifies"), "dealer")
+        _cards_out(out, d.get("cards"), 7)
+        _flush(out, d.get("flush"))
+        ok = d.get("qualifies")
+    _need(ok is True or ok is False, "bad opens / qualifies")
+    if ok:
+        flags |= 32
+    out[1] = flags
+    seats = result.get("seats")
+    _need(isinstance(seats, dict) and len(seats) < 256, "bad seats")
+    out.append(len(seats))
+    order = _WAGERS[g]
+    for key in sorted(seats):
+        _need(isinstance(key, str) and key.isdigit() and 0 < int(key) < 256, "bad seat key")
+        s = seats[key]
+        if g == 0:
+            _keys(s, ("cards", "best", "category", "wagers", "net", "capped", "uncapped_net"),
+                  "seat")
+        else:
+            _keys(s, ("cards", "flush", "straight_flush", "wagers", "net", "capped",
+                      "uncapped_net"), "seat")
+        out.append(int(key))
+        _need(s.get("capped") is True or s.get("capped") is False, "bad capped")
+        at = len(out)
+        out.append(0)
+        wg = s.get("wagers")
+        _keys(wg, order, "wagers")
+        mask = 0
+        for i in range(len(order)):
+            if order[i] in wg:
+                mask |= 1 << i
+        out.append(mask)
+        if g == 0:
+            _cards_out(out, s.get("cards"), 5)
+            _cards_out(out, s.get("best"), 4)
+            _need(s.get("category") in _HAND_CATS, "bad category")
+            out.append(_HAND_CATS.index(s["category"]))
+        else:
+            _cards_out(out, s.get("cards"), 7)
+            _flush(out, s.get("flush"))
+            sf = s.get("straight_flush")
+            _need(isinstance(sf, int) and 0 <= sf <= 7, "bad straight_flush")
+            out.append(sf)
+        total = 0
+        for name in order:
+            if name in wg:
+                total += _wager(out, wg[name], name)
+        sf = 1 if s["capped"] else 0
+        _zvarint(out, s.get("net"))
+        if "uncapped_net" in s:
+            sf |= 2
+            if s["uncapped_net"] != total:
+                sf |= 4
+                _zvarint(out, s["uncapped_net"])
+        out[at] = sf
+    return bytes(out)
+
+
+class _Reader:
+    def __init__(self, data):
+        self.data = data
+        self.i = 0
+
+    def byte(self):
+        b = self.data[self.i]
+        self.i += 1
+        return b
+
+    def varint(self):
+        n = shift = 0
+        while True:
+            b = self.byte()
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return n
+
+    def zvarint(self):
+        n = self.varint()
+        return n >> 1 if not n & 1 else -((n + 1) >> 1)
+
+    def text(self, n):
+        s = bytes(self.data[self.i:self.i + n]).decode()
+        self.i += n
+        return s
+
+    def cards(self, n):
+        return [_cards.name(self.byte()) for _ in range(n)]
+
+    def flush(self):
+        n = self.byte()
+        return {"length": n, "cards": self.cards(n)}
+
+
+def unpack(data):
+    """bytes from pack() -> the round_result dict. Raises PackError on malformed data."""
+    try:
+        return _unpack(_Reader(data))
+    except (IndexError, ValueError, UnicodeError) as e:
+        if isinstance(e, PackError):
+            raise
+        raise PackError("malformed packed round_result")
+
+
+def _unpack(rd):
+    b0 = rd.byte()
+    _need(b0 >> 4 == 1 and b0 & 15 < 2, "unknown format")
+    g = b0 & 15
+    flags = rd.byte()
+    r = {"type": "round_result", "game": _FCF if g == 0 else _HCF}
+    if flags & 1:
+        r["round"] = rd.varint()
+    if flags & 2:
+        r["deck"] = rd.varint()
+    if flags & 4:
+        r["paytable"] = rd.text(rd.varint())
+    if flags & 8:
+        r["all_six_card"] = _cards.name(rd.byte()) if flags & 16 else None
+    if g == 0:
+        r["dealer"] = {"cards": rd.cards(5), "best": rd.cards(4),
+                       "category": _HAND_CATS[rd.byte()], "opens": bool(flags & 32)}
+    else:
+        r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(),
+                       "qualifies": bool(flags & 32)}
+    order = _WAGERS[g]
+    seats = {}
+    for _ in range(rd.byte()):
+        key = str(rd.byte())
+        sf = rd.byte()
+        mask = rd.byte()
+        if g == 0:
+            s = {"cards": rd.cards(5), "best": rd.cards(4), "category": _HAND_CATS[rd.byte()]}
+        else:
+            s = {"cards": rd.cards(7), "flush": rd.flush(), "straight_flush": rd.byte()}
+        wg = {}
+        total = 0
+        for i in range(len(order)):
+            if mask >> i & 1:
+                w, p = _read_wager(rd)
+                wg[order[i]] = w
+                total += p
+        s["wagers"] = wg
+        s["net"] = rd.zvarint()
+        s["capped"] = bool(sf & 1)
+        if sf & 2:
+            s["uncapped_net"] = rd.zvarint() if sf & 4 else total
+        seats[key] = s
+    r["seats"] = seats
+    _need(rd.i == len(rd.data), "trailing bytes")
+    return r
+
+
+def _read_wager(rd):
+    flags = rd.byte()
+    amount = rd.varint()
+    n = rd.zvarint()
+    fx = n if flags & 32 else n * _ONE
+    w = {"amount": amount, "result": n / _ONE if flags & 32 else n}
+    w["payout"] = rd.zvarint() if flags & 4 else (-amount if fx < 0 else amount * fx // _ONE)
+    if flags & 1:
+        w["rounded"] = bool(flags & 2)
+    if flags & 8:
+        c = rd.byte()
+        w["category"] = None if c == 0 else _BONUS_CATS[c - 1]
+    if flags & 16:
+        n = rd.varint()
+        w["tier"] = None if n == 0 else rd.text(n - 1)
+    return w, w["payout"]
