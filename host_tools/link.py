@@ -245,3 +245,35 @@ def verify_attestation(answer, key, nonce, roots):
     except (KeyError, TypeError):
         ok = False
     return ok, local
+
+
+def add_port_arguments(p, db=True):
+    """The options every `shoectl` command that talks to a shoe shares."""
+    from host_tools import keys as keyfile
+    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART "
+                   "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...)")
+    keyfile.add_arguments(p)
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for the shoe to answer (default 10)")
+    if db:
+        p.add_argument("--db", help="audit store (SQLite) that receives the events this "
+                       "connection carries; default under the user's data dir")
+
+
+def connect(args, audit=True):
+    """Open a ShoeLink for a CLI command: keys from --keys/--demo-keys, events into the audit
+    store (so a short command never swallows events the table system has not stored).
+    Returns (link, keys, store); the caller closes link and store."""
+    from host_tools import keys as keyfile
+    from host_tools.audit import AuditStore
+    k = keyfile.load(args)
+    store = AuditStore(getattr(args, "db", None)) if audit else None
+    link = ShoeLink(args.port, k["shoe"], supervisor_key=k.get("supervisor"), audit=store)
+    try:
+        link.open(timeout=args.timeout)
+    except BaseException:
+        link.close()
+        if store:
+            store.close()
+        raise
+    return link, k, store
