@@ -242,3 +242,18 @@ def test_malformed_command_payloads_get_error_replies_and_change_nothing():
     p.run_until(lambda: False, 1000)
     assert p.commands == [] and p.store.ctr == 0
     assert p.shoe.errors()["malformed"] >= 5
+
+
+def test_the_millisecond_counter_wrapping_does_not_stall_the_link():
+    """time.ticks_ms() wraps at 2**30 on MicroPython: the endpoints keep their own clock."""
+    p = Pair(seed=4, lossy=True)
+    period = 1 << 30
+    p.now = period - 2000
+    for i in range(4000):  # 40 s across the wrap, an event every 40 ms for the first 10 s
+        if i % 4 == 0 and i < 1000:
+            p.shoe.send("card", {"n": i // 4})
+        p.step(10)
+        p.now %= period  # what ticks_ms does
+    assert p.now < 50_000  # it did wrap
+    assert [b["n"] for k, b, e, m in p.events] == list(range(250))
+    assert p.shoe.link_up(p.now) and p.host.link_up(p.now)

@@ -42,6 +42,8 @@ PROTOCOL = const(1)
 SUPPORTED = (1,)
 ACK_KIND = "_ack"
 _MASK = const(0xFFFF)
+_TICKS_MASK = const(0x3FFFFFFF)
+_TICKS_HALF = const(0x20000000)
 
 
 def _random32():
@@ -109,6 +111,8 @@ class ShoeEndpoint:
         self._last_rx = -1 << 30
         self._refuse = None  # a REFUSE payload to send
         self._out = []
+        self._raw_now = None
+        self._clock = 1 << 20  # internal ms clock (starts high: "long ago" stays negative)
 
     # ---- counters -------------------------------------------------------------------------
     def _count(self, reason):
@@ -122,7 +126,7 @@ class ShoeEndpoint:
         return d
 
     def link_up(self, now_ms):
-        return self.up and now_ms - self._last_rx < self.timeout_ms
+        return self.up and self._tick(now_ms) - self._last_rx < self.timeout_ms
 
     def backlog(self):
         """Messages queued or in flight (not yet acknowledged by the transport)."""
@@ -202,7 +206,19 @@ class ShoeEndpoint:
         return p
 
     # ---- receiving ------------------------------------------------------------------------
+    def _tick(self, now_ms):
+        """Our own non-wrapping clock from the caller's (time.ticks_ms() wraps at 2**30 ms on
+        MicroPython): the elapsed time modulo 2**30, a step back counted as no time."""
+        prev = self._raw_now
+        self._raw_now = now_ms
+        if prev is not None:
+            d = (now_ms - prev) & _TICKS_MASK
+            if d < _TICKS_HALF:
+                self._clock += d
+        return self._clock
+
     def receive(self, data, now_ms):
+        now_ms = self._tick(now_ms)
         self._now = now_ms
         self._out = []
         try:
@@ -386,6 +402,7 @@ class ShoeEndpoint:
 
     # ---- transmitting ---------------------------------------------------------------------
     def transmit(self, now_ms):
+        now_ms = self._tick(now_ms)
         self._now = now_ms
         self._out_bytes = bytearray(b"\x00")  # a leading delimiter cuts off any line noise
         self._drop_acked()
