@@ -257,3 +257,13 @@ def test_the_millisecond_counter_wrapping_does_not_stall_the_link():
     assert p.now < 50_000  # it did wrap
     assert [b["n"] for k, b, e, m in p.events] == list(range(250))
     assert p.shoe.link_up(p.now) and p.host.link_up(p.now)
+
+
+def test_a_reply_too_big_for_a_frame_becomes_an_error_reply():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    c = p.host.send("recall", {"round": 1})
+    p.run_until(lambda: p.commands, 1000)
+    p.shoe.reply(c, {"record": "x" * 3000})
+    p.run_until(lambda: c in p.replies and p.replies[c][1].get("reason") == "reply_too_big", 1000)
+    assert p.replies[c] == ("error", {"re": c, "reason": "reply_too_big"})

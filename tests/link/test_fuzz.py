@@ -115,9 +115,21 @@ def corpus(seed=11, n=400):
     rng = random.Random(seed)
     good = [frame.build(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {"i": i}, 1 + i % 4))
             for i in range(8)]
+    forged = [frame.build(frame.DATA, 1 + i % 3, 0, seal_command(b"w" * 32, "status", {}, 9 + i))
+              for i in range(4)]
+    hellos = [frame.build(frame.HELLO, 0, 0, codec.encode(h)) for h in (
+        {"v": 2, "role": "host", "sid": 5, "peer": 0, "up": False, "mac": b"0" * 16},
+        {"v": 1, "role": "host", "sid": 6, "peer": 0, "up": False, "mac": b"0" * 16},
+        {"v": 1, "role": "shoe", "sid": 7}, [1, 2, 3], "hello")]
     out = []
     for i in range(n):
-        k = i % 6
+        k = i % 8
+        if k == 6:
+            out.append(rng.choice(forged))  # good frames, bad MACs
+            continue
+        if k == 7:
+            out.append(rng.choice(hellos))  # wrong version, wrong key, wrong role, junk
+            continue
         if k == 0:
             out.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))))
         elif k == 1:
@@ -179,5 +191,6 @@ def test_micropython_survives_the_fuzz_corpus_exactly_like_cpython(fw_build):
     got = json.loads(out.strip().splitlines()[-1])
     assert got == json.loads(json.dumps(want))
     assert "internal" not in got["errors"]
-    for r in ("frame_crc", "frame_oversize", "frame_version", "replay"):
+    for r in ("frame_crc", "frame_oversize", "frame_version", "bad_mac", "version",
+              "bad_key", "bad_hello"):
         assert got["errors"].get(r, 0) > 0, r

@@ -170,11 +170,18 @@ class ShoeEndpoint:
         return out
 
     def reply(self, ctr, body=None, durable=False):
+        """Answer command `ctr` with {"re": ctr, **body}. A body too big for one frame becomes
+        the error reply "reply_too_big" (the command itself was executed)."""
         b = {"re": ctr}
         if body:
             for k in body:
                 b[k] = body[k]
-        return self.send("reply", b, durable)
+        try:
+            return self.send("reply", b, durable)
+        except LinkError as e:
+            if e.reason != "too_big":
+                raise
+            return self.error(ctr, "reply_too_big", None, durable)
 
     def error(self, ctr, reason, detail=None, durable=False):
         b = {"re": ctr, "reason": reason}
