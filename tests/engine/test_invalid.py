@@ -1,4 +1,4 @@
-"""Every invalid input gives a clear error with a reason, never a result (rules.md 1.5, issue 3)."""
+"""Every invalid input gives a clear error with a reason, never a result (rules.md 1.5)."""
 import copy
 
 import pytest

@@ -205,9 +205,10 @@ def test_hcf_flush_and_tie_between_suits():
 
 
 def test_hcf_comparison():
-    assert hcf.flush_value(h7("2h 3h 4h 5h Ac Kd Qs")) > hcf.flush_value(h7("Ah Kh Qh Jc Tc 9d 8s"))
-    assert hcf.flush_value(h7("Ah Kh 2h Jc Tc 9d 8s")) > hcf.flush_value(h7("Ad Qd Jd Kc Tc 9h 8s"))
-    assert hcf.flush_value(h7("Ah Kh 2h Jc Tc 9d 8s")) == hcf.flush_value(h7("Ad Kd 2d Jh Tc 9c 8s"))
+    fv = hcf.flush_value
+    assert fv(h7("2h 3h 4h 5h Ac Kd Qs")) > fv(h7("Ah Kh Qh Jc Tc 9d 8s"))  # length first
+    assert fv(h7("Ah Kh 2h Jc Tc 9d 8s")) > fv(h7("Ad Qd Jd Kc Tc 9h 8s"))  # then card by card
+    assert fv(h7("Ah Kh 2h Jc Tc 9d 8s")) == fv(h7("Ad Kd 2d Jh Tc 9c 8s"))  # off-suit: no
 
 
 @pytest.mark.parametrize("cards,run", [

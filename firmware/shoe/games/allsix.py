@@ -15,8 +15,9 @@ from micropython import const
 _SIX_ROYAL = const(0x1F80)  # 9 T J Q K A
 _ROYAL = const(0x1F00)  # T J Q K A
 
-_suits = [0, 0, 0, 0]
-_counts = bytearray(13)
+_suits = [0, 0, 0, 0]  # rank mask per suit
+_sizes = bytearray(4)  # cards per suit
+_counts = bytearray(13)  # cards per rank: left all zero after every call
 
 
 def _run5(m):
@@ -26,44 +27,47 @@ def _run5(m):
 
 def category(cards):
     sm = _suits
-    sm[0] = sm[1] = sm[2] = sm[3] = 0
+    sz = _sizes
     cnt = _counts
-    for r in range(13):
-        cnt[r] = 0
+    sm[0] = sm[1] = sm[2] = sm[3] = 0
+    sz[0] = sz[1] = sz[2] = sz[3] = 0
     ranks = 0
     for c in cards:
         r = c >> 2
-        sm[c & 3] |= 1 << r
+        s = c & 3
+        sm[s] |= 1 << r
+        sz[s] += 1
         cnt[r] += 1
         ranks |= 1 << r
-    flush = False
+    quads = trips = pairs = 0
+    for c in cards:  # read each rank's count once and clear it for the next call
+        r = c >> 2
+        n = cnt[r]
+        if n:
+            cnt[r] = 0
+            if n == 4:
+                quads = 1
+            elif n == 3:
+                trips += 1
+            elif n == 2:
+                pairs += 1
+    flush = -1
     for s in range(4):
-        m = sm[s]
+        if sz[s] >= 5:
+            flush = s
+    if flush >= 0:  # (five suited cards leave no room for quads or a full house)
+        m = sm[flush]
         if m & _SIX_ROYAL == _SIX_ROYAL:
             return "six_card_royal_flush"
         if m & _ROYAL == _ROYAL:
             return "royal_flush"
         if _run5(m):
             return "straight_flush"
-        n = 0
-        while m:
-            m &= m - 1
-            n += 1
-        if n >= 5:
-            flush = True
-    trips = pairs = 0
-    for r in range(13):
-        n = cnt[r]
-        if n == 4:
-            return "four_of_a_kind"
-        if n == 3:
-            trips += 1
-        elif n == 2:
-            pairs += 1
+        return "flush"
+    if quads:
+        return "four_of_a_kind"
     if trips >= 2 or (trips and pairs):
         return "full_house"
-    if flush:
-        return "flush"
     if _run5(ranks):
         return "straight"
     if trips:

@@ -49,8 +49,8 @@ def _unload(keep=None):
 # The host may send an inline pay table once ahead of the rounds that use it:
 #   {"$define": TOKEN, "game": GAME, "doc": {...}}      (no output line, not counted)
 # and then those rounds carry "paytable": {"$ref": TOKEN}. TOKEN is the session token the host
-# passed as argv[1] plus a counter, so no input line can pose as a directive. The device keeps the one last
-# definition, validated as load(doc, game): the Table, or the error it gave.
+# passed as argv[1] plus a counter, so no input line can pose as a directive. The device keeps
+# the one last definition, validated as load(doc, game): the Table, or the error it gave.
 _defined = [None, None]  # token, Table or PaytableError
 
 

@@ -165,46 +165,44 @@ def best_cards(hand, v):
     """
     cat = v >> _SHIFT
     pay = v & ((1 << _SHIFT) - 1)
-    suit = -1
+    hs = sorted(hand, reverse=True)  # rank high to low, then suit high to low
+    if cat == HIGH_CARD:
+        return hs[:4]
+    if cat == FLUSH:
+        return [c for c in hs if c & 3 == _flush_suit(hand)][:4]
     if cat == STRAIGHT or cat == STRAIGHT_FLUSH:
         if pay == 1:
-            want = ((2, 1), (1, 1), (0, 1), (12, 1))
+            ranks = (2, 1, 0, 12)
         else:
             lo = _low_rank(pay >> 1)
-            want = ((lo + 3, 1), (lo + 2, 1), (lo + 1, 1), (lo, 1))
-    elif cat == FOUR_OF_A_KIND:
-        want = ((_low_rank(pay), 4),)
-    elif cat == THREE_OF_A_KIND:
-        want = ((_low_rank(pay >> 13), 3), (_low_rank(pay & _RANKS), 1))
-    elif cat == TWO_PAIR:
-        want = ((_high_rank(pay), 2), (_low_rank(pay), 2))
-    elif cat == PAIR:
-        k = pay & _RANKS
-        want = ((_low_rank(pay >> 13), 2), (_high_rank(k), 1), (_low_rank(k), 1))
-    else:
-        want = tuple((r, 1) for r in range(12, -1, -1) if pay >> r & 1)
-    if cat == FLUSH or cat == STRAIGHT_FLUSH:
-        counts = [0, 0, 0, 0]
-        for c in hand:
-            counts[c & 3] += 1
-        suit = counts.index(max(counts))
-    out = []
-    for r, n in want:
-        cards = sorted((c for c in hand if c >> 2 == r and (suit < 0 or c & 3 == suit)),
-                       reverse=True)
-        out.extend(cards[:n])
-    return out
+            ranks = (lo + 3, lo + 2, lo + 1, lo)
+        s = _flush_suit(hand) if cat == STRAIGHT_FLUSH else -1
+        out = []
+        for r in ranks:
+            for c in hs:
+                if c >> 2 == r and (s < 0 or c & 3 == s):
+                    out.append(c)
+                    break
+        return out
+    if cat == FOUR_OF_A_KIND or cat == TWO_PAIR:
+        return [c for c in hs if pay >> (c >> 2) & 1]
+    if cat == THREE_OF_A_KIND:
+        t = _low_rank(pay >> 13)
+        k = _low_rank(pay & _RANKS)
+        return [c for c in hs if c >> 2 == t] + [c for c in hs if c >> 2 == k][:1]
+    p = _low_rank(pay >> 13)  # pair
+    return [c for c in hs if c >> 2 == p] + [c for c in hs if c >> 2 != p][:2]
+
+
+def _flush_suit(hand):
+    n = [0, 0, 0, 0]
+    for c in hand:
+        n[c & 3] += 1
+    return n.index(max(n))
 
 
 def _low_rank(mask):
     r = 0
     while not mask >> r & 1:
         r += 1
-    return r
-
-
-def _high_rank(mask):
-    r = 12
-    while not mask >> r & 1:
-        r -= 1
     return r

@@ -31,10 +31,13 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
         emit(head)
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
+    sections = table.sections
+    value = fcf.value
+    allsix = None
     for (key, ids, s), rz in zip(seats, raises):
         w = s["wagers"]
         ante = w["ante"]
-        pv = fcf.value(ids)
+        pv = value(ids)
         cat = fcf.category(pv)
         if pv > dv:
             cmp = ONE
@@ -51,7 +54,7 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             wg["ante"] = wager(ante, cmp if opens else 0)
             if cat >= fcf.STRAIGHT:
                 name = fcf.CATEGORIES[cat]
-                odds = _pay(table.sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
+                odds = _pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
             wg["odds"] = wager(ante, odds)
@@ -60,27 +63,22 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
         if a:
             red = 0
             for c in ids:
-                if 1 <= c & 3 <= 2:
-                    red += 1
+                red += (6 >> (c & 3)) & 1  # suits 1 (d) and 2 (h) are red
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            wg["prime"] = wager(a, _pay(table.sections.get("prime"), pc))
+            wg["prime"] = wager(a, _pay(sections.get("prime"), pc))
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
             if cat >= fcf.TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else fcf.CATEGORIES[cat]
-            e = wager(a, _pay(table.sections.get("four_card_bonus"), bc))
-            e["category"] = bc
-            wg["four_card_bonus"] = e
+            wg["four_card_bonus"] = wager(a, _pay(sections.get("four_card_bonus"), bc), bc)
         a = w.get("all_six", 0)
         if a:
-            from shoe.games import allsix
-
+            if allsix is None:
+                from shoe.games import allsix
             ac = allsix.category(ids + [six])
-            e = wager(a, _pay(table.sections.get("all_six"), ac))
-            e["category"] = ac
-            wg["all_six"] = e
+            wg["all_six"] = wager(a, _pay(sections.get("all_six"), ac), ac)
         names = s["cards"]
         seat = {"cards": names, "best": pick(names, ids, fcf.best_cards(ids, pv)),
                 "category": fcf.CATEGORIES[cat], "wagers": wg}

@@ -53,7 +53,8 @@ def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
         a = w.get("flush_bonus", 0)
         if a:
             n = hcf.length(pv)
-            wg["flush_bonus"] = wager(a, _pay(table.sections.get("flush_bonus"), n) if n >= 4 else _LOST)
+            fx = _pay(table.sections.get("flush_bonus"), n) if n >= 4 else _LOST
+            wg["flush_bonus"] = wager(a, fx)
         a = w.get("straight_flush_bonus", 0)
         if a:
             wg["straight_flush_bonus"] = wager(

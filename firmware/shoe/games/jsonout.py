@@ -9,7 +9,8 @@ strings ASCII-only with \\uXXXX escapes (like json.dumps with ensure_ascii).
 
 KEY_ORDER = (
     "type", "line", "message", "reason", "game", "round", "deck", "paytable", "example",
-    "dealer", "all_six_card", "seats", "amount", "cards", "best", "category", "opens", "flush", "length",
+    "dealer", "all_six_card", "seats", "amount", "cards", "best", "category", "opens", "flush",
+    "length",
     "straight_flush", "qualifies", "wagers", "ante", "odds", "raise", "prime",
     "four_card_bonus", "all_six", "flush_bonus", "straight_flush_bonus", "progressive",
     "tier", "result", "payout", "rounded", "net", "capped", "uncapped_net")

@@ -10,12 +10,21 @@ from shoe.games.paytable import ONE, odds_number
 _LOST = const(-10000)
 
 
-def wager(amount, fx):
-    """The wager entry {amount, result, payout[, rounded]} for fixed-point result fx."""
+_NO = ()  # "no category key" (a category may be None)
+
+
+def wager(amount, fx, category=_NO):
+    """The wager entry {amount, result, payout[, rounded][, category]} for fixed-point fx."""
     if fx < 0:
-        return {"amount": amount, "result": -1, "payout": -amount}
+        if category is _NO:
+            return {"amount": amount, "result": -1, "payout": -amount}
+        return {"amount": amount, "result": -1, "payout": -amount, "category": category}
     p = amount * fx
-    w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE}
+    if category is _NO:
+        w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE}
+    else:
+        w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE,
+             "category": category}
     if p % ONE:
         w["rounded"] = True
     return w
