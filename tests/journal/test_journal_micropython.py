@@ -1,18 +1,20 @@
-"""The journal under MicroPython at a 64 KB heap on a real directory: the same records, recovery
+"""The journal under MicroPython with a 64 KB data heap (bytecode aside, as on a board with frozen
+firmware; see tests/link/helpers.py) on a real directory: the same records, recovery
 of a torn tail, compaction, rounds; and program attestation identical to CPython's."""
 import json
 
 from shoe import attest
 from shoe.journal.journal import Journal
-from tests.link.helpers import run_fw
+from tests.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, run_fw
 from tests.mpy import run_mpy
 
 KEY = b"k" * 32
 
-SCRIPT = r"""
+SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, os, json, gc
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
+_ballast = _data_heap(64 * 1024)  # a device's 64 KB heap from here on
 root, phase = sys.argv[1], sys.argv[2]
 if phase == "write":
     j = Journal(root, max_bytes=4096)
@@ -37,12 +39,12 @@ else:
 """
 
 
-def test_journal_under_micropython_at_64k_with_a_torn_tail(tmp_path, fw_build):
+def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path, fw_build):
     script = tmp_path / "jmain.py"
     script.write_text(SCRIPT)
     state = tmp_path / "state"
     state.mkdir()
-    out = run_mpy(str(script), heap="64k", extra_path=(str(fw_build),), args=(str(state), "write"))
+    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "write"))
     w = json.loads(out.splitlines()[-1])
     assert w["compactions"] >= 2 and w["free"] > 8000
     # CPython reads what MicroPython wrote
@@ -54,7 +56,7 @@ def test_journal_under_micropython_at_64k_with_a_torn_tail(tmp_path, fw_build):
     # tear the last record (the boot record CPython just wrote is complete; add a torn one)
     with open(state / "journal.log", "ab") as f:
         f.write(b"\x00\x30\x12\x34\x56\x78partial")
-    out = run_mpy(str(script), heap="64k", extra_path=(str(fw_build),), args=(str(state), "read"))
+    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "read"))
     r = json.loads(out.splitlines()[-1])
     assert r["state"] == {"n": 149} and r["outbox"] == want_outbox and r["torn"] == 1
     assert r["errors"] == [{"id": 3, "reason": "lid_open"}] and r["boot"] == 3

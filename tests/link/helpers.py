@@ -80,3 +80,23 @@ class LossyChannel:
 
 def run_fw(build, code, **kw):
     return run_code(code, extra_path=(str(build),), **kw)
+
+
+# As the virtual board does (board/sim/main.py): a real board keeps the firmware's bytecode
+# frozen in flash, the unix port must hold it on its heap. So MicroPython runs with room for the
+# code, the script imports its modules, then DATA_HEAP_PRELUDE pins ballast until exactly
+# `data_heap` bytes are free: the script then works in a device-sized data heap.
+CODE_ROOM = "192k"
+DATA_HEAP_PRELUDE = r"""
+def _data_heap(n):
+    import gc
+    gc.collect()
+    keep = []
+    while gc.mem_free() - n > 2048:
+        try:
+            keep.append(bytearray(min(16384, gc.mem_free() - n - 1024)))
+        except MemoryError:
+            break
+        gc.collect()
+    return keep
+"""

@@ -1,18 +1,19 @@
 """The firmware's link under MicroPython at a device heap: a MicroPython shoe (with its journal on
-a real directory) against the CPython host Endpoint over a lossy channel, driven line by line."""
+a real directory) against the CPython host Endpoint over a lossy channel, driven line by line, in a 64 KB data heap (bytecode aside, as on a board)."""
 import subprocess
 
 from host_tools import runtime
 from shoe.link.endpoint import Endpoint
-from tests.link.helpers import LossyChannel, run_fw
+from tests.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel, run_fw
 
 KEY = b"k" * 32
 
-SHOE = r"""
+SHOE = DATA_HEAP_PRELUDE + r"""
 import sys, gc
 from binascii import hexlify, unhexlify
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
+_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
 j = Journal(sys.argv[1])
 ep = Endpoint("shoe", b"k" * 32, store=j, shoe_id="MPY1")
 n = 0
@@ -53,9 +54,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
     script.write_text(SHOE)
     state = tmp_path / "state"
     state.mkdir()
-    # 96k: the unix port keeps every imported .mpy bytecode on its (64-bit) heap; at 64k the
-    # link + journal modules plus this line-by-line hex harness fragment it (see docs/journal.md)
-    cmd = runtime.command([str(script), str(state)], "96k")
+    cmd = runtime.command([str(script), str(state)], CODE_ROOM)
     env = runtime.environment(str(fw_build), fakes=True)
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                             stderr=open(tmp_path / 'err.txt', 'w'),

@@ -98,3 +98,13 @@ def test_micropython_matches_every_vector(fw_build):
     out = run_fw(fw_build, MPY_SCRIPT, stdin=stdin)
     got = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert got == [expected(v) for v in VECTORS]
+
+
+def test_message_mac_is_rfc2104_hmac_sha256_truncated():
+    import hmac as std_hmac
+    import hashlib
+    from shoe.crypto import hmac_sha256
+    for key in (b"k", b"k" * 32, b"k" * 64, b"k" * 65, b"\x00" * 100):
+        for core in (b"", b"abc", bytes(range(256))):
+            want = std_hmac.new(key, b"TAG" + core, hashlib.sha256).digest()[:16]
+            assert message.mac(key, b"TAG", core) == want == hmac_sha256(key, b"TAG" + core)[:16]

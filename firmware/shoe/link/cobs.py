@@ -8,55 +8,50 @@ for an invalid encoding. `decode(data) -> bytes` is the allocating convenience f
 
 
 def encode(data):
+    if not isinstance(data, (bytes, bytearray)):
+        data = bytes(data)
     out = bytearray()
     encode_into(out, data)
     return bytes(out)
 
 
 def encode_into(out, data, n=None):
-    """Append the COBS encoding of data[0:n] to the bytearray `out` (no temporary copies)."""
+    """Append the COBS encoding of data[0:n] (bytes or bytearray) to the bytearray `out`.
+    Runs of non-zero bytes are copied whole (bytes.find + slice): no Python loop per byte."""
     if n is None:
         n = len(data)
-    code_at = len(out)
-    out.append(1)
-    code = 1
-    for i in range(n):
-        b = data[i]
-        if b == 0:
-            out[code_at] = code
-            code_at = len(out)
-            out.append(1)
-            code = 1
-        else:
-            out.append(b)
-            code += 1
-            if code == 0xFF:
-                out[code_at] = code
-                code_at = len(out)
-                out.append(1)
-                code = 1
-    out[code_at] = code
+    mv = memoryview(data)
+    i = 0
+    while True:
+        j = data.find(b"\x00", i, n)
+        end = n if j < 0 else j
+        while end - i >= 254:
+            out.append(255)
+            out.extend(mv[i:i + 254])
+            i += 254
+        out.append(end - i + 1)
+        out.extend(mv[i:end])
+        if j < 0:
+            return
+        i = j + 1
 
 
 def decode_into(buf, n):
     """Decode buf[0:n] in place; returns the decoded length or -1 if the encoding is invalid."""
+    if buf.find(b"\x00", 0, n) >= 0:
+        return -1
     i = 0
     o = 0
     while i < n:
         code = buf[i]
-        if code == 0:
-            return -1
         i += 1
         end = i + code - 1
         if end > n:
             return -1
-        while i < end:
-            b = buf[i]
-            if b == 0:
-                return -1
-            buf[o] = b
-            o += 1
-            i += 1
+        if end > i:
+            buf[o:o + end - i] = buf[i:end]
+            o += end - i
+            i = end
         if code != 0xFF and i < n:
             buf[o] = 0
             o += 1

@@ -19,7 +19,7 @@ import hashlib
 
 from micropython import const
 
-from shoe.crypto import equal, hmac_sha256
+from shoe.crypto import equal
 from shoe.link import codec
 
 MAC_LEN = const(16)
@@ -36,8 +36,30 @@ class LinkError(Exception):
         self.detail = detail
 
 
+_pads = {}  # key -> (inner pad, outer pad): HMAC without re-deriving them for every message
+
+
+def _pad(key):
+    p = _pads.get(key)
+    if p is None:
+        k = hashlib.sha256(key).digest() if len(key) > 64 else key
+        k = bytes(k) + bytes(64 - len(k))
+        p = (bytes(b ^ 0x36 for b in k), bytes(b ^ 0x5C for b in k))
+        if len(_pads) >= 4:
+            _pads.clear()
+        _pads[bytes(key)] = p
+    return p
+
+
 def mac(key, tag, core):
-    return hmac_sha256(key, tag + core)[:MAC_LEN]
+    """HMAC-SHA256(key, tag + core)[:16] (= shoe.crypto.hmac_sha256, with cached pads)."""
+    ipad, opad = _pad(key)
+    h = hashlib.sha256(ipad)
+    h.update(tag)
+    h.update(core)
+    o = hashlib.sha256(opad)
+    o.update(h.digest())
+    return o.digest()[:MAC_LEN]
 
 
 def _seal(key, tag, items):
