@@ -125,6 +125,12 @@ def test_check_wagers_and_check_raise_api():
         with pytest.raises(engine.EngineError) as e:
             engine.check_wagers(game, w)
         assert e.value.reason == reason
+    table = paytable.preset("fcf-public-1")
+    del table["prime"]
+    engine.check_wagers("four-card-frenzy", {"ante": 5, "odds": 5, "all_six": 1}, 2, table)
+    with pytest.raises(engine.EngineError) as e:
+        engine.check_wagers("four-card-frenzy", {"ante": 5, "odds": 5, "prime": 1}, 2, table)
+    assert e.value.reason == "wager_not_offered" and "seat 2" in str(e.value)
     engine.check_raise("four-card-frenzy", 4, ["Ac", "Ad", "7h", "4s", "2c"], 10, 30)
     with pytest.raises(engine.EngineError) as e:
         engine.check_raise("four-card-frenzy", 4, ["Kc", "Kd", "7h", "4s", "2c"], 10, 30)

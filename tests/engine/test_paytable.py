@@ -1,7 +1,7 @@
 """Pay tables as data: the presets of rules.md 4, fractional odds, exact money."""
 import pytest
 
-from shoe.games import paytable
+from shoe.games import paytable, ptcheck
 from shoe.games.settle import wager
 
 
@@ -39,7 +39,7 @@ def test_presets_are_examples_with_rules_values():
 @pytest.mark.parametrize("x,fixed", [(1.5, 15000), (0.1, 1000), (2.675, 26750),
                                      (1.2345, 12345), (7, 70000), (0, 0), (1e6, 10 ** 10)])
 def test_odds_are_exact_fixed_point(x, fixed):
-    assert paytable.odds_value(x, "f") == fixed
+    assert ptcheck.odds_value(x, "f") == fixed
 
 
 @pytest.mark.parametrize("amount,odds,payout,rounded", [

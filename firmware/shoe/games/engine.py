@@ -8,7 +8,8 @@ Integration API (called by the round lifecycle, shoe.table, and by `shoectl eval
         {"1": {"cards", "wagers", "raise"}}; optional integers "round" and "deck" are copied
         to the result). Returns the round_result dict of interfaces.md 4. Invalid input
         raises EngineError before anything is settled: never a partial result.
-    check_wagers(game, wagers, seat=None) -> None     one seat's wagers at round opening
+    check_wagers(game, wagers, seat=None, table=None) -> None
+        one seat's wagers at round opening; with a table also "is this wager offered"
     check_raise(game, seat, cards, ante, raise_amount) -> None
         cards: the seat's card names (5 FCF, 7 HCF); the error names the seat, the hand and
         the allowed amounts; 0 (fold) is always allowed.
@@ -89,8 +90,11 @@ def parse_cards(names, count, what):
     return ids
 
 
-def check_wagers(game, wagers, seat=None):
-    """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError."""
+def check_wagers(game, wagers, seat=None, table=None):
+    """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
+
+    table (a preset name, a document or a Table), if given: also refuse an optional wager the
+    pay table does not offer."""
     _game(game)
     where = "" if seat is None else "seat %s: " % seat
     if not isinstance(wagers, dict):
@@ -112,6 +116,18 @@ def check_wagers(game, wagers, seat=None):
             fail("ante_odds", where, amounts[0], amounts[1])
     elif amounts[0] == 0:
         fail("optional_hcf" if any(amounts[1:]) else "ante_missing", where)
+    if table is not None:
+        try:
+            t = _paytable.load(table, game)
+        except _paytable.PaytableError as e:
+            raise EngineError(str(e), "paytable")
+        _offered(game, t, wagers, "" if seat is None else seat)
+
+
+def _offered(game, table, w, seat):
+    for key in _WAGERS[game][1 if game == HCF else 2:]:
+        if key not in table.sections and w.get(key, 0):
+            fail("not_offered", seat, key, (table.name,))
 
 
 def check_raise(game, seat, cards, ante, raise_amount):
@@ -229,9 +245,7 @@ def evaluate_round(obj, emit=None):
         if w is None:
             fail("no_wagers", k)
         check_wagers(game, w, k)
-        for key in _WAGERS[game][1 if game == HCF else 2:]:
-            if key not in table.sections and w.get(key, 0):
-                fail("not_offered", k, key, (table.name,))
+        _offered(game, table, w, k)
         if six is None and w.get("all_six", 0):
             fail("six_null", k)
     raises = []
