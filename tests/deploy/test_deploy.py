@@ -89,6 +89,13 @@ def test_deploy_verifies_and_switches(board):
                           "print(wiring.board, shoe.cardcode.__file__)" % str(vdir)],
                          capture_output=True, text=True, timeout=30)
     assert out.stdout.split()[0] == "pico" and out.stdout.strip().endswith("cardcode.mpy")
+    # the deployed main.py boots the deployed bundle up to the hardware (fake machine on path)
+    code = ("import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
+            "print(hw.board_name, hw.firmware_root, type(hw.reader).__name__)\n"
+            ).replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
+    out = subprocess.run([micropython_binary(), "-X", "heapsize=128k", "-c", code], cwd=flash,
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.split() == ["pico", str(vdir), "RFIDReader"], out.stdout + out.stderr
     # deploying the same version again only verifies
     again = dp.deploy("pico", board.port, any_platform=True, progress=quiet)
     assert again["version"] == s["version"] and again["previous"] == s["version"]
