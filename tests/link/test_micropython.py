@@ -85,6 +85,28 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
         assert events == list(range(1, len(events) + 1)) and len(events) >= 300
         assert host.peer["id"] == "MPY1"
         assert min(frees) > 4000  # the heap never ran short
+        # hostile commands against the MicroPython shoe: a replay of command 1, a forged MAC,
+        # a malformed envelope: each gets its reasoned error, none emits anything
+        from shoe.link.host import seal_command
+        host._queue(seal_command(KEY, "emit", {"n": 10}, 1))
+        host._queue(seal_command(b"w" * 32, "emit", {"n": 10}, 10_000))
+        host._queue(b"\x84junk")
+        errors = []
+        n_before = len(events)
+        for _ in range(1000):
+            now += 20
+            proc.stdin.write("%d %s\n" % (now, host.transmit(now).hex()))
+            line = proc.stdout.readline()
+            for kind, body, ref, meta in host.receive(bytes.fromhex(line.strip()), now):
+                if kind == "error":
+                    errors.append((body["re"], body["reason"]))
+                elif kind == "card":
+                    events.append(body["n"])
+            if len(errors) == 3:
+                break
+        assert sorted(errors, key=str) == sorted([(1, "replay"), (10_000, "bad_mac"),
+                                                  (None, "malformed")], key=str)
+        assert len(events) == n_before
     finally:
         proc.stdin.close()
         proc.wait(timeout=10)
