@@ -40,6 +40,8 @@ REASONS = {
     "replay": "command refused: replayed or out-of-order counter",
     "malformed": "command refused: malformed",
     "unknown": "command refused: unknown command",
+    "no_key": "command refused: the shoe has no supervisor key provisioned",
+    "reply_too_big": "the shoe's reply does not fit in one frame",
 }
 
 

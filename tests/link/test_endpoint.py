@@ -267,3 +267,15 @@ def test_a_reply_too_big_for_a_frame_becomes_an_error_reply():
     p.shoe.reply(c, {"record": "x" * 3000})
     p.run_until(lambda: c in p.replies and p.replies[c][1].get("reason") == "reply_too_big", 1000)
     assert p.replies[c] == ("error", {"re": c, "reason": "reply_too_big"})
+
+
+def test_supervised_commands_are_refused_when_no_supervisor_key_is_provisioned():
+    store = MemoryStore()
+    p = Pair(store=store)
+    p.shoe = Endpoint("shoe", KEY, store=store, shoe_id="3A7F", supervised=("ack_error",))
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    for key in (bytes(32), KEY, b""):
+        c = p.host.command("ack_error", {"all": True}, key=key or None)
+        p.run_until(lambda: c in p.replies, 1000)
+        assert p.replies[c] == ("error", {"re": c, "reason": "no_key"})
+    assert p.commands == []

@@ -300,7 +300,7 @@ class ShoeEndpoint:
 
     def _key_for(self, kind):
         if kind in self.supervised:
-            return self.supervisor_key or bytes(32)  # no supervisor key: nothing verifies
+            return self.supervisor_key  # None: refused ("no_key"), never a default key
         return self.key
 
     def _on_data(self, payload):  # a host command

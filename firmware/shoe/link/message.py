@@ -85,12 +85,15 @@ def _open(payload, nitems):
 
 
 def open_command(payload, key_for):
-    """-> (kind, body, ctr). key_for(kind) gives the key to verify with."""
+    """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused)."""
     items, core, got = _open(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False or ctr < 1:
         raise LinkError("malformed")
-    if not equal(mac(key_for(kind), _CMD, core), got):
+    key = key_for(kind)
+    if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
+        raise LinkError("no_key", ctr)
+    if not equal(mac(key, _CMD, core), got):
         raise LinkError("bad_mac", ctr)
     return kind, body, ctr
 
