@@ -8,16 +8,17 @@ six, ace high or low in a straight (A-2-3-4-5 counts), no wrap. Only the highest
     straight_flush, four_of_a_kind, full_house, flush, straight, three_of_a_kind
 
 `category(cards6)` returns one of those ids, or None below three of a kind. Not a hot path (one
-call per seat with an All-Six wager); it allocates nothing but uses the preallocated buffers.
+call per seat with an All-Six wager); it allocates nothing.
 """
 from micropython import const
 
+from shoe.games.fcf import _V
+
 _SIX_ROYAL = const(0x1F80)  # 9 T J Q K A
 _ROYAL = const(0x1F00)  # T J Q K A
-
-_suits = [0, 0, 0, 0]  # rank mask per suit
-_sizes = bytearray(4)  # cards per suit
-_counts = bytearray(13)  # cards per rank: left all zero after every call
+_RANKS = const(0x1FFF)
+_SUMS = const(0x7FFF)
+_LOW_BITS = const(0x249)  # bit 0 of each 3-bit suit counter
 
 
 def _run5(m):
@@ -26,50 +27,45 @@ def _run5(m):
 
 
 def category(cards):
-    sm = _suits
-    sz = _sizes
-    cnt = _counts
-    sm[0] = sm[1] = sm[2] = sm[3] = 0
-    sz[0] = sz[1] = sz[2] = sz[3] = 0
-    ranks = 0
+    """Category id of the best five of six card ids (distinct, trusted), or None.
+
+    Same arithmetic as shoe.games.fcf.value5: with the per-card table _V, the sum carries the
+    rank sum S and four 3-bit suit counters; m = OR and x = XOR of the rank bits. p = m ^ x
+    are the ranks held an even number of times and k = S - m = sum((count - 1) << rank):
+      k == p          no trips or quads          p == 0          trips, or two trips (k/2
+      k - p == 2q     q in p: quads, else a full house (trips + pair)  has two bits)
+    """
+    t = m = x = 0
     for c in cards:
-        r = c >> 2
-        s = c & 3
-        sm[s] |= 1 << r
-        sz[s] += 1
-        cnt[r] += 1
-        ranks |= 1 << r
-    quads = trips = pairs = 0
-    for c in cards:  # read each rank's count once and clear it for the next call
-        r = c >> 2
-        n = cnt[r]
-        if n:
-            cnt[r] = 0
-            if n == 4:
-                quads = 1
-            elif n == 3:
-                trips += 1
-            elif n == 2:
-                pairs += 1
-    flush = -1
-    for s in range(4):
-        if sz[s] >= 5:
-            flush = s
-    if flush >= 0:  # (five suited cards leave no room for quads or a full house)
-        m = sm[flush]
-        if m & _SIX_ROYAL == _SIX_ROYAL:
+        v = _V[c]
+        t += v
+        m |= v
+        x ^= v
+    m &= _RANKS
+    x &= _RANKS
+    g = t >> 15  # suit counters: a field >= 5 is 0b101 or 0b110
+    if (g >> 2) & (g | (g >> 1)) & _LOW_BITS:
+        f = (g >> 2) & (g | (g >> 1)) & _LOW_BITS
+        s = 0 if f & 1 else 1 if f & 8 else 2 if f & 64 else 3
+        sm = 0
+        for c in cards:
+            if c & 3 == s:
+                sm |= 1 << (c >> 2)
+        if sm & _SIX_ROYAL == _SIX_ROYAL:
             return "six_card_royal_flush"
-        if m & _ROYAL == _ROYAL:
+        if sm & _ROYAL == _ROYAL:
             return "royal_flush"
-        if _run5(m):
+        if _run5(sm):
             return "straight_flush"
-        return "flush"
-    if quads:
-        return "four_of_a_kind"
-    if trips >= 2 or (trips and pairs):
-        return "full_house"
-    if _run5(ranks):
-        return "straight"
-    if trips:
-        return "three_of_a_kind"
-    return None
+        return "flush"  # five suited cards leave no room for quads or a full house
+    p = m ^ x
+    k = (t & _SUMS) - m
+    if k != p:
+        if p == 0:
+            h = k >> 1
+            if h & (h - 1):
+                return "full_house"
+            return "straight" if _run5(m) else "three_of_a_kind"
+        q = (k - p) >> 1
+        return "four_of_a_kind" if q & p else "full_house"
+    return "straight" if _run5(m) else None
