@@ -88,3 +88,52 @@ def test_attestation_is_identical_on_both_runtimes(tmp_path, fw_build):
     (fw / "shoe" / "a.py").write_bytes(b"print('tampered')\n")
     assert not verify_attestation(want, KEY, nonce, roots)[0]
     assert not verify_attestation(want, KEY, b"another-nonce-16", roots)[0]
+
+
+TORN = DATA_HEAP_PRELUDE + r"""
+import sys, os, json
+from shoe.journal.journal import Journal
+from shoe.link.endpoint import Endpoint
+_ballast = _data_heap(64 * 1024)
+root = sys.argv[1]
+path = root + "/journal.log"
+j = Journal(root)
+ep = Endpoint("shoe", b"k" * 32, store=j, shoe_id="M")
+for i in range(5):
+    ep.send_many([("card", {"n": i})], state={"n": i})
+j.close()
+j = Journal(root)
+want = [j.state, j.eseq, j.ctr, j.outbox(), j.chain]
+size0 = os.stat(path)[6]
+ep = Endpoint("shoe", b"k" * 32, store=j, shoe_id="M")
+ep.send_many([("round_result", {"round": 1, "net": 40})], state={"n": 99})
+j.close()
+with open(path, "rb") as f:
+    full = f.read()
+bad = []
+for k in range(len(full) - size0):
+    for mode in (0, 1):
+        if mode == 0:
+            torn = full[:size0 + k]
+        else:
+            b = bytearray(full)
+            b[size0 + k] ^= 0x5A
+            torn = bytes(b)
+        with open(path, "wb") as f:
+            f.write(torn)
+        r = Journal(root)
+        if [r.state, r.eseq, r.ctr, r.outbox(), r.chain] != want:
+            bad.append([mode, k])
+        r.close()
+print(json.dumps({"offsets": len(full) - size0, "bad": bad}))
+"""
+
+
+def test_micropython_recovers_a_torn_write_at_every_offset(tmp_path, fw_build):
+    script = tmp_path / "torn.py"
+    script.write_text(TORN)
+    state = tmp_path / "state"
+    state.mkdir()
+    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state),))
+    r = json.loads(out.splitlines()[-1])
+    assert r["offsets"] > 40 and r["bad"] == []

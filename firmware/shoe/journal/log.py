@@ -1,6 +1,7 @@
 """Append-only record files with per-record CRC: the power-loss-safe primitive of the journal.
 
 A record on flash is   length:2 (big-endian)  crc32:4 (of the payload)  payload:length
+(length <= MAX_RECORD; a corrupted length is detected before anything is read or allocated)
 and a file is a sequence of records. A write cut by a power loss leaves a torn tail (a short
 header, a short payload or a CRC mismatch); `scan()` yields the good records and stops at the first
 bad one, reporting the offset where the good prefix ends, so the caller can rewrite the file
@@ -15,7 +16,7 @@ from micropython import const
 from shoe.link.crc import crc32
 
 HEAD = const(6)
-MAX_RECORD = const(0xFFFF)
+MAX_RECORD = const(16384)  # a bigger record (e.g. a huge state) is refused when written
 
 
 def exists(path):
@@ -57,6 +58,7 @@ class Scan:
         self.torn = False
 
     def __iter__(self):
+        total = size(self.path)
         try:
             f = open(self.path, "rb")
         except OSError:
@@ -70,7 +72,15 @@ class Scan:
                     self.torn = True
                     return
                 n, c = struct.unpack(">HI", h)
-                p = f.read(n)
+                # a corrupted length must not make us allocate what is not there
+                if n > MAX_RECORD or self.good_end + HEAD + n > total:
+                    self.torn = True
+                    return
+                try:
+                    p = f.read(n)
+                except MemoryError:
+                    self.torn = True
+                    return
                 if len(p) < n or crc32(p) != c:
                     self.torn = True
                     return
