@@ -43,6 +43,10 @@ def _too_long(lineno, n):
                   "reason": "too_long"})
 
 
+def _no_constant(name):
+    raise ValueError("JSON has no %s" % name)
+
+
 def _failed(lineno, message, reason):
     from shoe.games.jsonout import dumps
 
@@ -169,10 +173,21 @@ class Evaluator:
 
     @staticmethod
     def _prepare(lines):
+        """(lineno, line, refused) per input line. What is valid JSON is decided here, once,
+        by CPython's strict parser (no NaN/Infinity, no trailing commas) for both runtimes:
+        MicroPython's own parser is more lenient, which would make the outputs differ."""
         for lineno, line in enumerate(lines, 1):
             line = line.rstrip("\r\n")
             n = len(line.encode("utf-8", "replace"))
-            yield lineno, line, (_too_long(lineno, n) if n > MAX_LINE else None)
+            refused = None
+            if n > MAX_LINE:
+                refused = _too_long(lineno, n)
+            elif line.strip():
+                try:
+                    json.loads(line, parse_constant=_no_constant)
+                except (ValueError, RecursionError):
+                    refused = _failed(lineno, "not valid JSON", "json")
+            yield lineno, line, refused
 
     def _cpython(self, lines):
         from shoe.games import evalrun

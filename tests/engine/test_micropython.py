@@ -39,6 +39,7 @@ def test_micropython_and_cpython_agree_on_thousands_of_rounds():
 
 def test_stream_edge_lines_agree():
     lines = ["", "   ", "not json", "[1, 2]", "{}", '{"game": 5}', "null", '"text"',
+             '{"game": "four-card-frenzy",}', '{"round": NaN}', "[" * 5000 + "]" * 5000,
              '{"game": "four-card-frenzy", "paytable": "fcf-public-1", "dealer": ["Ah", '
              '"Kd", "7c", "7s", "2h"], "seats": {"1": {"cards": ["As", "Ks", "Qs", "Js", "2d"],'
              ' "wagers": {"ante": 10, "odds": 10}, "raise": 10}}}',
@@ -48,7 +49,8 @@ def test_stream_edge_lines_agree():
     m, c = both(lines)
     assert m == c
     assert len(m) == len(lines) - 2  # blank lines give no output
-    assert json.loads(m[-1])["reason"] == "too_long" and json.loads(m[-1])["line"] == 11
+    assert json.loads(m[-1])["reason"] == "too_long" and json.loads(m[-1])["line"] == 14
+    assert [json.loads(x)["reason"] for x in m[6:9]] == ["json", "json", "json"]
     assert json.loads(m[0]) == {"type": "error", "line": 3, "message": "not valid JSON",
                                 "reason": "json"}
 

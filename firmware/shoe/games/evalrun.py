@@ -114,7 +114,7 @@ def handle(line, lineno):
         return ""
     try:
         obj = json.loads(text)
-    except ValueError:
+    except Exception:  # ValueError, and RecursionError for absurd nesting on CPython
         r = _error(lineno, "not valid JSON", "json")
     else:
         r = settle(obj, lineno)
