@@ -103,7 +103,8 @@ def round_writes():
             pump(100)
         host.send("decisions", {"raise": {str(i): 30 for i in range(1, 7)}})
         pump()
-        ep.send_many([("round_result", {"round": 1234, "packed": bytes(300)})], state={"p": "done"})
+        ep.send_many([("round_result", {"round": 1234, "packed": bytes(300)})],
+                     state={"p": "done"})
         j.add_round(1234, "round_result", six_seat_result()[1])
         pump(1000)
         return j.writes - w0, j.bytes_written
@@ -134,7 +135,8 @@ N = 300
 t0 = time.ticks_us()
 for i in range(N):
     now += 10
-    ep.send_many([("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})], state={"n": i})
+    ev = ("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})
+    ep.send_many([ev], state={"n": i})
     out = ep.transmit(now)
     h.receive(out, now)
     ep.receive(h.transmit(now), now)
@@ -170,11 +172,13 @@ def main():
           "empty frame" % empty)
     print("typical card event: body %d bytes, message %d bytes (envelope+MAC+chain %d), frame on "
           "the wire %d bytes (%.1f ms at 115200 baud)" % (
-              body_only, card_payload, card_payload - body_only, card_wire, card_wire * 10 / 115.2))
+              body_only, card_payload, card_payload - body_only, card_wire,
+              card_wire * 10 / 115.2))
     print("six-seat FCF round_result as an unpacked dict (interfaces.md shape): message %d bytes, "
           "%s (target <= 512 bytes: the app sends results packed by shoe.games.packing)" % (
               rr_payload, "frame %d bytes" % rr_wire if rr_wire else "too big for one frame"))
-    for name, pb, pd in (("clean link", 0.0, 0.0), ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01)):
+    for name, pb, pd in (("clean link", 0.0, 0.0),
+                         ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01)):
         r = run_link(pb, pd)
         print("%s: %s" % (name, json.dumps(r)))
     w, b = round_writes()

@@ -1,4 +1,4 @@
-"""The host's audit store: every shoe event exactly once, its MAC and hash chain checked on arrival.
+"""The host's audit store: every shoe event exactly once, MAC and hash chain checked on arrival.
 
     store = AuditStore(path=None)        # default: <user data dir>/shoectl/audit.sqlite
     store.store(shoe_id, eseq, kind, body, meta)  # "new" | "duplicate"  (meta from the Endpoint)
@@ -65,7 +65,8 @@ class AuditStore:
     def _hash_of(self, shoe, eseq):
         if eseq == 0:
             return GENESIS
-        r = self._db.execute("SELECT hash FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)).fetchone()
+        r = self._db.execute("SELECT hash FROM events WHERE shoe=? AND eseq=?",
+                             (shoe, eseq)).fetchone()
         return r[0] if r else None
 
     def store(self, shoe, eseq, kind, body, meta):

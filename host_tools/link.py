@@ -1,4 +1,4 @@
-"""The host end of the shoe link: `ShoeLink` over any pyserial URL (socket://, loop://, /dev/tty...).
+"""The host end of the shoe link: `ShoeLink` over any pyserial URL (socket://, loop://, /dev/tty).
 
     from host_tools.link import ShoeLink, DEMO_KEY
     with ShoeLink("socket://127.0.0.1:7001", key=DEMO_KEY, audit=store) as link:
@@ -104,10 +104,12 @@ class ShoeLink:
                     return self
                 refused = self.ep.refused
             if refused:
-                raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
+                raise ShoeError("link to %s refused: %s" % (self.url,
+                                                            REASONS.get(refused, refused)))
             time.sleep(0.01)
         why = self.port_error or "no handshake"
-        raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (self.url, timeout, why))
+        raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
+            self.url, timeout, why))
 
     def close(self):
         self._stop.set()
@@ -226,7 +228,8 @@ class ShoeLink:
 
     def _dispatch(self, msgs):
         for kind, body, ref, meta in msgs:
-            if kind in ("reply", "error") and isinstance(body, dict) and body.get("re") in self._waiting:
+            answers = body.get("re") if isinstance(body, dict) else None
+            if kind in ("reply", "error") and answers in self._waiting:
                 ctr = body["re"]
                 self._replies[ctr] = (kind, body)
                 self._waiting[ctr].set()

@@ -4,7 +4,7 @@ challenge (a fresh nonce), so a lab or a table system can prove which program ru
     files = file_hashes(["/lib/shoe", "/main.py"])   # [(name, sha256 bytes)], sorted by name
     m = manifest(files)                               # SHA-256 over every (name, hash)
     answer = attest(key, nonce, roots)                # {"nonce", "files", "manifest", "mac"}
-    page = listing(roots, start, count)               # [[name, hash], ...] to find a differing file
+    page = listing(roots, start, count)               # [[name, hash], ...]: find a differing file
 
 A root is a directory (walked recursively; names are relative to the root and prefixed with the
 root's last path component, "/" separated; `__pycache__` and dot-files are skipped) or a single

@@ -37,7 +37,8 @@ def run(args):
         if args.json:
             print(json.dumps(nos))
         else:
-            print("%d rounds recallable%s" % (len(nos), ": %s .. %s" % (nos[0], nos[-1]) if nos else ""))
+            span = ": %s .. %s" % (nos[0], nos[-1]) if nos else ""
+            print("%d rounds recallable%s" % (len(nos), span))
         return 0
     kind, rec = rep["record"]
     kind, rec = decode(kind, rec)

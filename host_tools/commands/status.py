@@ -43,12 +43,14 @@ def run(args):
     print("phase %s  rounds %s  mem_free %s" % (st.get("phase", "?"), st.get("rounds", "?"),
                                                st.get("mem_free", "?")))
     for d in st.get("decks") or []:
-        print("deck slot %s: %s back %s, %s, %ss old" % (d.get("slot"), d.get("deck"), d.get("back"),
+        print("deck slot %s: %s back %s, %s, %ss old" % (d.get("slot"), d.get("deck"),
+                                                       d.get("back"),
                                                        d.get("status"), d.get("age_s")))
     rnd = st.get("round")
     if rnd:
         print("round %s: %s, %s/%s cards dealt, next -> %s" % (
-            rnd.get("round"), rnd.get("stage"), rnd.get("dealt"), rnd.get("cards"), rnd.get("next")))
+            rnd.get("round"), rnd.get("stage"), rnd.get("dealt"), rnd.get("cards"),
+            rnd.get("next")))
     latched = st.get("latched") or []
     if latched:
         for e in latched:
@@ -57,5 +59,6 @@ def run(args):
         print("no latched errors")
     errs = {k: v for k, v in stats["errors"].items() if k not in ("sessions",)}
     print("link: up, %d reconnects, last event %s, counters %s" % (
-        stats["reconnects"], stats["delivered"], json.dumps(errs, sort_keys=True) if errs else "clean"))
+        stats["reconnects"], stats["delivered"],
+        json.dumps(errs, sort_keys=True) if errs else "clean"))
     return 0

@@ -18,7 +18,8 @@ def configure(p):
     from host_tools import keys as keyfile
     p.add_argument("--port", help="the shoe to challenge (pyserial URL or device)")
     p.add_argument("--firmware", action="append", metavar="PATH",
-                   help="local firmware root(s) to compare with (repeatable; default firmware/shoe)")
+                   help="local firmware root(s) to compare with (repeatable; default: "
+                   "firmware/shoe)")
     p.add_argument("--shoe", help="verify the audit store's events of this shoe id")
     p.add_argument("--db", help="audit store (SQLite); default under the user's data dir")
     p.add_argument("--timeout", type=float, default=10.0)

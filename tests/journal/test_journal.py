@@ -86,7 +86,8 @@ def test_compaction_keeps_the_log_bounded_and_loses_nothing(tmp_path):
     ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
     sizes = []
     for i in range(600):
-        ep.send_many([("card", {"n": i, "pad": "x" * 30})], state={"n": i, "hist": list(range(i % 20))})
+        ep.send_many([("card", {"n": i, "pad": "x" * 30})],
+                     state={"n": i, "hist": list(range(i % 20))})
         if i % 3 == 0:
             j.outbox_ack(j.eseq - 5, i + 1)  # the host keeps up, 5 behind
         sizes.append(os.path.getsize(tmp_path / "journal.log"))
@@ -184,7 +185,8 @@ def test_rounds_keep_at_least_the_last_hundred_and_survive_torn_writes(tmp_path)
     assert r.round_numbers()[-1] == 249 and r.round(249)[1]["net"] == 2490
     r.add_round(251, "round_void", {"round": 251, "reason": "power_loss"})
     r.close()
-    assert Journal(str(tmp_path)).round(251) == ("round_void", {"round": 251, "reason": "power_loss"})
+    want = ("round_void", {"round": 251, "reason": "power_loss"})
+    assert Journal(str(tmp_path)).round(251) == want
 
 
 def test_config_is_provisioned_not_built_in(tmp_path):

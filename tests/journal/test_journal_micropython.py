@@ -44,7 +44,8 @@ def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path,
     script.write_text(SCRIPT)
     state = tmp_path / "state"
     state.mkdir()
-    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "write"))
+    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),),
+                  args=(str(state), "write"))
     w = json.loads(out.splitlines()[-1])
     assert w["compactions"] >= 2 and w["free"] > 8000
     # CPython reads what MicroPython wrote
@@ -56,7 +57,8 @@ def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path,
     # tear the last record (the boot record CPython just wrote is complete; add a torn one)
     with open(state / "journal.log", "ab") as f:
         f.write(b"\x00\x30\x12\x34\x56\x78partial")
-    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "read"))
+    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),),
+                  args=(str(state), "read"))
     r = json.loads(out.splitlines()[-1])
     assert r["state"] == {"n": 149} and r["outbox"] == want_outbox and r["torn"] == 1
     assert r["errors"] == [{"id": 3, "reason": "lid_open"}] and r["boot"] == 3

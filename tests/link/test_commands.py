@@ -35,7 +35,8 @@ def test_status_errors_rounds_verify_export(board, tmp_path, capsys):
     shoe_id = st["link"]["shoe_id"]
     rc, out, err = shoectl(capsys, "errors", "--port", port, "--demo-keys", "--db", db)
     assert rc == 0 and "no latched errors" in out
-    rc, out, err = shoectl(capsys, "errors", "--port", port, "--demo-keys", "--db", db, "--ack", "7")
+    rc, out, err = shoectl(capsys, "errors", "--port", port, "--demo-keys", "--db", db,
+                           "--ack", "7")
     assert rc == 1 and "unknown_irregularity" in err  # reasoned refusal, nothing changed
     rc, out, err = shoectl(capsys, "rounds", "--port", port, "--demo-keys", "--db", db, "--json")
     assert rc == 0 and json.loads(out) == []

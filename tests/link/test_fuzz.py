@@ -19,7 +19,8 @@ KEY = b"k" * 32
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=20)
     | st.binary(max_size=20) | st.floats(allow_nan=False),
-    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8) | st.integers(-5, 99), kids, max_size=5),
+    lambda kids: st.lists(kids, max_size=5)
+    | st.dictionaries(st.text(max_size=8) | st.integers(-5, 99), kids, max_size=5),
     max_leaves=20)
 
 
@@ -95,7 +96,8 @@ def test_framed_command_fuzz_gets_reasoned_errors(data):
         payload = seal_command(key, kind, body, ctr)
     except codec.CodecError:
         return
-    payload = data.draw(st.sampled_from([payload, payload[:-3], payload + b"\x00", b"\x85" + payload[1:]]))
+    payload = data.draw(st.sampled_from([payload, payload[:-3], payload + b"\x00",
+                                         b"\x85" + payload[1:]]))
     if len(payload) > frame.MAX_PAYLOAD:
         return
     out = ep.receive(frame.build(frame.DATA, 1, 0, payload), 500)
@@ -136,13 +138,15 @@ def corpus(seed=11, n=400):
             g = rng.choice(good)
             out.append(g[:rng.randrange(1, len(g))] + b"\x00")
         elif k == 2:
-            out.append(b"\x00" + bytes(rng.randrange(1, 256) for _ in range(1100 + rng.randrange(500))) + b"\x00")
+            big = bytes(rng.randrange(1, 256) for _ in range(1100 + rng.randrange(500)))
+            out.append(b"\x00" + big + b"\x00")
         elif k == 3:
             g = bytearray(rng.choice(good))
             g[rng.randrange(len(g) - 1)] ^= 1 << rng.randrange(8)
             out.append(bytes(g))
         elif k == 4:
-            out.append(frame.build(rng.randrange(0, 9), rng.randrange(65536), 0, b"x", version=rng.choice([0, 2, 255])))
+            out.append(frame.build(rng.randrange(0, 9), rng.randrange(65536), 0, b"x",
+                                   version=rng.choice([0, 2, 255])))
         else:
             out.append(rng.choice(good))  # valid frames, some replays of the same counter
     return out

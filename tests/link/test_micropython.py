@@ -1,5 +1,6 @@
 """The firmware's link under MicroPython at a device heap: a MicroPython shoe (with its journal on
-a real directory) against the CPython host Endpoint over a lossy channel, driven line by line, in a 64 KB data heap (bytecode aside, as on a board)."""
+a real directory) against the CPython host Endpoint over a lossy channel, driven line by line,
+in a 64 KB data heap (bytecode aside, as on a board)."""
 import subprocess
 
 from host_tools import runtime
@@ -36,7 +37,8 @@ while True:
         ep.reply(ctr, {"ok": True, "free": gc.mem_free()})
     out = ep.transmit(now)
     if now % 2000 == 0:
-        sys.stderr.write("%d free=%d outbox=%d txq=%d\n" % (now, gc.mem_free(), j._out.count, len(ep._txq)))
+        sys.stderr.write("%d free=%d outbox=%d txq=%d\n" % (now, gc.mem_free(), j._out.count,
+                                                          len(ep._txq)))
     try:
         sys.stdout.write(hexlify(out))
     except MemoryError:

@@ -55,7 +55,8 @@ class FakeShoe:
     def handle(self, kind, body, ctr):
         ep = self.ep
         if kind == "status":
-            ep.reply(ctr, {"eseq": self.j.eseq, "boot": self.j.boot, "outbox": len(self.j.outbox())})
+            ep.reply(ctr, {"eseq": self.j.eseq, "boot": self.j.boot,
+                           "outbox": len(self.j.outbox())})
         elif kind == "emit":
             n = (self.j.state or {}).get("n", 0)
             ep.send_many([("card", {"n": n + i + 1}) for i in range(body["n"])],
@@ -134,7 +135,8 @@ def test_command_events_and_audit(shoe, audit):
         with pytest.raises(ShoeError) as e:
             link.command("ack_error", {"id": 4})  # not signed with the supervisor key
         assert e.value.reason == "bad_mac"
-        assert link.command("ack_error", {"id": 4}, supervisor=True) == {"re": link.ep.ctr, "acked": 4}
+        rep = link.command("ack_error", {"id": 4}, supervisor=True)
+        assert rep == {"re": link.ep.ctr, "acked": 4}
         assert wait_for(lambda: link.command("status")["outbox"] == 0)
     evs = audit.events("T1")
     assert [e["eseq"] for e in evs] == list(range(1, 32))
@@ -233,7 +235,8 @@ def test_audit_store_once_tamper_detection_and_export(tmp_path):
     assert len(out.getvalue().splitlines()) == 3
     # someone deletes event 2 and edits event 3 in the database: verify says so
     a._db.execute("DELETE FROM events WHERE eseq=2")
-    a._db.execute("UPDATE events SET payload=? WHERE eseq=3", (got[2][3]["payload"][:-1] + b"\x00",))
+    a._db.execute("UPDATE events SET payload=? WHERE eseq=3",
+                  (got[2][3]["payload"][:-1] + b"\x00",))
     a._db.commit()
     rep = a.verify("A1", KEY)
     assert rep["gaps"] == [3] and rep["bad_mac"] == [3]

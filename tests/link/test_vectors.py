@@ -87,7 +87,8 @@ for line in sys.stdin:
     elif t == "command":
         r = hx(host.seal_command(unhex(v["key"]), v["kind"], fj(v["body"]), v["ctr"]))
     elif t == "message":
-        p, h = message.seal_message(unhex(v["key"]), v["kind"], fj(v["body"]), v["eseq"], unhex(v["prev"]))
+        p, h = message.seal_message(unhex(v["key"]), v["kind"], fj(v["body"]), v["eseq"],
+                                    unhex(v["prev"]))
         r = hx(p) + "/" + hx(h)
     print(json.dumps(r))
 """

@@ -1,7 +1,8 @@
 """COBS (Consistent Overhead Byte Stuffing): frames on the wire contain no 0x00 byte, and a single
 0x00 ends each frame, so a receiver always resynchronises at the next zero after garbage.
 
-`encode(data) -> bytes` (overhead: 1 byte + 1 per 254), `encode_into(bytearray, data, n)`; `decode_into(buf, n) -> m` decodes the
+`encode(data) -> bytes` (overhead: 1 byte + 1 per 254), `encode_into(bytearray, data, n)`;
+`decode_into(buf, n) -> m` decodes the
 first n bytes of a bytearray IN PLACE (the decoded length m <= n) with no allocation, returning -1
 for an invalid encoding. `decode(data) -> bytes` is the allocating convenience for tests.
 """

@@ -1,8 +1,8 @@
 """CRC-32 (IEEE 802.3, the zlib/binascii polynomial) for frame and journal integrity.
 
 `crc32(data, crc=0)` equals CPython's `binascii.crc32`. MicroPython's binascii.crc32 is used when
-the port has it (the unix port does); otherwise a 256-entry table kept as an `array` (built on first
-use, 1 KiB) computes it in Python. `crc32_table` is always available so tests can compare both.
+the port has it (the unix port does); otherwise a 256-entry table kept as an `array` (built on
+first use, 1 KiB) computes it in Python. `crc32_table` is always there so tests compare both.
 """
 import array
 

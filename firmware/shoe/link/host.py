@@ -1,8 +1,8 @@
 """The host end of the link (CPython; the firmware never imports this module): HostEndpoint, and
 the host-only envelope functions (sealing commands, opening and chaining shoe messages).
 
-    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)   # or Endpoint("host", key)
-    ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until the link is up
+    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)  # = Endpoint("host", key)
+    ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until link up
     for kind, body, eseq, meta in ep.receive(chunk, now_ms): ...
     out = ep.transmit(now_ms)
 

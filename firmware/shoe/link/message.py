@@ -88,7 +88,8 @@ def open_command(payload, key_for):
     """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused)."""
     items, core, got = _open(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
-    if not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False or ctr < 1:
+    if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
+            or ctr < 1):
         raise LinkError("malformed")
     key = key_for(kind)
     if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
