@@ -201,3 +201,15 @@ def test_hcf_straight_flush_distribution_and_dealer_qualification():
             not_q += prod(comb(7, 3) if k == 3 else comb(13, k) for k in comp)
     assert not_q == 32959524
     assert comb(52, 7) - not_q == 100825036
+
+
+def test_best_cards_are_four_of_the_hand_worth_its_value():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(60000):
+        h = rng.sample(range(52), 5)
+        v = fcf.value(h)
+        best = fcf.best_cards(h, v)
+        assert len(set(best)) == 4 and set(best) <= set(h)
+        assert naive.value4(best) == v, (h, best)

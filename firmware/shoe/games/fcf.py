@@ -168,30 +168,40 @@ def best_cards(hand, v):
     hs = sorted(hand, reverse=True)  # rank high to low, then suit high to low
     if cat == HIGH_CARD:
         return hs[:4]
-    if cat == FLUSH:
-        return [c for c in hs if c & 3 == _flush_suit(hand)][:4]
-    if cat == STRAIGHT or cat == STRAIGHT_FLUSH:
-        if pay == 1:
-            ranks = (2, 1, 0, 12)
-        else:
-            lo = _low_rank(pay >> 1)
-            ranks = (lo + 3, lo + 2, lo + 1, lo)
-        s = _flush_suit(hand) if cat == STRAIGHT_FLUSH else -1
-        out = []
-        for r in ranks:
-            for c in hs:
-                if c >> 2 == r and (s < 0 or c & 3 == s):
-                    out.append(c)
-                    break
+    if cat == PAIR or cat == THREE_OF_A_KIND:
+        g = _low_rank(pay >> 13)  # the pair or trips rank; its cards sit together in hs
+        i = 0
+        while hs[i] >> 2 != g:
+            i += 1
+        n = 2 if cat == PAIR else 3
+        out = hs[i:i + n]
+        for c in hs:
+            if c >> 2 != g and len(out) < 4:
+                out.append(c)
         return out
+    out = []
     if cat == FOUR_OF_A_KIND or cat == TWO_PAIR:
-        return [c for c in hs if pay >> (c >> 2) & 1]
-    if cat == THREE_OF_A_KIND:
-        t = _low_rank(pay >> 13)
-        k = _low_rank(pay & _RANKS)
-        return [c for c in hs if c >> 2 == t] + [c for c in hs if c >> 2 == k][:1]
-    p = _low_rank(pay >> 13)  # pair
-    return [c for c in hs if c >> 2 == p] + [c for c in hs if c >> 2 != p][:2]
+        for c in hs:
+            if pay >> (c >> 2) & 1:
+                out.append(c)
+        return out
+    s = _flush_suit(hand) if cat == FLUSH or cat == STRAIGHT_FLUSH else -1
+    if cat == FLUSH:
+        for c in hs:
+            if c & 3 == s and len(out) < 4:
+                out.append(c)
+        return out
+    if pay == 1:  # straight or straight flush
+        ranks = (2, 1, 0, 12)
+    else:
+        lo = _low_rank(pay >> 1)
+        ranks = (lo + 3, lo + 2, lo + 1, lo)
+    for r in ranks:
+        for c in hs:
+            if c >> 2 == r and (s < 0 or c & 3 == s):
+                out.append(c)
+                break
+    return out
 
 
 def _flush_suit(hand):
