@@ -94,6 +94,7 @@ class MFRC522:
         self._resp = bytearray(18)  # incoming answer (16 data + CRC_A)
         self._uid = bytearray(10)
         self.version = 0
+        self.rx_last_bits = 0
         cs.init(cs.OUT, value=1)
         if rst is not None:
             rst.init(rst.OUT, value=1)
@@ -183,7 +184,9 @@ class MFRC522:
 
     # -- the air -----------------------------------------------------------------------------
     def _transceive(self, n, tx_last_bits=0):
-        """Send self._frame[:n]; the answer lands in self._resp -> (bytes, last bits)."""
+        """Send self._frame[:n]; the answer lands in self._resp. -> byte count, or -1 if no
+        answer came before the timer ran out (no exception: an empty field is the common case
+        and must not allocate). self.rx_last_bits = valid bits of the last byte (0 = all 8)."""
         self._wr(_COMMAND, _CMD_IDLE)
         self._wr(_COMIRQ, 0x7F)  # clear all IRQ bits
         self._wr(_FIFOLEVEL, 0x80)
@@ -200,7 +203,7 @@ class MFRC522:
                 break
             if irq & _IRQ_TIMER:
                 self._clear(_BITFRAMING, 0x80)
-                raise RFIDError("no answer from the tag", "rfid_timeout")
+                return -1
             k += 1
             if k > _POLL_LIMIT:
                 self._clear(_BITFRAMING, 0x80)
@@ -219,7 +222,7 @@ class MFRC522:
         if err & _ERR_PROTOCOL:
             raise RFIDError("protocol error", "rfid_protocol")
         count = self._rd(_FIFOLEVEL) & 0x7F
-        last = self._rd(_CONTROL) & 0x07
+        self.rx_last_bits = self._rd(_CONTROL) & 0x07
         r = self._resp
         if count > len(r):
             for _ in range(count):
@@ -227,7 +230,14 @@ class MFRC522:
             raise RFIDError("answer of %d bytes is too long" % count, "rfid_length")
         for i in range(count):
             r[i] = self._rd(_FIFODATA)
-        return count, last
+        return count
+
+    def _exchange(self, n, tx_last_bits=0):
+        """_transceive where silence is an error (rfid_timeout)."""
+        count = self._transceive(n, tx_last_bits)
+        if count < 0:
+            raise RFIDError("no answer from the tag", "rfid_timeout")
+        return count
 
     def _check_crc(self, count):
         lo, hi = self._crc(self._resp, count - 2)
@@ -238,14 +248,12 @@ class MFRC522:
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
         self._clear(_COLL, 0x80)  # ValuesAfterColl = 0: bits after a collision are cleared
         self._frame[0] = _WUPA if wake else _REQA
-        try:
-            count, last = self._transceive(1, 7)
-        except RFIDError as e:
-            if e.reason == "rfid_timeout":
-                return None
-            raise
-        if count != 2 or last != 0:
-            raise RFIDError("ATQA of %d bytes/%d bits" % (count, last), "rfid_length")
+        count = self._transceive(1, 7)
+        if count < 0:
+            return None
+        if count != 2 or self.rx_last_bits != 0:
+            raise RFIDError("ATQA of %d bytes/%d bits" % (count, self.rx_last_bits),
+                            "rfid_length")
         return bytes(self._resp[:2])
 
     def select(self):
@@ -256,8 +264,8 @@ class MFRC522:
             f = self._frame
             f[0] = sel
             f[1] = 0x20  # NVB: 2 bytes sent, no UID bits known
-            count, last = self._transceive(2)
-            if count != 5 or last != 0:
+            count = self._exchange(2)
+            if count != 5 or self.rx_last_bits != 0:
                 raise RFIDError("UID CLn of %d bytes" % count, "rfid_length")
             r = self._resp
             if r[0] ^ r[1] ^ r[2] ^ r[3] ^ r[4]:
@@ -268,7 +276,7 @@ class MFRC522:
             lo, hi = self._crc(f, 7)
             f[7] = lo
             f[8] = hi
-            count, last = self._transceive(9)
+            count = self._exchange(9)
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
             self._check_crc(3)
@@ -291,8 +299,8 @@ class MFRC522:
         f[0] = _READ
         f[1] = page
         f[2], f[3] = self._crc(f, 2)
-        count, last = self._transceive(4)
-        if count == 1 and last == 4:
+        count = self._exchange(4)
+        if count == 1 and self.rx_last_bits == 4:
             raise RFIDError("tag answered NAK %x to READ" % (self._resp[0] & 0x0F), "rfid_nak")
         if count != 18:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
@@ -303,13 +311,9 @@ class MFRC522:
         return out
 
     def halt(self):
-        """HLTA: a correct halt gets no answer, so a timeout here is success."""
+        """HLTA: a correct halt gets no answer, so silence here is success."""
         f = self._frame
         f[0] = _HLTA
         f[1] = 0
         f[2], f[3] = self._crc(f, 2)
-        try:
-            self._transceive(4)
-        except RFIDError as e:
-            if e.reason != "rfid_timeout":
-                raise
+        self._transceive(4)
