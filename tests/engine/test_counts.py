@@ -9,7 +9,6 @@ import itertools
 from collections import Counter
 from math import comb, prod
 
-import pytest
 
 from shoe.games import allsix, fcf, hcf, naive
 

@@ -61,9 +61,9 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             wg["raise"] = wager(rz, ONE if raise_wins and not opens else cmp)
         a = w.get("prime", 0)
         if a:
-            red = 0
-            for c in ids:
-                red += (6 >> (c & 3)) & 1  # suits 1 (d) and 2 (h) are red
+            # suits 1 (d) and 2 (h) are red: count them with 6 >> suit & 1
+            red = ((6 >> (ids[0] & 3) & 1) + (6 >> (ids[1] & 3) & 1) + (6 >> (ids[2] & 3) & 1)
+                   + (6 >> (ids[3] & 3) & 1) + (6 >> (ids[4] & 3) & 1))
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
             wg["prime"] = wager(a, _pay(sections.get("prime"), pc))
