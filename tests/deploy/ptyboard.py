@@ -8,7 +8,8 @@
 The interpreter runs with its stdin/stdout on one pty (raw mode) and its cwd on `flash_dir`;
 a relay thread copies bytes between that pty and a second one whose slave path is the "port".
 mode="silent" (nothing answers), "echo" (a terminal echoing input) and "garbage" (a device
-spewing noise) stand in for ports that are not MicroPython boards.
+spewing noise) stand in for ports that are not MicroPython boards; "liar" is a real REPL whose
+answers turn to noise once the raw REPL is entered (a board that answers garbage).
 """
 import os
 import pty
@@ -47,7 +48,8 @@ class PtyBoard:
             os.close(fd)
 
     def power_on(self):
-        if self.mode != "repl":
+        self._seen = b""
+        if self.mode not in ("repl", "liar"):
             return
         m1, s1 = pty.openpty()
         tty.setraw(s1)
@@ -99,6 +101,11 @@ class PtyBoard:
                     data = os.read(m1, 4096)
                 except OSError:
                     data = b""
+                if data and self.mode == "liar":
+                    if b"raw REPL; CTRL-B to exit" in self._seen:
+                        data = bytes(b ^ 0x5A for b in data)
+                    else:
+                        self._seen += data
                 if data:
                     self._out(data)
 
@@ -107,7 +114,7 @@ class PtyBoard:
             try:
                 n = os.write(self._m2, data)
             except BlockingIOError:
-                if self.mode != "repl":
+                if self.mode not in ("repl", "liar"):
                     return  # noise nobody reads is lost, as on a wire
                 select.select([], [self._m2], [], 0.05)
                 continue
