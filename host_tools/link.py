@@ -75,6 +75,7 @@ class ShoeLink:
         self.events = queue.Queue()
         self.reconnects = 0
         self.port_error = None
+        self.fatal = None  # why the reader stopped for good (the audit store failed)
         self._lock = threading.Lock()
         self._replies = {}
         self._waiting = {}
@@ -141,6 +142,8 @@ class ShoeLink:
             raise ShoeError("%s needs the supervisor key" % kind)
         deadline = time.monotonic() + timeout
         while True:
+            if self.fatal:
+                raise ShoeError(self.fatal)
             with self._lock:
                 if self.ep.up:
                     key = self.supervisor_key if supervisor else None
@@ -159,6 +162,8 @@ class ShoeLink:
             self._waiting.pop(ctr, None)
             rep = self._replies.pop(ctr, None)
         if not ok or rep is None:
+            if self.fatal:
+                raise ShoeError(self.fatal)
             raise ShoeError("%s: no reply from the shoe within %.1f s" % (kind, timeout))
         rkind, rbody = rep
         if rkind == "error":
@@ -171,6 +176,8 @@ class ShoeLink:
 
     def next_event(self, timeout=None):
         """The next event (kind, body, eseq) in order, or None after `timeout` seconds."""
+        if self.fatal and self.events.empty():
+            raise ShoeError(self.fatal)
         try:
             return self.events.get(timeout=timeout)
         except queue.Empty:
@@ -211,7 +218,10 @@ class ShoeLink:
                 now = _now_ms()
                 with self._lock:
                     msgs = self.ep.receive(data, now) if data else []
-                    self._dispatch(msgs)
+                    try:
+                        self._dispatch(msgs)
+                    except Exception:
+                        return  # fatal (audit store): stop before anything is acknowledged
                     out = self.ep.transmit(now)
                 if out:
                     self._port.write(out)
@@ -236,7 +246,12 @@ class ShoeLink:
                 if not ref:
                     continue
             if ref and self.audit is not None:
-                self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
+                try:
+                    self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
+                except Exception as e:  # not stored: it must not be acknowledged either
+                    self.fatal = "the audit store failed: %s" % e
+                    self._stop.set()
+                    raise
             self.events.put((kind, body, ref))
 
 

@@ -246,3 +246,20 @@ def test_audit_store_once_tamper_detection_and_export(tmp_path):
     assert b.events("A1")[0]["chain"] == "gap"
     b.store("A1", got[2][2], got[2][0], got[2][1], dict(got[2][3], prev=b"\x00" * 16))
     assert b.events("A1")[1]["chain"] == "broken"
+
+
+def test_an_audit_store_failure_stops_the_link_before_acknowledging(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 3})
+        assert wait_for(lambda: audit.last_eseq("T1") == 3)
+        assert wait_for(lambda: link.command("status")["outbox"] == 0)  # acknowledged
+        audit._db.close()  # the disk is gone
+        with pytest.raises(ShoeError) as e:
+            link.command("emit", {"n": 2})  # its events come first: they cannot be stored
+        assert "audit store failed" in str(e.value) and link.fatal
+        with pytest.raises(ShoeError):
+            link.command("status", timeout=2)
+    time.sleep(0.5)
+    assert [e for e, _ in shoe.j.outbox()] == [4, 5]  # unstored, so never acknowledged
+    audit._db = __import__("sqlite3").connect(str(audit.path), check_same_thread=False)
