@@ -381,6 +381,7 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
             dev.write_file(FW_DIR + "/active.new", name.encode())
             dev.run("_shoe_replace(%r, %r)" % (FW_DIR + "/active.new", FW_DIR + "/active"),
                     "version switch")
+        dev.run("_shoe_rm(%r)" % (wiring.get("state_dir", "state") + "/crashes"))  # new code
         now = dev.value("_shoe_read(%r)" % (FW_DIR + "/active"))
         if now != name:
             raise ShoeError("the version pointer reads %r after the switch, expected %s"

@@ -52,15 +52,28 @@ def build(machine=None):
 
 def main():
     hw = build()
-    if hw.service:
-        print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
+    from shoe.drivers import hwbuild
+
+    if hw.service or hw.crashes >= hwbuild.MAX_CRASHES:
+        if hw.service:
+            print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
+        else:
+            print("[shoe] safe mode: the app crashed %d boots in a row (see %s/%s); redeploy or "
+                  "remove that file" % (hw.crashes, hw.state_dir, hwbuild.CRASH_FILE))
         if hw.led:
-            hw.led.show(hw.led.SERVICE)
+            hw.led.show(hw.led.SERVICE if hw.service else hw.led.ERROR)
             hw.led.tick(0)
         return hw
     import shoe.app
 
-    shoe.app.run(hw)
+    try:
+        shoe.app.run(hw)
+    except Exception as e:  # a bug: record it so a crash loop ends in safe mode, then re-raise
+        hwbuild.record_crash(hw.state_dir, e)
+        if hw.led:
+            hw.led.show(hw.led.ERROR)
+            hw.led.tick(0)
+        raise
 
 
 if __name__ == "__main__":

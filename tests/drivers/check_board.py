@@ -83,4 +83,39 @@ put("shoe_fw/active", "v-old\n")
 assert main.firmware_dir() == base + "/shoe_fw/v-old"
 put("shoe_fw/active", "v-half\n")  # no DEPLOYED marker: never booted
 assert main.firmware_dir() == base + "/shoe_fw/v-new"
+
+# crash guard: an app that raises is recorded; three in a row -> safe mode, no app started
+os.mkdir("state")
+import shoe
+from shoe.drivers import hwbuild
+
+
+class FakeApp:
+    runs = 0
+
+    @staticmethod
+    def run(hw):
+        FakeApp.runs += 1
+        raise ValueError("bug in the app")
+
+
+sys.modules["shoe.app"] = FakeApp
+shoe.app = FakeApp
+for i in range(3):
+    try:
+        main.main()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("the app's exception must propagate")
+assert FakeApp.runs == 3 and hwbuild.crash_count("state") == 3
+hw3 = main.main()  # safe mode: returns the bundle, app not run
+assert FakeApp.runs == 3 and hw3.crashes == 3 and hw3.led._pin.value() == 1
+hwbuild.clear_crashes("state")
+assert hwbuild.crash_count("state") == 0
+try:
+    main.main()
+except ValueError:
+    pass
+assert FakeApp.runs == 4
 print(json.dumps({"board": board, "reader": type(hw.reader).__name__, "ok": True}))

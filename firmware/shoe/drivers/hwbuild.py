@@ -22,11 +22,48 @@ build can be inspected in tests against the fake `machine`. The bundle's attribu
     firmware_root the deployed version directory (for attestation), None when frozen
     service       True when the service jumper is fitted: main.py then starts neither the app
                   nor the watchdog, and leaves the REPL free for deploy/provision
+    crashes       how many boots in a row ended in an exception out of the app (crash file)
+
+Crash guard: main.py calls record_crash(state_dir, exc) when the app raises; after
+MAX_CRASHES such boots in a row it stays in safe mode (LED error, REPL free) instead of a reset
+loop. The app calls clear_crashes(state_dir) once it has run healthily (e.g. after a round);
+a deploy removes the file too.
 """
 from shoe.drivers.beam import Beam
 from shoe.drivers.lid import Lid
 from shoe.drivers.led import LedPlayer
 from shoe.drivers.watchdog import Watchdog
+
+
+CRASH_FILE = "crashes"
+MAX_CRASHES = 3
+
+
+def crash_count(state_dir):
+    try:
+        with open(state_dir + "/" + CRASH_FILE) as f:
+            return int(f.readline().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def record_crash(state_dir, exc):
+    n = crash_count(state_dir) + 1
+    try:
+        with open(state_dir + "/" + CRASH_FILE, "w") as f:
+            f.write("%d\n%s: %s\n" % (n, type(exc).__name__, exc))
+    except OSError:
+        pass  # no state dir / flash full: nothing more to do in a crash path
+    return n
+
+
+def clear_crashes(state_dir):
+    import os
+
+    try:
+        os.remove(state_dir + "/" + CRASH_FILE)
+    except OSError:
+        pass
 
 
 class Hardware:
@@ -44,6 +81,7 @@ class Hardware:
         self.board_name = None
         self.firmware_root = None
         self.service = False
+        self.crashes = 0
         for k in kw:
             setattr(self, k, kw[k])
 
@@ -108,6 +146,7 @@ def build(machine, wiring, firmware_root=None, state_dir=None):
     hw = Hardware(board_name=wiring.board, firmware_root=firmware_root,
                   state_dir=state_dir or getattr(wiring, "state_dir", "state"))
     hw.service = service_mode(machine, wiring)
+    hw.crashes = crash_count(hw.state_dir)
     hw.host = _uart(machine, wiring.host_uart)
     hw.reader = _reader(machine, wiring)
     b = getattr(wiring, "beam", None)
