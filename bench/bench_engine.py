@@ -95,9 +95,17 @@ def full(n):
     return time.ticks_diff(time.ticks_us(), t0) / n
 settle_us = min(settle_only(200) for _ in range(3))
 full_us = min(full(200) for _ in range(3))
+hrnd = json.loads(sys.stdin.readline())
+def hcf_full(n):
+    t0 = time.ticks_us()
+    for _ in range(n):
+        engine.evaluate_round(hrnd)
+    return time.ticks_diff(time.ticks_us(), t0) / n
+hcf_us = min(hcf_full(200) for _ in range(3))
 print(json.dumps({"hands": N, "raw_us": fast / N, "fast_us": (fast - empty) / N,
                   "loop_us": empty / N,
-                  "naive_us": slow / N, "settle_us": settle_us, "round_us": full_us}))
+                  "naive_us": slow / N, "settle_us": settle_us, "round_us": full_us,
+                  "hcf_round_us": hcf_us}))
 """
 
 _MPY_RAM = _DEAL + r"""
@@ -171,7 +179,14 @@ def _six_seat_round():
 
 
 def micropython_figures():
-    speed = _mpy(_MPY_SPEED, "192k", json.dumps(_six_seat_round()) + "\n")
+    from tests.engine.rounds import hcf_round
+
+    hcf = hcf_round(random.Random(12), 6, "hcf-public-1")
+    for st in hcf["seats"].values():
+        a = st["wagers"]["ante"]
+        st["wagers"].update(flush_bonus=a, straight_flush_bonus=a, progressive=a)
+    speed = _mpy(_MPY_SPEED, "192k",
+                 json.dumps(_six_seat_round()) + "\n" + json.dumps(hcf) + "\n")
     from tests.engine.rounds import stream
 
     rounds = [x for x in stream(seed=8, count=80) if '"paytable": "fcf-public-1"' in x][:6]
@@ -223,6 +238,8 @@ def main():
           % (speed["naive_us"], speed["naive_us"] / speed["raw_us"]))
     print("  six-seat FCF round, every side wager: settle %.1f us, validate+settle "
           "(evaluate_round) %.1f us" % (speed["settle_us"], speed["round_us"]))
+    print("  six-seat HCF round, every side wager: validate+settle %.1f us"
+          % speed["hcf_round_us"])
     print("MicroPython -X heapsize=64k:")
     print("  import engine + FCF modules + preset table: %d bytes (gc.mem_alloc growth)"
           % ram["import_bytes"])
