@@ -150,6 +150,7 @@ class ShoeLink:
                     ctr = self.ep.command(kind, {} if body is None else body, key)
                     ev = threading.Event()
                     self._waiting[ctr] = ev
+                    sessions = self.ep.stats.get("sessions", 0)
                     break
                 refused = self.ep.refused
             if refused:
@@ -168,7 +169,12 @@ class ShoeLink:
         rkind, rbody = rep
         if rkind == "error":
             reason = rbody.get("reason", "error")
-            err = ShoeError("%s refused by the shoe: %s" % (kind, REASONS.get(reason, reason)))
+            text = REASONS.get(reason, reason)
+            if reason == "replay" and self.ep.stats.get("sessions", 0) != sessions:
+                # re-sent after the link restarted: the shoe had it already (and acted on it)
+                text = ("the shoe had already received it before the link restarted; its outcome "
+                        "is in the shoe's events (check `shoectl status`)")
+            err = ShoeError("%s refused by the shoe: %s" % (kind, text))
             err.reason = reason
             err.body = rbody
             raise err
