@@ -93,6 +93,8 @@ class MFRC522:
         self._frame = bytearray(9)  # outgoing frame incl. CRC
         self._resp = bytearray(18)  # incoming answer (16 data + CRC_A)
         self._uid = bytearray(10)
+        self._burst = bytearray(20)  # SPI bursts to/from the FIFO (address bytes + data)
+        self._burst_rx = bytearray(20)
         self.version = 0
         self.rx_last_bits = 0
         cs.init(cs.OUT, value=1)
@@ -120,6 +122,38 @@ class MFRC522:
         finally:
             self._cs(1)
         return self._rx[1]
+
+    def _fifo_write(self, buf, n):
+        """buf[:n] into the FIFO in one SPI burst (all bytes go to FIFODataReg, DS 8.1.2.2)."""
+        if n == 1:
+            self._wr(_FIFODATA, buf[0])  # the empty-field poll (REQA/WUPA): allocation-free
+            return
+        b = self._burst
+        b[0] = (_FIFODATA << 1) & 0x7E
+        for i in range(n):
+            b[i + 1] = buf[i]
+        self._cs(0)
+        try:
+            self._spi.write(memoryview(b)[: n + 1])
+        finally:
+            self._cs(1)
+
+    def _fifo_read(self, n):
+        """n FIFO bytes into self._resp in one burst: MOSI a a .. a 00, MISO -- d0 .. dn-1."""
+        b = self._burst
+        rx = self._burst_rx
+        a = ((_FIFODATA << 1) & 0x7E) | 0x80
+        for i in range(n):
+            b[i] = a
+        b[n] = 0
+        self._cs(0)
+        try:
+            self._spi.write_readinto(memoryview(b)[: n + 1], memoryview(rx)[: n + 1])
+        finally:
+            self._cs(1)
+        r = self._resp
+        for i in range(n):
+            r[i] = rx[i + 1]
 
     def _set(self, reg, mask):
         self._wr(reg, self._rd(reg) | mask)
@@ -171,8 +205,7 @@ class MFRC522:
         self._wr(_COMMAND, _CMD_IDLE)
         self._wr(_DIVIRQ, 0x04)  # clear CRCIRq
         self._wr(_FIFOLEVEL, 0x80)  # flush
-        for i in range(n):
-            self._wr(_FIFODATA, buf[i])
+        self._fifo_write(buf, n)
         self._wr(_COMMAND, _CMD_CALCCRC)
         k = 0
         while not self._rd(_DIVIRQ) & 0x04:
@@ -190,25 +223,22 @@ class MFRC522:
         self._wr(_COMMAND, _CMD_IDLE)
         self._wr(_COMIRQ, 0x7F)  # clear all IRQ bits
         self._wr(_FIFOLEVEL, 0x80)
-        f = self._frame
-        for i in range(n):
-            self._wr(_FIFODATA, f[i])
-        self._wr(_BITFRAMING, tx_last_bits & 0x07)
+        self._fifo_write(self._frame, n)
         self._wr(_COMMAND, _CMD_TRANSCEIVE)
-        self._set(_BITFRAMING, 0x80)  # StartSend
+        self._wr(_BITFRAMING, 0x80 | (tx_last_bits & 0x07))  # StartSend + TxLastBits
         k = 0
         while True:
             irq = self._rd(_COMIRQ)
             if irq & (_IRQ_RX | _IRQ_IDLE):
                 break
             if irq & _IRQ_TIMER:
-                self._clear(_BITFRAMING, 0x80)
+                self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
                 return -1
             k += 1
             if k > _POLL_LIMIT:
-                self._clear(_BITFRAMING, 0x80)
+                self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
                 raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
-        self._clear(_BITFRAMING, 0x80)
+        self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
         err = self._rd(_ERROR)
         if err & _ERR_COLL:
             raise RFIDError("two tags answered at once (CollReg %02x)" % self._rd(_COLL),
@@ -223,13 +253,11 @@ class MFRC522:
             raise RFIDError("protocol error", "rfid_protocol")
         count = self._rd(_FIFOLEVEL) & 0x7F
         self.rx_last_bits = self._rd(_CONTROL) & 0x07
-        r = self._resp
-        if count > len(r):
-            for _ in range(count):
-                self._rd(_FIFODATA)
+        if count > len(self._resp):
+            self._wr(_FIFOLEVEL, 0x80)  # flush what does not fit
             raise RFIDError("answer of %d bytes is too long" % count, "rfid_length")
-        for i in range(count):
-            r[i] = self._rd(_FIFODATA)
+        if count:
+            self._fifo_read(count)
         return count
 
     def _exchange(self, n, tx_last_bits=0):
