@@ -37,6 +37,16 @@ def test_micropython_and_cpython_agree_on_thousands_of_rounds():
     assert not any('"memory"' in x for x in m)
 
 
+def test_fuzzed_rounds_agree():
+    from tests.engine.test_fuzz import fuzz_lines
+
+    lines = fuzz_lines(31, 600)
+    m, c = both(lines)
+    assert len(m) == len(c) == 600
+    for i, (a, b) in enumerate(zip(m, c), 1):
+        assert a == b, "line %d differs:\n%s\n%s\n%s" % (i, lines[i - 1], a, b)
+
+
 def test_stream_edge_lines_agree():
     lines = ["", "   ", "not json", "[1, 2]", "{}", '{"game": 5}', "null", '"text"',
              '{"game": "four-card-frenzy",}', '{"round": NaN}', "[" * 5000 + "]" * 5000,

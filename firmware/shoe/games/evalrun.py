@@ -91,7 +91,7 @@ _SMALL = sys.implementation.name == "micropython"
 def settle(obj, lineno, emit=None):
     """A parsed round -> the result object (round_result or error); never raises."""
     game = obj.get("game") if isinstance(obj, dict) else None
-    if game != _playing[0] and game in _GAME_MODULES:
+    if isinstance(game, str) and game != _playing[0] and game in _GAME_MODULES:
         if _playing[0] is not None and _SMALL:
             _unload(game)  # one game's modules at a time on a small heap
         _playing[0] = game

@@ -58,7 +58,7 @@ def validate(doc, game=None):
     if not isinstance(name, str) or not 0 < len(name) <= 64:
         raise _err("pt_name", "name")
     g = doc.get("game")
-    if g not in _SPEC:
+    if not isinstance(g, str) or g not in _SPEC:
         raise _err("pt_game", "game", (g,))
     if game is not None and g != game:
         raise _err("pt_other_game", "game", (name,), g, game)
