@@ -213,6 +213,14 @@ class Device:
     def close(self):
         if self.t is None:
             return
+        try:
+            if self.t.in_raw_repl:
+                # a failed transfer may have left a file open on the device: close it (briefly)
+                self._guard.deadline = time.monotonic() + 2
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.t.exec("try:\n f.close()\nexcept Exception:\n pass")
+        except Exception:
+            pass
         self._guard.deadline = None
         try:
             if self.t.in_raw_repl:
