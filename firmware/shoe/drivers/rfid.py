@@ -56,7 +56,15 @@ class RFIDReader:
         return "garbled", bytes(b)
 
     def poll(self):
-        """One poll of the field -> ("card", code), ("noread", b"") or None (nothing new)."""
+        """One poll of the field -> ("card", code), ("noread", b""), ("garbled", raw) or None."""
+        r = self._detect()
+        if r is not True:
+            return r
+        return self._identify()
+
+    def _detect(self):
+        """Init if needed, then WUPA. -> True (a tag answered), None, or a result tuple.
+        Allocation-free when the field is empty (the common case, every period_ms)."""
         chip = self.chip
         if not self._ready:
             try:
@@ -77,6 +85,11 @@ class RFIDReader:
                 self._last_uid = None
                 self._episode_reported = False
             return None
+        return True
+
+    def _identify(self):
+        """Select, read and halt the tag that answered (with retries) -> result or None."""
+        chip = self.chip
         self._absent = 0
         reason = None
         uid = None
@@ -129,7 +142,10 @@ class RFIDReader:
     async def read(self):
         """Wait for the next tag -> ("card", code), ("noread", b"") or ("garbled", raw)."""
         while True:
-            r = self.poll()
+            r = self._detect()
+            if r is True:
+                await asyncio.sleep_ms(0)  # let the link run between detection and the read
+                r = self._identify()
             if r is not None:
                 return r
             await asyncio.sleep_ms(self.retry_ms if self.fault else self.period_ms)
