@@ -32,6 +32,10 @@ FRACTIONAL_HCF = {
 }
 
 
+def _copy(table):
+    return json.loads(json.dumps(table)) if isinstance(table, dict) else table
+
+
 def _amount(rng):
     return rng.choice((1, 2, 3, 5, 7, 10, 25, 99, 100, 1000, 12345))
 
@@ -42,7 +46,8 @@ def fcf_round(rng, seats=None, table=None):
     rng.shuffle(deck)
     ids = rng.sample(range(1, 7), n)
     six = rng.random() < 0.7
-    rnd = {"game": FCF, "paytable": table or rng.choice(["fcf-public-1", FRACTIONAL_FCF]),
+    rnd = {"game": FCF,
+           "paytable": _copy(table or rng.choice(["fcf-public-1", FRACTIONAL_FCF])),
            "rules": {"ties": rng.choice(["player", "push"]),
                      "raise_when_dealer_not_open": rng.choice(["compare", "win"])},
            "dealer": cards.names(deck[:5]),
@@ -70,7 +75,8 @@ def hcf_round(rng, seats=None, table=None):
     rng.shuffle(deck)
     ids = rng.sample(range(1, 7), n)
     rnd = {"game": HCF,
-           "paytable": table or rng.choice(["hcf-public-1", "hcf-public-2", FRACTIONAL_HCF]),
+           "paytable": _copy(table or rng.choice(["hcf-public-1", "hcf-public-2",
+                                                  FRACTIONAL_HCF])),
            "dealer": cards.names(deck[:7]), "seats": {}}
     pos = 7
     from shoe.games import hcf

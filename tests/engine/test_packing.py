@@ -77,6 +77,7 @@ def test_hand_edited_results_keep_their_values():
     lambda r: r["dealer"].update(cards=["As"]),
     lambda r: r.update(game="poker"),
     lambda r: r["seats"].update({"x": {}}),
+    lambda r: r["seats"].update({"\u00b2": {}}),
     lambda r: r.update(round=-1),
 ])
 def test_unpackable_results_are_refused(change):

@@ -21,7 +21,7 @@ def _key(k):
         return (0, KEY_ORDER.index(k), "")
     except ValueError:
         pass
-    if isinstance(k, str) and k.isdigit() and len(k) < 10:
+    if isinstance(k, str) and 0 < len(k) < 10 and not k.strip("0123456789"):
         return (1, int(k), "")
     return (2, 0, str(k))
 

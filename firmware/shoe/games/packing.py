@@ -194,7 +194,8 @@ def pack(result):
     out.append(len(seats))
     order = _WAGERS[g]
     for key in sorted(seats):
-        _need(isinstance(key, str) and key.isdigit() and 0 < int(key) < 256, "bad seat key")
+        _need(isinstance(key, str) and 0 < len(key) < 4 and not key.strip("0123456789")
+              and 0 < int(key) < 256, "bad seat key")
         s = seats[key]
         if g == 0:
             _keys(s, ("cards", "best", "category", "wagers", "net", "capped", "uncapped_net"),
