@@ -12,8 +12,13 @@ more RAM than the engine itself) and falls back to the .py sources if that is no
 `cpython` calls the same `shoe.games.evalrun.handle()` in this process. Both produce the same
 bytes for the same input.
 
-Blank input lines produce no output but still count for line numbers. Lines longer than
-MAX_LINE bytes are refused here with an error line (same text on both runtimes).
+Blank input lines produce no output but still count for line numbers. Two decisions are taken
+here, once, for both runtimes (so that they cannot differ): lines longer than MAX_LINE bytes,
+and lines that CPython's strict JSON parser refuses, get their error line from the host (the
+device still receives a blank line to keep its count). For the device's small heap an inline
+pay table is sent once as a directive line and later rounds refer to it (see `_hoist` and
+shoe.games.evalrun); a line the device could only half write for lack of RAM is reported as
+an "out of memory" error line.
 """
 import hashlib
 import json

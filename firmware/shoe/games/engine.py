@@ -18,7 +18,13 @@ Integration API (called by the round lifecycle, shoe.table, and by `shoectl eval
         ante_missing, wager_not_offered, invalid_raise, bad_rules, paytable.
 
 Results beyond interfaces.md 4: a wager that dropped a fraction of a unit when rounding down
-carries "rounded": true; each seat carries "uncapped_net" (the net before the payout limit).
+carries "rounded": true; each seat carries "uncapped_net" (the net before the payout limit);
+four_card_bonus / all_six entries carry "category" (null when the hand does not qualify) and
+progressive "tier" (null when no tier is hit). A fold shows the Raise as amount 0, result 0.
+
+Other entry points: shoe.games.paytable.load(obj_or_name, game) and .PRESETS (pay tables),
+shoe.games.packing.pack(result) / unpack(data) (binary result for the wire), shoe.games.fcf /
+hcf / allsix (hand values), shoe.games.evalrun (the `shoectl eval` device side).
 Settlement: shoe.games.fcfround / hcfround. Message texts: shoe.games.messages (loaded only
 when an error is raised, to keep RAM free while settling).
 """
