@@ -22,14 +22,14 @@ a read with no card leaving (a read from inside the shoe, a double-fed card, a b
 from micropython import const
 import array
 import asyncio
-import time
+from shoe.drivers import _ticks
 
 _SIZE = const(16)
 
 
 class Beam:
-    def __init__(self, pin, trigger, size=_SIZE, merge_ms=15, ticks_ms=time.ticks_ms,
-                 ticks_diff=time.ticks_diff):
+    def __init__(self, pin, trigger, size=_SIZE, merge_ms=15, ticks_ms=_ticks.ticks_ms,
+                 ticks_diff=_ticks.ticks_diff):
         self._pin = pin
         self._trigger = trigger
         self._ticks = array.array("i", bytes(4 * size))
@@ -100,7 +100,7 @@ class Beam:
 class ExitMatcher:
     """Pairs reads with exits; anything unpaired after window_ms is reported (pure logic)."""
 
-    def __init__(self, window_ms=400, size=8, ticks_diff=time.ticks_diff):
+    def __init__(self, window_ms=400, size=8, ticks_diff=_ticks.ticks_diff):
         self.window_ms = window_ms
         self._diff = ticks_diff
         self._reads = array.array("i", bytes(4 * size))
@@ -109,6 +109,7 @@ class ExitMatcher:
         self._ne = 0
         self._size = size
         self.matched = 0
+        self.dropped = 0  # pending items pushed out by a full queue (size) before check() ran
 
     @staticmethod
     def _pop(arr, n):
@@ -116,9 +117,10 @@ class ExitMatcher:
             arr[i - 1] = arr[i]
 
     def _push(self, arr, n, t):
-        if n == self._size:  # full: the oldest is dropped (check() reports it first in practice)
+        if n == self._size:  # full: the oldest is dropped and counted (check() not called enough)
             self._pop(arr, n)
             n -= 1
+            self.dropped += 1
         arr[n] = t
         return n + 1
 

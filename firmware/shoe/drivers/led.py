@@ -17,7 +17,7 @@ told apart from across a table):
     SERVICE  slow blink     b"\x32\x32"  (1 Hz: service mode, app not running)
 """
 import asyncio
-import time
+from shoe.drivers import _ticks
 
 OFF = b""
 READY = b"\x0a\xbe"
@@ -36,7 +36,7 @@ class LedPlayer:
     TAMPER = TAMPER
     SERVICE = SERVICE
 
-    def __init__(self, pin, active_low=False, ticks_ms=time.ticks_ms, ticks_diff=time.ticks_diff):
+    def __init__(self, pin, active_low=False, ticks_ms=_ticks.ticks_ms, ticks_diff=_ticks.ticks_diff):
         self._pin = pin
         self._on = 0 if active_low else 1
         self._now = ticks_ms
@@ -75,7 +75,7 @@ class LedPlayer:
             gone = self._diff(now, self._start)
             if gone < length:
                 break
-            self._start = time.ticks_add(self._start, length)
+            self._start = _ticks.ticks_add(self._start, length)
             self._step = (self._step + 1) % len(p)
         self._set(self._step % 2 == 0)
         return length - gone

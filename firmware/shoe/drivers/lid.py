@@ -13,12 +13,12 @@ s.2). The level must hold for `debounce_ms` before it counts. A lid found open a
 the app's job (it journals the event); `tampered` can be restored with `latch()`.
 """
 import asyncio
-import time
+from shoe.drivers import _ticks
 
 
 class Lid:
-    def __init__(self, pin, open_level=1, debounce_ms=50, poll_ms=20, ticks_ms=time.ticks_ms,
-                 ticks_diff=time.ticks_diff):
+    def __init__(self, pin, open_level=1, debounce_ms=50, poll_ms=20, ticks_ms=_ticks.ticks_ms,
+                 ticks_diff=_ticks.ticks_diff):
         self._pin = pin
         self._open_level = 1 if open_level else 0
         self.debounce_ms = debounce_ms

@@ -15,11 +15,11 @@ first healthy service() rather than at construction: a slow boot (journal recove
 reset-loop the board, and a board in service mode (no app) never starts it. Pass a factory
 (machine.WDT itself) for that; a ready WDT object (has .feed) is used as it is.
 """
-import time
+from shoe.drivers import _ticks
 
 
 class Watchdog:
-    def __init__(self, wdt, timeout_ms=8000, ticks_ms=time.ticks_ms, ticks_diff=time.ticks_diff):
+    def __init__(self, wdt, timeout_ms=8000, ticks_ms=_ticks.ticks_ms, ticks_diff=_ticks.ticks_diff):
         lazy = isinstance(wdt, type) or not hasattr(wdt, "feed")  # machine.WDT itself: a factory
         self._wdt = None if lazy else wdt
         self._factory = wdt if lazy else None
