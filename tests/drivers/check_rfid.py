@@ -255,7 +255,33 @@ def check_random_field():
         retries=rd.counts["retry"])
 
 
-checks = [check_idle_poll_allocates_nothing, check_random_field, check_crc_vector, check_init, lambda: check_select_and_read(UID7),
+def check_chip_edge_cases():
+    # MISO stuck low reads VersionReg 0x00: no chip
+    chip, drv, cs = rig(version=0x00)
+    assert reason_of(drv.init) == "rfid_no_chip"
+    # a clone chip (VersionReg 0x12) works
+    tag = Tag.with_code(UID4, CODE)
+    chip, drv, cs = rig([tag], version=0x12)
+    assert drv.init() == 0x12
+    # antenna off: the tag loses power and cannot answer; on again: it is there
+    drv.antenna(False)
+    assert not chip.antenna_on() and drv.request() is None
+    drv.antenna(True)
+    assert drv.request() is not None and drv.select() == UID4
+    # a READ beyond the tag's memory is NAKed
+    buf = bytearray(16)
+    assert reason_of(drv.read_pages, 200, buf) == "rfid_nak"
+    # a hung chip: the reader reports a fault, re-initialises and recovers
+    chip, drv, cs = rig([Tag.with_code(UID7, CODE)])
+    rd = RFIDReader(drv)
+    chip.stuck = True
+    assert rd.poll() is None and rd.fault == "rfid_stuck"
+    chip.stuck = False
+    assert rd.poll() == ("card", CODE) and rd.fault is None
+    out("chip_edge_cases", ok=True)
+
+
+checks = [check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field, check_crc_vector, check_init, lambda: check_select_and_read(UID7),
           lambda: check_select_and_read(UID4), check_faults, check_reader_dedup,
           check_reader_retries, check_reader_chip_fault, check_async_read]
 for c in checks:

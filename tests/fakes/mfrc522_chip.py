@@ -220,6 +220,7 @@ class MFRC522Chip:
         self.record = True  # False: keep no frames (allocation tests, long runs)
         self.transfers = 0
         self.dead = False  # a chip that is not there: MISO floats high (reads 0xFF)
+        self.stuck = False  # a hung chip: StartSend starts nothing, no IRQ bit ever comes
         self._reset()
 
     def _reset(self):
@@ -305,7 +306,7 @@ class MFRC522Chip:
             self._command(v)
         elif addr == BITFRAMING:
             r[addr] = v
-            if v & 0x80 and (r[COMMAND] & 0x0F) == TRANSCEIVE:
+            if v & 0x80 and (r[COMMAND] & 0x0F) == TRANSCEIVE and not self.stuck:
                 self._transceive()
         elif addr == TXCONTROL:
             r[addr] = v
