@@ -48,3 +48,21 @@ def test_manifests_name_the_firmware_package():
     for board in BOARDS:
         m = (BOARD / board / "manifest.py").read_text()
         assert 'include("../manifest_common.py")' in m and 'module("wiring.py"' in m
+
+
+def test_bundle_has_every_attribute_the_app_takes():
+    """hwbuild.Hardware must offer what shoe.app.Hardware's constructor names (read from the
+    source, so a change in the app shows up here)."""
+    import ast
+
+    app = (BOARD.parent / "firmware" / "shoe" / "app.py").read_text()
+    tree = ast.parse(app)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Hardware")
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    wanted = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
+    src = (BOARD.parent / "firmware" / "shoe" / "drivers" / "hwbuild.py").read_text()
+    hw_cls = next(n for n in ast.parse(src).body
+                  if isinstance(n, ast.ClassDef) and n.name == "Hardware")
+    have = {t.attr for n in ast.walk(hw_cls) if isinstance(n, ast.Assign)
+            for t in n.targets if isinstance(t, ast.Attribute)}
+    assert wanted <= have, wanted - have
