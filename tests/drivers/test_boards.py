@@ -66,3 +66,10 @@ def test_bundle_has_every_attribute_the_app_takes():
     have = {t.attr for n in ast.walk(hw_cls) if isinstance(n, ast.Assign)
             for t in n.targets if isinstance(t, ast.Attribute)}
     assert wanted <= have, wanted - have
+
+
+def test_peripheral_tasks_on_a_pico_bundle():
+    out = run_mpy("tests/drivers/check_peripherals.py", extra_path=[BOARD / "pico"], heap="128k")
+    events = json.loads(out.strip().splitlines()[-1])["events"]
+    assert events == ["exit_without_read", "read_without_exit", "lid_open", "lid_closed",
+                      "watchdog_starved"]
