@@ -132,6 +132,9 @@ for i in range(40):
     h.receive(ep.transmit(now), now)
     ep.receive(h.transmit(now), now)
 N = 300
+from shoe.link import message, frame
+raw = bytearray(1024)
+ev = ("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})
 t0 = time.ticks_us()
 for i in range(N):
     now += 10
@@ -141,7 +144,24 @@ for i in range(N):
     h.receive(out, now)
     ep.receive(h.transmit(now), now)
 dt = time.ticks_diff(time.ticks_us(), t0)
-print(json.dumps({"heap_journal_modules": f0 - f1, "heap_endpoint_modules_incl_host_half": f1 - f2,
+shoe_us = 0
+fsync_free = 0
+for i in range(N):
+    now += 10
+    t1 = time.ticks_us()
+    ep.send_many([ev], state={"n": i})
+    out = ep.transmit(now)
+    shoe_us += time.ticks_diff(time.ticks_us(), t1)
+    h.receive(out, now)
+    ep.receive(h.transmit(now), now)
+t1 = time.ticks_us()
+for i in range(N):
+    p, hd = message.seal_message(b"k" * 32, "card", ev[1], i + 1, bytes(16))
+    fb = bytearray()
+    frame.build_into(fb, raw, 1, 1, 0, p)
+fsync_free = time.ticks_diff(time.ticks_us(), t1)
+print(json.dumps({"us_per_event_shoe_only": shoe_us // N,
+                  "us_per_event_seal_and_frame_no_journal": fsync_free // N,"heap_journal_modules": f0 - f1, "heap_endpoint_modules_incl_host_half": f1 - f2,
                   "heap_journal_instance": f2 - f3, "heap_endpoint_instance": f3 - f4,
                   "us_per_event_shoe_and_host": dt // N, "free_after": free()}))
 """
