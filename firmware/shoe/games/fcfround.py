@@ -33,12 +33,17 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
     sections = table.sections
     value = fcf.value
+    best_cards = fcf.best_cards
+    names_of = fcf.CATEGORIES
+    entry = wager  # locals: MicroPython looks globals up by name on every use
+    pay = _pay
+    limit = table.payout_limit
     allsix = None
     for (key, ids, s), rz in zip(seats, raises):
         w = s["wagers"]
         ante = w["ante"]
         pv = value(ids)
-        cat = fcf.category(pv)
+        cat = pv >> 26  # fcf.category(pv)
         if pv > dv:
             cmp = ONE
         elif pv == dv:
@@ -47,18 +52,18 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             cmp = _LOST
         wg = {}
         if rz == 0:
-            wg["ante"] = wager(ante, _LOST)
-            wg["odds"] = wager(ante, _LOST)
-            wg["raise"] = wager(0, 0)
+            wg["ante"] = entry(ante, _LOST)
+            wg["odds"] = entry(ante, _LOST)
+            wg["raise"] = entry(0, 0)
         else:
-            wg["ante"] = wager(ante, cmp if opens else 0)
+            wg["ante"] = entry(ante, cmp if opens else 0)
             if cat >= fcf.STRAIGHT:
-                name = fcf.CATEGORIES[cat]
-                odds = _pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
+                name = names_of[cat]
+                odds = pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
-            wg["odds"] = wager(ante, odds)
-            wg["raise"] = wager(rz, ONE if raise_wins and not opens else cmp)
+            wg["odds"] = entry(ante, odds)
+            wg["raise"] = entry(rz, ONE if raise_wins and not opens else cmp)
         a = w.get("prime", 0)
         if a:
             # suits 1 (d) and 2 (h) are red: count them with 6 >> suit & 1
@@ -66,23 +71,23 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
                    + (6 >> (ids[3] & 3) & 1) + (6 >> (ids[4] & 3) & 1))
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            wg["prime"] = wager(a, _pay(sections.get("prime"), pc))
+            wg["prime"] = entry(a, pay(sections.get("prime"), pc))
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
             if cat >= fcf.TWO_PAIR:
-                bc = "royal_flush" if fcf.is_royal(pv) else fcf.CATEGORIES[cat]
-            wg["four_card_bonus"] = wager(a, _pay(sections.get("four_card_bonus"), bc), bc)
+                bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
+            wg["four_card_bonus"] = entry(a, pay(sections.get("four_card_bonus"), bc), bc)
         a = w.get("all_six", 0)
         if a:
             if allsix is None:
                 from shoe.games import allsix
             ac = allsix.category(ids + [six])
-            wg["all_six"] = wager(a, _pay(sections.get("all_six"), ac), ac)
+            wg["all_six"] = entry(a, pay(sections.get("all_six"), ac), ac)
         names = s["cards"]
-        seat = {"cards": names, "best": pick(names, ids, fcf.best_cards(ids, pv)),
-                "category": fcf.CATEGORIES[cat], "wagers": wg}
-        totals(seat, wg.values(), table.payout_limit)
+        seat = {"cards": names, "best": pick(names, ids, best_cards(ids, pv)),
+                "category": names_of[cat], "wagers": wg}
+        totals(seat, wg.values(), limit)
         if emit is None:
             out_seats[key] = seat
         else:
