@@ -257,6 +257,8 @@ class ShoeLink:
                 except Exception as e:  # not stored: it must not be acknowledged either
                     self.fatal = "the audit store failed: %s" % e
                     self._stop.set()
+                    for ev in self._waiting.values():  # wake every waiting command
+                        ev.set()
                     raise
             self.events.put((kind, body, ref))
 
