@@ -229,6 +229,21 @@ def cpython_figures():
     return n, all_s, ours * 1e6, treys_us
 
 
+def eval_throughput(count=2000):
+    from host_tools.evaluate import Evaluator
+    from tests.engine.rounds import stream
+
+    lines = stream(seed=3, count=count, bad_every=10)
+    out = {}
+    for rt in ("micropython", "cpython"):
+        t0 = time.perf_counter()
+        with Evaluator(rt) as ev:
+            res = list(ev.results(lines))
+        out[rt] = (time.perf_counter() - t0, res)
+    same = out["micropython"][1] == out["cpython"][1]
+    return count, out["micropython"][0], out["cpython"][0], same
+
+
 def main():
     print("== engine (issue 3) ==")
     speed, ram = micropython_figures()
@@ -249,6 +264,10 @@ def main():
           % (ram["after_100"], ram["after_1000"], ram["free_after_import"]))
     print("  value5 under micropython.heap_lock(): %s"
           % ("no allocation" if ram["heap_lock_ok"] else "ALLOCATES"))
+    n, t_mpy, t_cpy, same = eval_throughput()
+    print("shoectl eval, %d mixed rounds (1 in 10 invalid): MicroPython at the default heap "
+          "%.2f s (%.0f rounds/s, one process), CPython %.2f s; outputs %s"
+          % (n, t_mpy, n / t_mpy, t_cpy, "byte-identical" if same else "DIFFER"))
     n, all_s, ours, treys_us = cpython_figures()
     print("CPython %s:" % sys.version.split()[0])
     print("  all C(52,5) = %d hands classified in %.2f s" % (n, all_s))

@@ -177,3 +177,22 @@ def test_shoectl_eval_end_to_end(rt):
     out = [json.loads(x) for x in p.stdout.splitlines()]
     assert [o["type"] for o in out] == ["round_result", "error", "round_result"]
     assert out[1]["line"] == 2
+
+
+def test_one_persistent_process_serves_the_whole_stream(monkeypatch):
+    import host_tools.evaluate as ev_mod
+
+    started = []
+    real = ev_mod.subprocess.Popen
+
+    def counting(*a, **kw):
+        started.append(a[0])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(ev_mod.subprocess, "Popen", counting)
+    lines = stream(seed=77, count=400)
+    with Evaluator("micropython") as ev:
+        out = list(ev.results(lines))
+    assert len(out) == 400
+    serving = [cmd for cmd in started if "-m" in cmd]  # (the other one is the .mpy probe)
+    assert len(serving) == 1 and "shoe.games.evalrun" in serving[0]
