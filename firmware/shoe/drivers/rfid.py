@@ -16,13 +16,16 @@ Tag layout (NTAG21x / MIFARE Ultralight, 4-byte pages; user memory starts at pag
     gives ("garbled", all 16 bytes), as the optical driver does for a line that is not a code.
 
 Polling: every `period_ms` the reader sends WUPA (which also wakes tags halted earlier). A tag
-that answers is selected and its code read (up to `tries` attempts, re-selecting after a
-failure); then it is halted. De-duplication: the UID of the last tag reported is remembered
-while that tag stays in the field; it is forgotten after `absent_polls` polls with no answer.
-So one tag in the field = one ("card", code) result, and a tag that could not be read after all
-tries = one ("noread", b"") result (until it leaves the field) (reason in `last_reason`). Two tags at once (collision) also
-give one ("noread", b"") per episode. A reader chip that fails (missing, stuck) never raises
-out of read(): `fault` holds the reason and init is retried every `retry_ms`.
+that answers is selected and its code read (up to `tries` attempts in one poll, re-selecting
+after a failure); then it is halted. De-duplication: the UID of the last tag reported is
+remembered while that tag stays in the field and forgotten after `absent_polls` polls with no
+answer. A tag that fails (a card entering the edge of the field often does) is tried again on
+the next polls; it becomes one ("noread", b"") when it leaves the field unread, or after
+`fail_polls` failed polls while it stays (reason in `last_reason`). So every tag presence gives
+exactly one result. Two tags at once (collision) fail like one unreadable tag. If a failing tag
+is replaced by another between two polls, the noread comes first, then the new card. A reader
+chip that fails (missing, stuck) never raises out of read(): `fault` holds the reason and init
+is retried every `retry_ms`.
 """
 from micropython import const
 import asyncio
@@ -34,17 +37,22 @@ _CODE_LEN = const(15)
 
 
 class RFIDReader:
-    def __init__(self, chip, period_ms=20, tries=3, absent_polls=2, retry_ms=1000):
+    def __init__(self, chip, period_ms=20, tries=3, absent_polls=2, retry_ms=1000,
+                 fail_polls=5):
         self.chip = chip
         self.period_ms = period_ms
         self.tries = tries
         self.absent_polls = absent_polls
+        self.fail_polls = fail_polls
+        self._failing = 0  # consecutive polls in which the tag in the field failed (unreported)
+        self._fail_uid = None  # its UID when the failure got that far
+        self._queued = None  # a card read right after a different, failing tag left
         self.retry_ms = retry_ms
         self._buf = bytearray(16)
         self._last_uid = None
         self._absent = 0
         self._ready = False
-        self._episode_reported = False  # a noread already reported for the tag(s) in the field
+        self._fail_reported = False  # the failure episode in the field got its noread already
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
@@ -57,6 +65,9 @@ class RFIDReader:
 
     def poll(self):
         """One poll of the field -> ("card", code), ("noread", b""), ("garbled", raw) or None."""
+        if self._queued is not None:
+            r, self._queued = self._queued, None
+            return r
         r = self._detect()
         if r is not True:
             return r
@@ -82,8 +93,14 @@ class RFIDReader:
         if atqa is None:
             self._absent += 1
             if self._absent >= self.absent_polls:
+                unread = self._failing > 0 and not self._fail_reported
                 self._last_uid = None
-                self._episode_reported = False
+                self._fail_reported = False
+                self._failing = 0
+                self._fail_uid = None
+                if unread:  # the card left the field without a valid read
+                    self.counts["noread"] += 1
+                    return "noread", b""
             return None
         return True
 
@@ -119,9 +136,17 @@ class RFIDReader:
                 chip.halt()
             except RFIDError:
                 pass  # the code is read; a failed halt only costs a duplicate-filtered poll
+            swapped = (self._failing > 0 and not self._fail_reported
+                       and self._fail_uid is not None and uid != self._fail_uid)
             self._last_uid = uid
-            self._episode_reported = False
+            self._fail_reported = False
+            self._failing = 0
+            self._fail_uid = None
             self.counts["card"] += 1
+            if swapped:  # the failing tag left and this one came in between two polls
+                self._queued = self._result()
+                self.counts["noread"] += 1
+                return "noread", b""
             return self._result()
         return self._failed(reason, uid)
 
@@ -132,16 +157,26 @@ class RFIDReader:
             self.fault = reason
             self.counts["fault"] += 1
             return None
-        if self._episode_reported and uid == self._last_uid:
-            return None  # already reported for this tag (or this collision) in the field
-        self._last_uid = uid
-        self._episode_reported = True
+        if self._fail_reported:
+            return None  # this failure episode has its noread; quiet until the field empties
+        self._failing += 1
+        if uid is not None:
+            self._fail_uid = uid
+        if self._failing < self.fail_polls:
+            return None  # try again on the next polls while it is in the field
+        if self._fail_uid is not None:
+            self._last_uid = self._fail_uid  # reported as unread: a later good read is no card
+        self._fail_reported = True
+        self._failing = 0
         self.counts["noread"] += 1
         return "noread", b""
 
     async def read(self):
         """Wait for the next tag -> ("card", code), ("noread", b"") or ("garbled", raw)."""
         while True:
+            if self._queued is not None:
+                r, self._queued = self._queued, None
+                return r
             r = self._detect()
             if r is True:
                 await asyncio.sleep_ms(0)  # let the link run between detection and the read
