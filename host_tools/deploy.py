@@ -284,7 +284,8 @@ class Device:
         for line in out.splitlines():
             parts = line.split()
             if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise ShoeError("the device answered garbage to the hash read-back: %r" % line[:60])
+                raise ShoeError("the device answered garbage to the hash read-back: %r"
+                                % line[:60])
             got[parts[0]] = parts[1]
         return got
 
@@ -429,7 +430,8 @@ def load_keys(keys_file=None, environ=None):
     for k in KEY_NAMES:
         v = keys.get(k)
         if not v:
-            raise ShoeError("missing key %r: put it in --keys FILE or SHOE_KEY_%s" % (k, k.upper()))
+            raise ShoeError("missing key %r: put it in --keys FILE or SHOE_KEY_%s"
+                            % (k, k.upper()))
         if not isinstance(v, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2}){16,64}", v):
             raise ShoeError("key %r must be 16..64 bytes in hex (the value is not shown)" % k)
     return {k: keys[k].lower() for k in KEY_NAMES}

@@ -16,11 +16,13 @@ def configure(parser):
     parser.add_argument("--board", required=True, metavar="BOARD",
                         help="target board: %s" % " or ".join(_deploy.BOARDS))
     parser.add_argument("--port", required=True,
-                        help="serial port of the board's REPL (/dev/ttyACM0, COM3, any pyserial URL)")
+                        help="serial port of the board's REPL (/dev/ttyACM0, COM3, "
+                        "any pyserial URL)")
     parser.add_argument("--timeout", type=float, default=5.0,
                         help="seconds to wait for the REPL to answer (default 5)")
     parser.add_argument("--any-platform", action="store_true",
-                        help="skip the sys.platform check (e.g. testing on the unix port behind a pty)")
+                        help="skip the sys.platform check (e.g. testing on the unix port "
+                        "behind a pty)")
     parser.add_argument("--quiet", action="store_true", help="print only the result line")
 
 

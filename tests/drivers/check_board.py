@@ -21,6 +21,8 @@ assert hw.host.id == wiring.host_uart["id"] and hw.host.baudrate == 115200
 chip = hw.reader.chip
 assert chip._cs.id == wiring.rfid["cs"] and chip._cs.value() == 1
 assert chip._rst.id == wiring.rfid["rst"]
+assert hw.reader.fail_polls == wiring.rfid["fail_polls"]
+assert hw.reader.tries == wiring.rfid["tries"]
 assert hw.beam._pin.id == wiring.beam["pin"] and hw.lid._pin.id == wiring.lid["pin"]
 assert hw.led._pin.id == wiring.led["pin"]
 assert hw.wdt is not None and not hw.wdt.started  # watchdog starts at the first healthy feed

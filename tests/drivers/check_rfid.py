@@ -96,7 +96,8 @@ def check_faults():
                        "parity": "rfid_parity", "nak": "rfid_nak", "bcc": "rfid_bcc",
                        "sak_crc": "rfid_crc"}, results
     # two tags at once: ATQA agrees, anticollision collides
-    chip, drv, cs = rig([Tag.with_code(UID7, CODE), Tag.with_code(b"\x04\x99\x88\x77\x66\x55\x44", CODE)])
+    other = b"\x04\x99\x88\x77\x66\x55\x44"
+    chip, drv, cs = rig([Tag.with_code(UID7, CODE), Tag.with_code(other, CODE)])
     drv.init()
     assert drv.request() is not None
     assert reason_of(drv.select) == "rfid_collision"
@@ -307,7 +308,8 @@ def check_chip_edge_cases():
     out("chip_edge_cases", ok=True)
 
 
-checks = [check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field, check_crc_vector, check_init, lambda: check_select_and_read(UID7),
+checks = [check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
+          check_crc_vector, check_init, lambda: check_select_and_read(UID7),
           lambda: check_select_and_read(UID4), check_faults, check_reader_dedup,
           check_reader_retries, check_reader_chip_fault, check_async_read]
 for c in checks:

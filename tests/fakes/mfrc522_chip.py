@@ -4,7 +4,8 @@
 transfer arrives as `transfer(tx, rx)` and is decoded like the chip does (datasheet 8.1.2):
 
     address byte  b7 = 1 read / 0 write, b6..b1 = register address, b0 = 0 (else rejected)
-    read  : MOSI a0 a1 .. an-1 00   MISO -- d0 d1 .. dn-1   (each byte answers the previous address)
+    read  : MOSI a0 a1 .. an-1 00   MISO -- d0 d1 .. dn-1   (each byte answers the address
+                                                             sent one byte earlier)
     write : MOSI a  d0 d1 .. dn     every data byte goes to the same register (FIFO bursts)
 
 Modelled: the 64-byte FIFO (FIFODataReg, FIFOLevelReg with FlushBuffer, BufferOvfl), CommandReg
@@ -160,7 +161,8 @@ class Tag:
                     cl[4] ^= 0x5A
                 return bytes(cl), 0, 0
             if len(frame) == 9 and frame[0] == sel and frame[1] == 0x70:
-                if crc_a(frame[:7]) != (frame[7], frame[8]) or frame[2:7] != self._cl_bytes(self.level):
+                bad_crc = crc_a(frame[:7]) != (frame[7], frame[8])
+                if bad_crc or frame[2:7] != self._cl_bytes(self.level):
                     self.state = Tag.IDLE
                     return None
                 if len(self.uid) == 7 and self.level == 1:

@@ -36,7 +36,8 @@ class LedPlayer:
     TAMPER = TAMPER
     SERVICE = SERVICE
 
-    def __init__(self, pin, active_low=False, ticks_ms=_ticks.ticks_ms, ticks_diff=_ticks.ticks_diff):
+    def __init__(self, pin, active_low=False, ticks_ms=_ticks.ticks_ms,
+                 ticks_diff=_ticks.ticks_diff):
         self._pin = pin
         self._on = 0 if active_low else 1
         self._now = ticks_ms

@@ -5,7 +5,7 @@
     atqa = chip.request(wake=True)      # WUPA (wake also halted tags) / REQA; None = no tag
     uid = chip.select()                 # anticollision + select, cascade levels 1-2 -> bytes
     chip.read_pages(4, buf)             # NTAG/Ultralight READ: 16 bytes = pages 4..7 into buf
-    chip.halt()                         # HLTA: the tag stays quiet until woken (WUPA) or re-powered
+    chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered
 
 Everything that goes wrong on the air raises RFIDError with a short `reason`:
     rfid_no_chip   VersionReg reads 0x00/0xFF (chip missing, SPI miswired)

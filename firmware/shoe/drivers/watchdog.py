@@ -19,7 +19,8 @@ from shoe.drivers import _ticks
 
 
 class Watchdog:
-    def __init__(self, wdt, timeout_ms=8000, ticks_ms=_ticks.ticks_ms, ticks_diff=_ticks.ticks_diff):
+    def __init__(self, wdt, timeout_ms=8000, ticks_ms=_ticks.ticks_ms,
+                 ticks_diff=_ticks.ticks_diff):
         lazy = isinstance(wdt, type) or not hasattr(wdt, "feed")  # machine.WDT itself: a factory
         self._wdt = None if lazy else wdt
         self._factory = wdt if lazy else None
