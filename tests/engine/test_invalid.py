@@ -191,3 +191,15 @@ def test_invalid_input_never_changes_later_results():
         with pytest.raises(engine.EngineError):
             engine.evaluate_round(broken(path, value))
     assert engine.evaluate_round(copy.deepcopy(GOOD)) == before
+
+
+def test_engine_card_notation_is_shoe_cards():
+    from shoe import cards
+
+    for c in range(52):
+        name = cards.name(c)
+        assert engine.parse_card(name, "x") == cards.parse(name) == c
+    for bad in ["CV", "AS", "as", "1s", "10h", "A", "Asx", "", 5, None, ["As"]]:
+        with pytest.raises(engine.EngineError) as e:
+            engine.parse_card(bad, "seat 1 cards")
+        assert e.value.reason == "bad_card"
