@@ -13,7 +13,7 @@ from micropython import const
 from shoe.games import fcf
 from shoe.games.paytable import ONE
 from shoe.games.settle import pay as _pay
-from shoe.games.settle import pick, totals, wager
+from shoe.games.settle import net_of, pick, wager
 
 _LOST = const(-10000)
 
@@ -85,9 +85,11 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             ac = allsix.category(ids + [six])
             wg["all_six"] = entry(a, pay(sections.get("all_six"), ac), ac)
         names = s["cards"]
+        net, capped, uncapped = net_of(wg.values(), limit)
+        # one dict display with every key: growing a dict key by key costs a resize each time
         seat = {"cards": names, "best": pick(names, ids, best_cards(ids, pv)),
-                "category": names_of[cat], "wagers": wg}
-        totals(seat, wg.values(), limit)
+                "category": names_of[cat], "wagers": wg, "net": net, "capped": capped,
+                "uncapped_net": uncapped}
         if emit is None:
             out_seats[key] = seat
         else:

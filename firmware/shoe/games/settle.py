@@ -40,6 +40,14 @@ def pay(section, cat):
 
 def totals(seat, entries, limit):
     """net, capped, uncapped_net from the wager entries (payout limit: rules.md 1.6)."""
+    net, capped, uncapped = net_of(entries, limit)
+    seat["net"] = net
+    seat["capped"] = capped
+    seat["uncapped_net"] = uncapped
+
+
+def net_of(entries, limit):
+    """(net, capped, uncapped_net) of wager entries: net = min(wins, limit) - losses."""
     wins = 0
     losses = 0
     for w in entries:
@@ -48,13 +56,9 @@ def totals(seat, entries, limit):
             wins += p
         else:
             losses -= p
-    seat["uncapped_net"] = wins - losses
     if limit is not None and wins > limit:
-        seat["net"] = limit - losses
-        seat["capped"] = True
-    else:
-        seat["net"] = wins - losses
-        seat["capped"] = False
+        return limit - losses, True, wins - losses
+    return wins - losses, False, wins - losses
 
 
 def pick(names, ids, chosen):
