@@ -74,6 +74,13 @@ def check_select_and_read(uid):
     assert drv.request(wake=True) is not None  # WUPA does
     # the frames on the air: READ 30 04 + CRC_A
     assert (with_crc(b"\x30\x04"), 0) in chip.frames
+    # the timer (TAuto) bounds silence: ~1 ms for WUPA/REQA and HLTA (an empty field is the
+    # common case and is busy-polled), 5 ms for data commands (NTAG21x READ timeout)
+    for first, t in chip.timeouts:
+        if first in (0x26, 0x52, 0x50):
+            assert 200 <= t <= 2000, (first, t)
+        else:
+            assert 2000 <= t <= 10000, (first, t)
     out("select_read", uid_len=len(uid))
 
 
@@ -298,6 +305,24 @@ def check_chip_edge_cases():
     # a READ beyond the tag's memory is NAKed
     buf = bytearray(16)
     assert reason_of(drv.read_pages, 200, buf) == "rfid_nak"
+    # a timer without TAuto never fires: a silent tag shows up as a stuck chip, not a hang
+    chip, drv, cs = rig([])
+    drv.init()
+    chip.regs[0x2A] &= 0x7F
+    assert reason_of(drv.request) == "rfid_stuck"
+    # a timer shorter than the tag's frame delay time would never see an answer: the driver
+    # keeps at least 100 us whatever it is asked for
+    chip, drv, cs = rig([Tag.with_code(UID4, CODE)])
+    drv = MFRC522(machine.SPI(0, device=chip), cs, detect_timeout_us=50)
+    drv.init()
+    assert drv.request() is not None and chip.timeouts[-1][1] >= 90
+    chip.regs[0x2D] = 1  # misprogrammed by hand: 2 ticks = 50 us, shorter than the FDT
+    chip.regs[0x2C] = 0
+    assert chip.timeout_us() < 90
+    tag = chip.tags[0]
+    tag.power_off()
+    drv._treload = drv._detect_ticks  # the driver believes its own value is still there
+    assert drv.request() is None
     # a hung chip: the reader reports a fault, re-initialises and recovers
     chip, drv, cs = rig([Tag.with_code(UID7, CODE)])
     rd = RFIDReader(drv)

@@ -54,6 +54,7 @@ TRANSCEIVE = 0x0C
 SOFTRESET = 0x0F
 
 _CRC_PRESETS = (0x0000, 0x6363, 0xA671, 0xFFFF)
+FDT_US = 90  # a tag's frame delay time (ISO 14443-3, ~86 us at 106 kBd): its answer starts then
 _READ_ONLY = (VERSION, STATUS1, STATUS2, ERROR, CRCRESULT_H, CRCRESULT_L)
 
 
@@ -220,6 +221,7 @@ class MFRC522Chip:
         self.tags = tags if tags is not None else []
         self.frames = []  # (frame bytes, tx_last_bits) of every transceive, for assertions
         self.record = True  # False: keep no frames (allocation tests, long runs)
+        self.timeouts = []  # (first frame byte, timer timeout in us) per transceive, if record
         self.transfers = 0
         self.dead = False  # a chip that is not there: MISO floats high (reads 0xFF)
         self.stuck = False  # a hung chip: StartSend starts nothing, no IRQ bit ever comes
@@ -340,6 +342,18 @@ class MFRC522Chip:
     def antenna_on(self):
         return self.regs[TXCONTROL] & 0x03 == 0x03
 
+    def timeout_us(self):
+        """The timer's timeout as programmed: (2 * prescaler + 1) * (reload + 1) / 13.56 MHz."""
+        r = self.regs
+        presc = ((r[TMODE] & 0x0F) << 8) | r[TPRESCALER]
+        reload = (r[TRELOAD_H] << 8) | r[TRELOAD_L]
+        return (2 * presc + 1) * (reload + 1) * 100 // 1356
+
+    def _silence(self):
+        # no answer: the timer runs out only if TAuto started it at the end of the transmission
+        if self.regs[TMODE] & 0x80:
+            self.regs[COMIRQ] |= 0x01
+
     def _transceive(self):
         r = self.regs
         last = r[BITFRAMING] & 0x07
@@ -347,24 +361,26 @@ class MFRC522Chip:
         r[COLL] = 0x80
         r[CONTROL] = 0x10
         r[COMIRQ] |= 0x40  # TxIRq
+        timeout = self.timeout_us()
         if not self.record and (not self.tags or not self.antenna_on()):
             # nobody in the field: the chip's timer runs out (this path allocates nothing, so
             # the driver's empty-field poll can be checked under heap_lock)
             self.fifo[:] = b""
-            r[COMIRQ] |= 0x01
+            self._silence()
             return
         frame = bytes(self.fifo)
         self.fifo[:] = b""
         if self.record:
             self.frames.append((frame, last))
+            self.timeouts.append((frame[0] if frame else None, timeout))
         answers = []
-        if self.antenna_on():
+        if self.antenna_on() and timeout >= FDT_US:  # a shorter timer fires before any answer
             for t in self.tags:
                 a = t.respond(frame, last)
                 if a is not None:
                     answers.append(a)
         if not answers:
-            r[COMIRQ] |= 0x01  # TimerIRq: nothing came back before the timer ran out
+            self._silence()  # TimerIRq: nothing came back before the timer ran out
             return
         data, rx_last, err = answers[0]
         if len(answers) > 1:

@@ -73,6 +73,8 @@ _ERR_PARITY = const(0x02)
 _ERR_PROTOCOL = const(0x01)
 
 _POLL_LIMIT = const(2000)  # register polls before declaring the chip stuck
+_PRESCALER = const(0xA9)  # timer: 13.56 MHz / (2 * 169 + 1) = 40 kHz, one tick = 25 us
+_TICK_US = const(25)
 KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
 
 
@@ -83,11 +85,18 @@ class RFIDError(Exception):
 
 
 class MFRC522:
-    def __init__(self, spi, cs, rst=None, timeout_ms=25):
+    def __init__(self, spi, cs, rst=None, timeout_ms=5, detect_timeout_us=1000):
         self._spi = spi
         self._cs = cs
         self._rst = rst
-        self._timeout_ms = timeout_ms
+        # The chip's timer starts when a frame has been sent and stops at the first bit of the
+        # answer (TAuto); a tag answers after its frame delay time (~90 us, ISO 14443-3). So the
+        # timeout only bounds silence: short for WUPA (an empty field is the common case and
+        # the CPU busy-polls until the timer fires), longer for data commands (NTAG21x
+        # datasheet: READ timeout 5 ms).
+        self._data_ticks = timeout_ms * 1000 // _TICK_US
+        self._detect_ticks = max(detect_timeout_us // _TICK_US, 4)
+        self._treload = -1
         self._tx = bytearray(2)
         self._rx = bytearray(2)
         self._frame = bytearray(9)  # outgoing frame incl. CRC
@@ -179,18 +188,24 @@ class MFRC522:
             if n > _POLL_LIMIT:
                 raise RFIDError("MFRC522 stays in power-down after reset", "rfid_stuck")
         self.version = v
-        # timer: TAuto, f_timer = 13.56 MHz / (2 * 3390 + 1) ~ 2 kHz -> 0.5 ms per tick
-        self._wr(_TMODE, 0x8D)
-        self._wr(_TPRESCALER, 0x3E)
-        ticks = self._timeout_ms * 2
-        self._wr(_TRELOAD_H, (ticks >> 8) & 0xFF)
-        self._wr(_TRELOAD_L, ticks & 0xFF)
+        # timer: TAuto (starts at the end of each transmission), prescaler 0x0A9 (25 us/tick)
+        self._wr(_TMODE, 0x80 | (_PRESCALER >> 8))
+        self._wr(_TPRESCALER, _PRESCALER & 0xFF)
+        self._treload = -1
+        self._timer(self._data_ticks)
         self._wr(_TXASK, 0x40)  # force 100 % ASK modulation
         self._wr(_MODE, 0x3D)  # CRC preset 0x6363 (ISO 14443-3 CRC_A)
         self._wr(_TXMODE, 0x00)  # 106 kBd, no hardware CRC: CRCs are appended/checked here
         self._wr(_RXMODE, 0x00)
+        self._clear(_COLL, 0x80)  # ValuesAfterColl = 0: bits after a collision are cleared
         self.antenna(True)
         return v
+
+    def _timer(self, ticks):
+        if ticks != self._treload:
+            self._wr(_TRELOAD_H, (ticks >> 8) & 0xFF)
+            self._wr(_TRELOAD_L, ticks & 0xFF)
+            self._treload = ticks
 
     def antenna(self, on):
         if on:
@@ -262,6 +277,7 @@ class MFRC522:
 
     def _exchange(self, n, tx_last_bits=0):
         """_transceive where silence is an error (rfid_timeout)."""
+        self._timer(self._data_ticks)
         count = self._transceive(n, tx_last_bits)
         if count < 0:
             raise RFIDError("no answer from the tag", "rfid_timeout")
@@ -274,7 +290,7 @@ class MFRC522:
 
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
-        self._clear(_COLL, 0x80)  # ValuesAfterColl = 0: bits after a collision are cleared
+        self._timer(self._detect_ticks)
         self._frame[0] = _WUPA if wake else _REQA
         count = self._transceive(1, 7)
         if count < 0:
@@ -344,4 +360,5 @@ class MFRC522:
         f[0] = _HLTA
         f[1] = 0
         f[2], f[3] = self._crc(f, 2)
+        self._timer(self._detect_ticks)  # silence is the expected answer: do not wait long
         self._transceive(4)
