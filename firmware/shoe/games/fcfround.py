@@ -50,20 +50,16 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             cmp = ONE if tie_wins else 0
         else:
             cmp = _LOST
-        wg = {}
         if rz == 0:
-            wg["ante"] = entry(ante, _LOST)
-            wg["odds"] = entry(ante, _LOST)
-            wg["raise"] = entry(0, 0)
+            wg = {"ante": entry(ante, _LOST), "odds": entry(ante, _LOST), "raise": entry(0, 0)}
         else:
-            wg["ante"] = entry(ante, cmp if opens else 0)
             if cat >= fcf.STRAIGHT:
                 name = names_of[cat]
                 odds = pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
-            wg["odds"] = entry(ante, odds)
-            wg["raise"] = entry(rz, ONE if raise_wins and not opens else cmp)
+            wg = {"ante": entry(ante, cmp if opens else 0), "odds": entry(ante, odds),
+                  "raise": entry(rz, ONE if raise_wins and not opens else cmp)}
         a = w.get("prime", 0)
         if a:
             # suits 1 (d) and 2 (h) are red: count them with 6 >> suit & 1

@@ -12,7 +12,7 @@ host pays the jackpot award from its meter); no tier: "tier": null, the wager is
 from micropython import const
 
 from shoe.games import hcf
-from shoe.games.settle import pay, pick, totals, wager
+from shoe.games.settle import net_of, pay, pick, wager
 from shoe.games.paytable import ONE
 
 _LOST = const(-10000)
@@ -39,17 +39,13 @@ def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
         w = s["wagers"]
         pv = hcf.flush_value(ids)
         sf = hcf.straight_flush(ids)
-        wg = {}
         if rz == 0:
-            wg["ante"] = wager(w["ante"], _LOST)
-            wg["raise"] = wager(0, 0)
+            wg = {"ante": wager(w["ante"], _LOST), "raise": wager(0, 0)}
         elif not q:
-            wg["ante"] = wager(w["ante"], ONE)
-            wg["raise"] = wager(rz, 0)
+            wg = {"ante": wager(w["ante"], ONE), "raise": wager(rz, 0)}
         else:
             r = ONE if pv > dv else 0 if pv == dv else _LOST
-            wg["ante"] = wager(w["ante"], r)
-            wg["raise"] = wager(rz, r)
+            wg = {"ante": wager(w["ante"], r), "raise": wager(rz, r)}
         a = w.get("flush_bonus", 0)
         if a:
             n = hcf.length(pv)
@@ -68,9 +64,9 @@ def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
             e = wager(a, 0 if tier is not None else _LOST)
             e["tier"] = tier
             wg["progressive"] = e
+        net, capped, uncapped = net_of(wg.values(), table.payout_limit)
         seat = {"cards": s["cards"], "flush": _flush(s["cards"], ids, pv), "straight_flush": sf,
-                "wagers": wg}
-        totals(seat, wg.values(), table.payout_limit)
+                "wagers": wg, "net": net, "capped": capped, "uncapped_net": uncapped}
         if emit is None:
             out_seats[key] = seat
         else:

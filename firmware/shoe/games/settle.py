@@ -38,14 +38,6 @@ def pay(section, cat):
     return _LOST if fx is None else fx
 
 
-def totals(seat, entries, limit):
-    """net, capped, uncapped_net from the wager entries (payout limit: rules.md 1.6)."""
-    net, capped, uncapped = net_of(entries, limit)
-    seat["net"] = net
-    seat["capped"] = capped
-    seat["uncapped_net"] = uncapped
-
-
 def net_of(entries, limit):
     """(net, capped, uncapped_net) of wager entries: net = min(wins, limit) - losses."""
     wins = 0
