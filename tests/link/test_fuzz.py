@@ -198,3 +198,12 @@ def test_micropython_survives_the_fuzz_corpus_exactly_like_cpython(fw_build):
     for r in ("frame_crc", "frame_oversize", "frame_version", "bad_mac", "version",
               "bad_key", "bad_hello"):
         assert got["errors"].get(r, 0) > 0, r
+
+
+@given(st.dictionaries(st.text(max_size=30) | st.integers(-2**40, 2**40), st.integers(0, 3),
+                       max_size=12))
+def test_map_keys_are_in_bytewise_order_of_their_encodings(d):
+    """RFC 8949 s4.2.1 canonical order, checked against the definition itself."""
+    # encoded items are self-delimiting, so sorting key+value bytes sorts by the key bytes
+    encoded = sorted(codec.encode(k) + codec.encode(v) for k, v in d.items())
+    assert codec.encode(d) == bytes([0xA0 + len(d)]) + b"".join(encoded)  # len(d) <= 12

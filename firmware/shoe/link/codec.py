@@ -44,6 +44,19 @@ def _head(out, major, n):
 def _enc(out, obj, depth):
     if depth > MAX_DEPTH:
         raise CodecError("depth")
+    t = type(obj)  # fast paths for the common exact types; everything else below
+    if t is str:
+        b = obj.encode("utf-8")
+        n = len(b)
+        if n < 24:
+            out.append(0x60 | n)
+        else:
+            _head(out, 3, n)
+        out.extend(b)
+        return
+    if t is int and 0 <= obj < 24:
+        out.append(obj)
+        return
     if obj is None:
         out.append(0xF6)
     elif obj is True:
@@ -67,18 +80,24 @@ def _enc(out, obj, depth):
         for x in obj:
             _enc(out, x, depth + 1)
     elif isinstance(obj, dict):
-        items = []
+        # canonical order = bytewise order of the encoded keys, which is: unsigned ints by value,
+        # then negative ints by -1-k, then text by (UTF-8 length, UTF-8 bytes)
+        keys = []
         for k in obj:
-            if not isinstance(k, (str, int)) or k is True or k is False:
+            if k is True or k is False:
                 raise CodecError("key")
-            kb = bytearray()
-            _enc(kb, k, depth + 1)
-            items.append((bytes(kb), obj[k]))
-        items.sort(key=lambda kv: kv[0])
-        _head(out, 5, len(items))
-        for kb, v in items:
-            out.extend(kb)
-            _enc(out, v, depth + 1)
+            if isinstance(k, str):
+                kb = k.encode("utf-8")
+                keys.append((3, len(kb), kb, k))
+            elif isinstance(k, int):
+                keys.append((0, k, b"", k) if k >= 0 else (1, -1 - k, b"", k))
+            else:
+                raise CodecError("key")
+        keys.sort()
+        _head(out, 5, len(keys))
+        for sk in keys:
+            _enc(out, sk[3], depth + 1)
+            _enc(out, obj[sk[3]], depth + 1)
     elif isinstance(obj, float):
         out.append(0xFB)
         out.extend(struct.pack(">d", obj))
