@@ -246,3 +246,29 @@ def test_compiled_set_covers_the_firmware():
     assert all(b[:1] == b"M" for b in files.values())  # .mpy header
     assert dp.version_name(files) == dp.version_name(dict(files))
     assert dp.mpy_version() == (6, 3)
+
+
+def test_provision_bad_input_changes_nothing(board, tmp_path, capsys, monkeypatch):
+    flash = __import__("pathlib").Path(board.flash_dir)
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_text(json.dumps(KEYS))
+    cases = [
+        (["provision", "--port", board.port, "--shoe-id", "bad id!", "--keys", str(keys_file)],
+         "shoe id must be"),
+        (["provision", "--port", str(tmp_path / "nope"), "--shoe-id", "S1", "--keys",
+          str(keys_file)], "cannot open port"),
+        (["provision", "--port", board.port, "--shoe-id", "S1", "--keys",
+          str(tmp_path / "missing.json")], "cannot read the keys file"),
+    ]
+    for argv, text in cases:
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert text in err and err.count("\n") == 1, err
+        for k in KEYS.values():
+            assert k not in err
+    assert not (flash / "state").exists()
+    with PtyBoard(tmp_path / "x", mode="silent") as silent:
+        argv = ["provision", "--port", silent.port, "--shoe-id", "S1", "--keys", str(keys_file),
+                "--timeout", "1"]
+        assert cli.main(argv) == 1
+        assert "no MicroPython REPL answers" in capsys.readouterr().err
