@@ -9,5 +9,8 @@ def decode(kind, body):
     if kind == "round_result" and isinstance(body, dict) and "packed" in body:
         from shoe.games import packing
 
-        return kind, packing.unpack(bytes(body["packed"]))
+        result = packing.unpack(bytes(body["packed"]))
+        if isinstance(result.get("deck"), int):
+            result["deck"] = "%04X" % result["deck"]   # as the shoe's other events name it
+        return kind, result
     return kind, body

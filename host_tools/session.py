@@ -206,7 +206,7 @@ class TableRunner:
                                    other)
             self.cards_read += 1
             if kind == "power-cut":
-                ev = self._power_cut(rnd, pos, deck, card, this_card)
+                ev = self._power_cut(rnd, pos, deck, card, this_card, fault.get("delay_ms", 0))
             else:
                 timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
                 ev = self.wait_for(("card", "round_void"), pred=this_card, timeout=timeout)
@@ -241,19 +241,20 @@ class TableRunner:
             # takes the smallest valid raise (1x the Ante).
             self.on_event("decision_refused", {"round": rnd, "message": str(e)})
             fixed = {k: seats[k].get("wagers", {}).get("ante", 0) for k in decisions}
-            st = self.status()
-            waiting = st.get("round", {}).get("waiting")
-            if waiting is not None:
-                fixed = {k: v for k, v in fixed.items() if k in waiting}
-            self.command("decisions", fixed)
+            decided = self.status().get("round", {}).get("decided", [])
+            self.command("decisions", {k: v for k, v in fixed.items() if k not in decided})
 
     def _finish(self, rnd, ev):
         self.outcomes.append((rnd, ev[0], ev[1]))
         return ev
 
-    def _power_cut(self, rnd, pos, deck, card, this_card):
-        """Kill the board right after card `pos` was drawn; power up; re-present if needed."""
+    def _power_cut(self, rnd, pos, deck, card, this_card, delay_ms=0):
+        """Kill the board `delay_ms` after card `pos` was drawn (0: at once, the card may not
+        have been read yet; a few ms: while it is processed or journalled); power up again on
+        the same flash; re-present the card if the shoe does not hold it."""
         self.power_cuts += 1
+        if delay_ms:
+            time.sleep(delay_ms / 1000.0)
         self.board.power_cut()
         self.board.start()
         self.world.port.reconnect()
@@ -288,7 +289,8 @@ class TableRunner:
         rng = random.Random(script.get("seed", 0))
         cfg = {"game": script["game"], "procedure": script.get("procedure", "manual-shoe"),
                "paytable": script.get("paytable") or _default_paytable(script["game"])}
-        for k in ("rules", "offered", "stub_every", "two_deck", "represent_max", "jam_timeout_s"):
+        for k in ("rules", "offered", "stub_every", "two_deck", "represent_max", "jam_timeout_s",
+                  "shuffle_check"):
             if k in script:
                 cfg[k] = script[k]
         self.command("configure", cfg)

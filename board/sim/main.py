@@ -14,6 +14,7 @@ block pins all but N bytes, leaving the app exactly the data heap of the device 
 import gc
 import sys
 
+import heapshape
 import wiring
 from sockuart import SocketUART
 from shoe.drivers.optical import OpticalReader
@@ -53,17 +54,16 @@ def _size(text):
 
 
 def _ballast(data_heap):
-    """Leave exactly `data_heap` bytes free: what a device with frozen firmware would have."""
+    """Leave `data_heap` contiguous bytes free: what a device with frozen firmware has."""
     if data_heap <= 0:
         return None
     shoe.app.preload()
     gc.collect()
-    extra = gc.mem_free() - data_heap
-    if extra <= 0:
+    if gc.mem_free() < data_heap:
         print("sim: only %d bytes free after loading the firmware (data heap %d wanted)" % (
             gc.mem_free(), data_heap))
         return None
-    return bytearray(extra)
+    return heapshape.reserve(data_heap)
 
 
 def main():

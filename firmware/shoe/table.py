@@ -334,7 +334,7 @@ class Table:
                               "age_s": now - d[3]})
         rnd = self.rnd
         st = {"ok": True, "phase": self.current_phase(), "config": self.cfg, "decks": decks,
-              "latched": list(self.latched), "rounds": self.n_round}
+              "latched": list(self.latched), "rounds": self.n_round, "next_slot": lg.next}
         if rnd is not None:
             t = self.tracker.next_target()
             st["round"] = {"round": rnd["n"], "stage": rnd["stage"], "dealt": self.tracker.n,

@@ -13,7 +13,8 @@ DESCRIPTION = (
     "the script is done. Every round ends in exactly one round_result or round_void. Faults: "
     "misread, double-read, no-read (optional \"times\"), foreign, duplicate, forged, other-back, "
     "extra-card, power-cut, link-drop (optional \"seconds\"). Optional script keys besides those "
-    "of the interface: two_deck, stub_every, represent_max, jam_timeout_s, offered.")
+    "of the interface: two_deck, stub_every, represent_max, jam_timeout_s, offered, "
+    "shuffle_check (false for scripts that deal the same stacked order twice).")
 
 
 def configure(p):

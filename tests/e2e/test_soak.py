@@ -1,0 +1,118 @@
+"""Reliability soaks on the virtual board (issue 5): power cuts at random instants and a noisy,
+cut link. Sizes default to the targets; SHOE_SOAK=quick runs a smaller variant.
+
+Both compare against the same script played without faults: the results must be identical,
+every card and every round outcome must reach the host exactly once, in order.
+"""
+import os
+import random
+
+import pytest
+
+from host_tools.virtual_table import VirtualTable
+from tests.e2e.conftest import Recorder
+
+QUICK = os.environ.get("SHOE_SOAK") == "quick"
+ALL = [r + s for r in "23456789TJQKA" for s in "cdhs"]
+
+
+def rounds_script(n, seed, seats=2, faults_for=None):
+    rng = random.Random(seed)
+    rounds = []
+    for i in range(n):
+        d = ALL[:]
+        rng.shuffle(d)
+        st = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}, "raise": 10}
+              for s in range(1, seats + 1)}
+        rounds.append({"deck": d, "seats": st, "faults": faults_for(i, rng) if faults_for else []})
+    return {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": seed, "rounds": rounds}
+
+
+class Eseqs:
+    """Wraps link.next_event to record the event sequence numbers the host application got."""
+
+    def __init__(self, link):
+        self.seen = []
+        self._next = link.next_event
+        link.next_event = self
+
+    def __call__(self, timeout=None):
+        ev = self._next(timeout)
+        if ev is not None and ev[2]:
+            self.seen.append(ev[2])
+        return ev
+
+
+def play(path, script, faults=None):
+    rec = Recorder()
+    with VirtualTable(str(path), on_event=rec, faults=faults, event_timeout=60) as t:
+        eseqs = Eseqs(t.link)
+        outcomes = t.runner.play(script)
+        boots = t.board.boots
+        proxy = dict(t.proxy.stats)
+    return outcomes, rec, eseqs.seen, boots, proxy
+
+
+def assert_same_and_exactly_once(ref, got, rec, eseqs, n_rounds):
+    assert [o[1] for o in got] == ["round_result"] * n_rounds
+    for (_, _, a), (_, _, b) in zip(ref, got):
+        assert a["seats"] == b["seats"] and a["dealer"] == b["dealer"]
+    cards = [(c["round"], c["position"]) for c in rec.of("card")]
+    assert len(cards) == len(set(cards))
+    assert sorted(set(r for r, _ in cards)) == list(range(1, n_rounds + 1))
+    results = [r["round"] for r in rec.of("round_result")]
+    assert results == list(range(1, n_rounds + 1))
+    assert eseqs == sorted(set(eseqs)), "events out of order or duplicated"
+    assert eseqs == list(range(eseqs[0], eseqs[0] + len(eseqs))), "an event is missing"
+
+
+@pytest.mark.slow
+def test_power_cuts_at_random_instants_lose_and_duplicate_nothing(tmp_path):
+    kills_per_round, n = 4, (5 if QUICK else 50)
+
+    def faults(i, rng):
+        at = rng.sample(range(0, 15), kills_per_round)
+        return [{"kind": "power-cut", "at": a, "delay_ms": rng.choice((0, 0, 1, 2, 4, 8, 15))}
+                for a in sorted(at)]
+
+    ref, *_ = play(tmp_path / "ref", rounds_script(n, 9))
+    got, rec, eseqs, boots, _ = play(tmp_path / "cut", rounds_script(n, 9, faults_for=faults))
+    assert boots == 1 + kills_per_round * n        # 200 power cuts by default
+    assert_same_and_exactly_once(ref, got, rec, eseqs, n)
+
+
+@pytest.mark.slow
+def test_noisy_link_and_cable_pulls_deliver_every_event_exactly_once(tmp_path):
+    n = 20 if QUICK else 200
+
+    def faults(i, rng):
+        return [{"kind": "link-drop", "at": rng.randrange(1, 15), "seconds": 2.0}] if i % 25 == 3 else []
+
+    ref, *_ = play(tmp_path / "ref", rounds_script(n, 4, seats=1))
+    got, rec, eseqs, _, proxy = play(tmp_path / "noisy", rounds_script(n, 4, seats=1, faults_for=faults),
+                                     faults={"seed": 7, "corrupt": 0.01, "drop": 0.01, "dup": 0.01})
+    assert proxy["corrupted"] > 100 and proxy["dropped"] > 5 and proxy["duplicated"] > 5
+    assert proxy["cuts"] >= (1 if QUICK else 8)
+    assert_same_and_exactly_once(ref, got, rec, eseqs, n)
+
+
+def test_latched_error_survives_a_power_cut_until_acknowledged(tmp_path):
+    rec = Recorder()
+    with VirtualTable(str(tmp_path), on_event=rec) as t:
+        script = rounds_script(1, 3, faults_for=lambda i, rng: [{"kind": "forged", "at": 2}])
+        r = t.runner
+        r.command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
+                                "paytable": "fcf-public-1"})
+        r.load_and_check(0x3A7F, "R", seed=1)
+        from shoe import cards
+        r.play_round(script["rounds"][0], [cards.parse(c) for c in script["rounds"][0]["deck"]],
+                     random.Random(1))
+        latched = r.status()["latched"]
+        assert [i["reason"] for i in latched] == ["card_forged"]
+        t.board.power_cut()
+        t.board.start()
+        st = r._status_after_restart()
+        assert st["latched"] == latched                   # still latched after the reset
+        r.command("ack_error", {"id": latched[0]["id"]}, supervisor=True)
+        assert r.status()["latched"] == []
+    assert len(rec.of("irregularity")) == 1               # reported once, not again at boot
