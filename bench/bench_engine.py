@@ -93,15 +93,15 @@ def full(n):
     for _ in range(n):
         engine.evaluate_round(rnd)
     return time.ticks_diff(time.ticks_us(), t0) / n
-settle_us = min(settle_only(200) for _ in range(3))
-full_us = min(full(200) for _ in range(3))
+settle_us = min(settle_only(200) for _ in range(9))
+full_us = min(full(200) for _ in range(9))
 hrnd = json.loads(sys.stdin.readline())
 def hcf_full(n):
     t0 = time.ticks_us()
     for _ in range(n):
         engine.evaluate_round(hrnd)
     return time.ticks_diff(time.ticks_us(), t0) / n
-hcf_us = min(hcf_full(200) for _ in range(3))
+hcf_us = min(hcf_full(200) for _ in range(9))
 print(json.dumps({"hands": N, "raw_us": fast / N, "fast_us": (fast - empty) / N,
                   "loop_us": empty / N,
                   "naive_us": slow / N, "settle_us": settle_us, "round_us": full_us,

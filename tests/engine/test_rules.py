@@ -188,7 +188,9 @@ def test_payout_limit_caps_wins_not_losses():
     ("9h 9c 8d 8s 5c 5d", None),
 ])
 def test_all_six_categories(cards, category):
-    assert allsix.category([parse(c) for c in cards.split()]) == category
+    ids = [parse(c) for c in cards.split()]
+    assert allsix.category(ids) == category
+    assert allsix.category(ids[:5], ids[5]) == category  # the All-Six card given apart
 
 
 def h7(text):

@@ -26,8 +26,9 @@ def _run5(m):
     return e & (e >> 1) & (e >> 2) & (e >> 3) & (e >> 4)
 
 
-def category(cards):
+def category(cards, extra=-1):
     """Category id of the best five of six card ids (distinct, trusted), or None.
+    `extra` (the All-Six card) may be given apart from the seat's five `cards`.
 
     Same arithmetic as shoe.games.fcf.value5: with the per-card table _V, the sum carries the
     rank sum S and four 3-bit suit counters; m = OR and x = XOR of the rank bits. p = m ^ x
@@ -41,6 +42,11 @@ def category(cards):
         t += v
         m |= v
         x ^= v
+    if extra >= 0:
+        v = _V[extra]
+        t += v
+        m |= v
+        x ^= v
     m &= _RANKS
     x &= _RANKS
     g = t >> 15  # suit counters: a field >= 5 is 0b101 or 0b110
@@ -51,6 +57,8 @@ def category(cards):
         for c in cards:
             if c & 3 == s:
                 sm |= 1 << (c >> 2)
+        if extra >= 0 and extra & 3 == s:
+            sm |= 1 << (extra >> 2)
         if sm & _SIX_ROYAL == _SIX_ROYAL:
             return "six_card_royal_flush"
         if sm & _ROYAL == _ROYAL:

@@ -78,7 +78,7 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
         if a:
             if allsix is None:
                 from shoe.games import allsix
-            ac = allsix.category(ids + [six])
+            ac = allsix.category(ids, six)
             wg["all_six"] = entry(a, pay(sections.get("all_six"), ac), ac)
         names = s["cards"]
         net, capped, uncapped = net_of(wg.values(), limit)
