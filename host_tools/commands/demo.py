@@ -129,29 +129,42 @@ class Display:
 
     def _result(self, r):
         d = r["dealer"]
-        t = RichTable(title="round %s — dealer %s: best %s, %s%s" % (
+        t = RichTable(title="round %s: dealer %s, best four %s = %s (%s)" % (
             r.get("round"), " ".join(d["cards"]), " ".join(d["best"]), d["category"],
-            ", opens" if d.get("opens") else ", does not open"), title_justify="left")
-        for col in ("seat", "cards", "best four", "hand", "wagers (amount: result → payout)", "net"):
-            t.add_column(col, justify="right" if col == "net" else "left")
+            "opens" if d.get("opens") else "does not open"), title_justify="left",
+            caption="each wager: amount → payout (odds when above 1:1); All-Six card %s" % (
+                r.get("all_six_card"),),
+            caption_justify="left")
+        t.add_column("seat", justify="right")
+        t.add_column("cards", no_wrap=True)
+        t.add_column("best four", no_wrap=True)
+        t.add_column("hand")
+        for k, head in WAGER_COLUMNS:
+            t.add_column(head, justify="right")
+        t.add_column("net", justify="right")
         for seat, s in sorted(r["seats"].items(), key=lambda kv: int(kv[0])):
             w = s["wagers"]
-            parts = []
-            for k in ("ante", "odds", "raise", "prime", "four_card_bonus", "all_six"):
-                if k in w:
-                    x = w[k]
-                    extra = " %s" % x["category"] if x.get("category") else ""
-                    parts.append("%s %d: %s → %+d%s" % (k, x["amount"], _mult(x["result"]),
-                                                         x["payout"], extra))
-            t.add_row(seat, " ".join(s["cards"]), " ".join(s["best"]), s["category"],
-                      "\n".join(parts), "%+d" % s["net"])
+            cells = []
+            for k, _ in WAGER_COLUMNS:
+                x = w.get(k)
+                if x is None:
+                    cells.append("")
+                elif k == "raise" and x["amount"] == 0:
+                    cells.append("fold")
+                else:
+                    cells.append("%d → %+d%s" % (x["amount"], x["payout"],
+                                                 " (%s)" % _mult(x["result"]) if x["result"] > 1 else ""))
+            t.add_row(seat, " ".join(s["cards"]), " ".join(s["best"]), s["category"], *cells,
+                      "%+d" % s["net"])
         self.c.print(t)
-        if r.get("all_six_card"):
-            self.c.print("All-Six card: %s" % r["all_six_card"])
+
+
+WAGER_COLUMNS = (("ante", "ante"), ("odds", "odds"), ("raise", "raise"), ("prime", "prime"),
+                 ("four_card_bonus", "4-card bonus"), ("all_six", "all-six"))
 
 
 def _mult(x):
-    return ("%+g" % x) if x else "0"
+    return "%g:1" % x
 
 
 def _short(target):
@@ -173,7 +186,7 @@ def run(args):
         raise ShoeError("--rounds must be 1..10000")
     if not 0 <= args.faults <= 1:
         raise ShoeError("--faults must be between 0 and 1")
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     script = _script(args)
     console.print("[bold]Smart dealing shoe — demo[/] (virtual board: the firmware on the "
                   "MicroPython unix port)")
