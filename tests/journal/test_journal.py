@@ -244,3 +244,44 @@ def test_exactly_once_across_two_hundred_power_cuts(tmp_path):
             break
     assert got == list(range(1, total + 1))
     assert cuts >= 200
+
+
+def test_a_write_that_fails_part_way_does_not_hide_later_records(tmp_path, monkeypatch):
+    j = Journal(str(tmp_path))
+    j.save_state({"n": 1})
+    real = log.Appender.append
+
+    def half(self, payload):
+        rec = log.pack(payload)
+        self.f.write(rec[:len(rec) // 2])
+        self.f.flush()
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(log.Appender, "append", half)
+    with pytest.raises(OSError):
+        j.save_state({"n": 2})
+    assert j.state == {"n": 1}  # memory follows the flash: the failed write changed nothing
+    monkeypatch.setattr(log.Appender, "append", real)
+    j.save_state({"n": 3})  # the space is back
+    j.close()
+    r = Journal(str(tmp_path))
+    assert r.state == {"n": 3} and r.recovered_torn == 0
+
+
+def test_a_round_write_that_fails_part_way_is_repaired(tmp_path, monkeypatch):
+    j = Journal(str(tmp_path))
+    j.add_round(1, "round_result", {"round": 1})
+    real = log.Appender.append
+
+    def half(self, payload):
+        self.f.write(log.pack(payload)[:7])
+        self.f.flush()
+        raise OSError(5, "I/O error")
+    monkeypatch.setattr(log.Appender, "append", half)
+    with pytest.raises(OSError):
+        j.add_round(2, "round_result", {"round": 2})
+    monkeypatch.setattr(log.Appender, "append", real)
+    j.add_round(3, "round_void", {"round": 3})
+    j.close()
+    r = Journal(str(tmp_path))
+    assert r.round_numbers() == [1, 3] and r.round(3) == ("round_void", {"round": 3})
+    assert r.recovered_torn == 0

@@ -64,6 +64,7 @@ class Journal:
         self._out = Outbox(outbox_bytes, outbox_limit)
         self._state_digest = None
         self._app = None
+        self._dirty = False
         try:
             import os
             os.mkdir(root)  # a fresh board: create the state directory
@@ -150,6 +151,7 @@ class Journal:
         self.writes += w
         self.bytes_written += b
         self._size = b
+        self._dirty = False
         self.compactions += 1
 
     def _append(self, record):
@@ -178,11 +180,17 @@ class Journal:
     def _app_record(self, payload):
         # compact BEFORE appending: the snapshot is the state up to the previous record, and the
         # new record follows it (memory is updated by the caller after the write)
-        if self._size + len(payload) + log.HEAD > self.max_bytes:
-            self.compact()
+        if self._dirty or self._size + len(payload) + log.HEAD > self.max_bytes:
+            self.compact()  # also after a failed write: rewrite without its torn bytes
         if self._app is None:
             self._app = log.Appender(self.path)
-        self._app.append(payload)
+        try:
+            self._app.append(payload)
+        except Exception:  # a write that failed part way (flash full, I/O error): the file may
+            self._dirty = True  # end in a torn record that would hide later appends
+            self._app.close()
+            self._app = None
+            raise
         self.writes += 1
         self.bytes_written += len(payload) + log.HEAD
         self._size += len(payload) + log.HEAD
@@ -237,6 +245,7 @@ class Journal:
 
     def _rounds_open(self):
         self._rf = None
+        self._rdirty = False
         # round numbers held in each segment, oldest first (fixed arrays: no heap growth)
         self._nums = [array.array("i", bytes(4 * ROUNDS_PER_SEGMENT)) for _ in (0, 1)]
         self._n = [0, 0]
@@ -264,6 +273,13 @@ class Journal:
         """Keep a round_result / round_void (body as sent, codec types) for recall."""
         cur = self._cur
         count = self._last[cur] + 1
+        if self._rdirty:  # a failed append left a torn tail: rewrite the segment without it
+            if self._rf is not None:
+                self._rf.close()
+                self._rf = None
+            seg = self._seg(cur)
+            log.rewrite(seg, _first(log.Scan(seg), self._n[cur]))
+            self._rdirty = False
         if self._n[cur] >= ROUNDS_PER_SEGMENT:
             if self._rf is not None:
                 self._rf.close()
@@ -275,7 +291,13 @@ class Journal:
         if self._rf is None:
             self._rf = log.Appender(self._seg(cur))
         payload = codec.encode([count, no, kind, body])
-        self._rf.append(payload)
+        try:
+            self._rf.append(payload)
+        except Exception:
+            self._rdirty = True
+            self._rf.close()
+            self._rf = None
+            raise
         self.writes += 1
         self.bytes_written += len(payload) + log.HEAD
         self._nums[cur][self._n[cur]] = no
