@@ -197,6 +197,26 @@ def check_reader_chip_fault():
     assert rd.poll() is None and rd.fault == "rfid_no_chip"
     chip.dead = False
     assert rd.poll() == ("card", CODE) and rd.fault is None
+    # an SPI bus error (OSError from machine.SPI) is a fault, not a crash; the reader recovers
+    class BrokenBus:
+        def __init__(self, chip):
+            self.chip = chip
+            self.broken = True
+
+        def transfer(self, tx, rx):
+            if self.broken:
+                raise OSError(5)
+            self.chip.transfer(tx, rx)
+
+    chip, drv, cs = rig([Tag.with_code(UID4, CODE)])
+    bus = BrokenBus(chip)
+    drv._spi.device = bus
+    rd = RFIDReader(drv)
+    assert rd.poll() is None and rd.fault == "rfid_bus"
+    rd._ready = True  # as if init had worked: the failure now hits a poll
+    assert rd.poll() is None and rd.fault == "rfid_bus" and not rd._ready
+    bus.broken = False
+    assert rd.poll() == ("card", CODE) and rd.fault is None
     out("reader_chip_fault", ok=True)
 
 

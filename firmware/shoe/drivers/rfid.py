@@ -24,8 +24,8 @@ the next polls; it becomes one ("noread", b"") when it leaves the field unread, 
 `fail_polls` failed polls while it stays (reason in `last_reason`). So every tag presence gives
 exactly one result. Two tags at once (collision) fail like one unreadable tag. If a failing tag
 is replaced by another between two polls, the noread comes first, then the new card. A reader
-chip that fails (missing, stuck) never raises out of read(): `fault` holds the reason and init
-is retried every `retry_ms`.
+chip that fails (missing, stuck, SPI errors: `rfid_bus`) never raises out of read(): `fault`
+holds the reason and init is retried every `retry_ms`.
 """
 from micropython import const
 import asyncio
@@ -34,6 +34,11 @@ from shoe.drivers.mfrc522 import RFIDError
 
 CODE_PAGE = const(4)
 _CODE_LEN = const(15)
+
+
+def _reason(e):
+    # an SPI bus error (OSError from machine.SPI) is a reader fault like a stuck chip
+    return getattr(e, "reason", None) or "rfid_bus"
 
 
 class RFIDReader:
@@ -80,16 +85,16 @@ class RFIDReader:
         if not self._ready:
             try:
                 chip.init()
-            except RFIDError as e:
-                self.fault = e.reason
+            except (RFIDError, OSError) as e:
+                self.fault = _reason(e)
                 self.counts["fault"] += 1
                 return None
             self._ready = True
             self.fault = None
         try:
             atqa = chip.request(wake=True)
-        except RFIDError as e:
-            return self._failed(e.reason, None)
+        except (RFIDError, OSError) as e:
+            return self._failed(_reason(e), None)
         if atqa is None:
             self._absent += 1
             if self._absent >= self.absent_polls:
@@ -117,8 +122,8 @@ class RFIDReader:
                     if chip.request(wake=True) is None:
                         reason = "rfid_timeout"
                         break
-                except RFIDError as e:
-                    reason = e.reason
+                except (RFIDError, OSError) as e:
+                    reason = _reason(e)
                     continue
             try:
                 uid = chip.select()
@@ -127,14 +132,14 @@ class RFIDReader:
                     chip.halt()
                     return None
                 chip.read_pages(CODE_PAGE, self._buf)
-            except RFIDError as e:
-                reason = e.reason
-                if reason in ("rfid_stuck", "rfid_overflow"):
+            except (RFIDError, OSError) as e:
+                reason = _reason(e)
+                if reason in ("rfid_stuck", "rfid_overflow", "rfid_bus"):
                     break
                 continue
             try:
                 chip.halt()
-            except RFIDError:
+            except (RFIDError, OSError):
                 pass  # the code is read; a failed halt only costs a duplicate-filtered poll
             swapped = (self._failing > 0 and not self._fail_reported
                        and self._fail_uid is not None and uid != self._fail_uid)
@@ -152,7 +157,7 @@ class RFIDReader:
 
     def _failed(self, reason, uid):
         self.last_reason = reason
-        if reason == "rfid_stuck":
+        if reason == "rfid_stuck" or reason == "rfid_bus":
             self._ready = False
             self.fault = reason
             self.counts["fault"] += 1
