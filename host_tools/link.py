@@ -42,6 +42,9 @@ REASONS = {
     "unknown": "command refused: unknown command",
     "no_key": "command refused: the shoe has no supervisor key provisioned",
     "reply_too_big": "the shoe's reply does not fit in one frame",
+    "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
+                      "journal was reset, or another shoe uses its id): refusing to mix the logs; "
+                      "use another audit store (--db)",
 }
 
 

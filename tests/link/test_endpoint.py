@@ -279,3 +279,12 @@ def test_supervised_commands_are_refused_when_no_supervisor_key_is_provisioned()
         p.run_until(lambda: c in p.replies, 1000)
         assert p.replies[c] == ("error", {"re": c, "reason": "no_key"})
     assert p.commands == []
+
+
+def test_a_shoe_whose_sequence_went_back_is_refused_by_the_host():
+    p = Pair()
+    p.host = Endpoint("host", KEY, on_peer=lambda hello: 10)  # the host stored up to eseq 10
+    p.shoe.send("card", {"n": 1})  # a wiped shoe starts again at eseq 1
+    p.run_until(lambda: False, 2000)
+    assert p.host.refused == "sequence_reset" and not p.host.up and p.events == []
+    assert p.host.reset_info == {"shoe_eseq": 1, "host_delivered": 10}

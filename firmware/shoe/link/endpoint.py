@@ -88,6 +88,7 @@ class ShoeEndpoint:
         self.peer = None  # the peer's last HELLO fields
         self.up = False
         self.refused = None  # reason string once the peer refused us (or we refused it)
+        self.hold = None  # a reason not to bring the session up
         self.deframer = frame.Deframer()
         self._raw = bytearray(frame.MAX_FRAME)  # scratch for building frames
         self.stats = {}
@@ -376,6 +377,9 @@ class ShoeEndpoint:
             self._need_hello = True
         elif h.get("peer") != self.sid or not h.get("up"):
             self._need_hello = True
+        if self.hold:  # this end refuses the session (host: the shoe's sequence went back)
+            self.refused = self.hold
+            return
         if h.get("peer") == self.sid and not self.up:
             self.up = True
             self.refused = None

@@ -111,6 +111,13 @@ class HostEndpoint(ShoeEndpoint):
             if d is not None:
                 self.delivered = d
         self._acked = 0
+        e = h.get("eseq")
+        self.hold = None
+        if isinstance(e, int) and self.delivered is not None and e < self.delivered:
+            # the shoe's event sequence went back: its journal was wiped or it is another shoe
+            # with the same id; merging would drop its events as duplicates, so refuse
+            self.hold = "sequence_reset"
+            self.reset_info = {"shoe_eseq": e, "host_delivered": self.delivered}
 
     # ---- shoe messages --------------------------------------------------------------------
     def _on_data(self, payload):
