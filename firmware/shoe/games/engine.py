@@ -73,26 +73,35 @@ def _game(game):
     return 5 if game == FCF else 7
 
 
+def _what(what):
+    # a seat key stands for "seat K cards": formatted only when an error needs it
+    return what if isinstance(what, str) and len(what) > 1 else "seat %s cards" % what
+
+
 def parse_card(name, what):
     if isinstance(name, str) and len(name) == 2 and name != "CV":
         r = _RANKS.find(name[0])
         s = _SUITS.find(name[1])
         if r >= 0 and s >= 0:
             return r * 4 + s
-    fail("card", what, (name,))
+    fail("card", _what(what), (name,))
 
 
 def parse_cards(names, count, what):
-    """Card names -> ids, checking type, count, notation and duplicates inside the hand."""
+    """Card names -> ids, checking type, count, notation and duplicates inside the hand.
+    `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards")."""
     if not isinstance(names, list):
-        fail("hand_list", what, count, (names,))
+        fail("hand_list", _what(what), count, (names,))
     if len(names) != count:
-        fail("hand_count", what, count, len(names))
-    ids = [parse_card(n, what) for n in names]
+        fail("hand_count", _what(what), count, len(names))
+    ids = []
+    for n in names:
+        ids.append(parse_card(n, what))
     for i in range(1, count):
+        c = ids[i]
         for j in range(i):
-            if ids[i] == ids[j]:
-                fail("hand_dup", what, names[i])
+            if c == ids[j]:
+                fail("hand_dup", _what(what), names[i])
     return ids
 
 
@@ -238,7 +247,7 @@ def evaluate_round(obj, emit=None):
                 fail("seat_field", k, (f,))
         if "cards" not in s:
             fail("no_cards", k)
-        ids = parse_cards(s["cards"], n, "seat %s cards" % k)
+        ids = parse_cards(s["cards"], n, k)
         for i in range(n):
             o = owner[ids[i]]
             if o:
