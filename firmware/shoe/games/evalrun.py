@@ -61,6 +61,8 @@ def _define(obj):
         t = paytable.load(obj["doc"], obj["game"])
     except paytable.PaytableError as e:
         t = e
+    except MemoryError:
+        t = MemoryError  # rounds that use this table report "out of memory"
     _defined[0] = obj["$define"]
     _defined[1] = t
 
@@ -71,6 +73,8 @@ def _settle(obj, lineno, emit):
         if isinstance(pt, dict) and len(pt) == 1 and pt.get("$ref") is not None \
                 and pt.get("$ref") == _defined[0]:
             t = _defined[1]
+            if t is MemoryError:
+                raise MemoryError
             if isinstance(t, paytable.PaytableError):
                 raise t
             obj["paytable"] = t
@@ -228,15 +232,23 @@ def main():
             obj = None
             continue
         else:
-            emit = _Streamer(write)
-            r = settle(obj, lineno, emit)
+            emit = None
+            try:
+                emit = _Streamer(write)
+                r = settle(obj, lineno, emit)
+            except MemoryError:  # (settle itself never raises; this is the Streamer)
+                r = _error(lineno, "out of memory evaluating this round", "memory")
             obj = None
-            if emit.started:
+            if emit is not None and emit.started:
                 # out of memory half way: the line is marked broken (the host reports it)
                 write("}, \"incomplete\": true}" if r.get("type") == "error" else "}}")
                 r = None
         if r is not None:
-            dump(r, write)
+            try:
+                dump(r, write)
+            except MemoryError:
+                write('{"type": "error", "line": %d, "message": "out of memory", '
+                      '"reason": "memory"}' % lineno)
         r = None
         write("\n")
         if line.eof:
