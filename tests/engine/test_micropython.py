@@ -196,3 +196,13 @@ def test_one_persistent_process_serves_the_whole_stream(monkeypatch):
     assert len(out) == 400
     serving = [cmd for cmd in started if "-m" in cmd]  # (the other one is the .mpy probe)
     assert len(serving) == 1 and "shoe.games.evalrun" in serving[0]
+
+
+def test_a_too_small_heap_degrades_to_error_lines_not_a_crash():
+    lines = stream(seed=41, count=120, bad_every=5)
+    with Evaluator("micropython", heap="44k") as ev:
+        out = [json.loads(x) for x in ev.results(lines)]
+    assert len(out) == 120
+    assert all(o["type"] in ("round_result", "error") for o in out)
+    assert [o["line"] for o in out if o["type"] == "error"] == sorted(
+        o["line"] for o in out if o["type"] == "error")
