@@ -51,15 +51,19 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
         else:
             cmp = _LOST
         if rz == 0:
-            wg = {"ante": entry(ante, _LOST), "odds": entry(ante, _LOST), "raise": entry(0, 0)}
+            e_ante = entry(ante, _LOST)
+            e_odds = entry(ante, _LOST)
+            e_raise = entry(0, 0)
         else:
             if cat >= fcf.STRAIGHT:
                 name = names_of[cat]
                 odds = pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
-            wg = {"ante": entry(ante, cmp if opens else 0), "odds": entry(ante, odds),
-                  "raise": entry(rz, ONE if raise_wins and not opens else cmp)}
+            e_ante = entry(ante, cmp if opens else 0)
+            e_odds = entry(ante, odds)
+            e_raise = entry(rz, ONE if raise_wins and not opens else cmp)
+        e_prime = e_bonus = e_six = None
         a = w.get("prime", 0)
         if a:
             # suits 1 (d) and 2 (h) are red: count them with 6 >> suit & 1
@@ -67,22 +71,33 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
                    + (6 >> (ids[3] & 3) & 1) + (6 >> (ids[4] & 3) & 1))
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            wg["prime"] = entry(a, pay(sections.get("prime"), pc))
+            e_prime = entry(a, pay(sections.get("prime"), pc))
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
             if cat >= fcf.TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
-            wg["four_card_bonus"] = entry(a, pay(sections.get("four_card_bonus"), bc), bc)
+            e_bonus = entry(a, pay(sections.get("four_card_bonus"), bc), bc)
         a = w.get("all_six", 0)
         if a:
             if allsix is None:
                 from shoe.games import allsix
             ac = allsix.category(ids, six)
-            wg["all_six"] = entry(a, pay(sections.get("all_six"), ac), ac)
+            e_six = entry(a, pay(sections.get("all_six"), ac), ac)
+        # dict displays with every key where possible: each added key may cost a resize
+        if e_prime is not None and e_bonus is not None and e_six is not None:
+            wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise, "prime": e_prime,
+                  "four_card_bonus": e_bonus, "all_six": e_six}
+        else:
+            wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise}
+            if e_prime is not None:
+                wg["prime"] = e_prime
+            if e_bonus is not None:
+                wg["four_card_bonus"] = e_bonus
+            if e_six is not None:
+                wg["all_six"] = e_six
         names = s["cards"]
         net, capped, uncapped = net_of(wg.values(), limit)
-        # one dict display with every key: growing a dict key by key costs a resize each time
         seat = {"cards": names, "best": pick(names, ids, best_cards(ids, pv)),
                 "category": names_of[cat], "wagers": wg, "net": net, "capped": capped,
                 "uncapped_net": uncapped}
