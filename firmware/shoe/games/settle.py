@@ -5,7 +5,7 @@ push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost
 """
 from micropython import const
 
-from shoe.games.paytable import ONE, odds_number
+from shoe.games.paytable import ONE
 
 _LOST = const(-10000)
 
@@ -20,11 +20,11 @@ def wager(amount, fx, category=_NO):
             return {"amount": amount, "result": -1, "payout": -amount}
         return {"amount": amount, "result": -1, "payout": -amount, "category": category}
     p = amount * fx
+    r = fx // ONE if fx % ONE == 0 else fx / ONE  # paytable.odds_number, inlined (hot)
     if category is _NO:
-        w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE}
+        w = {"amount": amount, "result": r, "payout": p // ONE}
     else:
-        w = {"amount": amount, "result": odds_number(fx), "payout": p // ONE,
-             "category": category}
+        w = {"amount": amount, "result": r, "payout": p // ONE, "category": category}
     if p % ONE:
         w["rounded"] = True
     return w
