@@ -23,7 +23,7 @@ counted in `errors()` by reason, never raised.
 
 Reliability: transport sequence numbers (16 bit, per session) with cumulative acks, go-back-N
 retransmission of at most `window` frames after `rto_ms` (doubling to 4 x rto while no progress),
-fast retransmission of a lost base frame when the peer reports frames held after a gap,
+selective fast retransmission when the peer reports (ACK bitmap) frames held after a gap,
 in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
 when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (version,
 session ids, a MAC proving both ends hold the key); a new session id from the peer (it restarted)
@@ -103,7 +103,8 @@ class ShoeEndpoint:
         self._rxbuf = {}
         self._fast_base = -1
         self._fast_at = 0
-        self._resend_base = False
+        self._nak_at = 0
+        self._resend_base = 0
         self._need_ack = False
         self._need_hello = True
         self._hello_at = 0
@@ -262,9 +263,11 @@ class ShoeEndpoint:
         self._on_ack(ack)
         if ftype == ACK and seq and self._in_flight and (
                 self._fast_base != self._tx_base or self._now - self._fast_at >= self.rto_ms // 3):
-            self._fast_base = self._tx_base  # the peer holds later frames: the base was lost
+            # the peer holds later frames (seq = bitmap of them): the base and any frame not in
+            # the bitmap were lost; resend those now instead of waiting for the timeout
+            self._fast_base = self._tx_base
             self._fast_at = self._now
-            self._resend_base = True
+            self._resend_base = seq | 0x10000
         if ftype != DATA:
             return
         self._need_ack = True
@@ -284,6 +287,15 @@ class ShoeEndpoint:
             if p is None:
                 break
             self._deliver(p)
+
+    def _held(self):
+        """Bit i set: frame rx_next + 1 + i is held (arrived after the missing rx_next)."""
+        m = 0
+        for q in self._rxbuf:
+            i = ((q - self._rx_next) & _MASK) - 1
+            if 0 <= i < 16:
+                m |= 1 << i
+        return m
 
     def _deliver(self, payload):
         self._rx_next = (self._rx_next + 1) & _MASK
@@ -395,7 +407,7 @@ class ShoeEndpoint:
         self.up = False
         self._rx_next = 1
         self._rxbuf = {}
-        self._resend_base = False
+        self._resend_base = 0
         self._tx_base = 1
         self._in_flight = 0
         self._backoff = 1
@@ -433,14 +445,18 @@ class ShoeEndpoint:
             for i in range(self._in_flight):
                 self._frame(DATA, (self._tx_base + i) & _MASK, self._payload(self._txq[i]))
             sent_data = True
-            self._resend_base = False
+            self._resend_base = 0
             self._backoff = min(self._backoff * 2, 4)
             self._rto_at = now_ms + self.rto_ms * self._backoff
-        elif self._resend_base and self._in_flight:  # fast retransmit of the missing base
+        elif self._resend_base and self._in_flight:  # selective fast retransmission
             self._count("fast_retransmit")
+            held = self._resend_base
             self._frame(DATA, self._tx_base, self._payload(self._txq[0]))
+            for i in range(1, self._in_flight):
+                if not held & (1 << (i - 1)):
+                    self._frame(DATA, (self._tx_base + i) & _MASK, self._payload(self._txq[i]))
             sent_data = True
-        self._resend_base = False
+        self._resend_base = 0
         while self._in_flight < len(self._txq) and self._in_flight < self.window:
             self._frame(DATA, (self._tx_base + self._in_flight) & _MASK,
                         self._payload(self._txq[self._in_flight]))
@@ -448,8 +464,11 @@ class ShoeEndpoint:
                 self._rto_at = now_ms + self.rto_ms * self._backoff
             self._in_flight += 1
             sent_data = True
+        if self._rxbuf and now_ms - self._nak_at >= self.rto_ms // 3:
+            self._need_ack = True  # still a gap: remind the sender what is missing
         if self._need_ack and (not sent_data or self._rxbuf):
-            self._frame(ACK, len(self._rxbuf))  # seq field: frames held beyond a gap
+            self._frame(ACK, self._held())  # seq field: bitmap of frames held beyond the gap
+            self._nak_at = now_ms
         elif not sent_data and now_ms - self._last_tx >= self.hb_ms:
             self._frame(PING, 0)
         self._need_ack = False
