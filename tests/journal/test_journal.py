@@ -143,7 +143,7 @@ def test_outbox_full_writes_nothing(tmp_path):
         j.outbox_add([(5, b"x" * 3000, GENESIS)])
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.integers(1, 700), st.integers(-4, -1)), max_size=80))
 def test_outbox_ring_matches_a_plain_list(ops):
     ob = Outbox(2048, 8)

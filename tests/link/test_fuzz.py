@@ -24,6 +24,7 @@ values = st.recursive(
     max_leaves=20)
 
 
+@settings(deadline=None)
 @given(values)
 def test_codec_round_trips_canonically(v):
     b = codec.encode(v)
@@ -31,6 +32,7 @@ def test_codec_round_trips_canonically(v):
     assert codec.encode(codec.decode(b)) == b
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=300))
 def test_codec_decode_never_raises_anything_but_codec_error(b):
     try:
@@ -40,6 +42,7 @@ def test_codec_decode_never_raises_anything_but_codec_error(b):
                             "int_range")
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=600))
 def test_cobs_round_trip_and_no_zero(b):
     e = cobs.encode(b)
@@ -47,6 +50,7 @@ def test_cobs_round_trip_and_no_zero(b):
     assert cobs.decode(e) == b
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=900), st.integers(0, 65535), st.integers(0, 65535))
 def test_any_bit_flip_of_a_frame_is_rejected(payload, seq, ack):
     w = bytearray(frame.build(frame.DATA, seq, ack, payload))
@@ -73,7 +77,8 @@ def fresh_shoe():
     return ep, st_, host
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=200), max_size=20))
 def test_random_bytes_never_crash_or_deliver(chunks):
     ep, store, _ = fresh_shoe()
@@ -83,7 +88,8 @@ def test_random_bytes_never_crash_or_deliver(chunks):
     assert store.ctr == 0 and "internal" not in ep.errors()
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_framed_command_fuzz_gets_reasoned_errors(data):
     """Valid frames carrying wrong, forged, replayed, malformed or oversized commands."""
@@ -200,6 +206,7 @@ def test_micropython_survives_the_fuzz_corpus_exactly_like_cpython(fw_build):
         assert got["errors"].get(r, 0) > 0, r
 
 
+@settings(deadline=None)
 @given(st.dictionaries(st.text(max_size=30) | st.integers(-2**40, 2**40), st.integers(0, 3),
                        max_size=12))
 def test_map_keys_are_in_bytewise_order_of_their_encodings(d):
