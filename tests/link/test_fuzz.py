@@ -214,3 +214,35 @@ def test_map_keys_are_in_bytewise_order_of_their_encodings(d):
     # encoded items are self-delimiting, so sorting key+value bytes sorts by the key bytes
     encoded = sorted(codec.encode(k) + codec.encode(v) for k, v in d.items())
     assert codec.encode(d) == bytes([0xA0 + len(d)]) + b"".join(encoded)  # len(d) <= 12
+
+
+def _frame_of(kind, body, ctr, key, seq, cut, flip):
+    """A framed command, possibly truncated (cut) or with one byte flipped."""
+    try:
+        w = bytearray(frame.build(frame.DATA, seq, 0, seal_command(key, kind, body, ctr)))
+    except (codec.CodecError, ValueError):
+        return b"\x00"
+    if flip is not None:
+        w[flip % len(w)] ^= 0x41
+    return bytes(w[:cut] if cut else w)
+
+
+hostile = st.one_of(
+    st.binary(max_size=120),
+    st.builds(_frame_of, st.sampled_from(["status", "open_round", "_ack", "x" * 40]), values,
+              st.integers(-2, 6), st.sampled_from([KEY, b"w" * 32]), st.integers(0, 6),
+              st.none() | st.integers(1, 200), st.none() | st.integers(0, 500)))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.data_too_large])
+@given(st.lists(hostile, min_size=40, max_size=80))
+def test_hypothesis_corpus_gives_identical_results_on_micropython(fw_build, chunks):
+    """Hypothesis draws the hostile input; the MicroPython shoe must survive it and count exactly
+    what the CPython one counts (never a crash, the same reasons, the same deliveries)."""
+    chunks = [c for c in pieces(chunks) if c]
+    want = run_corpus_cpython(chunks)
+    out = run_fw(fw_build, MPY_FUZZ, stdin="".join(c.hex() + "\n" for c in chunks))
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got == json.loads(json.dumps(want))
+    assert "internal" not in got["errors"]
