@@ -264,7 +264,7 @@ class TableRunner:
             # The shoe voided the round at boot (it could not know what happened).
             return self.wait_for(("round_void",), pred=lambda b: b.get("round") == rnd)
         if held is not None and held <= pos:
-            self.world.pass_card(deck, card)      # the dealer re-presents the unconfirmed card
+            self.world.pass_card(deck, card, again=True)   # the dealer re-presents the card
         return self.wait_for(("card", "round_void"), pred=this_card)
 
     def _status_after_restart(self, timeout=30.0):

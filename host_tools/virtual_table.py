@@ -14,7 +14,8 @@ from host_tools.world import ReaderPort, World
 
 
 class VirtualTable:
-    def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0, faults=None):
+    def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0, faults=None,
+                 db=None):
         self.state_dir = state_dir
         self.on_event = on_event
         self.heap = heap
@@ -26,6 +27,8 @@ class VirtualTable:
         self.demo_keys = False
         self.faults = faults or {}    # FaultProxy options: seed, corrupt, drop, dup
         self.proxy = None
+        self.db = db              # audit store path: every event stored once (None: none)
+        self.store = None
 
     def __enter__(self):
         from host_tools.link import ShoeLink
@@ -37,8 +40,13 @@ class VirtualTable:
             # The host talks to the board through a proxy that can pull the cable (link-drop)
             # and, on request, corrupt, drop or duplicate bytes.
             self.proxy = FaultProxy(("127.0.0.1", self.board.host_port), **self.faults).start()
+            if self.db:
+                from host_tools.audit import AuditStore
+
+                self.store = AuditStore(self.db)
             self.link = ShoeLink(self.proxy.url, DEMO_KEYS["shoe"],
-                                 supervisor_key=DEMO_KEYS["supervisor"])
+                                 supervisor_key=DEMO_KEYS["supervisor"], reconnect_s=0.05,
+                                 audit=self.store)
             self.link.open(timeout=15)
             self.port = ReaderPort(*self.board.reader_addr)
             world = World(self.port, card_key=DEMO_KEYS["card"])
@@ -56,5 +64,7 @@ class VirtualTable:
             self.link.close()
         if self.proxy:
             self.proxy.close()
+        if self.store:
+            self.store.close()
         if self.board:
             self.board.stop()

@@ -128,9 +128,15 @@ class World:
     def new_round(self):
         self.dealt = []
 
-    def pass_card(self, deck, card):
-        """A card read cleanly (no fault)."""
-        self._send(self.code(deck.serial, deck.back, card))
+    def pass_card(self, deck, card, again=False):
+        """A card read cleanly (no fault). again=True: the same card re-presented after the
+        shoe restarted (its reader forgot the last code, so no same-code delay applies)."""
+        data = self.code(deck.serial, deck.back, card)
+        if again:
+            self.port.line(data)
+            self._last_sent, self._last_time = data, time.monotonic()
+            return
+        self._send(data)
 
     def draw(self, deck, fault=None, other_deck=None):
         """The dealer draws the next card; returns (card id, what the reader saw)."""

@@ -41,9 +41,13 @@ def run_code(code, **kw):
 
 
 def json_lines(text):
+    """The lines of `text` that are JSON values (objects or lists); log lines are skipped."""
     out = []
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("{") or line.startswith("["):
-            out.append(json.loads(line))
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue        # e.g. the app's "[shoe] ..." log lines
     return out

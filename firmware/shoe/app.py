@@ -7,7 +7,9 @@ hardware. Tasks (all created in `main()`):
     host     polls the host UART, feeds the link, dispatches authenticated commands,
              writes what the link has to send (frames, retransmissions, acks, heartbeats)
     ticker   table timers (reader jam, deck age), status LED, heartbeat log line
-    watchdog feeds the WDT only while the other tasks check in (hung task -> no feed -> reset)
+    + the board's peripherals (shoe.drivers.peripherals): card-exit beam paired with reads,
+      lid (tamper) switch, status LED patterns, and the watchdog, fed only while `host` and
+      `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
 
 Every table event is journalled (with the table snapshot) before the link may transmit it, so
 a power cut loses nothing; after a reset the journal restores the table and re-sends every
@@ -23,6 +25,7 @@ from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
 _GC_THRESHOLD = 4096
+_WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
 
 
@@ -59,8 +62,13 @@ class App:
         gc.collect()
         if hasattr(gc, "threshold"):
             gc.threshold(_GC_THRESHOLD)
+        from shoe.drivers.peripherals import Peripherals
+
         self.hw = hw
         self.clock = clock
+        self.per = Peripherals(hw, self._peripheral_event, watch=_WATCHED)
+        self._led = None
+        self._healthy = False
         self.ticks_ms = ticks_ms
         self.provisioned = True
         try:
@@ -82,7 +90,8 @@ class App:
         self._rx_mv = memoryview(self._rx)
         self.reads = 0
         self.faults = 0
-        self.checkins = {}
+        self._last_card = None
+        self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
 
     # ---- events -------------------------------------------------------------------------
@@ -107,10 +116,47 @@ class App:
             if e.reason != "outbox_full":
                 raise
             return
+        settled = False
         for kind, body in self._backlog:
             if kind == "round_result" or kind == "round_void":
                 self.journal.add_round(body.get("round", 0), kind, body)
+                settled = settled or kind == "round_result"
         self._backlog = []
+        self._show_phase()
+        if settled and not self._healthy:
+            self._healthy = True
+            from shoe.drivers import hwbuild
+
+            hwbuild.clear_crashes(self.hw.state_dir)   # a settled round: not a crash loop
+
+    def _report_double_reads(self):
+        """The reader dropped a repeated code (one card reported twice): tell the host, for
+        the read-quality diagnostics (shoectl diagnose). It belongs to the last card read."""
+        n = getattr(self.hw.reader, "double_reads", None)
+        if n is None or n == self._double_seen:
+            return
+        body = {"count": n - self._double_seen}
+        self._double_seen = n
+        if self._last_card is not None:
+            from shoe.cards import name
+
+            body["deck"] = "%04X" % self._last_card[0]
+            body["card"] = name(self._last_card[1])
+        self.link.send("double_read", body)
+
+    def _show_phase(self):
+        t = self.table
+        pattern = "error" if t.latched else ("dealing" if t.rnd is not None else "ready")
+        if pattern != self._led:
+            self._led = pattern
+            self.per.show(pattern)
+
+    def _peripheral_event(self, kind, body):
+        """Beam/read pairing, lid (tamper) and watchdog events: reported durably."""
+        try:
+            self.link.send(kind, body)
+        except Exception as e:
+            self.fault("peripheral " + kind, e)
 
     def _wire(self, kind, body):
         """A round result travels packed (shoe.games.packing) to fit one frame."""
@@ -131,6 +177,7 @@ class App:
     def on_read(self, kind, data):
         now = self.clock()
         self.reads += 1
+        self.per.on_read()
         if kind == "card":
             if self.codes is None:
                 self.table.reject("not_provisioned", now)
@@ -141,6 +188,7 @@ class App:
                     self.table.reject(e.reason, now)
                 else:
                     self.table.card(serial, back, card, now)
+                    self._last_card = (serial, card)
         elif kind == "noread":
             self.table.reject("no_read", now)
         else:
@@ -201,7 +249,7 @@ class App:
 
     # ---- tasks ---------------------------------------------------------------------------
     def checkin(self, name):
-        self.checkins[name] = self.ticks_ms()
+        self.per.checkin(name)
 
     def fault(self, where, exc):
         """An unexpected exception in a task: log it, report it, keep running."""
@@ -214,8 +262,7 @@ class App:
             pass
 
     async def reader_task(self):
-        while True:
-            self.checkin("reader")
+        while True:   # not watched: a shoe can wait minutes between cards
             kind, data = await self.hw.reader.read()
             try:
                 self.on_read(kind, data)
@@ -257,6 +304,7 @@ class App:
             try:
                 self.table.tick(now)
                 self._flush_table()
+                self._report_double_reads()
             except Exception as e:
                 self.fault("ticker", e)
             if now - last_beat >= _HEARTBEAT_S:
@@ -269,6 +317,8 @@ class App:
         self.boot()
         tasks = [asyncio.create_task(self.reader_task()), asyncio.create_task(self.host_task()),
                  asyncio.create_task(self.ticker_task())]
+        for coro in self.per.tasks():
+            tasks.append(asyncio.create_task(coro))
         await asyncio.gather(*tasks)
 
     def boot(self):
@@ -291,7 +341,8 @@ _MODULES = ("shoe.table", "shoe.games.engine", "shoe.games.fcf", "shoe.games.fcf
             "shoe.games.hcf", "shoe.games.hcfround", "shoe.games.allsix", "shoe.games.settle",
             "shoe.games.messages", "shoe.games.presets", "shoe.games.paytable",
             "shoe.games.ptcheck", "shoe.games.packing", "shoe.journal.journal",
-            "shoe.link.endpoint", "shoe.attest")
+            "shoe.link.endpoint", "shoe.attest", "shoe.drivers.peripherals",
+            "shoe.drivers.hwbuild")
 
 
 def preload():

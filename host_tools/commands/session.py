@@ -21,6 +21,8 @@ def configure(p):
     p.add_argument("--script", required=True, help="the session script (JSON file)")
     p.add_argument("--json", action="store_true", help="print every event as a JSON line")
     p.add_argument("--state", help="state directory of the virtual board (default: a temp dir)")
+    p.add_argument("--db", help="also store every event in this audit store (SQLite), e.g. for "
+                   "`shoectl diagnose`")
 
 
 def _human(kind, body):
@@ -53,7 +55,7 @@ def run(args):
         sys.stdout.flush()
 
     state = args.state or tempfile.mkdtemp(prefix="shoe-session-")
-    with VirtualTable(state, on_event=show) as table:
+    with VirtualTable(state, on_event=show, db=args.db) as table:
         outcomes = table.runner.play(script)
     n_res = sum(1 for o in outcomes if o[1] == "round_result")
     n_void = len(outcomes) - n_res

@@ -1,5 +1,6 @@
 """Reliability soaks on the virtual board (issue 5): power cuts at random instants and a noisy,
-cut link. Sizes default to the targets; SHOE_SOAK=quick runs a smaller variant.
+cut link. `make test` runs 60 power cuts and 60 noisy rounds; SHOE_SOAK=full runs the issue's
+200 and 200 (`SHOE_SOAK=full .venv/bin/python -m pytest tests/e2e/test_soak.py`).
 
 Both compare against the same script played without faults: the results must be identical,
 every card and every round outcome must reach the host exactly once, in order.
@@ -12,19 +13,21 @@ import pytest
 from host_tools.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
-QUICK = os.environ.get("SHOE_SOAK") == "quick"
+# SHOE_SOAK=full: the issue's full sizes (200 power cuts, 200 noisy rounds); default: a third.
+FULL = os.environ.get("SHOE_SOAK") == "full"
 ALL = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 
 
 def rounds_script(n, seed, seats=2, faults_for=None):
     rng = random.Random(seed)
+    frng = random.Random(seed + 1000)     # faults drawn apart: the decks stay the same
     rounds = []
     for i in range(n):
         d = ALL[:]
         rng.shuffle(d)
         st = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}, "raise": 10}
               for s in range(1, seats + 1)}
-        rounds.append({"deck": d, "seats": st, "faults": faults_for(i, rng) if faults_for else []})
+        rounds.append({"deck": d, "seats": st, "faults": faults_for(i, frng) if faults_for else []})
     return {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": seed, "rounds": rounds}
 
 
@@ -68,7 +71,7 @@ def assert_same_and_exactly_once(ref, got, rec, eseqs, n_rounds):
 
 @pytest.mark.slow
 def test_power_cuts_at_random_instants_lose_and_duplicate_nothing(tmp_path):
-    kills_per_round, n = 4, (5 if QUICK else 50)
+    kills_per_round, n = 4, (50 if FULL else 15)
 
     def faults(i, rng):
         at = rng.sample(range(0, 15), kills_per_round)
@@ -77,13 +80,13 @@ def test_power_cuts_at_random_instants_lose_and_duplicate_nothing(tmp_path):
 
     ref, *_ = play(tmp_path / "ref", rounds_script(n, 9))
     got, rec, eseqs, boots, _ = play(tmp_path / "cut", rounds_script(n, 9, faults_for=faults))
-    assert boots == 1 + kills_per_round * n        # 200 power cuts by default
+    assert boots == 1 + kills_per_round * n        # 200 power cuts with SHOE_SOAK=full
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
 
 
 @pytest.mark.slow
 def test_noisy_link_and_cable_pulls_deliver_every_event_exactly_once(tmp_path):
-    n = 20 if QUICK else 200
+    n = 200 if FULL else 60
 
     def faults(i, rng):
         return [{"kind": "link-drop", "at": rng.randrange(1, 15), "seconds": 2.0}] if i % 25 == 3 else []
@@ -92,7 +95,7 @@ def test_noisy_link_and_cable_pulls_deliver_every_event_exactly_once(tmp_path):
     got, rec, eseqs, _, proxy = play(tmp_path / "noisy", rounds_script(n, 4, seats=1, faults_for=faults),
                                      faults={"seed": 7, "corrupt": 0.01, "drop": 0.01, "dup": 0.01})
     assert proxy["corrupted"] > 100 and proxy["dropped"] > 5 and proxy["duplicated"] > 5
-    assert proxy["cuts"] >= (1 if QUICK else 8)
+    assert proxy["cuts"] >= n // 25
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
 
 

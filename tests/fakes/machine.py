@@ -21,6 +21,7 @@ import io
 _MP_STREAM_POLL = const(3)
 _POLL_RD = const(1)
 _POLL_WR = const(4)
+_HISTORY = const(32)
 
 
 def disable_irq():
@@ -48,7 +49,7 @@ class Pin:
             self._value = 1 if value else 0
         self._handler = None
         self._trigger = 0
-        self.history = []
+        self.history = []          # the last _HISTORY levels written (bounded: 64 KB heaps)
 
     def init(self, mode=None, pull=None, value=None):
         if mode is not None:
@@ -60,6 +61,8 @@ class Pin:
         if v is None:
             return self._value
         self._value = 1 if v else 0
+        if len(self.history) >= _HISTORY:
+            self.history.pop(0)
         self.history.append(self._value)
 
     __call__ = value
