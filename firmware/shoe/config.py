@@ -54,11 +54,15 @@ def parse(doc):
 
 
 def load(state_dir):
-    try:
-        with open(path(state_dir)) as f:
-            doc = json.load(f)
-    except OSError:
-        raise ConfigError("no %s in %s: provision the shoe" % (FILE, state_dir))
-    except ValueError:
-        raise ConfigError("%s is not valid JSON" % FILE, "bad_config")
-    return parse(doc)
+    """Read shoe.json; on FAT (no atomic rename over a file) a provisioning cut between removing
+    the old file and renaming the new one leaves only shoe.json.new: that one is complete."""
+    for name in (path(state_dir), path(state_dir) + ".new"):
+        try:
+            with open(name) as f:
+                doc = json.load(f)
+        except OSError:
+            continue
+        except ValueError:
+            raise ConfigError("%s is not valid JSON" % FILE, "bad_config")
+        return parse(doc)
+    raise ConfigError("no %s in %s: provision the shoe" % (FILE, state_dir))
