@@ -62,8 +62,9 @@ import sys, json
 from shoe.link import cobs, codec, crc, frame, host, message
 def unhex(s):
     return bytes(int(s[i:i + 2], 16) for i in range(0, len(s), 2))
+from binascii import hexlify
 def hx(b):
-    return "".join("%02x" % x for x in b)
+    return hexlify(b).decode()
 def fj(x):
     if isinstance(x, dict):
         if "$b" in x: return unhex(x["$b"])

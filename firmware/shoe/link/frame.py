@@ -26,6 +26,7 @@ ACK = const(2)  # ack only
 HELLO = const(3)  # handshake, payload = codec map
 REFUSE = const(4)  # handshake refused, payload = codec map {"reason": ..}
 PING = const(5)  # heartbeat, carries ack
+MORE = const(6)  # like DATA, but a fragment of a message whose next fragment follows
 
 REASONS = ("cobs", "crc", "short", "oversize", "version", "type")
 
@@ -126,7 +127,7 @@ class Deframer:
             self.bad_version = buf[0]
             return
         ftype = buf[1]
-        if ftype < DATA or ftype > PING:
+        if ftype < DATA or ftype > MORE:
             self._err("type")
             return
         self.frames += 1
