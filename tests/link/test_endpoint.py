@@ -288,3 +288,83 @@ def test_a_shoe_whose_sequence_went_back_is_refused_by_the_host():
     p.run_until(lambda: False, 2000)
     assert p.host.refused == "sequence_reset" and not p.host.up and p.events == []
     assert p.host.reset_info == {"shoe_eseq": 1, "host_delivered": 10}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_big_messages_travel_in_fragments_exactly_once_over_a_lossy_link(seed):
+    import random
+    rng = random.Random(seed)
+    p = Pair(seed=seed, lossy=True)
+    sizes = [rng.choice([10, 119, 120, 121, 300, 700, 930]) for _ in range(120)]
+    sent = 0
+    cmd_sizes = []
+    while p.now < 2_000_000 and (len(p.events) < len(sizes) or p.store.outbox()):
+        if sent < len(sizes) and p.shoe.backlog() < 30 and p.store.outbox_room() > 0:
+            p.shoe.send("blob", {"i": sent, "pad": "x" * sizes[sent]})
+            sent += 1
+        if p.host.up and p.now % 2000 == 0 and len(cmd_sizes) < 20:
+            n = rng.choice([50, 400, 900])
+            cmd_sizes.append(n)
+            p.host.send("config", {"pad": "y" * n})
+        p.step(20)
+    got = [(b["i"], len(b["pad"])) for k, b, e, m in p.events]
+    assert got == list(enumerate(sizes))
+    assert [len(b["pad"]) for k, b, c in p.commands] == cmd_sizes[:len(p.commands)]
+    assert len(p.commands) >= len(cmd_sizes) - 2  # the last may still be on its way
+    assert "too_long" not in p.host.errors() and "bad_mac" not in p.host.errors()
+    assert "malformed" not in p.shoe.errors() and "bad_mac" not in p.shoe.errors()
+
+
+def test_a_partly_sent_volatile_message_is_not_glued_to_the_next_session():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.shoe.send("status_reply", {"pad": "z" * 600}, durable=False)
+    p.shoe.transmit(p.now + 1)  # its fragments leave ... and are lost
+    p.shoe._txq = p.shoe._txq[2:]  # (the first two fragments got acknowledged meanwhile)
+    p.shoe._in_flight -= 2
+    p.shoe._tx_base += 2
+    p.host = Endpoint("host", KEY)  # a new host process: a new session
+    p.shoe.send("card", {"n": 1})
+    p.run_until(lambda: p.events, 3000)
+    assert [k for k, b, e, m in p.events] == ["card"]
+    assert not p.host.errors().get("malformed") and not p.host.errors().get("bad_mac")
+
+
+def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.host.auto_ack = False
+    p.shoe.send("big", {"pad": "q" * 800})  # 8 fragments, delivered in this session
+    p.run_until(lambda: p.events, 1000)
+    # a new host process that has it already: the shoe re-sends it, the frames are lost, and
+    # the host's _ack arrives while all 8 fragments are in flight
+    h = Endpoint("host", KEY, on_peer=lambda hello: 1, auto_ack=False)
+    t = p.now
+    for _ in range(20):
+        t += 10
+        p.shoe.receive(h.transmit(t), t)
+        if p.shoe.up:
+            break
+        h.receive(p.shoe.transmit(t), t)
+    assert h.up and p.shoe.up
+    lost = p.shoe.transmit(t + 10)
+    assert len(p.shoe._txq) == 8 and p.shoe._in_flight == 8 and lost
+    h.ack_events()
+    p.shoe.receive(h.transmit(t + 20), t + 20)
+    assert p.store.outbox() == [] and all(isinstance(x, tuple) for x in p.shoe._txq)
+    again = h.receive(p.shoe.transmit(t + 2000), t + 2000)  # the timeout: from the copies
+    assert again == [] and h.errors().get("dup_event") == 1
+    assert not h.errors().get("bad_mac") and not h.errors().get("malformed")
+
+
+def test_an_endless_fragment_chain_is_dropped_with_a_reason():
+    from shoe.link import frame as fr
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    seq = p.shoe._rx_next
+    data = b""
+    for i in range(12):  # 12 x 100 bytes > the largest message
+        data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100)
+    data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10)
+    assert p.shoe.receive(data, p.now) == []
+    assert p.shoe.errors()["too_long"] == 1 and p.shoe._asm_n == 0  # ready for the next one
