@@ -52,7 +52,7 @@ def wire_size(kind, body, eseq=1):
     return len(payload), len(frame.build(frame.DATA, 1, 0, payload))
 
 
-def run_link(p_byte, p_drop, n=2000, seed=1):
+def run_link(p_byte, p_drop, n=2000, seed=1, event=CARD):
     with tempfile.TemporaryDirectory() as d:
         j = Journal(d)
         shoe_ep = Endpoint("shoe", KEY, store=j, shoe_id="B")
@@ -65,7 +65,7 @@ def run_link(p_byte, p_drop, n=2000, seed=1):
             now += 10
             if sent < n and shoe_ep.store.outbox_room() > 1:
                 sent += 1
-                shoe_ep.send_many([CARD], state={"n": sent})
+                shoe_ep.send_many([event], state={"n": sent})
             out = shoe_ep.transmit(now)
             wire += len(out)
             got += sum(1 for m in host.receive(down(out), now) if m[2])
@@ -201,6 +201,11 @@ def main():
                          ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01)):
         r = run_link(pb, pd)
         print("%s: %s" % (name, json.dumps(r)))
+    big = ("round_result", {"round": 1234, "packed": bytes(range(256)) + bytes(200)})
+    r = run_link(0.01, 0.01, n=200, event=big)
+    print("a 500-byte (packed round result) message, 1%% corrupted + 1%% dropped: %s" % json.dumps(
+        {"message_bytes": wire_size(*big)[0], "wire_bytes_per_message": r["wire_bytes_per_event"],
+         "sim_seconds_for_200": r["sim_seconds"]}))
     w, b = round_writes()
     print("journal writes for one six-seat round (38 table steps, 2 commands, acks, recall): "
           "%d writes" % w)
