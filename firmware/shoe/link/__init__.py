@@ -2,5 +2,7 @@
 both ends: crc (CRC-32), cobs (framing), codec (canonical CBOR subset), frame (frames and the
 resynchronising deframer), message (command/event envelopes with HMAC, hash chain), store (the
 persistence interface + an in-memory one), endpoint (sessions, acks, retransmission, heartbeats,
-handshake, authentication). Import what you need: `from shoe.link.endpoint import Endpoint`.
+authentication) with handshake and sendqueue (fragments, the durable queue) as its mixins, host
+(the host end, never loaded by the firmware).
+Import what you need: `from shoe.link.endpoint import Endpoint`.
 """

@@ -1,6 +1,7 @@
 """Endpoint: one end of the reliable, authenticated shoe <-> host link (sans-I/O).
 
-The shoe end (ShoeEndpoint) is here; the host end (HostEndpoint, shoe/link/host.py) subclasses it,
+The shoe end (ShoeEndpoint) is here, with its send queue (sendqueue.py) and handshake
+(handshake.py) as mixins; the host end (HostEndpoint, shoe/link/host.py) subclasses it,
 so both ends run the same framing, session and retransmission code, and the firmware does not
 load the host half. It never touches a port or a clock: the caller feeds it bytes and the time.
 
@@ -36,35 +37,14 @@ from micropython import const
 
 from shoe.link import codec, frame
 from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE
-from shoe.link.message import LinkError, hello_mac, open_command, seal_message
+from shoe.link.handshake import PROTOCOL, SUPPORTED, Handshake  # noqa: F401 (PROTOCOL re-exported)
+from shoe.link.message import LinkError, open_command
+from shoe.link.sendqueue import FRAG, SendQueue  # noqa: F401 (FRAG re-exported)
 
-PROTOCOL = const(1)
-SUPPORTED = (1,)
 ACK_KIND = "_ack"
 _MASK = const(0xFFFF)
-FRAG = const(120)  # message bytes per frame: a 1 %-corrupted byte stream still passes ~25 % of
-# 132-byte frames whole (0.99**132), but almost none of 1 KB ones; bigger messages are split
 _TICKS_MASK = const(0x3FFFFFFF)
 _TICKS_HALF = const(0x20000000)
-
-
-def _nfrag(n):
-    return (n + FRAG - 1) // FRAG if n else 1
-
-
-def _whole_messages(q):
-    """The volatile entries of a queue (durable ones come back from the store), without the
-    tail of a message already partly sent."""
-    out = []
-    skipping = True
-    for x in q:
-        if isinstance(x, int):
-            continue
-        if isinstance(x, tuple) and not x[2] and skipping:
-            continue  # a continuation whose first fragment went in the old session
-        skipping = False
-        out.append(x)
-    return out
 
 
 def _random32():
@@ -88,7 +68,7 @@ def Endpoint(role, key, **options):
     raise ValueError("role")
 
 
-class ShoeEndpoint:
+class ShoeEndpoint(SendQueue, Handshake):
     role = "shoe"
 
     def __init__(self, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
@@ -157,126 +137,6 @@ class ShoeEndpoint:
     def backlog(self):
         """Messages queued or in flight (not yet acknowledged by the transport)."""
         return len(self._txq)
-
-    # ---- sending --------------------------------------------------------------------------
-    def send(self, kind, body, durable=True, state=None):
-        """One message: durable (journalled, returns its eseq; see send_many) or volatile (0)."""
-        if not durable:
-            payload, _ = seal_message(self.key, kind, body, 0, b"")
-            self._queue(payload)
-            return 0
-        return self.send_many(((kind, body),), state)[0]
-
-    def send_many(self, msgs, state=None):
-        """Shoe: durable events [(kind, body), ...] and optionally the application state that
-        results from them, journalled in ONE atomic write before anything can be transmitted.
-        Returns their eseqs. LinkError("outbox_full" | "too_big") and nothing is written."""
-        st = self.store
-        if not msgs and state is None:
-            return []
-        if st.outbox_room() < len(msgs):
-            raise LinkError("outbox_full")
-        items = []
-        eseq = st.eseq
-        head = st.chain
-        for kind, body in msgs:
-            eseq += 1
-            payload, head = seal_message(self.key, kind, body, eseq, head)
-            if len(payload) > frame.MAX_PAYLOAD:
-                raise LinkError("too_big")
-            items.append((eseq, payload, head))
-        try:
-            st.outbox_add(items, state)  # journalled before it can be transmitted
-        except Exception as e:
-            raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
-        out = []
-        for eseq, payload, head in items:
-            for i in range(_nfrag(len(payload))):
-                self._txq.append(eseq * 16 + i)  # a fragment of a durable message: no object
-            out.append(eseq)
-        return out
-
-    def reply(self, ctr, body=None, durable=False):
-        """Answer command `ctr` with {"re": ctr, **body}. A body too big for one frame becomes
-        the error reply "reply_too_big" (the command itself was executed)."""
-        b = {"re": ctr}
-        if body:
-            for k in body:
-                b[k] = body[k]
-        try:
-            return self.send("reply", b, durable)
-        except LinkError as e:
-            if e.reason != "too_big":
-                raise
-            return self.error(ctr, "reply_too_big", None, durable)
-
-    def error(self, ctr, reason, detail=None, durable=False):
-        b = {"re": ctr, "reason": reason}
-        if detail is not None:
-            b["detail"] = detail
-        return self.send("error", b, durable)
-
-    def _queue(self, payload):
-        n = len(payload)
-        if n > frame.MAX_PAYLOAD:
-            raise LinkError("too_big")
-        if n <= FRAG:
-            self._txq.append(payload)  # a whole message in one DATA frame
-            return
-        for i in range(0, n, FRAG):  # (chunk, frame type, first fragment?)
-            self._txq.append((payload[i:i + FRAG], MORE if i + FRAG < n else DATA, i == 0))
-
-    def _drop_acked(self):
-        """Forget queued (not yet sent) durable events the host has already acknowledged:
-        whole messages only (the rest of a message already partly sent stays)."""
-        if self.store is None:
-            return
-        q = self._txq
-        i = self._in_flight
-        while i < len(q) and isinstance(q[i], int) and q[i] & 15:
-            i += 1  # the rest of a message partly in flight
-        first = self.store.outbox_first()
-        while i < len(q) and isinstance(q[i], int) and (q[i] >> 4) < first:
-            q.pop(i)
-
-    def _detach(self, upto):
-        """Before eseq <= upto leave the store: fragments of those messages still queued become
-        copies, so a message partly sent is finished with the same bytes."""
-        q = self._txq
-        sent = []  # messages with a fragment in flight
-        for i in range(self._in_flight):
-            if isinstance(q[i], int) and (q[i] >> 4) <= upto:
-                sent.append(q[i] >> 4)
-        if not sent:
-            return
-        for i in range(len(q)):
-            x = q[i]
-            if isinstance(x, int) and (x >> 4) in sent:
-                p = self.store.payload(x >> 4)
-                if p is None:
-                    continue
-                k = x & 15
-                n = len(p)
-                q[i] = (bytes(p[k * FRAG:(k + 1) * FRAG]), MORE if (k + 1) * FRAG < n else DATA,
-                        k == 0)
-
-    def _fragment(self, x):
-        """-> (frame type, payload) of a queue entry."""
-        if isinstance(x, int):
-            p = self.store.payload(x >> 4)
-            if p is None:  # cannot happen (see _detach); keep the seq with a no-op
-                p, _ = seal_message(self.key, "_nop", None, 0, b"")
-                return DATA, p
-            k = x & 15
-            n = len(p)
-            return (MORE if (k + 1) * FRAG < n else DATA), p[k * FRAG:(k + 1) * FRAG]
-        if isinstance(x, tuple):
-            return x[1], x[0]
-        return DATA, x
-
-    def _send_frame(self, i):
-        ftype, payload = self._fragment(self._txq[i])
-        self._frame(ftype, (self._tx_base + i) & _MASK, payload)
 
     # ---- receiving ------------------------------------------------------------------------
     def _tick(self, now_ms):
@@ -432,79 +292,6 @@ class ShoeEndpoint:
         except LinkError:
             self._count("dropped_reply")
 
-    # ---- handshake ------------------------------------------------------------------------
-    def _hello_fields(self):
-        f = {"v": PROTOCOL, "role": self.role, "sid": self.sid, "peer": self.peer_sid,
-             "up": self.up, "id": self.shoe_id, "ctr": self.store.ctr, "eseq": self.store.eseq}
-        if getattr(self.store, "boot", None) is not None:
-            f["boot"] = self.store.boot
-        return f
-
-    def _on_hello(self, payload):
-        try:
-            h = codec.decode(payload)
-            v = h.get("v")
-            sid = h.get("sid")
-            role = h.get("role")
-            mac = h.pop("mac", None)
-        except Exception:
-            self._count("bad_hello")
-            return
-        if v not in SUPPORTED:
-            self._count("version")
-            self._refuse = {"reason": "version", "supported": list(SUPPORTED), "got": v}
-            self.refused = "version"
-            return
-        if role == self.role or not isinstance(sid, int) or not sid:
-            self._count("bad_hello")
-            self._refuse = {"reason": "role"}
-            return
-        if not isinstance(mac, bytes) or not _eq(hello_mac(self.key, h), mac):
-            self._count("bad_key")
-            self._refuse = {"reason": "bad_key"}
-            self.refused = "bad_key"
-            return
-        self._last_rx = self._now
-        if sid != self.peer_sid:
-            self._new_session(h)
-            self._need_hello = True
-        elif h.get("peer") != self.sid or not h.get("up"):
-            self._need_hello = True
-        if self.hold:  # this end refuses the session (host: the shoe's sequence went back)
-            self.refused = self.hold
-            return
-        if h.get("peer") == self.sid and not self.up:
-            self.up = True
-            self.refused = None
-            self._count("sessions")
-            self._on_up()
-
-    def _on_up(self):
-        pass
-
-    def _new_session(self, h):
-        self.peer_sid = h["sid"]
-        self.peer = h
-        self.up = False
-        self._rx_next = 1
-        self._rxbuf = {}
-        self._asm_n = 0
-        self._resend_base = 0
-        self._tx_base = 1
-        self._in_flight = 0
-        self._backoff = 1
-        self._need_ack = False
-        self._txq = _whole_messages(self._txq)
-        self._requeue(h)
-
-    def _requeue(self, h):
-        """A new session: the whole durable outbox again, then the volatile messages."""
-        out = []
-        for e in range(self.store.outbox_first(), self.store.eseq + 1):
-            for i in range(_nfrag(len(self.store.payload(e)))):
-                out.append(e * 16 + i)
-        self._txq = out + self._txq
-
     def _frame(self, ftype, seq, payload=b""):
         frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
                          payload)
@@ -562,14 +349,6 @@ class ShoeEndpoint:
     def _before_data(self, now_ms):
         pass
 
-    def _send_hello(self, now_ms):
-        f = self._hello_fields()
-        f["mac"] = hello_mac(self.key, self._hello_fields())
-        self._frame(HELLO, 0, codec.encode(f))
-        self._need_hello = False
-        self._hello_last = now_ms
-        self._hello_at = now_ms + self.hb_ms
-
     def _finish(self, now_ms):
         out = self._out_bytes
         self._out_bytes = None
@@ -579,6 +358,3 @@ class ShoeEndpoint:
         return out
 
 
-def _eq(a, b):
-    from shoe.crypto import equal
-    return equal(a, b)

@@ -1,0 +1,156 @@
+"""The shoe end's send queue: durable events (journalled first), volatile messages, replies,
+and the fragmentation of messages into frames (a mixin of ShoeEndpoint, shoe/link/endpoint.py).
+
+Queue entries: an int = eseq * 16 + fragment index of a durable message (its bytes stay in the
+store: no heap object per event), bytes = a whole volatile message or host command, or a tuple
+(chunk, frame type, first?) = a fragment of a longer one.
+"""
+from micropython import const
+
+from shoe.link import frame
+from shoe.link.frame import DATA, MORE
+from shoe.link.message import LinkError, seal_message
+
+_MASK = const(0xFFFF)
+FRAG = const(120)  # message bytes per frame: a 1 %-corrupted byte stream still passes ~25 % of
+# 132-byte frames whole (0.99**132), but almost none of 1 KB ones; bigger messages are split
+
+
+def _nfrag(n):
+    return (n + FRAG - 1) // FRAG if n else 1
+
+
+def _whole_messages(q):
+    """The volatile entries of a queue (durable ones come back from the store), without the
+    tail of a message already partly sent."""
+    out = []
+    skipping = True
+    for x in q:
+        if isinstance(x, int):
+            continue
+        if isinstance(x, tuple) and not x[2] and skipping:
+            continue  # a continuation whose first fragment went in the old session
+        skipping = False
+        out.append(x)
+    return out
+
+
+class SendQueue:
+    def send(self, kind, body, durable=True, state=None):
+        """One message: durable (journalled, returns its eseq; see send_many) or volatile (0)."""
+        if not durable:
+            payload, _ = seal_message(self.key, kind, body, 0, b"")
+            self._queue(payload)
+            return 0
+        return self.send_many(((kind, body),), state)[0]
+
+    def send_many(self, msgs, state=None):
+        """Shoe: durable events [(kind, body), ...] and optionally the application state that
+        results from them, journalled in ONE atomic write before anything can be transmitted.
+        Returns their eseqs. LinkError("outbox_full" | "too_big") and nothing is written."""
+        st = self.store
+        if not msgs and state is None:
+            return []
+        if st.outbox_room() < len(msgs):
+            raise LinkError("outbox_full")
+        items = []
+        eseq = st.eseq
+        head = st.chain
+        for kind, body in msgs:
+            eseq += 1
+            payload, head = seal_message(self.key, kind, body, eseq, head)
+            if len(payload) > frame.MAX_PAYLOAD:
+                raise LinkError("too_big")
+            items.append((eseq, payload, head))
+        try:
+            st.outbox_add(items, state)  # journalled before it can be transmitted
+        except Exception as e:
+            raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
+        out = []
+        for eseq, payload, head in items:
+            for i in range(_nfrag(len(payload))):
+                self._txq.append(eseq * 16 + i)  # a fragment of a durable message: no object
+            out.append(eseq)
+        return out
+
+    def reply(self, ctr, body=None, durable=False):
+        """Answer command `ctr` with {"re": ctr, **body}. A body too big for one frame becomes
+        the error reply "reply_too_big" (the command itself was executed)."""
+        b = {"re": ctr}
+        if body:
+            for k in body:
+                b[k] = body[k]
+        try:
+            return self.send("reply", b, durable)
+        except LinkError as e:
+            if e.reason != "too_big":
+                raise
+            return self.error(ctr, "reply_too_big", None, durable)
+
+    def error(self, ctr, reason, detail=None, durable=False):
+        b = {"re": ctr, "reason": reason}
+        if detail is not None:
+            b["detail"] = detail
+        return self.send("error", b, durable)
+
+    def _queue(self, payload):
+        n = len(payload)
+        if n > frame.MAX_PAYLOAD:
+            raise LinkError("too_big")
+        if n <= FRAG:
+            self._txq.append(payload)  # a whole message in one DATA frame
+            return
+        for i in range(0, n, FRAG):  # (chunk, frame type, first fragment?)
+            self._txq.append((payload[i:i + FRAG], MORE if i + FRAG < n else DATA, i == 0))
+
+    def _drop_acked(self):
+        """Forget queued (not yet sent) durable events the host has already acknowledged:
+        whole messages only (the rest of a message already partly sent stays)."""
+        if self.store is None:
+            return
+        q = self._txq
+        i = self._in_flight
+        while i < len(q) and isinstance(q[i], int) and q[i] & 15:
+            i += 1  # the rest of a message partly in flight
+        first = self.store.outbox_first()
+        while i < len(q) and isinstance(q[i], int) and (q[i] >> 4) < first:
+            q.pop(i)
+
+    def _detach(self, upto):
+        """Before eseq <= upto leave the store: fragments of those messages still queued become
+        copies, so a message partly sent is finished with the same bytes."""
+        q = self._txq
+        sent = []  # messages with a fragment in flight
+        for i in range(self._in_flight):
+            if isinstance(q[i], int) and (q[i] >> 4) <= upto:
+                sent.append(q[i] >> 4)
+        if not sent:
+            return
+        for i in range(len(q)):
+            x = q[i]
+            if isinstance(x, int) and (x >> 4) in sent:
+                p = self.store.payload(x >> 4)
+                if p is None:
+                    continue
+                k = x & 15
+                n = len(p)
+                q[i] = (bytes(p[k * FRAG:(k + 1) * FRAG]), MORE if (k + 1) * FRAG < n else DATA,
+                        k == 0)
+
+    def _fragment(self, x):
+        """-> (frame type, payload) of a queue entry."""
+        if isinstance(x, int):
+            p = self.store.payload(x >> 4)
+            if p is None:  # cannot happen (see _detach); keep the seq with a no-op
+                p, _ = seal_message(self.key, "_nop", None, 0, b"")
+                return DATA, p
+            k = x & 15
+            n = len(p)
+            return (MORE if (k + 1) * FRAG < n else DATA), p[k * FRAG:(k + 1) * FRAG]
+        if isinstance(x, tuple):
+            return x[1], x[0]
+        return DATA, x
+
+    def _send_frame(self, i):
+        ftype, payload = self._fragment(self._txq[i])
+        self._frame(ftype, (self._tx_base + i) & _MASK, payload)
