@@ -177,6 +177,9 @@ class ShoeLink:
                 # re-sent after the link restarted: the shoe had it already (and acted on it)
                 text = ("the shoe had already received it before the link restarted; its outcome "
                         "is in the shoe's events (check `shoectl status`)")
+            detail = rbody.get("detail")
+            if isinstance(detail, str) and detail:
+                text += " (%s)" % detail          # the shoe's own words, e.g. which seat/amounts
             err = ShoeError("%s refused by the shoe: %s" % (kind, text))
             err.reason = reason
             err.body = rbody

@@ -25,6 +25,9 @@ from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
 _GC_THRESHOLD = 4096
+_BACKLOG_MAX = 64         # events held in RAM while the outbox is full
+_OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
+_OUTBOX_MAX = 96          # ... as messages
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
 
@@ -43,6 +46,12 @@ class Hardware:
         self.lid = lid
         self.led = led
         self.wdt = wdt
+
+
+def _random_key():
+    import os
+
+    return os.urandom(32)
 
 
 def _log(*args):
@@ -79,17 +88,19 @@ class App:
             self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        self.journal = Journal(hw.state_dir)
+        self.journal = Journal(hw.state_dir, outbox_bytes=_OUTBOX_BYTES, outbox_limit=_OUTBOX_MAX)
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
         self._backlog = []       # events not yet journalled because the outbox was full
-        self.link = Endpoint("shoe", keys.get("shoe", b"unprovisioned"), store=self.journal,
+        # Unprovisioned: a random key nobody knows, so no command is ever accepted.
+        self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
                              supervised=("ack_error",))
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self.reads = 0
         self.faults = 0
+        self.dropped = 0
         self._last_card = None
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
@@ -105,21 +116,24 @@ class App:
         events = self.table.pop_events()
         if events:
             self._backlog.extend(events)
+        if len(self._backlog) > _BACKLOG_MAX:     # the host has been away for very long:
+            self._backlog = self._backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
+            self.dropped += 1
         if not self._backlog:
             return
         from shoe.link.message import LinkError
 
+        wire = [self._wire(k, b) for k, b in self._backlog]
         try:
-            self.link.send_many([self._wire(k, b) for k, b in self._backlog],
-                                state={"table": self.table.state()})
+            self.link.send_many(wire, state={"table": self.table.state()})
         except LinkError as e:
             if e.reason != "outbox_full":
                 raise
             return
         settled = False
-        for kind, body in self._backlog:
+        for kind, body in wire:
             if kind == "round_result" or kind == "round_void":
-                self.journal.add_round(body.get("round", 0), kind, body)
+                self.journal.add_round(body.get("round", 0), kind, body)   # as sent: packed
                 settled = settled or kind == "round_result"
         self._backlog = []
         self._show_phase()
@@ -142,7 +156,7 @@ class App:
 
             body["deck"] = "%04X" % self._last_card[0]
             body["card"] = name(self._last_card[1])
-        self.link.send("double_read", body)
+        self._emit("double_read", body)
 
     def _show_phase(self):
         t = self.table
@@ -154,7 +168,7 @@ class App:
     def _peripheral_event(self, kind, body):
         """Beam/read pairing, lid (tamper) and watchdog events: reported durably."""
         try:
-            self.link.send(kind, body)
+            self._emit(kind, body)
         except Exception as e:
             self.fault("peripheral " + kind, e)
 
@@ -171,7 +185,10 @@ class App:
         return kind, body
 
     def _emit(self, kind, body):
-        self.link.send(kind, body)
+        """An app event (hello, ...): through the same backlog as the table's events, so a full
+        outbox (a host away for many boots) delays it instead of failing the boot."""
+        self._backlog.append((kind, body))
+        self._flush_table()
 
     # ---- cards ---------------------------------------------------------------------------
     def on_read(self, kind, data):
@@ -222,7 +239,7 @@ class App:
         rec = self.journal.round(want)
         if rec is None:
             return {"ok": False, "reason": "unknown_round", "message": "round %r is not kept" % (want,)}
-        return {"ok": True, "round": want, "record": rec}
+        return {"ok": True, "round": want, "record": [rec[0], rec[1]]}   # (kind, body as sent)
 
     def status(self):
         gc.collect()
@@ -231,6 +248,7 @@ class App:
                   "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                   "firmware_sha256": self.firmware_sha, "mem_free": gc.mem_free(),
                   "reads": self.reads, "backlog": len(self._backlog), "faults": self.faults,
+                  "backlog_dropped": self.dropped,
                   "boot": self.journal.boot})
         return t
 

@@ -1,0 +1,43 @@
+"""The technician's commands against a virtual board that has played real rounds."""
+import json
+import subprocess
+import sys
+
+from host_tools.virtual_table import VirtualTable
+from tests.e2e.conftest import Recorder
+
+SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
+                             "all_six": 5}} for s in range(1, 7)}
+
+
+def shoectl(*args):
+    return subprocess.run([sys.executable, "-m", "host_tools", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_recall_status_and_verify_after_real_rounds(tmp_path):
+    rec = Recorder()
+    with VirtualTable(str(tmp_path / "flash"), on_event=rec) as t:
+        t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 4,
+                       "rounds": [{"seats": SEATS},
+                                  {"seats": SEATS, "faults": [{"kind": "forged", "at": 3}]}]})
+        port = "socket://127.0.0.1:%d" % t.board.host_port       # straight to the board
+        db = str(tmp_path / "audit.sqlite")
+        common = ["--port", port, "--demo-keys", "--db", db]
+        r = shoectl("rounds", *common, "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == [1, 2]
+        r = shoectl("rounds", *common, "--round", "1", "--json")
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout)
+        [result] = rec.of("round_result")
+        assert got["kind"] == "round_result"
+        assert got["record"]["seats"] == result["seats"]        # six seats, recalled whole
+        r = shoectl("rounds", *common, "--round", "2", "--json")
+        assert json.loads(r.stdout)["record"]["reason"] == "card_forged"
+        r = shoectl("rounds", *common, "--round", "99")
+        assert r.returncode == 1 and "99" in r.stderr
+        r = shoectl("status", *common)
+        assert r.returncode == 0 and "SIM-0001" in r.stdout
+        r = shoectl("verify", *common)
+        assert r.returncode == 0, r.stdout + r.stderr
