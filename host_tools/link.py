@@ -24,13 +24,13 @@ import time
 import serial
 
 from host_tools.errors import ShoeError
+from host_tools.provision_sim import DEMO_KEYS
 from shoe import attest
 from shoe.link.endpoint import Endpoint
 
-# The demo/test keys. They are host-side only (the firmware holds no key): `provision` writes
-# them into a board's state directory as shoe.json with "demo": true.
-DEMO_KEY = b"demo-shoe-key-not-for-production"
-DEMO_SUPERVISOR_KEY = b"demo-supervisor-key-not-for-prod"
+# The demo keys are host-side only (the firmware holds no key): host_tools.provision_sim writes
+# them into a virtual board's state directory (shoe.json, "demo": true).
+DEMO_KEY = DEMO_KEYS["shoe"]
 
 REASONS = {
     "version": "incompatible protocol version",
@@ -50,17 +50,6 @@ REASONS = {
 
 def _now_ms():
     return int(time.monotonic() * 1000)
-
-
-def provision(state_dir, shoe_id, key, supervisor_key=None, demo=False):
-    """Write a shoe's identity and keys into its flash/state directory (shoe.json)."""
-    from shoe.journal.config import save_config
-    os.makedirs(state_dir, exist_ok=True)
-    save_config(str(state_dir), shoe_id, key, supervisor_key, demo=demo)
-
-
-def provision_demo(state_dir, shoe_id="D3M0"):
-    provision(state_dir, shoe_id, DEMO_KEY, DEMO_SUPERVISOR_KEY, demo=True)
 
 
 class ShoeLink:

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe.journal import log
-from shoe.journal.config import ConfigError, load_config, save_config
 from shoe.journal.journal import Journal, JournalError
 from shoe.journal.outbox import Outbox
 from shoe.link.endpoint import Endpoint
@@ -187,21 +186,6 @@ def test_rounds_keep_at_least_the_last_hundred_and_survive_torn_writes(tmp_path)
     r.close()
     want = ("round_void", {"round": 251, "reason": "power_loss"})
     assert Journal(str(tmp_path)).round(251) == want
-
-
-def test_config_is_provisioned_not_built_in(tmp_path):
-    with pytest.raises(ConfigError) as e:
-        load_config(str(tmp_path))
-    assert e.value.reason == "no_key"
-    save_config(str(tmp_path), "3A7F", b"K" * 32, b"S" * 32)
-    c = load_config(str(tmp_path))
-    assert c == {"id": "3A7F", "key": b"K" * 32, "supervisor_key": b"S" * 32, "demo": False}
-    (tmp_path / "shoe.json").write_text("{not json")
-    with pytest.raises(ConfigError) as e:
-        load_config(str(tmp_path))
-    assert e.value.reason == "bad_config"
-    with pytest.raises(ConfigError):
-        save_config(str(tmp_path), "X", b"short")
 
 
 def test_exactly_once_across_two_hundred_power_cuts(tmp_path):
