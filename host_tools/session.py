@@ -115,7 +115,8 @@ class TableRunner:
                 return ev[0], ev[1]
 
     def command(self, kind, body, supervisor=False):
-        return self.link.command(kind, body, supervisor=supervisor)
+        # The same patience as for events: on a noisy line a reply may need retransmissions.
+        return self.link.command(kind, body, supervisor=supervisor, timeout=self.timeout)
 
     def status(self):
         return self.command("status", {})
