@@ -61,9 +61,10 @@ class Pin:
         if v is None:
             return self._value
         self._value = 1 if v else 0
-        if len(self.history) >= _HISTORY:
-            self.history.pop(0)
-        self.history.append(self._value)
+        h = self.history
+        if type(h) is list and len(h) >= _HISTORY:
+            h.pop(0)
+        h.append(self._value)
 
     __call__ = value
 
