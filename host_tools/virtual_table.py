@@ -46,7 +46,7 @@ class VirtualTable:
                 self.store = AuditStore(self.db)
             self.link = ShoeLink(self.proxy.url, DEMO_KEYS["shoe"],
                                  supervisor_key=DEMO_KEYS["supervisor"], reconnect_s=0.05,
-                                 audit=self.store)
+                                 audit=self.store, endpoint_options={"rto_ms": 100})
             self.link.open(timeout=15)
             self.port = ReaderPort(*self.board.reader_addr)
             world = World(self.port, card_key=DEMO_KEYS["card"])

@@ -25,6 +25,7 @@ from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
 _GC_THRESHOLD = 4096
+_RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
 _OUTBOX_MAX = 96          # ... as messages
@@ -95,7 +96,7 @@ class App:
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
-                             supervised=("ack_error",))
+                             supervised=("ack_error",), rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self.reads = 0
