@@ -215,7 +215,13 @@ class ShoeLink:
                     self._stop.wait(self.reconnect_s)
                     continue
             try:
-                data = self._port.read(4096)
+                # Wait (up to read_timeout) for the first byte only, then take what is there:
+                # read(4096) would sit out the whole timeout on every frame.
+                data = self._port.read(1)
+                if data:
+                    waiting = self._port.in_waiting
+                    if waiting:
+                        data += self._port.read(min(waiting, 4096))
                 now = _now_ms()
                 with self._lock:
                     msgs = self.ep.receive(data, now) if data else []
