@@ -47,12 +47,6 @@ def build(argv):
     return hw, host.port, reader_uart.port
 
 
-def _size(text):
-    text = text.lower()
-    mult = 1024 if text.endswith("k") else 1024 * 1024 if text.endswith("m") else 1
-    return int(text.rstrip("km")) * mult
-
-
 def _ballast(data_heap):
     """Leave `data_heap` contiguous bytes free: what a device with frozen firmware has."""
     if data_heap <= 0:
@@ -68,7 +62,7 @@ def _ballast(data_heap):
 
 def main():
     hw, host_port, reader_port = build(sys.argv)
-    ballast = _ballast(_size(_args(sys.argv)["--data-heap"]))
+    ballast = _ballast(int(_args(sys.argv)["--data-heap"]))  # bytes (host_tools/simboard.py)
     gc.collect()
     print("SHOE-SIM READY host=%d reader=%d data_heap_free=%d" % (
         host_port, reader_port, gc.mem_free()))
