@@ -5,13 +5,21 @@
     store.last_eseq(shoe_id)             # highest eseq held (the link resumes after it)
     store.events(shoe_id, kinds=None, since=0)   # [dict] in eseq order
     store.rounds(shoe_id, last=100)      # round_result / round_void events
-    store.verify(shoe_id, key)           # re-check every MAC and the whole chain -> report dict
+    store.verify(shoe_id, key)           # re-check every MAC, the chain, body = payload -> report
+    store.compare_live(shoe_id, eseq, head, acked)   # the store against the shoe's live chain
     store.export(fileobj, fmt="jsonl"|"csv", shoe_id=None, kinds=None)
 
 An event is keyed by (shoe id, eseq): a re-sent event is a no-op. `chain` per row: "ok" (prev
 equals the stored hash of eseq-1, or genesis for eseq 1), "broken" (it does not: something was
 removed or altered), "gap" (eseq-1 is not in the store). Bytes in bodies are stored as hex
 strings in the JSON column; the exact wire payload is kept so MACs can be re-verified any time.
+
+What the store shows comes from the signed payload, never from its own copy: `events()`,
+`rounds()` and `export()` decode kind and body from the stored payload (the `body` column is a
+readable copy only), and `verify()` reports every row whose copy differs from its payload
+(`body_mismatch`). Removed rows in the middle show as `gaps`; removed rows at the end cannot be
+seen from the store alone: `compare_live()` checks the store against the shoe's own last event
+number, chain head and acknowledged level (`shoectl verify --port`).
 """
 import csv
 import json
@@ -20,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+from shoe.link import codec
 from shoe.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
@@ -44,6 +53,19 @@ def _jsonable(x):
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
     return x
+
+
+def _signed(kind, body, payload):
+    """(kind, body) as the signed payload carries them (JSON-able); the stored copy when there
+    is no payload (a row stored without link metadata). A payload that does not decode gives
+    (None, None): `verify` reports it as a bad MAC."""
+    if payload is None:
+        return kind, body
+    try:
+        items = codec.decode(bytes(payload))
+        return items[0], _jsonable(items[1])
+    except (codec.CodecError, IndexError, TypeError, ValueError):
+        return None, None
 
 
 class AuditStore:
@@ -86,46 +108,77 @@ class AuditStore:
         return "new"
 
     def events(self, shoe=None, kinds=None, since=0):
-        q = "SELECT shoe, eseq, kind, body, chain, received FROM events WHERE eseq > ?"
+        q = "SELECT shoe, eseq, kind, body, chain, received, payload FROM events WHERE eseq > ?"
         args = [since]
         if shoe:
             q += " AND shoe=?"
             args.append(shoe)
-        if kinds:
-            q += " AND kind IN (%s)" % ",".join("?" * len(kinds))
-            args += list(kinds)
         q += " ORDER BY shoe, eseq"
         with self._lock:
             rows = self._db.execute(q, args).fetchall()
-        return [{"shoe": s, "eseq": e, "kind": k, "body": json.loads(b), "chain": c, "received": r}
-                for s, e, k, b, c, r in rows]
+        out = []
+        for s, e, k, b, c, r, p in rows:
+            k, body = _signed(k, json.loads(b), p)
+            if kinds and k not in kinds:     # the signed kind decides, not the column
+                continue
+            out.append({"shoe": s, "eseq": e, "kind": k, "body": body, "chain": c, "received": r})
+        return out
 
     def rounds(self, shoe=None, last=100):
         evs = self.events(shoe, kinds=("round_result", "round_void"))
         return evs[-last:] if last else evs
 
     def verify(self, shoe, key):
-        """Re-verify every stored event of `shoe`: MAC over the stored payload and the chain.
-        -> {"events", "bad_mac": [eseq], "broken": [eseq], "gaps": [eseq], "head": hex}"""
+        """Re-verify every stored event of `shoe`: MAC over the stored payload, the stored copy
+        (kind, body) against the payload, and the chain.
+        -> {"events", "bad_mac": [eseq], "body_mismatch": [eseq], "broken": [eseq],
+            "gaps": [eseq], "last": eseq, "head": hex}"""
         with self._lock:
-            rows = self._db.execute("SELECT eseq, payload, prev, hash FROM events WHERE shoe=? "
-                                    "ORDER BY eseq", (shoe,)).fetchall()
-        bad, broken, gaps = [], [], []
+            rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body FROM events "
+                                    "WHERE shoe=? ORDER BY eseq", (shoe,)).fetchall()
+        bad, broken, gaps, differ = [], [], [], []
         last_e, last_h = 0, GENESIS
-        for eseq, payload, prev, h in rows:
+        for eseq, payload, prev, h, kind, body in rows:
             try:
-                _, _, e2, p2, h2, _ = open_message(payload, key)
+                k2, b2, e2, p2, h2, _ = open_message(payload, key)
                 if e2 != eseq or p2 != prev or h2 != h:
                     bad.append(eseq)
-            except (LinkError, TypeError):
+                elif k2 != kind or _jsonable(b2) != json.loads(body):
+                    differ.append(eseq)
+            except (LinkError, TypeError, ValueError):
                 bad.append(eseq)
             if eseq != last_e + 1:
                 gaps.append(eseq)
             elif prev != last_h:
                 broken.append(eseq)
             last_e, last_h = eseq, h
-        return {"events": len(rows), "bad_mac": bad, "broken": broken, "gaps": gaps,
-                "head": last_h.hex() if last_h else None}
+        return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
+                "gaps": gaps, "last": last_e, "head": last_h.hex() if last_h else None}
+
+    def compare_live(self, shoe, eseq, head, acked):
+        """The store against what the shoe itself says (its `status`): `eseq` its last event
+        number, `head` its chain head (16 bytes), `acked` the highest event a host acknowledged
+        (stored). -> list of problems (text); empty when the store ends where the shoe does.
+        Rows removed at the end show here: the shoe acknowledged them, the store lacks them.
+        Call it once the link has delivered what the shoe still holds (last_eseq >= acked)."""
+        last = self.last_eseq(shoe)
+        problems = []
+        if last > eseq:
+            problems.append("the store holds events up to %d, the shoe has only sent %d"
+                            % (last, eseq))
+        elif last < acked:
+            problems.append("the store ends at event %d, but the shoe's events up to %d were "
+                            "acknowledged as stored: rows were removed at the end" % (last, acked))
+        elif last < eseq:
+            problems.append("the store ends at event %d, the shoe is at %d (not yet delivered)"
+                            % (last, eseq))
+        else:
+            with self._lock:
+                got = self._hash_of(shoe, eseq)
+            if eseq and got != bytes(head):
+                problems.append("the stored chain head at event %d differs from the shoe's"
+                                % eseq)
+        return problems
 
     def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
         evs = self.events(shoe, kinds)

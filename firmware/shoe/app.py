@@ -250,7 +250,9 @@ class App:
                   "firmware_sha256": self.firmware_sha, "mem_free": gc.mem_free(),
                   "reads": self.reads, "backlog": len(self._backlog), "faults": self.faults,
                   "backlog_dropped": self.dropped,
-                  "boot": self.journal.boot})
+                  "boot": self.journal.boot, "demo": self.cfg.get("demo", False)})
+        j = self.journal   # the live chain: the host's audit store must end here (verify)
+        t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}
         return t
 
     def attest(self, body):

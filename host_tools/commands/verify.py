@@ -9,9 +9,12 @@ HELP = "verify the shoe's firmware (challenge) and/or the audit store's MACs and
 DESCRIPTION = (
     "Firmware (--port): send a fresh random nonce; the shoe answers with a MAC over the nonce "
     "and the SHA-256 of every deployed firmware file; compare with the same computation over the "
-    "local firmware tree (--firmware, default: this checkout's firmware/shoe). Event log "
-    "(--shoe): re-check every stored event's MAC with the shoe key and the hash chain in the "
-    "audit store (--db). Exit code 1 on any mismatch.")
+    "local firmware tree (--firmware, default: this checkout's firmware/shoe); then (unless "
+    "--no-chain) compare the audit store (--db) with the shoe's live chain: its last event "
+    "number, chain head and the events it has seen acknowledged, so rows removed at the end of "
+    "the store are caught. Event log (--shoe, or the shoe met on --port): re-check every "
+    "stored event's MAC with the shoe key, that the stored body is the signed one, and the "
+    "hash chain. Exit code 1 on any mismatch.")
 
 
 def configure(p):
@@ -22,6 +25,8 @@ def configure(p):
                    "firmware/shoe)")
     p.add_argument("--shoe", help="verify the audit store's events of this shoe id")
     p.add_argument("--db", help="audit store (SQLite); default under the user's data dir")
+    p.add_argument("--no-chain", action="store_true",
+                   help="with --port: only the firmware challenge, not the store's chain")
     p.add_argument("--timeout", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
     keyfile.add_arguments(p)
@@ -29,36 +34,25 @@ def configure(p):
 
 def run(args):
     from host_tools import keys as keyfile
-    from host_tools.runtime import FIRMWARE
     if not args.port and not args.shoe:
         raise ShoeError("give --port (firmware challenge) and/or --shoe (audit store)")
     k = keyfile.load(args)
     failed = []
     report = {}
     if args.port:
-        from host_tools.link import ShoeLink, verify_attestation
-        roots = args.firmware or [str(FIRMWARE / "shoe")]
-        nonce = os.urandom(16)
-        with ShoeLink(args.port, k["shoe"]) as link:
-            link.open(timeout=args.timeout)
-            ans = link.command("attest", {"nonce": nonce}, timeout=args.timeout)
-        ok, local = verify_attestation(ans, k["shoe"], nonce, roots)
-        report["firmware"] = {"ok": ok, "files": ans.get("files"),
-                              "shoe_manifest": ans.get("manifest", b"").hex(),
-                              "local_manifest": local.hex()}
-        if not ok:
-            failed.append("firmware: the shoe's answer does not match %s" % ", ".join(roots))
-    if args.shoe:
+        failed += _live(args, k, report)
+    shoe = args.shoe or report.get("shoe_id")
+    if shoe:
         from host_tools.audit import AuditStore
         store = AuditStore(args.db)
         try:
-            rep = store.verify(args.shoe, k["shoe"])
+            rep = store.verify(shoe, k["shoe"])
         finally:
             store.close()
         report["events"] = rep
-        if not rep["events"]:
-            failed.append("events: none stored for shoe %s" % args.shoe)
-        for what in ("bad_mac", "broken", "gaps"):
+        if not rep["events"] and "chain" not in report:
+            failed.append("events: none stored for shoe %s" % shoe)
+        for what in ("bad_mac", "body_mismatch", "broken", "gaps"):
             if rep[what]:
                 failed.append("events: %s at eseq %s" % (what, rep[what][:10]))
     if args.json:
@@ -70,9 +64,61 @@ def run(args):
                 "VERIFIED" if f["ok"] else "MISMATCH", f["files"], f["shoe_manifest"][:16]))
         if "events" in report:
             e = report["events"]
-            print("events: %d stored, chain head %s, bad MACs %d, broken links %d, gaps %d" % (
-                e["events"], (e["head"] or "")[:16], len(e["bad_mac"]), len(e["broken"]),
-                len(e["gaps"])))
+            print("events: %d stored, chain head %s, bad MACs %d, edited bodies %d, broken "
+                  "links %d, gaps %d" % (e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
+                                         len(e["body_mismatch"]), len(e["broken"]),
+                                         len(e["gaps"])))
+        if "chain" in report:
+            c = report["chain"]
+            print("live chain: shoe at event %s (acknowledged %s), store at %s: %s" % (
+                c["shoe_eseq"], c["shoe_acked"], c["store_last"],
+                "MATCHES" if c["ok"] else "MISMATCH"))
     if failed:
         raise ShoeError("; ".join(failed))
     return 0
+
+
+def _live(args, k, report):
+    """Challenge the shoe's firmware and (unless --no-chain) compare the audit store with the
+    shoe's live chain. Fills `report`; returns the failures (text)."""
+    import time
+
+    from host_tools.audit import AuditStore
+    from host_tools.link import ShoeLink, verify_attestation
+    from host_tools.runtime import FIRMWARE
+    failed = []
+    roots = args.firmware or [str(FIRMWARE / "shoe")]
+    nonce = os.urandom(16)
+    store = None if args.no_chain else AuditStore(args.db)
+    try:
+        with ShoeLink(args.port, k["shoe"], audit=store) as link:
+            link.open(timeout=args.timeout)
+            ans = link.command("attest", {"nonce": nonce}, timeout=args.timeout)
+            if store is not None:
+                st = link.command("status", {}, timeout=args.timeout)
+                shoe, chain = link.shoe_id or st.get("shoe_id"), st.get("chain")
+                report["shoe_id"] = shoe
+                if not isinstance(chain, dict):
+                    raise ShoeError("the shoe's status carries no chain (older firmware?)")
+                # what the shoe still holds unacknowledged arrives now: wait for it
+                deadline = time.monotonic() + args.timeout
+                while (chain["acked"] <= store.last_eseq(shoe) < chain["eseq"]
+                       and time.monotonic() < deadline):
+                    time.sleep(0.05)
+                problems = store.compare_live(shoe, chain["eseq"], chain["head"],
+                                              chain["acked"])
+                report["chain"] = {"ok": not problems, "problems": problems,
+                                   "shoe_eseq": chain["eseq"], "shoe_acked": chain["acked"],
+                                   "shoe_head": bytes(chain["head"]).hex(),
+                                   "store_last": store.last_eseq(shoe)}
+                failed += ["chain: %s" % p for p in problems]
+    finally:
+        if store is not None:
+            store.close()
+    ok, local = verify_attestation(ans, k["shoe"], nonce, roots)
+    report["firmware"] = {"ok": ok, "files": ans.get("files"),
+                          "shoe_manifest": ans.get("manifest", b"").hex(),
+                          "local_manifest": local.hex()}
+    if not ok:
+        failed.append("firmware: the shoe's answer does not match %s" % ", ".join(roots))
+    return failed

@@ -17,12 +17,12 @@ def shoectl(*args):
 
 def test_recall_status_and_verify_after_real_rounds(tmp_path):
     rec = Recorder()
-    with VirtualTable(str(tmp_path / "flash"), on_event=rec) as t:
+    db = str(tmp_path / "audit.sqlite")       # the table system's audit store
+    with VirtualTable(str(tmp_path / "flash"), on_event=rec, db=db) as t:
         t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 4,
                        "rounds": [{"seats": SEATS},
                                   {"seats": SEATS, "faults": [{"kind": "forged", "at": 3}]}]})
         port = "socket://127.0.0.1:%d" % t.board.host_port       # straight to the board
-        db = str(tmp_path / "audit.sqlite")
         common = ["--port", port, "--demo-keys", "--db", db]
         r = shoectl("rounds", *common, "--json")
         assert r.returncode == 0, r.stderr
@@ -41,3 +41,13 @@ def test_recall_status_and_verify_after_real_rounds(tmp_path):
         assert r.returncode == 0 and "SIM-0001" in r.stdout
         r = shoectl("verify", *common)
         assert r.returncode == 0, r.stdout + r.stderr
+        assert "live chain" in r.stdout and "MATCHES" in r.stdout
+        # someone removes the last two rows of the store: the shoe's live chain catches it
+        import sqlite3
+        c = sqlite3.connect(db)
+        last = c.execute("SELECT MAX(eseq) FROM events").fetchone()[0]
+        c.execute("DELETE FROM events WHERE eseq > ?", (last - 2,))
+        c.commit()
+        c.close()
+        r = shoectl("verify", *common, "--timeout", "3")
+        assert r.returncode == 1 and "removed at the end" in r.stderr, r.stdout + r.stderr

@@ -1,0 +1,99 @@
+"""The audit store proves what it shows: every kind of tampering with the SQLite file is reported.
+
+Events travel from a shoe Endpoint (in memory) to a HostEndpoint and into an AuditStore, as on a
+real link; then the database is edited behind the store's back: a body, a payload, a middle row,
+the last rows. `verify` and `compare_live` (the shoe's own chain, as `shoectl verify --port` gets
+it from `status`) must name each one; reports show the signed body, not the edited copy."""
+import io
+import json
+
+import pytest
+
+from host_tools.audit import AuditStore
+from shoe.link.endpoint import Endpoint
+from shoe.link.host import HostEndpoint
+from shoe.link.store import MemoryStore
+
+KEY = b"k" * 32
+
+
+@pytest.fixture
+def filled(tmp_path):
+    """(store, shoe MemoryStore): six events stored, all acknowledged by the host."""
+    st = MemoryStore()
+    shoe = Endpoint("shoe", KEY, store=st, shoe_id="A1")
+    host = HostEndpoint(KEY, ack_every=1, ack_delay_ms=0)
+    a = AuditStore(tmp_path / "a.sqlite")
+    for i in range(6):
+        kind = "round_result" if i % 2 else "card"
+        shoe.send(kind, {"i": i, "payout": 10 * i, "raw": b"\x01\x02"})
+    for t in range(0, 1000, 10):
+        for kind, body, eseq, meta in host.receive(shoe.transmit(t), t):
+            if eseq:
+                assert a.store("A1", eseq, kind, body, meta) == "new"
+        shoe.receive(host.transmit(t), t)
+    assert a.last_eseq("A1") == 6 and st.outbox_first() == 7   # all acknowledged
+    yield a, st
+    a.close()
+
+
+def _live(a, st):
+    return a.compare_live("A1", st.eseq, st.chain, st.outbox_first() - 1)
+
+
+def test_an_untouched_store_verifies_and_matches_the_live_chain(filled):
+    a, st = filled
+    rep = a.verify("A1", KEY)
+    assert (rep["bad_mac"], rep["body_mismatch"], rep["broken"], rep["gaps"]) == ([],) * 4
+    assert rep["last"] == 6 and bytes.fromhex(rep["head"]) == st.chain
+    assert _live(a, st) == []
+
+
+def test_an_edited_body_is_reported_and_never_shown(filled):
+    a, st = filled
+    a._db.execute("UPDATE events SET body=? WHERE eseq=4",
+                  (json.dumps({"i": 3, "payout": 9999, "raw": "0102"}),))
+    a._db.execute("UPDATE events SET kind='card' WHERE eseq=2")
+    a._db.commit()
+    rep = a.verify("A1", KEY)
+    assert rep["body_mismatch"] == [2, 4] and rep["bad_mac"] == []
+    # what rounds and export show is the signed payload, not the edited copy
+    assert [r["body"]["payout"] for r in a.rounds("A1")] == [10, 30, 50]
+    out = io.StringIO()
+    a.export(out, "jsonl", "A1")
+    rows = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert rows[3]["body"]["payout"] == 30 and rows[1]["kind"] == "round_result"
+
+
+def test_an_edited_payload_is_reported(filled):
+    a, st = filled
+    p = a._db.execute("SELECT payload FROM events WHERE eseq=3").fetchone()[0]
+    forged = p.replace(b"payout\x14", b"payout\x15")     # 20 -> 21, MAC left as it was
+    assert forged != p
+    a._db.execute("UPDATE events SET payload=? WHERE eseq=3", (forged,))
+    a._db.commit()
+    assert a.verify("A1", KEY)["bad_mac"] == [3]
+
+
+def test_a_deleted_middle_row_is_reported(filled):
+    a, st = filled
+    a._db.execute("DELETE FROM events WHERE eseq=3")
+    a._db.commit()
+    assert a.verify("A1", KEY)["gaps"] == [4]
+
+
+def test_deleted_last_rows_are_caught_against_the_live_chain(filled):
+    a, st = filled
+    a._db.execute("DELETE FROM events WHERE eseq>=5")
+    a._db.commit()
+    rep = a.verify("A1", KEY)     # the store alone cannot see it ...
+    assert (rep["bad_mac"], rep["body_mismatch"], rep["broken"], rep["gaps"]) == ([],) * 4
+    [problem] = _live(a, st)       # ... the shoe's chain can
+    assert "removed at the end" in problem and "4" in problem and "6" in problem
+
+
+def test_a_store_ahead_of_the_shoe_or_on_another_chain_is_caught(filled):
+    a, st = filled
+    assert "only sent 5" in a.compare_live("A1", 5, st.chain, 5)[0]
+    assert "differs" in a.compare_live("A1", 6, b"\x00" * 16, 6)[0]
+    assert "not yet delivered" in a.compare_live("A1", 8, st.chain, 6)[0]
