@@ -39,4 +39,4 @@ def load(args):
         cfg = shoe_config.parse(doc)
     except shoe_config.ConfigError as e:
         raise ShoeError("key file %s: %s" % (path, e))
-    return dict(cfg["keys"], shoe_id=cfg["shoe_id"], demo=bool(doc.get("demo")))
+    return dict(cfg["keys"], shoe_id=cfg["shoe_id"], demo=bool(doc.get("demo")) or cfg["demo"])

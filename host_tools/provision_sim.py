@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-DEMO_KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+from shoe.config import DEMO_KEYS  # noqa: F401 (the published demo keys live with the loader)
 DEMO_SHOE_ID = "SIM-0001"
 
 

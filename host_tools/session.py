@@ -291,10 +291,12 @@ class TableRunner:
         cfg = {"game": script["game"], "procedure": script.get("procedure", "manual-shoe"),
                "paytable": script.get("paytable") or _default_paytable(script["game"])}
         for k in ("rules", "offered", "stub_every", "two_deck", "represent_max", "jam_timeout_s",
-                  "shuffle_check"):
+                  "shuffle_check", "double_reads"):
             if k in script:
                 cfg[k] = script[k]
-        self.command("configure", cfg)
+        # the table system holds the supervisor key: pay table, stub_every, ... need it
+        sup = bool(getattr(self.link, "supervisor_key", None))
+        self.command("configure_supervised" if sup else "configure", cfg, supervisor=sup)
         two = bool(script.get("two_deck"))
         backs = ("R", "B")
 

@@ -31,6 +31,10 @@ _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
 _OUTBOX_MAX = 96          # ... as messages
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
+# command kinds the link accepts only under the supervisor key, and the table's own names for
+# them, which the host may not use directly (they would bypass the supervisor key)
+_SUPERVISED = ("ack_error", "configure_supervised")
+_INTERNAL = ("ack",)
 
 
 class Hardware:
@@ -96,7 +100,7 @@ class App:
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
-                             supervised=("ack_error",), rto_ms=_RTO_MS)
+                             supervised=_SUPERVISED, rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self.reads = 0
@@ -105,6 +109,16 @@ class App:
         self._last_card = None
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
+        self._reader_policy()
+
+    def _reader_policy(self):
+        """The reader drops a repeated code only where a repeat cannot hide a cloned card: with
+        a card-exit beam, or when the configuration says this reader double-reads. Otherwise
+        a second read of a card reaches the table (a duplicate: the round is void)."""
+        r = self.hw.reader
+        if hasattr(r, "dedup"):
+            cfg = self.table.cfg or {}
+            r.dedup = self.hw.beam is not None or bool(cfg.get("double_reads"))
 
     # ---- events -------------------------------------------------------------------------
     def _flush_table(self):
@@ -221,12 +235,17 @@ class App:
                 reply = self.status()
             elif kind == "ack_error":     # the link checked the supervisor's key
                 reply = self.table.command("ack", body, now)
+            elif kind in _INTERNAL:
+                reply = {"ok": False, "reason": "bad_command",
+                         "message": "%s: unknown command (acknowledge with ack_error)" % kind}
             elif kind == "recall":
                 reply = self.recall(body)
             elif kind == "attest":
                 reply = self.attest(body)
             else:
                 reply = self.table.command(kind, body, now)
+                if kind[:9] == "configure":
+                    self._reader_policy()
         except ValueError as e:   # CommandError, EngineError, ConfigError: all carry a reason
             reply = {"ok": False, "reason": getattr(e, "reason", "bad_command"), "message": str(e)}
         self._flush_table()

@@ -5,14 +5,26 @@
      "keys": {"shoe": "<hex>", "supervisor": "<hex>", "card": "<hex>"}}
 
 `shoe` authenticates host commands and signs events, `supervisor` authorises acknowledging a
-latched irregularity, `card` verifies card codes. `shoectl provision` writes this file; the
-virtual board gets demo keys on first start (and says so). A missing or bad file leaves the shoe
-unprovisioned: it reports that and accepts no command.
+latched irregularity and security-relevant configuration, `card` verifies card codes.
+`shoectl provision` writes this file; the virtual board gets demo keys on first start (and says
+so). A missing or bad file leaves the shoe unprovisioned: it reports that and accepts no command.
+
+Keys are 16..64 bytes (`check_key`, shared by this loader and `shoectl provision`). The one
+exception is the card key of interfaces.md section 1, the ASCII bytes `demo-card-key` (13
+bytes), which printed demo decks carry: it is accepted as the card key only, and like every
+published demo key (DEMO_KEYS) it marks the shoe as running on demo keys (`demo: true` in
+`status`; never on a casino floor). Card codes are 8 hex digits of HMAC anyway: the card key
+protects less than the link keys, which have no short exception.
 """
 import json
 
 FILE = "shoe.json"
 KEY_NAMES = ("shoe", "supervisor", "card")
+KEY_MIN = 16
+KEY_MAX = 64
+# the published demo keys (virtual board, interfaces.md): never secret, only recognised
+DEMO_KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+             "card": b"demo-card-key"}
 
 
 class ConfigError(ValueError):
@@ -21,16 +33,31 @@ class ConfigError(ValueError):
         self.reason = reason
 
 
+def check_key(what, key):
+    """Raise ConfigError unless `key` (bytes) may serve as key `what`."""
+    if KEY_MIN <= len(key) <= KEY_MAX or (what == "card" and key == DEMO_KEYS["card"]):
+        return key
+    raise ConfigError("key %s must be %d..%d bytes" % (what, KEY_MIN, KEY_MAX), "bad_config")
+
+
+def is_demo(keys):
+    """True if any of `keys` ({name: bytes}) is a published demo key."""
+    for k in KEY_NAMES:
+        if keys.get(k) == DEMO_KEYS[k]:
+            return True
+    return False
+
+
 def _unhex(text, what):
-    if not isinstance(text, str) or len(text) % 2 or len(text) < 16:
-        raise ConfigError("key %s must be hex, at least 8 bytes" % what, "bad_config")
+    if not isinstance(text, str) or len(text) % 2:
+        raise ConfigError("key %s must be hex" % what, "bad_config")
     out = bytearray(len(text) // 2)
     for i in range(len(out)):
         try:
             out[i] = int(text[2 * i : 2 * i + 2], 16)
         except ValueError:
             raise ConfigError("key %s is not hex" % what, "bad_config")
-    return bytes(out)
+    return check_key(what, bytes(out))
 
 
 def path(state_dir):
@@ -38,7 +65,8 @@ def path(state_dir):
 
 
 def parse(doc):
-    """A parsed JSON document -> {"shoe_id": str, "keys": {name: bytes}}; raises ConfigError."""
+    """A parsed JSON document -> {"shoe_id": str, "keys": {name: bytes}, "demo": bool};
+    raises ConfigError."""
     if not isinstance(doc, dict) or doc.get("version") != 1:
         raise ConfigError("config version must be 1", "bad_config")
     sid = doc.get("shoe_id")
@@ -50,7 +78,7 @@ def parse(doc):
     out = {}
     for k in KEY_NAMES:
         out[k] = _unhex(keys.get(k), k)
-    return {"shoe_id": sid, "keys": out}
+    return {"shoe_id": sid, "keys": out, "demo": is_demo(out)}
 
 
 def load(state_dir):

@@ -90,7 +90,7 @@ class Table:
         self.phase = None  # last phase reported
         self.out = []
         if config is not None:
-            self.command("configure", config, 0)
+            self.command("configure_supervised", config, 0)
 
     @property
     def engine(self):
@@ -186,19 +186,46 @@ class Table:
         if self.rnd is not None:
             raise CommandError("%s: round %d is open" % (what, self.rnd["n"]), "round_open")
 
-    def _configure(self, body, now):
+    def _configure(self, body, now, supervised=False):
         self._need_idle("configure")
         if self.ledger.p_kind is not None:
             raise CommandError("configure: a deck check is running", "pass_open")
         cfg = setup.configure(body)
+        pt = cfg["paytable"]
+        if not isinstance(pt, str):     # an inline table: named by its content in replies
+            from shoe.games import paytable
+
+            cfg["paytable_sha256"] = paytable.digest(pt)
+            if "offered" not in body:    # the default: what the pay table offers
+                cfg["offered"] = [w for w in cfg["offered"] if w in pt]
         try:
             self.engine.evaluate_round(_probe(cfg))
-        except Exception as e:  # EngineError; anything else from the engine is refused too
+        except Exception as e:  # EngineError, PaytableError; anything else is refused too
             raise CommandError("configure: %s" % e, getattr(e, "reason", "bad_field"))
+        weaker = [] if supervised else setup.guarded(self.cfg, cfg)
+        if weaker:
+            raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
+                               % ", ".join(weaker), "needs_supervisor")
         if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
             self.ledger.set_two_deck(cfg["two_deck"])
         self.cfg = cfg
-        return {"ok": True, "config": cfg}
+        return {"ok": True, "config": self.config_summary()}
+
+    def _configure_supervised(self, body, now):
+        """configure with the supervisor's authority (the link checked the supervisor key)."""
+        return self._configure(body, now, True)
+
+    def config_summary(self):
+        """The configuration as replies carry it: an inline pay table by its name and digest
+        (`paytable_sha256`; None for a preset, named by its name), never the whole document
+        (one frame)."""
+        cfg = self.cfg
+        if cfg is None or isinstance(cfg["paytable"], str):
+            return cfg
+        out = dict(cfg)
+        out["paytable"] = cfg["paytable"].get("name") or "inline"
+        out["paytable_inline"] = True
+        return out
 
     def _load_deck(self, body, now):
         if self.cfg is None:
@@ -333,7 +360,8 @@ class Table:
                               "status": ("empty", "checking", "ready", "out")[d[2]],
                               "age_s": now - d[3]})
         rnd = self.rnd
-        st = {"ok": True, "phase": self.current_phase(), "config": self.cfg, "decks": decks,
+        st = {"ok": True, "phase": self.current_phase(), "config": self.config_summary(),
+              "decks": decks,
               "latched": list(self.latched), "rounds": self.n_round, "next_slot": lg.next}
         if rnd is not None:
             t = self.tracker.next_target()
@@ -599,7 +627,8 @@ class Table:
 
 
 _COMMANDS = {
-    "configure": Table._configure, "load_deck": Table._load_deck,
+    "configure": Table._configure, "configure_supervised": Table._configure_supervised,
+    "load_deck": Table._load_deck,
     "open_round": Table._open_round, "decisions": Table._decisions, "ack": Table._ack,
     "status": Table._status, "close_round": Table._close_round, "void_round": Table._void_round,
 }

@@ -269,11 +269,14 @@ def test_pay_table_must_pay_every_offered_wager():
            "four_card_bonus": {"four_of_a_kind": 100, "two_pair": 2}, "payout_limit": None}
     doc = json.loads(json.dumps(doc))
     t = Table(engine=real())
-    with pytest.raises(CommandError) as e:
-        t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0)
+    with pytest.raises(CommandError) as e:      # offering a wager the table does not pay
+        t.command("configure_supervised", {"game": FCF, "procedure": "hand", "paytable": doc,
+                                           "offered": ["prime", "all_six"]}, 0)
     assert e.value.reason == "wager_not_offered"
-    t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
-                            "offered": ["prime", "four_card_bonus"]}, 0)
+    # without `offered`, the table offers what its pay table pays
+    rep = t.command("configure_supervised", {"game": FCF, "procedure": "hand",
+                                             "paytable": doc}, 0)
+    assert rep["config"]["offered"] == ["prime", "four_card_bonus"]
 
 
 def test_malformed_reads_are_refused_and_change_nothing():

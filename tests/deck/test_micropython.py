@@ -47,7 +47,8 @@ def on_device(steps, which, heap):
 @pytest.mark.parametrize("game,proc,two", [(FCF, "automated-shoe", True), (HCF, "hand", False)])
 def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
     steps = [list(s) for s in script(game, proc, two)]
-    dev, dstate, mem = on_device(steps, "fake", "128k")
+    # 144k: the harness holds the whole ~8 KB script as text and JSON besides the table
+    dev, dstate, mem = on_device(steps, "fake", "144k")
     ref, rstate = cpython(json.loads(json.dumps(steps)), fake_engine)
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))

@@ -229,7 +229,9 @@ def test_bad_keys_are_rejected_without_showing_them(tmp_path):
     secret = "zz" * 32
     for env, text in [({}, "missing key 'shoe'"),
                       ({"SHOE_KEY_SHOE": secret, "SHOE_KEY_SUPERVISOR": "22" * 32,
-                        "SHOE_KEY_CARD": "33" * 32}, "must be 16..64 bytes in hex")]:
+                        "SHOE_KEY_CARD": "33" * 32}, "must be hex"),
+                      ({"SHOE_KEY_SHOE": "11" * 8, "SHOE_KEY_SUPERVISOR": "22" * 32,
+                        "SHOE_KEY_CARD": "33" * 32}, "must be 16..64 bytes")]:
         with pytest.raises(ShoeError) as e:
             dp.load_keys(None, environ=env)
         assert text in str(e.value) and secret not in str(e.value)

@@ -6,7 +6,10 @@ import sys
 from host_tools.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
-SCRIPT = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "rounds": [
+# double_reads: this reader is known to double-read (no beam on the virtual board), so the shoe
+# de-duplicates and reports double reads instead of voiding the round (docs/irregularities.md)
+SCRIPT = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "double_reads": True,
+          "rounds": [
     {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}, "2": {"wagers": {"ante": 10, "odds": 10}}},
      "faults": [{"at": 2, "kind": "no-read"}, {"at": 5, "kind": "misread"},
                 {"at": 8, "kind": "double-read"}]},

@@ -74,9 +74,12 @@ def test_recoverable_faults_change_nothing(tmp_path, fault):
     for faults in ([], [fault]):
         rec = Recorder()
         with VirtualTable(str(tmp_path / ("s%d" % len(results))), on_event=rec) as t:
+            # a double read is recoverable where the reader is declared to double-read (no
+            # beam here); otherwise it voids the round (tests/security/test_double_reads.py)
             outcomes = t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                      "seed": 5, "rounds": [{"deck": deck(5), "seats": SEATS,
-                                                             "faults": faults}]})
+                                      "seed": 5, "double_reads": fault["kind"] == "double-read",
+                                      "rounds": [{"deck": deck(5), "seats": SEATS,
+                                                  "faults": faults}]})
         assert [o[1] for o in outcomes] == ["round_result"]
         cards = [(c["round"], c["position"]) for c in rec.of("card")]
         assert len(cards) == len(set(cards)) == 21       # every card reported exactly once

@@ -2,6 +2,12 @@
 
 Both functions return a normalised copy or raise SetupError(message, reason) with a reason code
 of shoe.reasons; they never change anything. Field meanings: docs/round-lifecycle.md.
+
+`guarded(old, new)` names the security-relevant settings a configure changes in the weaker
+direction: a pay table other than the current one (its payout limit is part of it), a larger
+`stub_every`, the shuffle check or two-deck alternation turned off, `double_reads` turned on.
+The table accepts those only from the supervisor (command `configure_supervised`). Before the
+first configuration (or for another game) the comparison is with the defaults.
 """
 
 FCF = "four-card-frenzy"
@@ -36,7 +42,7 @@ def _num(body, key, default):
 
 _KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two_deck",
          "represent_max", "jam_timeout_s", "deck_age_hand_s", "deck_age_shoe_s",
-         "shuffle_check")
+         "shuffle_check", "double_reads")
 
 
 def configure(body):
@@ -74,18 +80,46 @@ def configure(body):
                 w, game, ", ".join(OPTIONAL[game])), "bad_field")
     two = body.get("two_deck", False)
     check = body.get("shuffle_check", True)
-    if not isinstance(two, bool) or not isinstance(check, bool):
-        raise SetupError("two_deck and shuffle_check must be true or false", "bad_field")
+    dbl = body.get("double_reads", False)
+    if not isinstance(two, bool) or not isinstance(check, bool) or not isinstance(dbl, bool):
+        raise SetupError("two_deck, shuffle_check and double_reads must be true or false",
+                         "bad_field")
     return {
         "game": game, "procedure": proc, "paytable": pt, "rules": dict(rules),
         "offered": [w for w in OPTIONAL[game] if w in offered],
         "stub_every": _int(body, "stub_every", 1, 1, 5), "two_deck": two,
-        "shuffle_check": check,
+        "shuffle_check": check, "double_reads": dbl, "paytable_sha256": None,
         "represent_max": _int(body, "represent_max", 2, 0, 9),
         "jam_timeout_s": _num(body, "jam_timeout_s", 60),
         "deck_age_hand_s": _num(body, "deck_age_hand_s", 4 * 3600),
         "deck_age_shoe_s": _num(body, "deck_age_shoe_s", 8 * 3600),
     }
+
+
+def _table_id(cfg):
+    """A preset by its name, an inline table by its digest (set by the table at configure)."""
+    pt = cfg["paytable"]
+    return pt if isinstance(pt, str) else cfg.get("paytable_sha256")
+
+
+def guarded(old, new):
+    """The security-relevant fields `new` weakens against `old` (None or another game: the
+    defaults), in a list (empty: the table key will do)."""
+    if old is None or old["game"] != new["game"]:
+        old = {"paytable": DEFAULT_PAYTABLE[new["game"]], "stub_every": 1,
+               "shuffle_check": True, "two_deck": False, "double_reads": False}
+    out = []
+    if _table_id(new) != _table_id(old):
+        out.append("paytable")
+    if new["stub_every"] > old["stub_every"]:
+        out.append("stub_every")
+    if old["shuffle_check"] and not new["shuffle_check"]:
+        out.append("shuffle_check")
+    if old["two_deck"] and not new["two_deck"]:
+        out.append("two_deck")
+    if new["double_reads"] and not old.get("double_reads", False):
+        out.append("double_reads")
+    return out
 
 
 def _seat_no(key):

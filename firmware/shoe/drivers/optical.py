@@ -5,9 +5,14 @@ The module is triggered by the card passing the read window and sends one line p
     3A7FRAs1d52a21b\r\n      a decoded code (interfaces.md section 1)
     NOREAD\r\n               the trigger fired but no code was decoded (configurable text)
 
-Some modules report one card twice (a "double read"). The driver drops a line identical to the
-previous one when it arrives within `dedup_ms` of it: one card, one read. A genuine second card
-with the same code cannot physically follow that fast; the deck ledger catches it as a duplicate.
+Some modules report one card twice (a "double read"). With `dedup` on, the driver drops a line
+identical to the previous one when it arrives within `dedup_ms` of the first read of that code
+(the window does not slide with dropped repeats: a code repeated every 200 ms passes again after
+`dedup_ms`): one card, one read, counted in `double_reads`. A cloned card read within the window
+is dropped the same way, so the app turns `dedup` on only where that cannot hide a clone: with
+a card-exit beam (a clone breaks the beam without a read), or where the table's configuration
+says this reader double-reads (docs/irregularities.md, "Double reads and cloned cards"). With
+`dedup` off every line is a read: the deck ledger sees the second read as a duplicate card.
 
     reader = OpticalReader(uart)            # uart: machine.UART or anything with readinto()/write()
     kind, data = await reader.read()        # ("card", b"3A7FRAs1d52a21b") or ("noread", b"")
@@ -30,6 +35,7 @@ class OpticalReader:
                  ticks_ms=time.ticks_ms, ticks_diff=time.ticks_diff):
         self._uart = uart
         self.dedup_ms = dedup_ms
+        self.dedup = True    # set by the app (App._reader_policy)
         self.noread = noread
         self._poll_ms = poll_ms
         self._ticks_ms = ticks_ms
@@ -93,10 +99,9 @@ class OpticalReader:
             self.garbled += 1
             return "garbled", bytes(line)
         now = self._ticks_ms()
-        if n == self._last_len and line == memoryview(self._last)[:n] and \
+        if self.dedup and n == self._last_len and line == memoryview(self._last)[:n] and \
                 self._ticks_diff(now, self._last_t) < self.dedup_ms:
-            self.double_reads += 1
-            self._last_t = now
+            self.double_reads += 1     # the window stays where the first read opened it
             return None
         self._last[:n] = line
         self._last_len = n

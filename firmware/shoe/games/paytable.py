@@ -11,6 +11,10 @@ of 1/10000 (1.5 -> 15000), so money never touches a float:
 More than four decimal places, a negative or non-numeric value, an unknown key or category, or
 the wrong game raises PaytableError (reason "paytable") naming the field.
 
+`digest(doc)` names a document by content (hex SHA-256 of a canonical form: keys sorted, every
+number as fixed-point odds), the same on the shoe and on the host: `status` reports an inline
+table by its name and this digest instead of the whole document (one frame).
+
 A Table has .name .game .example .payout_limit (None or int) .illustrative (section names) and
 .sections: section name -> {category id (HCF: length "3".."7") -> fixed-point odds}; the FCF
 Odds wager is split into sections "odds.win" and "odds.bad_beat"; HCF "progressive" maps a
@@ -110,3 +114,41 @@ def preset(name):
     if "presets" in shoe.games.__dict__:
         delattr(shoe.games, "presets")
     return doc
+
+
+def digest(doc):
+    """Hex SHA-256 of a pay table document (a dict) in canonical form: dict keys sorted, every
+    number as fixed-point odds (5 and 5.0 are the same). Equal on the shoe and the host."""
+    import hashlib
+
+    from shoe.crypto import hexlify
+
+    h = hashlib.sha256()
+    _canon(h, doc)
+    return hexlify(h.digest())
+
+
+def _canon(h, x):
+    if isinstance(x, dict):
+        h.update(b"{")
+        for k in sorted(x):
+            _canon(h, k)
+            _canon(h, x[k])
+        h.update(b"}")
+    elif isinstance(x, (list, tuple)):
+        h.update(b"[")
+        for v in x:
+            _canon(h, v)
+        h.update(b"]")
+    elif isinstance(x, str):
+        b = x.encode()
+        h.update(b"s%d:" % len(b))
+        h.update(b)
+    elif x is None or isinstance(x, bool):
+        h.update(b"n" if x is None else (b"t" if x else b"f"))
+    elif isinstance(x, int):
+        h.update(b"x%d;" % (x * ONE))
+    elif isinstance(x, float):
+        h.update(b"x%d;" % round(x * ONE))
+    else:
+        h.update(b"?")
