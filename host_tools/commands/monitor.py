@@ -19,7 +19,19 @@ DESCRIPTION = (
     "each seat and the dealer, results and latched errors. Every event is stored exactly once in "
     "the SQLite audit store (--db; default under the user's data dir) after its MAC and the hash "
     "chain are checked, and every round result is re-evaluated from its raw cards with the "
-    "engine: any disagreement is flagged. Stops on Ctrl-C, or after --seconds / --count.")
+    "engine: any disagreement is flagged. A shoe configured with an inline pay table reports it "
+    "by name and SHA-256 only: give the document with --paytable FILE (its digest must match) "
+    "to re-evaluate against it. Stops on Ctrl-C, or after --seconds / --count.")
+
+
+def _table(config, inline):
+    """The pay table to re-evaluate with: the preset name, or the --paytable document when its
+    digest is the one the shoe reports (else the name, which then fails to re-evaluate)."""
+    if config.get("paytable_inline") and inline is not None:
+        from shoe.games.paytable import digest
+        if digest(inline) == config.get("paytable_sha256"):
+            return inline
+    return config.get("paytable")
 
 
 def configure(p):
@@ -30,6 +42,8 @@ def configure(p):
     p.add_argument("--json", action="store_true", help="one JSON line per event instead of a live table")
     p.add_argument("--seconds", type=float, help="stop after this many seconds")
     p.add_argument("--count", type=int, help="stop after this many events")
+    p.add_argument("--paytable", metavar="FILE",
+                   help="the inline pay table the shoe is configured with (JSON document)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the shoe to answer (default 10)")
 
@@ -113,6 +127,10 @@ def run(args):
     view = TableView()
     seen = 0
     deadline = time.monotonic() + args.seconds if args.seconds else None
+    inline = None
+    if args.paytable:
+        with open(args.paytable) as f:
+            inline = json.load(f)
     link = ShoeLink(args.port, k["shoe"], supervisor_key=k["supervisor"], audit=store)
     live = None
     try:
@@ -130,7 +148,7 @@ def run(args):
             kind, body = decode(ev[0], ev[1])
             seen += 1
             if kind == "round_result":
-                problems = disagreements(body, body.get("paytable") or config.get("paytable"),
+                problems = disagreements(body, body.get("paytable") or _table(config, inline),
                                          body.get("rules", config.get("rules")))
                 if problems:
                     body = dict(body, disagreement=problems)
