@@ -40,6 +40,13 @@ def run(args):
     print("shoe %s  board %s  firmware %s  boot %s%s" % (
         st.get("shoe_id", stats["shoe_id"]), st.get("board", "?"), st.get("firmware", "?"),
         st.get("boot", "?"), "" if st.get("provisioned", True) else "  (NOT PROVISIONED)"))
+    if st.get("demo"):
+        print("demo: true  (published demo keys: never on a casino floor)")
+    cfg = st.get("config")
+    if cfg:
+        print("%s, pay table %s%s" % (cfg.get("game"), cfg.get("paytable"), (
+            " (inline, sha256 %s)" % str(cfg.get("paytable_sha256"))[:16])
+            if cfg.get("paytable_inline") else ""))
     print("phase %s  rounds %s  mem_free %s" % (st.get("phase", "?"), st.get("rounds", "?"),
                                                st.get("mem_free", "?")))
     for d in st.get("decks") or []:
