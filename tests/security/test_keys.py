@@ -1,0 +1,45 @@
+"""Keys are 16..64 bytes on the shoe (shoe.json loader) and in `shoectl provision` alike; the
+only short key is the interfaces.md demo card key, accepted as the card key so a board can read
+the demo deck, and it marks the shoe as running on demo keys."""
+import pytest
+
+from host_tools import deploy as dp
+from host_tools.errors import ShoeError
+from shoe import config
+
+DEMO_CARD = b"demo-card-key".hex()
+
+
+def env(**keys):
+    base = {"SHOE_KEY_SHOE": "11" * 16, "SHOE_KEY_SUPERVISOR": "22" * 16,
+            "SHOE_KEY_CARD": "33" * 16}
+    base.update({"SHOE_KEY_" + k.upper(): v for k, v in keys.items()})
+    return base
+
+
+def test_provision_and_the_loader_agree_on_every_key():
+    for keys, ok in [({}, True), ({"card": DEMO_CARD}, True), ({"card": "33" * 8}, False),
+                     ({"shoe": "11" * 15}, False), ({"supervisor": DEMO_CARD}, False),
+                     ({"shoe": DEMO_CARD}, False), ({"card": "33" * 65}, False)]:
+        doc = {"version": 1, "shoe_id": "T1", "keys": {k[9:].lower(): v for k, v in
+                                                       env(**keys).items()}}
+        try:
+            config.parse(doc)
+            shoe_ok = True
+        except config.ConfigError:
+            shoe_ok = False
+        try:
+            dp.load_keys(None, environ=env(**keys))
+            host_ok = True
+        except ShoeError as e:
+            host_ok = False
+            assert "16..64" in str(e)
+        assert (shoe_ok, host_ok) == (ok, ok), keys
+
+
+def test_the_demo_card_key_provisions_and_says_demo():
+    keys = dp.load_keys(None, environ=env(card=DEMO_CARD))
+    cfg = config.parse({"version": 1, "shoe_id": "T1", "keys": keys})
+    assert cfg["keys"]["card"] == b"demo-card-key" and cfg["demo"] is True
+    with pytest.raises(ShoeError):
+        dp.load_keys(None, environ=env(card="zz" * 16))
