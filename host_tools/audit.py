@@ -155,17 +155,24 @@ class AuditStore:
         return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
                 "gaps": gaps, "last": last_e, "head": last_h.hex() if last_h else None}
 
-    def compare_live(self, shoe, eseq, head, acked):
+    def compare_live(self, shoe, eseq, head, acked, before=None):
         """The store against what the shoe itself says (its `status`): `eseq` its last event
         number, `head` its chain head (16 bytes), `acked` the highest event a host acknowledged
         (stored). -> list of problems (text); empty when the store ends where the shoe does.
         Rows removed at the end show here: the shoe acknowledged them, the store lacks them.
-        Call it once the link has delivered what the shoe still holds (last_eseq >= acked)."""
-        last = self.last_eseq(shoe)
+        Rows above `eseq` received at or after `before` (time.time(): when the status was asked
+        for) are events the shoe sent since, not a problem. Call it once the link has delivered
+        what the shoe still held (the store reaches `eseq`)."""
+        with self._lock:
+            last = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq<=?",
+                                    (shoe, eseq)).fetchone()[0] or 0
+            ahead = self._db.execute(
+                "SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq>? AND received<?",
+                (shoe, eseq, before if before is not None else float("inf"))).fetchone()[0]
         problems = []
-        if last > eseq:
+        if ahead:
             problems.append("the store holds events up to %d, the shoe has only sent %d"
-                            % (last, eseq))
+                            % (ahead, eseq))
         elif last < acked:
             problems.append("the store ends at event %d, but the shoe's events up to %d were "
                             "acknowledged as stored: rows were removed at the end" % (last, acked))

@@ -95,6 +95,7 @@ def _live(args, k, report):
             link.open(timeout=args.timeout)
             ans = link.command("attest", {"nonce": nonce}, timeout=args.timeout)
             if store is not None:
+                asked = time.time()
                 st = link.command("status", {}, timeout=args.timeout)
                 shoe, chain = link.shoe_id or st.get("shoe_id"), st.get("chain")
                 report["shoe_id"] = shoe
@@ -106,7 +107,7 @@ def _live(args, k, report):
                        and time.monotonic() < deadline):
                     time.sleep(0.05)
                 problems = store.compare_live(shoe, chain["eseq"], chain["head"],
-                                              chain["acked"])
+                                              chain["acked"], before=asked)
                 report["chain"] = {"ok": not problems, "problems": problems,
                                    "shoe_eseq": chain["eseq"], "shoe_acked": chain["acked"],
                                    "shoe_head": bytes(chain["head"]).hex(),

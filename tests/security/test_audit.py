@@ -97,3 +97,13 @@ def test_a_store_ahead_of_the_shoe_or_on_another_chain_is_caught(filled):
     assert "only sent 5" in a.compare_live("A1", 5, st.chain, 5)[0]
     assert "differs" in a.compare_live("A1", 6, b"\x00" * 16, 6)[0]
     assert "not yet delivered" in a.compare_live("A1", 8, st.chain, 6)[0]
+
+
+def test_events_arriving_after_the_status_are_not_a_problem(filled):
+    import time
+    a, st = filled
+    asked = time.time() + 3600      # all six rows arrived "before" the status was asked for
+    assert "only sent 5" in a.compare_live("A1", 5, st.chain, 5, before=asked)[0]
+    asked = 0.0                     # ... or all after it: the shoe sent them since
+    e5 = a._db.execute("SELECT hash FROM events WHERE eseq=5").fetchone()[0]
+    assert a.compare_live("A1", 5, e5, 5, before=asked) == []
