@@ -11,8 +11,8 @@ BOARDS = ["pico", "esp32"]
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_main_builds_hardware(board, tmp_path):
-    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board], heap="128k",
-                  args=[board, str(tmp_path)])
+    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD],
+                  heap="128k", args=[board, str(tmp_path)])
     last = out.strip().splitlines()[-1]  # (json_lines would choke on "[shoe] ..." log lines)
     assert json.loads(last) == {"board": board, "reader": "RFIDReader", "ok": True}
     assert "[shoe] safe mode: the app crashed 3 boots in a row" in out
@@ -41,13 +41,34 @@ def test_pins_not_reused():
         assert len(pins) == len(set(pins)), board
 
 
-def test_manifests_name_the_firmware_package():
+def test_manifests_name_the_firmware_files():
+    """Only firmware ships: one explicit list (manifest_common.py), used by the freeze, deploy and
+    the virtual board; every module under firmware/shoe is in it or in HOST_ONLY."""
+    from host_tools.build import shipped_files
+    from host_tools.runtime import FIRMWARE
+
+    shipped, host_only = shipped_files()
+    every = {p.relative_to(FIRMWARE).as_posix() for p in (FIRMWARE / "shoe").rglob("*.py")}
+    assert set(shipped) | set(host_only) == every, every ^ (set(shipped) | set(host_only))
+    assert not set(shipped) & set(host_only)
+    for name in ("games/naive.py", "games/fcfhost.py", "link/host.py", "games/evalrun.py",
+                 "games/unpacking.py", "_cpython_compat.py"):
+        assert "shoe/" + name in host_only
+    assert "shoe/app.py" in shipped and "shoe/drivers/hwbuild.py" in shipped
     common = (BOARD / "manifest_common.py").read_text()
-    assert 'package("shoe", base_path="../firmware"' in common
-    assert (BOARD.parent / "firmware" / "shoe" / "__init__.py").is_file()
+    assert 'module(_path, base_path="../firmware", opt=1)' in common and "package(" not in common
     for board in BOARDS:
         m = (BOARD / board / "manifest.py").read_text()
         assert 'include("../manifest_common.py")' in m and 'module("wiring.py"' in m
+    assert not (BOARD / "pico" / "main.py").exists() and not (BOARD / "esp32" / "main.py").exists()
+
+
+def test_deploy_ships_only_the_list():
+    from host_tools import deploy
+    from host_tools.build import shipped_files
+
+    files = deploy.compile_firmware("pico")
+    assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()[0]} | {"wiring.mpy"}
 
 
 def test_bundle_has_every_attribute_the_app_takes():
@@ -69,7 +90,8 @@ def test_bundle_has_every_attribute_the_app_takes():
 
 
 def test_peripheral_tasks_on_a_pico_bundle():
-    out = run_mpy("tests/drivers/check_peripherals.py", extra_path=[BOARD / "pico"], heap="128k")
+    out = run_mpy("tests/drivers/check_peripherals.py", extra_path=[BOARD / "pico", BOARD],
+                  heap="128k")
     events = json.loads(out.strip().splitlines()[-1])["events"]
     assert events == ["exit_without_read", "read_without_exit", "lid_open", "lid_closed",
                       "watchdog_starved"]
