@@ -13,9 +13,17 @@ After a void it follows the phase the shoe reports (re-check the deck, load a ne
 Power cuts kill the board process (SIGKILL) and power it up again on the same state directory;
 the link reconnects by itself. A card the shoe had not accounted for when the power went is
 re-presented (the shoe's status tells how many cards it holds for the round).
+
+Power returns: the board may also die at any instant from outside (a power failure; the board
+is powered up again by whoever supervises it: SimBoard(power_returns=True), or a person). The
+runner notices a new boot (board.boots, or, with no board object, a new link session), asks the
+shoe's status and carries on from what the shoe holds: a command whose reply was lost is
+checked against the status before it is sent again (never applied twice), a card is
+re-presented only if the shoe does not hold it, a deck check or a stub is run again.
 """
 import json
 import random
+import threading
 import time
 
 from shoe import cards
@@ -29,6 +37,10 @@ FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged",
           "extra-card", "power-cut", "link-drop")
 DEFAULT_SERIALS = (0x3A7F, 0x51C2)
 ROUND_END = ("round_result", "round_void")
+
+
+class Rebooted(Exception):
+    """The board booted again (power returned) while the runner waited on it."""
 
 
 def load_script(path_or_obj):
@@ -89,6 +101,9 @@ class TableRunner:
         self.power_cuts = 0
         self.link_drops = 0
         self.card_times = []
+        self.reboots_seen = 0       # boots the runner noticed and recovered from
+        self._rounds_before_open = 0
+        self._mark = self.boot_mark()    # the boot the runner knows about (recover() moves it)
         self.strategy = None     # f(round, hands, seats) -> {seat: raise} when the script has none
 
     # ---- events --------------------------------------------------------------------------
@@ -100,23 +115,117 @@ class TableRunner:
         self.on_event(kind, body)
         return kind, body
 
-    def wait_for(self, kinds, timeout=None, pred=None):
-        """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body)."""
+    def boot_mark(self):
+        """Something that changes when the board boots again: its boot count, or (a board
+        driven over a port, no process of ours) the link's session count."""
+        if self.board is not None:
+            return ("b", self.board.boots)
+        return ("s", self.link.ep.stats.get("sessions", 0))
+
+    def wait_for(self, kinds, timeout=None, pred=None, mark=None):
+        """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body).
+        mark=True: raise Rebooted as soon as the board has booted again since the runner last
+        recovered (a boot nobody has looked at yet, wherever it happened)."""
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ShoeError("the shoe did not report %s within %.0f s" % (
                     "/".join(kinds), timeout or self.timeout))
-            ev = self._next(min(left, 0.5))
+            if mark and self.boot_mark() != self._mark:
+                raise Rebooted()
+            ev = self._next(min(left, 0.1 if mark else 0.5))
             if ev is None:
                 continue
             if ev[0] in kinds and (pred is None or pred(ev[1])):
                 return ev[0], ev[1]
 
     def command(self, kind, body, supervisor=False):
-        # The same patience as for events: on a noisy line a reply may need retransmissions.
-        return self.link.command(kind, body, supervisor=supervisor, timeout=self.timeout)
+        """Send a command; if the board boots again before the reply (power returned), find out
+        from its status whether the command took effect, and send it again only if not."""
+        mark = self._mark
+        box = {}
+
+        def call():
+            try:
+                # The same patience as for events: on a noisy line a reply may need retransmissions.
+                box["rep"] = self.link.command(kind, body, supervisor=supervisor,
+                                               timeout=self.timeout)
+            except ShoeError as e:
+                box["err"] = e
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.1)
+            if t.is_alive() and self.boot_mark() != mark:
+                break                        # the reply (if any) is lost with the old boot
+        if "rep" in box:
+            return box["rep"]
+        err = box.get("err")
+        if err is not None and getattr(err, "reason", None) not in (None, "replay"):
+            raise err                        # refused by the shoe: its word stands
+        if self.boot_mark() == mark and not (err is not None and err.reason == "replay"):
+            if err is not None and not self._board_may_return():
+                raise err
+            self._await_boot(mark, err)
+        st = self.recover()
+        done = self._took_effect(kind, body, st)
+        if done is not None:
+            return done
+        if kind == "decisions":
+            body = {k: v for k, v in body.items()
+                    if k not in (st.get("round") or {}).get("decided", [])}
+        return self.command(kind, body, supervisor)
+
+    def _board_may_return(self):
+        return self.board is None or getattr(self.board, "power_returns_on", False)
+
+    def _await_boot(self, mark, err, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while self.boot_mark() == mark:
+            if time.monotonic() > deadline:
+                raise err or ShoeError("the shoe stopped answering")
+            time.sleep(0.05)
+
+    def recover(self):
+        """After a new boot: the link reconnects by itself; the reader endpoint is a new socket.
+        -> the shoe's status."""
+        self.reboots_seen += 1
+        self._mark = self.boot_mark()
+        st = self._status_after_restart()
+        if self.board is not None:
+            self.world.port.reconnect()
+        return st
+
+    def _took_effect(self, kind, body, st):
+        """The reply a command would have had if the shoe holds its effect, else None."""
+        rnd = st.get("round")
+        if kind == "configure":
+            cfg = st.get("config") or {}
+            return {"ok": True} if cfg.get("game") == body.get("game") else None
+        if kind == "load_deck":
+            for d in st.get("decks", []):
+                if d.get("deck") == body.get("serial") and d.get("status") != "out":
+                    return {"ok": True, "slot": d["slot"]}
+            return None
+        if kind == "open_round":
+            if st.get("rounds", 0) > self._rounds_before_open:
+                if rnd is not None:
+                    return {"ok": True, "round": rnd["round"], "cards": rnd["cards"]}
+                return {"ok": True, "round": st["rounds"], "cards": 0, "ended": True}
+            return None
+        if kind == "decisions":
+            if rnd is None or rnd.get("stage") != "decisions":
+                return {"ok": True}
+            left = [k for k in body if k not in rnd.get("decided", [])]
+            return None if left else {"ok": True}
+        if kind == "ack_error":
+            return None if any(e.get("id") == body.get("id") for e in st.get("latched", [])) \
+                else {"ok": True}
+        if kind == "status":
+            return st
+        return None
 
     def status(self):
         return self.command("status", {})
@@ -125,20 +234,37 @@ class TableRunner:
     def _deck(self, slot):
         return self.decks[slot]
 
+    def _reader(self, action):
+        """Run a world action (cards through the reader); a board that died under it (its
+        reader socket is gone) -> Rebooted once it is back."""
+        try:
+            return action()
+        except (OSError, WorldError) as e:
+            if isinstance(e, WorldError) and "cannot reach" not in str(e):
+                raise
+            self._await_boot(self._mark, ShoeError("the reader endpoint is gone: %s" % e))
+            raise Rebooted()
+
     def load_and_check(self, serial, back, slot_hint=None, order=None, seed=None):
         rep = self.command("load_deck", {"serial": "%04X" % serial, "back": back})
         slot = rep.get("slot", 0)
         deck = Deck(serial, back, order=order, seed=seed)
         self.decks[slot] = deck
-        self.world.deck_check(deck)
-        _, ev = self.wait_for(("deck_check",))
+        try:
+            self._reader(lambda: self.world.deck_check(deck))
+            _, ev = self.wait_for(("deck_check",), mark=True)
+        except Rebooted:
+            self.recover()
+            return slot          # settle_phase checks the deck again from what the shoe says
         if not ev.get("ok"):
+            if self.reboots_seen:
+                return slot      # a check cut by a power failure: the shoe says what follows
             raise ShoeError("deck check of %04X failed: %s" % (serial, ev))
         return slot
 
     def settle_phase(self, rng, back_for_slot):
         """Bring the table to `open_round`: acknowledge, re-check or replace decks as asked."""
-        for _ in range(8):
+        for _ in range(8 + 4 * self.reboots_seen):
             st = self.status()
             for irq in st.get("latched", []):
                 self.command("ack_error", {"id": irq["id"]}, supervisor=True)
@@ -153,8 +279,11 @@ class TableRunner:
                     raise ShoeError("the shoe wants deck slot %d checked but none was loaded" % slot)
                 deck.order = _shuffled_ids(rng)
                 deck.pos = 0
-                self.world.deck_check(deck)
-                self.wait_for(("deck_check",))
+                try:
+                    self._reader(lambda: self.world.deck_check(deck))
+                    self.wait_for(("deck_check",), mark=True)
+                except Rebooted:
+                    self.recover()
             elif phase == "load_deck":
                 slots = {d["slot"]: d for d in st.get("decks", [])}
                 todo = [s for s in (0, 1) if s not in slots or slots[s]["status"] in ("empty", "out")]
@@ -166,9 +295,19 @@ class TableRunner:
                 self.load_and_check(self.serial_next, back_for_slot(slot), seed=rng.random())
             elif phase == "blocked":
                 continue
+            elif phase in ("dealing", "decisions", "stub") and self.reboots_seen:
+                self._finish_open_round(st)      # a round left open by a power failure
             else:
                 raise ShoeError("the shoe is in phase %r between rounds" % phase)
         raise ShoeError("the table did not become ready for a round")
+
+    def _finish_open_round(self, st):
+        """Only after a power failure: a round the runner lost track of is voided by the
+        supervisor (its outcome is the void event, with its reason)."""
+        rnd = st["round"]["round"]
+        self.command("void_round", {"detail": "table system lost the round (power failure)"},
+                     supervisor=True)
+        self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd)
 
     # ---- one round -----------------------------------------------------------------------
     def play_round(self, spec, deck_order, rng):
@@ -187,8 +326,12 @@ class TableRunner:
         deck.order = deck_order
         deck.pos = 0
         other = self.decks.get(1 - slot)
+        self._rounds_before_open = st.get("rounds", 0)
         reply = self.command("open_round", body)
         rnd = reply["round"]
+        ours = lambda b: b.get("round") == rnd   # noqa: E731
+        if reply.get("ended"):        # opened, then ended while the power was out
+            return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         total = reply["cards"]
         self.world.new_round()
         pos = 0
@@ -203,32 +346,81 @@ class TableRunner:
 
             if kind == "link-drop":
                 self._link_drop(fault)        # the cable is out while this card is dealt
-            card = self.world.draw(deck, None if kind in ("power-cut", "link-drop") else fault,
-                                   other)
-            self.cards_read += 1
-            if kind == "power-cut":
-                ev = self._power_cut(rnd, pos, deck, card, this_card, fault.get("delay_ms", 0))
+            try:
+                card = self._reader(lambda: self.world.draw(
+                    deck, None if kind in ("power-cut", "link-drop") else fault, other))
+            except Rebooted:
+                card = deck.order[deck.pos - 1]
+                ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             else:
-                timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
-                ev = self.wait_for(("card", "round_void"), pred=this_card, timeout=timeout)
+                self.cards_read += 1
+                if kind == "power-cut":
+                    ev = self._power_cut(rnd, pos, deck, card, this_card,
+                                         fault.get("delay_ms", 0))
+                else:
+                    timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
+                    try:
+                        ev = self.wait_for(("card", "round_void"), pred=this_card,
+                                           timeout=timeout, mark=True)
+                    except Rebooted:
+                        ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             self.card_times.append(time.monotonic() - t0)
-            if ev[0] == "round_void":
+            if ev[0] in ROUND_END:
                 return self._finish(rnd, ev)
             pos += 1
             if pos >= total:
                 break
-        _, done = self.wait_for(("deal_complete",), pred=lambda b: b.get("round") == rnd)
+        _, done = self._wait_through_boots(("deal_complete",), ours)
         if extra:
             self.world.draw(deck, None, other)
-            return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+            return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         decisions = {k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()}
         if self.strategy is not None:
             chosen = self.strategy(rnd, done.get("hands", {}), seats)
             decisions = {k: seats[k]["raise"] if "raise" in seats[k] else chosen[k] for k in seats}
         self._decide(rnd, decisions, seats)
+        stub_pos = deck.pos
         if st.get("config", {}).get("stub_every", 1) and self._stub_due(rnd):
-            self.world.stub(deck)
-        return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+            self._stub(deck, stub_pos)
+        while True:
+            try:
+                return self._finish(rnd, self.wait_for(ROUND_END, pred=ours, mark=True))
+            except Rebooted:
+                st2 = self.recover()
+                r2 = st2.get("round")
+                if r2 is not None and r2.get("round") == rnd and r2.get("stage") == "stub":
+                    self._stub(deck, stub_pos)
+
+    def _stub(self, deck, pos):
+        """Run the stub through the reader (again after a power failure: from `pos`)."""
+        deck.pos = pos
+        try:
+            self._reader(lambda: self.world.stub(deck))
+        except Rebooted:
+            self.recover()      # the wait for the round's end looks at the stage again
+
+    def _wait_through_boots(self, kinds, pred):
+        """Wait for a durable event the shoe holds already: a new boot only delays it."""
+        while True:
+            try:
+                return self.wait_for(kinds, pred=pred, mark=True)
+            except Rebooted:
+                self.recover()
+
+    def _card_after_boot(self, rnd, pos, deck, card, this_card):
+        """The board booted again while card `pos` was on its way: re-present it if the shoe
+        does not hold it, then wait for it (or for the round's end)."""
+        while True:
+            st = self.recover()
+            r = st.get("round")
+            if r is None or r.get("round") != rnd:
+                return self._wait_through_boots(ROUND_END, lambda b: b.get("round") == rnd)
+            try:
+                if r.get("dealt", 0) <= pos:
+                    self._reader(lambda: self.world.pass_card(deck, card, again=True))
+                return self.wait_for(("card",) + ROUND_END, pred=this_card, mark=True)
+            except Rebooted:
+                continue
 
     def _stub_due(self, rnd):
         st = self.status()
@@ -258,15 +450,7 @@ class TableRunner:
             time.sleep(delay_ms / 1000.0)
         self.board.power_cut()
         self.board.start()
-        self.world.port.reconnect()
-        st = self._status_after_restart()
-        held = st.get("round", {}).get("dealt")
-        if st.get("round") is None:
-            # The shoe voided the round at boot (it could not know what happened).
-            return self.wait_for(("round_void",), pred=lambda b: b.get("round") == rnd)
-        if held is not None and held <= pos:
-            self.world.pass_card(deck, card, again=True)   # the dealer re-presents the card
-        return self.wait_for(("card", "round_void"), pred=this_card)
+        return self._card_after_boot(rnd, pos, deck, card, this_card)
 
     def _status_after_restart(self, timeout=30.0):
         """The link reconnects by itself (new session); ask until the shoe answers."""

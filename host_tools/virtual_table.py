@@ -34,7 +34,8 @@ class VirtualTable:
         from host_tools.link import ShoeLink
 
         self.demo_keys = ensure_demo_keys(self.state_dir)
-        self.board = SimBoard(self.state_dir, heap=self.heap)
+        # power returns: a board process killed from outside is powered up again
+        self.board = SimBoard(self.state_dir, heap=self.heap, power_returns=True)
         try:
             self.board.start()
             # The host talks to the board through a proxy that can pull the cable (link-drop)
