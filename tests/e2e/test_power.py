@@ -129,3 +129,27 @@ def test_fresh_boards_have_own_ids_and_status_ignores_another_shoes_log(tmp_path
         for cmd in (["rounds", "--json"], ["errors", "--json"]):
             r = shoectl(cmd[0], "--port", new.host_url, "--demo-keys", "--db", db, *cmd[1:])
             assert r.returncode == 0, (cmd, r.stderr)
+
+
+def test_shoectl_sim_powers_a_killed_board_up_again(tmp_path):
+    from tests.e2e.test_cli import SHOECTL, ROOT, read_until
+
+    sim = subprocess.Popen(SHOECTL + ["sim", "--state", str(tmp_path / "flash")], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        pid = int(read_until(sim, r"pid (\d+)")[0].group(1))
+        host = read_until(sim, r"host UART:\s+(socket://\S+)")[0].group(1)
+        sid = read_until(sim, r"shoe id:\s+(SIM-\S+)")[0].group(1)
+        os.kill(pid, signal.SIGKILL)                     # a power failure, from outside
+        new_pid = int(read_until(sim, r"powered up again \(pid (\d+)\)")[0].group(1))
+        assert new_pid != pid and sim.poll() is None
+        r = shoectl("status", "--port", host, "--demo-keys", "--db", str(tmp_path / "a.sqlite"),
+                    "--json")
+        assert r.returncode == 0, r.stderr
+        st = json.loads(r.stdout)["status"]
+        assert st["shoe_id"] == sid == shoe_id_of(tmp_path / "flash")
+        sim.send_signal(signal.SIGTERM)
+        assert sim.wait(20) == 0
+    finally:
+        if sim.poll() is None:
+            sim.kill()
