@@ -194,8 +194,8 @@ class TableRunner:
         self.reboots_seen += 1
         self._mark = self.boot_mark()
         st = self._status_after_restart()
-        if self.board is not None:
-            self.world.port.reconnect()
+        if getattr(self.world, "port", None) is not None:
+            self.world.port.reconnect()   # a rebooted board's reader endpoint is a new socket
         return st
 
     def _took_effect(self, kind, body, st):

@@ -1,0 +1,76 @@
+"""Driving a board that runs elsewhere from the laptop: `shoectl session --port` and
+`shoectl table`, against a virtual board started on its own (as `shoectl sim` does)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from host_tools.provision_sim import ensure_demo_keys
+from host_tools.simboard import SimBoard
+from tests.e2e.test_cli import ROOT, SHOECTL
+
+SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10}} for s in range(1, 5)}
+
+
+@pytest.fixture
+def board(tmp_path):
+    ensure_demo_keys(tmp_path / "flash")
+    with SimBoard(tmp_path / "flash", power_returns=True) as b:
+        yield b
+
+
+def run(*args, timeout=120):
+    return subprocess.run(SHOECTL + list(args), capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout)
+
+
+def test_session_on_a_running_board_with_the_world_on_its_reader(board, tmp_path):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"game": "four-card-frenzy", "seed": 3, "rounds": [
+        {"seats": SEATS}, {"seats": SEATS, "faults": [{"kind": "forged", "at": 2}]},
+        {"seats": SEATS}]}))
+    keys = str(tmp_path / "flash" / "shoe.json")          # the board's provisioning file
+    args = ["session", "--port", board.host_url, "--reader",
+            "socket://127.0.0.1:%d" % board.reader_port, "--keys", keys,
+            "--script", str(script), "--json"]
+    proc = subprocess.Popen(SHOECTL + args, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    killed = threading.Event()
+
+    def kill_on_round_two():
+        # power fails once mid-session, from outside; whoever runs the board powers it up
+        for line in proc.stdout:
+            lines.append(line)
+            if not killed.is_set() and '"round": 2' in line and '"event": "card"' in line:
+                os.kill(board.proc.pid, signal.SIGKILL)
+                killed.set()
+
+    lines = []
+    reader = threading.Thread(target=kill_on_round_two, daemon=True)
+    reader.start()
+    assert proc.wait(120) == 0, proc.stderr.read()
+    reader.join(5)
+    assert killed.is_set() and board.power_returns == 1
+    events = [json.loads(line) for line in lines]
+    ends = [(e["event"], e["round"]) for e in events if e["event"] in ("round_result",
+                                                                       "round_void")]
+    assert sorted(ends, key=lambda e: e[1]) == [("round_result", 1), ("round_void", 2),
+                                                ("round_result", 3)]
+    assert [e for e in events if e["event"] == "round_void"][0]["reason"] == "card_forged"
+    assert events[-1] == {"event": "session_done", "rounds": 3, "results": 2, "voids": 1}
+
+
+def test_session_port_refuses_what_it_cannot_do(board, tmp_path):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"game": "four-card-frenzy", "rounds": [
+        {"seats": SEATS, "faults": [{"kind": "power-cut", "at": 1}]}]}))
+    r = run("session", "--port", board.host_url, "--demo-keys", "--script", str(script))
+    assert r.returncode == 1 and "power-cut fault needs the virtual board" in r.stderr
+    script.write_text(json.dumps({"game": "four-card-frenzy", "rounds": [
+        {"seats": SEATS, "faults": [{"kind": "misread", "at": 1}]}]}))
+    r = run("session", "--port", board.host_url, "--demo-keys", "--script", str(script))
+    assert r.returncode == 1 and "faults need the world simulator" in r.stderr
