@@ -74,3 +74,64 @@ def test_session_port_refuses_what_it_cannot_do(board, tmp_path):
         {"seats": SEATS, "faults": [{"kind": "misread", "at": 1}]}]}))
     r = run("session", "--port", board.host_url, "--demo-keys", "--script", str(script))
     assert r.returncode == 1 and "faults need the world simulator" in r.stderr
+
+
+def test_a_round_by_hand_with_shoectl_table(board, tmp_path, capsys):
+    """The README's by-hand flow: sim + world + table (+ monitor, left out here): one round,
+    dealt and decided by hand, ends in a result with no irregularity."""
+    from host_tools import cli
+    from host_tools.audit import AuditStore
+    from host_tools.provision_sim import shoe_id_of
+
+    db = str(tmp_path / "a.sqlite")
+    k = ["--port", board.host_url, "--demo-keys", "--db", db]
+    reader = "socket://127.0.0.1:%d" % board.reader_port
+
+    def shoectl(*args):
+        capsys.readouterr()
+        assert cli.main(list(args)) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    shoectl("table", "configure", "--game", "four-card-frenzy", *k)
+    assert "slot 0" in shoectl("table", "load-deck", "--serial", "3A7F", "--back", "R", *k)
+    shoectl("world", "--reader", reader, "--serial", "3A7F", "--deck-check", "--pace", "0")
+    st = json.loads(shoectl("table", "status", "--json", *k))
+    assert st["phase"] == "open_round", st
+    out = shoectl("table", "open", "--seat", "1:ante=10,odds=10", "--seat", "2:ante=5,odds=5", *k)
+    n = int(out.split("deal ")[1].split()[0])
+    shoectl("world", "--reader", reader, "--serial", "3A7F", "--seed", "2", "--cards", str(n),
+            "--pace", "0")
+    def status_when(phase):          # the shoe takes the cards in as fast as it can
+        for _ in range(100):
+            st = json.loads(shoectl("table", "status", "--json", *k))
+            if st["phase"] == phase:
+                break
+        return st
+
+    st = status_when("decisions")
+    assert st["phase"] == "decisions" and st["round"]["dealt"] == n
+    shoectl("table", "decide", "1=10", "2=0", *k)
+    st = json.loads(shoectl("table", "status", "--json", *k))
+    if st["phase"] == "stub":
+        shoectl("world", "--reader", reader, "--serial", "3A7F", "--seed", "2", "--skip", str(n),
+                "--stub", "--pace", "0")
+    st = status_when("open_round")
+    assert st["phase"] == "open_round" and st["rounds"] == 1 and st["latched"] == []
+    store = AuditStore(db)
+    try:
+        kinds = [e["kind"] for e in store.events(shoe_id_of(tmp_path / "flash"))]
+    finally:
+        store.close()
+    assert "round_result" in kinds and "irregularity" not in kinds, kinds
+
+
+def test_table_refuses_bad_input_in_one_line(board, capsys):
+    from host_tools import cli
+
+    k = ["--port", board.host_url, "--demo-keys"]
+    assert cli.main(["table", "open", "--seat", "one:ante=10", *k]) == 1
+    assert "--seat must look like" in capsys.readouterr().err
+    assert cli.main(["table", "decide", "1=-5", *k]) == 1
+    assert ">= 0" in capsys.readouterr().err
+    assert cli.main(["table", "open", "--seat", "1:ante=10,odds=10", *k]) == 1
+    assert "configure the table first" in capsys.readouterr().err
