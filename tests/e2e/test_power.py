@@ -153,3 +153,21 @@ def test_shoectl_sim_powers_a_killed_board_up_again(tmp_path):
     finally:
         if sim.poll() is None:
             sim.kill()
+
+
+@pytest.mark.parametrize("case", ["crash_loop", "service_jumper"])
+def test_virtual_board_boots_through_the_crash_guard_and_service_jumper(tmp_path, case):
+    """The same board/main.py as a Pico: after 3 crashed boots, or with the jumper fitted, the
+    app and its watchdog do not start (the board stays powered, its UARTs silent)."""
+    ensure_demo_keys(tmp_path)
+    if case == "crash_loop":
+        (tmp_path / "crashes").write_text("3\nValueError: bug\n")
+    with SimBoard(tmp_path, service=(case == "service_jumper")) as b:
+        ready = [line for line in b.log if line.startswith("SHOE-SIM READY")]
+        assert ready and ready[0].endswith(" safe" if case == "crash_loop" else " service")
+        word = "safe mode" if case == "crash_loop" else "service jumper fitted"
+        assert any(word in line for line in b.log), list(b.log)
+        assert b._wdt is None and b.alive()
+    ensure_demo_keys(tmp_path / "ok")
+    with SimBoard(tmp_path / "ok") as b:                 # and a healthy board runs the app
+        assert [line for line in b.log if line.startswith("SHOE-SIM READY")][0][-1].isdigit()
