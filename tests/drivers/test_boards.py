@@ -95,3 +95,43 @@ def test_peripheral_tasks_on_a_pico_bundle():
     events = json.loads(out.strip().splitlines()[-1])["events"]
     assert events == ["exit_without_read", "read_without_exit", "lid_open", "lid_closed",
                       "watchdog_starved"]
+
+
+def _micropython_manifestfile(tmp_path):
+    """MicroPython's own manifest reader (tools/manifestfile.py of the rp2 sources in
+    ../shared/pico, or SHOE_PICO_SOURCES), or skip when those sources are not here."""
+    import importlib.util
+    import os
+    import tarfile
+    from pathlib import Path
+
+    src = Path(os.environ.get("SHOE_PICO_SOURCES") or BOARD.parent.parent / "shared" / "pico" /
+               "micropython-v1.27.0-rp2-sources.tar.gz")
+    if not src.is_file():
+        pytest.skip("no MicroPython sources (SHOE_PICO_SOURCES) to read the manifests with")
+    with tarfile.open(src) as tar:
+        for member in tar:
+            if member.name.endswith("tools/manifestfile.py"):
+                (tmp_path / "manifestfile.py").write_bytes(tar.extractfile(member).read())
+                break
+        else:
+            pytest.skip("tools/manifestfile.py not in %s" % src)
+    spec = importlib.util.spec_from_file_location("mp_manifestfile", tmp_path / "manifestfile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_freeze_manifest_freezes_exactly_the_shipped_files(board, tmp_path):
+    from host_tools.build import shipped_files
+
+    mf = _micropython_manifestfile(tmp_path)
+    port = tmp_path / "port"
+    (port / "boards").mkdir(parents=True)
+    (port / "boards" / "manifest.py").write_text("")       # the port's own (nothing here)
+    m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": str(tmp_path), "PORT_DIR": str(port),
+                                         "MPY_LIB_DIR": str(tmp_path / "lib")})
+    m.execute(str(BOARD / board / "manifest.py"))
+    targets = {f.target_path for f in m.files()}
+    assert targets == set(shipped_files()[0]) | {"wiring.py"}
