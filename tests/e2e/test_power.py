@@ -51,7 +51,8 @@ class Killer(threading.Thread):
 
 def test_session_completes_every_round_while_the_board_is_killed_from_outside(tmp_path):
     rec = Recorder()
-    script = {"game": "four-card-frenzy", "seed": 9, "rounds": [{"seats": SEATS}] * 5}
+    n = 40 if os.environ.get("SHOE_SOAK") == "full" else 5
+    script = {"game": "four-card-frenzy", "seed": 9, "rounds": [{"seats": SEATS}] * n}
     with VirtualTable(str(tmp_path / "flash"), on_event=rec, event_timeout=10.0) as t:
         killer = Killer(t.board, seed=int(os.environ.get("SHOE_SEED", "7")))
         killer.start()
@@ -60,7 +61,7 @@ def test_session_completes_every_round_while_the_board_is_killed_from_outside(tm
         finally:
             killer.halt.set()
             killer.join(5)
-        assert killer.kills >= 3, "the killer hardly ran: the test proves nothing"
+        assert killer.kills >= min(3, n), "the killer hardly ran: the test proves nothing"
         assert t.board.power_returns >= 1
     # every round of the script ends in exactly one result or one void with a reason
     assert len(outcomes) == len(script["rounds"])
