@@ -240,9 +240,14 @@ def test_bad_keys_are_rejected_without_showing_them(tmp_path):
 
 
 def test_compiled_set_covers_the_firmware():
+    from host_tools.build import shipped_files
+
     files = _REAL_COMPILE("esp32")
     assert "wiring.mpy" in files and "shoe/drivers/rfid.mpy" in files
     assert "shoe/_cpython_compat.mpy" not in files
+    # only firmware ships: exactly the list of board/manifest_common.py, and the wiring
+    assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()[0]} | {"wiring.mpy"}
+    assert "shoe/games/naive.mpy" not in files and "shoe/link/host.mpy" not in files
     assert all(b[:1] == b"M" for b in files.values())  # .mpy header
     assert dp.version_name(files) == dp.version_name(dict(files))
     assert dp.mpy_version() == (6, 3)

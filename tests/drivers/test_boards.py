@@ -63,14 +63,6 @@ def test_manifests_name_the_firmware_files():
     assert not (BOARD / "pico" / "main.py").exists() and not (BOARD / "esp32" / "main.py").exists()
 
 
-def test_deploy_ships_only_the_list():
-    from host_tools import deploy
-    from host_tools.build import shipped_files
-
-    files = deploy.compile_firmware("pico")
-    assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()[0]} | {"wiring.mpy"}
-
-
 def test_bundle_has_every_attribute_the_app_takes():
     """hwbuild.Hardware must offer what shoe.app.Hardware's constructor names (read from the
     source, so a change in the app shows up here)."""

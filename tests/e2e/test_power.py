@@ -51,7 +51,7 @@ class Killer(threading.Thread):
 
 def test_session_completes_every_round_while_the_board_is_killed_from_outside(tmp_path):
     rec = Recorder()
-    n = 40 if os.environ.get("SHOE_SOAK") == "full" else 5
+    n = 40 if os.environ.get("SHOE_SOAK") == "full" else 4
     script = {"game": "four-card-frenzy", "seed": 9, "rounds": [{"seats": SEATS}] * n}
     with VirtualTable(str(tmp_path / "flash"), on_event=rec, event_timeout=10.0) as t:
         killer = Killer(t.board, seed=int(os.environ.get("SHOE_SEED", "7")))
