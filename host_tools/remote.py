@@ -55,7 +55,7 @@ class PersonDealer:
         self.out.flush()
 
     def new_round(self):
-        pass
+        self._say("shuffle the deck in the shoe")
 
     def deck_check(self, deck):
         self._say("run deck %04X (back %s) through the reader: all 52 cards, then the cover card"

@@ -135,3 +135,56 @@ def test_table_refuses_bad_input_in_one_line(board, capsys):
     assert ">= 0" in capsys.readouterr().err
     assert cli.main(["table", "open", "--seat", "1:ante=10,odds=10", *k]) == 1
     assert "configure the table first" in capsys.readouterr().err
+
+
+class Person:
+    """Someone at the shoe doing what `shoectl session` (no --reader) tells them, with real
+    cards: the world simulator stands in for their hands."""
+
+    def __init__(self, reader_addr, card_key):
+        import random
+
+        from host_tools.world import ReaderPort, World
+
+        self.world = World(ReaderPort(*reader_addr), card_key=card_key)
+        self.rng = random.Random(5)
+        self.deck = None
+        self.last = None
+        self.said = []
+
+    def write(self, text):
+        from host_tools.world import Deck
+
+        for line in text.splitlines():
+            self.said.append(line)
+            if line.startswith(">>> run deck "):
+                serial, back = line.split()[3], line.split("back ")[1][0]
+                self.deck = Deck(int(serial, 16), back, seed=self.rng.random())
+                self.world.deck_check(self.deck)
+            elif line == ">>> shuffle the deck in the shoe":
+                self.deck.order = list(range(52))
+                self.rng.shuffle(self.deck.order)
+                self.deck.pos = 0
+                self.world.new_round()
+            elif line == ">>> deal the next card":
+                self.last = self.world.draw(self.deck)
+            elif line.startswith(">>> present the last card again"):
+                self.world.pass_card(self.deck, self.last, again=True)
+            elif line.startswith(">>> run the stub"):
+                self.world.stub(self.deck)
+
+    def flush(self):
+        pass
+
+
+def test_session_with_a_person_dealing(board, tmp_path):
+    from host_tools.provision_sim import DEMO_KEYS
+    from host_tools.remote import RemoteTable
+
+    person = Person(("127.0.0.1", board.reader_port), DEMO_KEYS["card"])
+    keys = dict(DEMO_KEYS)
+    with RemoteTable(board.host_url, keys, None, event_timeout=20.0, out=person) as t:
+        outcomes = t.runner.play({"game": "four-card-frenzy", "rounds": [{"seats": SEATS}] * 2})
+    assert [o[1] for o in outcomes] == ["round_result", "round_result"]
+    assert ">>> deal the next card" in person.said and any(
+        s.startswith(">>> run the stub") for s in person.said)
