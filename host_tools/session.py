@@ -19,16 +19,17 @@ is powered up again by whoever supervises it: SimBoard(power_returns=True), or a
 runner notices a new boot (board.boots, or, with no board object, a new link session), asks the
 shoe's status and carries on from what the shoe holds: a command whose reply was lost is
 checked against the status before it is sent again (never applied twice), a card is
-re-presented only if the shoe does not hold it, a deck check or a stub is run again.
+re-presented only if the shoe does not hold it, a deck check or a stub is run again
+(host_tools/power_returns.py).
 """
 import json
 import random
-import threading
 import time
 
 from shoe import cards
 from host_tools.errors import ShoeError
 from host_tools.events import decode
+from host_tools.power_returns import PowerReturns, Rebooted
 from host_tools.world import Deck, World, WorldError
 
 GAMES = ("four-card-frenzy", "high-card-flush")
@@ -37,10 +38,6 @@ FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged",
           "extra-card", "power-cut", "link-drop")
 DEFAULT_SERIALS = (0x3A7F, 0x51C2)
 ROUND_END = ("round_result", "round_void")
-
-
-class Rebooted(Exception):
-    """The board booted again (power returned) while the runner waited on it."""
 
 
 def load_script(path_or_obj):
@@ -86,7 +83,7 @@ def load_script(path_or_obj):
     return s
 
 
-class TableRunner:
+class TableRunner(PowerReturns):
     def __init__(self, board, link, world, on_event=None, event_timeout=20.0, cut_link=None):
         self.board = board
         self.link = link
@@ -115,13 +112,6 @@ class TableRunner:
         self.on_event(kind, body)
         return kind, body
 
-    def boot_mark(self):
-        """Something that changes when the board boots again: its boot count, or (a board
-        driven over a port, no process of ours) the link's session count."""
-        if self.board is not None:
-            return ("b", self.board.boots)
-        return ("s", self.link.ep.stats.get("sessions", 0))
-
     def wait_for(self, kinds, timeout=None, pred=None, mark=None):
         """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body).
         mark=True: raise Rebooted as soon as the board has booted again since the runner last
@@ -140,110 +130,12 @@ class TableRunner:
             if ev[0] in kinds and (pred is None or pred(ev[1])):
                 return ev[0], ev[1]
 
-    def command(self, kind, body, supervisor=False):
-        """Send a command; if the board boots again before the reply (power returned), find out
-        from its status whether the command took effect, and send it again only if not."""
-        mark = self._mark
-        box = {}
-
-        def call():
-            try:
-                # The same patience as for events: on a noisy line a reply may need retransmissions.
-                box["rep"] = self.link.command(kind, body, supervisor=supervisor,
-                                               timeout=self.timeout)
-            except ShoeError as e:
-                box["err"] = e
-
-        t = threading.Thread(target=call, daemon=True)
-        t.start()
-        while t.is_alive():
-            t.join(0.1)
-            if t.is_alive() and self.boot_mark() != mark:
-                break                        # the reply (if any) is lost with the old boot
-        if "rep" in box:
-            return box["rep"]
-        err = box.get("err")
-        if err is not None and getattr(err, "reason", None) not in (None, "replay"):
-            raise err                        # refused by the shoe: its word stands
-        if self.boot_mark() == mark and not (err is not None and err.reason == "replay"):
-            if err is not None and not self._board_may_return():
-                raise err
-            self._await_boot(mark, err)
-        st = self.recover()
-        done = self._took_effect(kind, body, st)
-        if done is not None:
-            return done
-        if kind == "decisions":
-            body = {k: v for k, v in body.items()
-                    if k not in (st.get("round") or {}).get("decided", [])}
-        return self.command(kind, body, supervisor)
-
-    def _board_may_return(self):
-        return self.board is None or getattr(self.board, "power_returns_on", False)
-
-    def _await_boot(self, mark, err, timeout=30.0):
-        deadline = time.monotonic() + timeout
-        while self.boot_mark() == mark:
-            if time.monotonic() > deadline:
-                raise err or ShoeError("the shoe stopped answering")
-            time.sleep(0.05)
-
-    def recover(self):
-        """After a new boot: the link reconnects by itself; the reader endpoint is a new socket.
-        -> the shoe's status."""
-        self.reboots_seen += 1
-        self._mark = self.boot_mark()
-        st = self._status_after_restart()
-        if getattr(self.world, "port", None) is not None:
-            self.world.port.reconnect()   # a rebooted board's reader endpoint is a new socket
-        return st
-
-    def _took_effect(self, kind, body, st):
-        """The reply a command would have had if the shoe holds its effect, else None."""
-        rnd = st.get("round")
-        if kind == "configure":
-            cfg = st.get("config") or {}
-            return {"ok": True} if cfg.get("game") == body.get("game") else None
-        if kind == "load_deck":
-            for d in st.get("decks", []):
-                if d.get("deck") == body.get("serial") and d.get("status") != "out":
-                    return {"ok": True, "slot": d["slot"]}
-            return None
-        if kind == "open_round":
-            if st.get("rounds", 0) > self._rounds_before_open:
-                if rnd is not None:
-                    return {"ok": True, "round": rnd["round"], "cards": rnd["cards"]}
-                return {"ok": True, "round": st["rounds"], "cards": 0, "ended": True}
-            return None
-        if kind == "decisions":
-            if rnd is None or rnd.get("stage") != "decisions":
-                return {"ok": True}
-            left = [k for k in body if k not in rnd.get("decided", [])]
-            return None if left else {"ok": True}
-        if kind == "ack_error":
-            return None if any(e.get("id") == body.get("id") for e in st.get("latched", [])) \
-                else {"ok": True}
-        if kind == "status":
-            return st
-        return None
-
     def status(self):
         return self.command("status", {})
 
     # ---- deck handling -------------------------------------------------------------------
     def _deck(self, slot):
         return self.decks[slot]
-
-    def _reader(self, action):
-        """Run a world action (cards through the reader); a board that died under it (its
-        reader socket is gone) -> Rebooted once it is back."""
-        try:
-            return action()
-        except (OSError, WorldError) as e:
-            if isinstance(e, WorldError) and "cannot reach" not in str(e):
-                raise
-            self._await_boot(self._mark, ShoeError("the reader endpoint is gone: %s" % e))
-            raise Rebooted()
 
     def load_and_check(self, serial, back, slot_hint=None, order=None, seed=None):
         rep = self.command("load_deck", {"serial": "%04X" % serial, "back": back})
@@ -399,29 +291,6 @@ class TableRunner:
         except Rebooted:
             self.recover()      # the wait for the round's end looks at the stage again
 
-    def _wait_through_boots(self, kinds, pred):
-        """Wait for a durable event the shoe holds already: a new boot only delays it."""
-        while True:
-            try:
-                return self.wait_for(kinds, pred=pred, mark=True)
-            except Rebooted:
-                self.recover()
-
-    def _card_after_boot(self, rnd, pos, deck, card, this_card):
-        """The board booted again while card `pos` was on its way: re-present it if the shoe
-        does not hold it, then wait for it (or for the round's end)."""
-        while True:
-            st = self.recover()
-            r = st.get("round")
-            if r is None or r.get("round") != rnd:
-                return self._wait_through_boots(ROUND_END, lambda b: b.get("round") == rnd)
-            try:
-                if r.get("dealt", 0) <= pos:
-                    self._reader(lambda: self.world.pass_card(deck, card, again=True))
-                return self.wait_for(("card",) + ROUND_END, pred=this_card, mark=True)
-            except Rebooted:
-                continue
-
     def _stub_due(self, rnd):
         st = self.status()
         return st.get("phase") == "stub"
@@ -451,16 +320,6 @@ class TableRunner:
         self.board.power_cut()
         self.board.start()
         return self._card_after_boot(rnd, pos, deck, card, this_card)
-
-    def _status_after_restart(self, timeout=30.0):
-        """The link reconnects by itself (new session); ask until the shoe answers."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.link.command("status", {}, timeout=3.0)
-            except ShoeError:
-                if time.monotonic() > deadline:
-                    raise
 
     def _link_drop(self, fault):
         """Pull the host cable for a while; the dealing goes on, the events arrive after."""

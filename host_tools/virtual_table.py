@@ -4,7 +4,8 @@
         t.runner.play(script)
 
 Used by `shoectl session`, `shoectl demo` and the end-to-end tests. The state directory gets
-demo keys (labelled demo) if it has none.
+demo keys (labelled demo) and its own shoe id if it has none. The board boots like a Pico
+(board/main.py) and is powered up again if its process dies from outside (power returns).
 """
 from host_tools.faultproxy import FaultProxy
 from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
