@@ -94,7 +94,7 @@ class PowerReturns:
     def _took_effect(self, kind, body, st):
         """The reply a command would have had if the shoe holds its effect, else None."""
         rnd = st.get("round")
-        if kind == "configure":
+        if kind in ("configure", "configure_supervised"):
             cfg = st.get("config") or {}
             return {"ok": True} if cfg.get("game") == body.get("game") else None
         if kind == "load_deck":

@@ -1,17 +1,20 @@
-"""Demo keys for the virtual board (clearly labelled: never for a casino floor).
-
-Every fresh state directory (a new virtual board's flash) gets its own shoe id, SIM-<8 hex>
-drawn at random, so two virtual boards never share an id in an audit store.
-"""
+"""Demo keys for the virtual board (clearly labelled: never for a casino floor)."""
 import json
-import os
 from pathlib import Path
 
 DEMO_KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+DEMO_SHOE_ID = "SIM-0001"
+
+
+# The shoe id of the interfaces.md examples is DEMO_SHOE_ID; a fresh state directory (a new
+# virtual board's flash) gets its own id, SIM-<8 hex> drawn at random, so two virtual boards
+# never share an id in an audit store.
 SIM_PREFIX = "SIM-"
 
 
 def new_shoe_id():
+    import os
+
     return SIM_PREFIX + os.urandom(4).hex().upper()
 
 

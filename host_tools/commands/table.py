@@ -43,7 +43,8 @@ def configure(p):
     c.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                    help="any other configuration key, e.g. two_deck=true, stub_every=1")
     c.add_argument("--supervisor", action="store_true",
-                   help="sign with the supervisor key (security-relevant settings need it)")
+                   help="with the supervisor's authority (configure_supervised, supervisor key): "
+                   "security-relevant settings need it")
     d = sub.add_parser("load-deck", help="load a deck (then run it through the reader)")
     d.add_argument("--serial", required=True, help="the deck's serial, 4 hex digits")
     d.add_argument("--back", default="R", help="back colour letter (default R)")
@@ -114,7 +115,9 @@ def build(args):
                 cfg[k] = json.loads(v)
             except ValueError:
                 raise ShoeError("--set %s: %r is not JSON (strings in quotes)" % (k, v))
-        return "configure", cfg, args.supervisor
+        # security-relevant settings (another pay table, stub_every > 1, ...) need the
+        # supervisor's authority: the shoe's `configure_supervised`
+        return ("configure_supervised" if args.supervisor else "configure"), cfg, args.supervisor
     if a == "load-deck":
         return "load_deck", {"serial": args.serial.upper(), "back": args.back}, False
     if a == "open":
