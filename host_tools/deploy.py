@@ -10,7 +10,7 @@ started watchdog means a reset within seconds, so boards are deployed in service
 
 Device layout (relative to the boot directory "/"):
 
-    main.py                  board/<name>/main.py (replaced via main.py.new + rename)
+    main.py                  board/main.py, shared by every board (replaced via main.py.new + rename)
     shoe_fw/v-<hash>/        this version: shoe/**/*.mpy, wiring.mpy, then DEPLOYED
     shoe_fw/active           the version main.py boots (fallback: shoe_fw/active.new)
 
@@ -39,7 +39,6 @@ from host_tools.runtime import BOARD, FIRMWARE
 
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
-HOST_ONLY = ("_cpython_compat.py",)  # the CPython stand-in for `micropython`: never on a board
 _CHUNK = 512
 
 
@@ -68,11 +67,12 @@ def board_wiring(board):
 
 
 def compile_firmware(board, progress=None):
-    """-> {device path (relative to the version dir): bytes}, compiled with mpy-cross -O1."""
+    """-> {device path (relative to the version dir): bytes}, compiled with mpy-cross -O1: the
+    files board/manifest_common.py lists (FIRMWARE) and the board's wiring, nothing else."""
     tool = mpy_cross()
-    sources = [(p, "shoe/" + p.relative_to(FIRMWARE / "shoe").with_suffix(".mpy").as_posix())
-               for p in sorted((FIRMWARE / "shoe").rglob("*.py"))
-               if "__pycache__" not in p.parts and p.name not in HOST_ONLY]
+    from host_tools.build import shipped_files
+
+    sources = [(FIRMWARE / p, p[:-3] + ".mpy") for p in shipped_files()[0]]
     sources.append((BOARD / board / "wiring.py", "wiring.mpy"))
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -332,7 +332,7 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
     tool_mpy = mpy_version()
     files = compile_firmware(board, progress)
     name = version_name(files)
-    main_src = (BOARD / board / "main.py").read_bytes()
+    main_src = (BOARD / "main.py").read_bytes()
     expected = {p: hashlib.sha256(b).hexdigest() for p, b in files.items()}
     with Device(port, timeout, op_timeout) as dev:
         info = dev.identify()

@@ -18,6 +18,7 @@ the shoe's outbox. The shoe id is learnt from the handshake (`link.shoe_id`).
 """
 import os
 import queue
+import sys
 import threading
 import time
 
@@ -289,10 +290,13 @@ def add_port_arguments(p, db=True):
                        "connection carries; default under the user's data dir")
 
 
-def connect(args, audit=True):
+def connect(args, audit=True, read_only=False):
     """Open a ShoeLink for a CLI command: keys from --keys/--demo-keys, events into the audit
     store (so a short command never swallows events the table system has not stored).
-    Returns (link, keys, store); the caller closes link and store."""
+    read_only: a command that changes nothing (status, rounds, errors without --ack) still
+    answers when the audit store holds a longer log under this shoe's id (another shoe, or a
+    reset journal): it warns and goes on without storing. Returns (link, keys, store); the
+    caller closes link and store."""
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
     k = keyfile.load(args)
@@ -300,6 +304,15 @@ def connect(args, audit=True):
     link = ShoeLink(args.port, k["shoe"], supervisor_key=k.get("supervisor"), audit=store)
     try:
         link.open(timeout=args.timeout)
+    except ShoeError as e:
+        link.close()
+        if store:
+            store.close()
+        if not (read_only and store is not None and link.ep.refused == "sequence_reset"):
+            raise
+        print("warning: %s; this read-only command goes on without storing events"
+              % REASONS["sequence_reset"].split(": refusing")[0], file=sys.stderr)
+        return connect(args, audit=False)
     except BaseException:
         link.close()
         if store:

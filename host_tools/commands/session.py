@@ -1,4 +1,4 @@
-"""shoectl session: play a session script on a virtual board with the world simulator."""
+"""shoectl session: play a session script on a virtual board, or on any board over its port."""
 import json
 import sys
 import tempfile
@@ -6,11 +6,16 @@ import tempfile
 from host_tools.errors import ShoeError
 
 NAME = "session"
-HELP = "play a session script (stacked decks, faults) on a virtual board"
+HELP = "play a session script (stacked decks, faults) on a virtual board or any board's port"
 DESCRIPTION = (
-    "Start a virtual board and a world simulator, play the script (interfaces.md section 5) at "
-    "full speed, print every event the host receives (JSON Lines with --json) and exit 0 when "
-    "the script is done. Every round ends in exactly one round_result or round_void. Faults: "
+    "Without --port: start a virtual board and a world simulator, play the script "
+    "(interfaces.md section 5) at full speed, print every event the host receives (JSON Lines "
+    "with --json) and exit 0 when the script is done. With --port URL: play it against a board "
+    "that runs already (`shoectl sim`, the emulated Pico, a real shoe on /dev/ttyACM0) with the "
+    "keys of its provisioning file (--keys); the dealer is the world simulator writing into "
+    "--reader URL, or, without --reader, a person at the shoe told what to do (give a long "
+    "--event-timeout). Every round ends in exactly one round_result or round_void; if the board "
+    "powers up again mid-session the runner carries on from the shoe's status. Faults: "
     "misread, double-read, no-read (optional \"times\"), foreign, duplicate, forged, other-back, "
     "extra-card, power-cut, link-drop (optional \"seconds\"). Optional script keys besides those "
     "of the interface: two_deck, stub_every, represent_max, jam_timeout_s, offered, "
@@ -18,7 +23,16 @@ DESCRIPTION = (
 
 
 def configure(p):
+    from host_tools import keys as keyfile
+
     p.add_argument("--script", required=True, help="the session script (JSON file)")
+    p.add_argument("--port", help="the host UART of a running board (pyserial URL); default: "
+                   "start a virtual board")
+    p.add_argument("--reader", help="with --port: the board's reader endpoint "
+                   "(socket://HOST:PORT) for the world simulator; without it a person deals")
+    keyfile.add_arguments(p)
+    p.add_argument("--event-timeout", type=float, default=20.0,
+                   help="seconds to wait for each event (default 20; a person needs more)")
     p.add_argument("--json", action="store_true", help="print every event as a JSON line")
     p.add_argument("--state", help="state directory of the virtual board (default: a temp dir)")
     p.add_argument("--db", help="also store every event in this audit store (SQLite), e.g. for "
@@ -54,9 +68,24 @@ def run(args):
             print(_human(kind, body))
         sys.stdout.flush()
 
-    state = args.state or tempfile.mkdtemp(prefix="shoe-session-")
-    with VirtualTable(state, on_event=show, db=args.db) as table:
-        outcomes = table.runner.play(script)
+    if args.port:
+        from host_tools import keys as keyfile
+        from host_tools.remote import RemoteTable, check_script_for
+
+        if args.state:
+            raise ShoeError("--state is for the virtual board: a board on --port has its own")
+        check_script_for(script, person=not args.reader)
+        keys = keyfile.load(args)
+        with RemoteTable(args.port, keys, args.reader, on_event=show,
+                         event_timeout=args.event_timeout, db=args.db) as table:
+            outcomes = table.runner.play(script)
+    else:
+        if args.reader:
+            raise ShoeError("--reader goes with --port (a board that runs already)")
+        state = args.state or tempfile.mkdtemp(prefix="shoe-session-")
+        with VirtualTable(state, on_event=show, db=args.db,
+                          event_timeout=args.event_timeout) as table:
+            outcomes = table.runner.play(script)
     n_res = sum(1 for o in outcomes if o[1] == "round_result")
     n_void = len(outcomes) - n_res
     if len(outcomes) != len(script["rounds"]):

@@ -24,7 +24,7 @@ def _jsonable(x):
 
 def run(args):
     from host_tools.link import connect
-    link, _, store = connect(args)
+    link, _, store = connect(args, read_only=True)
     try:
         st = link.command("status", {}, timeout=args.timeout)
         stats = link.stats()

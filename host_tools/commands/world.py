@@ -21,6 +21,11 @@ def configure(p):
     p.add_argument("--back", choices=["R", "B"], default="R", help="back colour (default R)")
     p.add_argument("--deck-check", action="store_true", help="first run the whole deck + cover card")
     p.add_argument("--cards", type=int, default=0, help="cards to draw (default 0)")
+    p.add_argument("--skip", type=int, default=0,
+                   help="cards of this shuffle already dealt (by an earlier call): start after them")
+    p.add_argument("--stub", action="store_true",
+                   help="last, run the stub (the undealt cards) and the cover card, as the shoe "
+                   "asks after the decisions of a round")
     p.add_argument("--pace", type=float, default=0.5, help="seconds between cards (default 0.5)")
     p.add_argument("--fault", action="append", default=[], metavar="AT:KIND",
                    help="inject a fault on the card drawn at position AT")
@@ -43,6 +48,8 @@ def run(args):
         raise ShoeError("--serial must be 4 hex digits")
     if not 0 <= serial <= 0xFFFF or not 0 <= args.cards <= 52 or args.pace < 0:
         raise ShoeError("--serial must be 0000..FFFF, --cards 0..52, --pace >= 0")
+    if not 0 <= args.skip <= 52 - args.cards:
+        raise ShoeError("--skip must be 0..%d (with --cards %d)" % (52 - args.cards, args.cards))
     faults = {}
     for f in args.fault:
         at, _, kind = f.partition(":")
@@ -58,9 +65,14 @@ def run(args):
             world.deck_check(deck)
             print("deck check: 52 cards + cover card sent")
         world.new_round()
+        deck.pos = args.skip
         for i in range(args.cards):
             c = world.draw(deck, faults.get(i))
             print("card %2d: %s%s" % (i, port.sent[-1].decode(), "  (%s)" % faults[i]["kind"] if i in faults else ""))
+        if args.stub:
+            n = len(deck.remaining())
+            world.stub(deck)
+            print("stub: %d cards + cover card sent" % n)
         time.sleep(0.05)
         port.close()
     except WorldError as e:

@@ -10,6 +10,8 @@ a relay thread copies bytes between that pty and a second one whose slave path i
 mode="silent" (nothing answers), "echo" (a terminal echoing input) and "garbage" (a device
 spewing noise) stand in for ports that are not MicroPython boards; "liar" is a real REPL whose
 answers turn to noise once the raw REPL is entered (a board that answers garbage).
+platform="rp2" (or "esp32") makes the REPL say so in sys.platform, with "/" as its cwd (paths
+stay relative to the flash directory): a chip's REPL as `shoectl deploy --board pico` meets it.
 """
 import os
 import pty
@@ -21,9 +23,28 @@ import tty
 from host_tools import runtime
 
 
+_AS_CHIP = """
+import sys as _s, os as _o
+class _Sys:
+    def __getattr__(self, n):
+        return %r if n == 'platform' else getattr(_s, n)
+class _Os:
+    def getcwd(self):
+        return '/'
+    def chdir(self, p):
+        pass
+    def __getattr__(self, n):
+        return getattr(_o, n)
+_s.modules['sys'] = _Sys()
+_s.modules['os'] = _Os()
+del _Sys, _Os
+"""
+
+
 class PtyBoard:
-    def __init__(self, flash_dir, mode="repl", heap="256k"):
+    def __init__(self, flash_dir, mode="repl", heap="256k", platform=None):
         self.flash_dir = str(flash_dir)
+        self.platform = platform
         self.mode = mode
         self.heap = heap
         self.proc = None
@@ -55,7 +76,10 @@ class PtyBoard:
         tty.setraw(s1)
         env = dict(os.environ)
         env.pop("MICROPYPATH", None)
-        self.proc = subprocess.Popen([runtime.micropython_binary(), "-X", "heapsize=" + self.heap],
+        argv = [runtime.micropython_binary(), "-X", "heapsize=" + self.heap]
+        if self.platform:
+            argv += ["-i", "-c", _AS_CHIP % self.platform]
+        self.proc = subprocess.Popen(argv,
                                      stdin=s1, stdout=s1, stderr=s1, cwd=self.flash_dir, env=env,
                                      close_fds=True)
         os.close(s1)

@@ -53,7 +53,7 @@ def flash_hashes(vdir):
 def boot_choice(flash, board_name="pico"):
     """What the board's main.py would boot from this flash (run under MicroPython)."""
     code = ("import sys\nsys.path.insert(0, %r)\nimport main\nprint(main.firmware_dir())\n"
-            % str(BOARD / board_name))
+            % str(BOARD))
     out = subprocess.run([micropython_binary(), "-c", code], cwd=flash, capture_output=True,
                          text=True, timeout=30)
     assert out.returncode == 0, out.stderr
@@ -76,7 +76,7 @@ def test_deploy_verifies_and_switches(board):
     s = dp.deploy("pico", board.port, any_platform=True, progress=quiet)
     vdir = flash / "shoe_fw" / s["version"]
     assert (flash / "shoe_fw" / "active").read_text() == s["version"]
-    assert (flash / "main.py").read_bytes() == (BOARD / "pico" / "main.py").read_bytes()
+    assert (flash / "main.py").read_bytes() == (BOARD / "main.py").read_bytes()
     marker = json.loads((vdir / "DEPLOYED").read_text())
     got = flash_hashes(vdir)
     got.pop("DEPLOYED")
@@ -242,9 +242,14 @@ def test_bad_keys_are_rejected_without_showing_them(tmp_path):
 
 
 def test_compiled_set_covers_the_firmware():
+    from host_tools.build import shipped_files
+
     files = _REAL_COMPILE("esp32")
     assert "wiring.mpy" in files and "shoe/drivers/rfid.mpy" in files
     assert "shoe/_cpython_compat.mpy" not in files
+    # only firmware ships: exactly the list of board/manifest_common.py, and the wiring
+    assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()[0]} | {"wiring.mpy"}
+    assert "shoe/games/naive.mpy" not in files and "shoe/link/host.mpy" not in files
     assert all(b[:1] == b"M" for b in files.values())  # .mpy header
     assert dp.version_name(files) == dp.version_name(dict(files))
     assert dp.mpy_version() == (6, 3)
@@ -274,3 +279,21 @@ def test_provision_bad_input_changes_nothing(board, tmp_path, capsys, monkeypatc
                 "--timeout", "1"]
         assert cli.main(argv) == 1
         assert "no MicroPython REPL answers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("chip", ["rp2", "esp32"])
+def test_deploy_to_a_chip_repl_without_any_platform(tmp_path, chip):
+    """What `shoectl deploy --board pico` meets on a Pico: sys.platform "rp2", cwd "/"."""
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    with PtyBoard(flash, platform=chip) as b:
+        if chip == "rp2":
+            assert cli.main(["deploy", "--board", "pico", "--port", b.port]) == 0
+            active = (flash / "shoe_fw" / "active").read_text()
+            assert (flash / "shoe_fw" / active / "shoe" / "app.mpy").is_file()
+            assert not (flash / "shoe_fw" / active / "shoe" / "games" / "naive.mpy").exists()
+            assert (flash / "main.py").read_bytes() == (BOARD / "main.py").read_bytes()
+        else:
+            with pytest.raises(ShoeError, match="wrong --board"):
+                dp.deploy("pico", b.port, progress=quiet)
+            assert not (flash / "shoe_fw").exists()

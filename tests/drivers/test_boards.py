@@ -11,8 +11,8 @@ BOARDS = ["pico", "esp32"]
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_main_builds_hardware(board, tmp_path):
-    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board], heap="128k",
-                  args=[board, str(tmp_path)])
+    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD],
+                  heap="128k", args=[board, str(tmp_path)])
     last = out.strip().splitlines()[-1]  # (json_lines would choke on "[shoe] ..." log lines)
     assert json.loads(last) == {"board": board, "reader": "RFIDReader", "ok": True}
     assert "[shoe] safe mode: the app crashed 3 boots in a row" in out
@@ -41,13 +41,29 @@ def test_pins_not_reused():
         assert len(pins) == len(set(pins)), board
 
 
-def test_manifests_name_the_firmware_package():
+def test_manifests_name_the_firmware_files():
+    """Only firmware ships: one explicit list (manifest_common.py), used by the freeze, deploy and
+    the virtual board; every module under firmware/shoe is in it or in HOST_ONLY."""
+    from host_tools.build import shipped_files
+    from host_tools.runtime import FIRMWARE
+
+    shipped, host_only = shipped_files()
+    every = {p.relative_to(FIRMWARE).as_posix() for p in (FIRMWARE / "shoe").rglob("*.py")}
+    unlisted = every - set(shipped) - set(host_only)
+    assert not unlisted, ("put %s in FIRMWARE (ships) or HOST_ONLY of board/manifest_common.py"
+                          % ", ".join(sorted(unlisted)))
+    assert set(shipped) | set(host_only) <= every, (set(shipped) | set(host_only)) - every
+    assert not set(shipped) & set(host_only)
+    for name in ("games/naive.py", "games/fcfhost.py", "link/host.py", "games/evalrun.py",
+                 "games/unpacking.py", "_cpython_compat.py"):
+        assert "shoe/" + name in host_only
+    assert "shoe/app.py" in shipped and "shoe/drivers/hwbuild.py" in shipped
     common = (BOARD / "manifest_common.py").read_text()
-    assert 'package("shoe", base_path="../firmware"' in common
-    assert (BOARD.parent / "firmware" / "shoe" / "__init__.py").is_file()
+    assert 'module(_path, base_path="../firmware", opt=1)' in common and "package(" not in common
     for board in BOARDS:
         m = (BOARD / board / "manifest.py").read_text()
         assert 'include("../manifest_common.py")' in m and 'module("wiring.py"' in m
+    assert not (BOARD / "pico" / "main.py").exists() and not (BOARD / "esp32" / "main.py").exists()
 
 
 def test_bundle_has_every_attribute_the_app_takes():
@@ -69,7 +85,48 @@ def test_bundle_has_every_attribute_the_app_takes():
 
 
 def test_peripheral_tasks_on_a_pico_bundle():
-    out = run_mpy("tests/drivers/check_peripherals.py", extra_path=[BOARD / "pico"], heap="128k")
+    out = run_mpy("tests/drivers/check_peripherals.py", extra_path=[BOARD / "pico", BOARD],
+                  heap="128k")
     events = json.loads(out.strip().splitlines()[-1])["events"]
     assert events == ["exit_without_read", "read_without_exit", "lid_open", "lid_closed",
                       "watchdog_starved"]
+
+
+def _micropython_manifestfile(tmp_path):
+    """MicroPython's own manifest reader (tools/manifestfile.py of the rp2 sources in
+    ../shared/pico, or SHOE_PICO_SOURCES), or skip when those sources are not here."""
+    import importlib.util
+    import os
+    import tarfile
+    from pathlib import Path
+
+    src = Path(os.environ.get("SHOE_PICO_SOURCES") or BOARD.parent.parent / "shared" / "pico" /
+               "micropython-v1.27.0-rp2-sources.tar.gz")
+    if not src.is_file():
+        pytest.skip("no MicroPython sources (SHOE_PICO_SOURCES) to read the manifests with")
+    with tarfile.open(src) as tar:
+        for member in tar:
+            if member.name.endswith("tools/manifestfile.py"):
+                (tmp_path / "manifestfile.py").write_bytes(tar.extractfile(member).read())
+                break
+        else:
+            pytest.skip("tools/manifestfile.py not in %s" % src)
+    spec = importlib.util.spec_from_file_location("mp_manifestfile", tmp_path / "manifestfile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_freeze_manifest_freezes_exactly_the_shipped_files(board, tmp_path):
+    from host_tools.build import shipped_files
+
+    mf = _micropython_manifestfile(tmp_path)
+    port = tmp_path / "port"
+    (port / "boards").mkdir(parents=True)
+    (port / "boards" / "manifest.py").write_text("")       # the port's own (nothing here)
+    m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": str(tmp_path), "PORT_DIR": str(port),
+                                         "MPY_LIB_DIR": str(tmp_path / "lib")})
+    m.execute(str(BOARD / board / "manifest.py"))
+    targets = {f.target_path for f in m.files()}
+    assert targets == set(shipped_files()[0]) | {"wiring.py"}

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from host_tools.provision_sim import shoe_id_of
 from pathlib import Path
 
 SHOECTL = [sys.executable, "-m", "host_tools"]
@@ -58,7 +60,7 @@ def test_sim_world_and_monitor_in_separate_processes(tmp_path):
         assert mon.returncode == 0, err
         events = [json.loads(line) for line in out.splitlines()]
         kinds = [e["event"] for e in events]
-        assert kinds[0] == "hello" and events[0]["shoe_id"] == "SIM-0001"
+        assert kinds[0] == "hello" and events[0]["shoe_id"] == shoe_id_of(tmp_path / "flash")
         # cards outside any round are latched irregularities, reported with their reason
         assert any(e["event"] == "irregularity" and e["reason"] == "card_out_of_round"
                    for e in events), kinds

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+from host_tools.provision_sim import shoe_id_of
 from host_tools.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
@@ -38,7 +39,7 @@ def test_recall_status_and_verify_after_real_rounds(tmp_path):
         r = shoectl("rounds", *common, "--round", "99")
         assert r.returncode == 1 and "99" in r.stderr
         r = shoectl("status", *common)
-        assert r.returncode == 0 and "SIM-0001" in r.stdout and "demo: true" in r.stdout
+        assert r.returncode == 0 and shoe_id_of(tmp_path / "flash") in r.stdout and "demo: true" in r.stdout
         r = shoectl("verify", *common)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "live chain" in r.stdout and "MATCHES" in r.stdout

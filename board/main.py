@@ -1,4 +1,9 @@
-"""ESP32 entry point: pick the deployed firmware, build the hardware, run the app.
+"""Entry point of every board: pick the deployed firmware, build the hardware, run the app.
+
+One file for the Pico, the ESP32 and the virtual board; what differs between them is data
+(board/<name>/wiring.py, deployed as wiring.mpy) and the `machine` module: the real one on a
+chip, board/sim/simmachine.py (TCP sockets for the UARTs, a watchdog the host enforces) on the
+unix port. `shoectl deploy` copies this file to the board as main.py.
 
 Deployed layout on flash (host_tools/deploy.py writes it; paths relative to the boot cwd "/"):
 
@@ -12,12 +17,16 @@ A version is used only if its DEPLOYED marker exists; `active.new` (written befo
 replaced) is the fallback, so an interrupted deploy boots either the old or the new version,
 never a mix. With no deployed version the frozen firmware (custom build, manifest.py) runs.
 
+Boot: build the bundle (drivers/hwbuild.py); with the service jumper fitted, or after
+MAX_CRASHES boots in a row that ended in an exception out of the app (crash guard), neither
+the app nor the watchdog starts (LED service/error, REPL free); else the app runs.
+
     import main; hw = main.build()   # tests / REPL: the bundle without starting the app
+    main.main(machine, ready=f)      # the virtual board: its machine, f(hw) once built
 """
 import os
 import sys
 
-BOARD = "esp32"
 FW_DIR = "shoe_fw"
 
 
@@ -35,7 +44,9 @@ def firmware_dir():
     return None
 
 
-def build(machine=None):
+def build(machine=None, firmware_root=None, state_dir=None):
+    """The hardware bundle. firmware_root: what attestation hashes when no version is
+    deployed here (the virtual board names its firmware directory)."""
     root = firmware_dir()
     if root and root not in sys.path:
         sys.path.insert(0, root)
@@ -44,14 +55,15 @@ def build(machine=None):
     import wiring
     from shoe.drivers.hwbuild import build as _build
 
-    if wiring.board != BOARD or sys.platform not in (wiring.platform, "linux"):
+    # "linux": the unix port standing in for a board (virtual board, deploy tests)
+    if sys.platform not in (wiring.platform, "linux"):
         raise RuntimeError("firmware for %s/%s on a %s board" % (wiring.board, wiring.platform,
                                                                 sys.platform))
-    return _build(machine, wiring, firmware_root=root)
+    return _build(machine, wiring, firmware_root=root or firmware_root, state_dir=state_dir)
 
 
-def main():
-    hw = build()
+def main(machine=None, ready=None, firmware_root=None, state_dir=None):
+    hw = build(machine, firmware_root, state_dir)
     from shoe.drivers import hwbuild
 
     if hw.service or hw.crashes >= hwbuild.MAX_CRASHES:
@@ -63,9 +75,13 @@ def main():
         if hw.led:
             hw.led.show(hw.led.SERVICE if hw.service else hw.led.ERROR)
             hw.led.tick(0)
+        if ready:
+            ready(hw)
         return hw
     import shoe.app
 
+    if ready:
+        ready(hw)
     try:
         shoe.app.run(hw)
     except Exception as e:  # a bug: record it so a crash loop ends in safe mode, then re-raise
@@ -74,6 +90,7 @@ def main():
             hw.led.show(hw.led.ERROR)
             hw.led.tick(0)
         raise
+    return hw
 
 
 if __name__ == "__main__":

@@ -1,0 +1,174 @@
+"""Power from outside the runner: a board killed by another process comes back, its watchdog
+resets it when it hangs, and the table system carries on (issue 9 finding 10); fresh boards
+have their own shoe id, and read-only commands answer whatever the audit store holds
+(finding 11)."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from host_tools.provision_sim import ensure_demo_keys, shoe_id_of
+from host_tools.simboard import SimBoard
+from host_tools.virtual_table import VirtualTable
+from tests.e2e.conftest import Recorder
+
+SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in range(1, 7)}
+
+
+def until(cond, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for %s" % what)
+        time.sleep(0.02)
+
+
+class Killer(threading.Thread):
+    """Another party pulling the plug: SIGKILL to the board process at random instants."""
+
+    def __init__(self, board, seed, lo=0.3, hi=1.2):
+        super().__init__(daemon=True)
+        self.board, self.rng, self.lo, self.hi = board, random.Random(seed), lo, hi
+        self.kills = 0
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.wait(self.rng.uniform(self.lo, self.hi)):
+            p = self.board.proc
+            if p is not None and p.poll() is None:
+                try:
+                    os.kill(p.pid, signal.SIGKILL)
+                    self.kills += 1
+                except ProcessLookupError:
+                    pass
+
+
+def test_session_completes_every_round_while_the_board_is_killed_from_outside(tmp_path):
+    rec = Recorder()
+    n = 40 if os.environ.get("SHOE_SOAK") == "full" else 4
+    script = {"game": "four-card-frenzy", "seed": 9, "rounds": [{"seats": SEATS}] * n}
+    with VirtualTable(str(tmp_path / "flash"), on_event=rec, event_timeout=10.0) as t:
+        killer = Killer(t.board, seed=int(os.environ.get("SHOE_SEED", "7")))
+        killer.start()
+        try:
+            outcomes = t.runner.play(script)
+        finally:
+            killer.halt.set()
+            killer.join(5)
+        assert killer.kills >= min(3, n), "the killer hardly ran: the test proves nothing"
+        assert t.board.power_returns >= 1
+    # every round of the script ends in exactly one result or one void with a reason
+    assert len(outcomes) == len(script["rounds"])
+    nos = [o[0] for o in outcomes]
+    assert len(set(nos)) == len(nos)
+    for _, kind, body in outcomes:
+        assert kind == "round_result" or (kind == "round_void" and body.get("reason"))
+    ends = [(k, b["round"]) for k, b in rec.events if k in ("round_result", "round_void")]
+    assert sorted(ends, key=lambda e: e[1]) == sorted((k, n) for n, k, _ in outcomes)
+
+
+def test_power_returns_only_when_asked(tmp_path):
+    """SimBoard(power_returns=True) powers a killed board up again on the same flash and ports;
+    without it a killed board stays dead (what `shoectl sim` did before)."""
+    ensure_demo_keys(tmp_path / "a")
+    ensure_demo_keys(tmp_path / "b")
+    with SimBoard(tmp_path / "a", power_returns=True) as on, SimBoard(tmp_path / "b") as off:
+        port, pid = on.host_port, on.proc.pid
+        os.kill(pid, signal.SIGKILL)
+        os.kill(off.proc.pid, signal.SIGKILL)
+        until(lambda: on.boots == 2 and on.alive(), what="power to return")
+        assert on.power_returns == 1 and on.proc.pid != pid and on.host_port == port
+        assert not off.alive() and off.boots == 1 and off.power_returns == 0
+
+
+def test_watchdog_resets_a_board_that_hangs(tmp_path):
+    """The firmware starts its watchdog (through hwbuild, as on a Pico); a board that stops
+    (SIGSTOP: every task hangs) is reset by it and comes back."""
+    ensure_demo_keys(tmp_path)
+    with SimBoard(tmp_path) as b:
+        until(lambda: b._wdt is not None, what="the firmware to start its watchdog")
+        timeout_s = b._wdt[0]
+        os.kill(b.proc.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        until(lambda: b.watchdog_resets == 1 and b.boots == 2, timeout=timeout_s + 10,
+              what="the watchdog reset")
+        assert time.monotonic() - t0 >= timeout_s - 1.5     # not before it expired
+        assert b.alive()
+
+
+def shoectl(*args):
+    return subprocess.run([sys.executable, "-m", "host_tools", *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_fresh_boards_have_own_ids_and_status_ignores_another_shoes_log(tmp_path):
+    ids = set()
+    for i in range(3):
+        ensure_demo_keys(tmp_path / ("s%d" % i))
+        ids.add(shoe_id_of(tmp_path / ("s%d" % i)))
+    assert len(ids) == 3 and all(i.startswith("SIM-") for i in ids)
+    db = str(tmp_path / "audit.sqlite")
+    # an audit store holding a longer log under the id a new board will use (a wiped flash)
+    ensure_demo_keys(tmp_path / "old", shoe_id="SIM-REUSED")
+    with SimBoard(tmp_path / "old") as old:
+        for _ in range(2):
+            old.restart()                    # three boots: three hello events
+        r = shoectl("status", "--port", old.host_url, "--demo-keys", "--db", db, "--json")
+        assert r.returncode == 0, r.stderr
+    ensure_demo_keys(tmp_path / "new", shoe_id="SIM-REUSED")
+    with SimBoard(tmp_path / "new") as new:
+        r = shoectl("status", "--port", new.host_url, "--demo-keys", "--db", db, "--json")
+        assert r.returncode == 0, r.stderr
+        assert "event sequence is behind" in r.stderr          # said, not fatal
+        assert json.loads(r.stdout)["status"]["shoe_id"] == "SIM-REUSED"
+        for cmd in (["rounds", "--json"], ["errors", "--json"]):
+            r = shoectl(cmd[0], "--port", new.host_url, "--demo-keys", "--db", db, *cmd[1:])
+            assert r.returncode == 0, (cmd, r.stderr)
+
+
+def test_shoectl_sim_powers_a_killed_board_up_again(tmp_path):
+    from tests.e2e.test_cli import SHOECTL, ROOT, read_until
+
+    sim = subprocess.Popen(SHOECTL + ["sim", "--state", str(tmp_path / "flash")], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        pid = int(read_until(sim, r"pid (\d+)")[0].group(1))
+        host = read_until(sim, r"host UART:\s+(socket://\S+)")[0].group(1)
+        sid = read_until(sim, r"shoe id:\s+(SIM-\S+)")[0].group(1)
+        os.kill(pid, signal.SIGKILL)                     # a power failure, from outside
+        new_pid = int(read_until(sim, r"powered up again \(pid (\d+)\)")[0].group(1))
+        assert new_pid != pid and sim.poll() is None
+        r = shoectl("status", "--port", host, "--demo-keys", "--db", str(tmp_path / "a.sqlite"),
+                    "--json")
+        assert r.returncode == 0, r.stderr
+        st = json.loads(r.stdout)["status"]
+        assert st["shoe_id"] == sid == shoe_id_of(tmp_path / "flash")
+        sim.send_signal(signal.SIGTERM)
+        assert sim.wait(20) == 0
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+
+
+@pytest.mark.parametrize("case", ["crash_loop", "service_jumper"])
+def test_virtual_board_boots_through_the_crash_guard_and_service_jumper(tmp_path, case):
+    """The same board/main.py as a Pico: after 3 crashed boots, or with the jumper fitted, the
+    app and its watchdog do not start (the board stays powered, its UARTs silent)."""
+    ensure_demo_keys(tmp_path)
+    if case == "crash_loop":
+        (tmp_path / "crashes").write_text("3\nValueError: bug\n")
+    with SimBoard(tmp_path, service=(case == "service_jumper")) as b:
+        ready = [line for line in b.log if line.startswith("SHOE-SIM READY")]
+        assert ready and ready[0].endswith(" safe" if case == "crash_loop" else " service")
+        word = "safe mode" if case == "crash_loop" else "service jumper fitted"
+        assert any(word in line for line in b.log), list(b.log)
+        assert b._wdt is None and b.alive()
+    ensure_demo_keys(tmp_path / "ok")
+    with SimBoard(tmp_path / "ok") as b:                 # and a healthy board runs the app
+        assert [line for line in b.log if line.startswith("SHOE-SIM READY")][0][-1].isdigit()
