@@ -101,7 +101,11 @@ class SimBoard:
                     raise ShoeError("port %d is busy: choose another with --%s" % (
                         port, name.replace("_", "-")))
             else:
-                setattr(self, name, free_port())
+                taken = {self.host_port, self.reader_port}
+                port = free_port()
+                while port in taken:        # the OS may hand the same free port out twice
+                    port = free_port()
+                setattr(self, name, port)
         if self.host_port == self.reader_port:
             raise ShoeError("host and reader ports must differ")
 
