@@ -7,7 +7,8 @@ unacknowledged events (it is the Endpoint's store), the hash-chain head and the 
     j.set_errors(list_of_errors)      # latched errors (survive resets until acknowledged)
     j.add_round(no, kind, body)       # a round_result / round_void for recall (last 100 kept)
     j.round(no) / j.round_numbers()   # recall
-    j.compact()                       # full snapshot (the app calls it at every round boundary)
+    j.checkpoint()                    # at a round boundary: a full snapshot when the log is half full
+    j.compact()                       # a full snapshot now
     j.recovery                        # None, or what a corrupted journal cost (see below)
     Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: see shoe.link.store
 The outbox lives in one preallocated ring (outbox.py): `outbox_bytes` must not shrink between
@@ -168,10 +169,11 @@ class Journal:
         self.eseq = eseq
 
     def _state_ops(self, ops):
-        if ops[0][0] == [] or not self._stale:
+        full = delta.full(ops)
+        if full or not self._stale:
             try:
                 self._st = delta.apply(self._st, ops)
-                self._stale = False if ops[0][0] == [] else self._stale
+                self._stale = self._stale and not full
             except Exception:
                 self._stale = True  # does not fit: keep the last good state
 
@@ -184,7 +186,7 @@ class Journal:
             for i in range(len(payloads)):
                 self._event(r[1] + i, payloads[i])
             if payloads and self.eseq == r[1] + len(payloads) - 1:
-                self.chain = r[3]
+                self.chain = r[3] if r[3] is not None else chain_head(payloads[-1])
             if r[4] is not None:
                 self._state_ops(r[4])
             self._hwm(r[5], r[1] + len(payloads) - 1)
@@ -240,8 +242,10 @@ class Journal:
                                   "state": self._st, "errors": self.errors}])
         ob = self._out
         for i in range(ob.count):
-            yield codec.encode(["P", ob.first + i, [ob.get(ob.first + i)], self.chain, None,
-                                self.ctr])
+            p = ob.get(ob.first + i)
+            last = i == ob.count - 1  # only the last head matters; stored if not derivable
+            yield codec.encode(["P", ob.first + i, [p], self.chain if last and
+                                chain_head(p) != self.chain else None, None, self.ctr])
         yield codec.encode(["Z"])
 
     def compact(self):
@@ -256,6 +260,12 @@ class Journal:
         self._size = b
         self._dirty = False
         self.compactions += 1
+
+    def checkpoint(self):
+        """At a round boundary: compact (a full snapshot) once the log holds 3/4 of max_bytes,
+        so a full state is never more than a few rounds back and boot replays little."""
+        if self._size * 4 >= self.max_bytes * 3:
+            self.compact()
 
     def _append(self, record):
         self._app_record(codec.encode(record))
@@ -317,7 +327,10 @@ class Journal:
             return
         first = items[0][0] if items else self.eseq + 1
         head = items[-1][2] if items else self.chain
-        self._append(["P", first, [it[1] for it in items], head, ops or None, self.ctr])
+        # the head follows from the last payload (16 bytes saved per record); stored only if not
+        self._append(["P", first, [it[1] for it in items],
+                      None if items and chain_head(items[-1][1]) == head else head, ops or None,
+                      self.ctr])
         for eseq, payload, head in items:
             self._out.add(eseq, payload)
             self.eseq = eseq
@@ -425,6 +438,19 @@ class Journal:
                     if r[1] == no:
                         return r[2], r[3]
         return None
+
+
+def chain_head(payload):
+    """The hash-chain head after a sealed event payload (shoe/link/message.py: head =
+    SHA-256(core)[:16], core = the payload with its first byte 0x85 -> 0x84 and the trailing
+    17-byte MAC item removed). The journal checks it against the Endpoint's head when writing
+    and stores the head itself whenever they differ, so a change of the envelope costs bytes,
+    never a wrong chain."""
+    if len(payload) < 18 or payload[0] != 0x85:
+        return None
+    h = hashlib.sha256(b"\x84")
+    h.update(payload[1:len(payload) - 17])
+    return h.digest()[:16]
 
 
 def _holds(arr, n, x):
