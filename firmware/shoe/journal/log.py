@@ -91,8 +91,9 @@ class Scan:
             end = pos + 6 + n
         else:
             return None
-        # a corrupted length must not make us allocate what is not there
-        if n > MAX_RECORD or end > total:
+        # a corrupted length must not make us allocate what is not there; no record is empty
+        # (zeroed flash would otherwise read as empty legacy records: crc32(b"") == 0)
+        if n == 0 or n > MAX_RECORD or end > total:
             return None
         try:
             p = f.read(n)
