@@ -23,16 +23,16 @@ state's size.
 
 
 def _step(d, k):
-    """The path step for key k of dict d (k present)."""
+    """The path step for key k of dict d (k present): its rank among the keys (no allocation)."""
     if type(k) is not str:
         return [k]
-    keys = []
+    i = 0
     for x in d:
         if type(x) is not str:
             return k
-        keys.append(x)
-    keys.sort()
-    return keys.index(k)
+        if x < k:
+            i += 1
+    return i
 
 
 def _key(node, step):
