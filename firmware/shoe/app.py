@@ -30,6 +30,7 @@ _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms 
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
 _OUTBOX_MAX = 96          # ... as messages
+_JOURNAL_BYTES = 65536    # compaction (a full snapshot) every ~6 rounds: fewer partly used sectors
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
 
@@ -90,7 +91,8 @@ class App:
             self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        self.journal = Journal(hw.state_dir, outbox_bytes=_OUTBOX_BYTES, outbox_limit=_OUTBOX_MAX)
+        self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
+                               outbox_limit=_OUTBOX_MAX)
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:

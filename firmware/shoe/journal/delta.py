@@ -66,14 +66,13 @@ def diff(old, new):
     ops = []
     if old is None:
         ops.append([[], copy(new)])
-    else:
+    elif not _same(old, new):
         _diff(old, new, [], ops)
     return ops
 
 
 def _diff(a, b, path, ops):
-    if _same(a, b):
-        return
+    """a and b differ (the caller compared them)."""
     ta, tb = type(a), type(b)
     if ta is dict and tb is dict:
         gone = []
@@ -81,8 +80,11 @@ def _diff(a, b, path, ops):
             if k not in b:
                 gone.append(k)
         for k in b:  # changes first, while a's keys are what the reader has too
-            if k in a and not _same(a[k], b[k]):
-                _diff(a[k], b[k], path + [_step(a, k)], ops)
+            if k in a:
+                v = a[k]
+                w = b[k]
+                if type(v) is not type(w) or v != w:
+                    _diff(v, w, path + [_step(a, k)], ops)
         for k in gone:  # deletions by name (indexes shift as keys go)
             ops.append([path + [k if type(k) is str else [k]]])
         for k in b:

@@ -26,8 +26,10 @@ middle cannot roll them back:
     ["A", upto, ctr, eseq]                        host acked <= upto
     ["E", errors, ctr, eseq]                      latched errors
     ["D", ops, ctr, eseq]                         a state delta alone (delta.py)
-    ["P", first, [payload, ...], head, ops|None, ctr]   durable messages first.. (+ the state
-                                                  delta they lead to): ONE write
+    ["P", first, [payload, ...], head|None, ops|None(, ctr)]  durable messages first.. (+ the
+                                                  state delta they lead to): ONE write; head
+                                                  None = derived from the last payload; ctr
+                                                  when it moved since the previous "P"
     ["X", {...}]                                  compaction snapshot (counters, full state,
                                                   errors), then the outbox as "P" records and a
                                                   final ["Z"] marking it complete
@@ -82,6 +84,8 @@ class Journal:
         self._out = Outbox(outbox_bytes, outbox_limit)
         self._app = None
         self._dirty = False
+        self._want_compact = False
+        self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
             os.mkdir(root)  # a fresh board: create the state directory
@@ -189,7 +193,7 @@ class Journal:
                 self.chain = r[3] if r[3] is not None else chain_head(payloads[-1])
             if r[4] is not None:
                 self._state_ops(r[4])
-            self._hwm(r[5], r[1] + len(payloads) - 1)
+            self._hwm(r[5] if len(r) > 5 else 0, r[1] + len(payloads) - 1)
         elif t == "A":
             self._out.prune(r[1])
             self.ctr = r[2]
@@ -259,13 +263,19 @@ class Journal:
         self.erases += log.sectors(0, b)
         self._size = b
         self._dirty = False
+        self._want_compact = False
         self.compactions += 1
 
     def checkpoint(self):
         """At a round boundary: compact (a full snapshot) once the log holds 3/4 of max_bytes,
-        so a full state is never more than a few rounds back and boot replays little."""
+        so a full state is never more than a few rounds back and boot replays little. While
+        events wait for the host's acknowledgement (a few hundred ms) the compaction waits for
+        it, so the snapshot need not copy them (each event is written once)."""
         if self._size * 4 >= self.max_bytes * 3:
-            self.compact()
+            if self._out.count:  # soon acknowledged: compact then, without the outbox
+                self._want_compact = True
+            else:
+                self.compact()
 
     def _append(self, record):
         self._app_record(codec.encode(record))
@@ -328,9 +338,12 @@ class Journal:
         first = items[0][0] if items else self.eseq + 1
         head = items[-1][2] if items else self.chain
         # the head follows from the last payload (16 bytes saved per record); stored only if not
-        self._append(["P", first, [it[1] for it in items],
-                      None if items and chain_head(items[-1][1]) == head else head, ops or None,
-                      self.ctr])
+        rec = ["P", first, [it[1] for it in items],
+               None if items and chain_head(items[-1][1]) == head else head, ops or None]
+        if self.ctr != self._p_ctr:  # the counter's mark, when it moved since the last "P"
+            rec.append(self.ctr)
+        self._append(rec)
+        self._p_ctr = self.ctr
         for eseq, payload, head in items:
             self._out.add(eseq, payload)
             self.eseq = eseq
@@ -339,6 +352,11 @@ class Journal:
             self._st = delta.apply(self._st, ops)
 
     def outbox_ack(self, upto, ctr):
+        if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
+            self._out.prune(upto)
+            self.ctr = ctr
+            self.compact()
+            return
         self._append(["A", upto, ctr, self.eseq])
         self._out.prune(upto)
         self.ctr = ctr
