@@ -127,6 +127,9 @@ def main(argv=None):
           "<= 8 KB, <= 2 erases; erase model: 4 KiB sectors entered by append-only writes, "
           "docs/journal.md)" % (done["journal_writes"] / n, done["journal_bytes"] // n,
                                done["journal_bytes"] / 1024 / n, done["journal_erases"] / n))
+    print("  (littlefs as the rp2 port uses it rewrites a file's last block after every sync: "
+          "there each flushed record costs a block erase, ~%.0f per round; not in the model, "
+          "see docs/journal.md)" % (done["journal_writes"] / n))
     cm, cx = done["card_us_mean"], done["card_us_max"]
     print("per card, the whole app (table, seal, journal, link; wall time on a shared machine), "
           "unix port: mean %.2f ms, max %.2f ms" % (cm / 1000, cx / 1000))
