@@ -14,7 +14,7 @@ values = st.recursive(_leaf, lambda c: st.one_of(st.lists(c, max_size=5),
                       max_leaves=25)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(values, values)
 def test_apply_diff_gives_the_new_state_through_the_codec(old, new):
     ops = delta.diff(old, new)
