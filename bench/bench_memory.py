@@ -52,11 +52,23 @@ src = sys.argv[1]
 j = Journal(src)
 st = j.state
 tab = st["table"]
-N = 20
-t0 = time.ticks_us()
-for _ in range(N):
-    enc = codec.encode(st)
-full_us = time.ticks_diff(time.ticks_us(), t0) // N
+N = 10
+
+
+def best(f):
+    # the fastest of 9 batches: a shared machine preempts; the minimum is the code's own cost
+    low = None
+    for _ in range(9):
+        t0 = time.ticks_us()
+        for _ in range(N):
+            f()
+        dt = time.ticks_diff(time.ticks_us(), t0) // N
+        low = dt if low is None or dt < low else low
+    return low
+
+
+enc = codec.encode(st)
+full_us = best(lambda: codec.encode(st))
 # a dealt card: the tracker grows by two hex digits, the clock moves, one bit of the ledger
 new = delta.copy(st)
 nt = new["table"]
@@ -69,23 +81,28 @@ nt["tracker"]["cards"] += "2b"
 nt["t_last"] = 1796061097
 seen = nt["ledger"]["seen"]
 nt["ledger"]["seen"] = seen[:6] + ("0" if seen[6] != "0" else "8") + seen[7:]
-t0 = time.ticks_us()
-for _ in range(N):
-    ops = delta.diff(st, new)
-    rec = codec.encode(["P", 1, [bytes(78)], None, ops, 1])
-delta_us = time.ticks_diff(time.ticks_us(), t0) // N
+ops = delta.diff(st, new)
+rec = codec.encode(["P", 1, [bytes(78)], None, ops])
+delta_us = best(lambda: codec.encode(["P", 1, [bytes(78)], None, delta.diff(st, new)]))
 root = src + "/cardcost"
 try:
     os.mkdir(root)
 except OSError:
     pass
-k = Journal(root)
+k = Journal(root, outbox_limit=48, outbox_bytes=8192)
 items = [(k.eseq + 1, bytes(78), bytes(16))]
 k.outbox_add(items, st)
-t0 = time.ticks_us()
-for i in range(N):
-    k.outbox_add([(k.eseq + 1, bytes(78), bytes(16))], new if i % 2 == 0 else st)
-write_us = time.ticks_diff(time.ticks_us(), t0) // N
+flip = [0]
+
+
+def add():
+    flip[0] ^= 1
+    k.outbox_add([(k.eseq + 1, bytes(78), bytes(16))], new if flip[0] else st)
+    if k.eseq % 40 == 0:
+        k.outbox_ack(k.eseq, k.eseq)
+
+
+write_us = best(add)
 print(json.dumps({"snapshot_bytes": len(enc), "snapshot_us": full_us, "delta_bytes": len(rec),
                   "delta_us": delta_us, "record_us": write_us}))
 """
@@ -137,13 +154,15 @@ def main(argv=None):
     est = lambda us: us * 160 / 1000  # noqa: E731  (RP2040 ~ 160x the unix port: an estimate)
     print("journal per card, unix port (RP2040 estimate x160, not measured): whole snapshot "
           "%d B encoded %.3f ms (~%.1f ms); delta record %d B, diff + encode %.3f ms (~%.1f ms), "
-          "with the CRC'd write %.3f ms (~%.1f ms): %.1fx cheaper than the snapshot alone" % (
+          "the whole outbox_add with its CRC'd write and flush %.3f ms (a file write on the host: x160 means little) (~%.1f ms); the delta is %.1fx cheaper than the snapshot alone" % (
               c["snapshot_bytes"], c["snapshot_us"] / 1000, est(c["snapshot_us"]),
               c["delta_bytes"], c["delta_us"] / 1000, est(c["delta_us"]), c["record_us"] / 1000,
               est(c["record_us"]), c["snapshot_us"] / max(1, c["delta_us"])))
-    print("a 53-card deck-check burst: ~%.0f ms of RP2040 journal time (estimate), in 53 slices: "
-          "the reader task yields to the loop after every card, so the host task (2000 ms "
-          "watchdog limit) runs between them" % (53 * est(c["record_us"])))
+    print("a 53-card deck-check burst: journal CPU ~%.0f ms on the RP2040 (estimate; before: "
+          "~%.0f ms for the snapshots alone; flash program time not included: the emulator "
+          "measures it), in 53 slices: the reader task yields to the loop after every card, so "
+          "the host task (2000 ms watchdog limit) runs between them" % (
+              53 * est(c["delta_us"]), 53 * est(c["snapshot_us"])))
 
 
 if __name__ == "__main__":
