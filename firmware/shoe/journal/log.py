@@ -7,8 +7,9 @@ it, are still read). A write cut by a power loss leaves a torn tail (a short hea
 payload or a CRC mismatch, with nothing good after it); a flipped bit or a zeroed sector in the
 middle leaves a hole FOLLOWED by good records. `Scan` yields every good record, skipping holes
 (it finds the next record by its magic byte and CRC) and counting them, so the caller can tell
-corruption from a tear and rewrite the file without the bad bytes. Only open/read/write/flush/close, os.rename, os.remove and os.stat are used
-(all present in MicroPython's VFS on littlefs/FAT and in the unix port).
+corruption from a tear and rewrite the file without the bad bytes. Only
+open/read/readinto/seek/tell/write/flush/close, os.rename, os.remove and os.stat are used (all
+present in MicroPython's VFS on littlefs/FAT and in the unix port).
 """
 import os
 import struct
