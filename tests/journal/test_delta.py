@@ -35,3 +35,17 @@ def test_a_dealt_card_is_a_small_delta():
     assert len(codec.encode(ops)) < 50
     assert delta.apply(delta.copy(old), ops) == new
     assert delta.diff(new, new) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), values, max_size=4),
+                min_size=2, max_size=6))
+def test_a_chain_of_deltas_with_one_key_cache(states):
+    """The journal applies hundreds of deltas with one cache of sorted keys (delta.apply's
+    `cache`): keys added and removed on the way must never be served stale."""
+    cache = {}
+    mine = delta.copy(states[0])
+    for old, new in zip(states, states[1:]):
+        ops = codec.decode(codec.encode(delta.diff(old, new)))
+        mine = delta.apply(mine, ops, cache)
+        assert codec.encode(mine) == codec.encode(new)

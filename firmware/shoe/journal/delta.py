@@ -35,11 +35,16 @@ def _step(d, k):
     return i
 
 
-def _key(node, step):
+def _key(node, step, cache):
     if type(node) is dict:
         if type(step) is int:
-            keys = sorted(node)
-            return keys[step]
+            e = cache.get(id(node))
+            if e is None or e[0] is not node or len(e[1]) != len(node):
+                if len(cache) > 16:
+                    cache.clear()
+                e = (node, sorted(node))
+                cache[id(node)] = e
+            return e[1][step]
         if type(step) is list:
             return step[0]
     return step
@@ -124,9 +129,13 @@ def full(ops):
     return len(ops) > 0 and len(ops[0]) == 2 and not ops[0][0]
 
 
-def apply(st, ops):
+def apply(st, ops, cache=None):
     """Apply decoded or fresh ops to the private state `st`; returns the (possibly new) root.
-    Raises (KeyError, IndexError, TypeError, ValueError) if they do not fit `st`."""
+    Raises (KeyError, IndexError, TypeError, ValueError) if they do not fit `st`. `cache` (a
+    dict kept by the caller across calls) holds the sorted keys of dicts met on the way: a boot
+    replays hundreds of deltas through the same few dicts."""
+    if cache is None:
+        cache = {}
     for op in ops:
         path = op[0]
         n = len(path)
@@ -135,13 +144,14 @@ def apply(st, ops):
         cur = st
         for i in range(n):
             node = cur
-            k = _key(node, path[i])
+            k = _key(node, path[i], cache)
             if i < n - 1 or len(op) == 3:
                 cur = node[k]
         if len(op) == 1:
             if not n:
                 raise ValueError("delta")
             del node[k]
+            cache.pop(id(node), None)  # its key set changed
             continue
         if len(op) == 2:
             v = op[1]
@@ -154,7 +164,10 @@ def apply(st, ops):
         else:
             v = cur + op[1]
         if n:
+            if type(node) is dict and k not in node:
+                cache.pop(id(node), None)  # a new key
             node[k] = v
         else:
             st = v
+            cache.clear()
     return st

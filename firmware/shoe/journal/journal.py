@@ -84,6 +84,7 @@ class Journal(Rounds):
         self._app = None
         self._dirty = False
         self._want_compact = False
+        self._keys = {}  # delta.apply's cache of sorted dict keys
         self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
@@ -175,7 +176,7 @@ class Journal(Rounds):
         full = delta.full(ops)
         if full or not self._stale:
             try:
-                self._st = delta.apply(self._st, ops)
+                self._st = delta.apply(self._st, ops, self._keys)
                 self._stale = self._stale and not full
             except Exception:
                 self._stale = True  # does not fit: keep the last good state
@@ -295,7 +296,7 @@ class Journal(Rounds):
         if not ops:
             return False
         self._append(["D", ops, self.ctr, self.eseq])
-        self._st = delta.apply(self._st, ops)
+        self._st = delta.apply(self._st, ops, self._keys)
         return True
 
     def _app_record(self, payload):
@@ -348,7 +349,7 @@ class Journal(Rounds):
             self.eseq = eseq
             self.chain = head
         if ops:
-            self._st = delta.apply(self._st, ops)
+            self._st = delta.apply(self._st, ops, self._keys)
 
     def outbox_ack(self, upto, ctr):
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
