@@ -40,7 +40,7 @@ def _key(node, step, cache):
         if type(step) is int:
             e = cache.get(id(node))
             if e is None or e[0] is not node or len(e[1]) != len(node):
-                if len(cache) > 16:
+                if len(cache) > 8:
                     cache.clear()
                 e = (node, sorted(node))
                 cache[id(node)] = e
@@ -164,8 +164,11 @@ def apply(st, ops, cache=None):
         else:
             v = cur + op[1]
         if n:
-            if type(node) is dict and k not in node:
-                cache.pop(id(node), None)  # a new key
+            if type(node) is dict:
+                if k not in node:
+                    cache.pop(id(node), None)  # a new key
+                elif len(op) == 2 and type(node[k]) is dict:
+                    cache.pop(id(node[k]), None)  # replaced: let it go
             node[k] = v
         else:
             st = v

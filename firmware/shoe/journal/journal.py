@@ -84,7 +84,7 @@ class Journal(Rounds):
         self._app = None
         self._dirty = False
         self._want_compact = False
-        self._keys = {}  # delta.apply's cache of sorted dict keys
+        self._keys = {}  # delta.apply's cache of sorted dict keys, while a boot replays
         self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
@@ -92,6 +92,7 @@ class Journal(Rounds):
         except OSError:
             pass
         self._recover()
+        self._keys = None  # it holds replaced dicts alive: not while the shoe runs
         self._rounds_open()
         self.boot += 1
         self._append(["B", self.boot, self.ctr, self.eseq])
@@ -296,7 +297,7 @@ class Journal(Rounds):
         if not ops:
             return False
         self._append(["D", ops, self.ctr, self.eseq])
-        self._st = delta.apply(self._st, ops, self._keys)
+        self._st = delta.apply(self._st, ops)
         return True
 
     def _app_record(self, payload):
@@ -349,7 +350,7 @@ class Journal(Rounds):
             self.eseq = eseq
             self.chain = head
         if ops:
-            self._st = delta.apply(self._st, ops, self._keys)
+            self._st = delta.apply(self._st, ops)
 
     def outbox_ack(self, upto, ctr):
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
