@@ -11,7 +11,8 @@ hardware. Tasks (all created in `main()`):
       lid (tamper) switch, status LED patterns, and the watchdog, fed only while `host` and
       `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
 
-Every table event is journalled (with the table snapshot) before the link may transmit it, so
+Every table event is journalled (with the table's state change, a delta) before the link may
+transmit it, so
 a power cut loses nothing; after a reset the journal restores the table and re-sends every
 event the host has not acknowledged.
 """
@@ -29,6 +30,7 @@ _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms 
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
 _OUTBOX_MAX = 96          # ... as messages
+_JOURNAL_BYTES = 65536    # compaction (a full snapshot) every ~6 rounds: fewer partly used sectors
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
 # command kinds the link accepts only under the supervisor key, and the table's own names for
@@ -93,9 +95,12 @@ class App:
             self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        self.journal = Journal(hw.state_dir, outbox_bytes=_OUTBOX_BYTES, outbox_limit=_OUTBOX_MAX)
+        self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
+                               outbox_limit=_OUTBOX_MAX)
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
+        if self.journal.recovery is not None:
+            self._journal_damaged(self.journal.recovery)
         self._backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
@@ -121,9 +126,23 @@ class App:
             r.dedup = self.hw.beam is not None or bool(cfg.get("double_reads"))
 
     # ---- events -------------------------------------------------------------------------
+    def _journal_damaged(self, rec):
+        """The journal found corruption (not a torn tail): the table latches journal_corrupt
+        (a supervisor acknowledges it); a state that may be stale voids the open round."""
+        stale = rec["state"] == "stale"
+        detail = "journal: %d bad region(s), %d bytes, %d events lost, state %s" % (
+            rec["holes"], rec["lost_bytes"], rec["events_lost"], rec["state"])
+        _log(detail)
+        if stale:   # round numbers the lost records may have used: the kept results say
+            nos = self.journal.round_numbers()
+            if nos and max(nos) > self.table.n_round:
+                self.table.n_round = max(nos)
+        self.table.journal_damaged(detail, stale, self.clock())
+
     def _flush_table(self):
-        """Journal the table's new events together with the snapshot they lead to (one atomic
-        record: a power cut leaves either both or neither), then they can be transmitted.
+        """Journal the table's new events together with the state they lead to (one atomic
+        record holding the delta: a power cut leaves either both or neither), then they can be
+        transmitted. After a round result or void the journal may compact (a full snapshot).
 
         If the outbox is full (the host has been away for long), the events wait in RAM and
         are retried on every tick; `status` reports the backlog.
@@ -145,12 +164,15 @@ class App:
             if e.reason != "outbox_full":
                 raise
             return
-        settled = False
+        settled = boundary = False
         for kind, body in wire:
             if kind == "round_result" or kind == "round_void":
                 self.journal.add_round(body.get("round", 0), kind, body)   # as sent: packed
                 settled = settled or kind == "round_result"
+                boundary = True
         self._backlog = []
+        if boundary:   # full snapshots at round boundaries; the cards in between are deltas
+            self.journal.checkpoint()
         self._show_phase()
         if settled and not self._healthy:
             self._healthy = True
@@ -308,6 +330,9 @@ class App:
                 self.on_read(kind, data)
             except Exception as e:
                 self.fault("reader", e)
+            # a reader with reads queued returns at once: let the host task (and the watchdog
+            # it feeds) run between cards, however long the burst (issue 10: 53 cards)
+            await asyncio.sleep_ms(0)
 
     def on_host_bytes(self, data, now_ms):
         """Bytes from the host UART: authenticated commands are dispatched and answered."""

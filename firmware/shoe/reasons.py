@@ -36,13 +36,15 @@ checks that every code used in firmware/shoe/{table,deck,dealing} is listed here
 #   void_supervisor     command void_round
 #   power_loss          the app voided the round (Table.void_in_progress)
 #   settle_error        the engine refused the dealt round (a bug, never expected)
+#   journal_corrupt     the journal lost records to flash corruption (Table.journal_damaged)
 IRREGULARITIES = (
     " misdeal_too_many:void_recheck misdeal_too_few:void_recheck"
     " misdeal_unreadable:void_recheck card_foreign:void_quarantine card_forged:void_quarantine"
     " card_other_back:void_quarantine card_duplicate:void_quarantine cover_card:void_recheck"
     " stub_misdealt:void_recheck stub_deck_wrong:void_remove deck_unshuffled:void_recheck"
     " deck_expired:warning reader_jam:event card_out_of_round:recheck"
-    " void_supervisor:void_recheck power_loss:void_recheck settle_error:void_recheck "
+    " void_supervisor:void_recheck power_loss:void_recheck settle_error:void_recheck"
+    " journal_corrupt:void_quarantine "
 )
 
 # refused host commands (the reply's reason; the engine's own codes, e.g. invalid_raise,

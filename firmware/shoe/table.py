@@ -579,6 +579,21 @@ class Table:
         self._after(now)
         return True
 
+    def journal_damaged(self, detail, stale, now):
+        """The journal lost records to flash corruption (docs/journal.md): latch
+        journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state
+        may be older than what happened (`stale`), the open round is void and the loaded decks
+        are out: load and check a deck again."""
+        if stale and self.rnd is not None:
+            self._void("journal_corrupt", detail, now, remember=False)
+        else:
+            self._latch("journal_corrupt", detail, None)
+        if stale:
+            for s in (0, 1):
+                self.ledger.mark(s, OUT)
+            self.n_irq += 16  # ids of irregularities the lost records may have latched
+        self._after(now)
+
     # -- persistence --------------------------------------------------------------------------
     def state(self):
         rnd = None

@@ -10,6 +10,7 @@ Prints JSON lines: {"boot_free": n}, then per round {"round": n, "outcome": kind
 import gc
 import json
 import sys
+import time
 
 import shoe.app
 from shoe.app import App, Hardware
@@ -90,9 +91,17 @@ def main():
                     replies["outcome"] = k
         raise RuntimeError("no reply to " + kind)
 
+    card_us = [0, 0, 0]  # count, total, max: the app's time per card (table + journal)
+
     def card(serial, c):
+        code = codes.make(serial, "R", c).encode()
         try:
-            app.on_read("card", codes.make(serial, "R", c).encode())
+            t0 = time.ticks_us()
+            app.on_read("card", code)
+            dt = time.ticks_diff(time.ticks_us(), t0)
+            card_us[0] += 1
+            card_us[1] += dt
+            card_us[2] = max(card_us[2], dt)
         except Exception:
             gc.collect()
             print(json.dumps({"memory_error_free": gc.mem_free(), "backlog": len(app._backlog)}))
@@ -131,7 +140,9 @@ def main():
         print(json.dumps({"round": r + 1, "outcome": replies["outcome"], "alloc": gc.mem_alloc(),
                           "free": gc.mem_free(), "min_free": low[0]}))
     print(json.dumps({"done": rounds, "faults": app.faults, "journal_writes": app.journal.writes,
-                      "journal_bytes": app.journal.bytes_written}))
+                      "journal_bytes": app.journal.bytes_written,
+                      "journal_erases": app.journal.erases, "card_us_mean": card_us[1] // card_us[0],
+                      "card_us_max": card_us[2]}))
     return ballast
 
 

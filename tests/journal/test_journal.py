@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe.journal import log
-from shoe.journal.journal import Journal, JournalError
+from shoe.journal.journal import CTR_MARGIN, Journal, JournalError
 from shoe.journal.outbox import Outbox
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import GENESIS
@@ -61,8 +61,12 @@ def test_torn_write_at_every_byte_of_the_last_record_recovers_the_previous_state
         path.write_bytes(torn)
         r = Journal(str(root))
         got = snapshot(r)
-        assert got == want, k
+        torn = mode == "corrupt" or k > 0
+        # after any discard the command counter floor is raised (a command captured before
+        # the damage is never accepted again); everything else is exactly as before
+        assert got == dict(want, ctr=want["ctr"] + (CTR_MARGIN if torn else 0)), k
         assert r.boot == j.boot + 1
+        assert r.recovery is None  # a torn tail is not corruption
         if k > 0:
             assert r.recovered_torn == 1
         # the torn tail is gone: a new record appended now is found after another reset
@@ -123,11 +127,14 @@ class _Snap:
 
     def __init__(self, s):
         self.ctr, self.eseq, self.chain = s["ctr"], s["eseq"], s["chain"]
-        self.boot, self.state, self.errors = 1, s["state"], s["errors"]
+        self.boot, self._st, self.errors = 1, s["state"], s["errors"]
         ob = Outbox()
         for e, p in s["outbox"]:
             ob.add(e, p)
         self._out = ob
+
+    def outbox_first(self):
+        return Journal.outbox_first(self)
 
 
 def test_outbox_full_writes_nothing(tmp_path):

@@ -2,11 +2,14 @@
 unacknowledged events (it is the Endpoint's store), the hash-chain head and the last 100 rounds.
 
     j = Journal(root)                 # opens/creates ROOT/journal.log, recovers, counts a boot
-    j.state, j.errors, j.boot         # restored values (state None on a fresh shoe)
-    j.save_state(obj)                 # after every table event (skipped if unchanged)
+    j.state, j.errors, j.boot         # restored values (state: a copy; None on a fresh shoe)
+    j.save_state(obj)                 # a state change alone (written as a delta; skipped if equal)
     j.set_errors(list_of_errors)      # latched errors (survive resets until acknowledged)
     j.add_round(no, kind, body)       # a round_result / round_void for recall (last 100 kept)
     j.round(no) / j.round_numbers()   # recall
+    j.checkpoint()                    # at a round boundary: a full snapshot when the log is half full
+    j.compact()                       # a full snapshot now
+    j.recovery                        # None, or what a corrupted journal cost (see below)
     Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: see shoe.link.store
 The outbox lives in one preallocated ring (outbox.py): `outbox_bytes` must not shrink between
 boots of the same journal.
@@ -15,28 +18,42 @@ Files in ROOT: journal.log (append-only records, see log.py), journal.log.new (a
 progress), rounds.0 / rounds.1 (two segments of at most ROUNDS_PER_SEGMENT round records: the
 older one is emptied when the newer one is full, so at least the last 100 rounds remain; a round
 record is [count, round_no, kind, body], count = journal-wide order).
-Record payloads are codec-encoded lists whose first item is a tag:
-    ["B", boot]                 boot counter          ["S", state]              table snapshot
-    ["C", ctr]                  command accepted      ["E", errors]             latched errors
-    ["O", [[eseq, payload, head], ...], state|None]   durable messages (+ the state they lead to)
-    ["A", upto, ctr]            host acked <= upto
-    ["X", {...}]                compaction snapshot (counters, state, errors), followed by the
-                                outbox as "O" records and a final ["Z"] marking it complete
-Recovery replays the log in order and stops at the first bad record (a torn write); if anything
-was discarded, or the log exceeds `max_bytes`, it is compacted (atomic replace by rename), so the
-log stays bounded and a torn tail never hides later appends. Every write is one record + flush;
-`writes` and `bytes_written` count them (flash wear figure).
+Record payloads are codec-encoded lists whose first item is a tag; every record carries the
+command-counter and event-sequence high-water marks (ctr, eseq), so losing any record in the
+middle cannot roll them back:
+    ["B", boot, ctr, eseq]                        a boot
+    ["C", ctr, eseq]                              command accepted
+    ["A", upto, ctr, eseq]                        host acked <= upto
+    ["E", errors, ctr, eseq]                      latched errors
+    ["D", ops, ctr, eseq]                         a state delta alone (delta.py)
+    ["P", first, [payload, ...], head|None, ops|None(, ctr)]  durable messages first.. (+ the
+                                                  state delta they lead to): ONE write; head
+                                                  None = derived from the last payload; ctr
+                                                  when it moved since the previous "P"
+    ["X", {...}]                                  compaction snapshot (counters, full state,
+                                                  errors), then the outbox as "P" records and a
+                                                  final ["Z"] marking it complete
+    (read, never written any more: ["O", [[eseq, payload, head]..], state|None], ["S", state],
+    ["C", ctr], ["A", upto, ctr], ["B", boot])
+Recovery replays every good record. A bad tail (nothing good after it) is a torn write; a bad
+region FOLLOWED by good records is corruption: every good record is kept, deltas after the
+hole are not applied until the next full state (the state is "stale": the app voids the open
+round), events that can no longer be resent are counted, and `recovery` says so (the app latches
+journal_corrupt). After ANY discard the command counter floor is raised by CTR_MARGIN, so a
+command captured before the damage is never accepted again, and the event sequence never goes
+back. The log is then compacted (atomic replace by rename). Every write is one record + flush;
+`writes`, `bytes_written` and `erases` (4 KiB sectors entered, see log.sectors) count them.
 """
-import array
 import hashlib
 
 from micropython import const
 
-from shoe.journal import log
+from shoe.journal import delta, log
 from shoe.journal.outbox import Outbox
+from shoe.journal.rounds import ROUNDS_PER_SEGMENT, Rounds  # noqa: F401 (re-exported)
 from shoe.link import codec
 
-ROUNDS_PER_SEGMENT = const(100)
+CTR_MARGIN = const(16)  # command-counter floor raised by this much after any recovery
 GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
 
@@ -46,34 +63,44 @@ class JournalError(Exception):
         self.reason = reason
 
 
-class Journal:
+class Journal(Rounds):
     def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096):
         self.root = root
         self.path = root + "/journal.log"
         self.max_bytes = max_bytes
         self.writes = 0
         self.bytes_written = 0
+        self.erases = 0
         self.recovered_torn = 0
         self.compactions = 0
-        self.state = None
+        self.recovery = None
+        self._st = None
         self.errors = []
         self.boot = 0
         self.ctr = 0
         self.eseq = 0
         self.chain = GENESIS
         self._out = Outbox(outbox_bytes, outbox_limit)
-        self._state_digest = None
         self._app = None
         self._dirty = False
+        self._want_compact = False
+        self._keys = {}  # delta.apply's cache of sorted dict keys, while a boot replays
+        self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
             os.mkdir(root)  # a fresh board: create the state directory
         except OSError:
             pass
         self._recover()
+        self._keys = None  # it holds replaced dicts alive: not while the shoe runs
         self._rounds_open()
         self.boot += 1
-        self._append(["B", self.boot])
+        self._append(["B", self.boot, self.ctr, self.eseq])
+
+    @property
+    def state(self):
+        """The application state (a copy: the journal diffs against its own)."""
+        return delta.copy(self._st)
 
     # ---- recovery and compaction ----------------------------------------------------------
     def _recover(self):
@@ -88,58 +115,142 @@ class Journal:
                 os.rename(new, self.path)
             else:
                 log.remove(new)
+        self._hctr = 0
+        self._heseq = 0
+        self._stale = False
+        self._lost_events = 0
+        self._legacy_x = False
         scan = log.Scan(self.path)
+        holes = 0
+        undecodable = False
         for p in scan:
+            if scan.hole or undecodable:
+                self._stale = True  # a lost record may have held a state delta
+                holes += 1 if undecodable else 0
+                undecodable = False
             try:
                 self._replay(codec.decode(p))
             except Exception:  # a record that passed its CRC but does not make sense
-                scan.torn = True
-                break
-        if scan.torn:
+                undecodable = True
+                self._stale = True
+        holes += scan.holes
+        torn = scan.torn or undecodable
+        if torn:
             self.recovered_torn += 1
+        if self._hctr > self.ctr:
+            self.ctr = self._hctr
+        if self._heseq > self.eseq:  # events after the last one kept are lost: never go back
+            self._lose(self._heseq)
+        if torn:
+            self.ctr += CTR_MARGIN
+        if holes:
+            self.recovery = {"holes": holes, "lost_bytes": scan.lost,
+                             "events_lost": self._lost_events,
+                             "state": "stale" if self._stale else "exact", "ctr": self.ctr,
+                             "eseq": self.eseq}
         self._size = scan.good_end
-        if scan.torn or scan.good_end > self.max_bytes:
+        if torn or scan.good_end > self.max_bytes:
             self.compact()
+
+    def _hwm(self, ctr, eseq):
+        if ctr > self._hctr:
+            self._hctr = ctr
+        if eseq > self._heseq:
+            self._heseq = eseq
+
+    def _lose(self, upto):
+        """Events up to `upto` exist but some are gone: the outbox can only hold what follows
+        them. Everything unacknowledged up to there is counted as lost."""
+        self._lost_events += self._out.count + upto - self.eseq
+        self._out.clear()
+        self.eseq = upto
+
+    def _event(self, eseq, payload):
+        if eseq <= self.eseq:
+            return  # already held (a duplicate)
+        if eseq != self.eseq + 1:
+            self._lose(eseq - 1)
+        self._out.add(eseq, payload)
+        self.eseq = eseq
+
+    def _state_ops(self, ops):
+        full = delta.full(ops)
+        if full or not self._stale:
+            try:
+                self._st = delta.apply(self._st, ops, self._keys)
+                self._stale = self._stale and not full
+            except Exception:
+                self._stale = True  # does not fit: keep the last good state
 
     def _replay(self, r):
         t = r[0]
-        if t == "O":
-            for eseq, payload, head in r[1]:
-                self._out.add(eseq, payload)
-                self.eseq = eseq
-                self.chain = head
-            if r[2] is not None:
-                self.state = r[2]
-                self._state_digest = None
+        if t != "O":
+            self._legacy_x = False
+        if t == "P":
+            payloads = r[2]
+            for i in range(len(payloads)):
+                self._event(r[1] + i, payloads[i])
+            if payloads and self.eseq == r[1] + len(payloads) - 1:
+                self.chain = r[3] if r[3] is not None else chain_head(payloads[-1])
+            if r[4] is not None:
+                self._state_ops(r[4])
+            self._hwm(r[5] if len(r) > 5 else 0, r[1] + len(payloads) - 1)
         elif t == "A":
-            self._prune(r[1])
+            self._out.prune(r[1])
             self.ctr = r[2]
+            if len(r) > 3:
+                self._hwm(r[2], r[3])
         elif t == "C":
             self.ctr = r[1]
-        elif t == "S":
-            self.state = r[1]
-            self._state_digest = None
+            if len(r) > 2:
+                self._hwm(r[1], r[2])
+        elif t == "D":
+            self._state_ops(r[1])
+            self._hwm(r[2], r[3])
         elif t == "E":
             self.errors = r[1]
+            if len(r) > 2:
+                self._hwm(r[2], r[3])
         elif t == "B":
             self.boot = r[1]
+            if len(r) > 2:
+                self._hwm(r[2], r[3])
         elif t == "X":
             d = r[1]
             self.ctr = d["ctr"]
-            self.eseq = d["eseq"]
+            # the outbox records that follow start at "first" (a legacy snapshot: see "O")
+            self.eseq = d.get("first", d["eseq"] + 1) - 1
+            self._legacy_x = "first" not in d
             self.chain = d["chain"]
             self.boot = d["boot"]
-            self.state = d["state"]
+            self._st = d["state"]
             self.errors = d["errors"]
             self._out.clear()
+            self._stale = False
+            self._hwm(d["ctr"], d["eseq"])
+        elif t == "O":  # legacy
+            for eseq, payload, head in r[1]:
+                if self._legacy_x:  # the outbox of a legacy snapshot (eseq already restored)
+                    self._out.add(eseq, payload)
+                else:
+                    self._event(eseq, payload)
+                self.chain = head
+            if r[2] is not None:
+                self._st = r[2]
+        elif t == "S":  # legacy
+            self._st = r[1]
         # "Z" and unknown tags: nothing to restore
 
     def _snapshot(self):
         yield codec.encode(["X", {"ctr": self.ctr, "eseq": self.eseq, "chain": self.chain,
-                                  "boot": self.boot, "state": self.state, "errors": self.errors}])
+                                  "first": self.outbox_first(), "boot": self.boot,
+                                  "state": self._st, "errors": self.errors}])
         ob = self._out
         for i in range(ob.count):
-            yield codec.encode(["O", [[ob.first + i, ob.get(ob.first + i), self.chain]], None])
+            p = ob.get(ob.first + i)
+            last = i == ob.count - 1  # only the last head matters; stored if not derivable
+            yield codec.encode(["P", ob.first + i, [p], self.chain if last and
+                                chain_head(p) != self.chain else None, None, self.ctr])
         yield codec.encode(["Z"])
 
     def compact(self):
@@ -150,9 +261,22 @@ class Journal:
         w, b = log.rewrite(self.path, self._snapshot())
         self.writes += w
         self.bytes_written += b
+        self.erases += log.sectors(0, b)
         self._size = b
         self._dirty = False
+        self._want_compact = False
         self.compactions += 1
+
+    def checkpoint(self):
+        """At a round boundary: compact (a full snapshot) once the log holds 3/4 of max_bytes,
+        so a full state is never more than a few rounds back and boot replays little. While
+        events wait for the host's acknowledgement (a few hundred ms) the compaction waits for
+        it, so the snapshot need not copy them (each event is written once)."""
+        if self._size * 4 >= self.max_bytes * 3:
+            if self._out.count:  # soon acknowledged: compact then, without the outbox
+                self._want_compact = True
+            else:
+                self.compact()
 
     def _append(self, record):
         self._app_record(codec.encode(record))
@@ -167,14 +291,13 @@ class Journal:
 
     # ---- application state ----------------------------------------------------------------
     def save_state(self, obj):
-        """Journal the table snapshot (codec types only). Returns False if it was unchanged."""
-        enc = codec.encode(obj)
-        d = hashlib.sha256(enc).digest()
-        if d == self._state_digest:
+        """Journal a new application state (codec types only) as a delta against the last one.
+        Returns False if it was unchanged (no write)."""
+        ops = delta.diff(self._st, obj)
+        if not ops:
             return False
-        self._app_record(b"\x82aS" + enc)
-        self.state = obj
-        self._state_digest = d
+        self._append(["D", ops, self.ctr, self.eseq])
+        self._st = delta.apply(self._st, ops)
         return True
 
     def _app_record(self, payload):
@@ -191,41 +314,53 @@ class Journal:
             self._app.close()
             self._app = None
             raise
+        n = len(payload) + log.HEAD
         self.writes += 1
-        self.bytes_written += len(payload) + log.HEAD
-        self._size += len(payload) + log.HEAD
+        self.bytes_written += n
+        self.erases += log.sectors(self._size, n)
+        self._size += n
 
     def set_errors(self, errors):
-        self._append(["E", errors])
+        self._append(["E", errors, self.ctr, self.eseq])
         self.errors = errors
 
     # ---- the Endpoint's store interface ---------------------------------------------------
     def set_ctr(self, ctr):
-        self._append(["C", ctr])
+        self._append(["C", ctr, self.eseq])
         self.ctr = ctr
 
     def outbox_add(self, items, state=None):
-        """Durable messages [(eseq, payload, head)] (+ the app state) in ONE record."""
+        """Durable messages [(eseq, payload, head)] (+ the app state as a delta) in ONE record."""
         if not self._out.fits_all([len(it[1]) for it in items]):
             raise JournalError("outbox_full")
-        if state is not None:
-            enc_state = codec.encode(state)
-        self._append(["O", [[e, p, h] for e, p, h in items], state])
+        ops = delta.diff(self._st, state) if state is not None else None
+        if not items and not ops:
+            return
+        first = items[0][0] if items else self.eseq + 1
+        head = items[-1][2] if items else self.chain
+        # the head follows from the last payload (16 bytes saved per record); stored only if not
+        rec = ["P", first, [it[1] for it in items],
+               None if items and chain_head(items[-1][1]) == head else head, ops or None]
+        if self.ctr != self._p_ctr:  # the counter's mark, when it moved since the last "P"
+            rec.append(self.ctr)
+        self._append(rec)
+        self._p_ctr = self.ctr
         for eseq, payload, head in items:
             self._out.add(eseq, payload)
             self.eseq = eseq
             self.chain = head
-        if state is not None:
-            self.state = state
-            self._state_digest = hashlib.sha256(enc_state).digest()
+        if ops:
+            self._st = delta.apply(self._st, ops)
 
     def outbox_ack(self, upto, ctr):
-        self._append(["A", upto, ctr])
-        self._prune(upto)
-        self.ctr = ctr
-
-    def _prune(self, upto):
+        if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
+            self._out.prune(upto)
+            self.ctr = ctr
+            self.compact()
+            return
+        self._append(["A", upto, ctr, self.eseq])
         self._out.prune(upto)
+        self.ctr = ctr
 
     def outbox_first(self):
         return self._out.first if self._out.count else self.eseq + 1
@@ -239,98 +374,15 @@ class Journal:
     def outbox_room(self):
         return self._out.room()
 
-    # ---- rounds: the last 100 for recall --------------------------------------------------
-    def _seg(self, i):
-        return self.root + "/rounds." + str(i)
 
-    def _rounds_open(self):
-        self._rf = None
-        self._rdirty = False
-        # round numbers held in each segment, oldest first (fixed arrays: no heap growth)
-        self._nums = [array.array("i", bytes(4 * ROUNDS_PER_SEGMENT)) for _ in (0, 1)]
-        self._n = [0, 0]
-        self._last = [0, 0]  # journal-wide count of the newest round record in each segment
-        for i in (0, 1):
-            scan = log.Scan(self._seg(i))
-            for p in scan:
-                try:
-                    r = codec.decode(p)
-                    if self._n[i] >= ROUNDS_PER_SEGMENT:
-                        raise ValueError
-                    self._last[i] = r[0]
-                    self._nums[i][self._n[i]] = r[1]
-                    self._n[i] += 1
-                except Exception:
-                    scan.torn = True
-                    break
-            if scan.torn:  # rewrite without the torn tail (streamed, one record at a time)
-                self.recovered_torn += 1
-                log.rewrite(self._seg(i), _first(log.Scan(self._seg(i)), self._n[i]))
-                self.writes += 1
-        self._cur = 1 if self._last[1] > self._last[0] else 0
-
-    def add_round(self, no, kind, body):
-        """Keep a round_result / round_void (body as sent, codec types) for recall."""
-        cur = self._cur
-        count = self._last[cur] + 1
-        if self._rdirty:  # a failed append left a torn tail: rewrite the segment without it
-            if self._rf is not None:
-                self._rf.close()
-                self._rf = None
-            seg = self._seg(cur)
-            log.rewrite(seg, _first(log.Scan(seg), self._n[cur]))
-            self._rdirty = False
-        if self._n[cur] >= ROUNDS_PER_SEGMENT:
-            if self._rf is not None:
-                self._rf.close()
-                self._rf = None
-            cur = 1 - cur
-            self._cur = cur
-            log.remove(self._seg(cur))
-            self._n[cur] = 0
-        if self._rf is None:
-            self._rf = log.Appender(self._seg(cur))
-        payload = codec.encode([count, no, kind, body])
-        try:
-            self._rf.append(payload)
-        except Exception:
-            self._rdirty = True
-            self._rf.close()
-            self._rf = None
-            raise
-        self.writes += 1
-        self.bytes_written += len(payload) + log.HEAD
-        self._nums[cur][self._n[cur]] = no
-        self._n[cur] += 1
-        self._last[cur] = count
-
-    def round_numbers(self):
-        """Every recallable round number, oldest first (the last 100 at least)."""
-        o = 1 - self._cur
-        return list(self._nums[o][:self._n[o]]) + list(self._nums[self._cur][:self._n[self._cur]])
-
-    def round(self, no):
-        """-> (kind, body) of round `no`, or None if it is not (or no longer) recallable."""
-        for i in (self._cur, 1 - self._cur):
-            if _holds(self._nums[i], self._n[i], no):
-                for p in log.Scan(self._seg(i)):
-                    r = codec.decode(p)
-                    if r[1] == no:
-                        return r[2], r[3]
+def chain_head(payload):
+    """The hash-chain head after a sealed event payload (shoe/link/message.py: head =
+    SHA-256(core)[:16], core = the payload with its first byte 0x85 -> 0x84 and the trailing
+    17-byte MAC item removed). The journal checks it against the Endpoint's head when writing
+    and stores the head itself whenever they differ, so a change of the envelope costs bytes,
+    never a wrong chain."""
+    if len(payload) < 18 or payload[0] != 0x85:
         return None
-
-
-def _holds(arr, n, x):
-    for i in range(n):
-        if arr[i] == x:
-            return True
-    return False
-
-
-def _first(it, n):
-    if n <= 0:
-        return
-    for i, x in enumerate(it):
-        yield x
-        if i + 1 >= n:
-            return
+    h = hashlib.sha256(b"\x84")
+    h.update(payload[1:len(payload) - 17])
+    return h.digest()[:16]
