@@ -31,6 +31,8 @@ def reserve(n):
             slots[i] = None
     gc.collect()
     extra = gc.mem_free() - n
+    if extra < 0:      # the caller gave too little room for the code: say so, never hide it
+        print("sim: data heap only %d contiguous bytes (%d wanted)" % (gc.mem_free(), n))
     if extra > 0:
         slots[0] = bytearray(extra)     # first fit: the start of that region; n bytes stay free after it
     slots[1] = sizes                 # kept: freeing it later would hand the app more than n

@@ -172,3 +172,15 @@ def test_virtual_board_boots_through_the_crash_guard_and_service_jumper(tmp_path
     ensure_demo_keys(tmp_path / "ok")
     with SimBoard(tmp_path / "ok") as b:                 # and a healthy board runs the app
         assert [line for line in b.log if line.startswith("SHOE-SIM READY")][0][-1].isdigit()
+
+
+def test_virtual_board_app_gets_the_whole_device_data_heap(tmp_path):
+    """The code allowance must cover the bytecode and the holes loading it leaves: the app gets
+    the device's data heap in one piece (too little once made every board run out at boot)."""
+    ensure_demo_keys(str(tmp_path / "b"))
+    board = SimBoard(str(tmp_path / "b")).start()
+    try:
+        assert board.data_heap_free is not None
+        assert board.data_heap_free >= board.data_heap - 1024, board.data_heap_free
+    finally:
+        board.stop()
