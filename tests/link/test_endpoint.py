@@ -173,12 +173,12 @@ def test_forged_ack_cannot_prune_the_outbox():
 
 def test_version_mismatch_is_refused_clearly_on_both_sides():
     p = Pair()
-    h = {"v": 2, "role": "host", "sid": 5, "peer": 0, "up": False, "mac": b"0" * 16}
-    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h)), 0)
+    h = {"v": 3, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False}
+    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h), key=KEY, tag=b"SHOE2hello"), 0)
     out = p.shoe.transmit(0)
     assert p.shoe.refused == "version"
     p.host.receive(out, 0)
-    assert p.host.refused == "version" and p.host.refused_info["supported"] == [1]
+    assert p.host.refused == "version" and p.host.refused_info["supported"] == [2]
     # a frame whose version byte is not ours is counted and answered the same way
     p2 = Pair()
     p2.shoe.receive(frame.build(frame.PING, 0, 0, version=9), 0)
@@ -343,7 +343,7 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
     for _ in range(20):
         t += 10
         p.shoe.receive(h.transmit(t), t)
-        if p.shoe.up:
+        if p.shoe.up and h.up:
             break
         h.receive(p.shoe.transmit(t), t)
     assert h.up and p.shoe.up
@@ -363,8 +363,9 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     seq = p.shoe._rx_next
     data = b""
+    k = dict(key=p.host._skey, tag=b"SHOE2h")  # as the host would send them
     for i in range(12):  # 12 x 100 bytes > the largest message
-        data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100)
-    data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10)
+        data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100, **k)
+    data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10, **k)
     assert p.shoe.receive(data, p.now) == []
     assert p.shoe.errors()["too_long"] == 1 and p.shoe._asm_n == 0  # ready for the next one
