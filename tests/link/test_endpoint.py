@@ -369,3 +369,67 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
     data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10, **k)
     assert p.shoe.receive(data, p.now) == []
     assert p.shoe.errors()["too_long"] == 1 and p.shoe._asm_n == 0  # ready for the next one
+
+
+def _event_payload(eseq, n):
+    from shoe.link.message import seal_message
+    return seal_message(KEY, "card", {"n": n}, eseq, GENESIS)[0]
+
+
+def test_the_host_never_delivers_past_a_gap_and_asks_for_a_new_session():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.shoe.send("card", {"n": 1})
+    p.run_until(lambda: len(p.events) == 1, 1000)
+    # event 3 arrives before 2 (as a frame whose MAC failed once would have let it)
+    p.host._now, p.host._out = p.now, []
+    p.host._on_data(_event_payload(3, 3))
+    assert p.host._out == [] and p.host.delivered == 1
+    assert p.host.errors()["gap_resync"] == 1 and p.host.pending()
+    p.shoe.send("card", {"n": 2})
+    p.shoe.send("card", {"n": 3})
+    assert p.run_until(lambda: len(p.events) == 3 and not p.store.outbox(), 3000)
+    assert [e for k, b, e, m in p.events] == [1, 2, 3] and "event_gap" not in p.host.errors()
+    assert p.host.errors()["sessions"] == 2  # the new session it asked for
+
+
+def test_a_fresh_session_past_the_gap_is_delivered_and_counted():
+    """The shoe no longer holds the missing events (another host acknowledged them): after one
+    new session the host takes what there is, counted event_gap (the audit store marks it)."""
+    p = Pair()
+    for i in range(1, 4):
+        p.shoe.send("card", {"n": i})
+    p.run_until(lambda: len(p.events) == 3 and not p.store.outbox(), 3000)
+    p.host = Endpoint("host", KEY, on_peer=lambda hello: 1)  # its store holds only event 1
+    p.events.clear()
+    p.shoe.send("card", {"n": 4})
+    assert p.run_until(lambda: p.events, 3000)
+    assert [e for k, b, e, m in p.events] == [4] and p.host.errors()["event_gap"] == 1
+
+
+def test_the_shoe_refuses_an_ack_above_what_it_has_sent():
+    from shoe.link.message import seal_message
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.host.auto_ack = False
+    payload, head = seal_message(KEY, "card", {"n": 1}, 1, GENESIS)
+    p.store.outbox_add([(1, payload, head)])  # journalled, not sent yet
+    c = p.host.command("_ack", {"upto": 1})
+    p.host._ack_ctrs.append(c)
+    p.run_until(lambda: p.shoe.errors().get("ack_ahead"), 1000)
+    assert p.store.outbox_first() == 1 and p.store.ctr == 0  # nothing changed
+    assert p.run_until(lambda: p.host.errors().get("ack_refused"), 1000)
+
+
+def test_a_shoe_whose_command_counter_went_back_is_refused_by_the_host():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    for _ in range(3):
+        c = p.host.send("status", {})
+        p.run_until(lambda: c in p.replies, 1000)
+    assert p.store.ctr == 3
+    p.store = MemoryStore()  # the shoe's journal is wiped (or rolled back): ctr 0 again
+    p.shoe = p.new_shoe()
+    p.run_until(lambda: False, 2000)
+    assert p.host.refused == "counter_reset" and not p.host.up
+    assert p.host.reset_info == {"shoe_ctr": 0, "host_seen": 3}
