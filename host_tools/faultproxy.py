@@ -172,7 +172,8 @@ class Hostile:
             out[0] = g  # the genuine frame is lost; its altered copy goes instead
         elif k == "replay":
             pool = mitm.seen[direction] + mitm.seen[UP if direction == DOWN else DOWN]
-            out.append(r.choice(pool))
+            hellos = [x for x in pool if x.ftype == HELLO]
+            out.append(r.choice(hellos if hellos and r.random() < 0.5 else pool))
         elif k == "reorder" and held is None:
             self._held[direction] = f
             return []
