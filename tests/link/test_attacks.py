@@ -98,8 +98,8 @@ class Rig:
 
     def step(self, dt=20):
         self.now += dt
-        down = self.mitm.feed(DOWN, self.shoe(self.now, self.mitm.feed(UP,
-                                                                       self.host.transmit(self.now))))
+        up = self.mitm.feed(UP, self.host.transmit(self.now))
+        down = self.mitm.feed(DOWN, self.shoe(self.now, up))
         for kind, body, ref, meta in self.host.receive(down, self.now):
             if kind in ("reply", "error"):
                 self.replies[body["re"]] = (kind, body)
