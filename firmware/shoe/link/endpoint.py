@@ -33,9 +33,9 @@ MAC fails is dropped before anything looks at it (counted `frame_mac`). Liveness
 arrive but nothing of ours is acknowledged, or a gap is not filled, for `stall_ms`, this end
 starts a new handshake by itself (counted `stall`); so does a session near 2**15 frames (its
 16-bit sequence numbers never wrap under one key). Across sessions and resets the shoe's durable
-outbox makes delivery exactly-once: every unacknowledged durable message is re-sent with its original eseq and payload,
-the host drops eseq <= its last delivered, and the host acknowledges stored events with an
-authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
+outbox makes delivery exactly-once: every unacknowledged durable message is re-sent with its
+original eseq and payload, the host drops eseq <= its last delivered, and the host acknowledges
+stored events with an authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
 """
 from micropython import const
 
