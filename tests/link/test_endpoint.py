@@ -433,3 +433,17 @@ def test_a_shoe_whose_command_counter_went_back_is_refused_by_the_host():
     p.run_until(lambda: False, 2000)
     assert p.host.refused == "counter_reset" and not p.host.up
     assert p.host.reset_info == {"shoe_ctr": 0, "host_seen": 3}
+
+
+def test_a_desynchronised_session_is_renegotiated_within_the_stall_time():
+    """Liveness: the shoe's expected sequence pushed 9 ahead (what nine accepted junk frames did
+    in protocol 1): frames still arrive both ways, nothing is delivered; within stall_ms the
+    ends start a new handshake by themselves and the command gets through."""
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.shoe._rx_next = (p.shoe._rx_next + 9) & 0xFFFF
+    c = p.host.send("status", {})
+    t0 = p.now
+    assert p.run_until(lambda: c in p.replies, 20_000)
+    assert p.now - t0 <= 6000 + 500
+    assert p.host.errors().get("stall", 0) + p.shoe.errors().get("stall", 0) >= 1
