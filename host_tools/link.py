@@ -16,12 +16,17 @@ virtual board restarted and closed its socket, a cable pulled) it reopens the UR
 Events are acknowledged to the shoe automatically once stored (Endpoint auto_ack), which prunes
 the shoe's outbox. The shoe id is learnt from the handshake (`link.shoe_id`).
 
+The highest command counter each shoe was seen to accept is kept beside the audit store
+(`<audit>.counters.json`, or `counters=`): a shoe whose HELLO counter is below it is refused
+(`counter_reset`: its journal went back), also by a later host process.
+
 Nothing on the cable can end a session from outside: a REFUSE frame (which a peer with another
 key cannot authenticate) or a HELLO that fails its MAC is only remembered, and `open()` reports
 it only if the handshake has not succeeded by its deadline. After `resync_after` commands in a
 row time out, the link starts a new session by itself (`link.resyncs` counts them), on top of the
 Endpoint's own stall detection.
 """
+import json
 import os
 import queue
 import threading
@@ -65,9 +70,14 @@ def _now_ms():
 
 class ShoeLink:
     def __init__(self, url, key, supervisor_key=None, audit=None, reconnect_s=0.2,
-                 read_timeout=0.02, endpoint_options=None, open_port=None, resync_after=2):
+                 read_timeout=0.02, endpoint_options=None, open_port=None, resync_after=2,
+                 counters=None):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
+        if counters is None and getattr(audit, "path", None):
+            counters = str(audit.path) + ".counters.json"
+        self.counters = counters
+        self._ctr_saved = _load_counters(counters)
         self.url = url
         self.resync_after = resync_after
         self.resyncs = 0  # new sessions started after commands timed out
@@ -78,7 +88,8 @@ class ShoeLink:
         self._open_port = open_port or (lambda u: serial.serial_for_url(
             u, baudrate=115200, timeout=read_timeout))
         self.supervisor_key = supervisor_key
-        self.ep = Endpoint("host", key, on_peer=self._on_peer, **(endpoint_options or {}))
+        self.ep = Endpoint("host", key, on_peer=self._on_peer, ctr_seen=self._ctr_saved,
+                           **(endpoint_options or {}))
         self.shoe_id = None
         self.events = queue.Queue()
         self.reconnects = 0
@@ -259,6 +270,10 @@ class ShoeLink:
                     except Exception:
                         return  # fatal (audit store): stop before anything is acknowledged
                     out = self.ep.transmit(now)
+                    seen = self.ep._ctr_seen
+                    if seen != self._ctr_saved:
+                        self._ctr_saved = dict(seen)
+                        _save_counters(self.counters, self._ctr_saved)
                 if out:
                     self._port.write(out)
                     self._port.flush()
@@ -291,6 +306,30 @@ class ShoeLink:
                         ev.set()
                     raise
             self.events.put((kind, body, ref))
+
+
+def _load_counters(path):
+    """{shoe id: highest command counter seen accepted} from `path` ({} if none or unreadable)."""
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        return {str(k): int(v) for k, v in d.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _save_counters(path, seen):
+    if not path:
+        return
+    try:
+        tmp = "%s.tmp" % path
+        with open(tmp, "w") as f:
+            json.dump({str(k): v for k, v in seen.items() if k is not None}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the check then covers this host process only
 
 
 def verify_attestation(answer, key, nonce, roots):

@@ -54,7 +54,7 @@ class HostEndpoint(ShoeEndpoint):
     role = "host"
 
     def __init__(self, key, delivered=None, on_peer=None, auto_ack=True, ack_every=8,
-                 ack_delay_ms=200, **options):
+                 ack_delay_ms=200, ctr_seen=None, **options):
         ShoeEndpoint.__init__(self, key, **options)
         self.ctr = 0  # the last command counter used
         self.delivered = delivered  # the last durable eseq delivered (None: unknown)
@@ -66,7 +66,9 @@ class HostEndpoint(ShoeEndpoint):
         self._acked = 0
         self._ack_since = None
         self._ack_ctrs = []  # counters of our own recent _ack commands
-        self._ctr_seen = {}  # shoe id -> the highest command counter it was seen to accept
+        # shoe id -> the highest command counter it was seen to accept (`ctr_seen`: what earlier
+        # host processes saw, ShoeLink keeps it beside the audit store)
+        self._ctr_seen = dict(ctr_seen or {})
         self._fresh = True  # no durable event received yet in this session
 
     def backlog(self):
