@@ -1,7 +1,9 @@
 """Link and journal figures (not a test): frame overhead, bytes per typical event, the size of a
 six-seat round-result frame, bytes on the wire per delivered event over a clean and a 1 %-corrupted
 link, journal writes per event and per round, CPU per event (CPython, and MicroPython at a
-device-sized heap), and the heap the link and journal take under MicroPython.
+device-sized heap), and the heap the link and journal take under MicroPython. Issue 9: the bytes
+and the shoe time the frame MAC adds per frame (MicroPython unix port in a 64 KB data heap, and
+CPython), and the time the link takes to recover from a stall.
 
     .venv/bin/python bench/bench_link.py
 """
@@ -23,7 +25,10 @@ from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import codec, frame  # noqa: E402
 from shoe.link.endpoint import Endpoint  # noqa: E402
 from shoe.link.message import seal_message  # noqa: E402
-from tests.link.helpers import LossyChannel, mpy_build  # noqa: E402
+from tests.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
+                                mpy_build)
+from shoe.link import cobs  # noqa: E402
+from shoe.link.crc import crc32  # noqa: E402
 
 KEY = b"k" * 32
 CARD = ("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})
@@ -167,6 +172,153 @@ print(json.dumps({"us_per_event_shoe_only": shoe_us // N,
 """
 
 
+def unmac_wire(ftype, seq, ack, payload):
+    """What the same frame cost on the wire in protocol 1 (no MAC): for the per-frame delta."""
+    import struct
+    raw = bytes([1, ftype, seq >> 8, seq & 0xFF, ack >> 8, ack & 0xFF]) + payload
+    return len(cobs.encode(raw + struct.pack(">I", crc32(raw)))) + 1
+
+
+FRAME_COST = r"""
+import time, json
+from shoe.link import frame
+from shoe.link.message import seal_message
+_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
+import gc
+K = b"s" * 16
+card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target": "seat3",
+                                           "position": 7, "deck": "3A7F"}, 1, bytes(16))
+raw = bytearray(frame.MAX_FRAME)
+from shoe.crypto import equal
+N = 1000
+res = {}
+def h(*a):
+    pass
+for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card),
+                             ("fragment_120", frame.MORE, bytes(range(120)))):
+    t = {}
+    for rep in range(3):  # best of three, alternating, against the unix port's timer noise
+        for mac in (False, True):
+            key = K if mac else None
+            t0 = time.ticks_us()
+            for i in range(N):
+                out = bytearray()
+                frame.build_into(out, raw, ftype, i, 0, payload, frame.VERSION, key, b"SHOE2s")
+            k = "build_mac" if mac else "build_nomac"
+            t[k] = min(t.get(k, 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
+            w = bytes(out)
+            df = frame.Deframer((lambda f, s, m: equal(frame.frame_mac(K, b"SHOE2s", s), m))
+                                if mac else None)
+            t0 = time.ticks_us()
+            for i in range(N):
+                df.feed(w, h)
+            k = "check_mac" if mac else "check_nomac"
+            t[k] = min(t.get(k, 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
+        signed = memoryview(bytes(6) + payload)
+        t0 = time.ticks_us()
+        for i in range(N):
+            equal(frame.frame_mac(K, b"SHOE2s", signed), b"12345678")
+        t["mac"] = min(t.get("mac", 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
+    res[name] = {"wire": len(w), "us_build_no_mac": round(t["build_nomac"], 1),
+                 "us_build_with_mac": round(t["build_mac"], 1),
+                 "us_receive_no_mac": round(t["check_nomac"], 1),
+                 "us_receive_with_mac": round(t["check_mac"], 1),
+                 "us_one_frame_mac_and_compare": round(t["mac"], 1)}
+gc.collect()
+res["free_heap"] = gc.mem_free()
+print(json.dumps(res))
+"""
+
+
+def frame_cost_micropython():
+    build = mpy_build(tempfile.mkdtemp())
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "bench_frame.py"
+        path.write_text(DATA_HEAP_PRELUDE + FRAME_COST)
+        out = subprocess.run(runtime.command([str(path)], CODE_ROOM), capture_output=True,
+                             text=True, env=runtime.environment(str(build)), timeout=300)
+        if out.returncode:
+            return {"error": out.stdout[-500:] + out.stderr[-500:]}
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def frame_cost_cpython():
+    K = b"s" * 16
+    card, _ = seal_message(KEY, *CARD, 1, bytes(16))
+    res = {}
+    for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card),
+                                 ("fragment_120", frame.MORE, bytes(range(120)))):
+        r = {"wire": len(frame.build(ftype, 1, 0, payload, key=K, tag=b"SHOE2s")),
+             "wire_protocol_1": unmac_wire(ftype, 1, 0, payload)}
+        for mac in (False, True):
+            key = K if mac else None
+            n = 2000
+            t0 = time.perf_counter()
+            for i in range(n):
+                w = frame.build(ftype, i, 0, payload, key=key, tag=b"SHOE2s")
+            r["us_build_%s" % ("with_mac" if mac else "no_mac")] = round(
+                (time.perf_counter() - t0) / n * 1e6, 1)
+            df = frame.Deframer((lambda f, s, m: frame.frame_mac(K, b"SHOE2s", s) == m)
+                                if mac else None)
+            t0 = time.perf_counter()
+            for i in range(n):
+                df.feed(w, lambda *a: None)
+            r["us_receive_%s" % ("with_mac" if mac else "no_mac")] = round(
+                (time.perf_counter() - t0) / n * 1e6, 1)
+        res[name] = r
+    return res
+
+
+def stall_recovery():
+    """Simulated time (default rto 300 / hb 1000 / stall 6000 ms) to recover: (a) after an
+    attacker who let heartbeats through but dropped every DATA frame for 10 s stops, until a
+    command is answered; (b) from a desynchronised session (the shoe's expected sequence pushed
+    9 ahead, as junk frames did in protocol 1) until a command is answered."""
+    from shoe.link.store import MemoryStore
+    out = {}
+    for case in ("black_hole_10s", "desync"):
+        st = MemoryStore()
+        shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="B")
+        host = Endpoint("host", KEY)
+        now = 0
+        replies = set()
+
+        def step(drop_data=False):
+            nonlocal now
+            now += 10
+            d = shoe_ep.transmit(now)
+            for k, b, e, m in host.receive(d, now):
+                if k == "reply":
+                    replies.add(b["re"])
+            u = host.transmit(now)
+            if drop_data:
+                u = b""  # what passes is decided per frame below
+            for kind, body, ctr, _ in shoe_ep.receive(u, now):
+                shoe_ep.reply(ctr, {"ok": True})
+        while not (host.up and shoe_ep.up):
+            step()
+        if case == "black_hole_10s":
+            from host_tools.faultproxy import DATA as D, UP, FrameMitm
+            mitm = FrameMitm(lambda d, f, m: [] if f.ftype == D else None)
+            c = host.send("status", {})
+            end = now + 10_000
+            while now < end:
+                now += 10
+                host.receive(shoe_ep.transmit(now), now)
+                for kind, body, ctr, _ in shoe_ep.receive(mitm.feed(UP, host.transmit(now)), now):
+                    shoe_ep.reply(ctr, {"ok": True})
+        else:
+            shoe_ep._rx_next = (shoe_ep._rx_next + 9) & 0xFFFF
+            c = host.send("status", {})
+        t0 = now
+        while c not in replies and now - t0 < 60_000:
+            step()
+        out[case] = {"ms_to_answer": now - t0,
+                     "rehandshakes": host.errors().get("stall", 0) + shoe_ep.errors().get(
+                         "stall", 0)}
+    return out
+
+
 def micropython_figures():
     build = mpy_build(tempfile.mkdtemp())
     with tempfile.TemporaryDirectory() as d:
@@ -210,6 +362,21 @@ def main():
     print("journal writes for one six-seat round (38 table steps, 2 commands, acks, recall): "
           "%d writes" % w)
     print("MicroPython (unix port, .mpy): %s" % json.dumps(micropython_figures()))
+    cp = frame_cost_cpython()
+    print("frame MAC (issue 9), bytes per frame: %s" % json.dumps(
+        {k: {"protocol_2": v["wire"], "protocol_1": v["wire_protocol_1"],
+             "added": v["wire"] - v["wire_protocol_1"]} for k, v in cp.items()}))
+    print("frame MAC, CPython microseconds per frame (build / receive, without and with MAC): %s"
+          % json.dumps(cp))
+    mp = frame_cost_micropython()
+    print("frame MAC, MicroPython unix port, 64 KB data heap, microseconds per frame: %s"
+          % json.dumps(mp))
+    for k in ("ack", "card", "fragment_120"):
+        if k in mp:
+            print("  %s frame (%d bytes): one frame MAC (HMAC-SHA256 + compare) costs %.1f us on "
+                  "the shoe, once to send and once to receive (unix port on this machine; the "
+                  "chip is slower)" % (k, mp[k]["wire"], mp[k]["us_one_frame_mac_and_compare"]))
+    print("time to recover from a stall (simulated ms): %s" % json.dumps(stall_recovery()))
 
 
 if __name__ == "__main__":

@@ -11,17 +11,180 @@ Faults, each direction independently, from a seeded random generator:
 A cut closes both sockets and refuses connections until it ends, like an unplugged cable; the
 board's side sees its peer hang up, the host's side sees a dead port and reconnects.
 Counters record what was done, so a test can prove that faults really happened.
+
+Hostile mode (`hostile=FrameMitm(rule)`): an attacker on the cable who understands frames but
+holds no key. FrameMitm decodes every COBS frame in each direction ("up" = host -> shoe, "down" =
+shoe -> host) and lets `rule(direction, frame, mitm)` forward, drop, alter, replay, reorder or
+inject frames; everything it sends gets a correct CRC. `Hostile(seed, rate)` is such a rule that
+does all of these at random (the soak's attacker). The same FrameMitm drives the in-process
+attack tests (tests/link/test_attacks.py), which call `feed(direction, data)` directly.
 """
 import random
 import select
 import socket
+import struct
 import threading
 import time
 
+from shoe.link import cobs
+from shoe.link.crc import crc32
+
+UP, DOWN = "up", "down"
+DATA, ACK, HELLO, REFUSE, PING, MORE = 1, 2, 3, 4, 5, 6
+
+
+class Frame:
+    """One decoded frame as the attacker sees it (no key: the MAC is just 8 bytes to it)."""
+
+    def __init__(self, version, ftype, seq, ack, payload=b"", mac=bytes(8)):
+        self.version, self.ftype, self.seq, self.ack = version, ftype, seq, ack
+        self.payload, self.mac = bytes(payload), bytes(mac)
+
+    @classmethod
+    def parse(cls, wire_part):
+        """A frame from the bytes between two delimiters, or None (noise, bad CRC)."""
+        try:
+            raw = cobs.decode(wire_part)
+        except ValueError:
+            return None
+        if len(raw) < 18 or struct.unpack(">I", raw[-4:])[0] != crc32(raw[:-4]):
+            return None
+        return cls(raw[0], raw[1], (raw[2] << 8) | raw[3], (raw[4] << 8) | raw[5], raw[6:-12],
+                   raw[-12:-4])
+
+    def copy(self, **changes):
+        f = Frame(self.version, self.ftype, self.seq, self.ack, self.payload, self.mac)
+        for k, v in changes.items():
+            setattr(f, k, v)
+        return f
+
+    def wire(self):
+        """COBS + a correct CRC-32 + delimiter: what a keyless attacker can always make."""
+        raw = bytes([self.version, self.ftype, self.seq >> 8, self.seq & 0xFF, self.ack >> 8,
+                     self.ack & 0xFF]) + self.payload + self.mac
+        return cobs.encode(raw + struct.pack(">I", crc32(raw))) + b"\x00"
+
+
+def forge(ftype, seq=0, ack=0, payload=b"", mac=bytes(8), version=2):
+    """The wire bytes of a frame made up by the attacker."""
+    return Frame(version, ftype, seq, ack, payload, mac).wire()
+
+
+class FrameMitm:
+    """Frame-aware man in the middle. `rule(direction, frame, mitm)` returns None (forward the
+    frame unchanged) or a list of Frames / wire bytes to send instead (empty: drop it). Bytes that
+    are not a whole valid frame (line noise) pass unchanged. `seen[direction]` keeps every frame
+    that passed (for replays); `mitm.inject[direction]` is a list of wire bytes sent before the
+    next frame in that direction."""
+
+    def __init__(self, rule=None, keep=400):
+        self.rule = rule
+        self.keep = keep
+        self.seen = {UP: [], DOWN: []}
+        self.inject = {UP: [], DOWN: []}
+        self._buf = {UP: bytearray(), DOWN: bytearray()}
+        self.stats = {"frames": 0, "altered": 0, "dropped": 0, "injected": 0}
+
+    def feed(self, direction, data):
+        buf = self._buf[direction]
+        buf.extend(data)
+        out = bytearray()
+        while True:
+            j = buf.find(b"\x00")
+            if j < 0:
+                break
+            part = bytes(buf[:j])
+            del buf[:j + 1]
+            for w in self.inject[direction]:
+                out += b"\x00" + w
+                self.stats["injected"] += 1
+            self.inject[direction] = []
+            if not part:
+                continue
+            f = Frame.parse(part)
+            if f is None:
+                out += b"\x00" + part + b"\x00"  # noise stays noise
+                continue
+            self.stats["frames"] += 1
+            seen = self.seen[direction]
+            seen.append(f)
+            if len(seen) > self.keep:
+                del seen[:len(seen) - self.keep]
+            res = self.rule(direction, f, self) if self.rule else None
+            if res is None:
+                out += b"\x00" + part + b"\x00"
+                continue
+            if not res:
+                self.stats["dropped"] += 1
+            for x in res:
+                if isinstance(x, Frame):
+                    x = x.wire()
+                else:
+                    x = bytes(x)
+                    x = x if x.endswith(b"\x00") else x + b"\x00"
+                self.stats["altered"] += 1
+                out += b"\x00" + x.lstrip(b"\x00")
+        return bytes(out)
+
+
+class Hostile:
+    """The soak's attacker: with probability `rate` per frame, one of: inject a junk DATA frame
+    with the next sequence number, a forged ACK or PING, a REFUSE, a bit-flipped copy (MAC or
+    payload) instead of the frame, a replay of an earlier frame (HELLOs of old sessions
+    included), or hold the frame back and send it after the next one (reordering)."""
+
+    KINDS = ("junk_data", "forged_ack", "refuse", "flip", "replay", "reorder", "ping")
+
+    def __init__(self, seed=0, rate=0.02):
+        self.rng = random.Random(seed)
+        self.rate = rate
+        self.done = {k: 0 for k in self.KINDS}
+        self._held = {UP: None, DOWN: None}
+
+    def __call__(self, direction, f, mitm):
+        r = self.rng
+        held = self._held[direction]
+        self._held[direction] = None
+        out = [f] if held is None else [f, held]
+        if r.random() >= self.rate:
+            return out if held is not None else None
+        k = r.choice(self.KINDS)
+        self.done[k] += 1
+        junk = bytes(r.randrange(256) for _ in range(r.randrange(0, 40)))
+        if k == "junk_data":
+            out.insert(0, Frame(2, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk, junk[:8].ljust(8)))
+        elif k == "forged_ack":
+            out.insert(0, Frame(2, ACK, 0, (f.seq + r.randrange(1, 9)) & 0xFFFF))
+        elif k == "ping":
+            out.insert(0, Frame(2, PING, 0, r.randrange(65536)))
+        elif k == "refuse":
+            out.insert(0, Frame(2, REFUSE, 0, 0, b"\xa1freason\x67bad_key"))
+        elif k == "flip":
+            g = f.copy()
+            if g.payload and r.random() < 0.5:
+                b = bytearray(g.payload)
+                b[r.randrange(len(b))] ^= 1 << r.randrange(8)
+                g.payload = bytes(b)
+            else:
+                m = bytearray(g.mac)
+                m[r.randrange(8)] ^= 1 << r.randrange(8)
+                g.mac = bytes(m)
+            out[0] = g  # the genuine frame is lost; its altered copy goes instead
+        elif k == "replay":
+            pool = mitm.seen[direction] + mitm.seen[UP if direction == DOWN else DOWN]
+            hellos = [x for x in pool if x.ftype == HELLO]
+            out.append(r.choice(hellos if hellos and r.random() < 0.5 else pool))
+        elif k == "reorder" and held is None:
+            self._held[direction] = f
+            return []
+        return out
+
 
 class FaultProxy:
-    def __init__(self, upstream, seed=0, corrupt=0.0, drop=0.0, dup=0.0, listen_port=0):
+    def __init__(self, upstream, seed=0, corrupt=0.0, drop=0.0, dup=0.0, listen_port=0,
+                 hostile=None):
         self.upstream = upstream
+        self.hostile = hostile  # a FrameMitm: the attacker, before the line noise
         self.rng = random.Random(seed)
         self.corrupt = corrupt
         self.drop = drop
@@ -120,7 +283,9 @@ class FaultProxy:
                         if self._pair is pair:
                             self._close_pair()
                     continue
-                out = self._mangle(data)
+                if self.hostile is not None:
+                    data = self.hostile.feed(UP if s is pair[0] else DOWN, data)
+                out = self._mangle(data) if data else b""
                 if out:
                     try:
                         other.sendall(out)

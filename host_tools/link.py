@@ -1,7 +1,7 @@
 """The host end of the shoe link: `ShoeLink` over any pyserial URL (socket://, loop://, /dev/tty).
 
     from host_tools.link import ShoeLink, DEMO_KEY
-    with ShoeLink("socket://127.0.0.1:7001", key=DEMO_KEY, audit=store) as link:
+    with ShoeLink("socket://127.0.0.1:7001", DEMO_KEY, audit=store) as link:   # no default key
         link.open(timeout=10)                       # handshake; ShoeError if refused / silent
         reply = link.command("status", {})          # reply body; ShoeError(reason) on error reply
         ev = link.next_event(timeout=1.0)           # (kind, body, eseq) or None
@@ -15,7 +15,18 @@ virtual board restarted and closed its socket, a cable pulled) it reopens the UR
 `reconnect_s` until it answers; the Endpoint and its queued commands survive the reconnection.
 Events are acknowledged to the shoe automatically once stored (Endpoint auto_ack), which prunes
 the shoe's outbox. The shoe id is learnt from the handshake (`link.shoe_id`).
+
+The highest command counter each shoe was seen to accept is kept beside the audit store
+(`<audit>.counters.json`, or `counters=`): a shoe whose HELLO counter is below it is refused
+(`counter_reset`: its journal went back), also by a later host process.
+
+Nothing on the cable can end a session from outside: a REFUSE frame (which a peer with another
+key cannot authenticate) or a HELLO that fails its MAC is only remembered, and `open()` reports
+it only if the handshake has not succeeded by its deadline. After `resync_after` commands in a
+row time out, the link starts a new session by itself (`link.resyncs` counts them), on top of the
+Endpoint's own stall detection.
 """
+import json
 import os
 import queue
 import sys
@@ -46,7 +57,12 @@ REASONS = {
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
                       "journal was reset, or another shoe uses its id): refusing to mix the logs; "
                       "use another audit store (--db)",
+    "counter_reset": "the shoe's command counter went back (it is below a counter this host saw "
+                     "it accept: its journal was rolled back or replaced, so commands it already "
+                     "executed could be replayed): refusing the shoe",
+    "ack_ahead": "the shoe refused an acknowledgement of events it has not sent",
 }
+LOCAL = ("sequence_reset", "counter_reset")  # decided here from an authenticated, fresh HELLO
 
 
 def _now_ms():
@@ -54,16 +70,27 @@ def _now_ms():
 
 
 class ShoeLink:
-    def __init__(self, url, key=DEMO_KEY, supervisor_key=None, audit=None, reconnect_s=0.2,
-                 read_timeout=0.02, endpoint_options=None, open_port=None):
+    def __init__(self, url, key, supervisor_key=None, audit=None, reconnect_s=0.2,
+                 read_timeout=0.02, endpoint_options=None, open_port=None, resync_after=2,
+                 counters=None):
+        if not key:
+            raise ValueError("ShoeLink needs the shoe's key (no default)")
+        if counters is None and getattr(audit, "path", None):
+            counters = str(audit.path) + ".counters.json"
+        self.counters = counters
+        self._ctr_saved = _load_counters(counters)
         self.url = url
+        self.resync_after = resync_after
+        self.resyncs = 0  # new sessions started after commands timed out
+        self._timeouts = 0
         self.audit = audit
         self.reconnect_s = reconnect_s
         self.read_timeout = read_timeout
         self._open_port = open_port or (lambda u: serial.serial_for_url(
             u, baudrate=115200, timeout=read_timeout))
         self.supervisor_key = supervisor_key
-        self.ep = Endpoint("host", key, on_peer=self._on_peer, **(endpoint_options or {}))
+        self.ep = Endpoint("host", key, on_peer=self._on_peer, ctr_seen=self._ctr_saved,
+                           **(endpoint_options or {}))
         self.shoe_id = None
         self.events = queue.Queue()
         self.reconnects = 0
@@ -89,18 +116,22 @@ class ShoeLink:
             self._thread.start()
 
     def open(self, timeout=10.0):
-        """Start the reader thread and wait for the handshake; ShoeError if it does not happen."""
+        """Start the reader thread and wait for the handshake; ShoeError if it has not happened
+        by the deadline (naming the last refusal heard, if any). Only this host's own refusal of
+        the shoe (its counters went back) ends the wait early."""
         self.start()
         deadline = time.monotonic() + timeout
+        refused = None
         while time.monotonic() < deadline:
             with self._lock:
                 if self.ep.up:
                     return self
                 refused = self.ep.refused
-            if refused:
-                raise ShoeError("link to %s refused: %s" % (self.url,
-                                                            REASONS.get(refused, refused)))
+            if refused in LOCAL:
+                raise ShoeError("link to %s refused: %s" % (self.url, REASONS[refused]))
             time.sleep(0.01)
+        if refused:
+            raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
         why = self.port_error or "no handshake"
         raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
             self.url, timeout, why))
@@ -125,7 +156,7 @@ class ShoeLink:
         with self._lock:
             return {"up": self.ep.link_up(_now_ms()), "shoe_id": self.shoe_id,
                     "delivered": self.ep.delivered, "reconnects": self.reconnects,
-                    "errors": self.ep.errors()}
+                    "resyncs": self.resyncs, "errors": self.ep.errors()}
 
     # ---- application API ------------------------------------------------------------------
     def command(self, kind, body=None, timeout=5.0, supervisor=False):
@@ -146,10 +177,11 @@ class ShoeLink:
                     sessions = self.ep.stats.get("sessions", 0)
                     break
                 refused = self.ep.refused
-            if refused:
-                raise ShoeError("link refused: %s" % REASONS.get(refused, refused))
+            if refused in LOCAL:
+                raise ShoeError("link refused: %s" % REASONS[refused])
             if time.monotonic() >= deadline:
-                raise ShoeError("%s: the shoe is not connected (%s)" % (kind, self.url))
+                why = (" (refused: %s)" % REASONS.get(refused, refused)) if refused else ""
+                raise ShoeError("%s: the shoe is not connected (%s)%s" % (kind, self.url, why))
             time.sleep(0.01)
         ok = ev.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
@@ -158,7 +190,15 @@ class ShoeLink:
         if not ok or rep is None:
             if self.fatal:
                 raise ShoeError(self.fatal)
+            with self._lock:
+                self._timeouts += 1
+                if self._timeouts >= self.resync_after:  # repeated: start a new session
+                    self._timeouts = 0
+                    self.resyncs += 1
+                    self.ep.renegotiate("resync")
             raise ShoeError("%s: no reply from the shoe within %.1f s" % (kind, timeout))
+        with self._lock:
+            self._timeouts = 0
         rkind, rbody = rep
         if rkind == "error":
             reason = rbody.get("reason", "error")
@@ -231,6 +271,10 @@ class ShoeLink:
                     except Exception:
                         return  # fatal (audit store): stop before anything is acknowledged
                     out = self.ep.transmit(now)
+                    seen = self.ep._ctr_seen
+                    if seen != self._ctr_saved:
+                        self._ctr_saved = dict(seen)
+                        _save_counters(self.counters, self._ctr_saved)
                 if out:
                     self._port.write(out)
                     self._port.flush()
@@ -263,6 +307,30 @@ class ShoeLink:
                         ev.set()
                     raise
             self.events.put((kind, body, ref))
+
+
+def _load_counters(path):
+    """{shoe id: highest command counter seen accepted} from `path` ({} if none or unreadable)."""
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        return {str(k): int(v) for k, v in d.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _save_counters(path, seen):
+    if not path:
+        return
+    try:
+        tmp = "%s.tmp" % path
+        with open(tmp, "w") as f:
+            json.dump({str(k): v for k, v in seen.items() if k is not None}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the check then covers this host process only
 
 
 def verify_attestation(answer, key, nonce, roots):

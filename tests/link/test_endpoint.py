@@ -173,12 +173,12 @@ def test_forged_ack_cannot_prune_the_outbox():
 
 def test_version_mismatch_is_refused_clearly_on_both_sides():
     p = Pair()
-    h = {"v": 2, "role": "host", "sid": 5, "peer": 0, "up": False, "mac": b"0" * 16}
-    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h)), 0)
+    h = {"v": 3, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False}
+    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h), key=KEY, tag=b"SHOE2hello"), 0)
     out = p.shoe.transmit(0)
     assert p.shoe.refused == "version"
     p.host.receive(out, 0)
-    assert p.host.refused == "version" and p.host.refused_info["supported"] == [1]
+    assert p.host.refused == "version" and p.host.refused_info["supported"] == [2]
     # a frame whose version byte is not ours is counted and answered the same way
     p2 = Pair()
     p2.shoe.receive(frame.build(frame.PING, 0, 0, version=9), 0)
@@ -343,7 +343,7 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
     for _ in range(20):
         t += 10
         p.shoe.receive(h.transmit(t), t)
-        if p.shoe.up:
+        if p.shoe.up and h.up:
             break
         h.receive(p.shoe.transmit(t), t)
     assert h.up and p.shoe.up
@@ -363,8 +363,87 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     seq = p.shoe._rx_next
     data = b""
+    k = dict(key=p.host._skey, tag=b"SHOE2h")  # as the host would send them
     for i in range(12):  # 12 x 100 bytes > the largest message
-        data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100)
-    data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10)
+        data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100, **k)
+    data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10, **k)
     assert p.shoe.receive(data, p.now) == []
     assert p.shoe.errors()["too_long"] == 1 and p.shoe._asm_n == 0  # ready for the next one
+
+
+def _event_payload(eseq, n):
+    from shoe.link.message import seal_message
+    return seal_message(KEY, "card", {"n": n}, eseq, GENESIS)[0]
+
+
+def test_the_host_never_delivers_past_a_gap_and_asks_for_a_new_session():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.shoe.send("card", {"n": 1})
+    p.run_until(lambda: len(p.events) == 1, 1000)
+    # event 3 arrives before 2 (as a frame whose MAC failed once would have let it)
+    p.host._now, p.host._out = p.now, []
+    p.host._on_data(_event_payload(3, 3))
+    assert p.host._out == [] and p.host.delivered == 1
+    assert p.host.errors()["gap_resync"] == 1 and p.host.pending()
+    p.shoe.send("card", {"n": 2})
+    p.shoe.send("card", {"n": 3})
+    assert p.run_until(lambda: len(p.events) == 3 and not p.store.outbox(), 3000)
+    assert [e for k, b, e, m in p.events] == [1, 2, 3] and "event_gap" not in p.host.errors()
+    assert p.host.errors()["sessions"] == 2  # the new session it asked for
+
+
+def test_a_fresh_session_past_the_gap_is_delivered_and_counted():
+    """The shoe no longer holds the missing events (another host acknowledged them): after one
+    new session the host takes what there is, counted event_gap (the audit store marks it)."""
+    p = Pair()
+    for i in range(1, 4):
+        p.shoe.send("card", {"n": i})
+    p.run_until(lambda: len(p.events) == 3 and not p.store.outbox(), 3000)
+    p.host = Endpoint("host", KEY, on_peer=lambda hello: 1)  # its store holds only event 1
+    p.events.clear()
+    p.shoe.send("card", {"n": 4})
+    assert p.run_until(lambda: p.events, 3000)
+    assert [e for k, b, e, m in p.events] == [4] and p.host.errors()["event_gap"] == 1
+
+
+def test_the_shoe_refuses_an_ack_above_what_it_has_sent():
+    from shoe.link.message import seal_message
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.host.auto_ack = False
+    payload, head = seal_message(KEY, "card", {"n": 1}, 1, GENESIS)
+    p.store.outbox_add([(1, payload, head)])  # journalled, not sent yet
+    c = p.host.command("_ack", {"upto": 1})
+    p.host._ack_ctrs.append(c)
+    p.run_until(lambda: p.shoe.errors().get("ack_ahead"), 1000)
+    assert p.store.outbox_first() == 1 and p.store.ctr == 0  # nothing changed
+    assert p.run_until(lambda: p.host.errors().get("ack_refused"), 1000)
+
+
+def test_a_shoe_whose_command_counter_went_back_is_refused_by_the_host():
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    for _ in range(3):
+        c = p.host.send("status", {})
+        p.run_until(lambda: c in p.replies, 1000)
+    assert p.store.ctr == 3
+    p.store = MemoryStore()  # the shoe's journal is wiped (or rolled back): ctr 0 again
+    p.shoe = p.new_shoe()
+    p.run_until(lambda: False, 2000)
+    assert p.host.refused == "counter_reset" and not p.host.up
+    assert p.host.reset_info == {"shoe_ctr": 0, "host_seen": 3}
+
+
+def test_a_desynchronised_session_is_renegotiated_within_the_stall_time():
+    """Liveness: the shoe's expected sequence pushed 9 ahead (what nine accepted junk frames did
+    in protocol 1): frames still arrive both ways, nothing is delivered; within stall_ms the
+    ends start a new handshake by themselves and the command gets through."""
+    p = Pair()
+    p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    p.shoe._rx_next = (p.shoe._rx_next + 9) & 0xFFFF
+    c = p.host.send("status", {})
+    t0 = p.now
+    assert p.run_until(lambda: c in p.replies, 20_000)
+    assert p.now - t0 <= 6000 + 500
+    assert p.host.errors().get("stall", 0) + p.shoe.errors().get("stall", 0) >= 1

@@ -190,11 +190,11 @@ def test_64k_of_garbage_then_a_normal_status_request(shoe):
 def test_wrong_key_and_wrong_peer_are_clear_errors(shoe):
     with ShoeLink(shoe.url, b"w" * 32) as link:
         with pytest.raises(ShoeError) as e:
-            link.open(timeout=5)
+            link.open(timeout=2)  # a refusal only counts at the deadline (it is not authenticated)
         assert "key does not match" in str(e.value)
     with ShoeLink("loop://", KEY) as link:  # talking to ourselves: a host, not a shoe
         with pytest.raises(ShoeError) as e:
-            link.open(timeout=3)
+            link.open(timeout=1.5)
         assert "not a shoe" in str(e.value)
 
 
@@ -263,3 +263,26 @@ def test_an_audit_store_failure_stops_the_link_before_acknowledging(shoe, audit)
     time.sleep(0.5)
     assert [e for e, _ in shoe.j.outbox()] == [4, 5]  # unstored, so never acknowledged
     audit._db = __import__("sqlite3").connect(str(audit.path), check_same_thread=False)
+
+
+def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_path, audit):
+    """The counter floor outlives the host process: it is kept beside the audit store."""
+    first = FakeShoe(tmp_path / "board")
+    try:
+        with ShoeLink(first.url, KEY, audit=audit) as link:
+            link.open(timeout=10)
+            for _ in range(3):
+                link.command("status")
+            assert wait_for(lambda: json.loads(open(str(audit.path) + ".counters.json").read())
+                            == {"T1": link.ep.ctr})
+    finally:
+        first.close()
+    wiped = FakeShoe(tmp_path / "wiped")  # the same shoe id, its journal gone: counter 0
+    try:
+        with ShoeLink(wiped.url, KEY, audit=audit) as link:
+            with pytest.raises(ShoeError) as e:
+                link.open(timeout=10)
+            assert "command counter went back" in str(e.value)
+        assert wiped.j.ctr == 0  # and nothing was sent to it
+    finally:
+        wiped.close()

@@ -19,7 +19,12 @@ def compute(v):
     if t == "crc32":
         return crc.crc32(bytes.fromhex(v["data"]))
     if t == "frame":
-        return frame.build(v["type"], v["seq"], v["ack"], bytes.fromhex(v["payload"])).hex()
+        key = bytes.fromhex(v["key"]) if "key" in v else None
+        return frame.build(v["type"], v["seq"], v["ack"], bytes.fromhex(v["payload"]), key=key,
+                           tag=v.get("tag", "").encode()).hex()
+    if t == "session":
+        return message.mac(bytes.fromhex(v["key"]), b"SHOE2sess",
+                           bytes.fromhex(v["shoe_nonce"]) + bytes.fromhex(v["host_nonce"])).hex()
     if t == "command":
         return host.seal_command(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
                                     v["ctr"]).hex()
@@ -39,7 +44,9 @@ def expected(v):
 
 
 def test_there_are_vectors_of_every_kind():
-    assert {v["t"] for v in VECTORS} == {"codec", "cobs", "crc32", "frame", "command", "message"}
+    assert {v["t"] for v in VECTORS} == {"codec", "cobs", "crc32", "frame", "command", "message",
+                                         "session"}
+    assert any("key" in v for v in VECTORS if v["t"] == "frame")
 
 
 @pytest.mark.parametrize("v", VECTORS, ids=lambda v: v["t"])
@@ -84,7 +91,12 @@ for line in sys.stdin:
         r = crc.crc32(unhex(v["data"]))
         assert crc.crc32_table(unhex(v["data"])) == r
     elif t == "frame":
-        r = hx(frame.build(v["type"], v["seq"], v["ack"], unhex(v["payload"])))
+        key = unhex(v["key"]) if "key" in v else None
+        r = hx(frame.build(v["type"], v["seq"], v["ack"], unhex(v["payload"]), key=key,
+                           tag=v.get("tag", "").encode()))
+    elif t == "session":
+        r = hx(message.mac(unhex(v["key"]), b"SHOE2sess", unhex(v["shoe_nonce"]) +
+                           unhex(v["host_nonce"])))
     elif t == "command":
         r = hx(host.seal_command(unhex(v["key"]), v["kind"], fj(v["body"]), v["ctr"]))
     elif t == "message":

@@ -26,18 +26,23 @@ Reliability: transport sequence numbers (16 bit, per session) with cumulative ac
 retransmission of at most `window` frames after `rto_ms` (doubling to 4 x rto while no progress),
 selective fast retransmission when the peer reports (ACK bitmap) frames held after a gap,
 in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
-when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (version,
-session ids, a MAC proving both ends hold the key); a new session id from the peer (it restarted)
-starts a new session. Across sessions and resets the shoe's durable outbox makes delivery
-exactly-once: every unacknowledged durable message is re-sent with its original eseq and payload,
-the host drops eseq <= its last delivered, and the host acknowledges stored events with an
-authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
+when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (handshake.py:
+fresh nonces from both ends, proof that both hold the key) that derives a session key; every
+frame carries an 8-byte MAC (session key, or the shoe's key for HELLO/REFUSE) and a frame whose
+MAC fails is dropped before anything looks at it (counted `frame_mac`). Liveness: when frames
+arrive but nothing of ours is acknowledged, or a gap is not filled, for `stall_ms`, this end
+starts a new handshake by itself (counted `stall`); so does a session near 2**15 frames (its
+16-bit sequence numbers never wrap under one key). Across sessions and resets the shoe's durable
+outbox makes delivery exactly-once: every unacknowledged durable message is re-sent with its
+original eseq and payload, the host drops eseq <= its last delivered, and the host acknowledges
+stored events with an authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
 """
 from micropython import const
 
+from shoe.crypto import equal
 from shoe.link import codec, frame
-from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE
-from shoe.link.handshake import PROTOCOL, SUPPORTED, Handshake  # noqa: F401 (PROTOCOL re-exported)
+from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE, frame_mac
+from shoe.link.handshake import PROTOCOL, SUPPORTED, Handshake, _nonce  # noqa: F401
 from shoe.link.message import LinkError, open_command
 from shoe.link.sendqueue import FRAG, SendQueue  # noqa: F401 (FRAG re-exported)
 
@@ -45,6 +50,11 @@ ACK_KIND = "_ack"
 _MASK = const(0xFFFF)
 _TICKS_MASK = const(0x3FFFFFFF)
 _TICKS_HALF = const(0x20000000)
+_BUDGET = const(0x7000)  # frames per session before a new handshake (16-bit seqs never wrap)
+_T_HELLO = b"SHOE2hello"
+_T_REFUSE = b"SHOE2refuse"
+_T_SHOE = b"SHOE2s"  # session frames sent by the shoe
+_T_HOST = b"SHOE2h"  # ... by the host
 
 
 def _random32():
@@ -72,7 +82,8 @@ class ShoeEndpoint(SendQueue, Handshake):
     role = "shoe"
 
     def __init__(self, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
-                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, sid=None):
+                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, stall_ms=6000, sid=None,
+                 nonce=None):
         if store is None and self.role == "shoe":
             raise ValueError("store")
         self.key = bytes(key)
@@ -84,13 +95,20 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.rto_ms = rto_ms
         self.hb_ms = hb_ms
         self.timeout_ms = timeout_ms
-        self.sid = sid or _random32()
+        self.stall_ms = stall_ms
+        self.sid = sid or _random32()  # this boot / process (informative; nonces make sessions)
         self.peer_sid = 0
-        self.peer = None  # the peer's last HELLO fields
+        self.peer = None  # the HELLO fields the live session was made with
         self.up = False
-        self.refused = None  # reason string once the peer refused us (or we refused it)
+        self.nonce = nonce or _nonce()  # offered in our HELLO (`nonce`: tests' fixed first one)
+        self.peer_nonce = b""  # the peer's nonce we answer
+        self._sess = None  # (our nonce, peer's nonce) of the live session
+        self._skey = None  # its key
+        self._tx_tag = _T_SHOE if self.role == "shoe" else _T_HOST
+        self._rx_tag = _T_HOST if self.role == "shoe" else _T_SHOE
+        self.refused = None  # the last refusal heard or made (a REFUSE is not authenticated)
         self.hold = None  # a reason not to bring the session up
-        self.deframer = frame.Deframer()
+        self.deframer = frame.Deframer(self._check)
         self._raw = bytearray(frame.MAX_FRAME)  # scratch for building frames
         self._asm = bytearray(frame.MAX_PAYLOAD)  # reassembly of a fragmented message
         self._asm_mv = memoryview(self._asm)
@@ -110,6 +128,10 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._nak_at = 0
         self._resend_base = 0
         self._need_ack = False
+        self._frames = 0  # frames numbered in this session (both ways)
+        self._peer_up = False  # the peer is known to have the live session too
+        self._tx_prog = self._rx_prog = 0  # the last progress each way
+        self._sent_max = 0  # the highest eseq sent whole since boot (store: until acked)
         self._need_hello = True
         self._hello_at = 0
         self._hello_last = -1 << 30
@@ -166,23 +188,56 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._out = []
         return out
 
+    def _check(self, ftype, signed, got):
+        """The Deframer's MAC check: HELLO and REFUSE under the shoe's key, everything else under
+        the live session's key (none: dropped)."""
+        if ftype == HELLO:
+            key, tag = self.key, _T_HELLO
+        elif ftype == REFUSE:
+            key, tag = self.key, _T_REFUSE
+        else:
+            key, tag = self._skey, self._rx_tag
+            if key is None:
+                return False
+        if equal(frame_mac(key, tag, signed), got):
+            return True
+        if ftype == HELLO:  # another key (or a forgery): answered, changes nothing
+            self._count("bad_key")
+            self._refuse = {"reason": "bad_key"}
+            if not self.up:
+                self.refused = "bad_key"
+        elif ftype == REFUSE:  # a peer with another key cannot MAC it: heard, marked unverified
+            self._count("refuse_unverified")
+            self._on_refuse(bytes(signed[frame.HEADER:]), False)
+        return False
+
+    def _on_refuse(self, payload, verified):
+        """A REFUSE changes nothing: it is remembered (`refused`, `refused_info`) so that a caller
+        whose handshake has not succeeded by its deadline can say why."""
+        self._count("refused")
+        if self.up:
+            return
+        try:
+            info = codec.decode(payload)
+            self.refused = str(info.get("reason", "refused"))
+            self.refused_info = info
+        except Exception:
+            self.refused = "refused"
+            self.refused_info = {}
+        self.refused_info["verified"] = verified
+
     def _on_frame(self, ftype, seq, ack, payload):
         if ftype == HELLO:
             self._on_hello(payload)
             return
         if ftype == REFUSE:
-            try:
-                info = codec.decode(payload)
-                self.refused = str(info.get("reason", "refused"))
-                self.refused_info = info
-            except Exception:
-                self.refused = "refused"
-            self._count("refused")
+            self._on_refuse(payload, True)
             return
         if not self.up:
             self._count("not_up")
             self._need_hello = True
             return
+        self._peer_up = True  # a frame under the session key: the peer has it
         self._last_rx = self._now
         self._on_ack(ack)
         if ftype == ACK and seq and self._in_flight and (
@@ -195,6 +250,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         if ftype != DATA and ftype != MORE:
             return
         self._need_ack = True
+        self._frames += 1
         ahead = (seq - self._rx_next) & _MASK
         if ahead:
             if ahead >= 0x8000:
@@ -223,6 +279,7 @@ class ShoeEndpoint(SendQueue, Handshake):
 
     def _deliver(self, ftype, payload):
         self._rx_next = (self._rx_next + 1) & _MASK
+        self._rx_prog = self._now
         n = self._asm_n
         if ftype == MORE or n:  # reassemble in the preallocated buffer
             m = len(payload)
@@ -250,6 +307,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._in_flight -= k
         self._backoff = 1
         self._rto_at = self._now + self.rto_ms
+        self._tx_prog = self._now
 
     def _key_for(self, kind):
         if kind in self.supervised:
@@ -275,6 +333,11 @@ class ShoeEndpoint(SendQueue, Handshake):
                 st.set_ctr(ctr)
                 self._auto_error(ctr, "malformed")
                 return
+            if upto > max(self._sent_max, st.outbox_first() - 1):
+                # above anything we have sent: the host cannot hold it; change nothing
+                self._count("ack_ahead")
+                self._auto_error(ctr, "ack_ahead")
+                return
             self._detach(upto)
             st.outbox_ack(upto, ctr)
             self._drop_acked()
@@ -293,8 +356,14 @@ class ShoeEndpoint(SendQueue, Handshake):
             self._count("dropped_reply")
 
     def _frame(self, ftype, seq, payload=b""):
+        if ftype == HELLO:
+            key, tag = self.key, _T_HELLO
+        elif ftype == REFUSE:
+            key, tag = self.key, _T_REFUSE
+        else:
+            key, tag = self._skey, self._tx_tag
         frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
-                         payload)
+                         payload, frame.VERSION, key, tag)
 
     # ---- transmitting ---------------------------------------------------------------------
     def transmit(self, now_ms):
@@ -305,11 +374,23 @@ class ShoeEndpoint(SendQueue, Handshake):
         if self._refuse is not None:
             self._frame(REFUSE, 0, codec.encode(self._refuse))
             self._refuse = None
-        if not self.up:
+        if self.pending():  # a handshake under way (the live session, if any, carries on)
             if (self._need_hello and now_ms - self._hello_last >= 50) or now_ms >= self._hello_at:
                 self._send_hello(now_ms)
-            return self._finish(now_ms)
-        if self._need_hello:
+            if not self.up:
+                return self._finish(now_ms)
+        elif self._need_hello or (not self._peer_up and now_ms >= self._hello_at):
+            self._send_hello(now_ms)
+        if not self._in_flight:
+            self._tx_prog = now_ms
+        if not self._rxbuf:
+            self._rx_prog = now_ms
+        if not self.pending() and (
+                self._frames >= _BUDGET
+                or (now_ms - min(self._tx_prog, self._rx_prog) >= self.stall_ms
+                    and now_ms - self._last_rx < self.timeout_ms)):
+            # frames arrive but nothing moves (or the numbering would wrap): a new handshake
+            self.renegotiate("stall" if self._frames < _BUDGET else "rekey")
             self._send_hello(now_ms)
         self._before_data(now_ms)
         sent_data = False
@@ -335,6 +416,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             if not self._in_flight:
                 self._rto_at = now_ms + self.rto_ms * self._backoff
             self._in_flight += 1
+            self._frames += 1
             sent_data = True
         if self._rxbuf and now_ms - self._nak_at >= self.rto_ms // 3:
             self._need_ack = True  # still a gap: remind the sender what is missing

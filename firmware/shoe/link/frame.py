@@ -1,12 +1,16 @@
 """Frames: the unit on the wire. Layout before COBS (all integers big-endian):
 
-    version:1  type:1  seq:2  ack:2  payload:0..MAX_PAYLOAD  crc32:4 (of everything before it)
+    version:1  type:1  seq:2  ack:2  payload:0..MAX_PAYLOAD  mac:8  crc32:4
 
-then COBS-encoded and terminated by one 0x00. `build(...)` makes the wire bytes of one frame;
-`Deframer` turns a byte stream (any chunking, any garbage) back into verified frames using one
-preallocated buffer: `feed(data, handler)` calls `handler(ftype, seq, ack, payload)` for each good
-frame (payload is a memoryview into the buffer: valid only during the call) and counts every
-rejected one in `errors` by reason: `cobs`, `crc`, `short`, `oversize`, `version`.
+`mac` = HMAC-SHA256(key, tag + everything before it)[:8] (the key and tag are the Endpoint's:
+the session key for DATA/MORE/ACK/PING, the shoe's key for HELLO/REFUSE; docs/protocol.md s.2),
+`crc32` covers everything before it. The frame is COBS-encoded and terminated by one 0x00.
+`build(...)` makes the wire bytes of one frame; `Deframer` turns a byte stream (any chunking,
+any garbage) back into verified frames using one preallocated buffer: `feed(data, handler)` calls
+`handler(ftype, seq, ack, payload)` for each good frame (payload is a memoryview into the buffer:
+valid only during the call) and counts every rejected one in `errors` by reason: `cobs`, `crc`,
+`short`, `oversize`, `version`, `type`, `mac` (the `check(ftype, signed, mac)` given to the
+Deframer said no: a frame nobody holding the key made).
 """
 import struct
 
@@ -14,11 +18,14 @@ from micropython import const
 
 from shoe.link import cobs
 from shoe.link.crc import crc32
+from shoe.link.message import mac as _hmac
 
-VERSION = const(1)
+VERSION = const(2)
 HEADER = const(6)
-MAX_FRAME = const(1024)  # decoded bytes, header and CRC included
-MAX_PAYLOAD = const(1014)  # MAX_FRAME - HEADER - 4
+MAC = const(8)  # truncated HMAC-SHA256 per frame
+TRAILER = const(12)  # MAC + CRC
+MAX_FRAME = const(1024)  # decoded bytes, header, MAC and CRC included
+MAX_PAYLOAD = const(1006)  # MAX_FRAME - HEADER - MAC - 4
 MAX_WIRE = const(1030)  # COBS(MAX_FRAME) + delimiter
 
 DATA = const(1)  # seq = transport sequence, payload = one message
@@ -28,17 +35,22 @@ REFUSE = const(4)  # handshake refused, payload = codec map {"reason": ..}
 PING = const(5)  # heartbeat, carries ack
 MORE = const(6)  # like DATA, but a fragment of a message whose next fragment follows
 
-REASONS = ("cobs", "crc", "short", "oversize", "version", "type")
+REASONS = ("cobs", "crc", "short", "oversize", "version", "type", "mac")
 
 
-def build(ftype, seq, ack, payload=b"", version=VERSION):
-    """The wire bytes of one frame (COBS + delimiter)."""
+def frame_mac(key, tag, signed):
+    """The 8-byte MAC of a frame: HMAC-SHA256(key, tag + signed)[:8]."""
+    return _hmac(key, tag, signed)[:MAC]
+
+
+def build(ftype, seq, ack, payload=b"", version=VERSION, key=None, tag=b""):
+    """The wire bytes of one frame (COBS + delimiter); without a key the MAC is 8 zero bytes."""
     out = bytearray()
-    build_into(out, bytearray(MAX_FRAME), ftype, seq, ack, payload, version)
+    build_into(out, bytearray(MAX_FRAME), ftype, seq, ack, payload, version, key, tag)
     return bytes(out)
 
 
-def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION):
+def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION, key=None, tag=b""):
     """Append one frame to `out` using `raw` (a bytearray(MAX_FRAME) scratch buffer, reused)."""
     n = len(payload)
     if n > MAX_PAYLOAD:
@@ -51,7 +63,10 @@ def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION):
     raw[5] = ack & 0xFF
     raw[HEADER:HEADER + n] = payload
     m = HEADER + n
-    struct.pack_into(">I", raw, m, crc32(memoryview(raw)[0:m]))
+    mv = memoryview(raw)
+    raw[m:m + MAC] = frame_mac(key, tag, mv[0:m]) if key else bytes(MAC)
+    m += MAC
+    struct.pack_into(">I", raw, m, crc32(mv[0:m]))
     cobs.encode_into(out, raw, m + 4)
     out.append(0)
 
@@ -59,7 +74,8 @@ def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION):
 class Deframer:
     """Byte stream -> verified frames, resynchronising at every 0x00."""
 
-    def __init__(self):
+    def __init__(self, check=None):
+        self.check = check  # check(ftype, signed, mac) -> bool, or None: no MAC check
         self.buf = bytearray(MAX_WIRE)
         self.mv = memoryview(self.buf)
         self.n = 0
@@ -111,7 +127,7 @@ class Deframer:
         if m < 0:
             self._err("cobs")
             return
-        if m < HEADER + 4:
+        if m < HEADER + TRAILER:
             self._err("short")
             return
         if m > MAX_FRAME:
@@ -130,5 +146,10 @@ class Deframer:
         if ftype < DATA or ftype > MORE:
             self._err("type")
             return
+        if self.check is not None and not self.check(ftype, self.mv[0:m - TRAILER],
+                                                     self.mv[m - TRAILER:m - 4]):
+            self._err("mac")  # forged, altered or replayed from another session: dropped
+            return
         self.frames += 1
-        handler(ftype, (buf[2] << 8) | buf[3], (buf[4] << 8) | buf[5], self.mv[HEADER:m - 4])
+        handler(ftype, (buf[2] << 8) | buf[3], (buf[4] << 8) | buf[5],
+                self.mv[HEADER:m - TRAILER])

@@ -1,31 +1,62 @@
-"""The session handshake of the link (a mixin of ShoeEndpoint, shoe/link/endpoint.py): HELLO
-frames with version, roles, session ids and a MAC, refusals, and a new session when the peer
-restarts (docs/protocol.md section 3)."""
-from shoe.crypto import equal
+"""The session handshake of the link (a mixin of ShoeEndpoint, shoe/link/endpoint.py), protocol
+version 2 (docs/protocol.md section 3).
+
+Each end offers a fresh random 8-byte nonce `n` in its HELLO and echoes the peer's as `pn`; the
+HELLO frame is MAC'd with the shoe's key. An end brings a session up only on a HELLO that echoes
+the nonce it offered and has not used yet: proof that the peer holds the key and is live now, so
+a HELLO recorded earlier (an old host process, an old boot) can never name a session. The session
+key, which MACs every later frame, is HMAC(key, "SHOE2sess" + shoe nonce + host nonce). A HELLO
+that proves nothing (a new peer, a restarted one, or a replay) never touches the live session: it
+is answered with a fresh nonce, and the live session is replaced only when that handshake
+completes. `renegotiate()` starts such a handshake from this end (a stall, a counter near wrap).
+"""
 from shoe.link import codec
 from shoe.link.frame import HELLO
-from shoe.link.message import hello_mac
+from shoe.link.message import mac
 from shoe.link.sendqueue import _nfrag, _whole_messages
 
-PROTOCOL = 1
-SUPPORTED = (1,)
+PROTOCOL = 2
+SUPPORTED = (2,)
+_SESS = b"SHOE2sess"
+
+
+def _nonce():
+    try:
+        import os
+        return bytes(os.urandom(8))
+    except Exception:  # a port without os.urandom
+        import random
+        return bytes(random.getrandbits(8) for _ in range(8))
 
 
 class Handshake:
     def _hello_fields(self):
-        f = {"v": PROTOCOL, "role": self.role, "sid": self.sid, "peer": self.peer_sid,
-             "up": self.up, "id": self.shoe_id, "ctr": self.store.ctr, "eseq": self.store.eseq}
+        f = {"v": PROTOCOL, "role": self.role, "sid": self.sid, "n": self.nonce,
+             "pn": self.peer_nonce, "up": self.up and not self.pending(),
+             "id": self.shoe_id, "ctr": self.store.ctr, "eseq": self.store.eseq}
         if getattr(self.store, "boot", None) is not None:
             f["boot"] = self.store.boot
         return f
 
-    def _on_hello(self, payload):
+    def pending(self):
+        """True while this end offers a nonce no session uses yet (a handshake under way)."""
+        return self._sess is None or self._sess[0] != self.nonce
+
+    def renegotiate(self, reason="renegotiate"):
+        """Start a new handshake; the live session carries on until it completes."""
+        self._count(reason)
+        if not self.pending():
+            self.nonce = _nonce()
+        self._need_hello = True
+        self._hello_last = -1 << 30
+
+    def _on_hello(self, payload):  # its frame MAC (shoe's key) already verified
         try:
             h = codec.decode(payload)
             v = h.get("v")
-            sid = h.get("sid")
+            n = h.get("n")
+            pn = h.get("pn")
             role = h.get("role")
-            mac = h.pop("mac", None)
         except Exception:
             self._count("bad_hello")
             return
@@ -34,37 +65,62 @@ class Handshake:
             self._refuse = {"reason": "version", "supported": list(SUPPORTED), "got": v}
             self.refused = "version"
             return
-        if role == self.role or not isinstance(sid, int) or not sid:
+        if (role == self.role or not isinstance(n, bytes) or len(n) != 8
+                or not isinstance(pn, bytes)):
             self._count("bad_hello")
             self._refuse = {"reason": "role"}
             return
-        if not isinstance(mac, bytes) or not equal(hello_mac(self.key, h), mac):
-            self._count("bad_key")
-            self._refuse = {"reason": "bad_key"}
-            self.refused = "bad_key"
+        if pn == self.nonce and self.pending():
+            self._establish(h)  # it answers the nonce we just offered: live, holds the key
             return
-        self._last_rx = self._now
-        if sid != self.peer_sid:
-            self._new_session(h)
-            self._need_hello = True
-        elif h.get("peer") != self.sid or not h.get("up"):
-            self._need_hello = True
-        if self.hold:  # this end refuses the session (host: the shoe's sequence went back)
+        s = self._sess
+        if s is not None and s[1] == n:  # the live session's peer
+            if pn == s[0]:
+                self._last_rx = self._now
+                if h.get("up"):
+                    self._peer_up = True
+                else:
+                    self._need_hello = True  # it has not heard our last HELLO yet
+            else:
+                self._count("hello_stale")  # sent before the session came up: nothing to do
+            return
+        # proves nothing yet (a new peer, a restarted one, or a replay): offer a fresh nonce;
+        # the live session, if any, stays until the peer answers it
+        self._count("hello_new")
+        if not self.pending():
+            self.nonce = _nonce()
+        self.peer_nonce = n
+        self._need_hello = True
+
+    def _establish(self, h):
+        n = h["n"]
+        self.peer_nonce = n
+        self._need_hello = True
+        self.peer_sid = h.get("sid")
+        self._new_session(h)
+        if self.hold:  # this end refuses the session (host: the shoe's counters went back)
             self.refused = self.hold
+            self._need_hello = False  # silence: the shoe keeps asking, we keep refusing
             return
-        if h.get("peer") == self.sid and not self.up:
-            self.up = True
-            self.refused = None
-            self._count("sessions")
-            self._on_up()
+        self._sess = (self.nonce, n)
+        both = self.nonce + n if self.role == "shoe" else n + self.nonce
+        self._skey = mac(self.key, _SESS, both)  # 16 bytes: HMAC-SHA256 truncated
+        self.up = True
+        self.refused = None
+        self._last_rx = self._now
+        self._tx_prog = self._rx_prog = self._now
+        self._peer_up = bool(h.get("up"))  # until it is, our HELLO is repeated
+        self._count("sessions")
+        self._on_up()
 
     def _on_up(self):
         pass
 
     def _new_session(self, h):
-        self.peer_sid = h["sid"]
         self.peer = h
         self.up = False
+        self._skey = None
+        self._sess = None
         self._rx_next = 1
         self._rxbuf = {}
         self._asm_n = 0
@@ -73,6 +129,7 @@ class Handshake:
         self._in_flight = 0
         self._backoff = 1
         self._need_ack = False
+        self._frames = 0
         self._txq = _whole_messages(self._txq)
         self._requeue(h)
 
@@ -85,9 +142,7 @@ class Handshake:
         self._txq = out + self._txq
 
     def _send_hello(self, now_ms):
-        f = self._hello_fields()
-        f["mac"] = hello_mac(self.key, self._hello_fields())
-        self._frame(HELLO, 0, codec.encode(f))
+        self._frame(HELLO, 0, codec.encode(self._hello_fields()))
         self._need_hello = False
         self._hello_last = now_ms
-        self._hello_at = now_ms + self.hb_ms
+        self._hello_at = now_ms + min(self.hb_ms, 2 * self.rto_ms)

@@ -12,11 +12,20 @@ eseq <= `delivered` are dropped as duplicates (counted `dup_event`); `on_peer(he
 each new session and may return the last eseq the host already holds (its audit store). Once
 delivered, events are acknowledged with an authenticated `_ack` command after `ack_every` events
 or `ack_delay_ms` (auto_ack), or explicitly by `ack_events()`.
+
+Acknowledge only what is held: an event is delivered (and later acknowledged) only if it is the
+next one, `delivered + 1`. An event after a gap is dropped and a new session asked for (counted
+`gap_resync`), so the shoe re-sends its whole outbox from the oldest event it still holds; only
+if the first event of that fresh session still lies beyond the gap (the shoe no longer has the
+missing ones) is it delivered, counted `event_gap` (the audit store marks the row).
+The host refuses a session (`hold`) whose HELLO says the shoe's event sequence is below what this
+host stored (`sequence_reset`) or its command counter is below one this host saw it accept
+(`counter_reset`): its journal went back.
 """
 import hashlib
 
 from shoe.link import codec
-from shoe.link.endpoint import ACK_KIND, ShoeEndpoint
+from shoe.link.endpoint import ACK_KIND, PROTOCOL, ShoeEndpoint
 from shoe.link.message import _CMD, _MSG, LinkError, _open, _seal, equal, mac
 
 
@@ -45,7 +54,7 @@ class HostEndpoint(ShoeEndpoint):
     role = "host"
 
     def __init__(self, key, delivered=None, on_peer=None, auto_ack=True, ack_every=8,
-                 ack_delay_ms=200, **options):
+                 ack_delay_ms=200, ctr_seen=None, **options):
         ShoeEndpoint.__init__(self, key, **options)
         self.ctr = 0  # the last command counter used
         self.delivered = delivered  # the last durable eseq delivered (None: unknown)
@@ -57,6 +66,10 @@ class HostEndpoint(ShoeEndpoint):
         self._acked = 0
         self._ack_since = None
         self._ack_ctrs = []  # counters of our own recent _ack commands
+        # shoe id -> the highest command counter it was seen to accept (`ctr_seen`: what earlier
+        # host processes saw, ShoeLink keeps it beside the audit store)
+        self._ctr_seen = dict(ctr_seen or {})
+        self._fresh = True  # no durable event received yet in this session
 
     def backlog(self):
         return len(self._txq) + len(self._pending)
@@ -100,10 +113,18 @@ class HostEndpoint(ShoeEndpoint):
 
     # ---- the handshake --------------------------------------------------------------------
     def _hello_fields(self):
-        return {"v": 1, "role": "host", "sid": self.sid, "peer": self.peer_sid, "up": self.up}
+        return {"v": PROTOCOL, "role": "host", "sid": self.sid, "n": self.nonce,
+                "pn": self.peer_nonce, "up": self.up and not self.pending()}
+
+    def _saw_ctr(self, c):
+        sid = self.peer.get("id") if self.peer else None
+        if isinstance(c, int) and c > self._ctr_seen.get(sid, 0):
+            self._ctr_seen[sid] = c
 
     def _requeue(self, h):
+        self._fresh = True
         c = h.get("ctr")
+        seen = self._ctr_seen.get(h.get("id"), 0)
         if isinstance(c, int) and c > self.ctr:
             self.ctr = c
         if self.on_peer is not None:
@@ -118,6 +139,13 @@ class HostEndpoint(ShoeEndpoint):
             # with the same id; merging would drop its events as duplicates, so refuse
             self.hold = "sequence_reset"
             self.reset_info = {"shoe_eseq": e, "host_delivered": self.delivered}
+        elif not isinstance(c, int) or c < seen:
+            # its command counter went back: a rolled-back or replaced journal would accept
+            # commands it has already executed (replays) again
+            self.hold = "counter_reset"
+            self.reset_info = {"shoe_ctr": c, "host_seen": seen}
+        else:
+            self._saw_ctr(c)
 
     # ---- shoe messages --------------------------------------------------------------------
     def _on_data(self, payload):
@@ -135,7 +163,14 @@ class HostEndpoint(ShoeEndpoint):
                     self._ack_since = self._now
                 return
             if self.delivered is not None and eseq != self.delivered + 1:
-                self._count("event_gap")
+                if not self._fresh:
+                    # never deliver (nor acknowledge) past a gap: ask for the outbox again
+                    self._count("gap_resync")
+                    if not self.pending():
+                        self.renegotiate("gap")
+                    return
+                self._count("event_gap")  # a fresh session starts past it: the shoe lost them
+            self._fresh = False
             self.delivered = eseq
             if self._ack_since is None:
                 self._ack_since = self._now
@@ -143,5 +178,10 @@ class HostEndpoint(ShoeEndpoint):
             self._out.append((kind, body, eseq, meta))
         elif kind == "error" and isinstance(body, dict) and body.get("re") in self._ack_ctrs:
             self._count("ack_refused")  # a re-sent _ack the shoe had already applied: harmless
+            if body.get("reason") == "ack_ahead":  # not re-sent to it yet: ask again later
+                self._acked = 0
+                self._ack_since = self._now
         else:
+            if kind == "reply" and isinstance(body, dict):
+                self._saw_ctr(body.get("re"))  # the shoe accepted (journalled) that counter
             self._out.append((kind, body, 0, None))

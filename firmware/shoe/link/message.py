@@ -26,7 +26,6 @@ MAC_LEN = const(16)
 GENESIS = bytes(16)
 _CMD = b"SHOE1cmd"
 _MSG = b"SHOE1msg"
-_HELLO = b"SHOE1hello"
 
 
 class LinkError(Exception):
@@ -103,7 +102,3 @@ def seal_message(key, kind, body, eseq, prev):
     """-> (payload, head): head is the new chain head (eseq > 0) or None."""
     payload, core = _seal(key, _MSG, [kind, body, eseq, prev])
     return payload, (hashlib.sha256(core).digest()[:16] if eseq else None)
-
-
-def hello_mac(key, fields):
-    return mac(key, _HELLO, codec.encode(fields))

@@ -152,5 +152,8 @@ class SendQueue:
         return DATA, x
 
     def _send_frame(self, i):
-        ftype, payload = self._fragment(self._txq[i])
+        x = self._txq[i]
+        ftype, payload = self._fragment(x)
         self._frame(ftype, (self._tx_base + i) & _MASK, payload)
+        if ftype == DATA and isinstance(x, int) and (x >> 4) > self._sent_max:
+            self._sent_max = x >> 4  # the last fragment of durable event eseq went out
