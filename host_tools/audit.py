@@ -7,6 +7,7 @@
     store.rounds(shoe_id, last=100)      # round_result / round_void events
     store.verify(shoe_id, key)           # re-check every MAC and the whole chain -> report dict
     store.export(fileobj, fmt="jsonl"|"csv", shoe_id=None, kinds=None)
+    store.payloads(shoe_id, since=0, limit=500)  # [(eseq, signed wire payload)] (floor gateway)
 
 An event is keyed by (shoe id, eseq): a re-sent event is a no-op. `chain` per row: "ok" (prev
 equals the stored hash of eseq-1, or genesis for eseq 1), "broken" (it does not: something was
@@ -126,6 +127,12 @@ class AuditStore:
             last_e, last_h = eseq, h
         return {"events": len(rows), "bad_mac": bad, "broken": broken, "gaps": gaps,
                 "head": last_h.hex() if last_h else None}
+
+    def payloads(self, shoe, since=0, limit=500):
+        """[(eseq, payload)] of `shoe` after eseq `since`, in order: the signed bytes as received."""
+        with self._lock:
+            return self._db.execute("SELECT eseq, payload FROM events WHERE shoe=? AND eseq>? "
+                                    "ORDER BY eseq LIMIT ?", (shoe, since, limit)).fetchall()
 
     def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
         evs = self.events(shoe, kinds)

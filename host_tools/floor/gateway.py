@@ -1,0 +1,261 @@
+"""The gateway at the table: holds the authenticated link to a shoe and publishes from its store.
+
+    gw = Gateway(broker_url, name="gw-T001", cursor_path="state/published.json")
+    gw.add(shoe_id, link, store)   # link: a ShoeLink storing into `store` (an AuditStore) BEFORE
+                                   # it acknowledges an event to the shoe, exactly as today
+    gw.start(); ...; gw.stop()
+
+Order of custody: shoe -> ShoeLink (MAC and chain checked by the Endpoint) -> local audit store
+(committed) -> acknowledged to the shoe -> published to MQTT from the store (QoS 1, persistent
+session, floor/shoe/<id>/events, the signed payload byte for byte) -> the cursor `published`
+advances only past events the broker acknowledged (PUBACK), and is saved. A broker outage or a
+gateway restart therefore loses nothing: publishing resumes from the saved cursor, re-sending at
+most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
+no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway
+publishes again from there (its store holds every event). Every second, and when something
+changes, a retained floor/shoe/<id>/state message carries the live table state (phase, round,
+last result, open irregularities, link health, store head, published cursor): no key, no MAC.
+One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
+per table (`shoectl gateway`).
+"""
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from host_tools.events import decode
+from host_tools.floor import mqtt
+
+_BATCH = 200
+
+
+class _Table:
+    def __init__(self, shoe, link, store, cursor):
+        self.shoe = shoe
+        self.link = link
+        self.store = store
+        self.cursor = cursor          # every eseq <= cursor is acknowledged by the broker
+        self.dirty = True
+        self.state = {"shoe": shoe, "phase": None, "round": None, "last_result": None,
+                      "irregularities": 0, "head": 0}
+        self.state_sent = None
+        self.state_at = 0.0
+        self.gen = 0                  # bumped by each replay request
+        self.need_config = True       # ask the shoe for its pay table and rules (status)
+        self.fetching = False
+
+    def drain(self):
+        got = False
+        while True:
+            try:
+                ev = self.link.events.get_nowait()
+            except Exception:
+                return got
+            kind, body, eseq = ev
+            got = got or bool(eseq)
+            st = self.state
+            if eseq:
+                st["head"] = max(st["head"], eseq)
+            if not isinstance(body, dict):
+                continue
+            if kind == "phase":
+                st["phase"] = body.get("phase")
+                if st["phase"] == "open_round":
+                    self.need_config = True
+                st["round"] = body.get("round", st["round"])
+            elif kind == "round_open":
+                st["round"] = body.get("round")
+            elif kind == "round_result":
+                _, res = decode(kind, body)
+                st["last_result"] = {"round": res.get("round"), "outcome": "result",
+                                     "seats": {s: v.get("net") for s, v in
+                                               res.get("seats", {}).items()}}
+            elif kind == "round_void":
+                st["last_result"] = {"round": body.get("round"), "outcome": "void",
+                                     "reason": body.get("reason")}
+            elif kind == "irregularity":
+                st["irregularities"] += 1
+            elif kind == "irregularity_cleared":
+                st["irregularities"] = max(0, st["irregularities"] - 1)
+
+
+class Gateway:
+    def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=1.0,
+                 fetch_config=False):
+        self.fetch_config = fetch_config
+        self.broker_url = broker_url
+        self.name = name
+        self.prefix = prefix
+        self.state_every = state_every
+        self.cursor_path = Path(cursor_path) if cursor_path else None
+        self.tables = {}
+        self.published = 0
+        self.republished = 0
+        self._saved = self._load_cursors()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+        self.client = None
+
+    # ---- cursors ----------------------------------------------------------------------------
+    def _load_cursors(self):
+        if self.cursor_path and self.cursor_path.exists():
+            try:
+                return {k: int(v) for k, v in json.loads(self.cursor_path.read_text()).items()}
+            except (ValueError, AttributeError):
+                return {}
+        return {}
+
+    def _save_cursors(self):
+        if not self.cursor_path:
+            return
+        self.cursor_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.cursor_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({s: t.cursor for s, t in self.tables.items()}))
+        os.replace(tmp, self.cursor_path)
+
+    # ---- set-up -----------------------------------------------------------------------------
+    def add(self, shoe, link, store):
+        with self._lock:
+            self.tables[shoe] = _Table(shoe, link, store, self._saved.get(shoe, 0))
+        if self.client is not None and self.client.is_connected():
+            self.client.subscribe(mqtt.topic(shoe, "replay", self.prefix), qos=1)
+        self._wake.set()
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            return
+        with self._lock:
+            shoes = list(self.tables)
+        if shoes:
+            client.subscribe([(mqtt.topic(s, "replay", self.prefix), 1) for s in shoes])
+        for t in self.tables.values():
+            t.dirty = True
+            t.state_sent = None
+        self._wake.set()
+
+    def _on_message(self, client, userdata, msg):
+        shoe, what = mqtt.shoe_of(msg.topic, self.prefix)
+        t = self.tables.get(shoe)
+        if t is None or what != "replay":
+            return
+        try:
+            frm = int(json.loads(msg.payload)["from"])
+        except (ValueError, KeyError, TypeError):
+            return
+        with self._lock:
+            t.gen += 1
+            if frm - 1 < t.cursor:
+                self.republished += t.cursor - max(0, frm - 1)
+                t.cursor = max(0, frm - 1)
+            t.dirty = True
+        self._wake.set()
+
+    def start(self):
+        self.client = mqtt.client(self.broker_url, self.name, clean=False,
+                                  on_connect=self._on_connect, on_message=self._on_message)
+        self._thread = threading.Thread(target=self._run, name="gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(10)
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def _run(self):
+        while not self._stop.is_set():
+            self._wake.wait(0.02)
+            self._wake.clear()
+            with self._lock:
+                tables = list(self.tables.values())
+            for t in tables:
+                if t.drain():
+                    t.dirty = True
+                if self.fetch_config and t.need_config and not t.fetching:
+                    t.fetching = True
+                    threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
+            if not self.client.is_connected():
+                continue
+            self._publish_events([t for t in tables if t.dirty])
+            self._publish_states(tables)
+
+    def _publish_events(self, tables):
+        sent = []
+        gens = {t: t.gen for t in tables}
+        for t in tables:
+            rows = t.store.payloads(t.shoe, t.cursor, _BATCH)
+            if len(rows) < _BATCH:
+                t.dirty = False
+            topic = mqtt.topic(t.shoe, "events", self.prefix)
+            for eseq, payload in rows:
+                sent.append((t, eseq, self.client.publish(topic, bytes(payload), qos=1)))
+        if not sent:
+            return
+        deadline = time.monotonic() + 5.0
+        upto, blocked = {}, set()
+        for t, eseq, info in sent:
+            while not info.is_published() and time.monotonic() < deadline and \
+                    not self._stop.is_set() and self.client.is_connected():
+                time.sleep(0.002)
+            if t in blocked:
+                continue
+            if info.is_published():
+                upto[t] = eseq            # in order: every earlier one of t is acknowledged too
+            else:
+                blocked.add(t)            # not acknowledged: publish again from the cursor
+                t.dirty = True
+        changed = False
+        with self._lock:
+            for t, e in upto.items():
+                if e > t.cursor and t.gen == gens[t]:  # a replay meanwhile: keep its cursor
+                    self.published += e - t.cursor
+                    t.cursor = e
+                    changed = True
+        if changed:
+            self._save_cursors()
+
+    def _fetch_config(self, t):
+        """The table's configuration (pay table, rules) from the shoe's status reply: the
+        collector re-evaluates results with it (a result names its pay table only if packed so)."""
+        try:
+            cfg = t.link.command("status", {}, timeout=5.0).get("config") or {}
+            t.state["config"] = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
+                                 "rules": cfg.get("rules")}
+            t.need_config = False
+        except Exception:
+            pass
+        finally:
+            t.fetching = False
+
+    def _publish_states(self, tables):
+        now = time.time()
+        for t in tables:
+            st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link))
+            key = json.dumps({k: v for k, v in st.items() if k != "link"}, sort_keys=True) + \
+                str(st["link"].get("up"))
+            if key == t.state_sent and now - t.state_at < self.state_every:
+                continue
+            st["at"] = now
+            self.client.publish(mqtt.topic(t.shoe, "state", self.prefix),
+                                json.dumps(st, sort_keys=True), qos=1, retain=True)
+            t.state_sent = key
+            t.state_at = now
+
+
+def _link_health(link):
+    """Link figures safe to show anywhere: no key, no MAC, no payload."""
+    try:
+        s = link.stats()
+    except Exception:
+        return {"up": False}
+    errs = s.get("errors") or {}
+    return {"up": bool(s.get("up")), "reconnects": s.get("reconnects", 0),
+            "errors": sum(v for v in errs.values() if isinstance(v, int))}
