@@ -53,7 +53,7 @@ class Floor:
             self.broker = mqtt.EmbeddedBroker()
             self.broker_url = self.broker.start()
         if not self.db_url:
-            self.pg = pg.EmbeddedPostgres(self.dir / "pg")
+            self.pg = pg.EmbeddedPostgres()
             self.db_url = self.pg.start()
         pg.migrate(self.db_url)
         keydir = self.dir / "keys"

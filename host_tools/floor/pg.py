@@ -62,10 +62,15 @@ def migrate(conninfo):
 
 
 class EmbeddedPostgres:
-    """PostgreSQL 16 from the pinned `pgserver` wheel, data in `directory` (kept across runs)."""
+    """PostgreSQL 16 from the pinned `pgserver` wheel, data in `directory` (kept across runs), or
+    in a fresh temporary directory removed at stop() when None. (Run as root, pgserver starts
+    PostgreSQL as its own user `pgserver`, which must be able to reach the directory: a pytest
+    tmp_path under /tmp/pytest-of-root is not reachable, a mkdtemp directory is.)"""
 
-    def __init__(self, directory):
-        self.directory = Path(directory)
+    def __init__(self, directory=None):
+        import tempfile
+        self.temporary = directory is None
+        self.directory = Path(directory or tempfile.mkdtemp(prefix="shoe-floor-pg-"))
         self._srv = None
 
     def start(self):
@@ -75,7 +80,8 @@ class EmbeddedPostgres:
             raise ShoeError("the embedded PostgreSQL (pgserver) is not installed for this Python; "
                             "give --db postgresql://... of a server")
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._srv = pgserver.get_server(str(self.directory), cleanup_mode="stop")
+        self._srv = pgserver.get_server(str(self.directory),
+                                        cleanup_mode="delete" if self.temporary else "stop")
         return self._srv.get_uri()
 
     @property
