@@ -71,6 +71,7 @@ class Collector:
         self._stop = threading.Event()
         self._thread = None
         self._alert_once = set()
+        self._live = 1
         self.conn = None
         self.client = None
 
@@ -136,7 +137,8 @@ class Collector:
                   (self.name,))
         live = c.execute("SELECT count(*) FROM collectors WHERE seen_at > clock_timestamp() - "
                          "make_interval(secs => %s)", (self.live_s,)).fetchone()[0] or 1
-        share = math.ceil(len(self.known) / max(1, live))
+        self._live = max(1, live)
+        share = math.ceil(len(self.known) / self._live)
         # give back what is beyond a fair share (another collector joined)
         for shoe in sorted(self.owned)[share + 1:] if len(self.owned) > share + 1 else []:
             c.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_NS, shoe))
@@ -144,10 +146,13 @@ class Collector:
         for shoe in sorted(self.known - set(self.owned)):
             if len(self.owned) >= share:
                 break
-            got = c.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
-                            (_LOCK_NS, shoe)).fetchone()[0]
-            if got:
-                self._take(shoe)
+            self._try_take(shoe)
+
+    def _try_take(self, shoe):
+        got = self.conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                                (_LOCK_NS, shoe)).fetchone()[0]
+        if got:
+            self._take(shoe)
 
     def _take(self, shoe):
         row = self.conn.execute("SELECT head_eseq, head_hash FROM shoes WHERE shoe = %s",
@@ -187,8 +192,10 @@ class Collector:
             shoe, what = mqtt.shoe_of(topic, self.prefix)
             if shoe is None:
                 continue
-            if shoe not in self.known:
+            if shoe not in self.known:          # a new shoe: lease it now if it is our share
                 self.known.add(shoe)
+                if len(self.owned) < math.ceil(len(self.known) / self._live):
+                    self._try_take(shoe)
             h = self.owned.get(shoe)
             if h is None:
                 continue                       # another collector's shoe

@@ -45,7 +45,7 @@ def wait_for(cond, timeout=30.0, what="condition"):
         if v:
             return v
         if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for %s" % what)
+            raise AssertionError("timed out waiting for %s" % (what() if callable(what) else what))
         time.sleep(0.05)
 
 
