@@ -54,3 +54,11 @@ def all_stored(floor, conn):
     em = floor.emitted()
     st = floor.stored(conn)
     return all(st.get(s) == (e, e, e) for s, e in em.items() if e)
+
+
+def wait_all_stored(floor, conn, timeout=60.0):
+    wait_for(lambda: all_stored(floor, conn), timeout=timeout,
+             what=lambda: "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
+             "collectors %s, gateway published %d" % (
+                 floor.emitted(), floor.stored(conn), [c.counts for c in floor.collectors],
+                 floor.gateway.published))

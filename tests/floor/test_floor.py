@@ -7,7 +7,7 @@ import urllib.request
 from host_tools.floor import pg
 from host_tools.floor.gateway import Gateway
 from host_tools.floor.harness import Floor
-from tests.floor.conftest import all_stored, wait_for
+from tests.floor.conftest import wait_all_stored, wait_for
 
 
 def _no_dups(conn):
@@ -48,7 +48,7 @@ def test_floor_survives_collector_death_broker_restart_and_gateway_restart(tmp_p
         assert min(t.cursor for t in gw.tables.values()) > 0     # resumed, not from scratch
 
         f.driver.stop()
-        wait_for(lambda: all_stored(f, conn), timeout=60, what="every event stored")
+        wait_all_stored(f, conn)
         assert _no_dups(conn) == 0
         # every chain link checked and intact; every result re-evaluated and agreeing
         assert conn.execute("SELECT count(*) FROM events WHERE chain <> 'ok'").fetchone()[0] == 0

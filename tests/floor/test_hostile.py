@@ -8,7 +8,7 @@ from host_tools.floor.simshoe import make_keys
 from shoe.games import engine, packing
 from shoe.link.host import chain_next
 from shoe.link.message import GENESIS, seal_message
-from tests.floor.conftest import all_stored, wait_for
+from tests.floor.conftest import wait_all_stored, wait_for
 
 
 def _publish(url, items):
@@ -76,7 +76,7 @@ def test_injected_events_are_rejected_and_alerted(tmp_path, broker, db_url):
                        what=lambda: "alerts (have %s)" % kinds())
         assert got["bad_mac"] >= 3
         f.driver.stop()
-        wait_for(lambda: all_stored(f, conn), what="real events stored")
+        wait_all_stored(f, conn)
         # the real tables' streams are whole and clean: nothing injected was stored for them
         assert conn.execute("SELECT count(*) FROM events WHERE shoe IN ('T001','T002') AND "
                             "chain <> 'ok'").fetchone()[0] == 0
