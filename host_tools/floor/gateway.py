@@ -184,10 +184,12 @@ class Gateway:
                     threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
             if not self.client.is_connected():
                 continue
+            self._publish_states(tables)      # first: a new config goes before the results
             self._publish_events([t for t in tables if t.dirty])
-            self._publish_states(tables)
 
     def _publish_events(self, tables):
+        if self.fetch_config:   # the collector re-evaluates results with the table's config:
+            tables = [t for t in tables if "config" in t.state]   # let it have that first
         sent = []
         gens = {t: t.gen for t in tables}
         for t in tables:
