@@ -72,6 +72,7 @@ class Collector:
         self._thread = None
         self._alert_once = set()
         self._live = 1
+        self.last_error = None
         self.conn = None
         self.client = None
 
@@ -183,7 +184,10 @@ class Collector:
                     batch.append(self.q.get_nowait())
             except queue.Empty:
                 pass
-            self._process(batch)
+            try:
+                self._process(batch)
+            except Exception as e:   # never die: what was not acknowledged comes again (replay)
+                self.last_error = "%s: %s" % (type(e).__name__, e)
 
     def _process(self, batch):
         now = time.monotonic()

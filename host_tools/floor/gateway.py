@@ -12,8 +12,8 @@ advances only past events the broker acknowledged (PUBACK), and is saved. A brok
 gateway restart therefore loses nothing: publishing resumes from the saved cursor, re-sending at
 most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
 no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway
-publishes again from there (its store holds every event). Every second, and when something
-changes, a retained floor/shoe/<id>/state message carries the live table state (phase, round,
+publishes again from there (its store holds every event). Every 5 s, and when the phase, round,
+result, irregularities or link state change, a retained floor/shoe/<id>/state message carries the live table state (phase, round,
 last result, open irregularities, link health, store head, published cursor): no key, no MAC.
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
 per table (`shoectl gateway`).
@@ -81,7 +81,7 @@ class _Table:
 
 
 class Gateway:
-    def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=1.0,
+    def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=5.0,
                  fetch_config=False):
         self.fetch_config = fetch_config
         self.broker_url = broker_url
@@ -92,6 +92,7 @@ class Gateway:
         self.tables = {}
         self.published = 0
         self.republished = 0
+        self.last_error = None
         self._saved = self._load_cursors()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -184,8 +185,13 @@ class Gateway:
                     threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
             if not self.client.is_connected():
                 continue
-            self._publish_states(tables)      # first: a new config goes before the results
-            self._publish_events([t for t in tables if t.dirty])
+            try:
+                self._publish_states(tables)      # first: a new config goes before the results
+                self._publish_events([t for t in tables if t.dirty])
+            except Exception as e:   # the broker went away mid-batch: publish again from cursors
+                self.last_error = str(e)
+                for t in tables:
+                    t.dirty = True
 
     def _publish_events(self, tables):
         if self.fetch_config:   # the collector re-evaluates results with the table's config:
@@ -204,12 +210,12 @@ class Gateway:
         deadline = time.monotonic() + 5.0
         upto, blocked = {}, set()
         for t, eseq, info in sent:
-            while not info.is_published() and time.monotonic() < deadline and \
+            while not _acked(info) and time.monotonic() < deadline and \
                     not self._stop.is_set() and self.client.is_connected():
                 time.sleep(0.002)
             if t in blocked:
                 continue
-            if info.is_published():
+            if _acked(info):
                 upto[t] = eseq            # in order: every earlier one of t is acknowledged too
             else:
                 blocked.add(t)            # not acknowledged: publish again from the cursor
@@ -241,8 +247,9 @@ class Gateway:
         now = time.time()
         for t in tables:
             st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link))
-            key = json.dumps({k: v for k, v in st.items() if k != "link"}, sort_keys=True) + \
-                str(st["link"].get("up"))
+            key = json.dumps({k: v for k, v in st.items() if k not in ("link", "head",
+                                                                       "published")},
+                             sort_keys=True) + str(st["link"].get("up"))
             if key == t.state_sent and now - t.state_at < self.state_every:
                 continue
             st["at"] = now
@@ -250,6 +257,14 @@ class Gateway:
                                 json.dumps(st, sort_keys=True), qos=1, retain=True)
             t.state_sent = key
             t.state_at = now
+
+
+def _acked(info):
+    """The broker acknowledged this QoS 1 publish (PUBACK); False if not (yet) or refused."""
+    try:
+        return info.is_published()
+    except (RuntimeError, ValueError):   # paho: not connected / queue full when published
+        return False
 
 
 def _link_health(link):

@@ -101,6 +101,21 @@ class EmbeddedBroker:
         return "mqtt://127.0.0.1:%d" % self.port
 
     def start(self, timeout=15.0):
+        """Start (retrying while the port is still held by a previous run's closing sockets)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._start(timeout)
+            except ShoeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _start(self, timeout):
+        import logging
+        # amqtt logs every dropped client (a restart, a killed collector) with a traceback; what
+        # matters is reported by start() and by the gateways' and collectors' counters
+        logging.getLogger("amqtt").setLevel(logging.CRITICAL)
         ready = threading.Event()
         err = []
 
@@ -120,9 +135,16 @@ class EmbeddedBroker:
             except Exception as e:  # reported to start()
                 err.append(e)
                 ready.set()
+                loop.close()
                 return
             ready.set()
             loop.run_forever()
+            for task in asyncio.all_tasks(loop):   # a clean stop: nothing left pending
+                task.cancel()
+            try:
+                loop.run_until_complete(asyncio.sleep(0.05))
+            except Exception:
+                pass
             loop.close()
 
         self._thread = threading.Thread(target=main, name="amqtt", daemon=True)
