@@ -12,11 +12,15 @@ DESCRIPTION = (
 
 
 def configure(p):
-    p.add_argument("--broker", required=True, help="MQTT broker URL (mqtt://host:1883, mqtts://)")
+    p.add_argument("--broker", help="MQTT broker URL (mqtt://host:1883, mqtts://)")
     p.add_argument("--db", required=True, help="PostgreSQL URL (postgresql://user@host/db)")
-    p.add_argument("--keys", required=True, metavar="DIR",
+    p.add_argument("--keys", metavar="DIR", required=False,
                    help="directory of the shoes' provisioning files (or one file)")
     p.add_argument("--name", help="this collector's name and MQTT client id (default: host-pid)")
+    p.add_argument("--migrate-only", action="store_true",
+                   help="apply the migrations (as the database owner) and exit")
+    p.add_argument("--no-migrate", action="store_true",
+                   help="do not apply migrations (the login may not create tables or roles)")
     p.add_argument("--role", default="floor_collector",
                    help="SET ROLE to this after connecting (default floor_collector; '' for none)")
 
@@ -29,9 +33,18 @@ def run(args):
     from host_tools.floor.collector import Collector
     from host_tools.floor.runner import wait_for_signal
 
+    from host_tools.errors import ShoeError
+    if not args.migrate_only and not (args.keys and args.broker):
+        raise ShoeError("give --broker URL and --keys DIR (the shoes' provisioning files)")
+    if args.migrate_only:
+        from host_tools.floor import pg
+        done = pg.migrate(args.db)
+        print("migrations applied: %s" % (", ".join(map(str, done)) or "none (up to date)"))
+        return 0
     ring = keyring.load(args.keys)
     name = args.name or "collector-%s-%d" % (socket.gethostname(), os.getpid())
-    c = Collector(args.broker, args.db, ring, name, role=args.role or None).start()
+    c = Collector(args.broker, args.db, ring, name, role=args.role or None,
+                  migrate=not args.no_migrate).start()
     print("collector %s: %d shoe keys, %s -> PostgreSQL" % (name, len(ring), args.broker),
           flush=True)
     try:

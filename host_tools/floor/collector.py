@@ -53,7 +53,8 @@ class _Head:
 
 class Collector:
     def __init__(self, broker_url, db_url, keyring, name, role="floor_collector",
-                 prefix=mqtt.PREFIX, gap_timeout=10.0, live_s=3.0, on_commit=None):
+                 prefix=mqtt.PREFIX, gap_timeout=10.0, live_s=3.0, on_commit=None, migrate=True):
+        self.migrate = migrate
         self.broker_url = broker_url
         self.db_url = db_url
         self.keys = keyring
@@ -78,7 +79,8 @@ class Collector:
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self):
-        pg.migrate(self.db_url)
+        if self.migrate:
+            pg.migrate(self.db_url)
         self.conn = pg.connect(self.db_url)
         if self.role:
             self.conn.execute("SET ROLE %s" % self.role)
@@ -92,6 +94,8 @@ class Collector:
         return self
 
     def stop(self):
+        if self._stop.is_set():
+            return                       # stopped already (or killed)
         self._stop.set()
         if self._thread:
             self._thread.join(10)

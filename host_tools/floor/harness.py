@@ -22,7 +22,10 @@ from host_tools.link import ShoeLink
 class Floor:
     def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
                  view=True, seed=0, gap_timeout=10.0, on_commit=None, http_host="127.0.0.1",
-                 http_port=0):
+                 http_port=0, processes=False):
+        # processes: the broker and every collector run in processes of their own (`shoectl
+        # collector`), as on a real floor; killing a collector is then a real SIGKILL
+        self.processes = processes
         self.dir = Path(workdir)
         self.n = tables
         self.n_collectors = collectors
@@ -50,7 +53,7 @@ class Floor:
     def start(self):
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self.broker_url:
-            self.broker = mqtt.EmbeddedBroker()
+            self.broker = mqtt.BrokerProcess() if self.processes else mqtt.EmbeddedBroker()
             self.broker_url = self.broker.start()
         if not self.db_url:
             self.pg = pg.EmbeddedPostgres()
@@ -87,6 +90,10 @@ class Floor:
         return shoe
 
     def start_collector(self, name):
+        if self.processes:
+            c = CollectorProcess(self, name)
+            self.collectors.append(c)
+            return c
         c = Collector(self.broker_url, self.db_url, self.ring, name,
                       gap_timeout=self.gap_timeout, on_commit=self.on_commit).start()
         self.collectors.append(c)
@@ -98,8 +105,7 @@ class Floor:
         if self.view:
             self.view.stop()
         for c in self.collectors:
-            if not c._stop.is_set():
-                c.stop()
+            c.stop()
         if self.gateway:
             self.gateway.stop()
         for link in self.links:
@@ -131,3 +137,30 @@ class Floor:
         rows = conn.execute("SELECT shoe, count(*), count(DISTINCT eseq), max(eseq) FROM events "
                             "GROUP BY shoe").fetchall()
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+class CollectorProcess:
+    """`shoectl collector` as a process of its own (Floor(processes=True))."""
+
+    def __init__(self, floor, name):
+        import subprocess
+        import sys
+        self.name = name
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "host_tools", "collector", "--broker", floor.broker_url,
+             "--db", floor.db_url, "--keys", str(floor.dir / "keys"), "--name", name],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.counts = {}
+
+    def kill(self):
+        self.proc.kill()          # SIGKILL: no goodbye, its connections just drop
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()

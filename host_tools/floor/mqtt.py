@@ -177,3 +177,59 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class BrokerProcess:
+    """The embedded amqtt broker in a process of its own (`python -m host_tools.floor.mqtt
+    PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
+
+    def __init__(self, port=0):
+        self.port = port or free_port()
+        self.proc = None
+
+    @property
+    def url(self):
+        return "mqtt://127.0.0.1:%d" % self.port
+
+    def start(self, timeout=30.0):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.floor.mqtt",
+                                      str(self.port)], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("ready"):
+            raise ShoeError("the broker process did not start")
+        return self.url
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+
+def _serve(port):
+    import signal
+    b = EmbeddedBroker(port)
+    b.start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    print("ready %s" % b.url, flush=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    b.stop()
+
+
+if __name__ == "__main__":
+    import sys
+    _serve(int(sys.argv[1]))
