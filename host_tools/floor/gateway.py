@@ -41,9 +41,18 @@ class _Table:
                       "irregularities": 0, "head": 0}
         self.state_sent = None
         self.state_at = 0.0
-        self.gen = 0                  # bumped by each replay request
+        self.sent = cursor            # the last eseq handed to the MQTT client
+        self.inflight = {}            # eseq -> (paho MQTTMessageInfo, monotonic time)
         self.need_config = True       # ask the shoe for its pay table and rules (status)
         self.fetching = False
+
+    def rewind(self, to=None):
+        """Publish again from `to` (default: the acknowledged cursor)."""
+        if to is not None:
+            self.cursor = min(self.cursor, to)
+        self.inflight.clear()
+        self.sent = self.cursor
+        self.dirty = True
 
     def drain(self):
         got = False
@@ -93,6 +102,7 @@ class Gateway:
         self.published = 0
         self.republished = 0
         self.last_error = None
+        self._saved_at = 0.0
         self._saved = self._load_cursors()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -147,11 +157,9 @@ class Gateway:
         except (ValueError, KeyError, TypeError):
             return
         with self._lock:
-            t.gen += 1
-            if frm - 1 < t.cursor:
-                self.republished += t.cursor - max(0, frm - 1)
-                t.cursor = max(0, frm - 1)
-            t.dirty = True
+            if frm - 1 < t.sent:
+                self.republished += t.sent - max(0, frm - 1)
+                t.rewind(max(0, frm - 1))
         self._wake.set()
 
     def start(self):
@@ -169,6 +177,8 @@ class Gateway:
         if self.client is not None:
             self.client.loop_stop()
             self.client.disconnect()
+        with self._lock:
+            self._save_cursors()
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):
@@ -184,6 +194,9 @@ class Gateway:
                     t.fetching = True
                     threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
             if not self.client.is_connected():
+                for t in tables:          # paho re-sends its own in-flight messages; publish
+                    if t.inflight:        # again from the cursors anyway (a no-op downstream)
+                        t.rewind()
                 continue
             try:
                 self._publish_states(tables)      # first: a new config goes before the results
@@ -191,43 +204,48 @@ class Gateway:
             except Exception as e:   # the broker went away mid-batch: publish again from cursors
                 self.last_error = str(e)
                 for t in tables:
-                    t.dirty = True
+                    t.rewind()
 
     def _publish_events(self, tables):
+        """Hand new events to paho (at most _BATCH in flight per table) without waiting; the
+        cursor advances as PUBACKs arrive, in eseq order; a refused or stale publish rewinds
+        `sent` to the cursor so the store is published again from there."""
         if self.fetch_config:   # the collector re-evaluates results with the table's config:
             tables = [t for t in tables if "config" in t.state]   # let it have that first
-        sent = []
-        gens = {t: t.gen for t in tables}
         for t in tables:
-            rows = t.store.payloads(t.shoe, t.cursor, _BATCH)
-            if len(rows) < _BATCH:
+            room = _BATCH - len(t.inflight)
+            if room <= 0:
+                continue
+            rows = t.store.payloads(t.shoe, t.sent, room)
+            if len(rows) < room:
                 t.dirty = False
             topic = mqtt.topic(t.shoe, "events", self.prefix)
+            now = time.monotonic()
             for eseq, payload in rows:
-                sent.append((t, eseq, self.client.publish(topic, bytes(payload), qos=1)))
-        if not sent:
-            return
-        deadline = time.monotonic() + 5.0
-        upto, blocked = {}, set()
-        for t, eseq, info in sent:
-            while not _acked(info) and time.monotonic() < deadline and \
-                    not self._stop.is_set() and self.client.is_connected():
-                time.sleep(0.002)
-            if t in blocked:
-                continue
-            if _acked(info):
-                upto[t] = eseq            # in order: every earlier one of t is acknowledged too
-            else:
-                blocked.add(t)            # not acknowledged: publish again from the cursor
-                t.dirty = True
+                t.inflight[eseq] = (self.client.publish(topic, bytes(payload), qos=1), now)
+                t.sent = eseq
+        self._advance()
+
+    def _advance(self):
         changed = False
+        now = time.monotonic()
         with self._lock:
-            for t, e in upto.items():
-                if e > t.cursor and t.gen == gens[t]:  # a replay meanwhile: keep its cursor
-                    self.published += e - t.cursor
-                    t.cursor = e
-                    changed = True
-        if changed:
+            for t in self.tables.values():
+                while t.inflight:
+                    first = min(t.inflight)
+                    info, at = t.inflight[first]
+                    if _acked(info):
+                        del t.inflight[first]
+                        if first > t.cursor:
+                            self.published += first - t.cursor
+                            t.cursor = first
+                            changed = True
+                        continue
+                    if _refused(info) or now - at > 10.0:    # publish again from the cursor
+                        t.rewind()
+                    break
+        if changed and now - self._saved_at > 0.2:
+            self._saved_at = now
             self._save_cursors()
 
     def _fetch_config(self, t):
@@ -265,6 +283,14 @@ def _acked(info):
         return info.is_published()
     except (RuntimeError, ValueError):   # paho: not connected / queue full when published
         return False
+
+
+def _refused(info):
+    try:
+        info.is_published()
+        return False
+    except (RuntimeError, ValueError):
+        return True
 
 
 def _link_health(link):
