@@ -41,6 +41,9 @@ class _Table:
                       "irregularities": 0, "head": 0}
         self.state_sent = None
         self.state_at = 0.0
+        self.changed = True           # the state differs from the last one published
+        self.link_up = None
+        self.link_at = 0.0
         self.sent = cursor            # the last eseq handed to the MQTT client
         self.inflight = {}            # eseq -> (paho MQTTMessageInfo, monotonic time)
         self.need_config = True       # ask the shoe for its pay table and rules (status)
@@ -63,6 +66,9 @@ class _Table:
                 return got
             kind, body, eseq = ev
             got = got or bool(eseq)
+            if kind in ("phase", "round_open", "round_result", "round_void", "irregularity",
+                        "irregularity_cleared"):
+                self.changed = True
             st = self.state
             if eseq:
                 st["head"] = max(st["head"], eseq)
@@ -145,6 +151,7 @@ class Gateway:
         for t in self.tables.values():
             t.dirty = True
             t.state_sent = None
+            t.changed = True
         self._wake.set()
 
     def _on_message(self, client, userdata, msg):
@@ -256,6 +263,7 @@ class Gateway:
             t.state["config"] = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
                                  "rules": cfg.get("rules")}
             t.need_config = False
+            t.changed = True
         except Exception:
             pass
         finally:
@@ -264,16 +272,21 @@ class Gateway:
     def _publish_states(self, tables):
         now = time.time()
         for t in tables:
-            st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link))
-            key = json.dumps({k: v for k, v in st.items() if k not in ("link", "head",
-                                                                       "published")},
-                             sort_keys=True) + str(st["link"].get("up"))
-            if key == t.state_sent and now - t.state_at < self.state_every:
+            if now - t.link_at >= 0.5:            # link health: looked at twice a second
+                t.link_at = now
+                up = t.link.up()
+                if up != t.link_up:
+                    t.link_up = up
+                    t.changed = True
+            if not t.changed and t.state_sent is not None and now - t.state_at < \
+                    self.state_every:
                 continue
-            st["at"] = now
+            st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link),
+                      at=now)
             self.client.publish(mqtt.topic(t.shoe, "state", self.prefix),
                                 json.dumps(st, sort_keys=True), qos=1, retain=True)
-            t.state_sent = key
+            t.state_sent = True
+            t.changed = False
             t.state_at = now
 
 
