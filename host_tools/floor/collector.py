@@ -8,7 +8,8 @@ It trusts no gateway. For each message on floor/shoe/<id>/events it:
      re-delivery (identical bytes: counted, not stored again) or a conflict (other bytes with a
      valid MAC: alerted, not stored); an eseq beyond head + 1 waits while the collector asks the
      gateway to publish again from head + 1 (floor/shoe/<id>/replay); if the hole is still there
-     after `gap_timeout` it is alerted as a gap and the chain goes on ("gap");
+     after `gap_timeout` it is alerted as a gap and the chain goes on ("gap"); an event that
+     fills such a hole later is still stored (chain "ok" if its predecessor is held);
   3. stores the event (INSERT ... ON CONFLICT DO NOTHING keyed by (shoe, eseq)), re-evaluates a
      round result with the engine (host_tools/reeval.py; a disagreement is an alert), turns
      irregularities into open alerts (closed when the shoe reports them cleared), updates the
@@ -53,7 +54,7 @@ class _Head:
 
 class Collector:
     def __init__(self, broker_url, db_url, keyring, name, role="floor_collector",
-                 prefix=mqtt.PREFIX, gap_timeout=10.0, live_s=3.0, on_commit=None, migrate=True):
+                 prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True):
         self.migrate = migrate
         self.broker_url = broker_url
         self.db_url = db_url
@@ -264,6 +265,17 @@ class Collector:
                 same = bytes(r[0]) if r else None
             if same == payload:
                 self.counts["duplicates"] += 1
+            elif same is None:
+                # a late arrival into a hole already alerted as a gap: store it, chained to
+                # its predecessor if that is held
+                before = GENESIS if eseq == 1 else w.hashes.get((shoe, eseq - 1))
+                if before is None:
+                    r = self.conn.execute("SELECT hash FROM events WHERE shoe=%s AND eseq=%s",
+                                          (shoe, eseq - 1)).fetchone()
+                    before = bytes(r[0]) if r else None
+                kind, shown = decode(kind, body)
+                w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload,
+                        "ok" if before == prev else "gap", self.name)
             else:
                 self.counts["rejected"] += 1
                 w.alert(shoe, eseq, "conflict", "event %d arrived again with other contents (a "
@@ -389,6 +401,7 @@ class _Writes:
     def __init__(self):
         self.events, self.rounds, self.alerts, self.closes = [], [], [], []
         self.payloads = {}
+        self.hashes = {}
         self.lives = {}
         self.gateway = {}
         self.config = {}
@@ -401,6 +414,7 @@ class _Writes:
         self.events.append((shoe, eseq, kind, json.dumps(body, sort_keys=True), prev, head, mac,
                             payload, chain, collector))
         self.payloads[(shoe, eseq)] = payload
+        self.hashes[(shoe, eseq)] = head
         self.touched.add(shoe)
 
     def live(self, shoe, h, kind, body):

@@ -21,7 +21,7 @@ from host_tools.link import ShoeLink
 
 class Floor:
     def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
-                 view=True, seed=0, gap_timeout=10.0, on_commit=None, http_host="127.0.0.1",
+                 view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
                  http_port=0, processes=False):
         # processes: the broker and every collector run in processes of their own (`shoectl
         # collector`), as on a real floor; killing a collector is then a real SIGKILL
