@@ -13,8 +13,11 @@ gateway restart therefore loses nothing: publishing resumes from the saved curso
 most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
 no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway
 publishes again from there (its store holds every event). Every 5 s, and when the phase, round,
-result, irregularities or link state change, a retained floor/shoe/<id>/state message carries the live table state (phase, round,
-last result, open irregularities, link health, store head, published cursor): no key, no MAC.
+result, irregularities or link state change, a retained floor/shoe/<id>/state message carries
+the live table state (phase, round, last result, open irregularities, link health, store head,
+published cursor, the shoe's game/pay table/rules from its status): no key, no MAC. Publishing
+does not wait: up to 200 events per table are in flight, and the cursor follows the PUBACKs in
+eseq order.
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
 per table (`shoectl gateway`).
 """

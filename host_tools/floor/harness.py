@@ -127,7 +127,7 @@ class Floor:
     def __exit__(self, *exc):
         self.stop()
 
-    # ---- checks (tests, bench) -------------------------------------------------------------------
+    # ---- checks (tests, bench) ------------------------------------------------------------------
     def emitted(self):
         """{shoe: highest eseq the simulated shoe has sealed}"""
         return {s.shoe_id: s.store.eseq for s in self.shoes}

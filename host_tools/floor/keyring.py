@@ -1,7 +1,7 @@
 """The floor's keys: which shoe key verifies which shoe's events (collector side).
 
-    ring = load("keys/")            # a directory of provisioning files (shoe.json format, one per
-                                    # shoe, {"version": 1, "shoe_id": ..., "keys": {...}}) or one file
+    ring = load("keys/")    # a directory of provisioning files (shoe.json format, one per shoe:
+                            # {"version": 1, "shoe_id": ..., "keys": {...}}) or one such file
     ring.get("3A7F") -> bytes | None
 
 Keys stay in this process: nothing here is ever written to the database, MQTT or a page.

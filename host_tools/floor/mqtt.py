@@ -41,7 +41,8 @@ class BrokerURL:
     def parse(cls, url):
         u = urlsplit(url)
         if u.scheme not in ("mqtt", "mqtts"):
-            raise ShoeError("broker URL must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]: %s" % url)
+            raise ShoeError("broker URL must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]: %s"
+                            % url)
         if u.password:
             raise ShoeError("put no password in the broker URL: set SHOE_MQTT_PASSWORD")
         if not u.hostname:

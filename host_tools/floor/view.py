@@ -53,6 +53,7 @@ class FloorView:
         self._stop = threading.Event()
         self._local = threading.local()
         self.server = None
+        self._pending = []
 
     # ---- database -----------------------------------------------------------------------------
     def _conn(self):
