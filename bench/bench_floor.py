@@ -154,7 +154,10 @@ def run(label, args, broker_url=None, db_url=None, faults=False, restart=None):
             "SELECT count(*), count(DISTINCT (shoe, eseq)) FROM events").fetchone()
         sealed = sum(final.values())
         out["events"] = sealed
-        out["events_per_s"] = round(sealed / (t1 - t0), 1)
+        out["events_per_s_sealed"] = round(sealed / (t1 - t0), 1)
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
+                            ).fetchone()[0]
+        out["events_per_s_committed"] = round(sealed / (float(last) - t0), 1)
         out["lost"] = sealed - distinct
         out["stored_twice"] = total - distinct
         out["gateway_republished_on_request"] = f.gateway.republished
