@@ -41,7 +41,7 @@ _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
 
 
 class _Head:
-    __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published")
+    __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since")
 
     def __init__(self, eseq, h):
         self.eseq = eseq
@@ -50,6 +50,7 @@ class _Head:
         self.gap_since = None
         self.asked_at = 0.0
         self.published = 0        # the gateway's published cursor (retained state)
+        self.behind_since = None
 
 
 class Collector:
@@ -129,7 +130,9 @@ class Collector:
         self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos))
 
     def _ask_replay(self, shoe, h, now):
-        if now - h.asked_at < 1.0:
+        # at most every 3 s per shoe: a replay re-sends the whole range, and asking again
+        # while the first one is still on its way only adds load
+        if now - h.asked_at < 3.0:
             return
         h.asked_at = now
         self.counts["replays"] += 1
@@ -222,8 +225,15 @@ class Collector:
                     self._drain(shoe, h, w)
                 else:
                     self._ask_replay(shoe, h, now)
-            elif h.published > h.eseq:
-                self._ask_replay(shoe, h, now)
+            elif h.published > h.eseq and self.q.qsize() < 50:
+                # the gateway says it published more than we hold, and nothing is waiting in
+                # our queue: the broker lost them (a restart) or they went to a dead collector
+                if h.behind_since is None:
+                    h.behind_since = now
+                elif now - h.behind_since > 2.0:
+                    self._ask_replay(shoe, h, now)
+            else:
+                h.behind_since = None
         try:
             self._commit(w)
         except Exception as e:
