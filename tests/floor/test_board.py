@@ -21,6 +21,7 @@ def test_virtual_board_through_shoectl_gateway(tmp_path, broker, db_url):
         t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5,
                        "rounds": [{"seats": SEATS}]})
         ring = keyring.load(flash / "shoe.json")
+        [sid] = ring.shoes()                      # the board's id (provisioned in its flash)
         c = Collector(broker.url, db_url, ring, "collector-board").start()
         gw = subprocess.Popen(
             [sys.executable, "-m", "host_tools", "gateway", "--port",
@@ -29,14 +30,14 @@ def test_virtual_board_through_shoectl_gateway(tmp_path, broker, db_url):
         try:
             conn = pg.connect(db_url)
             store = AuditStore(audit)
-            held = store.last_eseq("SIM-0001")
+            held = store.last_eseq(sid)
             assert held > 20
             wait_for(lambda: conn.execute(
-                "SELECT count(*), max(eseq) FROM events WHERE shoe='SIM-0001'").fetchone() ==
+                "SELECT count(*), max(eseq) FROM events WHERE shoe=%s", (sid,)).fetchone() ==
                 (held, held) or None, what="the board's events in PostgreSQL")
             assert conn.execute("SELECT kind, detail FROM alerts").fetchall() == [], c.config
-            assert conn.execute("SELECT reeval FROM rounds WHERE shoe='SIM-0001'").fetchall() == \
-                [("agree",)]
+            assert conn.execute("SELECT reeval FROM rounds WHERE shoe=%s", (sid,)).fetchall() \
+                == [("agree",)]
             assert conn.execute("SELECT count(*) FROM events WHERE chain <> 'ok'").fetchone()[0] \
                 == 0
         finally:
@@ -44,4 +45,4 @@ def test_virtual_board_through_shoectl_gateway(tmp_path, broker, db_url):
             out, err = gw.communicate(timeout=30)
             c.stop()
         assert gw.returncode == 0, err
-        assert "SIM-0001" in out
+        assert sid in out
