@@ -205,6 +205,8 @@ def main(argv=None):
     ap.add_argument("--mosquitto", action="store_true", help="also the clean run via Mosquitto")
     ap.add_argument("--quick", action="store_true", help="50 tables for 10 s (make bench)")
     ap.add_argument("--clean-only", action="store_true", help="skip the run with faults")
+    ap.add_argument("--faults-mosquitto", action="store_true",
+                    help="also the run with faults through Mosquitto (restarted: persistence on)")
     args = ap.parse_args(argv if argv is not None else sys.argv[1:] if __name__ == "__main__"
                          else [])
     if args.quick or __name__ != "__main__":
@@ -215,6 +217,7 @@ def main(argv=None):
     db = pgs.start()
     try:
         runs = (("clean/amqtt", False),) + (() if args.clean_only else (("faults/amqtt", True),))
+        runs = () if args.faults_mosquitto else runs
         for i, (label, faults) in enumerate(runs):
             name = "bench_%d" % i
             c = pg.connect(db)
@@ -230,6 +233,14 @@ def main(argv=None):
                 base, _, q = db.partition("?")
                 run("clean/mosquitto", args, broker_url=m.url,
                     db_url=base.rsplit("/", 1)[0] + "/bench_mq?" + q)
+        if args.faults_mosquitto and mosquitto.find():
+            with mosquitto.Mosquitto(tempfile.mkdtemp(prefix="bench-mq-")) as m:
+                c = pg.connect(db)
+                c.execute("CREATE DATABASE bench_mqf")
+                c.close()
+                base, _, q = db.partition("?")
+                run("faults/mosquitto", args, broker_url=m.url, faults=True, restart=m.restart,
+                    db_url=base.rsplit("/", 1)[0] + "/bench_mqf?" + q)
     finally:
         pgs.stop()
 
