@@ -6,12 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv demo test test-fast bench clean help
+.PHONY: all venv demo test test-fast bench clean help floor
 
 help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - run the benchmarks (figures, not tests)"
+	@echo "make floor  - a casino floor of 20 simulated tables: MQTT, PostgreSQL, live page"
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
@@ -30,6 +31,9 @@ $(STAMP): requirements.txt pyproject.toml tools/check_platform.py
 
 demo: $(STAMP)
 	$(BIN)/shoectl demo --rounds 6 --seed 7
+
+floor: $(STAMP)
+	$(BIN)/shoectl floor --demo 20 --http 127.0.0.1:8080
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

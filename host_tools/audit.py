@@ -8,6 +8,7 @@
     store.verify(shoe_id, key)           # re-check every MAC, the chain, body = payload -> report
     store.compare_live(shoe_id, eseq, head, acked)   # the store against the shoe's live chain
     store.export(fileobj, fmt="jsonl"|"csv", shoe_id=None, kinds=None)
+    store.payloads(shoe_id, since=0, limit=500)  # [(eseq, signed wire payload)] (floor gateway)
 
 An event is keyed by (shoe id, eseq): a re-sent event is a no-op. `chain` per row: "ok" (prev
 equals the stored hash of eseq-1, or genesis for eseq 1), "broken" (it does not: something was
@@ -186,6 +187,12 @@ class AuditStore:
                 problems.append("the stored chain head at event %d differs from the shoe's"
                                 % eseq)
         return problems
+
+    def payloads(self, shoe, since=0, limit=500):
+        """[(eseq, payload)] of `shoe` after eseq `since`, in order: the signed bytes as received."""
+        with self._lock:
+            return self._db.execute("SELECT eseq, payload FROM events WHERE shoe=? AND eseq>? "
+                                    "ORDER BY eseq LIMIT ?", (shoe, since, limit)).fetchall()
 
     def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
         evs = self.events(shoe, kinds)

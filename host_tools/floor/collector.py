@@ -1,0 +1,449 @@
+"""The collector: MQTT -> verify every event again -> PostgreSQL, exactly once per (shoe, eseq).
+
+It trusts no gateway. For each message on floor/shoe/<id>/events it:
+  1. verifies the MAC over the signed payload with that shoe's key (shoe.link.host.open_message);
+     a bad MAC, a malformed payload or an unknown shoe is an alert and is never stored;
+  2. checks the hash chain against what PostgreSQL holds: eseq = head + 1 and prev = head hash
+     ("ok"), prev differs ("broken": stored, flagged, alerted); an eseq at or below the head is a
+     re-delivery (identical bytes: counted, not stored again) or a conflict (other bytes with a
+     valid MAC: alerted, not stored); an eseq beyond head + 1 waits while the collector asks the
+     gateway to publish again from head + 1 (floor/shoe/<id>/replay); if the hole is still there
+     after `gap_timeout` it is alerted as a gap and the chain goes on ("gap"); an event that
+     fills such a hole later is still stored (chain "ok" if its predecessor is held);
+  3. stores the event (INSERT ... ON CONFLICT DO NOTHING keyed by (shoe, eseq)), re-evaluates a
+     round result with the engine (host_tools/reeval.py; a disagreement is an alert), turns
+     irregularities into open alerts (closed when the shoe reports them cleared), updates the
+     table's live row, and NOTIFYs `floor` in the same transaction;
+  4. only then acknowledges the MQTT message (manual PUBACK): a collector killed mid-batch leaves
+     nothing half-done, and what it had not committed is published again.
+
+Several collectors share a floor through per-shoe leases: PostgreSQL session advisory locks
+(pg_try_advisory_lock), taken up to a fair share (shoes seen / live collectors, from the
+`collectors` heartbeat table). A collector that dies loses its connection and with it its locks;
+the others take its shoes within a second and catch up from the database head by asking the
+gateways for a replay. The gateway's retained state (its published cursor) also tells the owner
+when it is behind (a broker restart lost queued messages) and triggers a replay.
+"""
+import json
+import math
+import queue
+import threading
+import time
+
+from host_tools import reeval
+from host_tools.audit import _jsonable
+from host_tools.events import decode
+from host_tools.floor import mqtt, pg
+from shoe.link.host import open_message
+from shoe.link.message import GENESIS, LinkError
+
+_LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
+
+
+class _Head:
+    __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since")
+
+    def __init__(self, eseq, h):
+        self.eseq = eseq
+        self.hash = h
+        self.pending = {}         # eseq -> payload (beyond head + 1, waiting for the hole)
+        self.gap_since = None
+        self.asked_at = 0.0
+        self.published = 0        # the gateway's published cursor (retained state)
+        self.behind_since = None
+
+
+class Collector:
+    def __init__(self, broker_url, db_url, keyring, name, role="floor_collector",
+                 prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True):
+        self.migrate = migrate
+        self.broker_url = broker_url
+        self.db_url = db_url
+        self.keys = keyring
+        self.name = name
+        self.role = role
+        self.prefix = prefix
+        self.gap_timeout = gap_timeout
+        self.live_s = live_s
+        self.on_commit = on_commit        # callback([(shoe, eseq)], commit time) (bench)
+        self.q = queue.Queue()
+        self.known = set()                # shoes seen on the broker
+        self.owned = {}                   # shoe -> _Head
+        self.config = {}                  # shoe -> {"paytable", "rules"} from the gateway state
+        self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0}
+        self._stop = threading.Event()
+        self._thread = None
+        self._alert_once = set()
+        self._live = 1
+        self.last_error = None
+        self.conn = None
+        self.client = None
+
+    # ---- life cycle -------------------------------------------------------------------------
+    def start(self):
+        if self.migrate:
+            pg.migrate(self.db_url)
+        self.conn = pg.connect(self.db_url)
+        if self.role:
+            self.conn.execute("SET ROLE %s" % self.role)
+        self.conn.execute("INSERT INTO collectors (name) VALUES (%s) ON CONFLICT (name) DO "
+                          "UPDATE SET seen_at = clock_timestamp()", (self.name,))
+        self.client = mqtt.client(self.broker_url, self.name, clean=False,
+                                  on_connect=self._on_connect, on_message=self._on_message,
+                                  manual_ack=True)
+        self._thread = threading.Thread(target=self._run, name="collector", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._stop.is_set():
+            return                       # stopped already (or killed)
+        self._stop.set()
+        if self._thread:
+            self._thread.join(10)
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+        if self.conn is not None:
+            try:
+                self.conn.execute("DELETE FROM collectors WHERE name = %s", (self.name,))
+            except Exception:
+                pass
+            self.conn.close()
+
+    def kill(self):
+        """Die as a crashed process does (tests, bench): no goodbye, connections dropped."""
+        self._stop.set()
+        if self._thread:
+            self._thread.join(10)
+        self.client.loop_stop()
+        self.client._sock_close()
+        self.conn.close()
+
+    # ---- MQTT -------------------------------------------------------------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if not reason_code.is_failure:
+            client.subscribe([(self.prefix + "/shoe/+/events", 1),
+                              (self.prefix + "/shoe/+/state", 1)])
+
+    def _on_message(self, client, userdata, msg):
+        self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos))
+
+    def _ask_replay(self, shoe, h, now):
+        # at most every 3 s per shoe: a replay re-sends the whole range, and asking again
+        # while the first one is still on its way only adds load
+        if now - h.asked_at < 3.0:
+            return
+        h.asked_at = now
+        self.counts["replays"] += 1
+        self.client.publish(mqtt.topic(shoe, "replay", self.prefix),
+                            json.dumps({"from": h.eseq + 1, "by": self.name}), qos=1)
+
+    # ---- leases -----------------------------------------------------------------------------
+    def _leases(self):
+        c = self.conn
+        c.execute("UPDATE collectors SET seen_at = clock_timestamp() WHERE name = %s",
+                  (self.name,))
+        live = c.execute("SELECT count(*) FROM collectors WHERE seen_at > clock_timestamp() - "
+                         "make_interval(secs => %s)", (self.live_s,)).fetchone()[0] or 1
+        self._live = max(1, live)
+        share = math.ceil(len(self.known) / self._live)
+        # give back what is beyond a fair share (another collector joined)
+        for shoe in sorted(self.owned)[share + 1:] if len(self.owned) > share + 1 else []:
+            c.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_NS, shoe))
+            del self.owned[shoe]
+        for shoe in sorted(self.known - set(self.owned)):
+            if len(self.owned) >= share:
+                break
+            self._try_take(shoe)
+
+    def _try_take(self, shoe):
+        got = self.conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                                (_LOCK_NS, shoe)).fetchone()[0]
+        if got:
+            self._take(shoe)
+
+    def _take(self, shoe):
+        row = self.conn.execute("SELECT head_eseq, head_hash FROM shoes WHERE shoe = %s",
+                                (shoe,)).fetchone()
+        h = _Head(row[0], bytes(row[1]) if row and row[1] else GENESIS) if row else \
+            _Head(0, GENESIS)
+        self.owned[shoe] = h
+        self.conn.execute("INSERT INTO shoes (shoe, owner) VALUES (%s, %s) ON CONFLICT (shoe) "
+                          "DO UPDATE SET owner = EXCLUDED.owner, updated_at = clock_timestamp()",
+                          (shoe, self.name))
+        self._ask_replay(shoe, h, time.monotonic())   # catch up on whatever the last owner missed
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def _run(self):
+        next_lease = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now >= next_lease:
+                try:
+                    self._leases()
+                except Exception as e:  # database away: keep trying
+                    self.last_error = str(e)
+                next_lease = now + 0.5
+            batch = []
+            try:
+                batch.append(self.q.get(timeout=0.05))
+                while len(batch) < 1000:
+                    batch.append(self.q.get_nowait())
+            except queue.Empty:
+                pass
+            try:
+                self._process(batch)
+            except Exception as e:   # never die: what was not acknowledged comes again (replay)
+                self.last_error = "%s: %s" % (type(e).__name__, e)
+
+    def _process(self, batch):
+        now = time.monotonic()
+        w = _Writes()
+        for topic, payload, mid, qos in batch:
+            shoe, what = mqtt.shoe_of(topic, self.prefix)
+            if shoe is None:
+                continue
+            if shoe not in self.known:          # a new shoe: lease it now if it is our share
+                self.known.add(shoe)
+                if len(self.owned) < math.ceil(len(self.known) / self._live):
+                    self._try_take(shoe)
+            h = self.owned.get(shoe)
+            if h is None:
+                continue                       # another collector's shoe
+            if what == "events":
+                self._event(shoe, h, payload, w)
+            elif what == "state":
+                self._state(shoe, h, payload, w)
+        for shoe, h in self.owned.items():    # holes that do not fill
+            if h.pending and h.gap_since is not None:
+                if now - h.gap_since > self.gap_timeout:
+                    first = min(h.pending)
+                    w.alert(shoe, first, "gap", "events %d..%d never arrived (asked the gateway "
+                            "to publish them again)" % (h.eseq + 1, first - 1))
+                    self._accept(shoe, h, h.pending.pop(first), w, chain="gap")
+                    self._drain(shoe, h, w)
+                else:
+                    self._ask_replay(shoe, h, now)
+            elif h.published > h.eseq and self.q.qsize() < 50:
+                # the gateway says it published more than we hold, and nothing is waiting in
+                # our queue: the broker lost them (a restart) or they went to a dead collector
+                if h.behind_since is None:
+                    h.behind_since = now
+                elif now - h.behind_since > 2.0:
+                    self._ask_replay(shoe, h, now)
+            else:
+                h.behind_since = None
+        try:
+            self._commit(w)
+        except Exception as e:
+            self.last_error = str(e)
+            for shoe in list(w.touched):      # reload what the database really holds
+                self.owned.pop(shoe, None)
+                self.conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))",
+                                  (_LOCK_NS, shoe))
+            return
+        for topic, payload, mid, qos in batch:
+            if qos:
+                self.client.ack(mid, qos)
+
+    def _event(self, shoe, h, payload, w):
+        key = self.keys.get(shoe)
+        if key is None:
+            self.counts["rejected"] += 1
+            if shoe not in self._alert_once:
+                self._alert_once.add(shoe)
+                w.alert(shoe, None, "unknown_shoe", "events for a shoe this floor has no key for")
+            return
+        try:
+            kind, body, eseq, prev, head, mac = open_message(payload, key)
+        except LinkError as e:
+            self.counts["rejected"] += 1
+            w.alert(shoe, None, e.reason, "event rejected: %s (forged or altered on the way)"
+                    % ("its MAC does not verify with the shoe's key" if e.reason == "bad_mac"
+                       else "not a shoe event"))
+            return
+        if not eseq:
+            self.counts["rejected"] += 1
+            w.alert(shoe, None, "malformed", "a volatile message published as an event")
+            return
+        if eseq <= h.eseq:
+            same = w.payloads.get((shoe, eseq))
+            if same is None:
+                r = self.conn.execute("SELECT payload FROM events WHERE shoe=%s AND eseq=%s",
+                                      (shoe, eseq)).fetchone()
+                same = bytes(r[0]) if r else None
+            if same == payload:
+                self.counts["duplicates"] += 1
+            elif same is None:
+                # a late arrival into a hole already alerted as a gap: store it, chained to
+                # its predecessor if that is held
+                before = GENESIS if eseq == 1 else w.hashes.get((shoe, eseq - 1))
+                if before is None:
+                    r = self.conn.execute("SELECT hash FROM events WHERE shoe=%s AND eseq=%s",
+                                          (shoe, eseq - 1)).fetchone()
+                    before = bytes(r[0]) if r else None
+                kind, shown = decode(kind, body)
+                w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload,
+                        "ok" if before == prev else "gap", self.name)
+            else:
+                self.counts["rejected"] += 1
+                w.alert(shoe, eseq, "conflict", "event %d arrived again with other contents (a "
+                        "valid MAC): the shoe's key or journal is suspect; the stored one is kept"
+                        % eseq)
+            return
+        if eseq > h.eseq + 1:
+            h.pending[eseq] = payload
+            if h.gap_since is None:
+                h.gap_since = time.monotonic()
+            self._ask_replay(shoe, h, time.monotonic())
+            return
+        self._accept(shoe, h, payload, w, opened=(kind, body, eseq, prev, head, mac))
+        self._drain(shoe, h, w)
+
+    def _drain(self, shoe, h, w):
+        while h.eseq + 1 in h.pending:
+            self._accept(shoe, h, h.pending.pop(h.eseq + 1), w)
+        if not h.pending:
+            h.gap_since = None
+        else:
+            for e in [e for e in h.pending if e <= h.eseq]:
+                del h.pending[e]
+
+    def _accept(self, shoe, h, payload, w, opened=None, chain=None):
+        kind, body, eseq, prev, head, mac = opened or open_message(payload, self.keys.get(shoe))
+        if chain is None:
+            chain = "ok" if prev == h.hash else "broken"
+            if chain == "broken":
+                w.alert(shoe, eseq, "chain_break", "event %d does not follow the stored chain "
+                        "head of event %d: something between them was removed or altered"
+                        % (eseq, h.eseq))
+        kind, shown = decode(kind, body)
+        w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload, chain, self.name)
+        h.eseq, h.hash = eseq, head
+        w.live(shoe, h, kind, shown)
+        if kind == "round_result" and isinstance(shown, dict):
+            cfg = w.config.get(shoe) or self.config.get(shoe) or {}
+            bad = reeval.disagreements(shown, shown.get("paytable") or cfg.get("paytable"),
+                                       shown.get("rules", cfg.get("rules")))
+            w.round(shoe, eseq, shown.get("round"), "result", _summary(shown),
+                    "disagree" if bad else "agree")
+            if bad:
+                w.alert(shoe, eseq, "disagreement", "; ".join(bad)[:500])
+        elif kind == "round_void" and isinstance(shown, dict):
+            w.round(shoe, eseq, shown.get("round"), "void",
+                    {"reason": shown.get("reason"), "detail": shown.get("detail")}, "void")
+        elif kind == "irregularity" and isinstance(shown, dict):
+            w.alert(shoe, eseq, "irregularity", "%s%s" % (shown.get("reason"), (
+                ": %s" % shown["detail"]) if shown.get("detail") else ""), ref=shown.get("id"))
+        elif kind == "irregularity_cleared" and isinstance(shown, dict):
+            w.closes.append((shoe, str(shown.get("id"))))
+
+    def _state(self, shoe, h, payload, w):
+        try:
+            st = json.loads(payload)
+            h.published = int(st.get("published") or 0)
+        except (ValueError, TypeError, AttributeError):
+            return
+        w.gateway[shoe] = {k: st.get(k) for k in ("gateway", "link", "published", "head", "at",
+                                                   "phase", "round")}
+        if isinstance(st.get("config"), dict):   # the table's pay table and rules (status reply)
+            self.config[shoe] = st["config"]
+
+    # ---- writing ----------------------------------------------------------------------------
+    def _commit(self, w):
+        if w.empty():
+            return
+        c = self.conn
+        with c.transaction():
+            if w.events:
+                with c.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, "
+                        "chain, collector) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                        "ON CONFLICT (shoe, eseq) DO NOTHING", w.events)
+            if w.rounds:
+                with c.cursor() as cur:
+                    cur.executemany("INSERT INTO rounds (shoe, eseq, round, outcome, summary, "
+                                    "reeval) VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+                                    w.rounds)
+            for shoe, ref in w.closes:
+                c.execute("UPDATE alerts SET closed_at = clock_timestamp() WHERE shoe=%s AND "
+                          "kind='irregularity' AND ref=%s AND closed_at IS NULL", (shoe, ref))
+            if w.alerts:
+                with c.cursor() as cur:
+                    cur.executemany("INSERT INTO alerts (shoe, eseq, kind, detail, ref, collector)"
+                                    " VALUES (%s,%s,%s,%s,%s,%s)",
+                                    [a + (self.name,) for a in w.alerts])
+            for shoe, lv in w.lives.items():
+                c.execute(
+                    "INSERT INTO shoes AS s (shoe, head_eseq, head_hash, phase, round, last_kind,"
+                    " last_event_at, last_result, owner) VALUES (%s,%s,%s,%s,%s,%s,"
+                    "clock_timestamp(),%s,%s) ON CONFLICT (shoe) DO UPDATE SET "
+                    "head_eseq=EXCLUDED.head_eseq, head_hash=EXCLUDED.head_hash, "
+                    "phase=COALESCE(EXCLUDED.phase, s.phase), round=COALESCE(EXCLUDED.round, "
+                    "s.round), last_kind=EXCLUDED.last_kind, last_event_at=EXCLUDED.last_event_at,"
+                    " last_result=COALESCE(EXCLUDED.last_result, s.last_result), "
+                    "owner=EXCLUDED.owner, updated_at=clock_timestamp() "
+                    "WHERE s.head_eseq < EXCLUDED.head_eseq",
+                    (shoe, lv["eseq"], lv["hash"], lv.get("phase"), lv.get("round"), lv["kind"],
+                     json.dumps(lv["result"]) if lv.get("result") else None, self.name))
+            for shoe, st in w.gateway.items():
+                c.execute("UPDATE shoes SET gateway=%s, gateway_at=clock_timestamp(), "
+                          "updated_at=clock_timestamp() WHERE shoe=%s",
+                          (json.dumps(st), shoe))
+            c.execute("SELECT pg_notify('floor', %s)", (",".join(sorted(w.touched))[:7000],))
+        t = time.time()
+        self.counts["stored"] += len(w.events)
+        self.counts["alerts"] += len(w.alerts)
+        if self.on_commit and w.events:
+            self.on_commit([(e[0], e[1]) for e in w.events], t)
+
+
+def _summary(res):
+    return {"game": res.get("game"), "dealer": res.get("dealer", {}).get("category"),
+            "seats": {s: v.get("net") for s, v in (res.get("seats") or {}).items()}}
+
+
+class _Writes:
+    """What one batch writes, in one transaction."""
+
+    def __init__(self):
+        self.events, self.rounds, self.alerts, self.closes = [], [], [], []
+        self.payloads = {}
+        self.hashes = {}
+        self.lives = {}
+        self.gateway = {}
+        self.config = {}
+        self.touched = set()
+
+    def empty(self):
+        return not (self.events or self.alerts or self.lives or self.gateway or self.closes)
+
+    def event(self, shoe, eseq, kind, body, prev, head, mac, payload, chain, collector):
+        self.events.append((shoe, eseq, kind, json.dumps(body, sort_keys=True), prev, head, mac,
+                            payload, chain, collector))
+        self.payloads[(shoe, eseq)] = payload
+        self.hashes[(shoe, eseq)] = head
+        self.touched.add(shoe)
+
+    def live(self, shoe, h, kind, body):
+        lv = self.lives.setdefault(shoe, {})
+        lv.update(eseq=h.eseq, hash=h.hash, kind=kind)
+        if isinstance(body, dict):
+            if kind == "phase":
+                lv["phase"] = body.get("phase")
+            if "round" in body and isinstance(body.get("round"), int):
+                lv["round"] = body["round"]
+            if kind == "round_result":
+                lv["result"] = dict(_summary(body), round=body.get("round"), outcome="result")
+            elif kind == "round_void":
+                lv["result"] = {"round": body.get("round"), "outcome": "void",
+                                "reason": body.get("reason")}
+
+    def round(self, shoe, eseq, rnd, outcome, summary, verdict):
+        self.rounds.append((shoe, eseq, rnd, outcome, json.dumps(_jsonable(summary)), verdict))
+
+    def alert(self, shoe, eseq, kind, detail, ref=None):
+        self.alerts.append((shoe, eseq, kind, detail, None if ref is None else str(ref)))
+        self.touched.add(shoe)

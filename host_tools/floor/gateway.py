@@ -1,0 +1,320 @@
+"""The gateway at the table: holds the authenticated link to a shoe and publishes from its store.
+
+    gw = Gateway(broker_url, name="gw-T001", cursor_path="state/published.json")
+    gw.add(shoe_id, link, store)   # link: a ShoeLink storing into `store` (an AuditStore) BEFORE
+                                   # it acknowledges an event to the shoe, exactly as today
+    gw.start(); ...; gw.stop()
+
+Order of custody: shoe -> ShoeLink (MAC and chain checked by the Endpoint) -> local audit store
+(committed) -> acknowledged to the shoe -> published to MQTT from the store (QoS 1, persistent
+session, floor/shoe/<id>/events, the signed payload byte for byte) -> the cursor `published`
+advances only past events the broker acknowledged (PUBACK), and is saved. A broker outage or a
+gateway restart therefore loses nothing: publishing resumes from the saved cursor, re-sending at
+most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
+no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway
+publishes again from there (its store holds every event). Every 5 s, and when the phase, round,
+result, irregularities or link state change, a retained floor/shoe/<id>/state message carries
+the live table state (phase, round, last result, open irregularities, link health, store head,
+published cursor, the shoe's game/pay table/rules from its status): no key, no MAC. Publishing
+does not wait: up to 200 events per table are in flight, and the cursor follows the PUBACKs in
+eseq order.
+One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
+per table (`shoectl gateway`).
+"""
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from host_tools.events import decode
+from host_tools.floor import mqtt
+
+_BATCH = 200
+
+
+class _Table:
+    def __init__(self, shoe, link, store, cursor):
+        self.shoe = shoe
+        self.link = link
+        self.store = store
+        self.cursor = cursor          # every eseq <= cursor is acknowledged by the broker
+        self.dirty = True
+        self.state = {"shoe": shoe, "phase": None, "round": None, "last_result": None,
+                      "irregularities": 0, "head": 0}
+        self.state_sent = None
+        self.state_at = 0.0
+        self.changed = True           # the state differs from the last one published
+        self.link_up = None
+        self.link_at = 0.0
+        self.sent = cursor            # the last eseq handed to the MQTT client
+        self.inflight = {}            # eseq -> (paho MQTTMessageInfo, monotonic time)
+        self.need_config = True       # ask the shoe for its pay table and rules (status)
+        self.fetching = False
+
+    def rewind(self, to=None):
+        """Publish again from `to` (default: the acknowledged cursor)."""
+        if to is not None:
+            self.cursor = min(self.cursor, to)
+        self.inflight.clear()
+        self.sent = self.cursor
+        self.dirty = True
+
+    def drain(self):
+        got = False
+        while True:
+            try:
+                ev = self.link.events.get_nowait()
+            except Exception:
+                return got
+            kind, body, eseq = ev
+            got = got or bool(eseq)
+            if kind in ("phase", "round_open", "round_result", "round_void", "irregularity",
+                        "irregularity_cleared"):
+                self.changed = True
+            st = self.state
+            if eseq:
+                st["head"] = max(st["head"], eseq)
+            if not isinstance(body, dict):
+                continue
+            if kind == "phase":
+                st["phase"] = body.get("phase")
+                if st["phase"] == "open_round":
+                    self.need_config = True
+                st["round"] = body.get("round", st["round"])
+            elif kind == "round_open":
+                st["round"] = body.get("round")
+            elif kind == "round_result":
+                _, res = decode(kind, body)
+                st["last_result"] = {"round": res.get("round"), "outcome": "result",
+                                     "seats": {s: v.get("net") for s, v in
+                                               res.get("seats", {}).items()}}
+            elif kind == "round_void":
+                st["last_result"] = {"round": body.get("round"), "outcome": "void",
+                                     "reason": body.get("reason")}
+            elif kind == "irregularity":
+                st["irregularities"] += 1
+            elif kind == "irregularity_cleared":
+                st["irregularities"] = max(0, st["irregularities"] - 1)
+
+
+class Gateway:
+    def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=5.0,
+                 fetch_config=False):
+        self.fetch_config = fetch_config
+        self.broker_url = broker_url
+        self.name = name
+        self.prefix = prefix
+        self.state_every = state_every
+        self.cursor_path = Path(cursor_path) if cursor_path else None
+        self.tables = {}
+        self.published = 0
+        self.republished = 0
+        self.last_error = None
+        self._saved_at = 0.0
+        self._saved = self._load_cursors()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+        self.client = None
+
+    # ---- cursors ----------------------------------------------------------------------------
+    def _load_cursors(self):
+        if self.cursor_path and self.cursor_path.exists():
+            try:
+                return {k: int(v) for k, v in json.loads(self.cursor_path.read_text()).items()}
+            except (ValueError, AttributeError):
+                return {}
+        return {}
+
+    def _save_cursors(self):
+        if not self.cursor_path:
+            return
+        self.cursor_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.cursor_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({s: t.cursor for s, t in self.tables.items()}))
+        os.replace(tmp, self.cursor_path)
+
+    # ---- set-up -----------------------------------------------------------------------------
+    def add(self, shoe, link, store):
+        with self._lock:
+            self.tables[shoe] = _Table(shoe, link, store, self._saved.get(shoe, 0))
+        if self.client is not None and self.client.is_connected():
+            self.client.subscribe(mqtt.topic(shoe, "replay", self.prefix), qos=1)
+        self._wake.set()
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            return
+        with self._lock:
+            shoes = list(self.tables)
+        if shoes:
+            client.subscribe([(mqtt.topic(s, "replay", self.prefix), 1) for s in shoes])
+        for t in self.tables.values():
+            t.dirty = True
+            t.state_sent = None
+            t.changed = True
+        self._wake.set()
+
+    def _on_message(self, client, userdata, msg):
+        shoe, what = mqtt.shoe_of(msg.topic, self.prefix)
+        t = self.tables.get(shoe)
+        if t is None or what != "replay":
+            return
+        try:
+            frm = int(json.loads(msg.payload)["from"])
+        except (ValueError, KeyError, TypeError):
+            return
+        with self._lock:
+            if frm - 1 < t.sent:
+                self.republished += t.sent - max(0, frm - 1)
+                t.rewind(max(0, frm - 1))
+        self._wake.set()
+
+    def start(self):
+        self.client = mqtt.client(self.broker_url, self.name, clean=False,
+                                  on_connect=self._on_connect, on_message=self._on_message)
+        self._thread = threading.Thread(target=self._run, name="gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(10)
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+        with self._lock:
+            self._save_cursors()
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def _run(self):
+        while not self._stop.is_set():
+            self._wake.wait(0.02)
+            self._wake.clear()
+            with self._lock:
+                tables = list(self.tables.values())
+            for t in tables:
+                if t.drain():
+                    t.dirty = True
+                if self.fetch_config and t.need_config and not t.fetching:
+                    t.fetching = True
+                    threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
+            if not self.client.is_connected():
+                for t in tables:          # paho re-sends its own in-flight messages; publish
+                    if t.inflight:        # again from the cursors anyway (a no-op downstream)
+                        t.rewind()
+                continue
+            try:
+                self._publish_states(tables)      # first: a new config goes before the results
+                self._publish_events([t for t in tables if t.dirty])
+            except Exception as e:   # the broker went away mid-batch: publish again from cursors
+                self.last_error = str(e)
+                for t in tables:
+                    t.rewind()
+
+    def _publish_events(self, tables):
+        """Hand new events to paho (at most _BATCH in flight per table) without waiting; the
+        cursor advances as PUBACKs arrive, in eseq order; a refused or stale publish rewinds
+        `sent` to the cursor so the store is published again from there."""
+        if self.fetch_config:   # the collector re-evaluates results with the table's config:
+            tables = [t for t in tables if "config" in t.state]   # let it have that first
+        for t in tables:
+            room = _BATCH - len(t.inflight)
+            if room <= 0:
+                continue
+            rows = t.store.payloads(t.shoe, t.sent, room)
+            if len(rows) < room:
+                t.dirty = False
+            topic = mqtt.topic(t.shoe, "events", self.prefix)
+            now = time.monotonic()
+            for eseq, payload in rows:
+                t.inflight[eseq] = (self.client.publish(topic, bytes(payload), qos=1), now)
+                t.sent = eseq
+        self._advance()
+
+    def _advance(self):
+        changed = False
+        now = time.monotonic()
+        with self._lock:
+            for t in self.tables.values():
+                while t.inflight:
+                    first = min(t.inflight)
+                    info, at = t.inflight[first]
+                    if _acked(info):
+                        del t.inflight[first]
+                        if first > t.cursor:
+                            self.published += first - t.cursor
+                            t.cursor = first
+                            changed = True
+                        continue
+                    if _refused(info) or now - at > 10.0:    # publish again from the cursor
+                        t.rewind()
+                    break
+        if changed and now - self._saved_at > 0.2:
+            self._saved_at = now
+            self._save_cursors()
+
+    def _fetch_config(self, t):
+        """The table's configuration (pay table, rules) from the shoe's status reply: the
+        collector re-evaluates results with it (a result names its pay table only if packed so)."""
+        try:
+            cfg = t.link.command("status", {}, timeout=5.0).get("config") or {}
+            t.state["config"] = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
+                                 "rules": cfg.get("rules")}
+            t.need_config = False
+            t.changed = True
+        except Exception:
+            pass
+        finally:
+            t.fetching = False
+
+    def _publish_states(self, tables):
+        now = time.time()
+        for t in tables:
+            if now - t.link_at >= 0.5:            # link health: looked at twice a second
+                t.link_at = now
+                up = t.link.up()
+                if up != t.link_up:
+                    t.link_up = up
+                    t.changed = True
+            if not t.changed and t.state_sent is not None and now - t.state_at < \
+                    self.state_every:
+                continue
+            st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link),
+                      at=now)
+            self.client.publish(mqtt.topic(t.shoe, "state", self.prefix),
+                                json.dumps(st, sort_keys=True), qos=1, retain=True)
+            t.state_sent = True
+            t.changed = False
+            t.state_at = now
+
+
+def _acked(info):
+    """The broker acknowledged this QoS 1 publish (PUBACK); False if not (yet) or refused."""
+    try:
+        return info.is_published()
+    except (RuntimeError, ValueError):   # paho: not connected / queue full when published
+        return False
+
+
+def _refused(info):
+    try:
+        info.is_published()
+        return False
+    except (RuntimeError, ValueError):
+        return True
+
+
+def _link_health(link):
+    """Link figures safe to show anywhere: no key, no MAC, no payload."""
+    try:
+        s = link.stats()
+    except Exception:
+        return {"up": False}
+    errs = s.get("errors") or {}
+    return {"up": bool(s.get("up")), "reconnects": s.get("reconnects", 0),
+            "errors": sum(v for v in errs.values() if isinstance(v, int))}

@@ -1,0 +1,166 @@
+"""A whole floor in one process: N simulated shoes, their gateways, collectors, the view.
+
+Used by `shoectl floor --demo N`, tests/floor and bench/bench_floor.py. Real engines: the
+embedded amqtt broker and PostgreSQL 16 (pgserver) unless URLs of running ones are given; real
+ShoeLinks with real audit stores (SQLite, one per table as at a real table) in `workdir`.
+
+    with Floor(workdir, tables=20) as f:   # f.view.url, f.shoes, f.collectors, f.gateway
+        f.driver.start()                   # every shoe emits `rate` events/s
+"""
+import threading
+from pathlib import Path
+
+from host_tools.audit import AuditStore
+from host_tools.floor import keyring, mqtt, pg
+from host_tools.floor.collector import Collector
+from host_tools.floor.gateway import Gateway
+from host_tools.floor.simshoe import FloorDriver, SimShoe, make_keys
+from host_tools.floor.view import FloorView
+from host_tools.link import ShoeLink
+
+
+class Floor:
+    def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
+                 view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
+                 http_port=0, processes=False):
+        # processes: the broker and every collector run in processes of their own (`shoectl
+        # collector`), as on a real floor; killing a collector is then a real SIGKILL
+        self.processes = processes
+        self.dir = Path(workdir)
+        self.n = tables
+        self.n_collectors = collectors
+        self.rate = rate
+        self.broker_url = broker_url
+        self.db_url = db_url
+        self.want_view = view
+        self.seed = seed
+        self.gap_timeout = gap_timeout
+        self.on_commit = on_commit
+        self.http = (http_host, http_port)
+        self.broker = None
+        self.pg = None
+        self.shoes = []
+        self.links = []
+        self.stores = []
+        self.gateway = None
+        self.collectors = []
+        self.view = None
+        self.driver = None
+        self.ring = None
+        self.keys = {}
+        self._lock = threading.Lock()
+
+    def start(self):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self.broker_url:
+            self.broker = mqtt.BrokerProcess() if self.processes else mqtt.EmbeddedBroker()
+            self.broker_url = self.broker.start()
+        if not self.db_url:
+            self.pg = pg.EmbeddedPostgres()
+            self.db_url = self.pg.start()
+        pg.migrate(self.db_url)
+        keydir = self.dir / "keys"
+        for i in range(self.n):
+            sid = "T%03d" % (i + 1)
+            k = make_keys()
+            self.keys[sid] = k
+            keyring.write(keydir, sid, k)
+        self.ring = keyring.load(keydir)
+        self.gateway = Gateway(self.broker_url, "gw-floor", cursor_path=self.dir / "gw.json")
+        for i, sid in enumerate(sorted(self.keys)):
+            self.add_table(sid, seed=self.seed * 100003 + i)
+        self.gateway.start()
+        for i in range(self.n_collectors):
+            self.start_collector("collector-%d" % (i + 1))
+        if self.want_view:
+            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1]).start()
+        self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)
+        return self
+
+    def add_table(self, sid, seed=0):
+        shoe = SimShoe(sid, self.keys[sid], seed=seed)
+        store = AuditStore(self.dir / "tables" / ("%s.sqlite" % sid))
+        link = ShoeLink("sim://" + sid, self.keys[sid]["shoe"], audit=store,
+                        open_port=lambda u, s=shoe: s.open_port(u, 0.2), read_timeout=0.2)
+        link.start()
+        self.shoes.append(shoe)
+        self.links.append(link)
+        self.stores.append(store)
+        self.gateway.add(sid, link, store)
+        return shoe
+
+    def start_collector(self, name):
+        if self.processes:
+            c = CollectorProcess(self, name)
+            self.collectors.append(c)
+            return c
+        c = Collector(self.broker_url, self.db_url, self.ring, name,
+                      gap_timeout=self.gap_timeout, on_commit=self.on_commit).start()
+        self.collectors.append(c)
+        return c
+
+    def stop(self):
+        if self.driver:
+            self.driver.stop()
+        if self.view:
+            self.view.stop()
+        for c in self.collectors:
+            c.stop()
+        if self.gateway:
+            self.gateway.stop()
+        for link in self.links:
+            link.close()
+        for s in self.stores:
+            s.close()
+        if self.broker:
+            self.broker.stop()
+        if self.pg:
+            self.pg.stop()
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # ---- checks (tests, bench) ------------------------------------------------------------------
+    def emitted(self):
+        """{shoe: highest eseq the simulated shoe has sealed}"""
+        return {s.shoe_id: s.store.eseq for s in self.shoes}
+
+    def stored(self, conn):
+        """{shoe: (rows, distinct eseqs, max eseq)} in PostgreSQL."""
+        rows = conn.execute("SELECT shoe, count(*), count(DISTINCT eseq), max(eseq) FROM events "
+                            "GROUP BY shoe").fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+class CollectorProcess:
+    """`shoectl collector` as a process of its own (Floor(processes=True))."""
+
+    def __init__(self, floor, name):
+        import subprocess
+        import sys
+        self.name = name
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "host_tools", "collector", "--broker", floor.broker_url,
+             "--db", floor.db_url, "--keys", str(floor.dir / "keys"), "--name", name],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.counts = {}
+
+    def kill(self):
+        self.proc.kill()          # SIGKILL: no goodbye, its connections just drop
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()

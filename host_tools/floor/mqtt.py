@@ -1,0 +1,236 @@
+"""MQTT for the floor: broker URLs, paho clients, and an embedded amqtt broker for tests/laptops.
+
+    BrokerURL.parse("mqtt://host:1883")  mqtts://host:8883 for TLS; a user name in the URL
+        (mqtt://gw7@host) with the password from env SHOE_MQTT_PASSWORD (never the command line);
+        env SHOE_MQTT_CA names the CA file for mqtts (default: the system's CAs).
+    client(url, client_id, clean=False)  a paho client (MQTT 3.1.1, persistent session unless
+        clean), connected asynchronously with automatic reconnection (loop_start).
+    EmbeddedBroker(port=0).start() -> "mqtt://127.0.0.1:PORT"; .stop(); .restart() (same port).
+
+Production points the same commands at Mosquitto or EMQX: nothing here is specific to amqtt.
+"""
+import asyncio
+import os
+import socket
+import threading
+import time
+from urllib.parse import unquote, urlsplit
+
+from host_tools.errors import ShoeError
+
+PREFIX = "floor"
+
+
+def topic(shoe, what, prefix=PREFIX):
+    return "%s/shoe/%s/%s" % (prefix, shoe, what)
+
+
+def shoe_of(t, prefix=PREFIX):
+    """'floor/shoe/<id>/<what>' -> (id, what) or (None, None)."""
+    parts = t.split("/")
+    if len(parts) == 4 and parts[0] == prefix and parts[1] == "shoe" and parts[2]:
+        return parts[2], parts[3]
+    return None, None
+
+
+class BrokerURL:
+    def __init__(self, host, port, tls, user):
+        self.host, self.port, self.tls, self.user = host, port, tls, user
+
+    @classmethod
+    def parse(cls, url):
+        u = urlsplit(url)
+        if u.scheme not in ("mqtt", "mqtts"):
+            raise ShoeError("broker URL must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]: %s"
+                            % url)
+        if u.password:
+            raise ShoeError("put no password in the broker URL: set SHOE_MQTT_PASSWORD")
+        if not u.hostname:
+            raise ShoeError("broker URL has no host: %s" % url)
+        tls = u.scheme == "mqtts"
+        return cls(u.hostname, u.port or (8883 if tls else 1883), tls,
+                   unquote(u.username) if u.username else None)
+
+    def __str__(self):
+        return "%s://%s%s:%d" % ("mqtts" if self.tls else "mqtt",
+                                 self.user + "@" if self.user else "", self.host, self.port)
+
+
+def client(url, client_id, clean=False, on_connect=None, on_message=None, manual_ack=False):
+    """A started paho client; it keeps reconnecting on its own (1..5 s back-off)."""
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    b = BrokerURL.parse(url)
+    c = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
+                    protocol=paho.MQTTv311, manual_ack=manual_ack)
+    c.max_inflight_messages_set(200)
+    c.max_queued_messages_set(0)
+    c.reconnect_delay_set(0.2, 2)
+    if b.user:
+        c.username_pw_set(b.user, os.environ.get("SHOE_MQTT_PASSWORD"))
+    if b.tls:
+        c.tls_set(ca_certs=os.environ.get("SHOE_MQTT_CA") or None)
+    if on_connect:
+        c.on_connect = on_connect
+    if on_message:
+        c.on_message = on_message
+    c.connect_async(b.host, b.port, keepalive=10)
+    c.loop_start()
+    return c
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class EmbeddedBroker:
+    """amqtt (pinned from PyPI) in a thread with its own event loop, on 127.0.0.1."""
+
+    def __init__(self, port=0):
+        self.port = port or free_port()
+        self._loop = None
+        self._thread = None
+        self._broker = None
+
+    @property
+    def url(self):
+        return "mqtt://127.0.0.1:%d" % self.port
+
+    def start(self, timeout=15.0):
+        """Start (retrying while the port is still held by a previous run's closing sockets)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._start(timeout)
+            except ShoeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _start(self, timeout):
+        import logging
+        # amqtt logs every dropped client (a restart, a killed collector) with a traceback; what
+        # matters is reported by start() and by the gateways' and collectors' counters
+        logging.getLogger("amqtt").setLevel(logging.CRITICAL)
+        ready = threading.Event()
+        err = []
+
+        def main():
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                from amqtt.broker import Broker
+                cfg = {"listeners": {"default": {"type": "tcp",
+                                                 "bind": "127.0.0.1:%d" % self.port,
+                                                 "max_connections": 0}},
+                       "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
+                                   {"allow_anonymous": True}}}
+                self._broker = Broker(cfg, loop=loop)
+                loop.run_until_complete(self._broker.start())
+            except Exception as e:  # reported to start()
+                err.append(e)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            for task in asyncio.all_tasks(loop):   # a clean stop: nothing left pending
+                task.cancel()
+            try:
+                loop.run_until_complete(asyncio.sleep(0.05))
+            except Exception:
+                pass
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name="amqtt", daemon=True)
+        self._thread.start()
+        ready.wait(timeout)
+        if err:
+            raise ShoeError("embedded MQTT broker did not start: %s" % err[0])
+        return self.url  # Broker.start() returns once its listener is bound
+
+    def stop(self):
+        if self._loop is None:
+            return
+        loop = self._loop
+        fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), loop)
+        try:
+            fut.result(10)
+        except Exception:
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+        self._loop = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class BrokerProcess:
+    """The embedded amqtt broker in a process of its own (`python -m host_tools.floor.mqtt
+    PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
+
+    def __init__(self, port=0):
+        self.port = port or free_port()
+        self.proc = None
+
+    @property
+    def url(self):
+        return "mqtt://127.0.0.1:%d" % self.port
+
+    def start(self, timeout=30.0):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.floor.mqtt",
+                                      str(self.port)], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("ready"):
+            raise ShoeError("the broker process did not start")
+        return self.url
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+
+def _serve(port):
+    import signal
+    b = EmbeddedBroker(port)
+    b.start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    print("ready %s" % b.url, flush=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    b.stop()
+
+
+if __name__ == "__main__":
+    import sys
+    _serve(int(sys.argv[1]))

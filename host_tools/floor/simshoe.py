@@ -1,0 +1,243 @@
+"""Lightweight simulated shoes: real signed, hash-chained event streams for hundreds of tables.
+
+Each SimShoe runs the firmware's own shoe end of the link under CPython (shoe.link.endpoint
+ShoeEndpoint with shoe.link.store.MemoryStore: every event sealed with the shoe key by
+shoe.link.message, chained, kept in the outbox until the host acknowledges it, re-sent after a
+reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
+exactly as the app sends a result). What it does not run is the card reader and table.py: the
+rounds are drawn from a seeded deck, so a floor of 500 fits on one machine. For a whole shoe use
+the virtual board (host_tools/simboard.py) — the gateway takes either.
+
+    shoe = SimShoe("T001", keys, seed=1)
+    link = ShoeLink("sim://T001", keys["shoe"], audit=store, open_port=shoe.open_port,
+                    read_timeout=0.2)
+    shoe.step(now)        # emit the next event of its current round (phase, round_open, cards,
+                          # deal_complete, round_result ...); returns (kind, eseq)
+"""
+import os
+import random
+import threading
+import time
+
+from shoe.games import engine, packing
+from shoe.link.endpoint import Endpoint
+from shoe.link.message import LinkError
+from shoe.link.store import MemoryStore
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+DECK = [r + s for r in RANKS for s in SUITS]
+
+
+def make_keys(seed=None):
+    rnd = random.Random(seed) if seed is not None else None
+    gen = (lambda: bytes(rnd.getrandbits(8) for _ in range(32))) if rnd else (
+        lambda: os.urandom(32))
+    return {"shoe": gen(), "supervisor": gen(), "card": gen()}
+
+
+def _now_ms():
+    return int(time.monotonic() * 1000)
+
+
+class SimPort:
+    """A pyserial-shaped port whose other end is the SimShoe's endpoint (in memory)."""
+
+    def __init__(self, shoe, timeout):
+        self.shoe = shoe
+        self.timeout = timeout
+        self.is_open = True
+        shoe._attach(self)
+
+    @property
+    def in_waiting(self):
+        return len(self.shoe._rx)
+
+    def read(self, n=1):
+        sh = self.shoe
+        deadline = time.monotonic() + (self.timeout or 0)
+        with sh._cond:
+            while True:
+                if not self.is_open or sh._port is not self:
+                    raise OSError("cable pulled")
+                sh._pump_locked()
+                if sh._rx:
+                    out = bytes(sh._rx[:n])
+                    del sh._rx[:n]
+                    return out
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return b""
+                sh._cond.wait(min(left, 0.25))
+
+    def write(self, data):
+        sh = self.shoe
+        with sh._cond:
+            if not self.is_open or sh._port is not self:
+                raise OSError("cable pulled")
+            for kind, body, ctr, _ in sh.ep.receive(bytes(data), _now_ms()):
+                sh._command(kind, body, ctr)
+            sh._pump_locked()
+        return len(data)
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.is_open = False
+
+
+class SimShoe:
+    def __init__(self, shoe_id, keys, seed=0, game="four-card-frenzy", seats=(1, 6)):
+        self.shoe_id = shoe_id
+        self.keys = keys
+        self.store = MemoryStore(limit=100000)
+        self.ep = Endpoint("shoe", keys["shoe"], store=self.store, shoe_id=shoe_id,
+                           supervisor_key=keys.get("supervisor"), supervised=("ack_error",))
+        self.rng = random.Random(seed)
+        self.game = game
+        self.seats = seats
+        self.n_round = 0
+        self._plan = []
+        self._rx = bytearray()
+        self._cond = threading.Condition()
+        self._port = None
+        self.sent = []            # (eseq, kind, emitted at time.time()) for the bench
+        self.unplugged = False
+
+    # ---- transport --------------------------------------------------------------------------
+    def open_port(self, url=None, timeout=0.2):
+        if self.unplugged:
+            raise OSError("no shoe on %s" % url)
+        return SimPort(self, timeout)
+
+    def _attach(self, port):
+        with self._cond:
+            self._port = port
+            self._rx = bytearray()
+            self._cond.notify_all()
+
+    def pull_cable(self, plugged_again=True):
+        """The cable is pulled: the host's port fails now (and reopens when plugged_again)."""
+        with self._cond:
+            self._port = None
+            self.unplugged = not plugged_again
+            self._cond.notify_all()
+
+    def _pump_locked(self):
+        out = self.ep.transmit(_now_ms())
+        if out:
+            self._rx += out
+            self._cond.notify_all()
+
+    def _command(self, kind, body, ctr):
+        if kind == "status":
+            self.ep.reply(ctr, {"shoe_id": self.shoe_id, "round": self.n_round,
+                                "eseq": self.store.eseq, "sim": True})
+        else:
+            self.ep.error(ctr, "unknown")
+
+    # ---- the table --------------------------------------------------------------------------
+    def _round(self):
+        """The events of one round, drawn from a shuffled deck and settled by the engine."""
+        self.n_round += 1
+        n = self.n_round
+        deck = DECK[:]
+        self.rng.shuffle(deck)
+        serial = "%04X" % self.rng.randrange(1, 0xFFFF)
+        seats = sorted(self.rng.sample(range(1, 7), self.rng.randint(*self.seats)))
+        wagers = {}
+        for s in seats:
+            a = self.rng.choice((5, 10, 25))
+            w = {"ante": a, "odds": a}
+            if self.rng.random() < 0.3:
+                w["prime"] = 5
+            wagers[str(s)] = w
+        evs = [("phase", {"phase": "betting", "round": n}),
+               ("round_open", {"round": n, "deck": serial, "back": "R",
+                               "seats": wagers, "cards": 5 * len(seats) + 6, "stub": True})]
+        hands = {str(s): [] for s in seats}
+        hands["dealer"] = []
+        pos = 0
+        order = [str(s) for s in seats] + ["dealer"]
+        for _ in range(5):
+            for t in order:
+                c = deck[pos]
+                hands[t].append(c)
+                evs.append(("card", {"round": n, "position": pos, "card": c, "target": t}))
+                pos += 1
+        six = deck[pos]
+        evs.append(("card", {"round": n, "position": pos, "card": six, "target": "all_six"}))
+        evs.append(("deal_complete", {"round": n, "hands": hands}))
+        obj = {"game": self.game, "paytable": "fcf-public-1", "rules": {},
+               "dealer": hands["dealer"], "all_six_card": six,
+               "seats": {s: {"cards": hands[s], "wagers": wagers[s], "raise": wagers[s]["ante"]}
+                         for s in wagers}}
+        res = engine.evaluate_round(obj)
+        res["round"] = n
+        res["deck"] = int(serial, 16)
+        res["paytable"] = "fcf-public-1"
+        evs.append(("phase", {"phase": "settling", "round": n}))
+        evs.append(("round_result", {"round": n, "packed": packing.pack(res)}))
+        evs.append(("phase", {"phase": "idle", "round": n}))
+        return evs
+
+    def next_event(self):
+        if not self._plan:
+            self._plan = self._round()
+        return self._plan.pop(0)
+
+    def emit(self, kind, body):
+        """Send one durable event (journalled in the outbox first, then transmitted)."""
+        with self._cond:
+            try:
+                eseq = self.ep.send(kind, body)
+            except LinkError:  # outbox full: the event waits in the plan (never dropped)
+                self._plan.insert(0, (kind, body))
+                return None
+            self.sent.append((eseq, kind, time.time()))
+            if self._port is not None:
+                self._pump_locked()
+        return eseq
+
+    def step(self):
+        kind, body = self.next_event()
+        return kind, self.emit(kind, body)
+
+
+class FloorDriver:
+    """Drives many SimShoes from one thread: each emits `rate` events/s (jittered)."""
+
+    def __init__(self, shoes, rate=1.0, seed=0):
+        self.shoes = list(shoes)
+        self.rate = rate
+        self.rng = random.Random(seed)
+        self._stop = threading.Event()
+        self._thread = None
+        self.emitted = 0
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name="floor-driver", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        period = 1.0 / self.rate
+        now = time.monotonic()
+        due = [(now + self.rng.random() * period, i) for i in range(len(self.shoes))]
+        import heapq
+        heapq.heapify(due)
+        while not self._stop.is_set():
+            t, i = due[0]
+            wait = t - time.monotonic()
+            if wait > 0:
+                self._stop.wait(min(wait, 0.1))
+                continue
+            heapq.heapreplace(due, (t + period, i))
+            if self.shoes[i].step()[1]:
+                self.emitted += 1
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)

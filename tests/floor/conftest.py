@@ -1,0 +1,64 @@
+"""Real engines for the floor tests: one embedded broker (amqtt) and one PostgreSQL 16 (pgserver)
+per session, a fresh database per test."""
+import itertools
+import time
+
+import pytest
+
+from host_tools.floor import mqtt, pg
+
+_n = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    pytest.importorskip("pgserver", reason="no embedded PostgreSQL (pgserver) for this Python")
+    srv = pg.EmbeddedPostgres()
+    url = srv.start()
+    yield url
+    srv.stop()
+
+
+@pytest.fixture
+def db_url(pg_server):
+    name = "floor_%d" % next(_n)
+    c = pg.connect(pg_server)
+    c.execute("CREATE DATABASE %s" % name)
+    c.close()
+    base, _, query = pg_server.partition("?")
+    return base.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
+
+
+@pytest.fixture
+def broker():
+    b = mqtt.EmbeddedBroker()
+    b.start()
+    yield b
+    b.stop()
+
+
+def wait_for(cond, timeout=30.0, what="condition"):
+    """Poll `cond` until it is true (returns its value) or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for %s" % (what() if callable(what) else what))
+        time.sleep(0.05)
+
+
+def all_stored(floor, conn):
+    """Every event every simulated shoe sealed is in PostgreSQL exactly once."""
+    em = floor.emitted()
+    st = floor.stored(conn)
+    return all(st.get(s) == (e, e, e) for s, e in em.items() if e)
+
+
+def wait_all_stored(floor, conn, timeout=60.0):
+    wait_for(lambda: all_stored(floor, conn), timeout=timeout,
+             what=lambda: "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
+             "collectors %s, gateway published %d" % (
+                 floor.emitted(), floor.stored(conn), [c.counts for c in floor.collectors],
+                 floor.gateway.published))
