@@ -74,6 +74,8 @@ class Rig {
     this.mfrc = new MFRC522(() => this.now());
     this.stats = null;
     this.resetRequested = false;
+    this.instructions = 0;
+    this.busyNs = 0;
     this.boot();
   }
 
@@ -102,11 +104,15 @@ class Rig {
     this.flash.cutAfter = this.cutAfter ?? -1;
     const wd = mcu.peripherals[0x40058];
     wd.onWatchdogTrigger = () => { this.resetRequested = true; this.resetCause = 'watchdog'; };
+    this.excCount = {};
+    const entry = mcu.core.exceptionEntry.bind(mcu.core);
+    mcu.core.exceptionEntry = (n) => { this.excCount[n] = (this.excCount[n] || 0) + 1; return entry(n); };
     this.wireUarts();
     this.wireUsb();
     this.wireSpi();
     for (const [p, v] of Object.entries(this.pins)) mcu.gpio[p].setInputValue(!!v);
     this.uartNext = [0, 0];
+    this.cardFree = 0;
   }
 
   wireUarts() {
@@ -203,9 +209,13 @@ class Rig {
         clock.tick(step);
         continue;
       }
-      for (let i = 0; i < 4000 && !mcu.core.waiting; i++) {
+      const c0 = clock.nanos;
+      let i = 0;
+      for (; i < 4000 && !mcu.core.waiting; i++) {
         clock.tick(mcu.core.executeInstruction() * CYCLE_NS);
       }
+      this.instructions += i;
+      this.busyNs += clock.nanos - c0;
       if (Date.now() > sliceEnd) break;
     }
     this.timer = setImmediate(() => this.run());
@@ -234,8 +244,7 @@ class Rig {
     const op = msg.op;
     if (op === 'clock') return {ns: this.now(), resets: this.resets};
     if (op === 'pin') {
-      this.pins[msg.pin] = msg.value ? 1 : 0;
-      this.mcu.gpio[msg.pin].setInputValue(!!msg.value);
+      this.setPin(msg.pin, msg.value);
       this.kick();
       return {ns: this.now()};
     }
@@ -250,15 +259,50 @@ class Rig {
       this.kick();
       return {ns: this.now()};
     }
+    if (op === 'card') return this.card(msg);
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
     if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }
     if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
-              usb: !!this.usbConnected, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers};
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers};
     }
     return {error: 'unknown op ' + op};
+  }
+
+  /**
+   * A card leaving the shoe, in emulated time: cards queue behind each other (one every
+   * pitch_ms, as a dealer's hand or the shoe's exit allows). The reader sees it (optical: its
+   * code line on UART1; rfid: a tag holding the code in the MFRC522's field for dwell_ms), then
+   * it breaks the exit beam (GP14 low) beam_at_ms after it started, for beam_ms.
+   * Returns the emulated ns at which the card reaches the reader.
+   */
+  card(msg) {
+    const ms = (x, d) => (x === undefined ? d : x) * 1e6;
+    const now = this.now();
+    const start = Math.max(now, this.cardFree || 0);
+    this.cardFree = start + ms(msg.pitch_ms, 120);
+    const at = (t, fn) => { const a = this.clock.createAlarm(fn); a.schedule(Math.max(0, t - this.now())); };
+    if (msg.reader === 'rfid') {
+      at(start, () => this.mfrc.setTags([{uid: msg.uid, code: msg.code}]));
+      at(start + ms(msg.dwell_ms, 60), () => this.mfrc.setTags([]));
+    } else {
+      at(start, () => {
+        for (const b of Buffer.from(msg.code + '\r\n', 'latin1')) this.uartIn[1].push(b);
+      });
+    }
+    if (msg.beam !== false) {
+      at(start + ms(msg.beam_at_ms, 40), () => this.setPin(14, 0));
+      at(start + ms(msg.beam_at_ms, 40) + ms(msg.beam_ms, 8), () => this.setPin(14, 1));
+    }
+    this.kick();
+    return {ns: start};
+  }
+
+  setPin(pin, v) {
+    this.pins[pin] = v ? 1 : 0;
+    this.mcu.gpio[pin].setInputValue(!!v);
   }
 
   listen(cb) {
