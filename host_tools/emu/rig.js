@@ -211,7 +211,9 @@ class Rig {
       }
       const c0 = clock.nanos;
       let i = 0;
+      const prof = this.profile;
       for (; i < 4000 && !mcu.core.waiting; i++) {
+        if (prof && (i & 63) === 0) prof.set(mcu.core.PC, (prof.get(mcu.core.PC) || 0) + 1);
         clock.tick(mcu.core.executeInstruction() * CYCLE_NS);
       }
       this.instructions += i;
@@ -260,6 +262,13 @@ class Rig {
       return {ns: this.now()};
     }
     if (op === 'card') return this.card(msg);
+    if (op === 'profile') {
+      // PC samples (one per 64 instructions) between {on:true} and {on:false}: top N addresses
+      if (msg.on) { this.profile = new Map(); return {}; }
+      const p = this.profile || new Map(); this.profile = null;
+      const top = [...p.entries()].sort((a, b) => b[1] - a[1]).slice(0, msg.top || 200);
+      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top};
+    }
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
     if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }
