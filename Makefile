@@ -6,12 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv demo test test-fast bench clean help
+.PHONY: all venv demo test test-fast bench clean help pico-firmware
 
 help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - run the benchmarks (figures, not tests)"
+	@echo "make pico-firmware - a Pico UF2 with the firmware frozen in (needs gcc-arm-none-eabi, cmake)"
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
@@ -41,6 +42,10 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# Not part of `make test`: Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
+pico-firmware:
+	bash tools/build_pico_firmware.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -70,6 +70,8 @@ class Rig {
     this.uartNext = [0, 0];
     this.uartTxNs = [0, 0];
     this.uartTxBytes = [0, 0];
+    this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
+    this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
     this.replIn = [];
     this.mfrc = new MFRC522(() => this.now());
     this.stats = null;
@@ -124,7 +126,9 @@ class Rig {
       u.onByte = (b) => {
         u.interruptStatus |= 1 << 5; // TX interrupt once the byte has gone
         u.checkInterrupts();
-        this.uartTxNs[i] = this.now();
+        const t = this.now();
+        if (t - this.uartTxNs[i] > 200e3) this.logPush(this.txStarts[i], t); // a new burst
+        this.uartTxNs[i] = t;
         this.uartTxBytes[i]++;
         this.send('uart' + i, Buffer.of(b));
       };
@@ -171,6 +175,7 @@ class Rig {
       if (!u.enabled || t < this.uartNext[i]) continue;
       if (!u.rxFIFO.full) {
         u.feedByte(q.shift());
+        if (!q.length) this.logPush(this.rxEnds[i], t);
         const baud = u.baudDivider ? u.baudRate : 115200;
         this.uartNext[i] = t + 10e9 / baud;
       }
@@ -178,6 +183,11 @@ class Rig {
     if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
       const s = this.usbPending; this.usbPending = null; this.usbAnswer(s);
     }
+  }
+
+  logPush(log, t) {
+    log.push(t);
+    if (log.length > 4096) log.splice(0, 2048);
   }
 
   nextInputNs() {
@@ -268,6 +278,11 @@ class Rig {
       const p = this.profile || new Map(); this.profile = null;
       const top = [...p.entries()].sort((a, b) => b[1] - a[1]).slice(0, msg.top || 200);
       return {samples: [...p.values()].reduce((a, b) => a + b, 0), top};
+    }
+    if (op === 'uart_log') {
+      const since = msg.since || 0, u = msg.uart || 0;
+      return {tx: this.txStarts[u].filter((t) => t >= since),
+              rx: this.rxEnds[u].filter((t) => t >= since), ns: this.now()};
     }
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
