@@ -68,3 +68,29 @@ def test_machine_reset_recreates_the_chip_on_the_same_flash(emulator):
         time.sleep(0.1)
     with repl(emulator) as dev:
         assert dev.value("open('x.txt').read()") == "still here"
+
+
+def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
+    import os
+    import re
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.Popen([sys.executable, "-m", "host_tools", "emu", "--state", str(tmp_path / "s")],
+                         stdout=subprocess.PIPE, text=True, cwd=root)
+    lines = [p.stdout.readline() for _ in range(5)]
+    urls = dict(re.findall(r"^(USB REPL|UART0 \(host\)|control):\s+socket://127.0.0.1:(\d+)",
+                           "".join(lines), re.M))
+    assert set(urls) == {"USB REPL", "UART0 (host)", "control"}
+    pid = int(re.search(r"pid (\d+)", lines[0]).group(1))
+    with socket.create_connection(("127.0.0.1", int(urls["control"])), timeout=10) as c:
+        c.sendall(b'{"op": "clock"}\n')
+        assert b'"ns"' in c.recv(1000)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(30) == 0
+    with pytest.raises(OSError):
+        os.kill(pid, 0)                         # the emulator went with it
+    assert (tmp_path / "s" / "flash.bin").stat().st_size == 2 * 1024 * 1024
