@@ -48,4 +48,4 @@ pico-firmware:
 	bash tools/build_pico_firmware.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis host_tools/emu/node_modules
