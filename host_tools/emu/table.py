@@ -55,9 +55,11 @@ class EmuReaderPort:
 
 
 class EmuTable:
-    def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0):
+    def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
+                 pace=None):
         from host_tools.emu import EMU_KEYS
 
+        self.pace = pace
         self.emu = emu
         self.reader = reader
         self.keys = keys or EMU_KEYS
@@ -73,7 +75,7 @@ class EmuTable:
                              supervisor_key=self.keys["supervisor"], reconnect_s=0.2)
         try:
             self.link.open(timeout=self.event_timeout)
-            self.port = EmuReaderPort(self.emu, self.reader)
+            self.port = EmuReaderPort(self.emu, self.reader, self.pace)
             world = World(self.port, card_key=self.keys["card"])
             self.runner = TableRunner(self.emu, self.link, world, on_event=self.on_event,
                                       event_timeout=self.event_timeout)
@@ -87,8 +89,8 @@ class EmuTable:
             self.link.close()
 
 
-def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0):
+def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0, pace=None):
     """Play a session script on the emulated board -> the runner (outcomes, counters)."""
-    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout) as t:
+    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace) as t:
         t.runner.play(script)
         return t.runner

@@ -25,6 +25,10 @@ FCF6 = {str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_
         for s in range(1, 7)}
 HCF = {"2": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
        "5": {"ante": 10, "progressive": 1}}
+# A slow dealer for RFID: at the default pace (a card every 400 ms, 250 ms in the field) the
+# chip, busy with the journal and the garbage collector, misses tags (measured: 18 of 53 cards
+# of a deck check lost). One card a second is what today's firmware keeps up with.
+PACE = {"rfid": {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700}}
 DECK = ["%s%s" % (r, s) for s in "shdc" for r in "A23456789TJQK"]
 
 
@@ -77,7 +81,7 @@ def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, seats, pico_imag
     shutil.copy(image["unique_id"], state / "unique_id")
     s = script(game, seats)
     with _emu.Emulator(state) as e:
-        runner = play(e, s, reader=reader, event_timeout=180.0)
+        runner = play(e, s, reader=reader, event_timeout=180.0, pace=PACE.get(reader))
     with VirtualTable(str(tmp_path / "unix"), event_timeout=30.0) as t:
         t.runner.play(s)
         unix = t.runner.outcomes
