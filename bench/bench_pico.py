@@ -86,7 +86,8 @@ def play_measured(emu, reader, rounds):
     lat, settle, flash, heap = [], [], [], []
     state = {"flash0": None, "decide_since": None}
 
-    with EmuTable(emu, reader, event_timeout=300.0) as t:
+    pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
+    with EmuTable(emu, reader, event_timeout=300.0, pace=pace) as t:
         port = t.port
 
         def on_event(kind, body):
