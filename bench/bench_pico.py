@@ -19,7 +19,7 @@ the rig (host_tools/emu/rig.js), in emulated nanoseconds:
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
 while it is idle after boot and names the hot functions when the ELF of the same UF2 is found
-(SHOE_PICO_ELF, or build/pico-firmware/firmware.elf from `make pico-firmware`).
+(SHOE_PICO_ELF, or build/pico-firmware/stock.elf from `SHOE_PICO_STOCK=1 make pico-firmware`).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
 import argparse
@@ -153,7 +153,7 @@ def profile(emu, seconds=1.0):
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
     p = emu.control("profile", on=False, top=5000)
-    elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "firmware.elf")
+    elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "stock.elf")
     if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
         print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
         return

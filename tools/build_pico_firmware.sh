@@ -31,9 +31,9 @@ make -C "$MP/mpy-cross" -j2 >"$OUT/mpy-cross.log" 2>&1
 export picotool_DIR="$WORK/picotool-install/picotool"
 if [ "${SHOE_PICO_STOCK:-0}" = 1 ]; then
   echo "pico-firmware: stock RPI_PICO (no frozen firmware)"
-  make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-stock -j2 >"$OUT/stock.log" 2>&1
-  cp "$MP/ports/rp2/build-stock/firmware.uf2" "$OUT/stock.uf2"
-  cp "$MP/ports/rp2/build-stock/firmware.elf" "$OUT/stock.elf"
+  make -C "$MP/ports/rp2" BOARD=RPI_PICO -j2 >"$OUT/stock.log" 2>&1
+  cp "$MP/ports/rp2/build-RPI_PICO/firmware.uf2" "$OUT/stock.uf2"
+  cp "$MP/ports/rp2/build-RPI_PICO/firmware.elf" "$OUT/stock.elf"
 fi
 echo "pico-firmware: RPI_PICO with board/pico/manifest.py frozen (about 80 s)"
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
