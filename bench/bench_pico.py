@@ -157,6 +157,9 @@ def profile(emu, seconds=1.0):
     if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
         print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
         return
+    uf2 = Path(elf).with_suffix(".uf2")
+    if uf2.is_file() and uf2.read_bytes() != Path(os.environ["SHOE_PICO_UF2"]).read_bytes():
+        print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
     out = subprocess.run(["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True,
                          text=True).stdout
     syms = sorted((int(a, 16), n) for a, k, n in (ln.split() for ln in out.splitlines()

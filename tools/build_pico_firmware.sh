@@ -4,12 +4,13 @@
 # (SHOE_PICO_SOURCES, default ../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz).
 # Needs Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
 # Output: build/pico-firmware/firmware.uf2 (+ firmware.elf, and stock.elf/stock.uf2: the same
-# sources without our manifest, byte-identical to the shared UF2, for bench_pico --profile).
+# sources without our manifest, for bench_pico --profile). Build paths end up in the image: with
+# SHOE_PICO_WORK=/tmp/mpb the stock UF2 was byte-identical to the shared one (sha256 b3f13fa8...).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SRC="${SHOE_PICO_SOURCES:-$ROOT/../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz}"
 OUT="$ROOT/build/pico-firmware"
-WORK="$OUT/work"
+WORK="${SHOE_PICO_WORK:-$OUT/work}"   # where the sources are unpacked and built
 for t in arm-none-eabi-gcc cmake make; do
   command -v "$t" >/dev/null || { echo "pico-firmware: $t missing: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential" >&2; exit 1; }
 done
