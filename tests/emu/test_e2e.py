@@ -81,7 +81,7 @@ def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, seats, pico_imag
     shutil.copy(image["unique_id"], state / "unique_id")
     s = script(game, seats)
     with _emu.Emulator(state) as e:
-        runner = play(e, s, reader=reader, event_timeout=180.0, pace=PACE.get(reader))
+        runner = play(e, s, reader=reader, event_timeout=900.0, pace=PACE.get(reader))
     with VirtualTable(str(tmp_path / "unix"), event_timeout=30.0) as t:
         t.runner.play(s)
         unix = t.runner.outcomes
