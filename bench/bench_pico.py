@@ -87,7 +87,7 @@ def play_measured(emu, reader, rounds):
     state = {"flash0": None, "decide_since": None}
 
     pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
-    with EmuTable(emu, reader, event_timeout=300.0, pace=pace) as t:
+    with EmuTable(emu, reader, event_timeout=900.0, pace=pace) as t:
         port = t.port
 
         def on_event(kind, body):
@@ -180,8 +180,13 @@ def run(reader, rounds, do_profile, unix):
     d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
     keys = _emu.write_keys_file(d / "shoe.json")
     asm = assemble(d / "state", reader, keys)
+    print("emulated Pico, %s reader" % reader)
+    print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
+          % (asm["deploy_s"], asm["deploy_emulated_s"]))
     with _emu.Emulator(d / "state") as e:
         boot = boot_to_ready(e)
+        print("  boot to READY (reset -> first frame on UART0): %.0f ms" % ms(boot))
+        sys.stdout.flush()
         if do_profile:
             time.sleep(2)
             profile(e)
@@ -191,12 +196,8 @@ def run(reader, rounds, do_profile, unix):
         stats = e.control("stats")
     lat_ms = [ms(x) for x in m["lat"]]
     round_lat = lat_ms[-36 * rounds:]
-    print("emulated Pico, %s reader, %d round(s) after the deck check (wall %.0f s for %.1f s "
-          "emulated; chip busy %.0f%% of its time)" % (reader, rounds, wall, emulated,
-                                                        100.0 * stats["busy_ns"] / stats["ns"]))
-    print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
-          % (asm["deploy_s"], asm["deploy_emulated_s"]))
-    print("  boot to READY (reset -> first frame on UART0): %.0f ms" % ms(boot))
+    print("  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
+          "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"]))
     print("  card -> frame on UART0, round cards: median %.1f ms, max %.1f ms (target %s)"
           % (med(round_lat), max(round_lat or [float("nan")]),
              "5 ms" if reader == "optical" else "10 ms"))
@@ -224,6 +225,9 @@ def main(argv=None):
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
     unix = unix_figures(args.rounds)
+    print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
+          % (unix["card_s"] * 1e3, unix["mem_free"]))
+    sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
         run(r, args.rounds, args.profile, unix)
 
