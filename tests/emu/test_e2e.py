@@ -85,5 +85,5 @@ def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, seats, pico_imag
     with VirtualTable(str(tmp_path / "unix"), event_timeout=30.0) as t:
         t.runner.play(s)
         unix = t.runner.outcomes
-    assert [k for _, k, _ in runner.outcomes] == ["round_result"]
+    assert [k for _, k, _ in runner.outcomes] == ["round_result"], runner.outcomes
     assert results(runner.outcomes) == results(unix)
