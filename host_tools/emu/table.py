@@ -1,0 +1,96 @@
+"""A table around the emulated Pico: the host on UART0 (ShoeLink), the dealer (world simulator)
+feeding the fitted reader, and the session runner (host_tools/session.py) playing a script.
+
+    with EmuTable(emu, reader="rfid", keys=EMU_KEYS, on_event=print) as t:
+        t.runner.play(script)        # the same runner and scripts as the unix virtual board
+
+The dealer's cards reach the chip through the rig's control channel, timed in emulated time
+(`card`): for "rfid" a tag holding the card code enters the MFRC522's field on SPI0, for
+"optical" the code line arrives on UART1; then the card breaks the exit beam (GP14). Power cuts
+of the runner kill the emulator (SIGKILL) and power it up on the same flash.
+
+This is the seam to replace with `shoectl session --port URL --reader URL` once that command
+drives any board: `play(emu, script, reader)` is all the tests call.
+"""
+from host_tools.session import TableRunner
+from host_tools.world import World
+
+NOREAD = b"NOREAD"
+
+
+class EmuReaderPort:
+    """The world's reader port (`line`, `reconnect`, `close`) on the emulated board."""
+
+    # card timing in emulated ms (a brisk dealer): one card every pitch_ms; an RFID tag stays in
+    # the field dwell_ms; the card breaks the exit beam beam_at_ms after reaching the reader
+    PACE = {"rfid": {"pitch_ms": 400, "dwell_ms": 250, "beam_at_ms": 200},
+            "optical": {"pitch_ms": 250, "beam_at_ms": 40}}
+
+    def __init__(self, emu, reader, pace=None):
+        if reader not in ("rfid", "optical"):
+            raise ValueError("reader must be 'rfid' or 'optical'")
+        self.emu = emu
+        self.reader = reader
+        self.pace = dict(self.PACE[reader], **(pace or {}))
+        self.sent = []
+        self.uid = 0x04A10000
+        self.times = []           # emulated ns at which each card was presented
+
+    def line(self, data):
+        data = bytes(data)
+        self.sent.append(data)
+        if data == NOREAD and self.reader == "optical":
+            self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
+            return
+        self.uid += 1
+        r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
+                             uid="%08x" % self.uid, **self.pace)
+        self.times.append(r["ns"])
+
+    def reconnect(self):
+        pass              # the control channel reconnects by itself after a power cut
+
+    def close(self):
+        pass
+
+
+class EmuTable:
+    def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
+                 pace=None):
+        from host_tools.emu import EMU_KEYS
+
+        self.pace = pace
+        self.emu = emu
+        self.reader = reader
+        self.keys = keys or EMU_KEYS
+        self.on_event = on_event
+        self.event_timeout = event_timeout
+        self.link = None
+        self.runner = None
+
+    def __enter__(self):
+        from host_tools.link import ShoeLink
+
+        self.link = ShoeLink(self.emu.urls["uart0"], self.keys["shoe"],
+                             supervisor_key=self.keys["supervisor"], reconnect_s=0.2)
+        try:
+            self.link.open(timeout=self.event_timeout)
+            self.port = EmuReaderPort(self.emu, self.reader, self.pace)
+            world = World(self.port, card_key=self.keys["card"])
+            self.runner = TableRunner(self.emu, self.link, world, on_event=self.on_event,
+                                      event_timeout=self.event_timeout)
+        except BaseException:
+            self.link.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.link:
+            self.link.close()
+
+
+def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0, pace=None):
+    """Play a session script on the emulated board -> the runner (outcomes, counters)."""
+    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace) as t:
+        t.runner.play(script)
+        return t.runner

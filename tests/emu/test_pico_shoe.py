@@ -1,0 +1,72 @@
+"""The shoe on the emulated Pico, assembled as on a bench: `shoectl deploy --board pico` and
+`shoectl provision` over the USB REPL, reset, main.py -> hwbuild -> the app with the real
+machine.UART/SPI/Pin/WDT. The host talks to it on UART0 (ShoeLink, `shoectl status`)."""
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+from host_tools.deploy import Device
+from tests.emu.test_rig import repl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def status(emu, tmp_path, timeout=90):
+    p = subprocess.run([sys.executable, "-m", "host_tools", "status", "--port", emu.urls["uart0"],
+                        "--keys", str(emu.keys_file), "--json", "--timeout", str(timeout),
+                        "--db", str(tmp_path / "audit.db")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["status"]
+
+
+def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_shoe, pico_image, tmp_path):
+    assert pico_image["times"]["deploy_s"] > 0          # deployed with the CLI, no --any-platform
+    st = status(pico_shoe, tmp_path)
+    assert st["board"] == "pico" and st["shoe_id"] == "EMU-PICO-1" and st["provisioned"]
+    assert st["phase"] == "configure"
+    assert st["mem_free"] > 60000
+
+
+def test_power_cuts_inside_the_apps_flash_writes_lose_nothing(pico_shoe, tmp_path):
+    rng = random.Random(int(time.time()))
+    first = status(pico_shoe, tmp_path)["boot"]
+    cuts = int(os.environ.get("SHOE_EMU_CUTS", 50 if os.environ.get("SHOE_SOAK") == "full" else 2))
+    for i in range(cuts):
+        # a boot makes the shoe journal (its boot record): cut inside one of those
+        # program/erase operations, or at a random instant of the boot
+        if i % 2 == 0:
+            pico_shoe.control("cut", after=rng.randrange(0, 3))
+            pico_shoe.control("reset")
+            deadline = time.monotonic() + 120
+            while pico_shoe.alive():
+                assert time.monotonic() < deadline, "no flash write to cut within 120 s"
+                time.sleep(0.05)
+            pico_shoe.wait_dead(5)
+        else:
+            time.sleep(rng.uniform(0.0, 3.0))
+            pico_shoe.power_cut()
+        pico_shoe.start()
+    st = status(pico_shoe, tmp_path)
+    assert st["boot"] > first                     # the journal went on counting boots
+    assert st["board"] == "pico" and st["provisioned"]
+    assert not [e for e in st.get("latched", []) if "journal" in json.dumps(e)]
+
+
+def test_rfid_reader_and_beam_on_the_chips_spi0_and_gpio(pico_shoe):
+    # service jumper (GP22 low): main.py builds the hardware but leaves the REPL to us
+    pico_shoe.control("pin", pin=22, value=0)
+    pico_shoe.control("reset")
+    with repl(pico_shoe, timeout=60) as dev:
+        dev.run("import main, asyncio\nhw = main.build()\nhw.beam.start()")
+        pico_shoe.control("card", reader="rfid", code="3A7FRAs1d52a21b", uid="04a1b2c3",
+                          dwell_ms=3000, beam_at_ms=100)
+        got = dev.value("asyncio.run(hw.reader.read())")
+        assert got == ("card", b"3A7FRAs1d52a21b")
+        assert isinstance(dev.value("asyncio.run(hw.beam.wait())"), int)
+    assert pico_shoe.control("stats")["spi_transfers"] > 0
+    # main.py lit the LED's service pattern: GP25 is an output the control channel reads
+    assert pico_shoe.control("get_pin", pin=25)["value"] in (0, 1)

@@ -1,0 +1,96 @@
+"""The rig closes the gaps of stock rp2040js: flash program/erase (persisted, timed, power cuts
+inside a write), unique id, reset. Runs the stock MicroPython UF2 (no firmware of ours)."""
+import random
+import time
+
+import pytest
+
+from host_tools.deploy import Device
+from host_tools.errors import ShoeError
+
+
+def repl(emu, timeout=20.0):
+    return Device(emu.urls["repl"], timeout=timeout, op_timeout=120.0)
+
+
+def test_flash_is_a_filesystem_that_survives_a_power_cut(emulator):
+    with repl(emulator) as dev:
+        st = dev.value("os.statvfs('/')")
+        uid = dev.value("machine.unique_id()")
+        dev.write_file("kept.txt", b"dealt before the power cut\n" * 40)
+    assert st[0] == 4096 and st[2] > 300          # littlefs on the 1.4 MB filesystem region
+    assert uid != bytes(8)
+    emulator.power_cut()                          # SIGKILL: no goodbye, no flush
+    emulator.start()
+    with repl(emulator) as dev:
+        assert dev.value("open('kept.txt','rb').read()") == b"dealt before the power cut\n" * 40
+        assert dev.value("machine.unique_id()") == uid
+
+
+def test_program_and_erase_cost_emulated_time(emulator):
+    with repl(emulator) as dev:
+        before = emulator.control("flash")
+        us = int(dev.run("import time\nt0 = time.ticks_us()\nf = open('t.bin', 'wb')\n"
+                         "f.write(bytes(20000))\nf.close()\n"
+                         "print(time.ticks_diff(time.ticks_us(), t0))"))
+        after = emulator.control("flash")
+    erases = after["erases"] - before["erases"]
+    pages = after["pages"] - before["pages"]
+    assert erases >= 4 and pages >= 78
+    # W25Q16JV typical: 45 ms per 4 KB sector erase, 0.4 ms per page program
+    assert us >= erases * 45000 + pages * 400
+
+
+def test_power_cut_in_the_middle_of_a_flash_write_loses_nothing_committed(emulator):
+    rng = random.Random(int(time.time()))
+    with repl(emulator) as dev:
+        dev.write_file("ledger.txt", b"A" * 3000)
+        emulator.control("cut", after=rng.randrange(0, 6))
+        with pytest.raises(ShoeError):
+            dev.write_file("ledger.txt", b"B" * 3000)     # the power goes during this write
+    assert emulator.wait_dead(60), "the rig did not cut the power inside the flash write"
+    emulator.start()
+    with repl(emulator) as dev:
+        got = dev.value("open('ledger.txt','rb').read()")
+        assert got in (b"A" * 3000, b"B" * 3000)          # the old file or the new, never a mix
+        assert dev.value("os.statvfs('/')")[3] > 0
+
+
+def test_machine_reset_recreates_the_chip_on_the_same_flash(emulator):
+    with repl(emulator) as dev:
+        dev.write_file("x.txt", b"still here")
+        dev.op_timeout = 3.0            # the REPL goes away with the reset
+        with pytest.raises(ShoeError):
+            dev.run("machine.reset()")
+    deadline = time.monotonic() + 60
+    while emulator.control("stats")["resets"] < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    with repl(emulator) as dev:
+        assert dev.value("open('x.txt').read()") == "still here"
+
+
+def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
+    import os
+    import re
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.Popen([sys.executable, "-m", "host_tools", "emu", "--state", str(tmp_path / "s")],
+                         stdout=subprocess.PIPE, text=True, cwd=root)
+    lines = [p.stdout.readline() for _ in range(5)]
+    urls = dict(re.findall(r"^(USB REPL|UART0 \(host\)|control):\s+socket://127.0.0.1:(\d+)",
+                           "".join(lines), re.M))
+    assert set(urls) == {"USB REPL", "UART0 (host)", "control"}
+    pid = int(re.search(r"pid (\d+)", lines[0]).group(1))
+    with socket.create_connection(("127.0.0.1", int(urls["control"])), timeout=10) as c:
+        c.sendall(b'{"op": "clock"}\n')
+        assert b'"ns"' in c.recv(1000)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(30) == 0
+    with pytest.raises(OSError):
+        os.kill(pid, 0)                         # the emulator went with it
+    assert (tmp_path / "s" / "flash.bin").stat().st_size == 2 * 1024 * 1024
