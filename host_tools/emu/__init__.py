@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,6 +86,21 @@ class Emulator:
         self.ports = {}
         self._ctl = None
         self._buf = b""
+        self._lock = threading.Lock()     # the runner's threads share the control channel
+        self._starts = 0
+        self._resets = 0
+
+    @property
+    def boots(self):
+        """Boots of the chip so far: power-ups by start() plus the rig's resets (watchdog,
+        machine.reset, control) - what TableRunner's boot_mark watches. A dead rig (power cut)
+        keeps the last count until it is started again."""
+        if self.alive():
+            try:
+                self._resets = self.control("clock")["resets"]
+            except (OSError, ShoeError):
+                pass
+        return self._starts + self._resets
 
     @property
     def urls(self):
@@ -109,6 +125,8 @@ class Emulator:
                 raise ShoeError("the emulator did not start (exit code %s)" % self.proc.returncode)
             time.sleep(0.1)          # a port of the killed rig is not free yet: try again
         info = json.loads(line)
+        self._starts += 1
+        self._resets = 0
         self.pid = info["pid"]
         self.ports = {k: info[k] for k in CHANNELS}
         self._close_ctl()
@@ -124,6 +142,10 @@ class Emulator:
 
     def control(self, op, **kw):
         """One request on the control channel -> its JSON reply (dict)."""
+        with self._lock:
+            return self._control(op, kw)
+
+    def _control(self, op, kw):
         if self._ctl is None:
             self._ctl = socket.create_connection(("127.0.0.1", self.ports["control"]), timeout=10)
         kw["op"] = op
