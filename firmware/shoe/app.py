@@ -25,7 +25,8 @@ from shoe import config as shoe_config
 from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
-_GC_THRESHOLD = 4096
+_GC_MIN = 4096           # smallest collection threshold (bytes allocated between collections)
+_GC_FRACTION = 16        # ... otherwise 1/16 of the heap free when the app starts (64 KB -> 4 KB)
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
@@ -71,13 +72,17 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        # Collect after every 4 KB allocated: freed holes are reused before long-lived objects
-        # get scattered between them. Measured on a 64 KB data heap: without it the heap
-        # fragments within the first six-seat round (36 KB free, largest block 1.2 KB) and a
-        # journal write fails; with it the peak stays near 36 KB (tests/firmware/app_session.py).
+        # Collect after every 1/16 of the free heap allocated (at least 4 KB): freed holes are
+        # reused before long-lived objects get scattered between them. Measured on a 64 KB data
+        # heap (4 KB threshold): without it the heap fragments within the first six-seat
+        # round (36 KB free, largest block 1.2 KB) and a journal write fails; with it the peak
+        # stays near 36 KB (tests/firmware/app_session.py). A fixed 4 KB made a Pico (~240 KB
+        # heap, ~120 KB live) mark its whole heap every 4 KB allocated: 52 % of the idle chip's
+        # time went to the collector (docs/hardware.md section 8).
         gc.collect()
+        self.gc_threshold = max(_GC_MIN, gc.mem_free() // _GC_FRACTION)
         if hasattr(gc, "threshold"):
-            gc.threshold(_GC_THRESHOLD)
+            gc.threshold(self.gc_threshold)
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw
