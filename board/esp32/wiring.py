@@ -12,7 +12,7 @@ mpy_arch = "xtensawin"  # only needed for @native/@viper code (the firmware has 
 host_uart = {"id": 2, "baudrate": 115200, "tx": 17, "rx": 16, "rxbuf": 1024}
 reader = {"kind": "rfid"}
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 26, "rx": 27, "rxbuf": 256}
-optical = {"dedup_ms": 250, "noread": b"NOREAD", "poll_ms": 2}
+optical = {"dedup_ms": 250, "noread": b"NOREAD"}
 rfid_spi = {"id": 2, "baudrate": 4000000, "sck": 18, "mosi": 23, "miso": 19}  # VSPI
 rfid = {"cs": 5, "rst": 22, "period_ms": 20, "tries": 3, "fail_polls": 5, "timeout_ms": 5,
         "detect_timeout_us": 1000}

@@ -12,7 +12,7 @@ mpy_arch = "armv6m"  # only needed for @native/@viper code (the firmware has non
 host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024}
 reader = {"kind": "rfid"}  # the fitted front end: "rfid" (MFRC522) or "optical" (UART module)
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 4, "rx": 5, "rxbuf": 256}
-optical = {"dedup_ms": 250, "noread": b"NOREAD", "poll_ms": 2}
+optical = {"dedup_ms": 250, "noread": b"NOREAD"}
 rfid_spi = {"id": 0, "baudrate": 4000000, "sck": 18, "mosi": 19, "miso": 16}
 rfid = {"cs": 17, "rst": 20, "period_ms": 20, "tries": 3, "fail_polls": 5, "timeout_ms": 5,
         "detect_timeout_us": 1000}

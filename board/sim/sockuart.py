@@ -2,16 +2,20 @@
 
 One peer at a time (a newer connection replaces the older one, as re-plugging a cable would).
 With no peer attached, written bytes are lost, like a UART with nothing on the other end.
-Only the sim board builds these; the firmware sees the usual any()/readinto()/write().
+Only the sim board builds these; the firmware sees the usual any()/readinto()/write() and, as
+with machine.UART, the stream poll ioctl, so asyncio's StreamReader can await it.
 """
+import io
 import select
 import socket
 import errno
 
 _POLLOUT_WAIT_MS = 200
+_MP_STREAM_POLL = 3
+_MP_STREAM_ERROR = -1    # any other request (e.g. "your file descriptor": there is none fixed)
 
 
-class SocketUART:
+class SocketUART(io.IOBase):
     def __init__(self, port, host="127.0.0.1"):
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -54,6 +58,14 @@ class SocketUART:
         if self._poll is None:
             return 0
         return 1 if self._poll.poll(0) else 0
+
+    def ioctl(self, req, arg):
+        if req != _MP_STREAM_POLL:
+            return _MP_STREAM_ERROR
+        ready = arg & select.POLLOUT     # written bytes never wait (lost with no peer)
+        if arg & select.POLLIN and self.any():
+            ready |= select.POLLIN       # bytes, or the peer hung up (readinto then drops it)
+        return ready
 
     def readinto(self, buf):
         self._accept()

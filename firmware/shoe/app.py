@@ -4,12 +4,14 @@ A board's main.py builds the hardware and calls `run(Hardware(...))`; nothing he
 hardware. Tasks (all created in `main()`):
 
     reader   awaits the code reader; each read goes to the table (card, reject)
-    host     polls the host UART, feeds the link, dispatches authenticated commands,
-             writes what the link has to send (frames, retransmissions, acks, heartbeats)
+    host     awaits the host UART (a stream: no polling), feeds the link, dispatches
+             authenticated commands and writes the answers
+    link     every tick: the link's timers (retransmissions, handshake, heartbeats); frames of
+             new events leave from the task that made them (pump())
     ticker   table timers (reader jam, deck age), status LED, heartbeat log line
     + the board's peripherals (shoe.drivers.peripherals): card-exit beam paired with reads,
-      lid (tamper) switch, status LED patterns, and the watchdog, fed only while `host` and
-      `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
+      lid (tamper) switch, status LED patterns, and the watchdog, fed only while `link` (as
+      "host") and `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
 
 Every table event is journalled (with the table's state change, a delta) before the link may
 transmit it, so
@@ -45,7 +47,7 @@ class Hardware:
 
     def __init__(self, host, reader, state_dir, board_name, firmware_root=None, beam=None,
                  lid=None, led=None, wdt=None):
-        self.host = host              # UART-like: readinto(buf) -> n|None, write(b)
+        self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
         self.reader = reader          # driver with `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir
         self.board_name = board_name
@@ -333,6 +335,7 @@ class App:
             kind, data = await self.hw.reader.read()
             try:
                 self.on_read(kind, data)
+                self.pump()      # the card's event frame leaves now, not at the next tick
             except Exception as e:
                 self.fault("reader", e)
             # a reader with reads queued returns at once: let the host task (and the watchdog
@@ -352,19 +355,30 @@ class App:
             else:
                 self.link.error(ctr, reply["reason"], reply.get("message"))
 
+    def pump(self, now=None):
+        """Write what the link has to send now (frames, retransmissions, acks, heartbeats)."""
+        out = self.link.transmit(self.ticks_ms() if now is None else now)
+        if out:
+            self.hw.host.write(out)
+
     async def host_task(self):
-        host = self.hw.host
+        """Reads the host UART as a stream: the task sleeps in the event loop until bytes
+        arrive (the UART's poll ioctl), then answers at once."""
+        stream = asyncio.StreamReader(self.hw.host)
+        while True:
+            n = await stream.readinto(self._rx_mv)
+            if n:
+                now = self.ticks_ms()
+                self.on_host_bytes(self._rx_mv[:n], now)
+                self.pump(now)
+
+    async def link_task(self):
+        """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
+        events go out from the task that made them (pump())."""
         while True:
             self.checkin("host")
-            n = host.readinto(self._rx_mv)
-            now = self.ticks_ms()
-            if n:
-                self.on_host_bytes(self._rx_mv[:n], now)
-            out = self.link.transmit(now)
-            if out:
-                host.write(out)
-            if not n:
-                await asyncio.sleep_ms(2)
+            self.pump()
+            await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
         last_beat = 0
@@ -386,7 +400,7 @@ class App:
     async def main(self):
         self.boot()
         tasks = [asyncio.create_task(self.reader_task()), asyncio.create_task(self.host_task()),
-                 asyncio.create_task(self.ticker_task())]
+                 asyncio.create_task(self.link_task()), asyncio.create_task(self.ticker_task())]
         for coro in self.per.tasks():
             tasks.append(asyncio.create_task(coro))
         await asyncio.gather(*tasks)

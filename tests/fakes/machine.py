@@ -148,7 +148,7 @@ class UART(io.IOBase):
             if arg & _POLL_WR:
                 ready |= _POLL_WR
             return ready
-        return 0
+        return -1   # MP_STREAM_ERROR: no file descriptor (0 would make select.poll watch stdin)
 
 
 class SPI:

@@ -133,7 +133,7 @@ def _reader(machine, wiring):
 
         o = wiring.optical
         return OpticalReader(_uart(machine, wiring.reader_uart), dedup_ms=o["dedup_ms"],
-                             noread=o["noread"], poll_ms=o["poll_ms"])
+                             noread=o["noread"])
     raise WiringError("reader kind must be 'rfid' or 'optical', not %r" % (kind,))
 
 

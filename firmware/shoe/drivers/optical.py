@@ -14,7 +14,8 @@ a card-exit beam (a clone breaks the beam without a read), or where the table's 
 says this reader double-reads (docs/irregularities.md, "Double reads and cloned cards"). With
 `dedup` off every line is a read: the deck ledger sees the second read as a duplicate card.
 
-    reader = OpticalReader(uart)            # uart: machine.UART or anything with readinto()/write()
+    reader = OpticalReader(uart)            # uart: machine.UART or a stream with readinto()/write()
+                                            # and the poll ioctl (read() awaits it, no polling)
     kind, data = await reader.read()        # ("card", b"3A7FRAs1d52a21b") or ("noread", b"")
                                             # or ("garbled", raw) for an over-long/binary line
 
@@ -31,13 +32,13 @@ _CHUNK = const(32)
 
 
 class OpticalReader:
-    def __init__(self, uart, dedup_ms=250, noread=b"NOREAD", poll_ms=2,
-                 ticks_ms=time.ticks_ms, ticks_diff=time.ticks_diff):
+    def __init__(self, uart, dedup_ms=250, noread=b"NOREAD", ticks_ms=time.ticks_ms,
+                 ticks_diff=time.ticks_diff):
         self._uart = uart
         self.dedup_ms = dedup_ms
         self.dedup = True    # set by the app (App._reader_policy)
         self.noread = noread
-        self._poll_ms = poll_ms
+        self._stream = None  # asyncio stream over the UART, made by the first read()
         self._ticks_ms = ticks_ms
         self._ticks_diff = ticks_diff
         self._chunk = bytearray(_CHUNK)
@@ -129,11 +130,17 @@ class OpticalReader:
                 return None
 
     async def read(self):
+        """The next read; sleeps in the event loop (the UART's poll ioctl) until bytes come."""
+        if self._stream is None:
+            self._stream = asyncio.StreamReader(self._uart)
         while True:
             r = self.poll()
             if r is not None:
                 return r
-            await asyncio.sleep_ms(self._poll_ms)
+            n = await self._stream.readinto(self._chunk_mv)   # poll() emptied the chunk
+            if n:
+                self._pos = 0
+                self._end = n
 
     def stats(self):
         return {"lines": self.lines, "double_reads": self.double_reads, "noreads": self.noreads,
