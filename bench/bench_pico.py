@@ -18,7 +18,7 @@ the rig (host_tools/emu/rig.js), in emulated nanoseconds:
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
-while it is idle after boot and names the hot functions when the ELF of the same UF2 is found
+while it is idle after boot and while it plays, and names the hot functions when the ELF of the same UF2 is found
 (SHOE_PICO_ELF, or build/pico-firmware/stock.elf from `SHOE_PICO_STOCK=1 make pico-firmware`).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
@@ -152,6 +152,10 @@ def profile(emu, seconds=1.0):
     t0 = emu.clock_ns()
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
+    report_profile(emu, "the idle chip's time", seconds)
+
+
+def report_profile(emu, what, seconds):
     p = emu.control("profile", on=False, top=5000)
     elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "stock.elf")
     if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
@@ -170,9 +174,8 @@ def profile(emu, seconds=1.0):
         i = bisect.bisect_right(addrs, pc) - 1
         name = syms[i][1] if i >= 0 else "?"
         by[name] = by.get(name, 0) + n
-    print("  where the idle chip's time goes (%d PC samples over %.1f s emulated):"
-          % (p["samples"], seconds))
-    for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:10]:
+    print("  where %s goes (%d PC samples over %.1f s emulated):" % (what, p["samples"], seconds))
+    for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
@@ -191,8 +194,12 @@ def run(reader, rounds, do_profile, unix):
             time.sleep(2)
             profile(e)
         wall0, emu0 = time.monotonic(), e.clock_ns()
+        if do_profile:
+            e.control("profile", on=True)
         m = play_measured(e, reader, rounds)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
+        if do_profile:
+            report_profile(e, "the chip's time during the deck check and round(s)", emulated)
         stats = e.control("stats")
     lat_ms = [ms(x) for x in m["lat"]]
     round_lat = lat_ms[-36 * rounds:]
