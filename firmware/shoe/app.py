@@ -27,8 +27,8 @@ from shoe import config as shoe_config
 from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
-_GC_MIN = 4096           # smallest collection threshold (bytes allocated between collections)
-_GC_FRACTION = 16        # ... otherwise 1/16 of the heap free when the app starts (64 KB -> 4 KB)
+_GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
+_GC_ROOM = 73728         # ... plus what is free at boot beyond 72 KB (App.tune_gc)
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
@@ -74,17 +74,11 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        # Collect after every 1/16 of the free heap allocated (at least 4 KB): freed holes are
-        # reused before long-lived objects get scattered between them. Measured on a 64 KB data
-        # heap (4 KB threshold): without it the heap fragments within the first six-seat
-        # round (36 KB free, largest block 1.2 KB) and a journal write fails; with it the peak
-        # stays near 36 KB (tests/firmware/app_session.py). A fixed 4 KB made a Pico (~240 KB
-        # heap, ~120 KB live) mark its whole heap every 4 KB allocated: 52 % of the idle chip's
-        # time went to the collector (docs/hardware.md section 8).
+        # Collect after every 4 KB allocated while the app builds itself (boot() scales it)
         gc.collect()
-        self.gc_threshold = max(_GC_MIN, gc.mem_free() // _GC_FRACTION)
+        self.gc_threshold = _GC_MIN
         if hasattr(gc, "threshold"):
-            gc.threshold(self.gc_threshold)
+            gc.threshold(_GC_MIN)
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw
@@ -405,15 +399,31 @@ class App:
             tasks.append(asyncio.create_task(coro))
         await asyncio.gather(*tasks)
 
+    def tune_gc(self):
+        """The collection threshold for the heap the app runs in. On a device-sized heap (64 KB
+        of data) collect after every 4 KB allocated: freed holes are reused before long-lived
+        objects get scattered between them. Measured on the 64 KB board: without it the heap
+        fragments within the first six-seat round (36 KB free, largest block 1.2 KB) and a
+        journal write fails; with it the peak stays near 36 KB (tests/firmware/app_session.py).
+        A bigger heap may use what it has free beyond 72 KB between collections: a fixed 4 KB
+        made a Pico (~240 KB heap, ~150 KB live) mark its whole heap every 4 KB allocated, 60 %
+        of its time while dealing (docs/hardware.md section 8)."""
+        gc.collect()
+        self.gc_threshold = max(_GC_MIN, gc.mem_free() - _GC_ROOM)
+        if hasattr(gc, "threshold"):
+            gc.threshold(self.gc_threshold)
+
     def boot(self):
         from shoe import attest
+
+        self.tune_gc()
 
         if self.hw.firmware_root:
             from shoe.crypto import hexlify
 
             self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
-        _log("firmware %s board %s shoe %s boot %d" % (
-            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot))
+        _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
+            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gc_threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})

@@ -1,0 +1,39 @@
+"""The app's collection threshold follows the heap it boots in (App.tune_gc): 4 KB on the 64 KB
+data heap of a device-sized board (the anti-fragmentation setting), and what is free beyond
+72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
+import json
+
+from tests.link.helpers import DATA_HEAP_PRELUDE
+from tests.mpy import run_code
+
+SCRIPT = DATA_HEAP_PRELUDE + r"""
+import sys, json, gc
+import shoe.app
+from shoe.app import App, Hardware
+
+shoe.app.preload()
+root = %r
+app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
+_ballast = _data_heap(%d) if %d else None
+app.boot()
+gc.collect()
+print(json.dumps({"threshold": app.gc_threshold, "free": gc.mem_free()}))
+"""
+
+
+def _threshold(tmp_path, fw_build, data_heap):
+    state = tmp_path / ("s%d" % data_heap)
+    state.mkdir()
+    out = run_code(SCRIPT % (str(state), data_heap, data_heap), heap="512k",
+                   extra_path=(str(fw_build),))
+    return json.loads(out.splitlines()[-1])
+
+
+def test_a_64k_data_heap_collects_every_4k(tmp_path, fw_build):
+    assert _threshold(tmp_path, fw_build, 64 * 1024)["threshold"] == 4096
+
+
+def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_path, fw_build):
+    r = _threshold(tmp_path, fw_build, 0)
+    assert r["threshold"] > 64 * 1024, r
+    assert r["free"] - r["threshold"] >= 72 * 1024 - 4096, r
