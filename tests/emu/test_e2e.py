@@ -3,9 +3,10 @@ the RFID reader (tags in the MFRC522 model's field on SPI0, beam on GP14) and th
 optical reader (UART1), the host on UART0 through ShoeLink, the session runner as dealer and
 table system. The results must equal the unix virtual board's for the same script.
 
-With today's firmware a chip round costs minutes of wall time (the emulator runs at about a
-third of real time and the app keeps the chip busy: see docs/hardware.md), so these run with
-SHOE_SOAK=full or SHOE_EMU_E2E=1 only.
+A chip round still costs about a minute of wall time (optical FCF six-seat: 58 s for the
+deck check and round on the chip plus the unix board's, after a 24 s deploy; the journal's
+flash erases dominate: see docs/hardware.md section 8), so these run with SHOE_SOAK=full or
+SHOE_EMU_E2E=1 only.
 """
 import os
 import random
