@@ -83,8 +83,8 @@ def assemble(state, reader, keys):
 
 def play_measured(emu, reader, rounds):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
-    lat, settle, flash, heap = [], [], [], []
-    state = {"flash0": None, "decide_since": None}
+    lat, settle, flash, heap, card_flash = [], [], [], [], []
+    state = {"flash0": None, "decide_since": None, "card_flash": None}
 
     pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
     with EmuTable(emu, reader, event_timeout=900.0, pace=pace) as t:
@@ -99,6 +99,11 @@ def play_measured(emu, reader, rounds):
                 tx = emu.control("uart_log", uart=0, since=start)["tx"]
                 if tx:
                     lat.append(tx[0] - start)
+                f, f0 = emu.control("flash"), state["card_flash"]
+                if f0 is not None:   # flash work since the previous card's frame (its journal)
+                    card_flash.append(((f["erased_bytes"] - f0["erased_bytes"]) / 4096.0,
+                                       f["pages"] - f0["pages"]))
+                state["card_flash"] = f
             elif kind == "round_result":
                 f = emu.control("flash")
                 if state["flash0"] is not None:
@@ -125,7 +130,7 @@ def play_measured(emu, reader, rounds):
         t.runner.play(script(rounds))
         st = t.link.command("status", {}, timeout=60)
         heap.append(st.get("mem_free"))
-    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap}
+    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash}
 
 
 def boot_to_ready(emu):
@@ -208,6 +213,12 @@ def run(reader, rounds, do_profile, unix):
     print("  card -> frame on UART0, round cards: median %.1f ms, max %.1f ms (target %s)"
           % (med(round_lat), max(round_lat or [float("nan")]),
              "5 ms" if reader == "optical" else "10 ms"))
+    cf = m["card_flash"][-36 * rounds:]
+    if cf:
+        er, pg = med([e for e, _ in cf]), med([p for _, p in cf])
+        print("      flash work per round card (from one card's frame to the next): median %.1f "
+              "sector erases, %d pages programmed = %.0f ms of flash time at the datasheet's "
+              "45 ms / 0.4 ms" % (er, pg, er * 45 + pg * 0.4))
     if unix:
         print("      unix port (virtual board, wall, host round trip included): %.1f ms; "
               "x160 estimate %.0f ms" % (unix["card_s"] * 1e3, unix["card_s"] * 1e3 * 160))
