@@ -82,7 +82,7 @@ def run_fw(build, code, **kw):
     return run_code(code, extra_path=(str(build),), **kw)
 
 
-# As the virtual board does (board/sim/main.py): a real board keeps the firmware's bytecode
+# As the virtual board does (board/sim/power_on.py): a real board keeps the firmware's bytecode
 # frozen in flash, the unix port must hold it on its heap. So MicroPython runs with room for the
 # code, the script imports its modules, then DATA_HEAP_PRELUDE pins ballast until exactly
 # `data_heap` bytes are free: the script then works in a device-sized data heap.
