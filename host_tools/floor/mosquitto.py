@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from host_tools.floor.mqtt import free_port
+from host_tools.floor.mqtt import LocalBroker
 
 
 def find():
@@ -20,15 +20,11 @@ def find():
     return None
 
 
-class Mosquitto:
+class Mosquitto(LocalBroker):
     def __init__(self, workdir, port=0):
+        super().__init__(port)
         self.dir = Path(workdir)
-        self.port = port or free_port()
         self.proc = None
-
-    @property
-    def url(self):
-        return "mqtt://127.0.0.1:%d" % self.port
 
     def start(self):
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -52,14 +48,3 @@ class Mosquitto:
             self.proc.terminate()
             self.proc.wait(10)
             self.proc = None
-
-    def restart(self):
-        self.stop()
-        return self.start()
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()

@@ -88,18 +88,37 @@ def free_port():
     return p
 
 
-class EmbeddedBroker:
-    """amqtt (pinned from PyPI) in a thread with its own event loop, on 127.0.0.1."""
+class LocalBroker:
+    """What the brokers started here for tests, the bench and the laptop floor share: a port on
+    127.0.0.1, its URL, restart, and `with`. Subclasses give start() and stop()."""
 
     def __init__(self, port=0):
         self.port = port or free_port()
-        self._loop = None
-        self._thread = None
-        self._broker = None
 
     @property
     def url(self):
         return "mqtt://127.0.0.1:%d" % self.port
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class EmbeddedBroker(LocalBroker):
+    """amqtt (pinned from PyPI) in a thread with its own event loop, on 127.0.0.1."""
+
+    def __init__(self, port=0):
+        super().__init__(port)
+        self._loop = None
+        self._thread = None
+        self._broker = None
 
     def start(self, timeout=15.0):
         """Start (retrying while the port is still held by a previous run's closing sockets)."""
@@ -168,29 +187,14 @@ class EmbeddedBroker:
         self._thread.join(10)
         self._loop = None
 
-    def restart(self):
-        self.stop()
-        return self.start()
 
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-
-class BrokerProcess:
+class BrokerProcess(LocalBroker):
     """The embedded amqtt broker in a process of its own (`python -m host_tools.floor.mqtt
     PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
 
     def __init__(self, port=0):
-        self.port = port or free_port()
+        super().__init__(port)
         self.proc = None
-
-    @property
-    def url(self):
-        return "mqtt://127.0.0.1:%d" % self.port
 
     def start(self, timeout=30.0):
         import subprocess
@@ -211,10 +215,6 @@ class BrokerProcess:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
-
-    def restart(self):
-        self.stop()
-        return self.start()
 
 
 def _serve(port):
