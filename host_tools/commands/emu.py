@@ -1,9 +1,7 @@
 """shoectl emu: run an emulated Raspberry Pi Pico (rp2040js) as a bench board until stopped."""
-import signal
-import sys
-import time
 
 from host_tools.errors import ShoeError
+from host_tools.foreground import run_until_stopped
 
 NAME = "emu"
 HELP = "run an emulated Raspberry Pi Pico (real MicroPython rp2 firmware, UARTs/REPL on TCP)"
@@ -31,14 +29,7 @@ def run(args):
         if why:
             raise ShoeError("emulated Pico unavailable: %s" % why)
     board = _emu.Emulator(args.state, uf2=args.uf2, bootrom=args.bootrom)
-    stop = {"flag": False}
-
-    def _term(signum, frame):
-        stop["flag"] = True
-
-    old = signal.signal(signal.SIGTERM, _term)
-    try:
-        board.start()
+    def announce():
         u = board.urls
         print("emulated Pico up (rp2040js, pid %d), flash %s/flash.bin" % (board.pid, args.state))
         print("USB REPL:     %s" % u["repl"])
@@ -47,15 +38,11 @@ def run(args):
         print("control:      %s" % u["control"])
         print("next: shoectl deploy --board pico --port %s; shoectl provision --port %s ..."
               % (u["repl"], u["repl"]))
-        sys.stdout.flush()
-        while not stop["flag"]:
-            if not board.alive():
-                raise ShoeError("the emulator stopped (exit %s)" % board.proc.returncode)
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        board.stop()
-        signal.signal(signal.SIGTERM, old)
+
+    def check():
+        if not board.alive():
+            raise ShoeError("the emulator stopped (exit %s)" % board.proc.returncode)
+
+    run_until_stopped(board, announce, check)
     print("emulated Pico stopped")
     return 0

@@ -1,10 +1,9 @@
 """shoectl sim: run the firmware on the virtual board until stopped."""
-import signal
 import sys
 import tempfile
-import time
 
 from host_tools.errors import ShoeError
+from host_tools.foreground import run_until_stopped
 from host_tools.simboard import SimBoard
 
 NAME = "sim"
@@ -48,27 +47,14 @@ def run(args):
         sys.stdout.flush()
 
     board.on_restart = restarted
-    stop = {"flag": False}
-
-    def _term(signum, frame):
-        stop["flag"] = True
-
-    old = signal.signal(signal.SIGTERM, _term)
-    try:
-        board.start()
+    def announce():
         print("virtual board up in %.2f s (MicroPython unix port, pid %d)" % (
             board.boot_seconds, board.proc.pid))
         print("host UART:   %s" % board.host_url)
         print("reader UART: socket://127.0.0.1:%d" % board.reader_port)
         print("state dir:   %s%s" % (state, "  (demo keys provisioned: not for a casino)" if demo else ""))
         print("shoe id:     %s" % shoe_id_of(state))
-        sys.stdout.flush()
-        while not stop["flag"]:
-            time.sleep(0.2)       # the board's supervisor (SimBoard) powers it up again
-    except KeyboardInterrupt:
-        pass
-    finally:
-        board.stop()
-        signal.signal(signal.SIGTERM, old)
+
+    run_until_stopped(board, announce)   # the board's supervisor (SimBoard) powers it up again
     print("virtual board stopped")
     return 0
