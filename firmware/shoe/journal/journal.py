@@ -50,9 +50,11 @@ from micropython import const
 
 from shoe.journal import delta, log
 from shoe.journal.outbox import Outbox
+from shoe.journal.store import FileStore
 from shoe.journal.rounds import ROUNDS_PER_SEGMENT, Rounds  # noqa: F401 (re-exported)
 from shoe.link import codec
 
+LOG = "journal.log"
 CTR_MARGIN = const(16)  # command-counter floor raised by this much after any recovery
 GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
@@ -64,9 +66,11 @@ class JournalError(Exception):
 
 
 class Journal(Rounds):
-    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096):
+    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096, store=None):
         self.root = root
-        self.path = root + "/journal.log"
+        self.path = root + "/" + LOG
+        # where the records live: files in root (default) or raw flash rings (extents.py)
+        self._store = store if store is not None else FileStore(root)
         self.max_bytes = max_bytes
         self.writes = 0
         self.bytes_written = 0
@@ -81,7 +85,6 @@ class Journal(Rounds):
         self.eseq = 0
         self.chain = GENESIS
         self._out = Outbox(outbox_bytes, outbox_limit)
-        self._app = None
         self._dirty = False
         self._want_compact = False
         self._keys = {}  # delta.apply's cache of sorted dict keys, while a boot replays
@@ -104,23 +107,12 @@ class Journal(Rounds):
 
     # ---- recovery and compaction ----------------------------------------------------------
     def _recover(self):
-        new = self.path + ".new"
-        if log.exists(new):
-            complete = False
-            for p in log.Scan(new):
-                complete = p == b"\x81aZ"
-            if complete:  # a compaction finished writing but the rename did not happen
-                log.remove(self.path)
-                import os
-                os.rename(new, self.path)
-            else:
-                log.remove(new)
         self._hctr = 0
         self._heseq = 0
         self._stale = False
         self._lost_events = 0
         self._legacy_x = False
-        scan = log.Scan(self.path)
+        scan = self._store.scan(LOG)
         holes = 0
         undecodable = False
         for p in scan:
@@ -254,11 +246,8 @@ class Journal(Rounds):
         yield codec.encode(["Z"])
 
     def compact(self):
-        """Rewrite the log as one snapshot (atomic rename); bounded size from here on."""
-        if self._app is not None:
-            self._app.close()
-            self._app = None
-        w, b = log.rewrite(self.path, self._snapshot())
+        """Rewrite the log as one snapshot (atomic replace); bounded size from here on."""
+        w, b = self._store.rewrite(LOG, self._snapshot())
         self.writes += w
         self.bytes_written += b
         self.erases += log.sectors(0, b)
@@ -282,12 +271,12 @@ class Journal(Rounds):
         self._app_record(codec.encode(record))
 
     def close(self):
-        if self._app is not None:
-            self._app.close()
-            self._app = None
-        if self._rf is not None:
-            self._rf.close()
-            self._rf = None
+        self._store.close()
+
+    def idle(self):
+        """Flash work that can be done ahead (erase the next ring sector): call it when no card
+        is expected for a while. True if it did something (at most one erase per call)."""
+        return self._store.idle()
 
     # ---- application state ----------------------------------------------------------------
     def save_state(self, obj):
@@ -303,18 +292,15 @@ class Journal(Rounds):
     def _app_record(self, payload):
         # compact BEFORE appending: the snapshot is the state up to the previous record, and the
         # new record follows it (memory is updated by the caller after the write)
-        if self._dirty or self._size + len(payload) + log.HEAD > self.max_bytes:
+        n = len(payload) + log.HEAD
+        if self._dirty or self._size + n > self.max_bytes or not self._store.fits(LOG, n):
             self.compact()  # also after a failed write: rewrite without its torn bytes
-        if self._app is None:
-            self._app = log.Appender(self.path)
         try:
-            self._app.append(payload)
+            self._store.append(LOG, payload)
         except Exception:  # a write that failed part way (flash full, I/O error): the file may
             self._dirty = True  # end in a torn record that would hide later appends
-            self._app.close()
-            self._app = None
+            self._store.abort(LOG)
             raise
-        n = len(payload) + log.HEAD
         self.writes += 1
         self.bytes_written += n
         self.erases += log.sectors(self._size, n)

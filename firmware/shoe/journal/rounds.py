@@ -15,17 +15,16 @@ ROUNDS_PER_SEGMENT = const(100)
 
 class Rounds:
     def _seg(self, i):
-        return self.root + "/rounds." + str(i)
+        return "rounds." + str(i)
 
     def _rounds_open(self):
-        self._rf = None
         self._rdirty = False
         # round numbers held in each segment, oldest first (fixed arrays: no heap growth)
         self._nums = [array.array("i", bytes(4 * ROUNDS_PER_SEGMENT)) for _ in (0, 1)]
         self._n = [0, 0]
         self._last = [0, 0]  # journal-wide count of the newest round record in each segment
         for i in (0, 1):
-            scan = log.Scan(self._seg(i))
+            scan = self._store.scan(self._seg(i))
             for p in scan:
                 try:
                     r = codec.decode(p)
@@ -37,47 +36,37 @@ class Rounds:
                 except Exception:
                     scan.torn = True
                     break
-            if scan.torn:  # rewrite without the torn tail (streamed, one record at a time)
+            if scan.torn:  # forget the torn tail (a file is rewritten without it)
                 self.recovered_torn += 1
-                w, b = log.rewrite(self._seg(i), _first(log.Scan(self._seg(i)), self._n[i]))
-                self.writes += w
-                self.bytes_written += b
-                self.erases += log.sectors(0, b)
+                self._store.drop_tail(self._seg(i), self._n[i])
         self._cur = 1 if self._last[1] > self._last[0] else 0
 
     def add_round(self, no, kind, body):
         """Keep a round_result / round_void (body as sent, codec types) for recall."""
         cur = self._cur
         count = self._last[cur] + 1
-        if self._rdirty:  # a failed append left a torn tail: rewrite the segment without it
-            if self._rf is not None:
-                self._rf.close()
-                self._rf = None
-            seg = self._seg(cur)
-            log.rewrite(seg, _first(log.Scan(seg), self._n[cur]))
+        st = self._store
+        if self._rdirty:  # a failed append left a torn tail: forget it
+            st.drop_tail(self._seg(cur), self._n[cur])
             self._rdirty = False
-        if self._n[cur] >= ROUNDS_PER_SEGMENT:
-            if self._rf is not None:
-                self._rf.close()
-                self._rf = None
+        payload = codec.encode([count, no, kind, body])
+        n = len(payload) + log.HEAD
+        # a full segment (a ring segment may fill before 100 big records): start the other
+        if self._n[cur] >= ROUNDS_PER_SEGMENT or (self._n[cur] and not st.fits(self._seg(cur), n)):
             cur = 1 - cur
             self._cur = cur
-            log.remove(self._seg(cur))
+            st.clear(self._seg(cur))
             self._n[cur] = 0
-        if self._rf is None:
-            self._rf = log.Appender(self._seg(cur))
-        payload = codec.encode([count, no, kind, body])
-        before = self._rf.size
+        before = st.size(self._seg(cur))
         try:
-            self._rf.append(payload)
+            st.append(self._seg(cur), payload)
         except Exception:
             self._rdirty = True
-            self._rf.close()
-            self._rf = None
+            st.abort(self._seg(cur))
             raise
         self.writes += 1
-        self.bytes_written += len(payload) + log.HEAD
-        self.erases += log.sectors(before, len(payload) + log.HEAD)
+        self.bytes_written += n
+        self.erases += log.sectors(before, n)
         self._nums[cur][self._n[cur]] = no
         self._n[cur] += 1
         self._last[cur] = count
@@ -91,7 +80,7 @@ class Rounds:
         """-> (kind, body) of round `no`, or None if it is not (or no longer) recallable."""
         for i in (self._cur, 1 - self._cur):
             if _holds(self._nums[i], self._n[i], no):
-                for p in log.Scan(self._seg(i)):
+                for p in self._store.scan(self._seg(i)):
                     r = codec.decode(p)
                     if r[1] == no:
                         return r[2], r[3]
@@ -104,12 +93,3 @@ def _holds(arr, n, x):
         if arr[i] == x:
             return True
     return False
-
-
-def _first(it, n):
-    if n <= 0:
-        return
-    for i, x in enumerate(it):
-        yield x
-        if i + 1 >= n:
-            return

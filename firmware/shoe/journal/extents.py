@@ -1,0 +1,188 @@
+"""The journal on raw flash rings inside littlefs: reserved extents (as a swapfile or GRUB's
+grubenv). See docs/journal.md "The flash ring".
+
+    store = open_store(flash, "state")   # flash: rp2.Flash() (hwbuild builds it)
+    Journal("state", store=store)
+
+The stock rp2 firmware mounts littlefs over the whole flash block device (and formats it if the
+mount fails), so no region is free. Instead, files of exactly one block (4096 bytes) are made
+in <state>/ring/ and each one's block is found by its unique header (nonce + index) with raw
+reads; littlefs never moves the data block of a file it does not modify, and a file of one
+block has no CTZ pointers, so the journal may erase and program those blocks directly. The
+files are never opened for writing nor removed while in use. At every boot the map is checked:
+each file exists with 4096 bytes and its first page read through littlefs equals the raw page
+(the whole block when that page is erased). If not, the extents are made again and the rings
+start empty (as if the state directory had been wiped).
+"""
+import os
+import struct
+
+from micropython import const
+
+from shoe.journal.ring import Ring, SECTOR
+
+LOG_SECTORS = const(24)  # 64 KiB of log (+ one record) and a compaction's new epoch, with room
+ROUND_SECTORS = const(10)  # per rounds segment: 100 round records of up to ~400 bytes
+LAYOUT = (("journal.log", LOG_SECTORS, 5), ("rounds.0", ROUND_SECTORS, 0),
+          ("rounds.1", ROUND_SECTORS, 0))
+_HEAD = b"SHOEXT01"
+_PAGE = const(256)
+
+
+class ExtentError(OSError):
+    pass
+
+
+def _count():
+    return sum(n for _, n, _ in LAYOUT)
+
+
+def _files(root):
+    return root + "/ring"
+
+
+def _name(d, i):
+    return "%s/x%02d" % (d, i)
+
+
+def _load_map(d):
+    import json
+
+    try:
+        with open(d + "/map") as f:
+            m = json.loads(f.read())
+        return bytes.fromhex(m["nonce"]), m["blocks"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, None
+
+
+def check(dev, d, blocks):
+    """Does every extent file still own its mapped block?"""
+    count = dev.ioctl(4, 0)
+    if len(blocks) != _count() or len(set(blocks)) != len(blocks):
+        return False
+    a = bytearray(_PAGE)
+    b = bytearray(_PAGE)
+    for i, blk in enumerate(blocks):
+        if not 0 <= blk < count:
+            return False
+        try:
+            if os.stat(_name(d, i))[6] != SECTOR:
+                return False
+            with open(_name(d, i), "rb") as f:
+                off = 0
+                while off < SECTOR:
+                    if f.readinto(a) != _PAGE:
+                        return False
+                    dev.readblocks(blk, b, off)
+                    if a != b:
+                        return False
+                    if off == 0 and a != b"\xff" * _PAGE:
+                        break  # a stamped or written first page identifies the block
+                    off += _PAGE
+        except OSError:
+            return False
+    return True
+
+
+def make(dev, d):
+    """Create the extent files and find their blocks. -> (nonce, blocks)."""
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+    for name in os.listdir(d):  # the map did not check out: start again from nothing
+        os.remove(d + "/" + name)
+    nonce = os.urandom(4)
+    n = _count()
+    pad = b"\xff" * _PAGE
+    for i in range(n):
+        with open(_name(d, i), "wb") as f:
+            f.write(_HEAD + nonce + struct.pack("<H", i) + pad[:_PAGE - 14])
+            for _ in range(SECTOR // _PAGE - 1):
+                f.write(pad)
+    blocks = [-1] * n
+    h = bytearray(14)
+    want = _HEAD + nonce
+    for blk in range(dev.ioctl(4, 0)):
+        dev.readblocks(blk, h, 0)
+        if h[:12] == want:
+            i = h[12] | h[13] << 8
+            if i < n:
+                if blocks[i] >= 0:
+                    raise ExtentError("extent %d found twice" % i)
+                blocks[i] = blk
+    if -1 in blocks:
+        raise ExtentError("extent not found on the flash")
+    import json
+
+    with open(d + "/map.new", "w") as f:
+        f.write(json.dumps({"nonce": "".join("%02x" % x for x in nonce), "blocks": blocks}))
+    try:
+        os.remove(d + "/map")
+    except OSError:
+        pass
+    os.rename(d + "/map.new", d + "/map")
+    return nonce, blocks
+
+
+class RingStore:
+    """The journal's streams on rings (store.FileStore's interface)."""
+
+    def __init__(self, dev, nonce, blocks, layout=LAYOUT):
+        self.rings = {}
+        at = 0
+        for rid, (name, n, reserve) in enumerate(layout):
+            self.rings[name] = Ring(dev, blocks[at:at + n], rid, nonce, reserve)
+            at += n
+
+    def scan(self, name):
+        return self.rings[name].scan()
+
+    def append(self, name, payload):
+        self.rings[name].append(payload)
+
+    def size(self, name):
+        return 0
+
+    def abort(self, name):
+        pass  # the ring never writes over what a failed append left
+
+    def rewrite(self, name, records):
+        return self.rings[name].rewrite(records)
+
+    def drop_tail(self, name, n):
+        pass  # the next record goes to a fresh sector (ring.py)
+
+    def clear(self, name):
+        self.rings[name].rewrite(())
+
+    def fits(self, name, n):
+        return self.rings[name].fits(n)
+
+    def close(self):
+        pass
+
+    def idle(self):
+        for r in self.rings.values():
+            if r.prepare():
+                return True
+        return False
+
+    def stats(self):
+        e = p = 0
+        for r in self.rings.values():
+            e += r.erases
+            p += r.programs
+        return {"erases": e, "pages": p}
+
+
+def open_store(dev, root):
+    """The ring store on `dev` (rp2.Flash shape), its extents kept in <root>/ring."""
+    d = _files(root)
+    nonce, blocks = _load_map(d)
+    if nonce is None or not check(dev, d, blocks):
+        if nonce is not None:
+            print("[shoe] journal ring: the extent map does not check out: made again")
+        nonce, blocks = make(dev, d)
+    return RingStore(dev, nonce, blocks)
