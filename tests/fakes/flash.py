@@ -59,8 +59,7 @@ class FakeFlash:
         cut = self._op()
         if cut:
             n //= 2
-        for i in range(a, a + n):
-            self.mem[i] = 0xFF
+        self.mem[a:a + n] = b"\xff" * n
         if cut:
             self.dead = True
             raise PowerCut("cut during an erase")
@@ -81,11 +80,14 @@ class FakeFlash:
         for p in range(0, n, PAGE):
             cut = self._op()
             k = PAGE // 2 if cut else PAGE
-            for i in range(k):
-                v = buf[p + i]
-                if v != 0xFF:
-                    self.changed += 1
-                self.mem[a + p + i] &= v
+            src = bytes(buf[p:p + k])
+            self.changed += k - src.count(b"\xff")
+            q = a + p
+            if self.mem[q:q + k] == b"\xff" * k:
+                self.mem[q:q + k] = src  # erased: programming is a copy
+            else:
+                for i in range(k):
+                    self.mem[q + i] &= src[i]
             if cut:
                 self.dead = True
                 raise PowerCut("cut during a page program")

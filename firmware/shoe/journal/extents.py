@@ -21,10 +21,14 @@ from micropython import const
 
 from shoe.journal.ring import Ring, SECTOR
 
-LOG_SECTORS = const(24)  # 64 KiB of log (+ one record) and a compaction's new epoch, with room
-ROUND_SECTORS = const(10)  # per rounds segment: 100 round records of up to ~400 bytes
-LAYOUT = (("journal.log", LOG_SECTORS, 5), ("rounds.0", ROUND_SECTORS, 0),
-          ("rounds.1", ROUND_SECTORS, 0))
+# (stream, sectors, sectors kept free for a rewrite). The log: 64 KiB + one record live (17
+# sectors of 4064 data bytes), a compaction's snapshot (state + an outbox of up to 8 KiB: 5 kept
+# free), and room to spare. A rounds segment: 100 records of up to ~400 bytes in 10 sectors, and
+# one free so that emptying it (a new epoch) always has a sector to start in.
+LOG_SECTORS = const(24)
+ROUND_SECTORS = const(11)
+LAYOUT = (("journal.log", LOG_SECTORS, 5), ("rounds.0", ROUND_SECTORS, 1),
+          ("rounds.1", ROUND_SECTORS, 1))
 _HEAD = b"SHOEXT01"
 _PAGE = const(256)
 
@@ -56,10 +60,10 @@ def _load_map(d):
         return None, None
 
 
-def check(dev, d, blocks):
+def check(dev, d, blocks, n=None):
     """Does every extent file still own its mapped block?"""
     count = dev.ioctl(4, 0)
-    if len(blocks) != _count() or len(set(blocks)) != len(blocks):
+    if len(blocks) != (n or _count()) or len(set(blocks)) != len(blocks):
         return False
     a = bytearray(_PAGE)
     b = bytearray(_PAGE)
@@ -85,8 +89,8 @@ def check(dev, d, blocks):
     return True
 
 
-def make(dev, d):
-    """Create the extent files and find their blocks. -> (nonce, blocks)."""
+def create(d, n):
+    """Make the n extent files in d (anything else there is removed). -> nonce"""
     try:
         os.mkdir(d)
     except OSError:
@@ -94,13 +98,17 @@ def make(dev, d):
     for name in os.listdir(d):  # the map did not check out: start again from nothing
         os.remove(d + "/" + name)
     nonce = os.urandom(4)
-    n = _count()
     pad = b"\xff" * _PAGE
     for i in range(n):
         with open(_name(d, i), "wb") as f:
             f.write(_HEAD + nonce + struct.pack("<H", i) + pad[:_PAGE - 14])
             for _ in range(SECTOR // _PAGE - 1):
                 f.write(pad)
+    return nonce
+
+
+def locate(dev, nonce, n):
+    """The block of each extent, found by its header with raw reads."""
     blocks = [-1] * n
     h = bytearray(14)
     want = _HEAD + nonce
@@ -114,6 +122,14 @@ def make(dev, d):
                 blocks[i] = blk
     if -1 in blocks:
         raise ExtentError("extent not found on the flash")
+    return blocks
+
+
+def make(dev, d):
+    """Create the extent files, find their blocks, write the map. -> (nonce, blocks)"""
+    n = _count()
+    nonce = create(d, n)
+    blocks = locate(dev, nonce, n)
     import json
 
     with open(d + "/map.new", "w") as f:
