@@ -36,6 +36,7 @@ _OUTBOX_MAX = 96          # ... as messages
 _JOURNAL_BYTES = 65536    # compaction (a full snapshot) every ~6 rounds: fewer partly used sectors
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
+_IDLE_MS = 300            # no card for this long: the journal may erase ahead
 # command kinds the link accepts only under the supervisor key, and the table's own names for
 # them, which the host may not use directly (they would bypass the supervisor key)
 _SUPERVISED = ("ack_error", "configure_supervised")
@@ -46,7 +47,7 @@ class Hardware:
     """What a board hands to the app. Optional parts are None on boards that lack them."""
 
     def __init__(self, host, reader, state_dir, board_name, firmware_root=None, beam=None,
-                 lid=None, led=None, wdt=None):
+                 lid=None, led=None, wdt=None, flash=None):
         self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
         self.reader = reader          # driver with `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir
@@ -56,6 +57,7 @@ class Hardware:
         self.lid = lid
         self.led = led
         self.wdt = wdt
+        self.flash = flash            # raw flash (rp2.Flash) for the journal's rings, or None
 
 
 def _random_key():
@@ -96,8 +98,12 @@ class App:
             self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
+        store = None
+        if getattr(hw, "flash", None) is not None:   # the Pico: raw flash rings
+            from shoe.journal.extents import open_store
+            store = open_store(hw.flash, hw.state_dir)
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
-                               outbox_limit=_OUTBOX_MAX)
+                               outbox_limit=_OUTBOX_MAX, store=store)
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
@@ -113,6 +119,7 @@ class App:
         self.faults = 0
         self.dropped = 0
         self._last_card = None
+        self._read_ms = ticks_ms()
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._reader_policy()
@@ -232,6 +239,7 @@ class App:
     def on_read(self, kind, data):
         now = self.clock()
         self.reads += 1
+        self._read_ms = self.ticks_ms()
         self.per.on_read()
         if kind == "card":
             if self.codes is None:
@@ -383,6 +391,8 @@ class App:
                 self.table.tick(now)
                 self._flush_table()
                 self._report_double_reads()
+                if time.ticks_diff(self.ticks_ms(), self._read_ms) > _IDLE_MS:
+                    self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
             except Exception as e:
                 self.fault("ticker", e)
             if now - last_beat >= _HEARTBEAT_S:

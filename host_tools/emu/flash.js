@@ -22,10 +22,14 @@ const fs = require('fs');
 const FLASH_SIZE = 2 * 1024 * 1024;
 const T_PP = 400e3, T_SE = 45e6, T_BE32 = 120e6, T_BE64 = 150e6, T_CE = 5000e6; // ns
 
+/* programmed: bytes sent by page programs (whole 256-byte pages from the ROM's
+ * flash_range_program: the traffic); changed: those that were not 0xFF (bits actually
+ * programmed: what the writer meant to store). */
 class FlashStats {
-  constructor() { this.programmed = 0; this.pages = 0; this.erases = 0; this.erasedBytes = 0; }
-  toJSON() { return {programmed: this.programmed, pages: this.pages, erases: this.erases,
-                     erased_bytes: this.erasedBytes}; }
+  constructor() { this.programmed = 0; this.changed = 0; this.pages = 0; this.erases = 0;
+                  this.erasedBytes = 0; }
+  toJSON() { return {programmed: this.programmed, changed: this.changed, pages: this.pages,
+                     erases: this.erases, erased_bytes: this.erasedBytes}; }
 }
 
 class W25Q {
@@ -35,6 +39,7 @@ class W25Q {
     this.wel = false; this.busyUntil = 0; this.stats = new FlashStats();
     this.cutAfter = -1; // >= 0: power cut during the (cutAfter+1)-th next program/erase
     this.onCut = null;
+    this.cutFile = null; // where the cut operation is recorded ({op, addr}) before dying
     this.select(false);
   }
   select(on) {
@@ -97,8 +102,10 @@ class W25Q {
       lo = Math.min(lo, a - base); hi = Math.max(hi, a - base);
     }
     if (hi >= lo) fs.writeSync(this.fd, this.mem, base + lo, hi - lo + 1, base + lo);
-    if (cut) return this.powerCut();
-    this.stats.programmed += data.length; this.stats.pages++;
+    if (cut) return this.powerCut('program', addr);
+    let changed = 0;
+    for (let k = 0; k < data.length; k++) if (data[k] !== 0xff) changed++;
+    this.stats.programmed += data.length; this.stats.changed += changed; this.stats.pages++;
     this.busyUntil = this.now() + T_PP;
   }
   erase(addr, size, t) {
@@ -106,11 +113,12 @@ class W25Q {
     const n = cut ? size >> 1 : size;
     this.mem.fill(0xff, addr, addr + n);
     fs.writeSync(this.fd, this.mem, addr, n, addr);
-    if (cut) return this.powerCut();
+    if (cut) return this.powerCut('erase', addr);
     this.stats.erases++; this.stats.erasedBytes += size;
     this.busyUntil = this.now() + t;
   }
-  powerCut() {
+  powerCut(op, addr) {
+    if (this.cutFile) fs.writeFileSync(this.cutFile, JSON.stringify({op, addr}));
     if (this.onCut) this.onCut();
     process.kill(process.pid, 'SIGKILL');
   }

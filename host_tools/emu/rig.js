@@ -99,6 +99,7 @@ class Rig {
     if (stats) this.flash.stats = stats;
     this.stats = this.flash.stats;
     this.flash.onCut = () => fs.fsyncSync(this.fd);
+    this.flash.cutFile = path.join(this.opt.state, 'cut.json');
     installFlash(mcu, this.flash);
     // writes to flash land in mcu.flash; keep this.mem pointing at the live array
     this.mem = mcu.flash;

@@ -18,6 +18,8 @@ build can be inspected in tests against the fake `machine`. The bundle's attribu
     led           LedPlayer (`await led.run()`, `led.show(led.READY)`) or None
     wdt           Watchdog policy (register/checkin/service; starts machine.WDT lazily) or None
     state_dir     journal + provisioned config (shoe.json) directory on flash
+    flash         the raw flash block device (rp2.Flash()) when the wiring keeps the journal
+                  on flash rings (`journal = {"store": "ring"}`), else None (files)
     board_name    "pico" / "esp32"
     firmware_root the deployed version directory (for attestation), None when frozen
     service       True when the service jumper is fitted: main.py then starts neither the app
@@ -82,6 +84,7 @@ class Hardware:
         self.firmware_root = None
         self.service = False
         self.crashes = 0
+        self.flash = None
         for k in kw:
             setattr(self, k, kw[k])
 
@@ -144,12 +147,26 @@ def service_mode(machine, wiring):
     return _in_pin(machine, s).value() == s.get("active_level", 0)
 
 
-def build(machine, wiring, firmware_root=None, state_dir=None):
+def _flash(wiring, flash):
+    store = getattr(wiring, "journal", {}).get("store", "files")
+    if store == "files":
+        return None
+    if store != "ring":
+        raise WiringError("journal store must be 'files' or 'ring', not %r" % (store,))
+    if flash is None:
+        import rp2  # the Pico: littlefs and the journal's rings share this block device
+
+        flash = rp2.Flash()
+    return flash
+
+
+def build(machine, wiring, firmware_root=None, state_dir=None, flash=None):
     hw = Hardware(board_name=wiring.board, firmware_root=firmware_root,
                   state_dir=state_dir or getattr(wiring, "state_dir", "state"))
     hw.service = service_mode(machine, wiring)
     hw.crashes = crash_count(hw.state_dir)
     hw.host = _uart(machine, wiring.host_uart)
+    hw.flash = _flash(wiring, flash)
     hw.reader = _reader(machine, wiring)
     b = getattr(wiring, "beam", None)
     if b:
