@@ -28,6 +28,9 @@ assert hw.led._pin.id == wiring.led["pin"]
 assert hw.wdt is not None and not hw.wdt.started  # watchdog starts at the first healthy feed
 assert machine.WDT.instances == []
 assert hw.state_dir == "state"
+# the Pico keeps its journal on raw flash rings (rp2.Flash), the ESP32 on files
+assert (hw.flash is not None) == (board == "pico")
+assert hw.flash is None or hw.flash.ioctl(5, 0) == 4096
 
 # the bundle works: a tag on the SPI bus is read through hw.reader
 class Discard:  # the fake Pin records every level in a list; a poll toggles CS ~300 times

@@ -4,10 +4,14 @@ through a ring program or erase (the rig's `cut`) loses nothing."""
 import json
 import time
 
-from tests.emu.test_pico_shoe import status
+from tests.emu.test_pico_shoe import status as _status
 from tests.emu.test_rig import repl
 
 FLASH = 2 * 1024 * 1024
+
+
+def status(emu, tmp_path):
+    return _status(emu, tmp_path, timeout=300)   # the first boot makes the extents (~4 s chip)
 
 
 def ring_map(emu):
