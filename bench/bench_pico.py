@@ -14,7 +14,9 @@ the rig (host_tools/emu/rig.js), in emulated nanoseconds:
                   (the stub is read first, so: from the stub's last card for manual shoes)
   boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello)
   heap free       `mem_free` of the status reply, after boot and after every round
-  flash / round   bytes programmed and 4 KB-sector erase equivalents while a round is played
+  flash / round   bytes programmed (whole 256-byte pages: the traffic), the bytes of those
+                  that were not 0xFF (what was stored), and 4 KB-sector erase equivalents while
+                  a round is played
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
@@ -107,8 +109,10 @@ def play_measured(emu, reader, rounds):
             elif kind == "round_result":
                 f = emu.control("flash")
                 if state["flash0"] is not None:
-                    flash.append((f["programmed"] - state["flash0"]["programmed"],
-                                  (f["erased_bytes"] - state["flash0"]["erased_bytes"]) / 4096))
+                    f0 = state["flash0"]
+                    flash.append((f["programmed"] - f0["programmed"],
+                                  (f["erased_bytes"] - f0["erased_bytes"]) / 4096,
+                                  f.get("changed", 0) - f0.get("changed", 0)))
                 state["flash0"] = f
                 since = state["decide_since"]
                 if since is not None:
@@ -225,9 +229,10 @@ def run(reader, rounds, do_profile, unix):
     if m["settle"]:
         print("  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
               "(target 10 ms for validate + settle alone)" % ms(med(m["settle"])))
-    for i, (b, er) in enumerate(m["flash"]):
-        print("  flash, round %d: %.1f KB programmed, %.1f sector erases (target <= 8 KB, <= 2)"
-              % (i + 1, b / 1024.0, er))
+    for i, (b, er, ch) in enumerate(m["flash"]):
+        print("  flash, round %d: %.1f KB programmed (page-program traffic, 256 B pages), of which "
+              "%.1f KB not 0xFF (bytes stored); %.1f sector erases (target <= 8 KB, <= 2)"
+              % (i + 1, b / 1024.0, ch / 1024.0, er))
     print("  heap free after the rounds (status mem_free): %s%s" % (
         m["heap"], "; unix port (64k heap): %s" % unix["mem_free"] if unix else ""))
 

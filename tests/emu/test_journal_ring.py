@@ -18,7 +18,7 @@ def ring_map(emu):
     """(blocks, filesystem base address) read over the REPL in service mode; back to the app."""
     emu.control("pin", pin=22, value=0)
     emu.control("reset")
-    with repl(emu, timeout=60) as dev:
+    with repl(emu, timeout=300) as dev:
         dev.run("import rp2, os\nfrom shoe.journal import extents\n"
                 "nonce, blocks = extents._load_map('state/ring')\nf = rp2.Flash()")
         ok = dev.value("extents.check(f, 'state/ring', blocks)")
