@@ -1,0 +1,273 @@
+"""RFID driver figures on the emulated Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
+
+    .venv/bin/python bench/bench_pico_rfid.py [--periods 20,5,2] [--cards 20]
+                                              [--paces 400/250,200/120] [--deck]
+
+The shoe is assembled as shipped (`shoectl deploy --board pico`, `shoectl provision`) and booted
+with the service jumper (GP22 low): main.py builds the hardware and leaves the REPL free, and
+the figures are taken on the chip through `hw.reader` (RFIDReader over the real machine.SPI and
+the MFRC522 model of host_tools/emu/mfrc522.js, air time at 106 kbit/s in emulated time):
+
+  complete read    a tag already in the field: one `reader.poll()` (ticks_us on the chip) and
+                   its SPI transfers (rig `stats`), HLTA included
+  empty-field poll `reader.poll()` with nobody in the field: time and SPI transfers
+  tag -> card      tags enter the field at known emulated instants (rig `card`, random phase)
+                   while the chip awaits `reader.read()` at its poll period: the time to the
+                   driver returning the card (the poll wait included)
+  idle CPU         the chip's busy share while `reader.read()` waits on an empty field, minus
+                   the same with the chip just sleeping (REPL overhead)
+  pace             53 tags dealt at pitch/dwell ms through `reader.read()`: cards read, lost
+  --deck           the app's deck check (host_tools.emu.table.play) at the default dealing pace
+
+Beside them the unix-port figures of bench/bench_drivers.py and its 160x RP2040 estimate.
+Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
+"""
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from host_tools import emu as _emu  # noqa: E402
+from host_tools.deploy import Device  # noqa: E402
+
+CODE = "3A7FRAs1d52a21b"
+MASK = (1 << 30) - 1  # ticks_us wraps at 2**30 on MicroPython
+
+SETUP = """
+import main, asyncio, time, gc
+hw = main.build()
+r = hw.reader
+def polls(n):
+    t = time.ticks_us()
+    for i in range(n):
+        x = r.poll()
+    return time.ticks_diff(time.ticks_us(), t) / n, x
+def one():
+    t = time.ticks_us()
+    x = r.poll()
+    return time.ticks_diff(time.ticks_us(), t), x
+def reads(n, ms):
+    out = []
+    async def go():
+        for i in range(n):
+            k, c = await r.read()
+            out.append((time.ticks_us(), k))
+    t0 = time.ticks_us()
+    try:
+        asyncio.run(asyncio.wait_for_ms(go(), ms))
+    except asyncio.TimeoutError:
+        pass
+    return t0, out
+async def nap(ms):
+    await asyncio.sleep_ms(ms)
+def idle(ms, reader):
+    try:
+        asyncio.run(asyncio.wait_for_ms(r.read() if reader else nap(ms + 100), ms))
+    except asyncio.TimeoutError:
+        pass
+"""
+
+
+def ms(us):
+    return us / 1000.0
+
+
+class Chip:
+    """The assembled shoe in service mode: REPL + control channel."""
+
+    def __init__(self, emu, dev):
+        self.emu = emu
+        self.dev = dev
+        self.uid = 0x04B00000
+
+    def val(self, expr):
+        return self.dev.value(expr)
+
+    def long(self, expr, timeout=900):
+        """dev.value for calls that run for many seconds of wall time (mpremote's default
+        exec timeout is 10 s)."""
+        import ast
+
+        self.dev._guard.deadline = time.monotonic() + timeout + 5
+        out, err = self.dev.t.exec_raw("print(repr(%s))" % expr, timeout=timeout)
+        if err:
+            raise RuntimeError("chip: %s" % err.decode()[-300:])
+        return ast.literal_eval(out.decode().strip())
+
+    def xfers(self):
+        return self.emu.control("stats")["spi_transfers"]
+
+    def tick_of(self, ns):
+        """Rig ns -> this chip's time.ticks_us()."""
+        c = self.emu.control("clock")
+        return int((ns - (c["ns"] - c["chip_ns"])) // 1000) & MASK
+
+    def new_uid(self):
+        self.uid += 1
+        return "%08x%06x" % (self.uid, 0x112233)  # 7-byte UIDs, as NTAG21x
+
+    def busy(self, code):
+        s0 = self.emu.control("stats")
+        self.long(code)
+        s1 = self.emu.control("stats")
+        return (s1["busy_ns"] - s0["busy_ns"]) / float(s1["ns"] - s0["ns"])
+
+
+def sync_figures(chip):
+    chip.emu.control("tags", tags=[])
+    chip.val("r.poll()")  # init
+    chip.val("polls(3)")
+    x0 = chip.xfers()
+    us, _ = chip.val("polls(100)")
+    idle_x = (chip.xfers() - x0) / 100.0
+    reads, xfs = [], []
+    for i in range(8):
+        chip.emu.control("tags", tags=[{"uid": chip.new_uid(), "code": CODE}])
+        x0 = chip.xfers()
+        d, got = chip.val("one()")
+        x1 = chip.xfers()
+        assert got == ("card", CODE.encode()), got
+        chip.emu.control("tags", tags=[])
+        chip.val("one()")  # the field empties (a deferred HLTA, if any, is sent here)
+        extra = chip.xfers() - x1 - idle_x
+        chip.val("polls(4)")
+        reads.append(d)
+        xfs.append(x1 - x0 + extra)
+    return {"idle_us": us, "idle_xfers": idle_x, "read_us": statistics.median(reads),
+            "read_xfers": statistics.median(xfs)}
+
+
+def schedule(chip, n, pitch_ms, dwell_ms, delay_ms, rng, jitter_ms=0):
+    starts = []
+    for i in range(n):
+        d = delay_ms + i * pitch_ms + (rng.uniform(0, jitter_ms) if jitter_ms else 0)
+        r = chip.emu.control("card", reader="rfid", code=CODE, uid=chip.new_uid(),
+                             dwell_ms=dwell_ms, pitch_ms=0, beam=False, delay_ms=d)
+        starts.append(chip.tick_of(r["ns"]))
+    return starts
+
+
+def latency(chip, period, n, rng):
+    chip.dev.run("r.period_ms = %d" % period)
+    chip.val("polls(4)")
+    starts = schedule(chip, n, 150, 100, 1500, rng, jitter_ms=40)
+    t0, out = chip.long("reads(%d, %d)" % (n, 1500 + 150 * n + 2000))
+    lat = []
+    for s, (t, kind) in zip(starts, out):
+        if kind == "card" and ((s - t0) & MASK) < (1 << 29):  # the loop ran when it came
+            lat.append((t - s) & MASK)
+    return lat, len(out)
+
+
+def idle_cpu(chip, period):
+    chip.dev.run("r.period_ms = %d" % period)
+    base = chip.busy("idle(2000, False)")
+    rd = chip.busy("idle(2000, True)")
+    return rd - base, base
+
+
+def pace(chip, pitch, dwell, n, rng):
+    chip.val("polls(4)")
+    starts = schedule(chip, n, pitch, dwell, 1500, rng)
+    t0, out = chip.long("reads(%d, %d)" % (n, 1500 + pitch * n + 2000))
+    kinds = [k for _, k in out]
+    return kinds.count("card"), len(kinds) - kinds.count("card"), starts
+
+
+def deck(state, pace_ms):
+    from host_tools.emu.table import play
+
+    script = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "rounds": []}
+    with _emu.Emulator(state) as e:
+        e.control("pin", pin=22, value=1)
+        e.control("reset")
+        t0 = time.monotonic()
+        try:
+            play(e, script, reader="rfid", event_timeout=300.0, pace=pace_ms)
+            return "passed (%.0f s wall)" % (time.monotonic() - t0)
+        except Exception as ex:  # noqa: BLE001 - a benchmark reports what happened
+            return "FAILED: %s" % str(ex)[:300]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--periods", default="")
+    ap.add_argument("--cards", type=int, default=20)
+    ap.add_argument("--paces", default="400/250,200/120,120/60")
+    ap.add_argument("--deck", action="store_true")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    why = _emu.missing()
+    if why:
+        print("bench_pico_rfid: skipped: emulated Pico unavailable: %s" % why)
+        return
+    rng = random.Random(args.seed)
+    try:
+        import bench_drivers
+        u = bench_drivers.figures()
+    except Exception as ex:  # noqa: BLE001
+        u = None
+        print("unix port figures unavailable: %s" % ex)
+    d = Path(tempfile.mkdtemp(prefix="bench-rfid-"))
+    keys = _emu.write_keys_file(d / "shoe.json")
+    state = d / "state"
+    with _emu.Emulator(state) as e:
+        asm = _emu.assemble(e, keys, reset=False)
+        print("emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
+              % asm["deploy_s"])
+        e.control("pin", pin=22, value=0)
+        e.control("reset")
+        with Device(e.urls["repl"], timeout=60, op_timeout=300) as dev:
+            dev.run(SETUP)
+            chip = Chip(e, dev)
+            period = chip.val("r.period_ms")
+            f = sync_figures(chip)
+            print("  complete read (tag in the field, one poll): %.2f ms, %.0f SPI transfers"
+                  % (ms(f["read_us"]), f["read_xfers"]))
+            if u:
+                print("      unix port %.0f us, %.0f transfers; x160 estimate %.1f ms"
+                      % (u["read_us"], u["read_xfers"], u["read_us"] * 160 / 1000))
+            print("  empty-field poll: %.3f ms, %.1f SPI transfers" % (ms(f["idle_us"]),
+                                                                    f["idle_xfers"]))
+            if u:
+                print("      unix port %.0f us, %.1f transfers; x160 estimate %.2f ms"
+                      % (u["idle_us"], u["idle_xfers"], u["idle_us"] * 160 / 1000))
+            periods = [int(p) for p in args.periods.split(",") if p] or [period]
+            for p in periods:
+                lat, got = latency(chip, p, args.cards, rng)
+                cpu, base = idle_cpu(chip, p)
+                print("  period %2d ms%s: tag enters -> card returned median %.2f ms, max %.2f "
+                      "ms (%d of %d cards); idle CPU %.1f %% (chip asleep: %.1f %%)"
+                      % (p, " (wiring)" if p == period else "", ms(med(lat)),
+                         ms(max(lat or [float("nan")])), len(lat), args.cards, cpu * 100,
+                         base * 100))
+                sys.stdout.flush()
+            chip.dev.run("r.period_ms = %d" % period)
+            for spec in args.paces.split(","):
+                if not spec:
+                    continue
+                pitch, dwell = (int(x) for x in spec.split("/"))
+                cards, other, _ = pace(chip, pitch, dwell, 53, rng)
+                print("  pace: a card every %d ms, %d ms in the field: %d of 53 read, %d noread, "
+                      "%d lost" % (pitch, dwell, cards, other, 53 - cards - other))
+        e.control("pin", pin=22, value=1)
+    if args.deck:
+        from host_tools.emu.table import EmuReaderPort
+
+        print("  app deck check at the default pace %s: %s"
+              % (EmuReaderPort.PACE["rfid"], deck(state, None)))
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
