@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from host_tools import emu as _emu  # noqa: E402
 from host_tools.deploy import Device  # noqa: E402
+from host_tools.errors import ShoeError  # noqa: E402
 
 CODE = "3A7FRAs1d52a21b"
 MASK = (1 << 30) - 1  # ticks_us wraps at 2**30 on MicroPython
@@ -68,10 +69,23 @@ def reads(n, ms):
 async def nap(ms):
     await asyncio.sleep_ms(ms)
 def idle(ms, reader):
+    d = r._detect
+    acc = [0, 0]
+    def timed():
+        t = time.ticks_us()
+        x = d()
+        acc[0] += time.ticks_diff(time.ticks_us(), t)
+        acc[1] += 1
+        return x
+    r._detect = timed
+    t0 = time.ticks_us()
     try:
         asyncio.run(asyncio.wait_for_ms(r.read() if reader else nap(ms + 100), ms))
     except asyncio.TimeoutError:
         pass
+    el = time.ticks_diff(time.ticks_us(), t0)
+    del r._detect
+    return acc[0], acc[1], el
 """
 
 
@@ -114,10 +128,12 @@ class Chip:
         return "%08x%06x" % (self.uid, 0x112233)  # 7-byte UIDs, as NTAG21x
 
     def busy(self, code):
+        """-> (the chip's busy share while code ran (rig busy_ns over the chip's own elapsed
+        time), the share of that time spent inside polls, polls)"""
         s0 = self.emu.control("stats")
-        self.long(code)
+        blocked, polls, el = self.long(code)
         s1 = self.emu.control("stats")
-        return (s1["busy_ns"] - s0["busy_ns"]) / float(s1["ns"] - s0["ns"])
+        return (s1["busy_ns"] - s0["busy_ns"]) / (el * 1000.0), blocked / float(el), polls
 
 
 def sync_figures(chip):
@@ -160,17 +176,20 @@ def latency(chip, period, n, rng):
     starts = schedule(chip, n, 150, 100, 1500, rng, jitter_ms=40)
     t0, out = chip.long("reads(%d, %d)" % (n, 1500 + 150 * n + 2000))
     lat = []
-    for s, (t, kind) in zip(starts, out):
-        if kind == "card" and ((s - t0) & MASK) < (1 << 29):  # the loop ran when it came
-            lat.append((t - s) & MASK)
-    return lat, len(out)
+    rel = sorted((x - t0) & MASK for x in starts)  # unwrapped, from the loop's start
+    for t, kind in out:
+        t = (t - t0) & MASK
+        before = [x for x in rel if x <= t]
+        if kind == "card" and before and before[-1] < (1 << 29):
+            lat.append(t - before[-1])  # the card that entered last before this result
+    return lat, sum(1 for _, k in out if k == "card")
 
 
 def idle_cpu(chip, period):
     chip.dev.run("r.period_ms = %d" % period)
-    base = chip.busy("idle(2000, False)")
-    rd = chip.busy("idle(2000, True)")
-    return rd - base, base
+    base, _, _ = chip.busy("idle(2000, False)")
+    busy, blocked, polls = chip.busy("idle(2000, True)")
+    return busy - base, base, blocked, polls / 2.0
 
 
 def pace(chip, pitch, dwell, n, rng):
@@ -224,7 +243,14 @@ def main(argv=None):
               % asm["deploy_s"])
         e.control("pin", pin=22, value=0)
         e.control("reset")
-        with Device(e.urls["repl"], timeout=60, op_timeout=300) as dev:
+        for attempt in range(3):  # the boot may take long on a loaded machine
+            try:
+                dev = Device(e.urls["repl"], timeout=120, op_timeout=300).__enter__()
+                break
+            except ShoeError:
+                if attempt == 2:
+                    raise
+        with dev:
             dev.run(SETUP)
             chip = Chip(e, dev)
             period = chip.val("r.period_ms")
@@ -242,12 +268,13 @@ def main(argv=None):
             periods = [int(p) for p in args.periods.split(",") if p] or [period]
             for p in periods:
                 lat, got = latency(chip, p, args.cards, rng)
-                cpu, base = idle_cpu(chip, p)
+                cpu, base, blocked, rate = idle_cpu(chip, p)
                 print("  period %2d ms%s: tag enters -> card returned median %.2f ms, max %.2f "
-                      "ms (%d of %d cards); idle CPU %.1f %% (chip asleep: %.1f %%)"
+                      "ms (%d of %d cards read); empty field: %.0f polls/s, %.1f %% of the time in "
+                      "polls, chip busy %.1f %% more than asleep (%.1f %%)"
                       % (p, " (wiring)" if p == period else "", ms(med(lat)),
-                         ms(max(lat or [float("nan")])), len(lat), args.cards, cpu * 100,
-                         base * 100))
+                         ms(max(lat or [float("nan")])), len(lat), args.cards, rate,
+                         blocked * 100, cpu * 100, base * 100))
                 sys.stdout.flush()
             chip.dev.run("r.period_ms = %d" % period)
             for spec in args.paces.split(","):

@@ -22,8 +22,10 @@ calls: the Transceive command stays active between frames (datasheet 10.3.1.8: e
 started by StartSend), a frame is one FIFO write burst, the state after it (ComIrq, Error,
 FIFOLevel, Control) one read burst, the answer one FIFO burst; CRC_A is computed here, not by
 the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls.
-Buffers are preallocated; an empty-field poll allocates nothing, a read only the returned UID.
+Buffers are preallocated; an empty-field poll allocates nothing, a read a few small objects
+(slices, the returned UID).
 """
+from array import array
 from micropython import const
 import time
 
@@ -85,14 +87,24 @@ def air_us(tx_bits, rx_bytes):
     return (tx_bits + 9 * rx_bytes) * 944 // 100 + 86
 
 
+def _crc_table():
+    t = array("H", range(256))
+    for i in range(256):
+        b = (i ^ (i << 4)) & 0xFF
+        t[i] = (b << 8) ^ (b << 3) ^ (b >> 4)
+    return t
+
+
+_CRC_T = _crc_table()  # CRC_A byte by byte: half the interpreter work of the bit formula
+
+
 def crc_a(buf, start, end):
     """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first). Over data + its CRC_A the
     result is 0, which is how answers are checked."""
     crc = 0x6363
+    t = _CRC_T
     for i in range(start, end):
-        b = buf[i] ^ (crc & 0xFF)
-        b = (b ^ (b << 4)) & 0xFF
-        crc = (crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)
+        crc = (crc >> 8) ^ t[(crc ^ buf[i]) & 0xFF]
     return crc
 
 
@@ -135,6 +147,8 @@ class MFRC522:
         rx = self._rx = bytearray(_RESP + 1)  # FIFO read burst: rx[1 .. n] = the answer
         self._rxv = [memoryview(rx)[: n + 1] for n in range(_RESP + 1)]
         self._rdv = [bytes([_RD_FIFO] * n + [0]) for n in range(_RESP + 1)]
+        self._cln = memoryview(rx)[1:6]  # an ANTICOLLISION answer: UID CLn + BCC
+        self._data = memoryview(rx)[1:17]  # a READ answer's 16 data bytes
         self._uid = bytearray(10)
         self.version = 0
         self.rx_last_bits = 0
@@ -338,8 +352,7 @@ class MFRC522:
             if r[1] ^ r[2] ^ r[3] ^ r[4] ^ r[5]:
                 raise RFIDError("UID check byte (BCC) wrong", "rfid_bcc")
             fb[2] = 0x70  # NVB: 7 bytes, the whole UID CLn
-            for i in range(1, 6):
-                fb[2 + i] = r[i]
+            fb[3:8] = self._cln
             self._append_crc(7)
             count = self._exchange(9, self._w_sel, det)
             if count != 3:
@@ -347,12 +360,10 @@ class MFRC522:
             if crc_a(r, 1, 4):
                 raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
             if fb[3] == _CASCADE_TAG:
-                for i in range(3):
-                    uid[n + i] = fb[4 + i]
+                uid[n:n + 3] = self._fbv[6][4:7]
                 n += 3
             else:
-                for i in range(4):
-                    uid[n + i] = fb[3 + i]
+                uid[n:n + 4] = self._fbv[6][3:7]
                 n += 4
             if not r[1] & 0x04:  # SAK cascade bit clear: UID complete
                 return bytes(uid[:n])
@@ -372,8 +383,7 @@ class MFRC522:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
         if crc_a(r, 1, _RESP + 1):
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
-        for i in range(16):
-            out[i] = r[i + 1]
+        out[0:16] = self._data
         return out
 
     def halt(self):
