@@ -206,13 +206,19 @@ def deck(state, pace_ms):
     script = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "rounds": []}
     with _emu.Emulator(state) as e:
         e.control("pin", pin=22, value=1)
+        c0 = e.clock_ns()
         e.control("reset")
+        while not e.control("uart_log", uart=0, since=c0)["tx"]:  # the app's first frame
+            time.sleep(0.2)
         t0 = time.monotonic()
         try:
             play(e, script, reader="rfid", event_timeout=300.0, pace=pace_ms)
             return "passed (%.0f s wall)" % (time.monotonic() - t0)
         except Exception as ex:  # noqa: BLE001 - a benchmark reports what happened
-            return "FAILED: %s" % str(ex)[:300]
+            import traceback
+
+            traceback.print_exc()
+            return "FAILED: %s: %s" % (type(ex).__name__, str(ex)[:300])
 
 
 def main(argv=None):
@@ -251,8 +257,11 @@ def main(argv=None):
                 if attempt == 2:
                     raise
         with dev:
-            dev.run(SETUP)
             chip = Chip(e, dev)
+            chip.dev._guard.deadline = time.monotonic() + 300
+            out, err = dev.t.exec_raw(SETUP, timeout=300)  # imports: long on a loaded machine
+            if err:
+                raise RuntimeError("chip: %s" % err.decode()[-300:])
             period = chip.val("r.period_ms")
             f = sync_figures(chip)
             print("  complete read (tag in the field, one poll): %.2f ms, %.0f SPI transfers"
