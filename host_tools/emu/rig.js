@@ -255,7 +255,8 @@ class Rig {
 
   control(msg) {
     const op = msg.op;
-    if (op === 'clock') return {ns: this.now(), resets: this.resets};
+    // chip_ns: this chip instance's own clock (its timer, time.ticks_us() = chip_ns / 1000)
+    if (op === 'clock') return {ns: this.now(), resets: this.resets, chip_ns: this.clock.nanos};
     if (op === 'pin') {
       this.setPin(msg.pin, msg.value);
       this.kick();
@@ -300,12 +301,13 @@ class Rig {
    * A card leaving the shoe, in emulated time: cards queue behind each other (one every
    * pitch_ms, as a dealer's hand or the shoe's exit allows). The reader sees it (optical: its
    * code line on UART1; rfid: a tag holding the code in the MFRC522's field for dwell_ms), then
-   * it breaks the exit beam (GP14 low) beam_at_ms after it started, for beam_ms.
+   * it breaks the exit beam (GP14 low) beam_at_ms after it started, for beam_ms. delay_ms: not
+   * before that long from now (a benchmark scheduling cards ahead of the chip's read loop).
    * Returns the emulated ns at which the card reaches the reader.
    */
   card(msg) {
     const ms = (x, d) => (x === undefined ? d : x) * 1e6;
-    const now = this.now();
+    const now = this.now() + ms(msg.delay_ms, 0);
     const start = Math.max(now, this.cardFree || 0);
     this.cardFree = start + ms(msg.pitch_ms, 120);
     const at = (t, fn) => { const a = this.clock.createAlarm(fn); a.schedule(Math.max(0, t - this.now())); };

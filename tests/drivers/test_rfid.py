@@ -11,4 +11,4 @@ def test_rfid_driver_under_micropython():
     assert checks["idle_poll_no_alloc"]["polls"] == 50
     assert checks["random_field"]["cards"] >= checks["random_field"]["clean"] > 0
     assert checks["faults"]["reasons"]["crc"] == "rfid_crc"
-    assert checks["reader_dedup"]["counts"]["card"] == 3
+    assert checks["reader_dedup"]["counts"]["card"] == 5

@@ -128,9 +128,10 @@ def _reader(machine, wiring):
         cs = machine.Pin(r["cs"], machine.Pin.OUT, value=1)
         rst = machine.Pin(r["rst"], machine.Pin.OUT, value=1) if r.get("rst") is not None else None
         chip = MFRC522(spi, cs, rst, timeout_ms=r.get("timeout_ms", 5),
-                       detect_timeout_us=r.get("detect_timeout_us", 1000))
-        return RFIDReader(chip, period_ms=r.get("period_ms", 20), tries=r.get("tries", 3),
-                          fail_polls=r.get("fail_polls", 5))
+                       detect_timeout_us=r.get("detect_timeout_us", 200))
+        return RFIDReader(chip, period_ms=r.get("period_ms", 5), tries=r.get("tries", 3),
+                          fail_polls=r.get("fail_polls", 20),
+                          absent_polls=r.get("absent_polls", 8), hold_ms=r.get("hold_ms", 300))
     if kind == "optical":
         from shoe.drivers.optical import OpticalReader
 

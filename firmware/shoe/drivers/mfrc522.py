@@ -15,41 +15,45 @@ Everything that goes wrong on the air raises RFIDError with a short `reason`:
     rfid_length    an answer of the wrong length          rfid_nak     the tag answered NAK
     rfid_overflow  FIFO overflow                          rfid_stuck   chip never finished
 
-SPI framing (datasheet 8.1.2.3): address byte = (reg << 1) | 0x80 to read, (reg << 1) to write.
-Answers' CRCs are checked with the chip's own CRC coprocessor (CalcCRC -> CRCResultReg). Buffers
-are preallocated; a poll allocates only the returned UID.
+SPI framing (datasheet 8.1.2.3): address byte = (reg << 1) | 0x80 to read, (reg << 1) to write;
+a read burst MOSI a0 a1 .. 00 answers one register per byte, a write burst sends every data byte
+to the same register. Each SPI call costs far more CPU than its wire time, so a frame is few
+calls: the Transceive command stays active between frames (datasheet 10.3.1.8: each frame is
+started by StartSend), a frame is one FIFO write burst, the state after it (ComIrq, Error,
+FIFOLevel, Control) one read burst, the answer one FIFO burst; CRC_A is computed here, not by
+the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls.
+Buffers are preallocated; an empty-field poll allocates nothing, a read a few small objects
+(slices, the returned UID).
 """
+from array import array
 from micropython import const
 import time
 
 # registers (datasheet 9.2)
 _COMMAND = const(0x01)
-_COMIRQ = const(0x04)
-_DIVIRQ = const(0x05)
-_ERROR = const(0x06)
 _FIFODATA = const(0x09)
-_FIFOLEVEL = const(0x0A)
-_CONTROL = const(0x0C)
-_BITFRAMING = const(0x0D)
 _COLL = const(0x0E)
 _MODE = const(0x11)
 _TXMODE = const(0x12)
 _RXMODE = const(0x13)
 _TXCONTROL = const(0x14)
 _TXASK = const(0x15)
-_CRC_H = const(0x21)
-_CRC_L = const(0x22)
 _TMODE = const(0x2A)
 _TPRESCALER = const(0x2B)
 _TRELOAD_H = const(0x2C)
 _TRELOAD_L = const(0x2D)
 _VERSION = const(0x37)
 
-# commands (datasheet 10.3)
-_CMD_IDLE = const(0x00)
-_CMD_CALCCRC = const(0x03)
-_CMD_TRANSCEIVE = const(0x0C)
-_CMD_SOFTRESET = const(0x0F)
+# whole SPI transfers, prebuilt: (register << 1, value) writes, (register << 1) | 0x80 reads
+_W_TRANSCEIVE = b"\x02\x0c"  # CommandReg = Transceive (also ends a receive still waiting)
+_W_SOFTRESET = b"\x02\x0f"
+_W_IRQ_CLEAR = b"\x08\x7f"  # ComIrqReg: clear all bits (Set1 = 0)
+_W_FLUSH = b"\x14\x80"  # FIFOLevelReg: FlushBuffer
+_W_SEND = b"\x1a\x80"  # BitFramingReg: StartSend, all bits of the last byte
+_W_SEND7 = b"\x1a\x87"  # StartSend, 7 bits of the last byte (REQA / WUPA short frame)
+_R_STATUS = b"\x88\x8c\x94\x98\x00"  # ComIrqReg, ErrorReg, FIFOLevelReg, ControlReg
+_WR_FIFO = const(0x12)
+_RD_FIFO = const(0x92)
 
 # ISO 14443-3 / NTAG commands
 _REQA = const(0x26)
@@ -61,9 +65,7 @@ _READ = const(0x30)
 _HLTA = const(0x50)
 
 # ComIrqReg bits: TxIRq 0x40, RxIRq 0x20, IdleIRq 0x10, ErrIRq 0x02, TimerIRq 0x01
-_IRQ_RX = const(0x20)
-_IRQ_IDLE = const(0x10)
-_IRQ_ERR = const(0x02)
+_IRQ_DONE = const(0x30)  # RxIRq | IdleIRq
 _IRQ_TIMER = const(0x01)
 # ErrorReg bits
 _ERR_OVFL = const(0x10)
@@ -72,10 +74,38 @@ _ERR_CRC = const(0x04)
 _ERR_PARITY = const(0x02)
 _ERR_PROTOCOL = const(0x01)
 
-_POLL_LIMIT = const(2000)  # register polls before declaring the chip stuck
+_POLL_LIMIT = const(2000)  # status polls before declaring the chip stuck
 _PRESCALER = const(0xA9)  # timer: 13.56 MHz / (2 * 169 + 1) = 40 kHz, one tick = 25 us
 _TICK_US = const(25)
+_RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
 KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
+
+
+def air_us(tx_bits, rx_bytes):
+    """Air time of a frame of tx_bits and its answer of rx_bytes at 106 kbit/s (9.44 us a bit,
+    9 bits a byte with parity), with the tag's frame delay time (~86 us) between them."""
+    return (tx_bits + 9 * rx_bytes) * 944 // 100 + 86
+
+
+def _crc_table():
+    t = array("H", range(256))
+    for i in range(256):
+        b = (i ^ (i << 4)) & 0xFF
+        t[i] = (b << 8) ^ (b << 3) ^ (b >> 4)
+    return t
+
+
+_CRC_T = _crc_table()  # CRC_A byte by byte: half the interpreter work of the bit formula
+
+
+def crc_a(buf, start, end):
+    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first). Over data + its CRC_A the
+    result is 0, which is how answers are checked."""
+    crc = 0x6363
+    t = _CRC_T
+    for i in range(start, end):
+        crc = (crc >> 8) ^ t[(crc ^ buf[i]) & 0xFF]
+    return crc
 
 
 class RFIDError(Exception):
@@ -85,90 +115,71 @@ class RFIDError(Exception):
 
 
 class MFRC522:
-    def __init__(self, spi, cs, rst=None, timeout_ms=5, detect_timeout_us=1000):
+    def __init__(self, spi, cs, rst=None, timeout_ms=5, detect_timeout_us=200):
         self._spi = spi
+        self._put = spi.write  # bound once: making a bound method allocates
+        self._xfer = spi.write_readinto
         self._cs = cs
         self._rst = rst
-        # The chip's timer starts when a frame has been sent and stops at the first bit of the
-        # answer (TAuto); a tag answers after its frame delay time (~90 us, ISO 14443-3). So the
-        # timeout only bounds silence: short for WUPA (an empty field is the common case and
-        # the CPU busy-polls until the timer fires), longer for data commands (NTAG21x
-        # datasheet: READ timeout 5 ms).
+        # The chip's timer starts when a frame has been sent and stops at the answer's first
+        # bits (TAuto); ISO 14443-3 fixes a tag's frame delay time to ~86-91 us for REQA/WUPA,
+        # ANTICOLLISION and SELECT, so silence there is bounded short (detect_timeout_us: an
+        # empty field is the common case and the CPU waits for it). READ may take longer (NTAG21x
+        # datasheet: READ timeout 5 ms): timeout_ms.
         self._data_ticks = timeout_ms * 1000 // _TICK_US
         self._detect_ticks = max(detect_timeout_us // _TICK_US, 4)
-        self._treload = -1
-        self._tx = bytearray(2)
-        self._rx = bytearray(2)
-        self._frame = bytearray(9)  # outgoing frame incl. CRC
-        self._resp = bytearray(18)  # incoming answer (16 data + CRC_A)
+        det = self._detect_ticks * _TICK_US
+        # CPU sleep after StartSend: the frame's air time until its answer, or the timeout
+        self._w_req = min(air_us(16, 2), air_us(16, 0) - 86 + det) - 30
+        self._w_ac = air_us(18, 5) - 30
+        self._w_sel = air_us(81, 3) - 30
+        self._w_read = air_us(36, _RESP) - 30
+        self._w_halt = air_us(36, 0) - 86 + det - 30
+        self._th = self._tl = -1  # TReload high / low byte as programmed (-1: unknown)
+        self._rearm = True  # Transceive must be (re)started before the next frame
+        self._flush = True  # the FIFO may hold bytes: flush before the next frame
+        self._w = bytearray(2)  # a register write
+        self._r = bytearray(2)
+        self._st = bytearray(5)  # status burst answer: -- irq err level control
+        fb = self._fb = bytearray(10)  # FIFO write burst: address + frame (up to 9 bytes)
+        fb[0] = _WR_FIFO
+        self._fbv = [memoryview(fb)[: n + 1] for n in range(10)]
+        rx = self._rx = bytearray(_RESP + 1)  # FIFO read burst: rx[1 .. n] = the answer
+        self._rxv = [memoryview(rx)[: n + 1] for n in range(_RESP + 1)]
+        self._rdv = [bytes([_RD_FIFO] * n + [0]) for n in range(_RESP + 1)]
+        self._cln = memoryview(rx)[1:6]  # an ANTICOLLISION answer: UID CLn + BCC
+        self._data = memoryview(rx)[1:17]  # a READ answer's 16 data bytes
         self._uid = bytearray(10)
-        self._burst = bytearray(20)  # SPI bursts to/from the FIFO (address bytes + data)
-        self._burst_rx = bytearray(20)
         self.version = 0
         self.rx_last_bits = 0
         cs.init(cs.OUT, value=1)
         if rst is not None:
             rst.init(rst.OUT, value=1)
 
-    # -- registers ---------------------------------------------------------------------------
-    def _wr(self, reg, value):
-        tx = self._tx
-        tx[0] = (reg << 1) & 0x7E
-        tx[1] = value
+    # -- registers (set-up only; the air path below uses whole prebuilt transfers) -----------
+    def _send(self, buf):
         self._cs(0)
         try:
-            self._spi.write(tx)
+            self._spi.write(buf)
         finally:
             self._cs(1)
+
+    def _wr(self, reg, value):
+        w = self._w
+        w[0] = (reg << 1) & 0x7E
+        w[1] = value
+        self._send(w)
 
     def _rd(self, reg):
-        tx = self._tx
-        tx[0] = ((reg << 1) & 0x7E) | 0x80
-        tx[1] = 0
+        w = self._w
+        w[0] = ((reg << 1) & 0x7E) | 0x80
+        w[1] = 0
         self._cs(0)
         try:
-            self._spi.write_readinto(tx, self._rx)
+            self._spi.write_readinto(w, self._r)
         finally:
             self._cs(1)
-        return self._rx[1]
-
-    def _fifo_write(self, buf, n):
-        """buf[:n] into the FIFO in one SPI burst (all bytes go to FIFODataReg, DS 8.1.2.2)."""
-        if n == 1:
-            self._wr(_FIFODATA, buf[0])  # the empty-field poll (REQA/WUPA): allocation-free
-            return
-        b = self._burst
-        b[0] = (_FIFODATA << 1) & 0x7E
-        for i in range(n):
-            b[i + 1] = buf[i]
-        self._cs(0)
-        try:
-            self._spi.write(memoryview(b)[: n + 1])
-        finally:
-            self._cs(1)
-
-    def _fifo_read(self, n):
-        """n FIFO bytes into self._resp in one burst: MOSI a a .. a 00, MISO -- d0 .. dn-1."""
-        b = self._burst
-        rx = self._burst_rx
-        a = ((_FIFODATA << 1) & 0x7E) | 0x80
-        for i in range(n):
-            b[i] = a
-        b[n] = 0
-        self._cs(0)
-        try:
-            self._spi.write_readinto(memoryview(b)[: n + 1], memoryview(rx)[: n + 1])
-        finally:
-            self._cs(1)
-        r = self._resp
-        for i in range(n):
-            r[i] = rx[i + 1]
-
-    def _set(self, reg, mask):
-        self._wr(reg, self._rd(reg) | mask)
-
-    def _clear(self, reg, mask):
-        self._wr(reg, self._rd(reg) & ~mask & 0xFF)
+        return self._r[1]
 
     # -- set-up ------------------------------------------------------------------------------
     def init(self):
@@ -181,7 +192,7 @@ class MFRC522:
         v = self._rd(_VERSION)
         if v in (0x00, 0xFF):  # MISO stuck low/high: nothing there (or SPI miswired)
             raise RFIDError("no MFRC522 answering on SPI (VersionReg %02x)" % v, "rfid_no_chip")
-        self._wr(_COMMAND, _CMD_SOFTRESET)
+        self._send(_W_SOFTRESET)
         n = 0
         while self._rd(_COMMAND) & 0x10:  # PowerDown bit clears when the reset has finished
             n += 1
@@ -191,70 +202,100 @@ class MFRC522:
         # timer: TAuto (starts at the end of each transmission), prescaler 0x0A9 (25 us/tick)
         self._wr(_TMODE, 0x80 | (_PRESCALER >> 8))
         self._wr(_TPRESCALER, _PRESCALER & 0xFF)
-        self._treload = -1
+        self._th = self._tl = -1
+        self._rearm = self._flush = True
         self._timer(self._data_ticks)
         self._wr(_TXASK, 0x40)  # force 100 % ASK modulation
         self._wr(_MODE, 0x3D)  # CRC preset 0x6363 (ISO 14443-3 CRC_A)
         self._wr(_TXMODE, 0x00)  # 106 kBd, no hardware CRC: CRCs are appended/checked here
         self._wr(_RXMODE, 0x00)
-        self._clear(_COLL, 0x80)  # ValuesAfterColl = 0: bits after a collision are cleared
+        self._wr(_COLL, self._rd(_COLL) & 0x7F)  # ValuesAfterColl = 0
         self.antenna(True)
         return v
 
     def _timer(self, ticks):
-        if ticks != self._treload:
-            self._wr(_TRELOAD_H, (ticks >> 8) & 0xFF)
-            self._wr(_TRELOAD_L, ticks & 0xFF)
-            self._treload = ticks
+        h = (ticks >> 8) & 0xFF
+        if h != self._th:
+            self._wr(_TRELOAD_H, h)
+            self._th = h
+        lo = ticks & 0xFF
+        if lo != self._tl:
+            self._wr(_TRELOAD_L, lo)
+            self._tl = lo
 
     def antenna(self, on):
+        v = self._rd(_TXCONTROL)
         if on:
-            if self._rd(_TXCONTROL) & 0x03 != 0x03:
-                self._set(_TXCONTROL, 0x03)
+            if v & 0x03 != 0x03:
+                self._wr(_TXCONTROL, v | 0x03)
         else:
-            self._clear(_TXCONTROL, 0x03)
-
-    # -- CRC coprocessor ---------------------------------------------------------------------
-    def _crc(self, buf, n):
-        """CRC_A of buf[:n] by the chip -> (low, high) as sent on the air."""
-        self._wr(_COMMAND, _CMD_IDLE)
-        self._wr(_DIVIRQ, 0x04)  # clear CRCIRq
-        self._wr(_FIFOLEVEL, 0x80)  # flush
-        self._fifo_write(buf, n)
-        self._wr(_COMMAND, _CMD_CALCCRC)
-        k = 0
-        while not self._rd(_DIVIRQ) & 0x04:
-            k += 1
-            if k > _POLL_LIMIT:
-                raise RFIDError("CRC coprocessor did not finish", "rfid_stuck")
-        self._wr(_COMMAND, _CMD_IDLE)
-        return self._rd(_CRC_L), self._rd(_CRC_H)
+            self._wr(_TXCONTROL, v & 0xFC)
 
     # -- the air -----------------------------------------------------------------------------
-    def _transceive(self, n, tx_last_bits=0):
-        """Send self._frame[:n]; the answer lands in self._resp. -> byte count, or -1 if no
-        answer came before the timer ran out (no exception: an empty field is the common case
-        and must not allocate). self.rx_last_bits = valid bits of the last byte (0 = all 8)."""
-        self._wr(_COMMAND, _CMD_IDLE)
-        self._wr(_COMIRQ, 0x7F)  # clear all IRQ bits
-        self._wr(_FIFOLEVEL, 0x80)
-        self._fifo_write(self._frame, n)
-        self._wr(_COMMAND, _CMD_TRANSCEIVE)
-        self._wr(_BITFRAMING, 0x80 | (tx_last_bits & 0x07))  # StartSend + TxLastBits
-        k = 0
-        while True:
-            irq = self._rd(_COMIRQ)
-            if irq & (_IRQ_RX | _IRQ_IDLE):
-                break
-            if irq & _IRQ_TIMER:
-                self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
-                return -1
-            k += 1
-            if k > _POLL_LIMIT:
-                self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
-                raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
-        self._wr(_BITFRAMING, tx_last_bits & 0x07)  # StartSend off
-        err = self._rd(_ERROR)
+    def _transceive(self, n, short, wait_us):
+        """Send self._fb[1:n+1] (short: 7 bits, REQA/WUPA); the answer lands in self._rx[1:].
+        -> byte count, or -1 if no answer came before the timer ran out (no exception: an
+        empty field is the common case and must not allocate). self.rx_last_bits = valid bits
+        of the last byte (0 = all 8)."""
+        cs = self._cs
+        put = self._put
+        st = self._st
+        try:
+            if self._rearm:  # after init, silence or an error: start Transceive afresh
+                cs(0)
+                put(_W_TRANSCEIVE)
+                cs(1)
+                self._rearm = False
+            if self._flush:
+                cs(0)
+                put(_W_FLUSH)
+                cs(1)
+                self._flush = False
+            cs(0)
+            put(_W_IRQ_CLEAR)
+            cs(1)
+            cs(0)
+            put(self._fbv[n])
+            cs(1)
+            cs(0)
+            put(_W_SEND7 if short else _W_SEND)
+            cs(1)
+            time.sleep_us(wait_us)
+            xfer = self._xfer
+            k = 0
+            while True:
+                cs(0)
+                xfer(_R_STATUS, st)
+                cs(1)
+                irq = st[1]
+                if irq & _IRQ_DONE:
+                    break
+                if irq & _IRQ_TIMER:
+                    self._rearm = True
+                    if st[3]:
+                        self._flush = True
+                    return -1
+                k += 1
+                if k > _POLL_LIMIT:
+                    self._rearm = self._flush = True
+                    raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
+            err = st[2]
+            count = st[3] & 0x7F
+            self.rx_last_bits = st[4] & 0x07
+            if err or count > _RESP:
+                self._rearm = self._flush = True
+                self._raise(err, count)
+            if count:
+                cs(0)
+                xfer(self._rdv[count], self._rxv[count])
+                cs(1)
+            return count
+        except OSError:
+            cs(1)
+            self._rearm = self._flush = True
+            raise
+
+    def _raise(self, err, count):
         if err & _ERR_COLL:
             raise RFIDError("two tags answered at once (CollReg %02x)" % self._rd(_COLL),
                             "rfid_collision")
@@ -266,99 +307,90 @@ class MFRC522:
             raise RFIDError("CRC error in the answer", "rfid_crc")
         if err & _ERR_PROTOCOL:
             raise RFIDError("protocol error", "rfid_protocol")
-        count = self._rd(_FIFOLEVEL) & 0x7F
-        self.rx_last_bits = self._rd(_CONTROL) & 0x07
-        if count > len(self._resp):
-            self._wr(_FIFOLEVEL, 0x80)  # flush what does not fit
-            raise RFIDError("answer of %d bytes is too long" % count, "rfid_length")
-        if count:
-            self._fifo_read(count)
-        return count
+        raise RFIDError("answer of %d bytes is too long" % count, "rfid_length")
 
-    def _exchange(self, n, tx_last_bits=0):
+    def _exchange(self, n, wait_us, ticks):
         """_transceive where silence is an error (rfid_timeout)."""
-        self._timer(self._data_ticks)
-        count = self._transceive(n, tx_last_bits)
+        self._timer(ticks)
+        count = self._transceive(n, False, wait_us)
         if count < 0:
             raise RFIDError("no answer from the tag", "rfid_timeout")
         return count
 
-    def _check_crc(self, count):
-        lo, hi = self._crc(self._resp, count - 2)
-        if lo != self._resp[count - 2] or hi != self._resp[count - 1]:
-            raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
+    def _append_crc(self, n):
+        """CRC_A of the frame self._fb[1:n+1] into the two bytes after it."""
+        fb = self._fb
+        crc = crc_a(fb, 1, n + 1)
+        fb[n + 1] = crc & 0xFF
+        fb[n + 2] = crc >> 8
 
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
         self._timer(self._detect_ticks)
-        self._frame[0] = _WUPA if wake else _REQA
-        count = self._transceive(1, 7)
+        self._fb[1] = _WUPA if wake else _REQA
+        count = self._transceive(1, True, self._w_req)
         if count < 0:
             return None
         if count != 2 or self.rx_last_bits != 0:
             raise RFIDError("ATQA of %d bytes/%d bits" % (count, self.rx_last_bits),
                             "rfid_length")
-        return bytes(self._resp[:2])
+        return bytes(self._rx[1:3])
 
     def select(self):
         """Anticollision + select over cascade levels -> the UID (4 or 7 bytes)."""
         uid = self._uid
+        fb = self._fb
+        r = self._rx
+        det = self._detect_ticks
         n = 0
         for sel in (_SEL_CL1, _SEL_CL2, 0x97):
-            f = self._frame
-            f[0] = sel
-            f[1] = 0x20  # NVB: 2 bytes sent, no UID bits known
-            count = self._exchange(2)
+            fb[1] = sel
+            fb[2] = 0x20  # NVB: 2 bytes sent, no UID bits known
+            count = self._exchange(2, self._w_ac, det)
             if count != 5 or self.rx_last_bits != 0:
                 raise RFIDError("UID CLn of %d bytes" % count, "rfid_length")
-            r = self._resp
-            if r[0] ^ r[1] ^ r[2] ^ r[3] ^ r[4]:
+            if r[1] ^ r[2] ^ r[3] ^ r[4] ^ r[5]:
                 raise RFIDError("UID check byte (BCC) wrong", "rfid_bcc")
-            f[1] = 0x70  # NVB: 7 bytes, the whole UID CLn
-            for i in range(5):
-                f[2 + i] = r[i]
-            lo, hi = self._crc(f, 7)
-            f[7] = lo
-            f[8] = hi
-            count = self._exchange(9)
+            fb[2] = 0x70  # NVB: 7 bytes, the whole UID CLn
+            fb[3:8] = self._cln
+            self._append_crc(7)
+            count = self._exchange(9, self._w_sel, det)
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
-            self._check_crc(3)
-            sak = self._resp[0]
-            if f[2] == _CASCADE_TAG:
-                for i in range(3):
-                    uid[n + i] = f[3 + i]
+            if crc_a(r, 1, 4):
+                raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
+            if fb[3] == _CASCADE_TAG:
+                uid[n:n + 3] = self._fbv[6][4:7]
                 n += 3
             else:
-                for i in range(4):
-                    uid[n + i] = f[2 + i]
+                uid[n:n + 4] = self._fbv[6][3:7]
                 n += 4
-            if not sak & 0x04:  # cascade bit clear: UID complete
+            if not r[1] & 0x04:  # SAK cascade bit clear: UID complete
                 return bytes(uid[:n])
         raise RFIDError("UID longer than 3 cascade levels", "rfid_length")
 
     def read_pages(self, page, out):
         """NTAG/Ultralight READ: 16 bytes (pages page..page+3) into out[0:16]."""
-        f = self._frame
-        f[0] = _READ
-        f[1] = page
-        f[2], f[3] = self._crc(f, 2)
-        count = self._exchange(4)
+        fb = self._fb
+        fb[1] = _READ
+        fb[2] = page
+        self._append_crc(2)
+        count = self._exchange(4, self._w_read, self._data_ticks)
+        r = self._rx
         if count == 1 and self.rx_last_bits == 4:
-            raise RFIDError("tag answered NAK %x to READ" % (self._resp[0] & 0x0F), "rfid_nak")
-        if count != 18:
+            raise RFIDError("tag answered NAK %x to READ" % (r[1] & 0x0F), "rfid_nak")
+        if count != _RESP:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
-        self._check_crc(18)
-        r = self._resp
-        for i in range(16):
-            out[i] = r[i]
+        if crc_a(r, 1, _RESP + 1):
+            raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
+        out[0:16] = self._data
         return out
 
     def halt(self):
         """HLTA: a correct halt gets no answer, so silence here is success."""
-        f = self._frame
-        f[0] = _HLTA
-        f[1] = 0
-        f[2], f[3] = self._crc(f, 2)
+        fb = self._fb
+        fb[1] = _HLTA
+        fb[2] = 0
+        self._append_crc(2)
         self._timer(self._detect_ticks)  # silence is the expected answer: do not wait long
-        self._transceive(4)
+        self._transceive(4, False, self._w_halt)

@@ -15,22 +15,31 @@ Tag layout (NTAG21x / MIFARE Ultralight, 4-byte pages; user memory starts at pag
     (layout version 0 / terminator). A tag with any other byte 15 (written for something else)
     gives ("garbled", all 16 bytes), as the optical driver does for a line that is not a code.
 
-Polling: every `period_ms` the reader sends WUPA (which also wakes tags halted earlier). A tag
-that answers is selected and its code read (up to `tries` attempts in one poll, re-selecting
-after a failure); then it is halted. De-duplication: the UID of the last tag reported is
-remembered while that tag stays in the field and forgotten after `absent_polls` polls with no
-answer. A tag that fails (a card entering the edge of the field often does) is tried again on
-the next polls; it becomes one ("noread", b"") when it leaves the field unread, or after
-`fail_polls` failed polls while it stays (reason in `last_reason`). So every tag presence gives
-exactly one result. Two tags at once (collision) fail like one unreadable tag. If a failing tag
-is replaced by another between two polls, the noread comes first, then the new card. A reader
-chip that fails (missing, stuck, SPI errors: `rfid_bus`) never raises out of read(): `fault`
-holds the reason and init is retried every `retry_ms`.
+Polling: every `period_ms` the reader sends REQA, which only a tag that has not been read yet
+answers (one read is halted, and a halted tag stays quiet until it leaves the field and loses
+power): an empty field and a card still lying in it after its read cost the same short poll. A
+tag that answers is selected and its code read right away (up to `tries` attempts in one poll,
+re-woken with WUPA after a failure); it is halted at the start of the next poll, so the card is
+returned without waiting for the halt. De-duplication: the UID of the last tag reported is
+remembered, and forgotten once `hold_ms` have passed since it was last heard and the field has
+been silent for `absent_polls` polls: a tag whose halt was lost, or that lost power for a moment
+at the edge of the field while it left (and so answers REQA again), is recognised and halted,
+not read twice; the same card can only be read again after `hold_ms` (a card comes back to
+a shoe after a reshuffle). A tag that fails (a card entering the edge of the field often
+does) is tried again on the next polls, woken with WUPA; it becomes one ("noread", b"") when it
+leaves the field unread, or after `fail_polls` failed polls while it stays (reason in
+`last_reason`). So every tag presence gives exactly one result. Two tags entering together
+(collision) fail like one unreadable tag. If a failing tag is replaced by another between two
+polls, the noread comes first, then the new card. A reader chip that fails (missing, stuck, SPI
+errors: `rfid_bus`) never raises out of read(): `fault` holds the reason and init is retried
+every `retry_ms`. A re-init resets the chip, whose field then goes off: a tag lying in it is
+powered up again and, if its UID has been forgotten, read again (see docs/hardware.md s.7).
 """
 from micropython import const
 import asyncio
 
 from shoe.drivers.mfrc522 import RFIDError
+from shoe.drivers._ticks import ticks_diff, ticks_ms
 
 CODE_PAGE = const(4)
 _CODE_LEN = const(15)
@@ -42,9 +51,14 @@ def _reason(e):
 
 
 class RFIDReader:
-    def __init__(self, chip, period_ms=20, tries=3, absent_polls=2, retry_ms=1000,
-                 fail_polls=5):
+    # defaults: a poll every 5 ms; a tag silent for 8 polls (40 ms) has left; a tag failing
+    # for 20 polls (100 ms) while it stays is a noread
+    def __init__(self, chip, period_ms=5, tries=3, absent_polls=8, retry_ms=1000,
+                 fail_polls=20, hold_ms=300, ticks=ticks_ms):
         self.chip = chip
+        self.hold_ms = hold_ms
+        self._ticks = ticks
+        self._heard = 0  # ticks when the remembered UID last answered
         self.period_ms = period_ms
         self.tries = tries
         self.absent_polls = absent_polls
@@ -58,6 +72,7 @@ class RFIDReader:
         self._absent = 0
         self._ready = False
         self._fail_reported = False  # the failure episode in the field got its noread already
+        self._halt_due = False  # the tag just read still waits for its HLTA
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
@@ -79,8 +94,9 @@ class RFIDReader:
         return self._identify()
 
     def _detect(self):
-        """Init if needed, then WUPA. -> True (a tag answered), None, or a result tuple.
-        Allocation-free when the field is empty (the common case, every period_ms)."""
+        """Init if needed, halt the tag read last, then REQA (WUPA while a failing tag is in
+        the field). -> True (a tag answered), None, or a result tuple. Allocation-free when the
+        field is empty (the common case, every period_ms)."""
         chip = self.chip
         if not self._ready:
             try:
@@ -90,16 +106,25 @@ class RFIDReader:
                 self.counts["fault"] += 1
                 return None
             self._ready = True
+            self._halt_due = False
             self.fault = None
+        if self._halt_due:
+            self._halt_due = False
+            try:
+                chip.halt()
+            except (RFIDError, OSError):
+                pass  # a lost halt costs one select: the tag answers and is a duplicate
         try:
-            atqa = chip.request(wake=True)
+            atqa = chip.request(wake=self._failing > 0 or self._fail_reported)
         except (RFIDError, OSError) as e:
             return self._failed(_reason(e), None)
         if atqa is None:
             self._absent += 1
             if self._absent >= self.absent_polls:
                 unread = self._failing > 0 and not self._fail_reported
-                self._last_uid = None
+                if (self._last_uid is not None
+                        and ticks_diff(self._ticks(), self._heard) >= self.hold_ms):
+                    self._last_uid = None
                 self._fail_reported = False
                 self._failing = 0
                 self._fail_uid = None
@@ -129,7 +154,8 @@ class RFIDReader:
                 uid = chip.select()
                 if uid == self._last_uid:
                     self.counts["duplicate"] += 1
-                    chip.halt()
+                    self._heard = self._ticks()
+                    self._halt_due = True
                     return None
                 chip.read_pages(CODE_PAGE, self._buf)
             except (RFIDError, OSError) as e:
@@ -137,13 +163,11 @@ class RFIDReader:
                 if reason in ("rfid_stuck", "rfid_overflow", "rfid_bus"):
                     break
                 continue
-            try:
-                chip.halt()
-            except (RFIDError, OSError):
-                pass  # the code is read; a failed halt only costs a duplicate-filtered poll
+            self._halt_due = True  # on the next poll: the card goes out first
             swapped = (self._failing > 0 and not self._fail_reported
                        and self._fail_uid is not None and uid != self._fail_uid)
             self._last_uid = uid
+            self._heard = self._ticks()
             self._fail_reported = False
             self._failing = 0
             self._fail_uid = None
@@ -171,6 +195,7 @@ class RFIDReader:
             return None  # try again on the next polls while it is in the field
         if self._fail_uid is not None:
             self._last_uid = self._fail_uid  # reported as unread: a later good read is no card
+            self._heard = self._ticks()
         self._fail_reported = True
         self._failing = 0
         self.counts["noread"] += 1
@@ -183,8 +208,7 @@ class RFIDReader:
                 r, self._queued = self._queued, None
                 return r
             r = self._detect()
-            if r is True:
-                await asyncio.sleep_ms(0)  # let the link run between detection and the read
+            if r is True:  # read at once: the tag answered and may not stay long
                 r = self._identify()
             if r is not None:
                 return r
