@@ -37,13 +37,21 @@ HCF = "high-card-flush"
 MAX_SEATS = const(6)
 MAX_AMOUNT = const(1000000000)  # per wager, in the smallest currency unit
 
-# The notation of shoe.cards (id = rank * 4 + suit), repeated here so that settling a round
-# does not need that module in RAM; tests/engine check that both agree on every card.
-_RANKS = "23456789TJQKA"
-_SUITS = "cdhs"
+# Card name -> id in the notation of shoe.cards (id = rank * 4 + suit), repeated here so that
+# settling a round does not need that module in RAM; tests/engine check that both agree on every
+# card. One dict lookup: on the RP2040 a str subscript such as name[0] costs ~36 us, this ~3 us.
+_IDS = {"2c": 0, "2d": 1, "2h": 2, "2s": 3, "3c": 4, "3d": 5, "3h": 6, "3s": 7, "4c": 8, "4d": 9,
+        "4h": 10, "4s": 11, "5c": 12, "5d": 13, "5h": 14, "5s": 15, "6c": 16, "6d": 17, "6h": 18,
+        "6s": 19, "7c": 20, "7d": 21, "7h": 22, "7s": 23, "8c": 24, "8d": 25, "8h": 26, "8s": 27,
+        "9c": 28, "9d": 29, "9h": 30, "9s": 31, "Tc": 32, "Td": 33, "Th": 34, "Ts": 35, "Jc": 36,
+        "Jd": 37, "Jh": 38, "Js": 39, "Qc": 40, "Qd": 41, "Qh": 42, "Qs": 43, "Kc": 44, "Kd": 45,
+        "Kh": 46, "Ks": 47, "Ac": 48, "Ad": 49, "Ah": 50, "As": 51}
 _WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
            HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive")}
-_SEAT_KEYS = ("cards", "wagers", "raise")
+# wager name -> 1 for an optional wager (offered or not by the pay table), 0 for a main one
+_KNOWN = {FCF: {"ante": 0, "odds": 0, "prime": 1, "four_card_bonus": 1, "all_six": 1},
+          HCF: {"ante": 0, "flush_bonus": 1, "straight_flush_bonus": 1, "progressive": 1}}
+_SEAT_KEYS = {"cards": 0, "wagers": 0, "raise": 0}
 _ROUND_KEYS = ("game", "paytable", "rules", "dealer", "all_six_card", "seats", "round", "deck")
 _RULES = {FCF: (("ties", ("player", "push")),
                 ("raise_when_dealer_not_open", ("compare", "win"))),
@@ -79,29 +87,38 @@ def _what(what):
 
 
 def parse_card(name, what):
-    if isinstance(name, str) and len(name) == 2 and name != "CV":
-        r = _RANKS.find(name[0])
-        s = _SUITS.find(name[1])
-        if r >= 0 and s >= 0:
-            return r * 4 + s
+    try:
+        return _IDS[name]
+    except (KeyError, TypeError):  # TypeError: an unhashable name (a list, a dict)
+        pass
     fail("card", _what(what), (name,))
 
 
-def parse_cards(names, count, what):
+def parse_cards(names, count, what, seen=None, tag=1):
     """Card names -> ids, checking type, count, notation and duplicates inside the hand.
-    `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards")."""
+    `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards").
+    seen (a bytearray(52), tag 1..255 unique to this hand): reused across the hands of a round."""
     if not isinstance(names, list):
         fail("hand_list", _what(what), count, (names,))
     if len(names) != count:
         fail("hand_count", _what(what), count, len(names))
     ids = []
-    for n in names:
-        ids.append(parse_card(n, what))
-    for i in range(1, count):
-        c = ids[i]
-        for j in range(i):
-            if c == ids[j]:
-                fail("hand_dup", _what(what), names[i])
+    put = ids.append
+    table = _IDS
+    try:
+        for n in names:
+            put(table[n])
+    except (KeyError, TypeError):
+        for n in names:  # the first bad name, in order
+            parse_card(n, what)
+    if seen is None:
+        seen = bytearray(52)
+    i = 0
+    for c in ids:
+        if seen[c] == tag:
+            fail("hand_dup", _what(what), names[i])
+        seen[c] = tag
+        i += 1
     return ids
 
 
@@ -111,26 +128,29 @@ def check_wagers(game, wagers, seat=None, table=None):
     table (a preset name, a document or a Table), if given: also refuse an optional wager the
     pay table does not offer."""
     _game(game)
-    where = "" if seat is None else "seat %s: " % seat
     if not isinstance(wagers, dict):
-        fail("wagers_obj", where, (wagers,))
-    known = _WAGERS[game]
-    for k in wagers:
-        if k not in known:
-            fail("wager_unknown", where, (k,), game, ", ".join(known))
-    amounts = []
-    for k in known:
-        a = wagers.get(k, 0)
-        if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a <= MAX_AMOUNT:
-            fail("wager_amount", where, k, MAX_AMOUNT, (a,))
-        amounts.append(a)
+        fail("wagers_obj", _where(seat), (wagers,))
+    known = _KNOWN[game]
+    try:
+        for k in wagers:  # the common case in one pass: known names, integers 0..MAX_AMOUNT
+            a = wagers[k]
+            if k not in known or a is True or a is False or not 0 <= (a | 0) <= MAX_AMOUNT:
+                break
+        else:
+            known = None
+    except TypeError:  # a | 0 of a non-integer, or an unhashable key
+        pass
+    if known is not None:
+        _bad_wagers(game, wagers, _where(seat))
+    ante = wagers.get("ante", 0)
     if game == FCF:
-        if amounts[0] == 0 and amounts[1] == 0:
-            fail("optional_fcf" if any(amounts[2:]) else "ante_odds_missing", where)
-        if amounts[0] != amounts[1]:
-            fail("ante_odds", where, amounts[0], amounts[1])
-    elif amounts[0] == 0:
-        fail("optional_hcf" if any(amounts[1:]) else "ante_missing", where)
+        odds = wagers.get("odds", 0)
+        if ante == 0 and odds == 0:
+            fail("optional_fcf" if any(wagers.values()) else "ante_odds_missing", _where(seat))
+        if ante != odds:
+            fail("ante_odds", _where(seat), ante, odds)
+    elif ante == 0:
+        fail("optional_hcf" if any(wagers.values()) else "ante_missing", _where(seat))
     if table is not None:
         try:
             t = _paytable.load(table, game)
@@ -139,35 +159,63 @@ def check_wagers(game, wagers, seat=None, table=None):
         _offered(game, t, wagers, "" if seat is None else seat)
 
 
+def _where(seat):
+    return "" if seat is None else "seat %s: " % seat
+
+
+def _bad_wagers(game, wagers, where):
+    # the exact first error, in the order of the game's wagers (only called when one exists)
+    known = _WAGERS[game]
+    for k in wagers:
+        if k not in known:
+            fail("wager_unknown", where, (k,), game, ", ".join(known))
+    for k in known:
+        a = wagers.get(k, 0)
+        if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a <= MAX_AMOUNT:
+            fail("wager_amount", where, k, MAX_AMOUNT, (a,))
+
+
 def _offered(game, table, w, seat):
-    for key in _WAGERS[game][1 if game == HCF else 2:]:
-        if key not in table.sections and w.get(key, 0):
-            fail("not_offered", seat, key, (table.name,))
+    secs = table.sections
+    opt = _KNOWN[game]
+    for key in w:  # w passed check_wagers: every key is known
+        if opt[key] and w[key] and key not in secs:
+            for key in _WAGERS[game][1 if game == HCF else 2:]:  # the first in wager order
+                if key not in secs and w.get(key, 0):
+                    fail("not_offered", seat, key, (table.name,))
 
 
 def check_raise(game, seat, cards, ante, raise_amount):
     """Raise or fold (rules.md 1.5, 2.2). Raises EngineError naming seat, hand, allowed amounts."""
     ids = parse_cards(cards, _game(game), "seat %s cards" % seat)
-    _check_raise(game, seat, ids, ante, raise_amount)
+    _check_raise(game, seat, ids, ante, raise_amount, _module(game))
 
 
-def _check_raise(game, seat, ids, ante, amount):
-    if isinstance(amount, bool) or not isinstance(amount, int):
-        fail("raise_type", seat, (amount,))
+def _module(game):
     if game == FCF:
         from shoe.games import fcf as g
-
-        v = g.value(ids)
     else:
         from shoe.games import hcf as g
+    return g
 
-        v = g.flush_value(ids)
-    mult = g.raise_multiples(v)
-    if amount != 0 and (amount % ante or amount // ante not in mult):
-        from shoe.games import messages
 
-        hand = messages.describe(game, ids, v)
-        fail("raise_value", seat, amount, hand, ", ".join(str(ante * k) for k in mult))
+def _check_raise(game, seat, ids, ante, amount, g):
+    """-> the hand's value (fcf.value / hcf.flush_value), settlement uses it again."""
+    try:
+        if amount is True or amount is False:
+            raise TypeError
+        amount | 0  # only integers have |
+    except TypeError:
+        fail("raise_type", seat, (amount,))
+    v = g.value(ids) if game == FCF else g.flush_value(ids)
+    if amount != 0 and amount != ante:  # 0 (fold) and 1 x Ante are always allowed
+        mult = g.raise_multiples(v)
+        if amount % ante or amount // ante not in mult:
+            from shoe.games import messages
+
+            hand = messages.describe(game, ids, v)
+            fail("raise_value", seat, amount, hand, ", ".join(str(ante * k) for k in mult))
+    return v
 
 
 def _rules(game, rules):
@@ -197,6 +245,11 @@ def evaluate_round(obj, emit=None):
     emit (for the eval runner on a small heap): if given, it is called with the result dict
     (its "seats" still empty) once everything is validated, then with (key, seat) for each
     seat in order; those seats are not kept in the returned dict."""
+    return settle(validate(obj), emit)
+
+
+def validate(obj):
+    """Every check of evaluate_round (raises EngineError) -> the validated round for settle()."""
     if not isinstance(obj, dict):
         fail("round_obj", (obj,))
     game = obj.get("game")
@@ -218,7 +271,8 @@ def evaluate_round(obj, emit=None):
     rules = _rules(game, obj.get("rules"))
     if "dealer" not in obj:
         fail("no_dealer")
-    dealer = parse_cards(obj["dealer"], n, "dealer")
+    seen = bytearray(52)  # card id -> tag of the hand that holds it (duplicates in a hand)
+    dealer = parse_cards(obj["dealer"], n, "dealer", seen, 7)
     seats_in = obj.get("seats")
     if not isinstance(seats_in, dict) or not seats_in:
         fail("seats", (seats_in,))
@@ -247,13 +301,16 @@ def evaluate_round(obj, emit=None):
                 fail("seat_field", k, (f,))
         if "cards" not in s:
             fail("no_cards", k)
-        ids = parse_cards(s["cards"], n, k)
-        for i in range(n):
-            o = owner[ids[i]]
+        t = int(k)
+        ids = parse_cards(s["cards"], n, k, seen, t)
+        i = 0
+        for c in ids:
+            o = owner[c]
             if o:
                 fail("held", k, s["cards"][i], "the dealer" if o == 7 else
                      "the all_six_card" if o == 8 else "seat %d" % o)
-            owner[ids[i]] = int(k)
+            owner[c] = t
+            i += 1
         seats.append((k, ids, s))
     for k, ids, s in seats:
         w = s.get("wagers")
@@ -264,11 +321,20 @@ def evaluate_round(obj, emit=None):
         if six is None and w.get("all_six", 0):
             fail("six_null", k)
     raises = []
+    values = []
+    g = _module(game)
     for k, ids, s in seats:
         if "raise" not in s:
             fail("no_raise", k)
-        _check_raise(game, k, ids, s["wagers"]["ante"], s["raise"])
-        raises.append(s["raise"])
+        r = s["raise"]
+        values.append(_check_raise(game, k, ids, s["wagers"]["ante"], r, g))
+        raises.append(r)
+    return (game, table, rules, dealer, six, seats, raises, values, obj)
+
+
+def settle(v, emit=None):
+    """A validate() result -> the round_result dict (see evaluate_round for emit)."""
+    game, table, rules, dealer, six, seats, raises, values, obj = v
     head = {"type": "round_result", "game": game}
     for k in ("round", "deck"):
         if obj.get(k) is not None:
@@ -276,8 +342,9 @@ def evaluate_round(obj, emit=None):
     if game == FCF:
         from shoe.games import fcfround
 
-        return fcfround.settle(head, table, rules, dealer, six, seats, raises, obj["dealer"],
-                               obj.get("all_six_card"), emit)
+        return fcfround.settle(head, table, rules, dealer, six, seats, raises, values,
+                               obj["dealer"], obj.get("all_six_card"), emit)
     from shoe.games import hcfround
 
-    return hcfround.settle(head, table, rules, dealer, seats, raises, obj["dealer"], emit)
+    return hcfround.settle(head, table, rules, dealer, seats, raises, values, obj["dealer"],
+                           emit)

@@ -18,8 +18,10 @@ from shoe.games.settle import net_of, pick, wager
 _LOST = const(-10000)
 
 
-def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_name, emit=None):
-    """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit."""
+def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names, six_name,
+           emit=None):
+    """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit.
+    values: fcf.value of each seat's hand (computed by the engine's raise check)."""
     dv = fcf.value(dealer)
     opens = fcf.dealer_opens(dv)
     head["dealer"] = {"cards": dealer_names,
@@ -32,17 +34,15 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
     sections = table.sections
-    value = fcf.value
     best_cards = fcf.best_cards
     names_of = fcf.CATEGORIES
     entry = wager  # locals: MicroPython looks globals up by name on every use
     pay = _pay
     limit = table.payout_limit
     allsix = None
-    for (key, ids, s), rz in zip(seats, raises):
+    for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
         ante = w["ante"]
-        pv = value(ids)
         cat = pv >> 26  # fcf.category(pv)
         if pv > dv:
             cmp = ONE
