@@ -1,0 +1,50 @@
+"""The engine's fast paths give what the general code gives (issue 10's chip speed work)."""
+import copy
+import random
+
+import pytest
+
+from shoe import cards
+from shoe.games import engine, fcf, fcfround
+from shoe.games.settle import pick
+from tests.engine.test_invalid import GOOD
+
+
+def test_best_names_equal_best_cards_in_any_card_order():
+    rng = random.Random(31)
+    seen = set()
+    for _ in range(30000):
+        ids = rng.sample(range(52), 5)
+        names = cards.names(ids)
+        v = fcf.value(ids)
+        seen.add(fcf.category(v))
+        assert fcfround.best_names(names, ids, v) == pick(names, ids, fcf.best_cards(ids, v))
+    assert seen == set(range(8))
+
+
+@pytest.mark.parametrize("hand,words", [
+    # twice in the hand, and a card the dealer holds before it: "twice" is reported
+    (["As", "Ah", "Qs", "Js", "As"], ["seat 1 cards", "As twice"]),
+    (["As", "Ks", "Qs", "Js", "Ks"], ["seat 1 cards", "Ks twice"]),
+])
+def test_a_card_twice_in_a_hand_is_reported_before_one_held_elsewhere(hand, words):
+    obj = copy.deepcopy(GOOD)
+    obj["seats"]["1"]["cards"] = hand
+    with pytest.raises(engine.EngineError) as e:
+        engine.evaluate_round(obj)
+    assert e.value.reason == "duplicate_card"
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_the_dealer_twice_is_reported_as_twice():
+    obj = copy.deepcopy(GOOD)
+    obj["dealer"] = ["Ah", "Kd", "7c", "Kd", "2h"]
+    with pytest.raises(engine.EngineError) as e:
+        engine.evaluate_round(obj)
+    assert e.value.reason == "duplicate_card" and "dealer has Kd twice" in str(e.value)
+
+
+def test_validate_then_settle_is_evaluate_round():
+    obj = copy.deepcopy(GOOD)
+    assert engine.settle(engine.validate(obj)) == engine.evaluate_round(copy.deepcopy(GOOD))
