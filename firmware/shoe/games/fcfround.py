@@ -10,41 +10,12 @@ Decisions where rules.md is silent: the Odds wager follows "P >= D" under both `
 """
 from micropython import const
 
-from shoe.games import allsix, fcf
+from shoe.games import fcf
 from shoe.games.paytable import ONE
-from shoe.games.settle import pick, wager
+from shoe.games.settle import pay as _pay
+from shoe.games.settle import net_of, pick, wager
 
 _LOST = const(-10000)
-_HIGH_CARD = const(0)
-_PAIR = const(1)
-_TRIPS = const(5)
-_TWO_PAIR = const(2)  # fcf.TWO_PAIR, fcf.STRAIGHT (an attribute lookup costs ~5 us on the chip)
-_STRAIGHT = const(3)
-
-
-def best_names(names, ids, v):
-    """pick(names, ids, fcf.best_cards(ids, v)): the common categories (high card, pair, three
-    of a kind) by one sort of (id << 3 | position), the others through fcf.best_cards."""
-    cat = v >> 26
-    if cat != _HIGH_CARD and cat != _PAIR and cat != _TRIPS:
-        return pick(names, ids, fcf.best_cards(ids, v))
-    k = [ids[0] << 3, ids[1] << 3 | 1, ids[2] << 3 | 2, ids[3] << 3 | 3, ids[4] << 3 | 4]
-    k.sort()  # by id: rank, then suit
-    if cat == _HIGH_CARD:  # the four highest cards
-        return [names[k[4] & 7], names[k[3] & 7], names[k[2] & 7], names[k[1] & 7]]
-    g = (v >> 13) & 0x1FFF  # the pair or trips rank bit (see fcf)
-    out = []
-    rest = []
-    for i in (4, 3, 2, 1, 0):
-        c = k[i]
-        if g >> (c >> 5) & 1:
-            out.append(names[c & 7])
-        else:
-            rest.append(names[c & 7])
-    out.append(rest[0])  # kickers high to low (a full house: the pair's higher suit)
-    if cat == _PAIR:
-        out.append(rest[1])
-    return out
 
 
 def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names, six_name,
@@ -54,7 +25,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
     dv = fcf.value(dealer)
     opens = fcf.dealer_opens(dv)
     head["dealer"] = {"cards": dealer_names,
-                      "best": best_names(dealer_names, dealer, dv),
+                      "best": pick(dealer_names, dealer, fcf.best_cards(dealer, dv)),
                       "category": fcf.CATEGORIES[fcf.category(dv)], "opens": opens}
     head["all_six_card"] = six_name
     head["seats"] = out_seats = {}
@@ -63,16 +34,12 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
     sections = table.sections
-    no = {}  # a section the table leaves out: nothing pays (dict.get(cat, _LOST), cat may be None)
-    odds_win = sections.get("odds.win") or no
-    odds_bad = sections.get("odds.bad_beat") or no
-    sec_prime = sections.get("prime") or no
-    sec_bonus = sections.get("four_card_bonus") or no
-    sec_six = sections.get("all_six") or no
-    best = best_names
+    best_cards = fcf.best_cards
     names_of = fcf.CATEGORIES
     entry = wager  # locals: MicroPython looks globals up by name on every use
+    pay = _pay
     limit = table.payout_limit
+    allsix = None
     for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
         ante = w["ante"]
@@ -88,8 +55,9 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
             e_odds = entry(ante, _LOST)
             e_raise = entry(0, 0)
         else:
-            if cat >= _STRAIGHT:
-                odds = (odds_win if pv >= dv else odds_bad).get(names_of[cat], _LOST)
+            if cat >= fcf.STRAIGHT:
+                name = names_of[cat]
+                odds = pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
             else:
                 odds = 0 if pv >= dv else _LOST
             e_ante = entry(ante, cmp if opens else 0)
@@ -103,17 +71,19 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
                    + (6 >> (ids[3] & 3) & 1) + (6 >> (ids[4] & 3) & 1))
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            e_prime = entry(a, sec_prime.get(pc, _LOST))
+            e_prime = entry(a, pay(sections.get("prime"), pc))
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
-            if cat >= _TWO_PAIR:
+            if cat >= fcf.TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
-            e_bonus = entry(a, sec_bonus.get(bc, _LOST), bc)
+            e_bonus = entry(a, pay(sections.get("four_card_bonus"), bc), bc)
         a = w.get("all_six", 0)
         if a:
+            if allsix is None:
+                from shoe.games import allsix
             ac = allsix.category(ids, six)
-            e_six = entry(a, sec_six.get(ac, _LOST), ac)
+            e_six = entry(a, pay(sections.get("all_six"), ac), ac)
         # dict displays with every key where possible: each added key may cost a resize
         if e_prime is not None and e_bonus is not None and e_six is not None:
             wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise, "prime": e_prime,
@@ -127,18 +97,8 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
             if e_six is not None:
                 wg["all_six"] = e_six
         names = s["cards"]
-        wins = losses = 0  # settle.net_of, inline
-        for e in wg.values():
-            p = e["payout"]
-            if p > 0:
-                wins += p
-            else:
-                losses -= p
-        net = uncapped = wins - losses
-        capped = limit is not None and wins > limit
-        if capped:
-            net = limit - losses
-        seat = {"cards": names, "best": best(names, ids, pv),
+        net, capped, uncapped = net_of(wg.values(), limit)
+        seat = {"cards": names, "best": pick(names, ids, best_cards(ids, pv)),
                 "category": names_of[cat], "wagers": wg, "net": net, "capped": capped,
                 "uncapped_net": uncapped}
         if emit is None:

@@ -55,4 +55,7 @@ def net_of(entries, limit):
 
 def pick(names, ids, chosen):
     """The input's own name strings for the chosen ids (no new strings on a small heap)."""
-    return [names[ids.index(c)] for c in chosen]
+    out = []
+    for c in chosen:
+        out.append(names[ids.index(c)])
+    return out
