@@ -51,11 +51,13 @@ _WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
 # wager name -> 1 for an optional wager (offered or not by the pay table), 0 for a main one
 _KNOWN = {FCF: {"ante": 0, "odds": 0, "prime": 1, "four_card_bonus": 1, "all_six": 1},
           HCF: {"ante": 0, "flush_bonus": 1, "straight_flush_bonus": 1, "progressive": 1}}
+_SEAT_NUMBERS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6}
 _SEAT_KEYS = {"cards": 0, "wagers": 0, "raise": 0}
-_ROUND_KEYS = ("game", "paytable", "rules", "dealer", "all_six_card", "seats", "round", "deck")
-_RULES = {FCF: (("ties", ("player", "push")),
-                ("raise_when_dealer_not_open", ("compare", "win"))),
-          HCF: ()}
+_ROUND_KEYS = {"game": 0, "paytable": 0, "rules": 0, "dealer": 0, "all_six_card": 0, "seats": 0,
+               "round": 0, "deck": 0}  # a dict: `in` a tuple of strings costs ~15 us on the chip
+_RULES = {FCF: {"ties": ("player", "push"),
+               "raise_when_dealer_not_open": ("compare", "win")},
+          HCF: {}}  # rule -> allowed values, the first is the default
 
 
 class EngineError(ValueError):
@@ -94,10 +96,10 @@ def parse_card(name, what):
     fail("card", _what(what), (name,))
 
 
-def parse_cards(names, count, what, seen=None, tag=1):
+def parse_cards(names, count, what, dups=True):
     """Card names -> ids, checking type, count, notation and duplicates inside the hand.
     `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards").
-    seen (a bytearray(52), tag 1..255 unique to this hand): reused across the hands of a round."""
+    dups=False: the caller checks duplicates (evaluate_round, with its card owner table)."""
     if not isinstance(names, list):
         fail("hand_list", _what(what), count, (names,))
     if len(names) != count:
@@ -111,46 +113,45 @@ def parse_cards(names, count, what, seen=None, tag=1):
     except (KeyError, TypeError):
         for n in names:  # the first bad name, in order
             parse_card(n, what)
-    if seen is None:
-        seen = bytearray(52)
-    i = 0
-    for c in ids:
-        if seen[c] == tag:
-            fail("hand_dup", _what(what), names[i])
-        seen[c] = tag
-        i += 1
+    if dups:
+        _dups(ids, names, what)
     return ids
+
+
+def _dups(ids, names, what):
+    for i in range(1, len(ids)):
+        c = ids[i]
+        for j in range(i):
+            if c == ids[j]:
+                fail("hand_dup", _what(what), names[i])
 
 
 def check_wagers(game, wagers, seat=None, table=None):
     """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
 
     table (a preset name, a document or a Table), if given: also refuse an optional wager the
-    pay table does not offer."""
+    pay table does not offer. (evaluate_round checks the common case inline, then calls this.)"""
     _game(game)
+    where = "" if seat is None else "seat %s: " % seat
     if not isinstance(wagers, dict):
-        fail("wagers_obj", _where(seat), (wagers,))
-    known = _KNOWN[game]
-    try:
-        for k in wagers:  # the common case in one pass: known names, integers 0..MAX_AMOUNT
-            a = wagers[k]
-            if k not in known or a is True or a is False or not 0 <= (a | 0) <= MAX_AMOUNT:
-                break
-        else:
-            known = None
-    except TypeError:  # a | 0 of a non-integer, or an unhashable key
-        pass
-    if known is not None:
-        _bad_wagers(game, wagers, _where(seat))
-    ante = wagers.get("ante", 0)
+        fail("wagers_obj", where, (wagers,))
+    known = _WAGERS[game]
+    for k in wagers:
+        if k not in known:
+            fail("wager_unknown", where, (k,), game, ", ".join(known))
+    amounts = []
+    for k in known:
+        a = wagers.get(k, 0)
+        if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a <= MAX_AMOUNT:
+            fail("wager_amount", where, k, MAX_AMOUNT, (a,))
+        amounts.append(a)
     if game == FCF:
-        odds = wagers.get("odds", 0)
-        if ante == 0 and odds == 0:
-            fail("optional_fcf" if any(wagers.values()) else "ante_odds_missing", _where(seat))
-        if ante != odds:
-            fail("ante_odds", _where(seat), ante, odds)
-    elif ante == 0:
-        fail("optional_hcf" if any(wagers.values()) else "ante_missing", _where(seat))
+        if amounts[0] == 0 and amounts[1] == 0:
+            fail("optional_fcf" if any(amounts[2:]) else "ante_odds_missing", where)
+        if amounts[0] != amounts[1]:
+            fail("ante_odds", where, amounts[0], amounts[1])
+    elif amounts[0] == 0:
+        fail("optional_hcf" if any(amounts[1:]) else "ante_missing", where)
     if table is not None:
         try:
             t = _paytable.load(table, game)
@@ -159,30 +160,10 @@ def check_wagers(game, wagers, seat=None, table=None):
         _offered(game, t, wagers, "" if seat is None else seat)
 
 
-def _where(seat):
-    return "" if seat is None else "seat %s: " % seat
-
-
-def _bad_wagers(game, wagers, where):
-    # the exact first error, in the order of the game's wagers (only called when one exists)
-    known = _WAGERS[game]
-    for k in wagers:
-        if k not in known:
-            fail("wager_unknown", where, (k,), game, ", ".join(known))
-    for k in known:
-        a = wagers.get(k, 0)
-        if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a <= MAX_AMOUNT:
-            fail("wager_amount", where, k, MAX_AMOUNT, (a,))
-
-
 def _offered(game, table, w, seat):
-    secs = table.sections
-    opt = _KNOWN[game]
-    for key in w:  # w passed check_wagers: every key is known
-        if opt[key] and w[key] and key not in secs:
-            for key in _WAGERS[game][1 if game == HCF else 2:]:  # the first in wager order
-                if key not in secs and w.get(key, 0):
-                    fail("not_offered", seat, key, (table.name,))
+    for key in _WAGERS[game][1 if game == HCF else 2:]:
+        if key not in table.sections and w.get(key, 0):
+            fail("not_offered", seat, key, (table.name,))
 
 
 def check_raise(game, seat, cards, ante, raise_amount):
@@ -191,12 +172,26 @@ def check_raise(game, seat, cards, ante, raise_amount):
     _check_raise(game, seat, ids, ante, raise_amount, _module(game))
 
 
-def _module(game):
-    if game == FCF:
-        from shoe.games import fcf as g
-    else:
-        from shoe.games import hcf as g
-    return g
+_mods = [None, None]  # the last game's hand module and settlement module, loaded on first use
+
+
+def _module(game, settlement=False):
+    """shoe.games.fcf / hcf, or fcfround / hcfround: an import statement costs ~0.25 ms on the
+    RP2040 even for a loaded module, so the last ones are kept (evalrun drops them)."""
+    i = 1 if settlement else 0
+    m = _mods[i]
+    if m is None or m.GAME != game:
+        if game == FCF:
+            if settlement:
+                from shoe.games import fcfround as m
+            else:
+                from shoe.games import fcf as m
+        elif settlement:
+            from shoe.games import hcfround as m
+        else:
+            from shoe.games import hcf as m
+        _mods[i] = m
+    return m
 
 
 def _check_raise(game, seat, ids, ante, amount, g):
@@ -221,21 +216,19 @@ def _check_raise(game, seat, ids, ante, amount, g):
 def _rules(game, rules):
     spec = _RULES[game]
     out = {}
-    for key, values in spec:
-        out[key] = values[0]
+    for key in spec:
+        out[key] = spec[key][0]
     if rules is None:
         return out
     if not isinstance(rules, dict):
         fail("rules_obj", (rules,))
     for k in rules:
-        for key, values in spec:
-            if k == key:
-                if rules[k] not in values:
-                    fail("rule_value", k, ", ".join(values), (rules[k],))
-                out[k] = rules[k]
-                break
-        else:
+        values = spec.get(k)
+        if values is None:
             fail("rule_unknown", (k,), game)
+        if rules[k] not in values:
+            fail("rule_value", k, ", ".join(values), (rules[k],))
+        out[k] = rules[k]
     return out
 
 
@@ -271,20 +264,23 @@ def validate(obj):
     rules = _rules(game, obj.get("rules"))
     if "dealer" not in obj:
         fail("no_dealer")
-    seen = bytearray(52)  # card id -> tag of the hand that holds it (duplicates in a hand)
-    dealer = parse_cards(obj["dealer"], n, "dealer", seen, 7)
+    dealer = parse_cards(obj["dealer"], n, "dealer", False)
+    # card id -> 0 free, 1..6 seat, 7 dealer, 8 the All-Six card. A card met twice is either
+    # twice in one hand (reported first, as "has X twice") or held by an earlier hand.
+    owner = bytearray(53)
+    for c in dealer:
+        if owner[c]:
+            _dups(dealer, obj["dealer"], "dealer")
+        owner[c] = 7
     seats_in = obj.get("seats")
     if not isinstance(seats_in, dict) or not seats_in:
         fail("seats", (seats_in,))
     keys = []
     for k in seats_in:
-        if not (isinstance(k, str) and len(k) == 1 and "1" <= k <= "6"):
+        if k not in _SEAT_NUMBERS:
             fail("seat_key", (k,))
         keys.append(k)
     keys.sort()
-    owner = bytearray(53)  # card id -> 0 free, 1..6 seat, 7 dealer, 8 the All-Six card
-    for c in dealer:
-        owner[c] = 7
     six = None
     if game == FCF and obj.get("all_six_card") is not None:
         six = parse_card(obj["all_six_card"], "all_six_card")
@@ -301,33 +297,61 @@ def validate(obj):
                 fail("seat_field", k, (f,))
         if "cards" not in s:
             fail("no_cards", k)
-        t = int(k)
-        ids = parse_cards(s["cards"], n, k, seen, t)
+        t = _SEAT_NUMBERS[k]
+        ids = parse_cards(s["cards"], n, k, False)
         i = 0
         for c in ids:
             o = owner[c]
             if o:
+                _dups(ids, s["cards"], k)
                 fail("held", k, s["cards"][i], "the dealer" if o == 7 else
                      "the all_six_card" if o == 8 else "seat %d" % o)
             owner[c] = t
             i += 1
         seats.append((k, ids, s))
+    secs = table.sections
+    offers_all = True  # most tables offer every optional wager: then no per-seat check
+    for key in _WAGERS[game][1 if game == HCF else 2:]:
+        if key not in secs:
+            offers_all = False
+    known = _KNOWN[game]
     for k, ids, s in seats:
         w = s.get("wagers")
         if w is None:
             fail("no_wagers", k)
-        check_wagers(game, w, k)
-        _offered(game, table, w, k)
+        ok = isinstance(w, dict)  # check_wagers' common case inline; it reports any error
+        if ok:
+            try:
+                for key in w:
+                    a = w[key]
+                    if (key not in known or a is True or a is False
+                            or not 0 <= (a | 0) <= MAX_AMOUNT):
+                        ok = False
+                        break
+            except TypeError:  # a | 0 of a non-integer
+                ok = False
+            a = w.get("ante", 0)
+            if a == 0 or (game == FCF and a != w.get("odds", 0)):
+                ok = False
+        if not ok:
+            check_wagers(game, w, k)
+        if not offers_all:
+            _offered(game, table, w, k)
         if six is None and w.get("all_six", 0):
             fail("six_null", k)
     raises = []
     values = []
     g = _module(game)
+    value = g.value if game == FCF else g.flush_value
     for k, ids, s in seats:
         if "raise" not in s:
             fail("no_raise", k)
         r = s["raise"]
-        values.append(_check_raise(game, k, ids, s["wagers"]["ante"], r, g))
+        ante = s["wagers"]["ante"]
+        if r is ante:  # the validated Ante itself (1 x, always allowed; `is`: never a float)
+            values.append(value(ids))
+        else:
+            values.append(_check_raise(game, k, ids, ante, r, g))
         raises.append(r)
     return (game, table, rules, dealer, six, seats, raises, values, obj)
 
@@ -340,11 +364,7 @@ def settle(v, emit=None):
         if obj.get(k) is not None:
             head[k] = obj[k]
     if game == FCF:
-        from shoe.games import fcfround
-
-        return fcfround.settle(head, table, rules, dealer, six, seats, raises, values,
-                               obj["dealer"], obj.get("all_six_card"), emit)
-    from shoe.games import hcfround
-
-    return hcfround.settle(head, table, rules, dealer, seats, raises, values, obj["dealer"],
-                           emit)
+        return _module(game, True).settle(head, table, rules, dealer, six, seats, raises, values,
+                                          obj["dealer"], obj.get("all_six_card"), emit)
+    return _module(game, True).settle(head, table, rules, dealer, seats, raises, values,
+                                      obj["dealer"], emit)

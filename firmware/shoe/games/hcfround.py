@@ -15,6 +15,7 @@ from shoe.games import hcf
 from shoe.games.settle import net_of, pay, pick, wager
 from shoe.games.paytable import ONE
 
+GAME = hcf.GAME
 _LOST = const(-10000)
 
 
