@@ -33,3 +33,22 @@ def test_the_dealer_twice_is_reported_as_twice():
 def test_validate_then_settle_is_evaluate_round():
     obj = copy.deepcopy(GOOD)
     assert engine.settle(engine.validate(obj)) == engine.evaluate_round(copy.deepcopy(GOOD))
+
+
+@pytest.mark.parametrize("ante,raise_amount", [(5, 5.0), (1, True), (5, "5")])
+def test_a_raise_equal_to_the_ante_but_not_an_integer_is_refused(ante, raise_amount):
+    obj = copy.deepcopy(GOOD)
+    obj["seats"]["3"]["wagers"].update(ante=ante, odds=ante)
+    obj["seats"]["3"]["raise"] = raise_amount
+    with pytest.raises(engine.EngineError) as e:
+        engine.evaluate_round(obj)
+    assert e.value.reason == "invalid_raise"
+
+
+@pytest.mark.parametrize("amount", [5.0, True, "5", -5, 10 ** 10, None])
+def test_the_inline_wager_check_refuses_what_check_wagers_refuses(amount):
+    obj = copy.deepcopy(GOOD)
+    obj["seats"]["1"]["wagers"]["prime"] = amount
+    with pytest.raises(engine.EngineError) as e:
+        engine.evaluate_round(obj)
+    assert e.value.reason == "bad_wager"
