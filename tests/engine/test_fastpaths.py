@@ -52,3 +52,21 @@ def test_the_inline_wager_check_refuses_what_check_wagers_refuses(amount):
     with pytest.raises(engine.EngineError) as e:
         engine.evaluate_round(obj)
     assert e.value.reason == "bad_wager"
+
+
+def test_best_names_equal_best_cards_in_any_card_order():
+    import random
+
+    from shoe import cards
+    from shoe.games import fcf, fcfround
+    from shoe.games.settle import pick
+
+    rng = random.Random(31)
+    seen = set()
+    for _ in range(30000):
+        ids = rng.sample(range(52), 5)
+        names = cards.names(ids)
+        v = fcf.value(ids)
+        seen.add(fcf.category(v))
+        assert fcfround.best_names(names, ids, v) == pick(names, ids, fcf.best_cards(ids, v))
+    assert seen == set(range(8))
