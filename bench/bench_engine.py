@@ -82,11 +82,12 @@ def settle_only(n):
     dealer = [engine.parse_card(c, "x") for c in rnd["dealer"]]
     six = engine.parse_card(rnd["all_six_card"], "x")
     raises = [s["raise"] for k, i, s in seats]
+    values = [fcf.value(i) for k, i, s in seats]
     rules = {"ties": "player", "raise_when_dealer_not_open": "compare"}
     t0 = time.ticks_us()
     for _ in range(n):
         fcfround.settle({"type": "round_result", "game": "four-card-frenzy"}, t, rules,
-                        dealer, six, seats, raises, rnd["dealer"], rnd["all_six_card"])
+                        dealer, six, seats, raises, values, rnd["dealer"], rnd["all_six_card"])
     return time.ticks_diff(time.ticks_us(), t0) / n
 def full(n):
     t0 = time.ticks_us()

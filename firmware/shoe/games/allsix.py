@@ -37,8 +37,9 @@ def category(cards, extra=-1):
       k - p == 2q     q in p: quads, else a full house (trips + pair)  has two bits)
     """
     t = m = x = 0
+    V = _V
     for c in cards:
-        v = _V[c]
+        v = V[c]
         t += v
         m |= v
         x ^= v

@@ -37,17 +37,27 @@ HCF = "high-card-flush"
 MAX_SEATS = const(6)
 MAX_AMOUNT = const(1000000000)  # per wager, in the smallest currency unit
 
-# The notation of shoe.cards (id = rank * 4 + suit), repeated here so that settling a round
-# does not need that module in RAM; tests/engine check that both agree on every card.
-_RANKS = "23456789TJQKA"
-_SUITS = "cdhs"
+# Card name -> id in the notation of shoe.cards (id = rank * 4 + suit), repeated here so that
+# settling a round does not need that module in RAM; tests/engine check that both agree on every
+# card. One dict lookup: on the RP2040 a str subscript such as name[0] costs ~36 us, this ~3 us.
+_IDS = {"2c": 0, "2d": 1, "2h": 2, "2s": 3, "3c": 4, "3d": 5, "3h": 6, "3s": 7, "4c": 8, "4d": 9,
+        "4h": 10, "4s": 11, "5c": 12, "5d": 13, "5h": 14, "5s": 15, "6c": 16, "6d": 17, "6h": 18,
+        "6s": 19, "7c": 20, "7d": 21, "7h": 22, "7s": 23, "8c": 24, "8d": 25, "8h": 26, "8s": 27,
+        "9c": 28, "9d": 29, "9h": 30, "9s": 31, "Tc": 32, "Td": 33, "Th": 34, "Ts": 35, "Jc": 36,
+        "Jd": 37, "Jh": 38, "Js": 39, "Qc": 40, "Qd": 41, "Qh": 42, "Qs": 43, "Kc": 44, "Kd": 45,
+        "Kh": 46, "Ks": 47, "Ac": 48, "Ad": 49, "Ah": 50, "As": 51}
 _WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
            HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive")}
-_SEAT_KEYS = ("cards", "wagers", "raise")
-_ROUND_KEYS = ("game", "paytable", "rules", "dealer", "all_six_card", "seats", "round", "deck")
-_RULES = {FCF: (("ties", ("player", "push")),
-                ("raise_when_dealer_not_open", ("compare", "win"))),
-          HCF: ()}
+# wager name -> 1 for an optional wager (offered or not by the pay table), 0 for a main one
+_KNOWN = {FCF: {"ante": 0, "odds": 0, "prime": 1, "four_card_bonus": 1, "all_six": 1},
+          HCF: {"ante": 0, "flush_bonus": 1, "straight_flush_bonus": 1, "progressive": 1}}
+_SEAT_NUMBERS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6}
+_SEAT_KEYS = {"cards": 0, "wagers": 0, "raise": 0}
+_ROUND_KEYS = {"game": 0, "paytable": 0, "rules": 0, "dealer": 0, "all_six_card": 0, "seats": 0,
+               "round": 0, "deck": 0}  # a dict: `in` a tuple of strings costs ~15 us on the chip
+_RULES = {FCF: {"ties": ("player", "push"),
+               "raise_when_dealer_not_open": ("compare", "win")},
+          HCF: {}}  # rule -> allowed values, the first is the default
 
 
 class EngineError(ValueError):
@@ -79,37 +89,48 @@ def _what(what):
 
 
 def parse_card(name, what):
-    if isinstance(name, str) and len(name) == 2 and name != "CV":
-        r = _RANKS.find(name[0])
-        s = _SUITS.find(name[1])
-        if r >= 0 and s >= 0:
-            return r * 4 + s
+    try:
+        return _IDS[name]
+    except (KeyError, TypeError):  # TypeError: an unhashable name (a list, a dict)
+        pass
     fail("card", _what(what), (name,))
 
 
-def parse_cards(names, count, what):
+def parse_cards(names, count, what, dups=True):
     """Card names -> ids, checking type, count, notation and duplicates inside the hand.
-    `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards")."""
+    `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards").
+    dups=False: the caller checks duplicates (evaluate_round, with its card owner table)."""
     if not isinstance(names, list):
         fail("hand_list", _what(what), count, (names,))
     if len(names) != count:
         fail("hand_count", _what(what), count, len(names))
     ids = []
-    for n in names:
-        ids.append(parse_card(n, what))
-    for i in range(1, count):
+    put = ids.append
+    table = _IDS
+    try:
+        for n in names:
+            put(table[n])
+    except (KeyError, TypeError):
+        for n in names:  # the first bad name, in order
+            parse_card(n, what)
+    if dups:
+        _dups(ids, names, what)
+    return ids
+
+
+def _dups(ids, names, what):
+    for i in range(1, len(ids)):
         c = ids[i]
         for j in range(i):
             if c == ids[j]:
                 fail("hand_dup", _what(what), names[i])
-    return ids
 
 
 def check_wagers(game, wagers, seat=None, table=None):
     """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
 
     table (a preset name, a document or a Table), if given: also refuse an optional wager the
-    pay table does not offer."""
+    pay table does not offer. (evaluate_round checks the common case inline, then calls this.)"""
     _game(game)
     where = "" if seat is None else "seat %s: " % seat
     if not isinstance(wagers, dict):
@@ -148,46 +169,66 @@ def _offered(game, table, w, seat):
 def check_raise(game, seat, cards, ante, raise_amount):
     """Raise or fold (rules.md 1.5, 2.2). Raises EngineError naming seat, hand, allowed amounts."""
     ids = parse_cards(cards, _game(game), "seat %s cards" % seat)
-    _check_raise(game, seat, ids, ante, raise_amount)
+    _check_raise(game, seat, ids, ante, raise_amount, _module(game))
 
 
-def _check_raise(game, seat, ids, ante, amount):
-    if isinstance(amount, bool) or not isinstance(amount, int):
+_mods = [None, None]  # the last game's hand module and settlement module, loaded on first use
+
+
+def _module(game, settlement=False):
+    """shoe.games.fcf / hcf, or fcfround / hcfround: an import statement costs ~0.25 ms on the
+    RP2040 even for a loaded module, so the last ones are kept (evalrun drops them)."""
+    i = 1 if settlement else 0
+    m = _mods[i]
+    if m is None or m.GAME != game:
+        if game == FCF:
+            if settlement:
+                from shoe.games import fcfround as m
+            else:
+                from shoe.games import fcf as m
+        elif settlement:
+            from shoe.games import hcfround as m
+        else:
+            from shoe.games import hcf as m
+        _mods[i] = m
+    return m
+
+
+def _check_raise(game, seat, ids, ante, amount, g):
+    """-> the hand's value (fcf.value / hcf.flush_value), settlement uses it again."""
+    try:
+        if amount is True or amount is False:
+            raise TypeError
+        amount | 0  # only integers have |
+    except TypeError:
         fail("raise_type", seat, (amount,))
-    if game == FCF:
-        from shoe.games import fcf as g
+    v = g.value(ids) if game == FCF else g.flush_value(ids)
+    if amount != 0 and amount != ante:  # 0 (fold) and 1 x Ante are always allowed
+        mult = g.raise_multiples(v)
+        if amount % ante or amount // ante not in mult:
+            from shoe.games import messages
 
-        v = g.value(ids)
-    else:
-        from shoe.games import hcf as g
-
-        v = g.flush_value(ids)
-    mult = g.raise_multiples(v)
-    if amount != 0 and (amount % ante or amount // ante not in mult):
-        from shoe.games import messages
-
-        hand = messages.describe(game, ids, v)
-        fail("raise_value", seat, amount, hand, ", ".join(str(ante * k) for k in mult))
+            hand = messages.describe(game, ids, v)
+            fail("raise_value", seat, amount, hand, ", ".join(str(ante * k) for k in mult))
+    return v
 
 
 def _rules(game, rules):
     spec = _RULES[game]
     out = {}
-    for key, values in spec:
-        out[key] = values[0]
+    for key in spec:
+        out[key] = spec[key][0]
     if rules is None:
         return out
     if not isinstance(rules, dict):
         fail("rules_obj", (rules,))
     for k in rules:
-        for key, values in spec:
-            if k == key:
-                if rules[k] not in values:
-                    fail("rule_value", k, ", ".join(values), (rules[k],))
-                out[k] = rules[k]
-                break
-        else:
+        values = spec.get(k)
+        if values is None:
             fail("rule_unknown", (k,), game)
+        if rules[k] not in values:
+            fail("rule_value", k, ", ".join(values), (rules[k],))
+        out[k] = rules[k]
     return out
 
 
@@ -197,6 +238,11 @@ def evaluate_round(obj, emit=None):
     emit (for the eval runner on a small heap): if given, it is called with the result dict
     (its "seats" still empty) once everything is validated, then with (key, seat) for each
     seat in order; those seats are not kept in the returned dict."""
+    return settle(validate(obj), emit)
+
+
+def validate(obj):
+    """Every check of evaluate_round (raises EngineError) -> the validated round for settle()."""
     if not isinstance(obj, dict):
         fail("round_obj", (obj,))
     game = obj.get("game")
@@ -218,19 +264,23 @@ def evaluate_round(obj, emit=None):
     rules = _rules(game, obj.get("rules"))
     if "dealer" not in obj:
         fail("no_dealer")
-    dealer = parse_cards(obj["dealer"], n, "dealer")
+    dealer = parse_cards(obj["dealer"], n, "dealer", False)
+    # card id -> 0 free, 1..6 seat, 7 dealer, 8 the All-Six card. A card met twice is either
+    # twice in one hand (reported first, as "has X twice") or held by an earlier hand.
+    owner = bytearray(53)
+    for c in dealer:
+        if owner[c]:
+            _dups(dealer, obj["dealer"], "dealer")
+        owner[c] = 7
     seats_in = obj.get("seats")
     if not isinstance(seats_in, dict) or not seats_in:
         fail("seats", (seats_in,))
     keys = []
     for k in seats_in:
-        if not (isinstance(k, str) and len(k) == 1 and "1" <= k <= "6"):
+        if k not in _SEAT_NUMBERS:
             fail("seat_key", (k,))
         keys.append(k)
     keys.sort()
-    owner = bytearray(53)  # card id -> 0 free, 1..6 seat, 7 dealer, 8 the All-Six card
-    for c in dealer:
-        owner[c] = 7
     six = None
     if game == FCF and obj.get("all_six_card") is not None:
         six = parse_card(obj["all_six_card"], "all_six_card")
@@ -247,37 +297,74 @@ def evaluate_round(obj, emit=None):
                 fail("seat_field", k, (f,))
         if "cards" not in s:
             fail("no_cards", k)
-        ids = parse_cards(s["cards"], n, k)
-        for i in range(n):
-            o = owner[ids[i]]
+        t = _SEAT_NUMBERS[k]
+        ids = parse_cards(s["cards"], n, k, False)
+        i = 0
+        for c in ids:
+            o = owner[c]
             if o:
+                _dups(ids, s["cards"], k)
                 fail("held", k, s["cards"][i], "the dealer" if o == 7 else
                      "the all_six_card" if o == 8 else "seat %d" % o)
-            owner[ids[i]] = int(k)
+            owner[c] = t
+            i += 1
         seats.append((k, ids, s))
+    secs = table.sections
+    offers_all = True  # most tables offer every optional wager: then no per-seat check
+    for key in _WAGERS[game][1 if game == HCF else 2:]:
+        if key not in secs:
+            offers_all = False
+    known = _KNOWN[game]
     for k, ids, s in seats:
         w = s.get("wagers")
         if w is None:
             fail("no_wagers", k)
-        check_wagers(game, w, k)
-        _offered(game, table, w, k)
+        ok = isinstance(w, dict)  # check_wagers' common case inline; it reports any error
+        if ok:
+            try:
+                for key in w:
+                    a = w[key]
+                    if (key not in known or a is True or a is False
+                            or not 0 <= (a | 0) <= MAX_AMOUNT):
+                        ok = False
+                        break
+            except TypeError:  # a | 0 of a non-integer
+                ok = False
+            a = w.get("ante", 0)
+            if a == 0 or (game == FCF and a != w.get("odds", 0)):
+                ok = False
+        if not ok:
+            check_wagers(game, w, k)
+        if not offers_all:
+            _offered(game, table, w, k)
         if six is None and w.get("all_six", 0):
             fail("six_null", k)
     raises = []
+    values = []
+    g = _module(game)
+    value = g.value if game == FCF else g.flush_value
     for k, ids, s in seats:
         if "raise" not in s:
             fail("no_raise", k)
-        _check_raise(game, k, ids, s["wagers"]["ante"], s["raise"])
-        raises.append(s["raise"])
+        r = s["raise"]
+        ante = s["wagers"]["ante"]
+        if r is ante:  # the validated Ante itself (1 x, always allowed; `is`: never a float)
+            values.append(value(ids))
+        else:
+            values.append(_check_raise(game, k, ids, ante, r, g))
+        raises.append(r)
+    return (game, table, rules, dealer, six, seats, raises, values, obj)
+
+
+def settle(v, emit=None):
+    """A validate() result -> the round_result dict (see evaluate_round for emit)."""
+    game, table, rules, dealer, six, seats, raises, values, obj = v
     head = {"type": "round_result", "game": game}
     for k in ("round", "deck"):
         if obj.get(k) is not None:
             head[k] = obj[k]
     if game == FCF:
-        from shoe.games import fcfround
-
-        return fcfround.settle(head, table, rules, dealer, six, seats, raises, obj["dealer"],
-                               obj.get("all_six_card"), emit)
-    from shoe.games import hcfround
-
-    return hcfround.settle(head, table, rules, dealer, seats, raises, obj["dealer"], emit)
+        return _module(game, True).settle(head, table, rules, dealer, six, seats, raises, values,
+                                          obj["dealer"], obj.get("all_six_card"), emit)
+    return _module(game, True).settle(head, table, rules, dealer, seats, raises, values,
+                                      obj["dealer"], emit)

@@ -36,6 +36,7 @@ def _unload(keep=None):
     import shoe.games as pkg
 
     paytable._cache.clear()
+    engine._mods[0] = engine._mods[1] = None  # the engine keeps the last game's modules
     for game in _GAME_MODULES:
         if game == keep:
             continue

@@ -43,6 +43,7 @@ FOUR_OF_A_KIND = const(7)
 CATEGORIES = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
               "straight_flush", "four_of_a_kind")
 
+GAME = "four-card-frenzy"
 _SHIFT = const(26)
 _RANKS = const(0x1FFF)
 _SUMS = const(0x7FFF)
@@ -183,15 +184,17 @@ def best_cards(hand, v):
     if cat == HIGH_CARD:
         return hs[:4]
     if cat == PAIR or cat == THREE_OF_A_KIND:
-        g = _low_rank(pay >> 13)  # the pair or trips rank; its cards sit together in hs
-        i = 0
-        while hs[i] >> 2 != g:
-            i += 1
-        n = 2 if cat == PAIR else 3
-        out = hs[i:i + n]
+        g = pay >> 13  # the pair or trips rank bit; its cards sit together in hs
+        out = []
+        rest = []
         for c in hs:
-            if c >> 2 != g and len(out) < 4:
+            if g >> (c >> 2) & 1:
                 out.append(c)
+            else:
+                rest.append(c)
+        out.append(rest[0])  # kickers high to low (a full house: the pair's higher suit)
+        if cat == PAIR:
+            out.append(rest[1])
         return out
     out = []
     if cat == FOUR_OF_A_KIND or cat == TWO_PAIR:
@@ -202,9 +205,9 @@ def best_cards(hand, v):
     s = _flush_suit(hand) if cat == FLUSH or cat == STRAIGHT_FLUSH else -1
     if cat == FLUSH:
         for c in hs:
-            if c & 3 == s and len(out) < 4:
+            if c & 3 == s:
                 out.append(c)
-        return out
+        return out[:4]
     if pay == 1:  # straight or straight flush
         ranks = (2, 1, 0, 12)
     else:

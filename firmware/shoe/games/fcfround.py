@@ -12,18 +12,33 @@ from micropython import const
 
 from shoe.games import fcf
 from shoe.games.paytable import ONE
-from shoe.games.settle import pay as _pay
-from shoe.games.settle import net_of, pick, wager
+from shoe.games.settle import pick, wager
 
+GAME = fcf.GAME
 _LOST = const(-10000)
+_RED = bytes(6 >> (c & 3) & 1 for c in range(52))  # card id -> 1 if red (suit d or h)
+_TWO_PAIR = const(2)  # fcf.TWO_PAIR, fcf.STRAIGHT (an attribute lookup costs ~5 us on the chip)
+_STRAIGHT = const(3)
 
 
-def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_name, emit=None):
-    """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit."""
+def best_names(names, ids, v):
+    """pick(names, ids, fcf.best_cards(ids, v)); a high card hand (the commonest) by one sort of
+    (id << 3 | position) instead of sorting, choosing and looking names up by index."""
+    if v >> 26:  # not high card
+        return pick(names, ids, fcf.best_cards(ids, v))
+    k = [ids[0] << 3, ids[1] << 3 | 1, ids[2] << 3 | 2, ids[3] << 3 | 3, ids[4] << 3 | 4]
+    k.sort()  # by id: rank, then suit
+    return [names[k[4] & 7], names[k[3] & 7], names[k[2] & 7], names[k[1] & 7]]
+
+
+def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names, six_name,
+           emit=None):
+    """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit.
+    values: fcf.value of each seat's hand (computed by the engine's raise check)."""
     dv = fcf.value(dealer)
     opens = fcf.dealer_opens(dv)
     head["dealer"] = {"cards": dealer_names,
-                      "best": pick(dealer_names, dealer, fcf.best_cards(dealer, dv)),
+                      "best": best_names(dealer_names, dealer, dv),
                       "category": fcf.CATEGORIES[fcf.category(dv)], "opens": opens}
     head["all_six_card"] = six_name
     head["seats"] = out_seats = {}
@@ -32,17 +47,21 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
     sections = table.sections
-    value = fcf.value
-    best_cards = fcf.best_cards
+    no = {}  # a section the table leaves out: nothing pays (dict.get(cat, _LOST), cat may be None)
+    odds_win = sections.get("odds.win") or no
+    odds_bad = sections.get("odds.bad_beat") or no
+    sec_prime = sections.get("prime") or no
+    sec_bonus = sections.get("four_card_bonus") or no
+    sec_six = sections.get("all_six") or no
+    best = best_names
+    red_of = _RED
+    allsix = None
     names_of = fcf.CATEGORIES
     entry = wager  # locals: MicroPython looks globals up by name on every use
-    pay = _pay
     limit = table.payout_limit
-    allsix = None
-    for (key, ids, s), rz in zip(seats, raises):
+    for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
         ante = w["ante"]
-        pv = value(ids)
         cat = pv >> 26  # fcf.category(pv)
         if pv > dv:
             cmp = ONE
@@ -55,9 +74,8 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             e_odds = entry(ante, _LOST)
             e_raise = entry(0, 0)
         else:
-            if cat >= fcf.STRAIGHT:
-                name = names_of[cat]
-                odds = pay(sections.get("odds.win" if pv >= dv else "odds.bad_beat"), name)
+            if cat >= _STRAIGHT:
+                odds = (odds_win if pv >= dv else odds_bad).get(names_of[cat], _LOST)
             else:
                 odds = 0 if pv >= dv else _LOST
             e_ante = entry(ante, cmp if opens else 0)
@@ -66,24 +84,26 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
         e_prime = e_bonus = e_six = None
         a = w.get("prime", 0)
         if a:
-            # suits 1 (d) and 2 (h) are red: count them with 6 >> suit & 1
-            red = ((6 >> (ids[0] & 3) & 1) + (6 >> (ids[1] & 3) & 1) + (6 >> (ids[2] & 3) & 1)
-                   + (6 >> (ids[3] & 3) & 1) + (6 >> (ids[4] & 3) & 1))
+            red = (red_of[ids[0]] + red_of[ids[1]] + red_of[ids[2]] + red_of[ids[3]]
+                   + red_of[ids[4]])
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            e_prime = entry(a, pay(sections.get("prime"), pc))
+            fx = sec_prime.get(pc, _LOST)
+            e_prime = entry(a, fx)
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
-            if cat >= fcf.TWO_PAIR:
+            if cat >= _TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
-            e_bonus = entry(a, pay(sections.get("four_card_bonus"), bc), bc)
+            fx = sec_bonus.get(bc, _LOST)
+            e_bonus = entry(a, fx, bc)
         a = w.get("all_six", 0)
         if a:
             if allsix is None:
                 from shoe.games import allsix
             ac = allsix.category(ids, six)
-            e_six = entry(a, pay(sections.get("all_six"), ac), ac)
+            fx = sec_six.get(ac, _LOST)
+            e_six = entry(a, fx, ac)
         # dict displays with every key where possible: each added key may cost a resize
         if e_prime is not None and e_bonus is not None and e_six is not None:
             wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise, "prime": e_prime,
@@ -97,8 +117,18 @@ def settle(head, table, rules, dealer, six, seats, raises, dealer_names, six_nam
             if e_six is not None:
                 wg["all_six"] = e_six
         names = s["cards"]
-        net, capped, uncapped = net_of(wg.values(), limit)
-        seat = {"cards": names, "best": pick(names, ids, best_cards(ids, pv)),
+        wins = losses = 0  # settle.net_of, inline
+        for e in wg.values():
+            p = e["payout"]
+            if p > 0:
+                wins += p
+            else:
+                losses -= p
+        net = uncapped = wins - losses
+        capped = limit is not None and wins > limit
+        if capped:
+            net = limit - losses
+        seat = {"cards": names, "best": best(names, ids, pv),
                 "category": names_of[cat], "wagers": wg, "net": net, "capped": capped,
                 "uncapped_net": uncapped}
         if emit is None:

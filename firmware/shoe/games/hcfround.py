@@ -15,6 +15,7 @@ from shoe.games import hcf
 from shoe.games.settle import net_of, pay, pick, wager
 from shoe.games.paytable import ONE
 
+GAME = hcf.GAME
 _LOST = const(-10000)
 
 
@@ -26,8 +27,9 @@ def _flush(names, ids, v):
     return {"length": hcf.length(v), "cards": pick(names, ids, hcf.flush_cards(ids, v))}
 
 
-def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
-    """Fill head (the result dict) with dealer and seats; see engine for emit."""
+def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit=None):
+    """Fill head (the result dict) with dealer and seats; see engine for emit.
+    values: hcf.flush_value of each seat's hand (computed by the engine's raise check)."""
     dv = hcf.flush_value(dealer)
     q = hcf.qualifies(dv)
     head["dealer"] = {"cards": dealer_names, "flush": _flush(dealer_names, dealer, dv),
@@ -35,9 +37,8 @@ def settle(head, table, rules, dealer, seats, raises, dealer_names, emit=None):
     head["seats"] = out_seats = {}
     if emit is not None:
         emit(head)
-    for (key, ids, s), rz in zip(seats, raises):
+    for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
-        pv = hcf.flush_value(ids)
         sf = hcf.straight_flush(ids)
         if rz == 0:
             wg = {"ante": wager(w["ante"], _LOST), "raise": wager(0, 0)}

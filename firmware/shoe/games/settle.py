@@ -55,7 +55,4 @@ def net_of(entries, limit):
 
 def pick(names, ids, chosen):
     """The input's own name strings for the chosen ids (no new strings on a small heap)."""
-    out = []
-    for c in chosen:
-        out.append(names[ids.index(c)])
-    return out
+    return [names[ids.index(c)] for c in chosen]
