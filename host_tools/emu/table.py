@@ -12,8 +12,9 @@ of the runner kill the emulator (SIGKILL) and power it up on the same flash.
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
+from host_tools.errors import ShoeError
 from host_tools.session import TableRunner
-from host_tools.world import World
+from host_tools.world import World, WorldError
 
 NOREAD = b"NOREAD"
 
@@ -39,12 +40,16 @@ class EmuReaderPort:
     def line(self, data):
         data = bytes(data)
         self.sent.append(data)
-        if data == NOREAD and self.reader == "optical":
-            self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
-            return
-        self.uid += 1
-        r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
-                             uid="%08x" % self.uid, **self.pace)
+        try:
+            if data == NOREAD and self.reader == "optical":
+                self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
+                return
+            self.uid += 1
+            r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
+                                 uid="%08x" % self.uid, **self.pace)
+        except (OSError, ShoeError) as e:
+            # the power is off (the rig was killed): the runner waits for it to come back
+            raise WorldError("cannot reach the emulated Pico's reader: %s" % e)
         self.times.append(r["ns"])
 
     def reconnect(self):
