@@ -264,7 +264,12 @@ class Device:
         self._guard.deadline = time.monotonic() + self.op_timeout
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                out = self.t.exec(code)
+                # mpremote's exec() gives up after 10 s of silence: removing an old version's
+                # 60 files on a slow chip (littlefs commits, an emulated Pico on a loaded
+                # machine) says nothing for longer; op_timeout is this operation's limit
+                out, err = self.t.exec_raw(code, timeout=self.op_timeout)
+            if err:
+                raise TransportExecError(out, err.decode(errors="replace"))
         except TransportExecError as e:
             last = (e.error_output.strip().splitlines() or ["error"])[-1]
             raise ShoeError("the device failed a %s: %s" % (what, last)) from None
