@@ -290,6 +290,8 @@ def main(argv=None):
     ap.add_argument("--reader", choices=["optical", "rfid", "both"], default="optical")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--unix-rounds", type=int, default=None, metavar="N",
+                    help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
     ap.add_argument("--heap-every", type=int, default=10, metavar="N",
                     help="heap free (status mem_free) after every N rounds (default 10)")
     args = ap.parse_args(argv if argv is not None else [])
@@ -297,9 +299,11 @@ def main(argv=None):
     if why:
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
-    unix = unix_figures(min(args.rounds, 3))     # the unix side is a reference, not the run
-    print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
-          % (unix["card_s"] * 1e3, unix["mem_free"]))
+    n = min(args.rounds, 3) if args.unix_rounds is None else args.unix_rounds
+    unix = unix_figures(n) if n > 0 else None     # a reference, not the run
+    if unix:
+        print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
+              % (unix["card_s"] * 1e3, unix["mem_free"]))
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
         run(r, args.rounds, args.profile, unix, args.heap_every)
