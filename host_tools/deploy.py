@@ -216,7 +216,9 @@ class Device:
         quiet = io.StringIO()
         try:
             with contextlib.redirect_stdout(quiet):
-                self.t = SerialTransport(self.port, baudrate=115200, timeout=1)
+                # a read blocks up to 10 s: mpremote waits this long for a raw-paste window
+                # from a slow chip (1 s failed on an emulated Pico on a loaded machine)
+                self.t = SerialTransport(self.port, baudrate=115200, timeout=10)
         except (TransportError, OSError, ValueError) as e:
             raise ShoeError("cannot open port %s: %s" % (self.port, e)) from None
         self._guard = self.t.serial = _Deadline(self.t.serial)
