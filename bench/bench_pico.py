@@ -1,6 +1,7 @@
 """Chip figures on the emulated Raspberry Pi Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
 
     .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
+                                         [--heap-every N]
 
 Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
 provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
@@ -13,7 +14,10 @@ the rig (host_tools/emu/rig.js), in emulated nanoseconds:
   validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
                   (the stub is read first, so: from the stub's last card for manual shoes)
   boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello)
-  heap free       `mem_free` of the status reply, after boot and after every round
+  heap free       `mem_free` of the status reply (the app collects first), after boot and
+                  after every --heap-every rounds (printed as it goes); growth is flagged when
+                  the heap left after the last round is below the first round's by more than
+                  HEAP_SLACK, or its least-squares trend loses more than that over the run
   flash / round   bytes programmed (whole 256-byte pages: the traffic), the bytes of those
                   that were not 0xFF (what was stored), and 4 KB-sector erase equivalents while
                   a round is played
@@ -83,7 +87,51 @@ def assemble(state, reader, keys):
             _deploy.BOARD = old
 
 
-def play_measured(emu, reader, rounds):
+HEAP_SLACK = 2048      # bytes: what one GC cycle's leftovers may differ by, not a leak
+
+
+class HeapWatch:
+    """mem_free over UART0 (`status`) after boot and after every `every` rounds."""
+
+    def __init__(self, runner, every):
+        self.runner, self.every = runner, max(1, every)
+        self.samples = []          # (rounds played, mem_free)
+        self.rounds = 0
+        play_round = runner.play_round
+
+        def counted(*a, **kw):
+            out = play_round(*a, **kw)
+            self.rounds += 1
+            if self.rounds % self.every == 0:
+                self.sample()
+            return out
+        runner.play_round = counted
+
+    def sample(self):
+        free = self.runner.status().get("mem_free")
+        self.samples.append((self.rounds, free))
+        print("  heap free after %s: %s B" % (
+            "boot" if not self.rounds else "%d round(s)" % self.rounds, free))
+        sys.stdout.flush()
+
+    def verdict(self):
+        after = [(n, f) for n, f in self.samples if n > 0 and f is not None]
+        if len(after) < 2:
+            return "too few samples after rounds to judge growth"
+        xs, ys = [n for n, _ in after], [f for _, f in after]
+        mx, my = statistics.mean(xs), statistics.mean(ys)
+        den = sum((x - mx) ** 2 for x in xs) or 1
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den
+        trend = slope * (xs[-1] - xs[0])
+        drop = ys[0] - ys[-1]
+        flag = drop > HEAP_SLACK or trend < -HEAP_SLACK
+        return ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend %+.1f B "
+                "per round (%+.0f B over the run)" % (
+                    "GROWTH FLAGGED (heap shrinking)" if flag else "flat", ys[0], xs[0],
+                    ys[-1], xs[-1], min(ys), slope, trend))
+
+
+def play_measured(emu, reader, rounds, heap_every=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
     state = {"flash0": None, "decide_since": None, "card_flash": None}
@@ -131,10 +179,13 @@ def play_measured(emu, reader, rounds):
             return orig_command(kind, body, supervisor)
 
         t.runner.command = command
+        watch = HeapWatch(t.runner, heap_every or rounds)
+        watch.sample()                                  # after boot
         t.runner.play(script(rounds))
         st = t.link.command("status", {}, timeout=60)
         heap.append(st.get("mem_free"))
-    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash}
+    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash,
+            "heap_watch": watch}
 
 
 def boot_to_ready(emu):
@@ -188,7 +239,7 @@ def report_profile(emu, what, seconds):
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
-def run(reader, rounds, do_profile, unix):
+def run(reader, rounds, do_profile, unix, heap_every=None):
     d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
     keys = _emu.write_keys_file(d / "shoe.json")
     asm = assemble(d / "state", reader, keys)
@@ -205,7 +256,7 @@ def run(reader, rounds, do_profile, unix):
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
             e.control("profile", on=True)
-        m = play_measured(e, reader, rounds)
+        m = play_measured(e, reader, rounds, heap_every)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:
             report_profile(e, "the chip's time during the deck check and round(s)", emulated)
@@ -235,6 +286,8 @@ def run(reader, rounds, do_profile, unix):
               % (i + 1, b / 1024.0, ch / 1024.0, er))
     print("  heap free after the rounds (status mem_free): %s%s" % (
         m["heap"], "; unix port (64k heap): %s" % unix["mem_free"] if unix else ""))
+    print("  heap over %d round(s), sampled every %d: %s" % (
+        rounds, m["heap_watch"].every, m["heap_watch"].verdict()))
 
 
 def main(argv=None):
@@ -242,17 +295,23 @@ def main(argv=None):
     ap.add_argument("--reader", choices=["optical", "rfid", "both"], default="optical")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--unix-rounds", type=int, default=None, metavar="N",
+                    help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
+    ap.add_argument("--heap-every", type=int, default=10, metavar="N",
+                    help="heap free (status mem_free) after every N rounds (default 10)")
     args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
     if why:
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
-    unix = unix_figures(args.rounds)
-    print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
-          % (unix["card_s"] * 1e3, unix["mem_free"]))
+    n = min(args.rounds, 3) if args.unix_rounds is None else args.unix_rounds
+    unix = unix_figures(n) if n > 0 else None     # a reference, not the run
+    if unix:
+        print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
+              % (unix["card_s"] * 1e3, unix["mem_free"]))
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
-        run(r, args.rounds, args.profile, unix)
+        run(r, args.rounds, args.profile, unix, args.heap_every)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,10 @@ Steps: check the device (MicroPython, platform of the board, .mpy version of our
 compile (mpy-cross -O1), copy into a fresh version directory, read back the SHA-256 of every
 file on the device and compare (any difference: stop, the old version stays active), write the
 DEPLOYED marker, write main.py, then switch the pointer (active.new, then active) and remove
-older versions. An interruption at any point leaves the old version or the new, verified one
+older versions. A file whose SHA-256 equals the active version's (its DEPLOYED marker) is copied
+on the device instead of over the cable, and verified like the others: a redeploy after a small
+change (a wiring edit, `--reader optical` for a shoe refitted with the optical module) sends
+only what changed. An interruption at any point leaves the old version or the new, verified one
 bootable, never a mix. Every failure is one ShoeError line.
 """
 import ast
@@ -39,6 +42,7 @@ from host_tools.runtime import BOARD, FIRMWARE
 
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
+READERS = ("rfid", "optical")
 _CHUNK = 512
 
 
@@ -58,24 +62,36 @@ def mpy_version(tool=None):
     return int(m.group(1)), int(m.group(2))
 
 
-def board_wiring(board):
+def wiring_source(board, reader=None):
+    """board/<board>/wiring.py; reader: the fitted front end instead of the file's own."""
     if board not in BOARDS:
         raise ShoeError("unknown board %r: choose one of %s" % (board, ", ".join(BOARDS)))
+    src = (BOARD / board / "wiring.py").read_text()
+    if reader is not None:
+        if reader not in READERS:
+            raise ShoeError("unknown reader %r: choose one of %s" % (reader, ", ".join(READERS)))
+        src += '\nreader = {"kind": %r}  # shoectl deploy --reader\n' % reader
+    return src
+
+
+def board_wiring(board, reader=None):
     ns = {}
-    exec((BOARD / board / "wiring.py").read_text(), ns)
+    exec(wiring_source(board, reader), ns)
     return ns
 
 
-def compile_firmware(board, progress=None):
+def compile_firmware(board, progress=None, reader=None):
     """-> {device path (relative to the version dir): bytes}, compiled with mpy-cross -O1: the
     files board/manifest_common.py lists (FIRMWARE) and the board's wiring, nothing else."""
     tool = mpy_cross()
     from host_tools.build import shipped_files
 
     sources = [(FIRMWARE / p, p[:-3] + ".mpy") for p in shipped_files()[0]]
-    sources.append((BOARD / board / "wiring.py", "wiring.mpy"))
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
+        wiring = Path(tmp) / "wiring.py"
+        wiring.write_text(wiring_source(board, reader))
+        sources.append((wiring, "wiring.mpy"))
         for i, (src, dest) in enumerate(sources):
             out = Path(tmp) / ("%d.mpy" % i)
             proc = subprocess.run([tool, "-O1", "-s", dest[:-4] + ".py", "-o", str(out), str(src)],
@@ -139,6 +155,14 @@ def _shoe_read(p):
             return f.read().strip()
     except OSError:
         return None
+def _shoe_copy(src, dst):
+    b = bytearray(512)
+    with open(src, 'rb') as f, open(dst, 'wb') as g:
+        while True:
+            n = f.readinto(b)
+            if not n:
+                break
+            g.write(b if n == 512 else b[:n])
 def _shoe_replace(new, dst):
     try:
         os.rename(new, dst)
@@ -192,7 +216,9 @@ class Device:
         quiet = io.StringIO()
         try:
             with contextlib.redirect_stdout(quiet):
-                self.t = SerialTransport(self.port, baudrate=115200, timeout=1)
+                # a read blocks up to 10 s: mpremote waits this long for a raw-paste window
+                # from a slow chip (1 s failed on an emulated Pico on a loaded machine)
+                self.t = SerialTransport(self.port, baudrate=115200, timeout=10)
         except (TransportError, OSError, ValueError) as e:
             raise ShoeError("cannot open port %s: %s" % (self.port, e)) from None
         self._guard = self.t.serial = _Deadline(self.t.serial)
@@ -240,7 +266,12 @@ class Device:
         self._guard.deadline = time.monotonic() + self.op_timeout
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                out = self.t.exec(code)
+                # mpremote's exec() gives up after 10 s of silence: removing an old version's
+                # 60 files on a slow chip (littlefs commits, an emulated Pico on a loaded
+                # machine) says nothing for longer; op_timeout is this operation's limit
+                out, err = self.t.exec_raw(code, timeout=self.op_timeout)
+            if err:
+                raise TransportExecError(out, err.decode(errors="replace"))
         except TransportExecError as e:
             last = (e.error_output.strip().splitlines() or ["error"])[-1]
             raise ShoeError("the device failed a %s: %s" % (what, last)) from None
@@ -324,13 +355,26 @@ def _compare(expected, got):
                                                                  first))
 
 
+def _active_files(dev, active):
+    """{path: sha256} of the active version's verified files (its DEPLOYED marker), or {}."""
+    if not active or not re.fullmatch(r"v-[0-9a-f]+", active):
+        return {}
+    raw = dev.value("_shoe_read(%r)" % (FW_DIR + "/" + active + "/DEPLOYED"))
+    try:
+        files = json.loads(raw).get("files") if raw else None
+    except (ValueError, AttributeError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
 def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file=None,
-           op_timeout=60.0):
-    """Deploy; returns a summary dict. on_file(i, path) is called after each file is copied."""
+           op_timeout=60.0, reader=None):
+    """Deploy; returns a summary dict. on_file(i, path) is called after each file is copied.
+    reader: "rfid" or "optical" instead of the wiring file's fitted reader."""
     progress = progress or (lambda msg: None)
-    wiring = board_wiring(board)
+    wiring = board_wiring(board, reader)
     tool_mpy = mpy_version()
-    files = compile_firmware(board, progress)
+    files = compile_firmware(board, progress, reader)
     name = version_name(files)
     main_src = (BOARD / "main.py").read_bytes()
     expected = {p: hashlib.sha256(b).hexdigest() for p, b in files.items()}
@@ -342,6 +386,7 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
         active = dev.value("_shoe_read(%r)" % (FW_DIR + "/active"))
         fallback = dev.value("_shoe_read(%r)" % (FW_DIR + "/active.new"))
         vdir = FW_DIR + "/" + name
+        unchanged = 0
         if active == name:
             progress("version %s is already active: verifying it" % name)
         else:
@@ -363,12 +408,19 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
                 for i in range(1, len(parts) + 1):
                     dirs.add(vdir + "/" + "/".join(parts[:i]))
             dev.mkdirs(dirs)
+            same = _active_files(dev, active)
             for i, p in enumerate(sorted(files)):
-                dev.write_file(vdir + "/" + p, files[p])
+                if same.get(p) == expected[p]:     # unchanged: copied on the device
+                    dev.run("_shoe_copy(%r, %r)" % ("%s/%s/%s" % (FW_DIR, active, p),
+                                                   vdir + "/" + p), "file copy")
+                    unchanged += 1
+                else:
+                    dev.write_file(vdir + "/" + p, files[p])
                 if on_file:
                     on_file(i, p)
                 if (i + 1) % 10 == 0 or i + 1 == len(files):
-                    progress("copied %d/%d files" % (i + 1, len(files)))
+                    progress("copied %d/%d files (%d unchanged, copied on the device)"
+                             % (i + 1, len(files), unchanged))
         got = dev.hashes(vdir)
         got.pop("DEPLOYED", None)
         _compare(expected, got)
@@ -401,7 +453,8 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
             dev.run("_shoe_rm(%r)" % (FW_DIR + "/" + e), "clean-up")
         progress("active version %s on %s (%d files); removed %d old version(s). Reset the board "
                  "(without the service jumper) to start it." % (name, board, len(files), len(old)))
-        return {"version": name, "previous": active, "files": len(files), "removed": old}
+        return {"version": name, "previous": active, "files": len(files), "removed": old,
+                "unchanged": unchanged}
 
 
 KEY_NAMES = ("shoe", "supervisor", "card")

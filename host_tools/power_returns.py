@@ -56,10 +56,10 @@ class PowerReturns:
         if "rep" in box:
             return box["rep"]
         err = box.get("err")
-        if err is not None and getattr(err, "reason", None) not in (None, "replay"):
+        reason = getattr(err, "reason", None)
+        if err is not None and reason not in (None, "replay"):
             raise err                        # refused by the shoe: its word stands
-        if self.boot_mark() == mark and not (err is not None
-                                             and getattr(err, "reason", None) == "replay"):
+        if self.boot_mark() == mark and reason != "replay":
             if err is not None and not self._board_may_return():
                 raise err
             self._await_boot(mark, err)

@@ -26,13 +26,17 @@ def configure(parser):
     parser.add_argument("--any-platform", action="store_true",
                         help="skip the sys.platform check (e.g. testing on the unix port "
                         "behind a pty)")
+    parser.add_argument("--reader", choices=_deploy.READERS,
+                        help="the fitted card reader, instead of the wiring file's (a shoe "
+                        "refitted with the optical module: --reader optical)")
     parser.add_argument("--quiet", action="store_true", help="print only the result line")
 
 
 def run(args):
     quiet = args.quiet
     summary = _deploy.deploy(args.board, args.port, any_platform=args.any_platform,
-                             timeout=args.timeout, progress=None if quiet else print)
+                             timeout=args.timeout, progress=None if quiet else print,
+                             reader=args.reader)
     if quiet:
         print("deployed %s" % summary["version"])
     return 0

@@ -88,7 +88,8 @@ class Emulator:
         self._buf = b""
         self._lock = threading.Lock()     # the runner's threads share the control channel
         self._starts = 0
-        self._resets = 0
+        self._resets = 0          # resets of the running rig (its own count starts at 0)
+        self._earlier = 0         # resets of rigs killed before (a boot count never goes back)
 
     @property
     def boots(self):
@@ -100,7 +101,7 @@ class Emulator:
                 self._resets = self.control("clock")["resets"]
             except (OSError, ShoeError):
                 pass
-        return self._starts + self._resets
+        return self._starts + self._earlier + self._resets
 
     @property
     def urls(self):
@@ -126,10 +127,12 @@ class Emulator:
             time.sleep(0.1)          # a port of the killed rig is not free yet: try again
         info = json.loads(line)
         self._starts += 1
+        self._earlier += self._resets
         self._resets = 0
         self.pid = info["pid"]
         self.ports = {k: info[k] for k in CHANNELS}
-        self._close_ctl()
+        with self._lock:
+            self._close_ctl()
         return self
 
     def _close_ctl(self):
@@ -175,7 +178,8 @@ class Emulator:
                 self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
             self.proc.stdout.close()
-        self._close_ctl()
+        with self._lock:          # after the kill: a control call in flight has failed by now
+            self._close_ctl()
 
     def wait_dead(self, timeout):
         """The rig killed itself (a planned power cut in a flash write): True once it is gone."""
@@ -184,7 +188,8 @@ class Emulator:
         except subprocess.TimeoutExpired:
             return False
         self.proc.stdout.close()
-        self._close_ctl()
+        with self._lock:
+            self._close_ctl()
         return True
 
     def stop(self):

@@ -12,8 +12,9 @@ of the runner kill the emulator (SIGKILL) and power it up on the same flash.
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
+from host_tools.errors import ShoeError
 from host_tools.session import TableRunner
-from host_tools.world import World
+from host_tools.world import World, WorldError
 
 NOREAD = b"NOREAD"
 
@@ -39,12 +40,16 @@ class EmuReaderPort:
     def line(self, data):
         data = bytes(data)
         self.sent.append(data)
-        if data == NOREAD and self.reader == "optical":
-            self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
-            return
-        self.uid += 1
-        r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
-                             uid="%08x" % self.uid, **self.pace)
+        try:
+            if data == NOREAD and self.reader == "optical":
+                self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
+                return
+            self.uid += 1
+            r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
+                                 uid="%08x" % self.uid, **self.pace)
+        except (OSError, ShoeError) as e:
+            # the power is off (the rig was killed): the runner waits for it to come back
+            raise WorldError("cannot reach the emulated Pico's reader: %s" % e)
         self.times.append(r["ns"])
 
     def reconnect(self):
@@ -54,12 +59,22 @@ class EmuReaderPort:
         pass
 
 
+# The host's link timers run on the wall clock, the chip's on the emulated one, and busy chip
+# code runs slower than real time (a third on an idle core, a tenth or less on a loaded
+# machine): the host must not take a chip that is busy for a few hundred emulated ms for a dead
+# link and start handshake after handshake (suspected cause of a `status` left unanswered for
+# 900 s after `configure` on a machine loaded with 7 emulators). A power cut closes the rig's
+# sockets, which the link sees at once, so long host timeouts cost nothing there.
+LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
+
+
 class EmuTable:
     def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
-                 pace=None):
+                 pace=None, link_options=None):
         from host_tools.emu import EMU_KEYS
 
         self.pace = pace
+        self.link_options = LINK_OPTIONS if link_options is None else link_options
         self.emu = emu
         self.reader = reader
         self.keys = keys or EMU_KEYS
@@ -72,7 +87,8 @@ class EmuTable:
         from host_tools.link import ShoeLink
 
         self.link = ShoeLink(self.emu.urls["uart0"], self.keys["shoe"],
-                             supervisor_key=self.keys["supervisor"], reconnect_s=0.2)
+                             supervisor_key=self.keys["supervisor"], reconnect_s=0.2,
+                             endpoint_options=self.link_options)
         try:
             self.link.open(timeout=self.event_timeout)
             self.port = EmuReaderPort(self.emu, self.reader, self.pace)

@@ -25,10 +25,10 @@ _REAL_COMPILE = dp.compile_firmware
 def compile_once(monkeypatch):
     """Compile each board's firmware once per session: others edit the tree while tests run,
     and a deploy-twice test needs the same version both times."""
-    def cached(board, progress=None):
-        if board not in _COMPILED:
-            _COMPILED[board] = _REAL_COMPILE(board, progress)
-        return dict(_COMPILED[board])
+    def cached(board, progress=None, reader=None):
+        if (board, reader) not in _COMPILED:
+            _COMPILED[board, reader] = _REAL_COMPILE(board, progress, reader)
+        return dict(_COMPILED[board, reader])
 
     monkeypatch.setattr(dp, "compile_firmware", cached)
 
@@ -63,8 +63,8 @@ def boot_choice(flash, board_name="pico"):
 def with_extra_file(monkeypatch, content=b"# v2\n"):
     real = dp.compile_firmware
 
-    def fake(board, progress=None):
-        files = real(board, progress)
+    def fake(board, progress=None, reader=None):
+        files = real(board, progress, reader)
         files["shoe/_v2marker.mpy"] = content
         return files
 
@@ -146,15 +146,51 @@ def test_corrupted_copy_fails_verification(board, monkeypatch):
     real_write = dp.Device.write_file
 
     def flaky(self, path, data):
-        if path.endswith("shoe/cards.mpy"):
+        if path.endswith("shoe/_v2marker.mpy"):      # the changed file: it goes over the cable
             data = data[:-1] + bytes([data[-1] ^ 0x01])  # one bit flips on the way
         return real_write(self, path, data)
 
     monkeypatch.setattr(dp.Device, "write_file", flaky)
-    with pytest.raises(ShoeError, match=r"verification failed: 1 differ.*shoe/cards.mpy"):
+    with pytest.raises(ShoeError, match=r"verification failed: 1 differ.*shoe/_v2marker.mpy"):
         dp.deploy("pico", board.port, any_platform=True, progress=quiet)
     assert (flash / "shoe_fw" / "active").read_text() == v1
     assert boot_choice(flash).endswith(v1)
+
+
+def reader_built(flash):
+    """The reader class the deployed main.py builds (fake machine on the path)."""
+    code = ("import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
+            "print(type(hw.reader).__name__)\n").replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
+    out = subprocess.run([micropython_binary(), "-X", "heapsize=128k", "-c", code], cwd=flash,
+                         capture_output=True, text=True, timeout=30)
+    return out.stdout.strip() or out.stderr
+
+
+def test_redeploy_sends_only_changed_files_and_verifies_the_copies(board, monkeypatch):
+    """`--reader optical`: only wiring.mpy goes over the cable, the rest is copied on the
+    device from the active version and verified like a sent file; a file damaged on the flash
+    since its deploy is not carried into the new version."""
+    flash = __import__("pathlib").Path(board.flash_dir)
+    v1 = dp.deploy("pico", board.port, any_platform=True, progress=quiet)
+    sent = []
+    real_write = dp.Device.write_file
+
+    def record(self, path, data):
+        sent.append(path)
+        return real_write(self, path, data)
+
+    monkeypatch.setattr(dp.Device, "write_file", record)
+    v2 = dp.deploy("pico", board.port, any_platform=True, progress=quiet, reader="optical")
+    assert v2["version"] != v1["version"] and v2["unchanged"] == v2["files"] - 1
+    assert [p for p in sent if "/v-" in p] == ["shoe_fw/%s/%s" % (v2["version"], f)
+                                              for f in ("wiring.mpy", "DEPLOYED")]
+    assert reader_built(flash) == "OpticalReader"
+    damaged = flash / "shoe_fw" / v2["version"] / "shoe" / "cards.mpy"
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 0x01]))     # a bit flipped on the flash
+    with pytest.raises(ShoeError, match=r"verification failed: 1 differ.*shoe/cards.mpy"):
+        dp.deploy("pico", board.port, any_platform=True, progress=quiet, reader="rfid")
+    assert (flash / "shoe_fw" / "active").read_text() == v2["version"]
 
 
 @pytest.mark.parametrize("mode", ["silent", "echo", "garbage"])
