@@ -13,7 +13,7 @@ FLASH = 2 * 1024 * 1024
 
 
 def status(emu, tmp_path):
-    return _status(emu, tmp_path, timeout=300)   # the first boot makes the extents (~4 s chip)
+    return _status(emu, tmp_path, timeout=600)   # the first boot makes the extents (~4 s chip)
 
 
 class Image:

@@ -14,7 +14,7 @@ from tests.emu.test_rig import repl
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def status(emu, tmp_path, timeout=90):
+def status(emu, tmp_path, timeout=300):
     p = subprocess.run([sys.executable, "-m", "host_tools", "status", "--port", emu.urls["uart0"],
                         "--keys", str(emu.keys_file), "--json", "--timeout", str(timeout),
                         "--db", str(tmp_path / "audit.db")],
