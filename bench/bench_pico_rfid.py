@@ -228,7 +228,7 @@ def main(argv=None):
     ap.add_argument("--paces", default="400/250,200/120,120/60")
     ap.add_argument("--deck", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args(argv)
+    args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
     if why:
         print("bench_pico_rfid: skipped: emulated Pico unavailable: %s" % why)
