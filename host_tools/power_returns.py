@@ -75,8 +75,8 @@ class PowerReturns:
     def _board_may_return(self):
         return self.board is None or getattr(self.board, "power_returns_on", False)
 
-    def _await_boot(self, mark, err, timeout=30.0):
-        deadline = time.monotonic() + timeout
+    def _await_boot(self, mark, err, timeout=None):
+        deadline = time.monotonic() + self._boot_patience(timeout)
         while self.boot_mark() == mark:
             if time.monotonic() > deadline:
                 raise err or ShoeError("the shoe stopped answering")
@@ -155,12 +155,19 @@ class PowerReturns:
             except Rebooted:
                 continue
 
-    def _status_after_restart(self, timeout=30.0):
+    def _boot_patience(self, timeout):
+        """How long a board may take to come back: 30 s, or the runner's event timeout when that
+        is longer (an emulated chip boots, recovers its journal and re-handshakes at a fraction
+        of real time)."""
+        return timeout if timeout is not None else max(30.0, float(self.timeout))
+
+    def _status_after_restart(self, timeout=None):
         """The link reconnects by itself (new session); ask until the shoe answers."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + self._boot_patience(timeout)
+        ask = min(3.0 * max(1.0, float(self.timeout) / 30.0), 30.0)   # one status's patience
         while True:
             try:
-                return self.link.command("status", {}, timeout=3.0)
+                return self.link.command("status", {}, timeout=ask)
             except ShoeError:
                 if time.monotonic() > deadline:
                     raise
