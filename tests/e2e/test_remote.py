@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -95,7 +96,12 @@ def test_a_round_by_hand_with_shoectl_table(board, tmp_path, capsys):
     shoectl("table", "configure", "--game", "four-card-frenzy", *k)
     assert "slot 0" in shoectl("table", "load-deck", "--serial", "3A7F", "--back", "R", *k)
     shoectl("world", "--reader", reader, "--serial", "3A7F", "--deck-check", "--pace", "0")
-    st = json.loads(shoectl("table", "status", "--json", *k))
+    # the world returns once its 53 lines are written; the shoe may still be reading them
+    deadline = time.monotonic() + 60.0
+    while True:
+        st = json.loads(shoectl("table", "status", "--json", *k))
+        if st["phase"] != "deck_check" or st["reads"] >= 53 or time.monotonic() > deadline:
+            break
     assert st["phase"] == "open_round", st
     out = shoectl("table", "open", "--seat", "1:ante=10,odds=10", "--seat", "2:ante=5,odds=5", *k)
     n = int(out.split("deal ")[1].split()[0])
