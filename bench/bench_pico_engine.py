@@ -30,25 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_engine import _DEAL  # noqa: E402  (the same seeded hands as bench_engine)
+
 # Runs on both ports: prints one JSON line. FCF, HCF (round JSON) and REPS are prepended.
 _CODE = r"""
 import gc, json, time
 from shoe.games import engine, fcf
-def deal(n, seed):
-    out = bytearray(5 * n)
-    x = seed
-    for i in range(n):
-        used = 0
-        k = 0
-        while k < 5:
-            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-            c = (x >> 8) % 52
-            if not used >> c & 1:
-                used |= 1 << c
-                out[5 * i + k] = c
-                k += 1
-    return bytes(out)
-def once(f, arg, reps):
+""" + _DEAL.lstrip("\n") + r"""def once(f, arg, reps):
     ts = []
     for _ in range(reps):
         gc.collect()
