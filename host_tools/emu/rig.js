@@ -145,7 +145,12 @@ class Rig {
       if (!this.replIn.length) { this.usbPending = size; return; } // answer when data comes
       this.usbAnswer(size);
     };
-    cdc.onSerialData = (buf) => this.send('repl', Buffer.from(buf));
+    cdc.onSerialData = (buf) => {
+      // the console's last 16 KiB are kept (control `console`): what a hung board last said
+      this.console = Buffer.concat([this.console || Buffer.alloc(0), Buffer.from(buf)]);
+      if (this.console.length > 16384) this.console = this.console.subarray(this.console.length - 16384);
+      this.send('repl', Buffer.from(buf));
+    };
     cdc.onDeviceConnected = () => { this.usbConnected = true; };
   }
 
@@ -286,6 +291,7 @@ class Rig {
       return {tx: this.txStarts[u].filter((t) => t >= since),
               rx: this.rxEnds[u].filter((t) => t >= since), ns: this.now()};
     }
+    if (op === 'console') return {text: (this.console || Buffer.alloc(0)).toString('latin1'), ns: this.now()};
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
     if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }

@@ -19,8 +19,23 @@ def status(emu, tmp_path, timeout=300):
                         "--keys", str(emu.keys_file), "--json", "--timeout", str(timeout),
                         "--db", str(tmp_path / "audit.db")],
                        capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0, p.stderr + diagnosis(emu)
     return json.loads(p.stdout)["status"]
+
+
+def diagnosis(emu):
+    """What the rig says of a board that did not answer: its counters, where the CPU spends
+    its time (PC samples over 2 s of wall time) and the console's last lines."""
+    try:
+        out = ["", "rig stats: " + json.dumps(emu.control("stats"))]
+        emu.control("profile", on=True)
+        time.sleep(2)
+        out.append("PC samples: " + json.dumps(emu.control("profile", on=False, top=12)))
+        out.append("console (last 3000 chars):")
+        out.append(emu.control("console")["text"][-3000:])
+        return "\n".join(out)
+    except Exception as e:        # a dead rig: say so rather than hide the first failure
+        return "\n(no rig diagnosis: %r)" % (e,)
 
 
 def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_shoe, pico_image, tmp_path):
