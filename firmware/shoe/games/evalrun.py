@@ -11,8 +11,11 @@ CPython for `--runtime cpython`, so both give the same bytes.
 Small-heap measures (the device heap is 64k): each line is parsed straight from stdin with
 json.load through `_Line` (the line text is never held as one string), an inline pay table is
 validated and its document dropped first, and the result is written seat by seat as the engine
-settles it (`_Streamer`), so no whole round_result is held either. If the heap still runs out,
-the idle game's modules and cached presets are dropped and the round is tried once more.
+settles it (`_Streamer`), so no whole round_result is held either. When the game changes, the
+other game's modules are dropped and the new game's loaded before the round is looked at (an
+import half-way through validation needs a contiguous block a fragmented heap may not have). If
+the heap still runs out before any output, the round is tried again after a collection, then once
+more with every game module and cached preset dropped.
 """
 import gc
 import io
@@ -99,14 +102,22 @@ def settle(obj, lineno, emit=None):
     if isinstance(game, str) and game != _playing[0] and game in _GAME_MODULES:
         if _playing[0] is not None and _SMALL:
             _unload(game)  # one game's modules at a time on a small heap
+            try:  # load the new game's now, on a collected heap, not half-way through a round
+                engine._module(game)
+                engine._module(game, True)
+            except MemoryError:
+                _unload()
         _playing[0] = game
-    for attempt in (0, 1):
+    for attempt in (0, 1, 2):
         try:
             return _settle(obj, lineno, emit)
         except MemoryError:
             if emit is not None and emit(None):
                 break  # part of the line is out already: it cannot be taken back
-            _unload()  # drop every game module and cached table, then try again
+            if attempt:
+                _unload()  # drop every game module and cached table, then try again
+            else:
+                gc.collect()  # first the failed attempt's own garbage
         except Exception as e:  # a bug: report it on this line and keep serving the stream
             return _error(lineno, "internal error (%s)" % type(e).__name__, "internal")
     return _error(lineno, "out of memory evaluating this round", "memory")
