@@ -352,10 +352,13 @@ class App:
             except Exception as e:
                 self.fault("command " + kind, e)
                 reply = {"ok": False, "reason": "internal", "message": repr(e)[:120]}
-            if reply.get("ok", True):
-                self.link.reply(ctr, reply)
-            else:
-                self.link.error(ctr, reply["reason"], reply.get("message"))
+            try:
+                if reply.get("ok", True):
+                    self.link.reply(ctr, reply)
+                else:
+                    self.link.error(ctr, reply["reason"], reply.get("message"))
+            except Exception as e:  # e.g. no RAM for the reply: the next commands still run
+                self.fault("reply " + kind, e)
 
     def pump(self, now=None):
         """Write what the link has to send now (frames, retransmissions, acks, heartbeats)."""
@@ -368,18 +371,25 @@ class App:
         arrive (the UART's poll ioctl), then answers at once."""
         stream = asyncio.StreamReader(self.hw.host)
         while True:
-            n = await stream.readinto(self._rx_mv)
-            if n:
-                now = self.ticks_ms()
-                self.on_host_bytes(self._rx_mv[:n], now)
-                self.pump(now)
+            try:
+                n = await stream.readinto(self._rx_mv)
+                if n:
+                    now = self.ticks_ms()
+                    self.on_host_bytes(self._rx_mv[:n], now)
+                    self.pump(now)
+            except Exception as e:  # a UART write timing out, a bug: the link lives on
+                self.fault("host", e)
+                await asyncio.sleep_ms(_TICK_MS)
 
     async def link_task(self):
         """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
         events go out from the task that made them (pump())."""
         while True:
             self.checkin("host")
-            self.pump()
+            try:
+                self.pump()
+            except Exception as e:
+                self.fault("link", e)
             await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
