@@ -115,6 +115,7 @@ class App:
                              supervised=_SUPERVISED, rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
+        self._tx_left = None  # the part of the last frames the host UART has not taken yet
         self.reads = 0
         self.faults = 0
         self.dropped = 0
@@ -361,10 +362,22 @@ class App:
                 self.fault("reply " + kind, e)
 
     def pump(self, now=None):
-        """Write what the link has to send now (frames, retransmissions, acks, heartbeats)."""
+        """Write what the link has to send now (frames, retransmissions, acks, heartbeats).
+        A UART takes what fits in its transmit buffer and returns that count (None: nothing
+        fitted; machine.UART with timeout=0 does not block): the rest is kept and written first
+        on the next pump, and the link is asked for more only once it has all gone."""
+        p = self._tx_left
+        if p is not None:
+            n = self.hw.host.write(p) or 0
+            if n < len(p):
+                self._tx_left = p[n:]
+                return
+            self._tx_left = None
         out = self.link.transmit(self.ticks_ms() if now is None else now)
         if out:
-            self.hw.host.write(out)
+            n = self.hw.host.write(out) or 0
+            if n < len(out):
+                self._tx_left = memoryview(out)[n:]
 
     async def host_task(self):
         """Reads the host UART as a stream: the task sleeps in the event loop until bytes
