@@ -11,6 +11,8 @@
 No I/O, no clock: `now` (seconds) is passed in. Commands, events, phases and what the table must
 do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
 """
+from micropython import const
+
 from shoe import reasons as R
 from shoe.cards import name
 from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name
@@ -20,6 +22,7 @@ from shoe.dealing import setup
 from shoe.dealing.setup import SetupError
 
 _MAX_LATCHED = 16
+_LATCHED_BYTES = const(480)  # of the status reply (frame payload <= 1006 B) for latched entries
 
 
 class CommandError(ValueError):
@@ -362,7 +365,8 @@ class Table:
         rnd = self.rnd
         st = {"ok": True, "phase": self.current_phase(), "config": self.config_summary(),
               "decks": decks,
-              "latched": list(self.latched), "rounds": self.n_round, "next_slot": lg.next}
+              "latched": self._latched_fitting(), "latched_count": len(self.latched),
+              "rounds": self.n_round, "next_slot": lg.next}
         if rnd is not None:
             t = self.tracker.next_target()
             st["round"] = {"round": rnd["n"], "stage": rnd["stage"], "dealt": self.tracker.n,
@@ -370,6 +374,20 @@ class Table:
                            "next": target_name(t) if t else None,
                            "decided": sorted(rnd["raises"])}
         return st
+
+    def _latched_fitting(self):
+        """The oldest latched irregularities that fit in _LATCHED_BYTES of the status reply (an
+        entry costs at most its text plus 64 bytes encoded): with all 16 the reply would not fit
+        in one frame, and a shoe that cannot say its status cannot have its errors acknowledged.
+        `latched_count` says how many there are; acknowledging these shows the next ones."""
+        out = []
+        room = _LATCHED_BYTES
+        for irq in self.latched:
+            room -= len(irq["reason"]) + len(irq["action"]) + len(irq["detail"] or "") + 64
+            if room < 0:
+                break
+            out.append(irq)
+        return out
 
     def _close_round(self, body, now):
         if self.rnd is None:
@@ -602,7 +620,7 @@ class Table:
             rnd["raises"] = dict(rnd["raises"])
         return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
                 "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
-                "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
+                "latched": self._latched_fitting(), "n": self.n_round, "irq": self.n_irq,
                 "t_last": self.t_last, "jam": self.jammed, "shuffle": self.shuffle.to_state(),
                 "phase": self.phase, "out": list(self.out)}
 

@@ -25,7 +25,9 @@ def run(args):
     link, keys, store = connect(args, read_only=not args.ack)
     try:
         if not args.ack:
-            latched = link.command("status", {}, timeout=args.timeout).get("latched") or []
+            st = link.command("status", {}, timeout=args.timeout)
+            latched = st.get("latched") or []
+            more = (st.get("latched_count") or len(latched)) - len(latched)
             if args.json:
                 print(json.dumps(latched, sort_keys=True))
             elif not latched:
@@ -33,6 +35,9 @@ def run(args):
             for e in ([] if args.json else latched):
                 print("#%s %s (%s)%s" % (e.get("id"), e.get("reason"), e.get("action"),
                                          "  " + str(e.get("detail")) if e.get("detail") else ""))
+            if more > 0 and not args.json:
+                print("... and %d more (the oldest are shown; acknowledge them to see the rest)"
+                      % more)
             return 0
         if not keys.get("supervisor"):
             raise ShoeError("acknowledging errors needs the supervisor key (not in the key file)")

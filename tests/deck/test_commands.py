@@ -291,3 +291,30 @@ def test_malformed_reads_are_refused_and_change_nothing():
     t.reject("x" * 500, 5)
     ev = t.pop_events()
     assert len(ev[0][1]["reason"]) <= 24
+
+
+def test_status_fits_one_frame_with_every_latched_irregularity_and_shows_them_all_in_turn():
+    """16 latched irregularities with the longest details would make a 2 KB status reply, which
+    the link refuses (reply_too_big): the shoe could no longer say its status, nor have its
+    errors acknowledged. Status carries the oldest that fit and how many there are."""
+    from shoe.link import codec, frame
+
+    t = make()
+    t.command("open_round", seats_body(FCF, (1, 2, 3, 4, 5, 6)), 1)
+    for i in range(16):
+        t._latch("settle_error", ("detail %02d " % i).ljust(80, "x"), 1)
+    t.pop_events()
+    st = t.command("status", {}, 2)
+    reply = dict(st, re=65535)
+    assert len(codec.encode(reply)) <= frame.MAX_PAYLOAD
+    assert st["latched_count"] == 16 and 0 < len(st["latched"]) < 16
+    seen = []
+    while True:
+        st = t.command("status", {}, 3)
+        if not st["latched"]:
+            break
+        assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
+        seen += [i["id"] for i in st["latched"]]
+        for irq in st["latched"]:
+            t.command("ack", {"id": irq["id"]}, 3)
+    assert len(seen) == 16 and st["latched_count"] == 0
