@@ -53,6 +53,7 @@ FIRMWARE = (
     "shoe/journal/log.py",
     "shoe/journal/outbox.py",
     "shoe/journal/ring.py",
+    "shoe/journal/ringstore.py",
     "shoe/journal/rounds.py",
     "shoe/journal/store.py",
     "shoe/link/__init__.py",

@@ -7,7 +7,7 @@ try:
 except ImportError:
     from flash import FakeFlash, PowerCut
 
-from shoe.journal.extents import RingStore
+from shoe.journal.ringstore import RingStore
 from shoe.journal.journal import Journal
 
 LAYOUT = (("journal.log", 5, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1))

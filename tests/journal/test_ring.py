@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from shoe.journal import extents
-from shoe.journal.extents import RingStore
+from shoe.journal.ringstore import RingStore
 from shoe.journal.journal import CTR_MARGIN, Journal
 from shoe.journal.ring import Ring, RingFull
 from tests.fakes.flash import FakeFlash, PowerCut
@@ -111,7 +111,7 @@ def test_bit_flips_in_a_sector_are_detected_latched_and_good_records_after_kept(
 
 def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
     dev = FakeFlash(64)
-    st = extents.RingStore(dev, b"5678", list(range(3, 3 + 46)))
+    st = RingStore(dev, b"5678", list(range(3, 3 + 46)))
     j = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192, store=st)
     eseq = 0
     for rnd in range(40):                   # 40 rounds of 36 cards, acks, a round record each
@@ -129,7 +129,7 @@ def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
         assert dev.erases - before <= 3
     assert j.compactions >= 3 and dev.erases / 40.0 <= 2.5
     j2 = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192,
-                 store=extents.RingStore(dev, b"5678", list(range(3, 3 + 46))))
+                 store=RingStore(dev, b"5678", list(range(3, 3 + 46))))
     assert j2.state == {"r": 39, "c": 35} and j2.eseq == eseq and j2.recovery is None
     assert j2.round_numbers()[-100:] == list(range(40)) and j2.round(7)[1]["pay"] == "p" * 300
     # with the next sector pre-erased, the card that enters it programs only (no erase)

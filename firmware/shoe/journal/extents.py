@@ -19,16 +19,9 @@ import struct
 
 from micropython import const
 
-from shoe.journal.ring import Ring, SECTOR
+from shoe.journal.ring import SECTOR
+from shoe.journal.ringstore import LAYOUT, RingStore
 
-# (stream, sectors, sectors kept free for a rewrite). The log: 64 KiB + one record live (17
-# sectors of 4064 data bytes), a compaction's snapshot (state + an outbox of up to 8 KiB: 5 kept
-# free), and room to spare. A rounds segment: 100 records of up to ~400 bytes in 10 sectors, and
-# one free so that emptying it (a new epoch) always has a sector to start in.
-LOG_SECTORS = const(24)
-ROUND_SECTORS = const(11)
-LAYOUT = (("journal.log", LOG_SECTORS, 5), ("rounds.0", ROUND_SECTORS, 1),
-          ("rounds.1", ROUND_SECTORS, 1))
 _HEAD = b"SHOEXT01"
 _PAGE = const(256)
 
@@ -140,57 +133,6 @@ def make(dev, d):
         pass
     os.rename(d + "/map.new", d + "/map")
     return nonce, blocks
-
-
-class RingStore:
-    """The journal's streams on rings (store.FileStore's interface)."""
-
-    def __init__(self, dev, nonce, blocks, layout=LAYOUT):
-        self.rings = {}
-        at = 0
-        for rid, (name, n, reserve) in enumerate(layout):
-            self.rings[name] = Ring(dev, blocks[at:at + n], rid, nonce, reserve)
-            at += n
-
-    def scan(self, name):
-        return self.rings[name].scan()
-
-    def append(self, name, payload):
-        self.rings[name].append(payload)
-
-    def size(self, name):
-        return 0
-
-    def abort(self, name):
-        pass  # the ring never writes over what a failed append left
-
-    def rewrite(self, name, records):
-        return self.rings[name].rewrite(records)
-
-    def drop_tail(self, name, n):
-        pass  # the next record goes to a fresh sector (ring.py)
-
-    def clear(self, name):
-        self.rings[name].rewrite(())
-
-    def fits(self, name, n):
-        return self.rings[name].fits(n)
-
-    def close(self):
-        pass
-
-    def idle(self):
-        for r in self.rings.values():
-            if r.prepare():
-                return True
-        return False
-
-    def stats(self):
-        e = p = 0
-        for r in self.rings.values():
-            e += r.erases
-            p += r.programs
-        return {"erases": e, "pages": p}
 
 
 def open_store(dev, root):

@@ -3,7 +3,7 @@
 
     FileStore(root)          files in a directory (log.py): the unix virtual board, the ESP32,
                              most tests; the default
-    extents.RingStore        raw flash rings on the Pico (ring.py), see extents.open_store
+    ringstore.RingStore      raw flash rings on the Pico (ring.py), see extents.open_store
 
     scan(name) -> log.Scan-like iterable (good_end, torn, holes, lost, hole)
     append(name, payload)    one durable record (raises if it failed part way: abort(name))
