@@ -4,8 +4,10 @@ import hashlib
 _BLOCK = 64
 
 
-def hmac_sha256(key, msg):
-    """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes."""
+_pads = {}  # key -> (inner, outer) pads: a shoe uses three keys, computed once each
+
+
+def _key_pads(key):
     if len(key) > _BLOCK:
         key = hashlib.sha256(key).digest()
     k = bytearray(_BLOCK)
@@ -15,9 +17,24 @@ def hmac_sha256(key, msg):
     for i in range(_BLOCK):
         inner[i] = k[i] ^ 0x36
         outer[i] = k[i] ^ 0x5C
-    h = hashlib.sha256(inner)
+    return inner, outer
+
+
+def hmac_sha256(key, msg):
+    """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes. The pads of
+    up to 4 keys (bytes) are kept (on the RP2040 the 64-byte pad loop cost ~1 ms a MAC)."""
+    p = None
+    if isinstance(key, bytes):
+        p = _pads.get(key)
+        if p is None:
+            p = _key_pads(key)
+            if len(_pads) < 4:
+                _pads[key] = p
+    else:
+        p = _key_pads(key)
+    h = hashlib.sha256(p[0])
     h.update(msg)
-    o = hashlib.sha256(outer)
+    o = hashlib.sha256(p[1])
     o.update(h.digest())
     return o.digest()
 

@@ -1,0 +1,31 @@
+"""shoe.crypto.hmac_sha256 equals the standard library's HMAC for any key and message, the first
+time a key is seen and every time after (its pads are kept for up to 4 keys), for bytes and
+bytearray keys, keys longer than a block included; the same under MicroPython."""
+import hashlib
+import hmac
+
+from hypothesis import given, settings, strategies as st
+
+from shoe import crypto
+from tests.mpy import run_code
+
+
+@settings(max_examples=300)
+@given(keys=st.lists(st.binary(max_size=100), min_size=1, max_size=8),
+       msg=st.binary(max_size=300), mutable=st.booleans())
+def test_hmac_equals_the_standard_one_for_fresh_and_kept_keys(keys, msg, mutable):
+    for _ in range(2):
+        for k in keys:
+            key = bytearray(k) if mutable else k
+            assert crypto.hmac_sha256(key, msg) == hmac.new(k, msg, hashlib.sha256).digest()
+    assert len(crypto._pads) <= 4
+
+
+def test_hmac_under_micropython():
+    cases = [(bytes([i % 7]) * n, bytes(range(m % 256)) * 2) for i, (n, m) in
+             enumerate([(0, 0), (1, 5), (20, 64), (64, 3), (65, 100), (100, 255), (16, 17)])]
+    code = "from shoe.crypto import hmac_sha256\n" + "".join(
+        "print(hmac_sha256(%r, %r).hex())\n" % (k, m) for k, m in cases * 2)
+    got = run_code(code).split()
+    want = [hmac.new(k, m, hashlib.sha256).hexdigest() for k, m in cases * 2]
+    assert got == want
