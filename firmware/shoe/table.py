@@ -620,7 +620,7 @@ class Table:
             rnd["raises"] = dict(rnd["raises"])
         return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
                 "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
-                "latched": self._latched_fitting(), "n": self.n_round, "irq": self.n_irq,
+                "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
                 "t_last": self.t_last, "jam": self.jammed, "shuffle": self.shuffle.to_state(),
                 "phase": self.phase, "out": list(self.out)}
 

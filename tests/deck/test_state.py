@@ -123,3 +123,17 @@ def test_config_in_the_constructor():
     assert t.current_phase() == "load_deck"
     with pytest.raises(CommandError):
         Table({"game": "bingo"}, engine=fake_engine)
+
+
+def test_every_latched_irregularity_survives_the_snapshot_not_only_those_status_shows():
+    """status shows only the oldest latched irregularities that fit in one frame; the journal's
+    snapshot keeps all of them (16 with the longest details)."""
+    from tests.deck.helpers import make
+
+    t = make()
+    for i in range(16):
+        t._latch("settle_error", ("detail %02d " % i).ljust(80, "x"), None)
+    t.pop_events()
+    back = Table.from_state(json.loads(json.dumps(t.state())))
+    assert back.latched == t.latched and len(back.latched) == 16
+    assert len(t.command("status", {}, 1)["latched"]) < 16
