@@ -7,6 +7,19 @@ board's entry point (board/<name>/main.py) builds hardware and calls `shoe.app.r
 
 VERSION = "0.1.0"
 
+
+def forget(name):
+    """Drop module `name` ("shoe.games.presets") from sys.modules and from its package, so that
+    its bytecode (in RAM when loaded from .mpy) can be collected; a later import loads it again.
+    For modules needed only at boot or only for a moment (an error text, a preset)."""
+    import sys
+
+    sys.modules.pop(name, None)
+    pkg, _, attr = name.rpartition(".")
+    parent = sys.modules.get(pkg)
+    if parent is not None and attr in parent.__dict__:
+        delattr(parent, attr)
+
 try:
     import micropython  # noqa: F401  (MicroPython: the real module)
 except ImportError:  # CPython (host tools): a stand-in so firmware modules import unchanged

@@ -20,10 +20,9 @@ event the host has not acknowledged.
 """
 import asyncio
 import gc
-import sys
 import time
 
-from shoe import VERSION
+from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 
 _TICK_MS = 20
@@ -98,16 +97,14 @@ class App:
             _log("not provisioned:", e)
             self.provisioned = False
             self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
-        shoe_config = None
-        _forget("shoe.config")   # read once, at boot
+        forget("shoe.config")   # read once, at boot
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
         store = None
         if getattr(hw, "flash", None) is not None:   # the Pico: raw flash rings
             from shoe.journal.extents import open_store
             store = open_store(hw.flash, hw.state_dir)
-            open_store = None
-            _forget("shoe.journal.extents")   # boot work only: ~2.5 KB of bytecode on a Pico
+            forget("shoe.journal.extents")   # boot work only: ~2.5 KB of bytecode on a Pico
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
                                outbox_limit=_OUTBOX_MAX, store=store)
         snap = self.journal.state
@@ -461,8 +458,7 @@ class App:
             from shoe.crypto import hexlify
 
             self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
-        attest = None
-        _forget("shoe.attest")   # imported again by an `attest` command
+        forget("shoe.attest")   # imported again by an `attest` command
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
             VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gc_threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
@@ -478,16 +474,6 @@ _MODULES = ("shoe.table", "shoe.games.engine", "shoe.games.fcf", "shoe.games.fcf
             "shoe.games.ptcheck", "shoe.games.packing", "shoe.journal.journal",
             "shoe.link.endpoint", "shoe.attest", "shoe.drivers.peripherals",
             "shoe.drivers.hwbuild")
-
-
-def _forget(name):
-    """Drop a module used only at boot, so that its bytecode (in RAM when loaded from .mpy) can be
-    collected; a later import loads it again."""
-    sys.modules.pop(name, None)
-    pkg, _, attr = name.rpartition(".")
-    parent = sys.modules.get(pkg)
-    if parent is not None and attr in parent.__dict__:
-        delattr(parent, attr)
 
 
 def preload():

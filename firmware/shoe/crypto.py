@@ -23,7 +23,6 @@ def _key_pads(key):
 def hmac_sha256(key, msg):
     """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes. The pads of
     up to 4 keys (bytes) are kept (on the RP2040 the 64-byte pad loop cost ~1 ms a MAC)."""
-    p = None
     if isinstance(key, bytes):
         p = _pads.get(key)
         if p is None:

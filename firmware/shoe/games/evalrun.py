@@ -22,6 +22,7 @@ import io
 import json
 import sys
 
+from shoe import forget
 from shoe.games import engine, paytable
 from shoe.games.jsonout import _key, _str, dump
 
@@ -36,17 +37,13 @@ def _error(lineno, message, reason):
 def _unload(keep=None):
     """Free RAM: drop the modules of the game not being played (re-imported when needed
     again) and the cached preset tables."""
-    import shoe.games as pkg
-
     paytable._cache.clear()
     engine._mods[0] = engine._mods[1] = None  # the engine keeps the last game's modules
     for game in _GAME_MODULES:
         if game == keep:
             continue
         for m in _GAME_MODULES[game]:
-            sys.modules.pop("shoe.games." + m, None)
-            if m in pkg.__dict__:
-                delattr(pkg, m)
+            forget("shoe.games." + m)
     gc.collect()
 
 

@@ -108,10 +108,6 @@ def describe(game, ids, v):
 
 def unload():
     """Forget this module again (its texts are only needed while an error is built)."""
-    import sys
+    from shoe import forget
 
-    import shoe.games
-
-    sys.modules.pop("shoe.games.messages", None)
-    if "messages" in shoe.games.__dict__:
-        delattr(shoe.games, "messages")
+    forget("shoe.games.messages")

@@ -72,11 +72,9 @@ def validate(doc, game=None):
         return ptcheck.validate(doc, game)
     finally:
         if sys.implementation.name == "micropython":
-            import shoe.games
+            from shoe import forget
 
-            sys.modules.pop("shoe.games.ptcheck", None)
-            if "ptcheck" in shoe.games.__dict__:
-                delattr(shoe.games, "ptcheck")
+            forget("shoe.games.ptcheck")
 
 
 _cache = {}
@@ -103,16 +101,12 @@ def preset(name):
     if name not in PRESETS:
         raise _err("pt_preset", (name,), ", ".join(PRESETS))
     import json
-    import sys
 
+    from shoe import forget
     from shoe.games import presets
 
     doc = json.loads(presets.TEXT[PRESETS.index(name)])
-    sys.modules.pop("shoe.games.presets", None)  # the text is not needed again: free it
-    import shoe.games
-
-    if "presets" in shoe.games.__dict__:
-        delattr(shoe.games, "presets")
+    forget("shoe.games.presets")  # the text is not needed again: free it
     return doc
 
 
