@@ -1,0 +1,310 @@
+"""Where a round card's chip time goes: the app's card path on the emulated Pico, stage by stage.
+
+    .venv/bin/python bench/bench_pico_card.py [--cards 36] [--game fcf|hcf]
+
+The shoe is assembled as shipped (`shoectl deploy --board pico`, `shoectl provision`) and booted
+with the service jumper, so main.py builds the hardware and leaves the REPL free. At the REPL the
+bench builds the app itself (`shoe.app.App(main.build())`: the real journal on the raw flash
+rings, the real link on UART0), configures a six-seat table with every side wager, loads and
+checks a deck (52 cards + cover card through `App.on_read`) and opens a round; then it deals the
+round's cards through `App.on_read` + `App.pump` (what the reader task does for each card) and
+times, with time.ticks_us on the chip (= emulated time), the whole card and each stage inside it
+(stages are wrapped at the REPL, nothing in the firmware is instrumented; nested stages are
+inside their parents). The first third of the cards run with the app's own collection
+threshold (what the shoe sees), the second third with a collection before each card and the
+collector off during it (the card without collections, and the bytes it allocates), the last
+third with every stage wrapped (each wrapper's own cost is printed: subtract it per nested
+call). After each card the host (ShoeLink on UART0) acknowledges its frame.
+
+It complements bench_pico.py, whose card -> frame figure is taken from the rig's UART logs
+(from the optical line's last byte to the frame's first byte on UART0).
+Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
+"""
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from host_tools import emu as _emu  # noqa: E402
+from host_tools.deploy import Device  # noqa: E402
+from host_tools.errors import ShoeError  # noqa: E402
+from host_tools.link import ShoeLink  # noqa: E402
+from shoe.cardcode import CardCodes  # noqa: E402
+from shoe.cards import COVER, name  # noqa: E402
+
+SERIAL = 0x3A7F
+WAGERS = {"four-card-frenzy": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
+                               "all_six": 5},
+          "high-card-flush": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5}}
+
+# Runs at the chip's REPL after main.build() (service mode). STAGES: (object expression,
+# attribute, label) pairs, wrapped once the app exists.
+BUILD = (  # in steps, as main.py does it, so the REPL's own compiling fragments the heap less
+    "import main, gc\nhw = main.build()\ngc.collect()",
+    "from shoe import app as _A\ngc.collect()",
+    "app = _A.App(hw)\napp.boot()\ngc.collect()",
+)
+SETUP = r"""
+import time, json
+T = {}
+N = {}
+ON = [False]   # stages are timed only inside card(), not while the link is serviced
+P = {}         # stage -> [its time in each card timed with the collector off]
+def _wrap(obj, attr, label):
+    f = getattr(obj, attr)
+    def w(*a, **k):
+        if not ON[0]:
+            return f(*a, **k)
+        t = time.ticks_us()
+        r = f(*a, **k)
+        T[label] = T.get(label, 0) + time.ticks_diff(time.ticks_us(), t)
+        N[label] = N.get(label, 0) + 1
+        return r
+    setattr(obj, attr, w)
+_rx = bytearray(256)
+def service(ms):
+    # what the host task does: read UART0, feed the link, answer; plus the link task's pump;
+    # until the host has acknowledged every frame (or ms have passed)
+    t = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), t) < ms:
+        n = hw.host.readinto(_rx) if hw.host.any() else 0
+        if n:
+            app.on_host_bytes(memoryview(_rx)[:n], time.ticks_ms())
+        app.pump()
+        if app.link.up and not app.link._in_flight and not app.link._txq:
+            return True
+        time.sleep_ms(2)
+    return app.link.up
+def overhead(n):
+    # what one stage wrapper costs the card it is in (to read nested figures by)
+    def nop():
+        return 0
+    class O:
+        pass
+    o = O()
+    o.f = nop
+    _wrap(o, "f", "_nop")
+    ON[0] = True
+    gc.collect()
+    t = time.ticks_us()
+    for i in range(n):
+        o.f()
+    d = time.ticks_diff(time.ticks_us(), t)
+    t = time.ticks_us()
+    for i in range(n):
+        nop()
+    d -= time.ticks_diff(time.ticks_us(), t)
+    ON[0] = False
+    T.pop("_nop", None)
+    return d // n
+def cmd(kind, body):
+    r = app.on_command(kind, body)
+    app.pump()
+    return r.get("ok", True), r.get("reason")
+def feed(codes):
+    for c in codes:
+        app.on_read("card", c)
+        app.pump()
+def card(code, collect):
+    if collect:
+        gc.collect()
+        gc.disable()
+        m0 = gc.mem_free()
+    ON[0] = True
+    t = time.ticks_us()
+    app.on_read("card", code)
+    app.pump()
+    d = time.ticks_diff(time.ticks_us(), t)
+    ON[0] = False
+    if T:   # this card's stages, kept per card (the report gives medians)
+        for k in T:
+            P.setdefault(k, []).append(T[k])
+        T.clear()
+    a = 0
+    if collect:
+        a = m0 - gc.mem_free()
+        gc.enable()
+    return d, a
+"""
+
+# (module or object expression at the REPL, attribute, label); wrapped only if present
+_M = "__import__('shoe.%s', None, None, ['x'])"
+STAGES = (
+    ("app.codes", "parse", "card code check"),
+    (_M % "cardcode", "hmac_sha256", "  HMAC-SHA256"),
+    ("app.table", "card", "table.card"),
+    ("app.table.ledger", "classify", "  ledger.classify"),
+    ("app.table", "_dealt", "  table._dealt"),
+    ("app.table.tracker", "place", "    tracker.place"),
+    ("app.table", "_op", "    table._op"),
+    ("app.table", "_emit", "    table._emit"),
+    ("app.table", "_after", "  table._after"),
+    ("app.table", "state", "table.state()"),
+    ("app.table", "take_delta", "table.take_delta"),
+    ("app", "_wire", "app._wire"),
+    ("app.link", "send_many", "link.send_many (seal + journal)"),
+    (_M % "link.sendqueue", "seal_message", "  seal_message"),
+    (_M % "link.message", "mac", "    message.mac (HMAC)"),
+    (_M % "link.message.codec", "encode", "    codec.encode (all callers)"),
+    ("app.journal", "outbox_add", "  journal.outbox_add"),
+    (_M % "journal.journal", "chain_head", "    journal.chain_head"),
+    (_M % "journal.journal.delta", "diff", "    delta.diff"),
+    (_M % "journal.journal.delta", "apply", "    delta.apply"),
+    ("app.journal", "_append", "    journal._append (encode + flash)"),
+    ("app.journal._store", "append", "      store.append (ring program)"),
+    ("app.link", "transmit", "link.transmit"),
+    ("app.link", "_send_frame", "  endpoint._send_frame"),
+    (_M % "link.frame", "build_into", "    frame.build_into"),
+    (_M % "link.frame", "frame_mac", "      frame_mac (HMAC)"),
+    (_M % "link.frame.cobs", "encode_into", "      cobs.encode_into"),
+    ("app", "_show_phase", "app._show_phase"),
+    ("app.per", "on_read", "peripherals.on_read"),
+    ("hw.host", "write", "UART0 write"),
+)
+
+
+def ms(us):
+    return us / 1000.0
+
+
+class Chip:
+    def __init__(self, dev):
+        self.dev = dev
+
+    def run(self, code, timeout=600):
+        self.dev._guard.deadline = time.monotonic() + timeout + 5
+        out, err = self.dev.t.exec_raw(code, timeout=timeout)
+        if err:
+            raise RuntimeError("chip: %s" % err.decode()[-600:])
+        return out.decode()
+
+    def value(self, expr, timeout=600):
+        import ast
+
+        return ast.literal_eval(self.run("print(repr(%s))" % expr, timeout).strip())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cards", type=int, default=36, help="round cards to time (even)")
+    ap.add_argument("--game", choices=["fcf", "hcf"], default="fcf")
+    args = ap.parse_args(argv if argv is not None else [])
+    why = _emu.missing()
+    if why:
+        print("bench_pico_card: skipped: emulated Pico unavailable: %s" % why)
+        return
+    game = "four-card-frenzy" if args.game == "fcf" else "high-card-flush"
+    d = Path(tempfile.mkdtemp(prefix="bench-card-"))
+    keys_file = _emu.write_keys_file(d / "shoe.json")
+    codes = CardCodes(_emu.EMU_KEYS["card"])
+    mk = lambda c: codes.make(SERIAL, "R", c)  # noqa: E731
+    deck = list(range(52))
+    random.Random(11).shuffle(deck)
+    check = [mk(c) for c in deck] + [mk(COVER)]
+    per_hand = 5 if game == "four-card-frenzy" else 7
+    total = per_hand * 7 + (1 if game == "four-card-frenzy" else 0)
+    n = min(args.cards, total)
+    round_cards = [mk(c) for c in deck[:n]]
+    with _emu.Emulator(d / "state") as e:
+        asm = _emu.assemble(e, keys_file, reset=False)
+        e.control("pin", pin=22, value=0)   # the service jumper: main.py leaves the REPL free
+        e.control("reset")
+        for attempt in range(3):
+            try:
+                dev = Device(e.urls["repl"], timeout=120, op_timeout=300).__enter__()
+                break
+            except ShoeError:
+                if attempt == 2:
+                    raise
+        with dev:
+            chip = Chip(dev)
+            for step in BUILD:
+                chip.run(step)
+            chip.run(SETUP)
+            keys = _emu.EMU_KEYS
+            link = ShoeLink(e.urls["uart0"], keys["shoe"], supervisor_key=keys["supervisor"])
+            link.start()                # the host: handshake, then it acknowledges every event
+            for _ in range(20):
+                if chip.value("service(500)") and chip.value("app.link.up"):
+                    break
+            else:
+                raise SystemExit("bench_pico_card: the link to the host did not come up")
+            seats = {str(s): {"wagers": WAGERS[game]} for s in range(1, 7)}
+            for kind, body in (("configure_supervised", {"game": game,
+                                                         "procedure": "manual-shoe"}),
+                               ("load_deck", {"serial": "%04X" % SERIAL, "back": "R"})):
+                ok = chip.value("cmd(%r, %r)" % (kind, body))
+                if not ok[0]:
+                    raise SystemExit("bench_pico_card: %s refused: %s" % (kind, ok[1]))
+            chip.run("feed(%r)" % [c.encode() for c in check])
+            phase = chip.value("app.table.current_phase()")
+            if phase != "open_round":
+                raise SystemExit("bench_pico_card: the deck check did not pass (phase %s)" % phase)
+            ok = chip.value("cmd('open_round', %r)" % ({"seats": seats},))
+            if not ok[0]:
+                raise SystemExit("bench_pico_card: open_round refused: %s" % ok[1])
+            third = n // 3
+            clean_gc, clean, wrapped = [], [], []
+            for i, c in enumerate(round_cards):
+                if i == 2 * third:      # the last third: stage by stage
+                    for obj, attr, label in STAGES:
+                        chip.run("try:\n    _o = %s\n    _wrap(_o, %r, %r) if hasattr(_o, %r) "
+                                 "else None\nexcept Exception as _e:\n    print('no stage', %r, "
+                                 "_e)\n" % (obj, attr, label, attr, label))
+                collect = i >= third
+                dt, alloc = chip.value("card(%r, %s)" % (c.encode(), collect))
+                (clean_gc if i < third else clean if i < 2 * third else wrapped).append(
+                    (dt, alloc))
+                if not chip.value("service(3000)"):   # the host's ack arrives and is handled
+                    print("  WARNING: the host had not acknowledged card %d after 3 s" % i)
+            over = chip.value("overhead(200)")
+            stages = chip.value("(P, N)")
+            thr = chip.value("app.gc_threshold")
+            free = chip.value("(gc.collect(), gc.mem_free())[1]")
+            dealt = chip.value("app.table.tracker.n")
+            chip.value("service(3000)")
+            link.close()
+            got = 0
+            while not link.events.empty():
+                ev = link.events.get()
+                got += ev[0] == "card" if isinstance(ev, tuple) else 0
+    print("emulated Pico (deploy %.0f s wall): %s, six seats, every side wager; %d round cards "
+          "through App.on_read + App.pump, chip time (ticks_us = emulated time)"
+          % (asm["deploy_s"], game, n))
+    if dealt != n:
+        print("  WARNING: the table placed %d of %d cards (a card was refused)" % (dealt, n))
+    print("  the host (ShoeLink on UART0) received %d card events" % got)
+    ts = [ms(x) for x, _ in clean_gc]
+    print("  as the shoe runs (the app's collection threshold, %d B): median %.2f ms, max %.2f ms "
+          "(%d cards)" % (thr, statistics.median(ts), max(ts), len(ts)))
+    ts = [ms(x) for x, _ in clean]
+    al = [a for _, a in clean]
+    print("  collector off during the card (collected before it): median %.2f ms, max %.2f ms; "
+          "allocates median %d B, max %d B a card (%d cards)" % (
+              statistics.median(ts), max(ts), statistics.median(al), max(al), len(ts)))
+    without = wrapped
+    ts = [ms(x) for x, _ in wrapped]
+    print("  with every stage wrapped (collector off): median %.2f ms; one wrapper costs %.0f us "
+          "of its parent's time" % (statistics.median(ts), over))
+    t, k = stages
+    print("  stages, collector off (median over the cards that reached the stage, with the "
+          "number of calls; nested stages indented, inside their parent):")
+    for _, _, label in STAGES:
+        if label in t:
+            xs = t[label] + [0] * (len(without) - len(t[label]))
+            print("    %-40s %7.2f ms  (max %6.2f; %d calls)" % (
+                label, ms(statistics.median(xs)), ms(max(xs)), k[label]))
+    print("  heap free after the cards (collected): %d B" % free)
+    print(json.dumps({"clean_gc_us": [x for x, _ in clean_gc], "clean_us": [x for x, _ in clean],
+                      "alloc": al, "wrapped_us": [x for x, _ in wrapped], "stages_us": t}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
