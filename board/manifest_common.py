@@ -67,6 +67,7 @@ FIRMWARE = (
     "shoe/link/sendqueue.py",
     "shoe/reasons.py",
     "shoe/table.py",
+    "shoe/tablestate.py",
 )
 HOST_ONLY = (
     "shoe/_cpython_compat.py",

@@ -170,10 +170,16 @@ class App:
         from shoe.link.message import LinkError
 
         wire = [self._wire(k, b) for k, b in self._backlog]
+        t = self.table
+        ops = t.take_delta()   # a dealt card: the table's own delta, no snapshot to diff
         try:
-            self.link.send_many(wire, state={"table": self.table.state()})
-        except LinkError as e:
-            if e.reason != "outbox_full":
+            if ops is None:
+                self.link.send_many(wire, state={"table": t.state()})
+            else:
+                self.link.send_many(wire, ops=ops)
+        except Exception as e:
+            t.delta_failed()   # not journalled: the next write carries the whole change
+            if not isinstance(e, LinkError) or e.reason != "outbox_full":
                 raise
             return
         settled = boundary = False

@@ -7,6 +7,8 @@
     t.tick(now)                     # timers: reader jam, deck age
     t.pop_events()                  # [(kind, body), ...] to report, in order
     t.state() / Table.from_state(snapshot)   # JSON-able snapshot; resumes exactly
+    t.take_delta()                  # what changed in state() since the last call, as journal
+                                    # delta ops (shoe.journal.delta), or None: not known, diff it
 
 No I/O, no clock: `now` (seconds) is passed in. Commands, events, phases and what the table must
 do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
@@ -15,11 +17,12 @@ from micropython import const
 
 from shoe import reasons as R
 from shoe.cards import name
-from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name
+from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name, hexs
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.dealing import setup
 from shoe.dealing.setup import SetupError
+from shoe.tablestate import Snapshot, CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
 
 _MAX_LATCHED = 16
 _LATCHED_BYTES = const(480)  # of the status reply (frame payload <= 1006 B) for latched entries
@@ -77,7 +80,7 @@ def _probe(cfg):
     return obj
 
 
-class Table:
+class Table(Snapshot):
     def __init__(self, config=None, engine=None):
         self._engine = engine
         self.cfg = None
@@ -92,6 +95,10 @@ class Table:
         self.jammed = False
         self.phase = None  # last phase reported
         self.out = []
+        # the state() change since take_delta() as delta ops, kept only on the dealt-card path
+        # (the hot one: ~36 a round); None = something else changed (the caller diffs state())
+        self._delta = None
+        self._paths = None   # the delta paths of the fields a dealt card changes (make_paths)
         if config is not None:
             self.command("configure_supervised", config, 0)
 
@@ -113,6 +120,7 @@ class Table:
         return out
 
     def _latch(self, reason, detail, rnd_n=None):
+        self._dirty()
         self.n_irq += 1
         irq = {"id": self.n_irq, "reason": reason, "action": R.action(reason), "latched": True,
                "round": rnd_n, "blocks": R.blocks(reason), "detail": detail}
@@ -152,11 +160,13 @@ class Table:
         if self.rnd is None and lg.p_kind is None and self.cfg is not None:
             s = lg.needs_check()
             if s >= 0:
+                self._dirty()
                 lg.open_pass("check", s)
                 self.t_last = now
                 self.jammed = False
         p = self.current_phase()
         if p != self.phase:
+            self._op(PHASE, p)
             self.phase = p
             body = {"phase": p, "round": self.rnd["n"] if self.rnd else None}
             if p == "deck_check":
@@ -178,6 +188,8 @@ class Table:
                                "bad_command")
         if not isinstance(body, dict):
             raise CommandError("%s: the body must be an object" % kind, "bad_command")
+        if kind != "status":
+            self._dirty()   # a command may change anything (the phase a status finds: _after)
         try:
             reply = fn(self, body, now)
         except (SetupError, LedgerError) as e:
@@ -282,6 +294,7 @@ class Table:
                                   "seats": dict((str(s[0]), s[1]) for s in seats),
                                   "cards": self.tracker.total, "stub": self.rnd["stub"]})
         self._check_age(now)
+        self.make_paths()   # the new round's dicts: the first card's delta is ready to write
         return {"ok": True, "round": self.n_round, "cards": self.tracker.total}
 
     def _decisions(self, body, now):
@@ -422,32 +435,51 @@ class Table:
                 where = "position %d: %s" % (self.tracker.n, code_name(serial, back, card))
                 self._void(bad, where, now)
             else:
-                lg.deal(serial, back, card)
-                t = self.tracker.place(card)
-                rnd["tries"] = 0
-                self.t_last = now
-                self.jammed = False
-                self._emit("card", {"round": rnd["n"], "position": self.tracker.n - 1,
-                                    "card": name(card), "target": target_name(t)})
-                if self.tracker.complete():
-                    rnd["stage"] = "decisions"
-                    self.t_last = None
-                    self._emit("deal_complete", {"round": rnd["n"], "hands": self.tracker.hands()})
+                self._dealt(rnd, card, now)
         elif lg.p_kind is not None:
+            self._dirty()
             self.t_last = now
             if lg.pass_read(serial, back, card):
                 self._end_pass(now, True)
         else:
+            self._dirty()
             s = lg.slot_for(serial, back)
             if s >= 0 and lg.status(s) == READY:
                 lg.mark(s, CHECKING)
             self._latch("card_out_of_round", code_name(serial, back, card))
         self._after(now)
 
+    def _dealt(self, rnd, card, now):
+        """A good card of the deal (classify said so): placed and reported, and the state
+        change recorded as delta ops (the whole state is not diffed for the hot path)."""
+        lg = self.ledger
+        tr = self.tracker
+        i = lg.accept(card)
+        self._op(SEEN, [2 * i, hexs(lg.seen[i:i + 1])], 2)
+        t = tr.place(card)
+        self._op(CARDS, hexs(tr.cards[tr.n - 1:tr.n]), 1)
+        if rnd["tries"]:
+            rnd["tries"] = 0
+            self._op(TRIES, 0)
+        self.t_last = now
+        self._op(T_LAST, now)
+        if self.jammed:
+            self.jammed = False
+            self._op(JAM, False)
+        self._emit("card", {"round": rnd["n"], "position": tr.n - 1, "card": name(card),
+                            "target": target_name(t)})
+        if tr.complete():
+            rnd["stage"] = "decisions"
+            self.t_last = None
+            self._op(STAGE, "decisions")
+            self._op(T_LAST, None)
+            self._emit("deal_complete", {"round": rnd["n"], "hands": tr.hands()})
+
     def reject(self, reason, now):
         if not isinstance(reason, str) or not reason:
             reason = "no_read"
         reason = reason[:24]  # it goes into events
+        self._dirty()
         rnd = self.rnd
         lg = self.ledger
         forged = reason in R.READ_FORGED
@@ -482,6 +514,7 @@ class Table:
         rnd = self.rnd
         waiting = (rnd is not None and rnd["stage"] == "dealing") or self.ledger.p_kind is not None
         if self.t_last is not None and now < self.t_last:
+            self._dirty()
             self.t_last = now  # the clock went back (reset): restart the jam timer
         if waiting and self.t_last is not None and now - self.t_last > self.cfg["jam_timeout_s"]:
             if self.ledger.p_kind is not None:
@@ -489,6 +522,7 @@ class Table:
                             rnd["n"] if rnd else None)
                 self._end_pass(now, False)
             elif not self.jammed:
+                self._dirty()
                 self.jammed = True
                 self._latch("reader_jam", "no card for %ss at position %d" % (
                     self.cfg["jam_timeout_s"], self.tracker.n), rnd["n"])
@@ -501,6 +535,7 @@ class Table:
         lg = self.ledger
         for s in (0, 1):
             if lg.expired(s, now, limit) and lg.warn_once(s):
+                self._dirty()
                 d = lg.deck(s)
                 w = {"warning": "deck_expired", "deck": _hex4(d[0]), "back": d[1],
                      "age_s": now - d[3], "limit_s": limit}
@@ -509,6 +544,7 @@ class Table:
 
     # -- outcomes -----------------------------------------------------------------------------
     def _end_pass(self, now, cover):
+        self._dirty()
         lg = self.ledger
         kind = lg.p_kind
         rep = lg.close_pass(cover)
@@ -532,6 +568,7 @@ class Table:
         return seq
 
     def _settle(self, now, stub_checked):
+        self._dirty()
         rnd = self.rnd
         seq = self._sequence(stub_checked)
         finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
@@ -566,6 +603,7 @@ class Table:
         self.rnd = None
 
     def _void(self, reason, detail, now, remember=True):
+        self._dirty()
         rnd = self.rnd
         lg = self.ledger
         if remember:
@@ -591,6 +629,7 @@ class Table:
     def void_in_progress(self, reason, now):
         """The app cannot know what happened to the open round: void it (default reason
         power_loss). Returns True if a round was voided."""
+        self._dirty()
         if self.rnd is None:
             return False
         self._void(reason if isinstance(reason, str) else "power_loss", "voided by the app", now)
@@ -602,6 +641,7 @@ class Table:
         journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state
         may be older than what happened (`stale`), the open round is void and the loaded decks
         are out: load and check a deck again."""
+        self._dirty()
         if stale and self.rnd is not None:
             self._void("journal_corrupt", detail, now, remember=False)
         else:
@@ -611,53 +651,6 @@ class Table:
                 self.ledger.mark(s, OUT)
             self.n_irq += 16  # ids of irregularities the lost records may have latched
         self._after(now)
-
-    # -- persistence --------------------------------------------------------------------------
-    def state(self):
-        rnd = None
-        if self.rnd is not None:
-            rnd = dict(self.rnd)
-            rnd["raises"] = dict(rnd["raises"])
-        return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
-                "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
-                "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
-                "t_last": self.t_last, "jam": self.jammed, "shuffle": self.shuffle.to_state(),
-                "phase": self.phase, "out": list(self.out)}
-
-    @classmethod
-    def from_state(cls, st, engine=None):
-        """A table exactly as it was when `st` = t.state() was taken. ValueError if `st` is not
-        a complete v1 snapshot."""
-        if not isinstance(st, dict) or st.get("v") != 1:
-            raise ValueError("not a table state (v1)")
-        try:
-            return cls._restore(st, engine)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            raise ValueError("bad table state: %r" % (e,))
-
-    @classmethod
-    def _restore(cls, st, engine):
-        t = cls(None, engine)
-        t.cfg = st["cfg"]
-        t.ledger = Ledger.from_state(st["ledger"])
-        if st["tracker"] is not None:
-            t.tracker = Tracker.from_state(st["tracker"])
-        rnd = st["round"]
-        if rnd is not None:
-            rnd = dict(rnd)
-            rnd["raises"] = dict(rnd["raises"])
-            rnd["seats"] = [[s[0], s[1]] for s in rnd["seats"]]
-        t.rnd = rnd
-        t.latched = list(st["latched"])
-        t.n_round = st["n"]
-        t.n_irq = st["irq"]
-        t.t_last = st["t_last"]
-        t.jammed = st["jam"]
-        t.shuffle = ShuffleCheck.from_state(st["shuffle"])
-        t.phase = st["phase"]
-        t.out = [tuple(e) for e in st["out"]]
-        return t
-
 
 _COMMANDS = {
     "configure": Table._configure, "configure_supervised": Table._configure_supervised,

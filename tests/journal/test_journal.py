@@ -276,3 +276,34 @@ def test_a_round_write_that_fails_part_way_is_repaired(tmp_path, monkeypatch):
     r = Journal(str(tmp_path))
     assert r.round_numbers() == [1, 3] and r.round(3) == ("round_void", {"round": 3})
     assert r.recovered_torn == 0
+
+
+_bodies = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.text(max_size=12)
+                       | st.binary(max_size=12),
+                       lambda kids: st.lists(kids, max_size=4)
+                       | st.dictionaries(st.text(max_size=6), kids, max_size=4), max_leaves=12)
+
+
+@settings(deadline=None)
+@given(st.text(min_size=1, max_size=16), _bodies, st.integers(1, 2**32), st.binary(min_size=16,
+                                                                                  max_size=16))
+def test_the_chain_head_of_every_sealed_event_follows_from_its_payload(kind, body, eseq, prev):
+    """The journal writes no chain head beside an event's payload (16 bytes a record): it takes
+    the head from the payload after a reboot (chain_head). That holds only while the Endpoint's
+    head is chain_head(payload) for every event it seals."""
+    from shoe.journal.journal import chain_head
+    from shoe.link.message import seal_message
+
+    payload, head = seal_message(KEY, kind, body, eseq, prev)
+    assert chain_head(payload) == head
+
+
+def test_the_chain_head_follows_from_the_payload_under_micropython():
+    from tests.mpy import json_lines, run_code
+
+    code = ("import json\nfrom shoe.journal.journal import chain_head\n"
+            "from shoe.link.message import seal_message\n"
+            "for i, b in enumerate([None, {'round': 3, 'card': 'As'}, [1, 'x' * 40], b'\\x00' * 30]):\n"
+            "    p, h = seal_message(b'k' * 32, 'card', b, i + 1, bytes(16))\n"
+            "    print(json.dumps({'same': chain_head(p) == h}))\n")
+    assert json_lines(run_code(code)) == [{"same": True}] * 4

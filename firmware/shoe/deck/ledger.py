@@ -226,6 +226,12 @@ class Ledger:
             raise LedgerError("%s: %s" % (reason, code_name(serial, back, card)), reason)
         put(self.seen, card)
 
+    def accept(self, card):
+        """Record a card of the round that classify() found good; returns the index of the
+        byte of `seen` that changed."""
+        put(self.seen, card)
+        return card >> 3
+
     def dealt(self):
         return count(self.seen)
 

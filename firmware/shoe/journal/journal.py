@@ -87,7 +87,7 @@ class Journal(Rounds):
         self._out = Outbox(outbox_bytes, outbox_limit)
         self._dirty = False
         self._want_compact = False
-        self._keys = {}  # delta.apply's cache of sorted dict keys, while a boot replays
+        self._keys = {}  # delta.apply's cache of sorted dict keys (a few dicts of the state)
         self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
@@ -95,7 +95,7 @@ class Journal(Rounds):
         except OSError:
             pass
         self._recover()
-        self._keys = None  # it holds replaced dicts alive: not while the shoe runs
+        self._keys.clear()  # what the boot's replay cached; the running shoe fills it again
         self._rounds_open()
         self.boot += 1
         self._append(["B", self.boot, self.ctr, self.eseq])
@@ -247,6 +247,7 @@ class Journal(Rounds):
 
     def compact(self):
         """Rewrite the log as one snapshot (atomic replace); bounded size from here on."""
+        self._keys.clear()  # let go of dicts the state no longer holds
         w, b = self._store.rewrite(LOG, self._snapshot())
         self.writes += w
         self.bytes_written += b
@@ -315,18 +316,21 @@ class Journal(Rounds):
         self._append(["C", ctr, self.eseq])
         self.ctr = ctr
 
-    def outbox_add(self, items, state=None):
-        """Durable messages [(eseq, payload, head)] (+ the app state as a delta) in ONE record."""
+    def outbox_add(self, items, state=None, ops=None):
+        """Durable messages [(eseq, payload, head)] (+ the app state, written as its delta
+        against the last one; or `ops`, that delta made by the caller) in ONE record."""
         if not self._out.fits_all([len(it[1]) for it in items]):
             raise JournalError("outbox_full")
-        ops = delta.diff(self._st, state) if state is not None else None
+        if state is not None:
+            ops = delta.diff(self._st, state)
         if not items and not ops:
             return
         first = items[0][0] if items else self.eseq + 1
         head = items[-1][2] if items else self.chain
-        # the head follows from the last payload (16 bytes saved per record); stored only if not
-        rec = ["P", first, [it[1] for it in items],
-               None if items and chain_head(items[-1][1]) == head else head, ops or None]
+        # the head follows from the last payload (16 bytes saved per record): the Endpoint's
+        # heads are chain_head(payload) by construction (seal_message; tests check it), so it
+        # is stored only when there is no payload to derive it from
+        rec = ["P", first, [it[1] for it in items], None if items else head, ops or None]
         if self.ctr != self._p_ctr:  # the counter's mark, when it moved since the last "P"
             rec.append(self.ctr)
         self._append(rec)
@@ -335,8 +339,8 @@ class Journal(Rounds):
             self._out.add(eseq, payload)
             self.eseq = eseq
             self.chain = head
-        if ops:
-            self._st = delta.apply(self._st, ops)
+        if ops:   # the cache: a dealt card's ops name keys by rank, in the same few dicts
+            self._st = delta.apply(self._st, ops, self._keys)
 
     def outbox_ack(self, upto, ctr):
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write

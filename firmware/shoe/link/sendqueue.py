@@ -44,12 +44,13 @@ class SendQueue:
             return 0
         return self.send_many(((kind, body),), state)[0]
 
-    def send_many(self, msgs, state=None):
+    def send_many(self, msgs, state=None, ops=None):
         """Shoe: durable events [(kind, body), ...] and optionally the application state that
-        results from them, journalled in ONE atomic write before anything can be transmitted.
+        results from them (`state`, or `ops`: its change as delta ops, shoe.journal.delta),
+        journalled in ONE atomic write before anything can be transmitted.
         Returns their eseqs. LinkError("outbox_full" | "too_big") and nothing is written."""
         st = self.store
-        if not msgs and state is None:
+        if not msgs and state is None and not ops:
             return []
         if st.outbox_room() < len(msgs):
             raise LinkError("outbox_full")
@@ -63,7 +64,7 @@ class SendQueue:
                 raise LinkError("too_big")
             items.append((eseq, payload, head))
         try:
-            st.outbox_add(items, state)  # journalled before it can be transmitted
+            st.outbox_add(items, state, ops)  # journalled before it can be transmitted
         except Exception as e:
             raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
         out = []

@@ -35,7 +35,7 @@ class MemoryStore:
         self.ctr = ctr
         self.writes += 1
 
-    def outbox_add(self, items, state=None):
+    def outbox_add(self, items, state=None, ops=None):
         if len(self._out) + len(items) > self.limit:
             raise ValueError("outbox_full")
         for eseq, payload, head in items:
@@ -44,6 +44,10 @@ class MemoryStore:
             self._out[eseq] = bytes(payload)
         if state is not None:
             self.state = state
+        elif ops:
+            from shoe.journal import delta
+
+            self.state = delta.apply(delta.copy(self.state), ops)
         self.writes += 1
 
     def outbox_ack(self, upto, ctr):
