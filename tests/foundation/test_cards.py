@@ -4,7 +4,7 @@ import hmac
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from shoe import cards
 from shoe.cardcode import CardCodes, CodeError
@@ -89,3 +89,45 @@ def test_same_answers_under_micropython():
         except CodeError as e:
             want.append(["err", e.reason])
     assert got == want
+
+
+@given(st.integers(0, 14), st.integers(1, 255))
+def test_any_flipped_byte_is_refused_after_the_real_code_was_read(pos, flip):
+    """A verified code is remembered for its deck (the fast check of the next reads): a code
+    differing from it anywhere is still refused."""
+    codes = CardCodes(KEY)
+    assert codes.parse(b"3A7FRAs1d52a21b") == (0x3A7F, "R", 51)
+    code = bytearray(b"3A7FRAs1d52a21b")
+    code[pos] ^= flip
+    if bytes(code).strip() != bytes(code):
+        return
+    with pytest.raises(CodeError):
+        codes.parse(bytes(code))
+    assert codes.parse(b"3A7FRAs1d52a21b") == (0x3A7F, "R", 51)
+
+
+_SERIALS = (0x3A7F, 0x0001, 0xFFFF, 0x1234, 0x00A0, 0xBEEF)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.sampled_from(_SERIALS), st.sampled_from("RB"),
+                          st.sampled_from((0, 1, 26, 51, 52)),
+                          st.integers(-1, 14), st.integers(1, 255)), max_size=80))
+def test_remembered_codes_answer_exactly_as_a_fresh_check(reads):
+    """One CardCodes over many reads (genuine and altered codes of six decks, so the memory of
+    verified codes fills and is cleared) gives every answer a fresh CardCodes gives."""
+    warm = CardCodes(KEY)
+
+    def answer(codes, raw):
+        try:
+            return codes.parse(raw)
+        except CodeError as e:
+            return e.reason
+
+    for serial, back, card, pos, flip in reads:
+        raw = bytearray(warm.make(serial, back, card).encode())
+        if pos >= 0:
+            raw[pos] ^= flip
+        raw = bytes(raw)
+        assert answer(warm, raw) == answer(CardCodes(KEY), raw)
+        assert len(warm._known) <= 4
