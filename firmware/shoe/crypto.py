@@ -39,13 +39,12 @@ def hmac_sha256(key, msg):
 
 
 def equal(a, b):
-    """Compare two byte strings in time that does not depend on where they differ."""
+    """Compare two byte strings (bytes-like) in time that does not depend on where they differ:
+    both as big integers, XORed whole in C (no early exit; a Python loop over the bytes cost
+    ~15 us a byte on the RP2040)."""
     if len(a) != len(b):
         return False
-    d = 0
-    for i in range(len(a)):
-        d |= a[i] ^ b[i]
-    return d == 0
+    return not int.from_bytes(a, "big") ^ int.from_bytes(b, "big")
 
 
 def sha256_hex(data):

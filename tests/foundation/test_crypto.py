@@ -29,3 +29,28 @@ def test_hmac_under_micropython():
     got = run_code(code).split()
     want = [hmac.new(k, m, hashlib.sha256).hexdigest() for k, m in cases * 2]
     assert got == want
+
+
+@given(st.binary(max_size=40), st.binary(max_size=40), st.integers(0, 39), st.integers(1, 255))
+def test_equal_is_byte_string_equality(a, b, pos, flip):
+    """crypto.equal (MAC checks) answers exactly ==, leading zero bytes and all, on bytes,
+    bytearrays and memoryviews."""
+    from shoe.crypto import equal
+
+    c = bytearray(a)
+    if c:
+        c[pos % len(c)] ^= flip
+    for x, y in ((a, b), (a, a), (a, bytes(c)), (b"\x00" + a, b"\x00" + a), (b"\x00" + a, a + b"\x00")):
+        assert equal(x, y) == (x == y)
+        assert equal(bytearray(x), memoryview(y)) == (x == y)
+
+
+def test_equal_under_micropython():
+    from tests.mpy import json_lines, run_code
+
+    code = ("import json\nfrom shoe.crypto import equal\n"
+            "for a, b in [(b'', b''), (b'\\x00', b'\\x00\\x00'), (b'\\x00\\x01', b'\\x00\\x01'),\n"
+            "             (b'\\x00\\x01', b'\\x01\\x00'), (b'abc', bytearray(b'abd')),\n"
+            "             (memoryview(b'xyz')[1:], b'yz')]:\n"
+            "    print(json.dumps({'eq': equal(a, b)}))\n")
+    assert [d["eq"] for d in json_lines(run_code(code))] == [True, False, True, False, False, True]
