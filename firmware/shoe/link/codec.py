@@ -41,10 +41,44 @@ def _head(out, major, n):
         raise CodecError("int_range")
 
 
+_SHAPES = {}  # tuple of a dict's keys (insertion order) -> [(encoded key, key), ...] canonical
+_SHAPES_MAX = const(24)
+
+
+def _order(obj):
+    """The canonical order of a dict's keys with their encodings (bytewise order of the encoded
+    keys: unsigned ints by value, then negative ints by -1-k, then text by (UTF-8 length, UTF-8
+    bytes)). The shoe encodes a few shapes of dict over and over (a card event, a reply): their
+    order is kept, looked up by the tuple of keys."""
+    shape = tuple(obj)
+    o = _SHAPES.get(shape)
+    if o is not None:
+        return o
+    keys = []
+    for k in shape:
+        if k is True or k is False:
+            raise CodecError("key")
+        if isinstance(k, str):
+            kb = k.encode("utf-8")
+            keys.append((3, len(kb), kb, k))
+        elif isinstance(k, int):
+            keys.append((0, k, b"", k) if k >= 0 else (1, -1 - k, b"", k))
+        else:
+            raise CodecError("key")
+    keys.sort()
+    o = []
+    for sk in keys:
+        kb = bytearray()
+        _enc(kb, sk[3], 0)
+        o.append((bytes(kb), sk[3]))
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    _SHAPES[shape] = o
+    return o
+
+
 def _enc(out, obj, depth):
-    if depth > MAX_DEPTH:
-        raise CodecError("depth")
-    t = type(obj)  # fast paths for the common exact types; everything else below
+    t = type(obj)  # the exact types the shoe encodes, most frequent first; subclasses below
     if t is str:
         b = obj.encode("utf-8")
         n = len(b)
@@ -53,54 +87,65 @@ def _enc(out, obj, depth):
         else:
             _head(out, 3, n)
         out.extend(b)
-        return
-    if t is int and 0 <= obj < 24:
-        out.append(obj)
-        return
-    if obj is None:
+    elif t is int:
+        if 0 <= obj < 24:
+            out.append(obj)
+        elif obj >= 0:
+            _head(out, 0, obj)
+        else:
+            _head(out, 1, -1 - obj)
+    elif t is list or t is tuple:
+        n = len(obj)
+        if n and depth >= MAX_DEPTH:   # its items would lie deeper than MAX_DEPTH
+            raise CodecError("depth")
+        if n < 24:
+            out.append(0x80 | n)
+        else:
+            _head(out, 4, n)
+        depth += 1
+        for x in obj:
+            _enc(out, x, depth)
+    elif t is dict:
+        if depth >= MAX_DEPTH and obj:
+            raise CodecError("depth")
+        o = _order(obj)
+        n = len(o)
+        if n < 24:
+            out.append(0xA0 | n)
+        else:
+            _head(out, 5, n)
+        depth += 1
+        for kb, k in o:
+            out.extend(kb)
+            _enc(out, obj[k], depth)
+    elif t is bytes or t is bytearray or t is memoryview:
+        n = len(obj)
+        if n < 24:
+            out.append(0x40 | n)
+        else:
+            _head(out, 2, n)
+        out.extend(obj)
+    elif obj is None:
         out.append(0xF6)
     elif obj is True:
         out.append(0xF5)
     elif obj is False:
         out.append(0xF4)
-    elif isinstance(obj, int):
-        if obj >= 0:
-            _head(out, 0, obj)
-        else:
-            _head(out, 1, -1 - obj)
-    elif isinstance(obj, str):
-        b = obj.encode("utf-8")
-        _head(out, 3, len(b))
-        out.extend(b)
-    elif isinstance(obj, (bytes, bytearray, memoryview)):
-        _head(out, 2, len(obj))
-        out.extend(obj)
-    elif isinstance(obj, (list, tuple)):
-        _head(out, 4, len(obj))
-        for x in obj:
-            _enc(out, x, depth + 1)
-    elif isinstance(obj, dict):
-        # canonical order = bytewise order of the encoded keys, which is: unsigned ints by value,
-        # then negative ints by -1-k, then text by (UTF-8 length, UTF-8 bytes)
-        keys = []
-        for k in obj:
-            if k is True or k is False:
-                raise CodecError("key")
-            if isinstance(k, str):
-                kb = k.encode("utf-8")
-                keys.append((3, len(kb), kb, k))
-            elif isinstance(k, int):
-                keys.append((0, k, b"", k) if k >= 0 else (1, -1 - k, b"", k))
-            else:
-                raise CodecError("key")
-        keys.sort()
-        _head(out, 5, len(keys))
-        for sk in keys:
-            _enc(out, sk[3], depth + 1)
-            _enc(out, obj[sk[3]], depth + 1)
-    elif isinstance(obj, float):
+    elif t is float:
         out.append(0xFB)
         out.extend(struct.pack(">d", obj))
+    elif isinstance(obj, int):
+        _enc(out, int(obj), depth)
+    elif isinstance(obj, str):
+        _enc(out, str(obj), depth)
+    elif isinstance(obj, (bytes, bytearray)):
+        _enc(out, bytes(obj), depth)
+    elif isinstance(obj, (list, tuple)):
+        _enc(out, list(obj), depth)
+    elif isinstance(obj, dict):
+        _enc(out, dict(obj), depth)
+    elif isinstance(obj, float):
+        _enc(out, float(obj), depth)
     else:
         raise CodecError("type")
 
