@@ -270,3 +270,15 @@ def test_hypothesis_corpus_gives_identical_results_on_micropython(fw_build, chun
     got = json.loads(out.strip().splitlines()[-1])
     assert got == json.loads(json.dumps(want))
     assert "internal" not in got["errors"]
+
+
+@settings(deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["card", "round", "a", "bb", "target", 7, -2]),
+                                values, max_size=5), min_size=1, max_size=60))
+def test_map_keys_stay_canonical_when_shapes_repeat(dicts):
+    """The encoder keeps each dict shape's key order (the shoe encodes the same few shapes over
+    and over): the same keys in another insertion order, other values, and more shapes than it
+    keeps must all still give the canonical encoding of the definition."""
+    for d in dicts + [dict(reversed(list(d.items()))) for d in dicts]:
+        encoded = sorted(codec.encode(k) + codec.encode(v) for k, v in d.items())
+        assert codec.encode(d) == bytes([0xA0 + len(d)]) + b"".join(encoded)
