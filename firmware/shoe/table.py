@@ -19,9 +19,7 @@ from shoe import reasons as R
 from shoe.cards import name
 from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name, hexs
 from shoe.deck.shuffle_check import ShuffleCheck
-from shoe.dealing.tracker import Tracker, target_name
-from shoe.dealing import setup
-from shoe.dealing.setup import SetupError
+from shoe.dealing.tracker import FCF, Tracker, target_name
 from shoe.tablestate import Snapshot, CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
 
 _MAX_LATCHED = 16
@@ -192,8 +190,13 @@ class Table(Snapshot):
             self._dirty()   # a command may change anything (the phase a status finds: _after)
         try:
             reply = fn(self, body, now)
-        except (SetupError, LedgerError) as e:
-            raise CommandError(str(e), e.reason)
+        except CommandError:
+            raise
+        except ValueError as e:   # SetupError, LedgerError: each carries its reason
+            reason = getattr(e, "reason", None)
+            if reason is None:
+                raise
+            raise CommandError(str(e), reason)
         self._after(now)
         return reply
 
@@ -205,6 +208,8 @@ class Table(Snapshot):
         self._need_idle("configure")
         if self.ledger.p_kind is not None:
             raise CommandError("configure: a deck check is running", "pass_open")
+        from shoe.dealing import setup   # configure/open_round time only: not loaded at boot
+
         cfg = setup.configure(body)
         pt = cfg["paytable"]
         if not isinstance(pt, str):     # an inline table: named by its content in replies
@@ -271,6 +276,8 @@ class Table(Snapshot):
             raise CommandError("open_round: the deck for this round is not loaded and checked",
                                "deck_not_ready")
         cfg = self.cfg
+        from shoe.dealing import setup
+
         seats = setup.seats(cfg, body)
         eng = self.engine
         for s in seats:
@@ -589,7 +596,7 @@ class Table(Snapshot):
             seats[k] = {"cards": hands[k], "wagers": s[1], "raise": rnd["raises"][k]}
         obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
                "dealer": hands["dealer"], "seats": seats}
-        if cfg["game"] == setup.FCF:
+        if cfg["game"] == FCF:
             obj["all_six_card"] = hands["all_six"]
         try:
             res = self.engine.evaluate_round(obj)

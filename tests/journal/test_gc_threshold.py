@@ -37,3 +37,37 @@ def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_pat
     r = _threshold(tmp_path, fw_build, 0)
     assert r["threshold"] > 64 * 1024, r
     assert r["free"] - r["threshold"] >= 72 * 1024 - 4096, r
+
+
+IDLE = DATA_HEAP_PRELUDE + r"""
+import json, gc
+import shoe.app
+from shoe.app import App, Hardware
+
+shoe.app.preload()
+app = App(Hardware(host=None, reader=None, state_dir=%r, board_name="inproc"))
+app.boot()
+app.gc_threshold = 8192
+gc.collect()
+app._live = gc.mem_alloc()
+quiet = app.collect_if_due()          # nothing allocated since: no collection
+junk = [bytes(64) for _ in range(64)]   # ~5 KB: more than half of the threshold
+junk = None
+before = gc.mem_alloc()
+due = app.collect_if_due()            # now more than half of it: collected
+after = gc.mem_alloc()
+again = app.collect_if_due()
+print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
+                  "n": app.idle_collections, "threshold": app.gc_threshold}))
+"""
+
+
+def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path, fw_build):
+    """Between cards (the ticker, after a quiet moment) the app collects if more than half the
+    threshold was allocated since, so the collector seldom runs inside a card's path."""
+    state = tmp_path / "idle"
+    state.mkdir()
+    r = json.loads(run_code(IDLE % str(state), heap="512k",
+                            extra_path=(str(fw_build),)).splitlines()[-1])
+    assert r["quiet"] is False and r["due"] is True and r["again"] is False, r
+    assert r["n"] == 1 and r["freed"] > r["threshold"] // 3, r

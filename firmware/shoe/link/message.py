@@ -61,14 +61,17 @@ def mac(key, tag, core):
     return o.digest()[:MAC_LEN]
 
 
-def _seal(key, tag, items):
-    core = codec.encode(items)
-    m = mac(key, tag, core)
-    out = bytearray(core)
+def _seal(key, tag, items, head=False):
+    """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and hashed
+    where it lies, then turned into the payload in place."""
+    out = bytearray()
+    codec.encode_into(out, items)
+    m = mac(key, tag, out)
+    h = hashlib.sha256(out).digest()[:16] if head else None
     out[0] += 1  # array head: n items -> n + 1 (n < 23 here)
     out.append(0x50)  # bstr of 16
     out.extend(m)
-    return bytes(out), core
+    return bytes(out), h
 
 
 def _open(payload, nitems):
@@ -100,5 +103,4 @@ def open_command(payload, key_for):
 
 def seal_message(key, kind, body, eseq, prev):
     """-> (payload, head): head is the new chain head (eseq > 0) or None."""
-    payload, core = _seal(key, _MSG, [kind, body, eseq, prev])
-    return payload, (hashlib.sha256(core).digest()[:16] if eseq else None)
+    return _seal(key, _MSG, [kind, body, eseq, prev], eseq)
