@@ -339,7 +339,11 @@ class Journal(Rounds):
             self._out.add(eseq, payload)
             self.eseq = eseq
             self.chain = head
-        if ops:   # the cache: a dealt card's ops name keys by rank, in the same few dicts
+        if state is not None:   # a whole change: it may replace dicts the cache holds
+            self._keys.clear()
+            if ops:
+                self._st = delta.apply(self._st, ops)
+        elif ops:   # a dealt card's ops name keys by rank in the same few dicts: cached
             self._st = delta.apply(self._st, ops, self._keys)
 
     def outbox_ack(self, upto, ctr):

@@ -42,20 +42,24 @@ def _head(out, major, n):
 
 
 _SHAPES = {}  # tuple of a dict's keys (insertion order) -> [(encoded key, key), ...] canonical
-_SHAPES_MAX = const(24)
+_SHAPES_MAX = const(12)
+_SHAPE_KEYS = const(6)   # only small dicts (events, replies' parts) are kept: RAM stays ~1 KB
 
 
 def _order(obj):
     """The canonical order of a dict's keys with their encodings (bytewise order of the encoded
     keys: unsigned ints by value, then negative ints by -1-k, then text by (UTF-8 length, UTF-8
-    bytes)). The shoe encodes a few shapes of dict over and over (a card event, a reply): their
-    order is kept, looked up by the tuple of keys."""
-    shape = tuple(obj)
-    o = _SHAPES.get(shape)
-    if o is not None:
-        return o
+    bytes)). The shoe encodes a few small shapes of dict over and over (a card event, a reply's
+    parts): their order is kept (at most _SHAPES_MAX, of at most _SHAPE_KEYS keys), looked up by
+    the tuple of keys."""
+    small = len(obj) <= _SHAPE_KEYS
+    if small:
+        shape = tuple(obj)
+        o = _SHAPES.get(shape)
+        if o is not None:
+            return o
     keys = []
-    for k in shape:
+    for k in obj:
         if k is True or k is False:
             raise CodecError("key")
         if isinstance(k, str):
@@ -71,9 +75,10 @@ def _order(obj):
         kb = bytearray()
         _enc(kb, sk[3], 0)
         o.append((bytes(kb), sk[3]))
-    if len(_SHAPES) >= _SHAPES_MAX:
-        _SHAPES.clear()
-    _SHAPES[shape] = o
+    if small:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        _SHAPES[shape] = o
     return o
 
 
