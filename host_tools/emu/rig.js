@@ -72,6 +72,10 @@ class Rig {
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
+    // byte times during which a due byte waited because the chip had not emptied the UART's
+    // 32-byte receive FIFO: a real UART (no flow control) would have overrun and lost it
+    this.rxHeld = [0, 0];
+    this.rxHeldNext = [0, 0];
     this.replIn = [];
     this.mfrc = new MFRC522(() => this.now());
     this.stats = null;
@@ -179,11 +183,14 @@ class Rig {
       const u = this.mcu.uart[i];
       const t = this.now();
       if (!u.enabled || t < this.uartNext[i]) continue;
+      const baud = u.baudDivider ? u.baudRate : 115200;
       if (!u.rxFIFO.full) {
         u.feedByte(q.shift());
         if (!q.length) this.logPush(this.rxEnds[i], t);
-        const baud = u.baudDivider ? u.baudRate : 115200;
         this.uartNext[i] = t + 10e9 / baud;
+      } else if (t >= this.rxHeldNext[i]) {
+        this.rxHeld[i]++;
+        this.rxHeldNext[i] = t + 10e9 / baud;
       }
     }
     if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
@@ -298,7 +305,8 @@ class Rig {
     if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
-              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers};
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers,
+              rx_held: this.rxHeld};
     }
     return {error: 'unknown op ' + op};
   }
