@@ -1,19 +1,24 @@
 """Chip figures on the emulated Raspberry Pi Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
 
     .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
-                                         [--heap-every N]
+                                         [--heap-every N] [--frozen] [--uf2 FILE]
 
 Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
 provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
-every side wager through the chosen reader, the host on UART0 (ShoeLink). Timestamps come from
-the rig (host_tools/emu/rig.js), in emulated nanoseconds:
+every side wager through the chosen reader, the host on UART0 (ShoeLink). `--frozen` runs an
+image with the firmware frozen in (`make pico-firmware`, default build/pico-firmware/
+firmware.uf2) the way docs/hardware.md says: board/main.py copied to the board and provisioned,
+no deploy (for a reader other than the frozen wiring's, a wiring.mpy naming it is copied too:
+sys.path puts the filesystem before the frozen modules). Timestamps come from the rig
+(host_tools/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
                   starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
                   (flash writes included: the card event is journalled before it is sent)
   validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
                   (the stub is read first, so: from the stub's last card for manual shoes)
-  boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello)
+  boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello); the first
+                  boot after assembling, then the next one
   heap free       `mem_free` of the status reply (the app collects first), after boot and
                   after every --heap-every rounds (printed as it goes); growth is flagged when
                   the heap left after the last round is below the first round's by more than
@@ -63,7 +68,39 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def assemble(state, reader, keys):
+FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"   # make pico-firmware
+
+
+def wiring_mpy(reader):
+    """board/pico/wiring.py with `reader` fitted, compiled like deploy does (mpy-cross -O1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "wiring.py", Path(tmp) / "wiring.mpy"
+        src.write_text(_deploy.wiring_source("pico", reader))
+        subprocess.run([_deploy.mpy_cross(), "-O1", "-s", "wiring.py", "-o", str(out), str(src)],
+                       check=True)
+        return out.read_bytes()
+
+
+def assemble_frozen(state, reader, keys, uf2):
+    """The frozen image as docs/hardware.md section 8 says: copy board/main.py, provision; no
+    deploy. A reader other than the frozen wiring's: wiring.mpy for it in / (before .frozen)."""
+    with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
+        t0, e0 = time.monotonic(), e.clock_ns()
+        copied = ["main.py"]
+        with _deploy.Device(e.urls["repl"]) as dev:
+            dev.identify()
+            dev.write_file("main.py", (_deploy.BOARD / "main.py").read_bytes())
+            if _deploy.board_wiring("pico")["reader"]["kind"] != reader:
+                dev.write_file("wiring.mpy", wiring_mpy(reader))
+                copied.append("wiring.mpy (%s reader)" % reader)
+        out = {"copy_s": time.monotonic() - t0, "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
+               "copied": copied}
+        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+                          force=True, progress=None)
+        return out
+
+
+def assemble(state, reader, keys, uf2=None):
     board = None
     if reader == "optical":
         board = Path(tempfile.mkdtemp()) / "board"
@@ -71,7 +108,7 @@ def assemble(state, reader, keys):
         w = board / "pico" / "wiring.py"
         w.write_text(w.read_text().replace('reader = {"kind": "rfid"}',
                                            'reader = {"kind": "optical"}'))
-    with _emu.Emulator(state) as e:
+    with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
         if board is None:
             return _emu.assemble(e, keys, reset=False)
         old = _deploy.BOARD
@@ -189,8 +226,16 @@ def play_measured(emu, reader, rounds, heap_every=None):
 
 
 def boot_to_ready(emu):
-    t0 = emu.clock_ns()
+    """Reset -> the first frame the new chip instance sends on UART0 (emulated ns); the instant
+    of the reset from the rig (a frame still going out before it does not count)."""
+    before = emu.control("clock")["resets"]
     emu.control("reset")
+    while True:
+        c = emu.control("clock")
+        if c["resets"] != before:
+            break
+        time.sleep(0.01)
+    t0 = c["ns"] - c["chip_ns"]
     while True:
         tx = emu.control("uart_log", uart=0, since=t0)["tx"]
         if tx:
@@ -207,22 +252,31 @@ def unix_figures(rounds):
         return {"card_s": med(t.runner.card_times), "mem_free": st.get("mem_free")}
 
 
-def profile(emu, seconds=1.0):
+def profile(emu, uf2, seconds=1.0):
     emu.control("profile", on=True)
     t0 = emu.clock_ns()
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
-    report_profile(emu, "the idle chip's time", seconds)
+    report_profile(emu, uf2, "the idle chip's time", seconds)
 
 
-def report_profile(emu, what, seconds):
+def elf_for(uf2):
+    """SHOE_PICO_ELF, else the ELF built beside the UF2 (firmware.uf2 -> firmware.elf), else
+    build/pico-firmware/stock.elf (`SHOE_PICO_STOCK=1 make pico-firmware`)."""
+    if os.environ.get("SHOE_PICO_ELF"):
+        return Path(os.environ["SHOE_PICO_ELF"])
+    beside = Path(uf2).with_suffix(".elf")
+    return beside if beside.is_file() else ROOT / "build" / "pico-firmware" / "stock.elf"
+
+
+def report_profile(emu, uf2_ran, what, seconds):
     p = emu.control("profile", on=False, top=5000)
-    elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "stock.elf")
-    if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
+    elf = elf_for(uf2_ran)
+    if not elf.is_file() or not shutil.which("arm-none-eabi-nm"):
         print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
         return
-    uf2 = Path(elf).with_suffix(".uf2")
-    if uf2.is_file() and uf2.read_bytes() != Path(os.environ["SHOE_PICO_UF2"]).read_bytes():
+    uf2 = elf.with_suffix(".uf2")
+    if not uf2.is_file() or uf2.read_bytes() != Path(uf2_ran).read_bytes():
         print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
     out = subprocess.run(["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True,
                          text=True).stdout
@@ -234,32 +288,46 @@ def report_profile(emu, what, seconds):
         i = bisect.bisect_right(addrs, pc) - 1
         name = syms[i][1] if i >= 0 else "?"
         by[name] = by.get(name, 0) + n
-    print("  where %s goes (%d PC samples over %.1f s emulated):" % (what, p["samples"], seconds))
+    print("  where %s goes (%d PC samples over %.1f s emulated; symbols of %s):"
+          % (what, p["samples"], seconds, elf))
     for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
-def run(reader, rounds, do_profile, unix, heap_every=None):
+def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False):
+    import hashlib
+
+    uf2 = str(uf2 or (FROZEN_UF2 if frozen else os.environ["SHOE_PICO_UF2"]))
     d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
     keys = _emu.write_keys_file(d / "shoe.json")
-    asm = assemble(d / "state", reader, keys)
-    print("emulated Pico, %s reader" % reader)
-    print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
-          % (asm["deploy_s"], asm["deploy_emulated_s"]))
-    with _emu.Emulator(d / "state") as e:
+    print("emulated Pico, %s reader, image %s (sha256 %s...)" % (
+        reader, uf2, hashlib.sha256(Path(uf2).read_bytes()).hexdigest()[:16]))
+    if frozen:
+        asm = assemble_frozen(d / "state", reader, keys, uf2)
+        print("  firmware frozen in the image; copied %s, provisioned (no deploy): %.1f s wall, "
+              "%.1f s emulated" % (" + ".join(asm["copied"]), asm["copy_s"],
+                                   asm["copy_emulated_s"]))
+    else:
+        asm = assemble(d / "state", reader, keys, uf2)
+        print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
+              % (asm["deploy_s"], asm["deploy_emulated_s"]))
+    with _emu.Emulator(d / "state", uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
         boot = boot_to_ready(e)
-        print("  boot to READY (reset -> first frame on UART0): %.0f ms" % ms(boot))
+        print("  boot to READY (reset -> first frame on UART0): %.0f ms (the first boot after "
+              "assembling makes the journal's ring extents)" % ms(boot))
+        time.sleep(1)
+        print("    next boot (the ring map checked): %.0f ms" % ms(boot_to_ready(e)))
         sys.stdout.flush()
         if do_profile:
             time.sleep(2)
-            profile(e)
+            profile(e, uf2)
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
             e.control("profile", on=True)
         m = play_measured(e, reader, rounds, heap_every)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:
-            report_profile(e, "the chip's time during the deck check and round(s)", emulated)
+            report_profile(e, uf2, "the chip's time during the deck check and round(s)", emulated)
         stats = e.control("stats")
     lat_ms = [ms(x) for x in m["lat"]]
     round_lat = lat_ms[-36 * rounds:]
@@ -299,8 +367,17 @@ def main(argv=None):
                     help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
     ap.add_argument("--heap-every", type=int, default=10, metavar="N",
                     help="heap free (status mem_free) after every N rounds (default 10)")
+    ap.add_argument("--frozen", action="store_true",
+                    help="the image has the firmware frozen in: copy main.py and provision, "
+                         "no deploy (default image build/pico-firmware/firmware.uf2)")
+    ap.add_argument("--uf2", default=None, metavar="FILE",
+                    help="the MicroPython image to run (default SHOE_PICO_UF2, or with "
+                         "--frozen build/pico-firmware/firmware.uf2)")
     args = ap.parse_args(argv if argv is not None else [])
-    why = _emu.missing()
+    env = dict(os.environ)
+    if args.frozen or args.uf2:
+        env["SHOE_PICO_UF2"] = str(args.uf2 or FROZEN_UF2)
+    why = _emu.missing(env)
     if why:
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
@@ -311,7 +388,7 @@ def main(argv=None):
               % (unix["card_s"] * 1e3, unix["mem_free"]))
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
-        run(r, args.rounds, args.profile, unix, args.heap_every)
+        run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen)
 
 
 if __name__ == "__main__":
