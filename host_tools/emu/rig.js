@@ -110,7 +110,14 @@ class Rig {
     this.flash.mem = mcu.flash;
     this.flash.cutAfter = this.cutAfter ?? -1;
     const wd = mcu.peripherals[0x40058];
-    wd.onWatchdogTrigger = () => { this.resetRequested = true; this.resetCause = 'watchdog'; };
+    wd.onWatchdogTrigger = () => {
+      // rp2040js 1.4.1 re-arms the watchdog's periodic alarm at its counter's 0, which is the
+      // same instant: clock.tick() would fire it for ever and the rig would hang instead of
+      // resetting the chip. This chip instance is done: stop its watchdog, reset at the next turn.
+      wd.alarm.enable = false;
+      wd.timer.enable = false;
+      this.resetRequested = true; this.resetCause = 'watchdog';
+    };
     this.excCount = {};
     const entry = mcu.core.exceptionEntry.bind(mcu.core);
     mcu.core.exceptionEntry = (n) => { this.excCount[n] = (this.excCount[n] || 0) + 1; return entry(n); };
