@@ -76,6 +76,7 @@ class Rig {
     // 32-byte receive FIFO: a real UART (no flow control) would have overrun and lost it
     this.rxHeld = [0, 0];
     this.rxHeldNext = [0, 0];
+    this.resetCauses = {}; // resets of this rig by cause: watchdog, control, machine.reset
     this.replIn = [];
     this.mfrc = new MFRC522(() => this.now());
     this.stats = null;
@@ -116,7 +117,8 @@ class Rig {
       // resetting the chip. This chip instance is done: stop its watchdog, reset at the next turn.
       wd.alarm.enable = false;
       wd.timer.enable = false;
-      this.resetRequested = true; this.resetCause = 'watchdog';
+      // reason: 1 = the timer ran out, 2 = forced (machine.reset() triggers the watchdog)
+      this.resetRequested = true; this.resetCause = wd.reason === 1 ? 'watchdog' : 'machine.reset';
     };
     this.excCount = {};
     const entry = mcu.core.exceptionEntry.bind(mcu.core);
@@ -221,7 +223,13 @@ class Rig {
     const wallNs = Number(process.hrtime.bigint() - this.wall0);
     const sliceEnd = Date.now() + 25;
     for (;;) {
-      if (this.resetRequested) { this.resetRequested = false; this.resets++; this.boot(); break; }
+      if (this.resetRequested) {
+        this.resetRequested = false; this.resets++;
+        const c = this.resetCause || 'machine.reset';
+        this.resetCauses[c] = (this.resetCauses[c] || 0) + 1;
+        this.resetCause = null;
+        this.boot(); break;
+      }
       this.pump();
       if (mcu.core.waiting) {
         const toAlarm = clock.nanosToNextAlarm;
@@ -313,7 +321,7 @@ class Rig {
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
               usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers,
-              rx_held: this.rxHeld};
+              rx_held: this.rxHeld, reset_causes: this.resetCauses};
     }
     return {error: 'unknown op ' + op};
   }
