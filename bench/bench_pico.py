@@ -1,7 +1,7 @@
 """Chip figures on the emulated Raspberry Pi Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
 
     .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
-                                         [--heap-every N] [--frozen] [--uf2 FILE]
+                                         [--heap-every N] [--pitch-ms MS] [--frozen] [--uf2 FILE]
 
 Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
 provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
@@ -9,8 +9,10 @@ every side wager through the chosen reader, the host on UART0 (ShoeLink). `--fro
 image with the firmware frozen in (`make pico-firmware`, default build/pico-firmware/
 firmware.uf2) the way docs/hardware.md says: board/main.py copied to the board and provisioned,
 no deploy (for a reader other than the frozen wiring's, a wiring.mpy naming it is copied too:
-sys.path puts the filesystem before the frozen modules). Timestamps come from the rig
-(host_tools/emu/rig.js), in emulated nanoseconds:
+sys.path puts the filesystem before the frozen modules). `--pitch-ms` is the dealer's pace (one
+card every MS of emulated time; default the rig's brisk dealer, 250 ms optical, 1000 ms here
+for rfid): the deck checks and stubs queue at that pitch, each round card still waits for the
+shoe's event. Timestamps come from the rig (host_tools/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
                   starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
@@ -26,6 +28,11 @@ sys.path puts the filesystem before the frozen modules). Timestamps come from th
   flash / round   bytes programmed (whole 256-byte pages: the traffic), the bytes of those
                   that were not 0xFF (what was stored), and 4 KB-sector erase equivalents while
                   a round is played
+  per round       wall and emulated seconds from one round's result to the next (a deck
+                  check before it included), and the chip's busy part, printed as it goes
+  reader overrun  byte times a reader byte waited for the chip to empty UART1's receive FIFO
+                  (the rig holds it; a real UART would have lost it): not 0 = the pace is
+                  faster than the chip reads
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
@@ -69,6 +76,15 @@ def med(xs):
 
 
 FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"   # make pico-firmware
+# the pace of EmuReaderPort.PACE scaled to pitch_ms (this bench's rfid default: 1000 ms)
+RFID_PACE = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700}
+
+
+def pace_for(reader, pitch_ms):
+    if reader == "rfid":
+        p = pitch_ms or RFID_PACE["pitch_ms"]
+        return {k: v * p / RFID_PACE["pitch_ms"] for k, v in RFID_PACE.items()}
+    return None if pitch_ms is None else {"pitch_ms": pitch_ms}
 
 
 def wiring_mpy(reader):
@@ -128,33 +144,66 @@ HEAP_SLACK = 2048      # bytes: what one GC cycle's leftovers may differ by, not
 
 
 class HeapWatch:
-    """mem_free over UART0 (`status`) after boot and after every `every` rounds."""
+    """mem_free over UART0 (`status`) after boot and after every `every` rounds (with the trend
+    so far); each round's wall and emulated seconds, from the previous round's end (the deck
+    check before it included) to its result."""
 
-    def __init__(self, runner, every):
-        self.runner, self.every = runner, max(1, every)
+    def __init__(self, runner, every, emu=None):
+        self.runner, self.every, self.emu = runner, max(1, every), emu
         self.samples = []          # (rounds played, mem_free)
         self.rounds = 0
+        self.times = []            # (wall s, emulated s, chip busy s) per round
+        self.resets_at = []        # rounds during which the chip reset (the heap starts again)
+        self.mark()
         play_round = runner.play_round
 
         def counted(*a, **kw):
+            boots = self.emu.boots if self.emu else 0
             out = play_round(*a, **kw)
             self.rounds += 1
+            if self.emu and self.emu.boots != boots:
+                self.resets_at.append(self.rounds)
+                print("  round %d: THE CHIP RESET during it (%s): heap figures across it are "
+                      "not a trend" % (self.rounds, self.emu.control("stats")["reset_causes"]))
+            wall, emu_ns, busy_ns = (time.monotonic(),) + self._clocks()
+            self.times.append((wall - self._wall, (emu_ns - self._emu) / 1e9,
+                               (busy_ns - self._busy) / 1e9))
+            print("  round %d: %s; %.1f s wall, %.1f s emulated, of which the chip was busy "
+                  "%.1f s" % (self.rounds, out[0] if out else "?", *self.times[-1]))
+            self._wall, self._emu, self._busy = wall, emu_ns, busy_ns
             if self.rounds % self.every == 0:
                 self.sample()
+            sys.stdout.flush()
             return out
         runner.play_round = counted
+
+    def _clocks(self):
+        if self.emu is None:
+            return 0, 0
+        st = self.emu.control("stats")
+        return st["ns"], st["busy_ns"]
+
+    def mark(self):
+        """Start the clock of the next round here (after boot, before the deck check)."""
+        self._wall = time.monotonic()
+        self._emu, self._busy = self._clocks()
 
     def sample(self):
         free = self.runner.status().get("mem_free")
         self.samples.append((self.rounds, free))
         print("  heap free after %s: %s B" % (
             "boot" if not self.rounds else "%d round(s)" % self.rounds, free))
+        if sum(1 for n, f in self.samples if n > 0 and f is not None) >= 2:
+            print("    so far: %s" % self.verdict())
         sys.stdout.flush()
 
     def verdict(self):
-        after = [(n, f) for n, f in self.samples if n > 0 and f is not None]
+        since = max(self.resets_at, default=0)
+        after = [(n, f) for n, f in self.samples if n > 0 and n >= since and f is not None]
+        note = ("%d CHIP RESET(S) during round(s) %s; judged on the samples since the last: " % (
+            len(self.resets_at), ", ".join(map(str, self.resets_at)))) if self.resets_at else ""
         if len(after) < 2:
-            return "too few samples after rounds to judge growth"
+            return note + "too few samples after rounds to judge growth"
         xs, ys = [n for n, _ in after], [f for _, f in after]
         mx, my = statistics.mean(xs), statistics.mean(ys)
         den = sum((x - mx) ** 2 for x in xs) or 1
@@ -162,22 +211,26 @@ class HeapWatch:
         trend = slope * (xs[-1] - xs[0])
         drop = ys[0] - ys[-1]
         flag = drop > HEAP_SLACK or trend < -HEAP_SLACK
-        return ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend %+.1f B "
-                "per round (%+.0f B over the run)" % (
+        return note + ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend "
+                       "%+.1f B per round (%+.0f B over the run)" % (
                     "GROWTH FLAGGED (heap shrinking)" if flag else "flat", ys[0], xs[0],
                     ys[-1], xs[-1], min(ys), slope, trend))
 
 
-def play_measured(emu, reader, rounds, heap_every=None):
+def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
-    state = {"flash0": None, "decide_since": None, "card_flash": None}
+    state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0}
 
-    pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
-    with EmuTable(emu, reader, event_timeout=900.0, pace=pace) as t:
+    with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
         port = t.port
 
         def on_event(kind, body):
+            if kind == "deck_check":
+                state["checks"] += 1
+            if kind in ("watchdog_starved", "irregularity", "internal_error", "round_void"):
+                print("  [%.1f s emulated] %s %s" % (emu.clock_ns() / 1e9, kind, str(body)[:160]))
+                sys.stdout.flush()
             if kind == "card" and port.times:
                 start = port.times[-1]
                 if reader == "optical":
@@ -216,13 +269,14 @@ def play_measured(emu, reader, rounds, heap_every=None):
             return orig_command(kind, body, supervisor)
 
         t.runner.command = command
-        watch = HeapWatch(t.runner, heap_every or rounds)
+        watch = HeapWatch(t.runner, heap_every or rounds, emu)
         watch.sample()                                  # after boot
+        watch.mark()
         t.runner.play(script(rounds))
         st = t.link.command("status", {}, timeout=60)
         heap.append(st.get("mem_free"))
     return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash,
-            "heap_watch": watch}
+            "heap_watch": watch, "deck_checks": state["checks"], "pace": dict(port.pace)}
 
 
 def boot_to_ready(emu):
@@ -294,7 +348,8 @@ def report_profile(emu, uf2_ran, what, seconds):
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
-def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False):
+def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False,
+        pitch_ms=None):
     import hashlib
 
     uf2 = str(uf2 or (FROZEN_UF2 if frozen else os.environ["SHOE_PICO_UF2"]))
@@ -324,15 +379,33 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
             e.control("profile", on=True)
-        m = play_measured(e, reader, rounds, heap_every)
+        m = play_measured(e, reader, rounds, heap_every, pitch_ms)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:
             report_profile(e, uf2, "the chip's time during the deck check and round(s)", emulated)
         stats = e.control("stats")
+        stats["console"] = e.control("console")["text"]
     lat_ms = [ms(x) for x in m["lat"]]
     round_lat = lat_ms[-36 * rounds:]
     print("  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
           "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"]))
+    times = m["heap_watch"].times
+    if times:
+        w, em, busy = (statistics.mean(t[i] for t in times) for i in range(3))
+        print("  per round (%d deck check(s) in all), dealer pace %s: mean %.1f s wall, %.1f s "
+              "emulated, chip busy %.1f s (wall / busy %.1f: idle emulated time catches up on "
+              "the wall clock, so a run is busy-bound once the pace leaves the chip little idle)"
+              % (m["deck_checks"], m["pace"], w, em, busy, w / busy if busy else float("nan")))
+    causes = {k: v for k, v in stats.get("reset_causes", {}).items() if k != "control"}
+    print("  chip resets while playing, besides the bench's own: %s" % (causes or "none"))
+    if causes:
+        print("    the console's last lines:\n      " + "\n      ".join(
+            stats["console"].strip().splitlines()[-15:]))
+    held = stats.get("rx_held")
+    if held is not None:
+        print("  reader UART1 bytes held at a full receive FIFO (a real UART would have lost "
+              "them): %d%s" % (held[1], "" if not held[1] else
+                               "  <- the dealer's pace is faster than the chip reads"))
     print("  card -> frame on UART0, round cards: median %.1f ms, max %.1f ms (target %s)"
           % (med(round_lat), max(round_lat or [float("nan")]),
              "5 ms" if reader == "optical" else "10 ms"))
@@ -367,6 +440,9 @@ def main(argv=None):
                     help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
     ap.add_argument("--heap-every", type=int, default=10, metavar="N",
                     help="heap free (status mem_free) after every N rounds (default 10)")
+    ap.add_argument("--pitch-ms", type=float, default=None, metavar="MS",
+                    help="the dealer's pace: one card every MS of emulated time (default: 250 "
+                         "optical, 1000 rfid); round cards still wait for the shoe's event")
     ap.add_argument("--frozen", action="store_true",
                     help="the image has the firmware frozen in: copy main.py and provision, "
                          "no deploy (default image build/pico-firmware/firmware.uf2)")
@@ -388,7 +464,8 @@ def main(argv=None):
               % (unix["card_s"] * 1e3, unix["mem_free"]))
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
-        run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen)
+        run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen,
+            args.pitch_ms)
 
 
 if __name__ == "__main__":
