@@ -349,7 +349,7 @@ def report_profile(emu, uf2_ran, what, seconds):
 
 
 def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False,
-        pitch_ms=None):
+        pitch_ms=None, idle=None):
     import hashlib
 
     uf2 = str(uf2 or (FROZEN_UF2 if frozen else os.environ["SHOE_PICO_UF2"]))
@@ -366,7 +366,8 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
         asm = assemble(d / "state", reader, keys, uf2)
         print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
               % (asm["deploy_s"], asm["deploy_emulated_s"]))
-    with _emu.Emulator(d / "state", uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
+    with _emu.Emulator(d / "state", uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"],
+                       idle=None if idle == "catch-up" else idle) as e:
         boot = boot_to_ready(e)
         print("  boot to READY (reset -> first frame on UART0): %.0f ms (the first boot after "
               "assembling makes the journal's ring extents)" % ms(boot))
@@ -443,6 +444,11 @@ def main(argv=None):
     ap.add_argument("--pitch-ms", type=float, default=None, metavar="MS",
                     help="the dealer's pace: one card every MS of emulated time (default: 250 "
                          "optical, 1000 rfid); round cards still wait for the shoe's event")
+    ap.add_argument("--idle", choices=["catch-up", "rate"], default="catch-up",
+                    help="the rig's idle time while playing (rig.js --idle): catch-up (default) "
+                         "races an idle chip ahead until it is level with the wall clock; rate "
+                         "holds it to the wall clock's rate, so a host's silence lasts as long "
+                         "for the chip as it did for the host")
     ap.add_argument("--frozen", action="store_true",
                     help="the image has the firmware frozen in: copy main.py and provision, "
                          "no deploy (default image build/pico-firmware/firmware.uf2)")
@@ -465,7 +471,7 @@ def main(argv=None):
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
         run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen,
-            args.pitch_ms)
+            args.pitch_ms, args.idle)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 /*
  * The emulated Raspberry Pi Pico of the shoe: rp2040js 1.4.1 + boot ROM + MicroPython UF2.
  *
- *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1]
+ *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1] [--idle rate]
  *
  *   loopback TCP  repl    <-> USB CDC (the MicroPython REPL: mpremote, shoectl deploy/provision)
  *                 uart0   <-> UART0 GP0/GP1 (host link, ShoeLink)
@@ -65,6 +65,12 @@ class Rig {
     this.baseNs = 0; // emulated ns of earlier chip instances (before resets)
     this.resets = 0;
     this.wall0 = process.hrtime.bigint();
+    // --idle rate: idle emulated time runs at the wall clock's rate, never catching up on the
+    // lag busy code built (busy code runs slower than real time). By default (--idle catch-up)
+    // an idle chip races ahead until it is level with the wall clock again, so a host that took
+    // 1 s of wall time to answer may have been silent for many emulated seconds.
+    this.idleRate = opt.idle === 'rate';
+    this.wallSkew = 0; // ns of lag given up (--idle rate)
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
@@ -220,7 +226,12 @@ class Rig {
 
   run() {
     const {mcu, clock} = this;
-    const wallNs = Number(process.hrtime.bigint() - this.wall0);
+    let wallNs = Number(process.hrtime.bigint() - this.wall0);
+    if (this.idleRate) {
+      const behind = wallNs - this.wallSkew - this.now();
+      if (behind > 20e6) this.wallSkew += behind - 20e6; // catch up 20 ms at most
+      wallNs -= this.wallSkew;
+    }
     const sliceEnd = Date.now() + 25;
     for (;;) {
       if (this.resetRequested) {
