@@ -394,8 +394,8 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
     if times:
         w, em, busy = (statistics.mean(t[i] for t in times) for i in range(3))
         print("  per round (%d deck check(s) in all), dealer pace %s: mean %.1f s wall, %.1f s "
-              "emulated, chip busy %.1f s (wall / busy %.1f: idle emulated time catches up on "
-              "the wall clock, so a run is busy-bound once the pace leaves the chip little idle)"
+              "emulated, chip busy %.1f s (wall / busy %.1f: busy code runs slower than real "
+              "time, so once the pace leaves the chip little idle a run is busy-bound)"
               % (m["deck_checks"], m["pace"], w, em, busy, w / busy if busy else float("nan")))
     causes = {k: v for k, v in stats.get("reset_causes", {}).items() if k != "control"}
     print("  chip resets while playing, besides the bench's own: %s" % (causes or "none"))
