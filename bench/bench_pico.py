@@ -1,19 +1,26 @@
 """Chip figures on the emulated Raspberry Pi Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
 
     .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
-                                         [--heap-every N]
+                                         [--heap-every N] [--pitch-ms MS] [--frozen] [--uf2 FILE]
 
 Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
 provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
-every side wager through the chosen reader, the host on UART0 (ShoeLink). Timestamps come from
-the rig (host_tools/emu/rig.js), in emulated nanoseconds:
+every side wager through the chosen reader, the host on UART0 (ShoeLink). `--frozen` runs an
+image with the firmware frozen in (`make pico-firmware`, default build/pico-firmware/
+firmware.uf2) the way docs/hardware.md says: board/main.py copied to the board and provisioned,
+no deploy (for a reader other than the frozen wiring's, a wiring.mpy naming it is copied too:
+sys.path puts the filesystem before the frozen modules). `--pitch-ms` is the dealer's pace (one
+card every MS of emulated time; default the rig's brisk dealer, 250 ms optical, 1000 ms here
+for rfid): the deck checks and stubs queue at that pitch, each round card still waits for the
+shoe's event. Timestamps come from the rig (host_tools/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
                   starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
                   (flash writes included: the card event is journalled before it is sent)
   validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
                   (the stub is read first, so: from the stub's last card for manual shoes)
-  boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello)
+  boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello); the first
+                  boot after assembling, then the next one
   heap free       `mem_free` of the status reply (the app collects first), after boot and
                   after every --heap-every rounds (printed as it goes); growth is flagged when
                   the heap left after the last round is below the first round's by more than
@@ -21,6 +28,11 @@ the rig (host_tools/emu/rig.js), in emulated nanoseconds:
   flash / round   bytes programmed (whole 256-byte pages: the traffic), the bytes of those
                   that were not 0xFF (what was stored), and 4 KB-sector erase equivalents while
                   a round is played
+  per round       wall and emulated seconds from one round's result to the next (a deck
+                  check before it included), and the chip's busy part, printed as it goes
+  reader overrun  byte times a reader byte waited for the chip to empty UART1's receive FIFO
+                  (the rig holds it; a real UART would have lost it): not 0 = the pace is
+                  faster than the chip reads
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
@@ -63,7 +75,48 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def assemble(state, reader, keys):
+FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"   # make pico-firmware
+# the pace of EmuReaderPort.PACE scaled to pitch_ms (this bench's rfid default: 1000 ms)
+RFID_PACE = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700}
+
+
+def pace_for(reader, pitch_ms):
+    if reader == "rfid":
+        p = pitch_ms or RFID_PACE["pitch_ms"]
+        return {k: v * p / RFID_PACE["pitch_ms"] for k, v in RFID_PACE.items()}
+    return None if pitch_ms is None else {"pitch_ms": pitch_ms}
+
+
+def wiring_mpy(reader):
+    """board/pico/wiring.py with `reader` fitted, compiled like deploy does (mpy-cross -O1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "wiring.py", Path(tmp) / "wiring.mpy"
+        src.write_text(_deploy.wiring_source("pico", reader))
+        subprocess.run([_deploy.mpy_cross(), "-O1", "-s", "wiring.py", "-o", str(out), str(src)],
+                       check=True)
+        return out.read_bytes()
+
+
+def assemble_frozen(state, reader, keys, uf2):
+    """The frozen image as docs/hardware.md section 8 says: copy board/main.py, provision; no
+    deploy. A reader other than the frozen wiring's: wiring.mpy for it in / (before .frozen)."""
+    with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
+        t0, e0 = time.monotonic(), e.clock_ns()
+        copied = ["main.py"]
+        with _deploy.Device(e.urls["repl"]) as dev:
+            dev.identify()
+            dev.write_file("main.py", (_deploy.BOARD / "main.py").read_bytes())
+            if _deploy.board_wiring("pico")["reader"]["kind"] != reader:
+                dev.write_file("wiring.mpy", wiring_mpy(reader))
+                copied.append("wiring.mpy (%s reader)" % reader)
+        out = {"copy_s": time.monotonic() - t0, "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
+               "copied": copied}
+        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+                          force=True, progress=None)
+        return out
+
+
+def assemble(state, reader, keys, uf2=None):
     board = None
     if reader == "optical":
         board = Path(tempfile.mkdtemp()) / "board"
@@ -71,7 +124,7 @@ def assemble(state, reader, keys):
         w = board / "pico" / "wiring.py"
         w.write_text(w.read_text().replace('reader = {"kind": "rfid"}',
                                            'reader = {"kind": "optical"}'))
-    with _emu.Emulator(state) as e:
+    with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
         if board is None:
             return _emu.assemble(e, keys, reset=False)
         old = _deploy.BOARD
@@ -91,33 +144,66 @@ HEAP_SLACK = 2048      # bytes: what one GC cycle's leftovers may differ by, not
 
 
 class HeapWatch:
-    """mem_free over UART0 (`status`) after boot and after every `every` rounds."""
+    """mem_free over UART0 (`status`) after boot and after every `every` rounds (with the trend
+    so far); each round's wall and emulated seconds, from the previous round's end (the deck
+    check before it included) to its result."""
 
-    def __init__(self, runner, every):
-        self.runner, self.every = runner, max(1, every)
+    def __init__(self, runner, every, emu=None):
+        self.runner, self.every, self.emu = runner, max(1, every), emu
         self.samples = []          # (rounds played, mem_free)
         self.rounds = 0
+        self.times = []            # (wall s, emulated s, chip busy s) per round
+        self.resets_at = []        # rounds during which the chip reset (the heap starts again)
+        self.mark()
         play_round = runner.play_round
 
         def counted(*a, **kw):
+            boots = self.emu.boots if self.emu else 0
             out = play_round(*a, **kw)
             self.rounds += 1
+            if self.emu and self.emu.boots != boots:
+                self.resets_at.append(self.rounds)
+                print("  round %d: THE CHIP RESET during it (%s): heap figures across it are "
+                      "not a trend" % (self.rounds, self.emu.control("stats")["reset_causes"]))
+            wall, emu_ns, busy_ns = (time.monotonic(),) + self._clocks()
+            self.times.append((wall - self._wall, (emu_ns - self._emu) / 1e9,
+                               (busy_ns - self._busy) / 1e9))
+            print("  round %d: %s; %.1f s wall, %.1f s emulated, of which the chip was busy "
+                  "%.1f s" % (self.rounds, out[0] if out else "?", *self.times[-1]))
+            self._wall, self._emu, self._busy = wall, emu_ns, busy_ns
             if self.rounds % self.every == 0:
                 self.sample()
+            sys.stdout.flush()
             return out
         runner.play_round = counted
+
+    def _clocks(self):
+        if self.emu is None:
+            return 0, 0
+        st = self.emu.control("stats")
+        return st["ns"], st["busy_ns"]
+
+    def mark(self):
+        """Start the clock of the next round here (after boot, before the deck check)."""
+        self._wall = time.monotonic()
+        self._emu, self._busy = self._clocks()
 
     def sample(self):
         free = self.runner.status().get("mem_free")
         self.samples.append((self.rounds, free))
         print("  heap free after %s: %s B" % (
             "boot" if not self.rounds else "%d round(s)" % self.rounds, free))
+        if sum(1 for n, f in self.samples if n > 0 and f is not None) >= 2:
+            print("    so far: %s" % self.verdict())
         sys.stdout.flush()
 
     def verdict(self):
-        after = [(n, f) for n, f in self.samples if n > 0 and f is not None]
+        since = max(self.resets_at, default=0)
+        after = [(n, f) for n, f in self.samples if n > 0 and n >= since and f is not None]
+        note = ("%d CHIP RESET(S) during round(s) %s; judged on the samples since the last: " % (
+            len(self.resets_at), ", ".join(map(str, self.resets_at)))) if self.resets_at else ""
         if len(after) < 2:
-            return "too few samples after rounds to judge growth"
+            return note + "too few samples after rounds to judge growth"
         xs, ys = [n for n, _ in after], [f for _, f in after]
         mx, my = statistics.mean(xs), statistics.mean(ys)
         den = sum((x - mx) ** 2 for x in xs) or 1
@@ -125,22 +211,26 @@ class HeapWatch:
         trend = slope * (xs[-1] - xs[0])
         drop = ys[0] - ys[-1]
         flag = drop > HEAP_SLACK or trend < -HEAP_SLACK
-        return ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend %+.1f B "
-                "per round (%+.0f B over the run)" % (
+        return note + ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend "
+                       "%+.1f B per round (%+.0f B over the run)" % (
                     "GROWTH FLAGGED (heap shrinking)" if flag else "flat", ys[0], xs[0],
                     ys[-1], xs[-1], min(ys), slope, trend))
 
 
-def play_measured(emu, reader, rounds, heap_every=None):
+def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
-    state = {"flash0": None, "decide_since": None, "card_flash": None}
+    state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0}
 
-    pace = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700} if reader == "rfid" else None
-    with EmuTable(emu, reader, event_timeout=900.0, pace=pace) as t:
+    with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
         port = t.port
 
         def on_event(kind, body):
+            if kind == "deck_check":
+                state["checks"] += 1
+            if kind in ("watchdog_starved", "irregularity", "internal_error", "round_void"):
+                print("  [%.1f s emulated] %s %s" % (emu.clock_ns() / 1e9, kind, str(body)[:160]))
+                sys.stdout.flush()
             if kind == "card" and port.times:
                 start = port.times[-1]
                 if reader == "optical":
@@ -179,18 +269,27 @@ def play_measured(emu, reader, rounds, heap_every=None):
             return orig_command(kind, body, supervisor)
 
         t.runner.command = command
-        watch = HeapWatch(t.runner, heap_every or rounds)
+        watch = HeapWatch(t.runner, heap_every or rounds, emu)
         watch.sample()                                  # after boot
+        watch.mark()
         t.runner.play(script(rounds))
         st = t.link.command("status", {}, timeout=60)
         heap.append(st.get("mem_free"))
     return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash,
-            "heap_watch": watch}
+            "heap_watch": watch, "deck_checks": state["checks"], "pace": dict(port.pace)}
 
 
 def boot_to_ready(emu):
-    t0 = emu.clock_ns()
+    """Reset -> the first frame the new chip instance sends on UART0 (emulated ns); the instant
+    of the reset from the rig (a frame still going out before it does not count)."""
+    before = emu.control("clock")["resets"]
     emu.control("reset")
+    while True:
+        c = emu.control("clock")
+        if c["resets"] != before:
+            break
+        time.sleep(0.01)
+    t0 = c["ns"] - c["chip_ns"]
     while True:
         tx = emu.control("uart_log", uart=0, since=t0)["tx"]
         if tx:
@@ -207,22 +306,31 @@ def unix_figures(rounds):
         return {"card_s": med(t.runner.card_times), "mem_free": st.get("mem_free")}
 
 
-def profile(emu, seconds=1.0):
+def profile(emu, uf2, seconds=1.0):
     emu.control("profile", on=True)
     t0 = emu.clock_ns()
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
-    report_profile(emu, "the idle chip's time", seconds)
+    report_profile(emu, uf2, "the idle chip's time", seconds)
 
 
-def report_profile(emu, what, seconds):
+def elf_for(uf2):
+    """SHOE_PICO_ELF, else the ELF built beside the UF2 (firmware.uf2 -> firmware.elf), else
+    build/pico-firmware/stock.elf (`SHOE_PICO_STOCK=1 make pico-firmware`)."""
+    if os.environ.get("SHOE_PICO_ELF"):
+        return Path(os.environ["SHOE_PICO_ELF"])
+    beside = Path(uf2).with_suffix(".elf")
+    return beside if beside.is_file() else ROOT / "build" / "pico-firmware" / "stock.elf"
+
+
+def report_profile(emu, uf2_ran, what, seconds):
     p = emu.control("profile", on=False, top=5000)
-    elf = os.environ.get("SHOE_PICO_ELF") or str(ROOT / "build" / "pico-firmware" / "stock.elf")
-    if not Path(elf).is_file() or not shutil.which("arm-none-eabi-nm"):
+    elf = elf_for(uf2_ran)
+    if not elf.is_file() or not shutil.which("arm-none-eabi-nm"):
         print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
         return
-    uf2 = Path(elf).with_suffix(".uf2")
-    if uf2.is_file() and uf2.read_bytes() != Path(os.environ["SHOE_PICO_UF2"]).read_bytes():
+    uf2 = elf.with_suffix(".uf2")
+    if not uf2.is_file() or uf2.read_bytes() != Path(uf2_ran).read_bytes():
         print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
     out = subprocess.run(["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True,
                          text=True).stdout
@@ -234,37 +342,71 @@ def report_profile(emu, what, seconds):
         i = bisect.bisect_right(addrs, pc) - 1
         name = syms[i][1] if i >= 0 else "?"
         by[name] = by.get(name, 0) + n
-    print("  where %s goes (%d PC samples over %.1f s emulated):" % (what, p["samples"], seconds))
+    print("  where %s goes (%d PC samples over %.1f s emulated; symbols of %s):"
+          % (what, p["samples"], seconds, elf))
     for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
-def run(reader, rounds, do_profile, unix, heap_every=None):
+def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False,
+        pitch_ms=None, idle=None):
+    import hashlib
+
+    uf2 = str(uf2 or (FROZEN_UF2 if frozen else os.environ["SHOE_PICO_UF2"]))
     d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
     keys = _emu.write_keys_file(d / "shoe.json")
-    asm = assemble(d / "state", reader, keys)
-    print("emulated Pico, %s reader" % reader)
-    print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
-          % (asm["deploy_s"], asm["deploy_emulated_s"]))
-    with _emu.Emulator(d / "state") as e:
+    print("emulated Pico, %s reader, image %s (sha256 %s...)" % (
+        reader, uf2, hashlib.sha256(Path(uf2).read_bytes()).hexdigest()[:16]))
+    if frozen:
+        asm = assemble_frozen(d / "state", reader, keys, uf2)
+        print("  firmware frozen in the image; copied %s, provisioned (no deploy): %.1f s wall, "
+              "%.1f s emulated" % (" + ".join(asm["copied"]), asm["copy_s"],
+                                   asm["copy_emulated_s"]))
+    else:
+        asm = assemble(d / "state", reader, keys, uf2)
+        print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
+              % (asm["deploy_s"], asm["deploy_emulated_s"]))
+    with _emu.Emulator(d / "state", uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"],
+                       idle=None if idle == "catch-up" else idle) as e:
         boot = boot_to_ready(e)
-        print("  boot to READY (reset -> first frame on UART0): %.0f ms" % ms(boot))
+        print("  boot to READY (reset -> first frame on UART0): %.0f ms (the first boot after "
+              "assembling makes the journal's ring extents)" % ms(boot))
+        time.sleep(1)
+        print("    next boot (the ring map checked): %.0f ms" % ms(boot_to_ready(e)))
         sys.stdout.flush()
         if do_profile:
             time.sleep(2)
-            profile(e)
+            profile(e, uf2)
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
             e.control("profile", on=True)
-        m = play_measured(e, reader, rounds, heap_every)
+        m = play_measured(e, reader, rounds, heap_every, pitch_ms)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:
-            report_profile(e, "the chip's time during the deck check and round(s)", emulated)
+            report_profile(e, uf2, "the chip's time during the deck check and round(s)", emulated)
         stats = e.control("stats")
+        stats["console"] = e.control("console")["text"]
     lat_ms = [ms(x) for x in m["lat"]]
     round_lat = lat_ms[-36 * rounds:]
     print("  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
           "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"]))
+    times = m["heap_watch"].times
+    if times:
+        w, em, busy = (statistics.mean(t[i] for t in times) for i in range(3))
+        print("  per round (%d deck check(s) in all), dealer pace %s: mean %.1f s wall, %.1f s "
+              "emulated, chip busy %.1f s (wall / busy %.1f: busy code runs slower than real "
+              "time, so once the pace leaves the chip little idle a run is busy-bound)"
+              % (m["deck_checks"], m["pace"], w, em, busy, w / busy if busy else float("nan")))
+    causes = {k: v for k, v in stats.get("reset_causes", {}).items() if k != "control"}
+    print("  chip resets while playing, besides the bench's own: %s" % (causes or "none"))
+    if causes:
+        print("    the console's last lines:\n      " + "\n      ".join(
+            stats["console"].strip().splitlines()[-15:]))
+    held = stats.get("rx_held")
+    if held is not None:
+        print("  reader UART1 bytes held at a full receive FIFO (a real UART would have lost "
+              "them): %d%s" % (held[1], "" if not held[1] else
+                               "  <- the dealer's pace is faster than the chip reads"))
     print("  card -> frame on UART0, round cards: median %.1f ms, max %.1f ms (target %s)"
           % (med(round_lat), max(round_lat or [float("nan")]),
              "5 ms" if reader == "optical" else "10 ms"))
@@ -299,8 +441,25 @@ def main(argv=None):
                     help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
     ap.add_argument("--heap-every", type=int, default=10, metavar="N",
                     help="heap free (status mem_free) after every N rounds (default 10)")
+    ap.add_argument("--pitch-ms", type=float, default=None, metavar="MS",
+                    help="the dealer's pace: one card every MS of emulated time (default: 250 "
+                         "optical, 1000 rfid); round cards still wait for the shoe's event")
+    ap.add_argument("--idle", choices=["catch-up", "rate"], default="catch-up",
+                    help="the rig's idle time while playing (rig.js --idle): catch-up (default) "
+                         "races an idle chip ahead until it is level with the wall clock; rate "
+                         "holds it to the wall clock's rate, so a host's silence lasts as long "
+                         "for the chip as it did for the host")
+    ap.add_argument("--frozen", action="store_true",
+                    help="the image has the firmware frozen in: copy main.py and provision, "
+                         "no deploy (default image build/pico-firmware/firmware.uf2)")
+    ap.add_argument("--uf2", default=None, metavar="FILE",
+                    help="the MicroPython image to run (default SHOE_PICO_UF2, or with "
+                         "--frozen build/pico-firmware/firmware.uf2)")
     args = ap.parse_args(argv if argv is not None else [])
-    why = _emu.missing()
+    env = dict(os.environ)
+    if args.frozen or args.uf2:
+        env["SHOE_PICO_UF2"] = str(args.uf2 or FROZEN_UF2)
+    why = _emu.missing(env)
     if why:
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
@@ -311,7 +470,8 @@ def main(argv=None):
               % (unix["card_s"] * 1e3, unix["mem_free"]))
     sys.stdout.flush()
     for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
-        run(r, args.rounds, args.profile, unix, args.heap_every)
+        run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen,
+            args.pitch_ms, args.idle)
 
 
 if __name__ == "__main__":

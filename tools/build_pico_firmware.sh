@@ -4,9 +4,13 @@
 # (SHOE_PICO_SOURCES, default ../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz).
 # Needs Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
 # Output: build/pico-firmware/firmware.uf2 (+ firmware.elf, and stock.elf/stock.uf2: the same
-# sources without our manifest, for bench_pico --profile). Build paths end up in the image: with
-# SHOE_PICO_WORK=/tmp/mpb the stock UF2 was byte-identical to the shared one (sha256 b3f13fa8...).
+# sources without our manifest, for bench_pico --profile). Build paths and the build date end up
+# in the image: the date is pinned (SOURCE_DATE_EPOCH, default 2026-11-30, the shared UF2's), and
+# with SHOE_PICO_WORK=/tmp/mpb the stock UF2 is byte-identical to the shared one (sha256
+# b3f13fa8...), so stock.elf names the functions of the image the emulator runs.
 set -euo pipefail
+# the date in MicroPython's banner (py/makeversionhdr.py) and gcc's __DATE__ (pico-sdk binary info)
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1795996800}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SRC="${SHOE_PICO_SOURCES:-$ROOT/../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz}"
 OUT="$ROOT/build/pico-firmware"
@@ -27,12 +31,50 @@ if [ ! -x "$WORK/picotool-install/picotool/picotool" ]; then
     -DPICOTOOL_NO_LIBUSB=1 -DPICOTOOL_FLAT_INSTALL=1 -DCMAKE_INSTALL_PREFIX="$WORK/picotool-install" >"$OUT/picotool.log" 2>&1
   make -C "$WORK/build-picotool" -j2 install >>"$OUT/picotool.log" 2>&1
 fi
+# What the image freezes of ours must be exactly what ships (board/manifest_common.py FIRMWARE,
+# the list `shoectl deploy` copies) and the board's wiring, at -O1; everything else must come
+# from the MicroPython sources themselves (the port's own modules). Nothing host- or test-only.
+echo "pico-firmware: checking board/pico/manifest.py against board/manifest_common.py"
+python3 - "$ROOT" "$MP" <<'PY'
+import os, sys
+root, mp = sys.argv[1], os.path.realpath(sys.argv[2])
+sys.path.insert(0, os.path.join(mp, "tools"))
+import manifestfile as mf
+m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": mp, "PORT_DIR": os.path.join(mp, "ports/rp2"),
+                                     "BOARD_DIR": os.path.join(mp, "ports/rp2/boards/RPI_PICO"),
+                                     "MPY_LIB_DIR": os.path.join(mp, "lib/micropython-lib")})
+m.execute(os.path.join(root, "board/pico/manifest.py"))
+ns = {}
+src = open(os.path.join(root, "board/manifest_common.py")).read()
+exec(src[:src.index("metadata(")], ns)
+want = {os.path.join(root, "firmware", p): p for p in ns["FIRMWARE"]}
+want[os.path.join(root, "board/pico/wiring.py")] = "wiring.py"
+ours, stock, bad = {}, 0, []
+for f in m.files():
+    full = os.path.realpath(f.full_path)
+    if full.startswith(mp + os.sep):
+        stock += 1
+        if f.target_path.split("/")[0] in ("shoe", "wiring.py"):
+            bad.append("%s from the MicroPython sources" % f.target_path)
+        continue
+    ours[full] = f.target_path
+    if want.get(full) != f.target_path:
+        bad.append("%s (%s) is not in FIRMWARE" % (f.target_path, full))
+    elif f.opt != 1:
+        bad.append("%s frozen at -O%s, not -O1" % (f.target_path, f.opt))
+bad += ["%s is in FIRMWARE but not frozen" % p for full, p in want.items() if full not in ours]
+if bad:
+    sys.exit("pico-firmware: the manifest does not freeze what ships:\n  " + "\n  ".join(bad))
+print("pico-firmware: freezes the %d FIRMWARE files + wiring.py (-O1) and %d files of "
+      "MicroPython's own" % (len(ours) - 1, stock))
+PY
 echo "pico-firmware: mpy-cross"
 make -C "$MP/mpy-cross" -j2 >"$OUT/mpy-cross.log" 2>&1
 export picotool_DIR="$WORK/picotool-install/picotool"
 if [ "${SHOE_PICO_STOCK:-0}" = 1 ]; then
   echo "pico-firmware: stock RPI_PICO (no frozen firmware)"
-  make -C "$MP/ports/rp2" BOARD=RPI_PICO -j2 >"$OUT/stock.log" 2>&1
+  make -C "$MP/ports/rp2" BOARD=RPI_PICO -j2 >"$OUT/stock.log" 2>&1 \
+    || { tail -20 "$OUT/stock.log" >&2; exit 1; }
   cp "$MP/ports/rp2/build-RPI_PICO/firmware.uf2" "$OUT/stock.uf2"
   cp "$MP/ports/rp2/build-RPI_PICO/firmware.elf" "$OUT/stock.elf"
 fi

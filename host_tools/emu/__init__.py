@@ -74,7 +74,9 @@ def missing(environ=None):
 
 
 class Emulator:
-    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None):
+    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None):
+        """idle="rate": idle emulated time runs at the wall clock's rate instead of catching
+        up on the lag busy code built (rig.js --idle)."""
         why = missing() if uf2 is None or bootrom is None else None
         if why:
             raise ShoeError("emulated Pico unavailable: " + why)
@@ -82,6 +84,7 @@ class Emulator:
         self.uf2 = uf2 or os.environ["SHOE_PICO_UF2"]
         self.bootrom = bootrom or os.environ["SHOE_RP2040_BOOTROM"]
         self.stderr = stderr
+        self.idle = idle
         self.proc = None
         self.ports = {}
         self._ctl = None
@@ -112,6 +115,8 @@ class Emulator:
         os.makedirs(self.state_dir, exist_ok=True)
         cmd = [node(), str(RIG), "--state", self.state_dir, "--uf2", self.uf2,
                "--bootrom", self.bootrom]
+        if self.idle:
+            cmd += ["--idle", self.idle]
         for k, p in self.ports.items():
             cmd += ["--" + k, str(p)]
         deadline = time.monotonic() + timeout

@@ -2,7 +2,7 @@
 /*
  * The emulated Raspberry Pi Pico of the shoe: rp2040js 1.4.1 + boot ROM + MicroPython UF2.
  *
- *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1]
+ *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1] [--idle rate]
  *
  *   loopback TCP  repl    <-> USB CDC (the MicroPython REPL: mpremote, shoectl deploy/provision)
  *                 uart0   <-> UART0 GP0/GP1 (host link, ShoeLink)
@@ -65,6 +65,12 @@ class Rig {
     this.baseNs = 0; // emulated ns of earlier chip instances (before resets)
     this.resets = 0;
     this.wall0 = process.hrtime.bigint();
+    // --idle rate: idle emulated time runs at the wall clock's rate, never catching up on the
+    // lag busy code built (busy code runs slower than real time). By default (--idle catch-up)
+    // an idle chip races ahead until it is level with the wall clock again, so a host that took
+    // 1 s of wall time to answer may have been silent for many emulated seconds.
+    this.idleRate = opt.idle === 'rate';
+    this.wallSkew = 0; // ns of lag given up (--idle rate)
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
@@ -72,6 +78,11 @@ class Rig {
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
+    // byte times during which a due byte waited because the chip had not emptied the UART's
+    // 32-byte receive FIFO: a real UART (no flow control) would have overrun and lost it
+    this.rxHeld = [0, 0];
+    this.rxHeldNext = [0, 0];
+    this.resetCauses = {}; // resets of this rig by cause: watchdog, control, machine.reset
     this.replIn = [];
     this.mfrc = new MFRC522(() => this.now());
     this.stats = null;
@@ -106,7 +117,15 @@ class Rig {
     this.flash.mem = mcu.flash;
     this.flash.cutAfter = this.cutAfter ?? -1;
     const wd = mcu.peripherals[0x40058];
-    wd.onWatchdogTrigger = () => { this.resetRequested = true; this.resetCause = 'watchdog'; };
+    wd.onWatchdogTrigger = () => {
+      // rp2040js 1.4.1 re-arms the watchdog's periodic alarm at its counter's 0, which is the
+      // same instant: clock.tick() would fire it for ever and the rig would hang instead of
+      // resetting the chip. This chip instance is done: stop its watchdog, reset at the next turn.
+      wd.alarm.enable = false;
+      wd.timer.enable = false;
+      // reason: 1 = the timer ran out, 2 = forced (machine.reset() triggers the watchdog)
+      this.resetRequested = true; this.resetCause = wd.reason === 1 ? 'watchdog' : 'machine.reset';
+    };
     this.excCount = {};
     const entry = mcu.core.exceptionEntry.bind(mcu.core);
     mcu.core.exceptionEntry = (n) => { this.excCount[n] = (this.excCount[n] || 0) + 1; return entry(n); };
@@ -179,11 +198,14 @@ class Rig {
       const u = this.mcu.uart[i];
       const t = this.now();
       if (!u.enabled || t < this.uartNext[i]) continue;
+      const baud = u.baudDivider ? u.baudRate : 115200;
       if (!u.rxFIFO.full) {
         u.feedByte(q.shift());
         if (!q.length) this.logPush(this.rxEnds[i], t);
-        const baud = u.baudDivider ? u.baudRate : 115200;
         this.uartNext[i] = t + 10e9 / baud;
+      } else if (t >= this.rxHeldNext[i]) {
+        this.rxHeld[i]++;
+        this.rxHeldNext[i] = t + 10e9 / baud;
       }
     }
     if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
@@ -204,10 +226,21 @@ class Rig {
 
   run() {
     const {mcu, clock} = this;
-    const wallNs = Number(process.hrtime.bigint() - this.wall0);
+    let wallNs = Number(process.hrtime.bigint() - this.wall0);
+    if (this.idleRate) {
+      const behind = wallNs - this.wallSkew - this.now();
+      if (behind > 20e6) this.wallSkew += behind - 20e6; // catch up 20 ms at most
+      wallNs -= this.wallSkew;
+    }
     const sliceEnd = Date.now() + 25;
     for (;;) {
-      if (this.resetRequested) { this.resetRequested = false; this.resets++; this.boot(); break; }
+      if (this.resetRequested) {
+        this.resetRequested = false; this.resets++;
+        const c = this.resetCause || 'machine.reset';
+        this.resetCauses[c] = (this.resetCauses[c] || 0) + 1;
+        this.resetCause = null;
+        this.boot(); break;
+      }
       this.pump();
       if (mcu.core.waiting) {
         const toAlarm = clock.nanosToNextAlarm;
@@ -298,7 +331,8 @@ class Rig {
     if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
-              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers};
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers,
+              rx_held: this.rxHeld, reset_causes: this.resetCauses};
     }
     return {error: 'unknown op ' + op};
   }
