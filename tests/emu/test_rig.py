@@ -70,6 +70,22 @@ def test_machine_reset_recreates_the_chip_on_the_same_flash(emulator):
         assert dev.value("open('x.txt').read()") == "still here"
 
 
+def test_an_unfed_watchdog_resets_the_chip_and_the_rig_goes_on(emulator):
+    """machine.WDT not fed: the chip is reset (cause watchdog) and the control channel keeps
+    answering; stock rp2040js re-armed the expired alarm at the same instant and the rig hung."""
+    with repl(emulator) as dev:
+        dev.op_timeout = 3.0
+        dev.run("import machine\nw = machine.WDT(timeout=1000)")
+    deadline = time.monotonic() + 120
+    while emulator.control("stats")["resets"] < 1:
+        assert time.monotonic() < deadline, "no reset after the watchdog ran out"
+        time.sleep(0.2)
+    assert emulator.control("stats")["reset_causes"].get("watchdog", 0) >= 1
+    assert emulator.control("clock")["ns"] > 0     # still answering
+    with repl(emulator) as dev:
+        assert dev.value("1 + 1") == 2
+
+
 def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
     import os
     import re
