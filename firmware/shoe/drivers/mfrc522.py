@@ -102,14 +102,26 @@ def _crc_table():
 _CRC_T = _crc_table()  # CRC_A byte by byte: half the interpreter work of the bit formula
 
 
-def crc_a(buf, start, end):
-    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first). Over data + its CRC_A the
-    result is 0, which is how answers are checked."""
-    crc = 0x6363
+def crc_a(buf, start, end, crc=0x6363):
+    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first), from the state crc (its
+    preset 0x6363, or the state after a known prefix). Over data + its CRC_A the result is 0,
+    which is how answers are checked."""
+    return _crc_run(memoryview(buf)[start:end], crc)
+
+
+def _crc_run(mv, crc):
+    # iterating a memoryview costs about half of indexing by range on the RP2040
     t = _CRC_T
-    for i in range(start, end):
-        crc = (crc >> 8) ^ t[(crc ^ buf[i]) & 0xFF]
+    for b in mv:
+        crc = (crc >> 8) ^ t[(crc ^ b) & 0xFF]
     return crc
+
+
+def _sel_crc(sel):
+    return crc_a(bytes((sel, 0x70)), 0, 2)  # CRC_A state after a SELECT's first two bytes
+
+
+_SEL_CRCS = {_SEL_CL1: _sel_crc(_SEL_CL1), _SEL_CL2: _sel_crc(_SEL_CL2), 0x97: _sel_crc(0x97)}
 
 
 class RFIDError(Exception):
@@ -160,6 +172,8 @@ class MFRC522:
         self._rdv = [bytes([_RD_FIFO] * n + [0]) for n in range(_RESP + 1)]
         self._cln = memoryview(rx)[1:6]  # an ANTICOLLISION answer: UID CLn + BCC
         self._data = memoryview(rx)[1:17]  # a READ answer's 16 data bytes
+        self._answer = memoryview(rx)[1:_RESP + 1]  # a READ answer with its CRC_A
+        self._selcrc = memoryview(self._fb)[3:8]  # the UID CLn + BCC of a SELECT frame
         self._uid = bytearray(10)
         self.version = 0
         self.rx_last_bits = 0
@@ -334,13 +348,6 @@ class MFRC522:
             raise RFIDError("no answer from the tag", "rfid_timeout")
         return count
 
-    def _append_crc(self, n):
-        """CRC_A of the frame self._fb[1:n+1] into the two bytes after it."""
-        fb = self._fb
-        crc = crc_a(fb, 1, n + 1)
-        fb[n + 1] = crc & 0xFF
-        fb[n + 2] = crc >> 8
-
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
         self._timer(self._detect_ticks)
@@ -370,7 +377,9 @@ class MFRC522:
                 raise RFIDError("UID check byte (BCC) wrong", "rfid_bcc")
             fb[2] = 0x70  # NVB: 7 bytes, the whole UID CLn
             fb[3:8] = self._cln
-            self._append_crc(7)
+            c = _crc_run(self._selcrc, _SEL_CRCS[sel])
+            fb[8] = c & 0xFF
+            fb[9] = c >> 8
             count = self._exchange(9, self._w_sel, det)
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
@@ -405,7 +414,7 @@ class MFRC522:
             raise RFIDError("tag answered NAK %x to READ" % (r[1] & 0x0F), "rfid_nak")
         if count != _RESP:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
-        if crc_a(r, 1, _RESP + 1):
+        if _crc_run(self._answer, 0x6363):
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
         out[0:16] = self._data
         return out
