@@ -223,7 +223,10 @@ class RFIDReader:
                 r = self._identify()
             if r is not None:
                 return r
-            await asyncio.sleep_ms(self.next_period())
+            if self.dealing or self._fast or self.fault:
+                await asyncio.sleep_ms(self.next_period())
+            else:  # idle: the common case, no method call (it costs ~0.04 ms on the RP2040)
+                await asyncio.sleep_ms(self.period_ms)
 
     def next_period(self):
         """ms to the next poll: fast_period_ms while dealing or within fast_ms of a tag."""
