@@ -131,18 +131,16 @@ def check_reader_dedup():
     assert rd.poll() is None  # empty field
     field.append(tag)
     assert rd.poll() == ("card", CODE)
-    # the HLTA is sent right after the READ, in the same poll, and not waited for (the chip
-    # transmits it while the card is returned; the model answers at once)
-    assert [f[0] for f, _ in chip.frames[-2:]] == [0x30, 0x50], chip.frames
-    assert tag.state == Tag.HALT
+    assert tag.state == Tag.ACTIVE  # returned before its halt: that comes with the next poll
+    assert chip.frames[-1][0][0] == 0x30, chip.frames  # READ was the poll's last frame
     del chip.frames[:]
     for _ in range(5):  # the same tag stays in the field: no second read
         assert rd.poll() is None
         cs.history.clear()
     assert tag.state == Tag.HALT
-    # ... and it costs no more than an empty field: REQA polls the halted tag does not answer
-    # (no WUPA, no select of a tag already read)
-    assert [f[0] for f, _ in chip.frames] == [0x26] * 5, chip.frames
+    # ... and it costs no more than an empty field: one HLTA, then REQA polls the halted tag
+    # does not answer (no WUPA, no select of a tag already read)
+    assert [f[0] for f, _ in chip.frames] == [0x50] + [0x26] * 5, chip.frames
     assert rd.counts["duplicate"] == 0
     # a tag whose HLTA was lost, or that lost power for a moment (back to idle), answers REQA
     # again: within hold_ms of its read its UID is remembered, so it is a duplicate, halted,
@@ -409,8 +407,8 @@ def check_mid_poll():
     chip.before_frame = enter_on_reqa
     assert rd.poll() == ("card", CODE)
     chip.before_frame = None
-    # the next card enters while the previous tag's HLTA is on the air: the previous tag is
-    # halted, the new one answers the next REQA alone and is read
+    # the next card enters while the previous tag's HLTA (the next poll's first frame) is on
+    # the air: the previous tag is halted, the new one answers that poll's REQA alone
     tag2 = Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", b"3A7FRKd8c0ffee0")
     tag.power_off()
     field.clear()
@@ -422,9 +420,10 @@ def check_mid_poll():
             field.append(tag2)
     chip.before_frame = enter_on_hlta
     assert rd.poll() == ("card", CODE)
-    chip.before_frame = None
-    assert tag2 in field and tag.state == Tag.HALT and tag2.state == Tag.IDLE
+    assert tag2 not in field and tag.state == Tag.ACTIVE
     assert rd.poll() == ("card", b"3A7FRKd8c0ffee0")
+    chip.before_frame = None
+    assert tag2 in field and tag.state == Tag.HALT
     assert rd.counts["noread"] == 0 and rd.counts["duplicate"] == 0
     # a tag leaving half-way through its selection (after the cascade level 1 SELECT) or just
     # before its READ: no card, the retries find nobody, and one noread once the field has been

@@ -19,8 +19,9 @@ Polling: every `period_ms` the reader sends REQA, which only a tag that has not 
 answers (one read is halted, and a halted tag stays quiet until it leaves the field and loses
 power): an empty field and a card still lying in it after its read cost the same short poll. A
 tag that answers is selected and its code read right away (up to `tries` attempts in one poll,
-re-woken with WUPA after a failure); its HLTA is sent at once and not waited for (the chip
-transmits it while the card is returned). While cards are expected (`dealing` set by the app,
+re-woken with WUPA after a failure); it is halted at the start of the next poll, so the card is
+returned without waiting for the halt (the HLTA itself is not waited for either: the chip
+transmits it, and the REQA after it goes once it is off the air). While cards are expected (`dealing` set by the app,
 or within `fast_ms` of a tag answering) the field is polled every `fast_period_ms` instead of
 `period_ms`: the wait for the next poll is most of what a read adds to the air time.
 De-duplication: the UID of the last tag reported is remembered, and forgotten once `hold_ms`
@@ -83,6 +84,7 @@ class RFIDReader:
         self._absent = 0
         self._ready = False
         self._fail_reported = False  # the failure episode in the field got its noread already
+        self._halt_due = False  # the tag just read still waits for its HLTA (next poll)
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
@@ -116,7 +118,11 @@ class RFIDReader:
                 self.counts["fault"] += 1
                 return None
             self._ready = True
+            self._halt_due = False
             self.fault = None
+        if self._halt_due:  # sent now and not waited for: the REQA goes once it is off the air
+            self._halt_due = False
+            self._halt()
         try:
             atqa = chip.request(wake=self._failing > 0 or self._fail_reported)
         except (RFIDError, OSError) as e:
@@ -174,7 +180,7 @@ class RFIDReader:
                 if reason in ("rfid_stuck", "rfid_overflow", "rfid_bus"):
                     break
                 continue
-            self._halt()
+            self._halt_due = True  # with the next poll: the card goes out first
             swapped = (self._failing > 0 and not self._fail_reported
                        and self._fail_uid is not None and uid != self._fail_uid)
             self._last_uid = uid
