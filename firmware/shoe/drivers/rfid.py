@@ -21,9 +21,10 @@ power): an empty field and a card still lying in it after its read cost the same
 tag that answers is selected and its code read right away (up to `tries` attempts in one poll,
 re-woken with WUPA after a failure); it is halted at the start of the next poll, so the card is
 returned without waiting for the halt (the HLTA itself is not waited for either: the chip
-transmits it, and the REQA after it goes once it is off the air). While cards are expected (`dealing` set by the app,
-or within `fast_ms` of a tag answering) the field is polled every `fast_period_ms` instead of
-`period_ms`: the wait for the next poll is most of what a read adds to the air time.
+transmits it, and the REQA after it goes once it is off the air). While cards are expected
+(`dealing` set by the app, or within `fast_ms` of a tag answering) the field is polled every
+`fast_period_ms` instead of `period_ms`: the wait for the next poll is most of what a read adds
+to the air time.
 De-duplication: the UID of the last tag reported is remembered, and forgotten once `hold_ms`
 have passed since it was last heard and the field has been silent for `absent_polls` polls: a tag
 whose halt was lost, or that lost power for a moment at the edge of the field while it left
