@@ -5,7 +5,8 @@
     atqa = chip.request(wake=True)      # WUPA (wake also halted tags) / REQA; None = no tag
     uid = chip.select()                 # anticollision + select, cascade levels 1-2 -> bytes
     chip.read_pages(4, buf)             # NTAG/Ultralight READ: 16 bytes = pages 4..7 into buf
-    chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered
+    chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
+                                        # and not waited for (the next frame waits for it)
 
 Everything that goes wrong on the air raises RFIDError with a short `reason`:
     rfid_no_chip   VersionReg reads 0x00/0xFF (chip missing, SPI miswired)
@@ -21,7 +22,9 @@ to the same register. Each SPI call costs far more CPU than its wire time, so a 
 calls: the Transceive command stays active between frames (datasheet 10.3.1.8: each frame is
 started by StartSend), a frame is one FIFO write burst, the state after it (ComIrq, Error,
 FIFOLevel, Control) one read burst, the answer one FIFO burst; CRC_A is computed here, not by
-the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls.
+the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls
+(measured on the emulated RP2040, 125 MHz: an SPI call with CS ~16-20 us, a status burst
+~20 us, CRC_A ~10 us a byte; a read of a 7-byte UID tag 8.1 ms, 5.9 ms of it air time).
 Buffers are preallocated; an empty-field poll allocates nothing, a read a few small objects
 (slices, the returned UID).
 """
