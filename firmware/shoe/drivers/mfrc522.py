@@ -368,12 +368,17 @@ class MFRC522:
         uid = self._uid
         fb = self._fb
         r = self._rx
-        det = self._detect_ticks
+        tx = self._transceive  # not _exchange: every frame here has the same short timer
+        w_ac = self._w_ac
+        w_sel = self._w_sel
+        self._timer(self._detect_ticks)
         n = 0
         for sel in (_SEL_CL1, _SEL_CL2, 0x97):
             fb[1] = sel
             fb[2] = 0x20  # NVB: 2 bytes sent, no UID bits known
-            count = self._exchange(2, self._w_ac, det)
+            count = tx(2, False, w_ac)
+            if count < 0:
+                raise RFIDError("no answer from the tag", "rfid_timeout")
             if count != 5 or self.rx_last_bits != 0:
                 raise RFIDError("UID CLn of %d bytes" % count, "rfid_length")
             if r[1] ^ r[2] ^ r[3] ^ r[4] ^ r[5]:
@@ -383,7 +388,9 @@ class MFRC522:
             c = _crc_run(self._selcrc, _SEL_CRCS[sel])
             fb[8] = c & 0xFF
             fb[9] = c >> 8
-            count = self._exchange(9, self._w_sel, det)
+            count = tx(9, False, w_sel)
+            if count < 0:
+                raise RFIDError("no answer from the tag", "rfid_timeout")
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
             c = 0x63 ^ _CRC_T[0x63 ^ r[1]]  # CRC_A of the one SAK byte (crc_a unrolled)
