@@ -1,6 +1,7 @@
 """Sensor-driver figures (not a test): SPI transfers and time per RFID read (its HLTA, sent
-with the next poll, not included), per empty-field poll, and per beam interrupt, on the MicroPython unix port at a device-sized heap, with the
-published loop-speed ratios (RP2040 ~160x, ESP32 ~120x the unix port) as a first estimate.
+with the next poll and not waited for, not included), per empty-field poll, and per beam
+interrupt, on the MicroPython unix port at a device-sized heap, with the published loop-speed
+ratios (RP2040 ~160x, ESP32 ~120x the unix port) as a first estimate.
 The SPI wire time (2 bytes per register access at the wiring's 4 MHz) is added separately.
 
     .venv/bin/python bench/bench_drivers.py
@@ -28,6 +29,8 @@ class NoAir:  # the model has no air time: the driver's sleeps through it are no
         pass
     def sleep_ms(ms):
         pass
+    ticks_us = time.ticks_us
+    ticks_diff = time.ticks_diff
 _m.time = NoAir
 
 class Discard:

@@ -170,8 +170,21 @@ def schedule(chip, n, pitch_ms, dwell_ms, delay_ms, rng, jitter_ms=0):
     return starts
 
 
-def latency(chip, period, n, rng):
-    chip.dev.run("r.period_ms = %d" % period)
+def mode(chip, period=None, fast=None):
+    """period: poll every period ms, nothing faster; fast: `dealing` set, every fast ms; neither:
+    the wiring's settings (period_ms, and fast_period_ms for fast_ms after a tag answered)."""
+    if fast is not None:
+        chip.dev.run("r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, True"
+                     % (chip.wired[0], chip.wired[1], fast, ))
+    elif period is not None:
+        chip.dev.run("r.period_ms, r.fast_ms, r.dealing = %d, 0, False" % period)
+    else:
+        chip.dev.run("r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, False"
+                     % chip.wired)
+
+
+def latency(chip, period, n, rng, fast=None):
+    mode(chip, period, fast)
     chip.val("polls(4)")
     starts = schedule(chip, n, 150, 100, 1500, rng, jitter_ms=40)
     t0, out = chip.long("reads(%d, %d)" % (n, 1500 + 150 * n + 2000))
@@ -185,8 +198,8 @@ def latency(chip, period, n, rng):
     return lat, sum(1 for _, k in out if k == "card")
 
 
-def idle_cpu(chip, period):
-    chip.dev.run("r.period_ms = %d" % period)
+def idle_cpu(chip, period, fast=None):
+    mode(chip, period, fast)
     base, _, _ = chip.busy("idle(2000, False)")
     busy, blocked, polls = chip.busy("idle(2000, True)")
     return busy - base, base, blocked, polls / 2.0
@@ -227,6 +240,9 @@ def main(argv=None):
     ap.add_argument("--cards", type=int, default=20)
     ap.add_argument("--paces", default="400/250,200/120,120/60")
     ap.add_argument("--deck", action="store_true")
+    ap.add_argument("--fast", default="", help="fast periods to measure with `dealing` set")
+    ap.add_argument("--wired", action="store_true",
+                    help="also the wiring's settings as shipped (the fast period after a tag)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
@@ -263,6 +279,8 @@ def main(argv=None):
             if err:
                 raise RuntimeError("chip: %s" % err.decode()[-300:])
             period = chip.val("r.period_ms")
+            chip.wired = (period, chip.val("getattr(r, 'fast_ms', 0)"),
+                          chip.val("getattr(r, 'fast_period_ms', 0)"))
             f = sync_figures(chip)
             print("  complete read (tag in the field, one poll): %.2f ms, %.0f SPI transfers"
                   % (ms(f["read_us"]), f["read_xfers"]))
@@ -275,17 +293,24 @@ def main(argv=None):
                 print("      unix port %.0f us, %.1f transfers; x160 estimate %.2f ms"
                       % (u["idle_us"], u["idle_xfers"], u["idle_us"] * 160 / 1000))
             periods = [int(p) for p in args.periods.split(",") if p] or [period]
-            for p in periods:
-                lat, got = latency(chip, p, args.cards, rng)
-                cpu, base, blocked, rate = idle_cpu(chip, p)
-                print("  period %2d ms%s: tag enters -> card returned median %.2f ms, max %.2f "
+            runs = [("period %2d ms%s" % (p, " (wiring)" if p == period else ""), p, None)
+                    for p in periods]
+            runs += [("dealing, fast %d ms" % f, None, f)
+                     for f in (int(x) for x in args.fast.split(",") if x)]
+            if args.wired:
+                runs.append(("wiring as shipped (%d ms, %d ms for %d ms after a tag)"
+                             % (chip.wired[0], chip.wired[2], chip.wired[1]), None, None))
+            for name, p, f in runs:
+                lat, got = latency(chip, p, args.cards, rng, f)
+                cpu, base, blocked, rate = idle_cpu(chip, p, f)
+                print("  %s: tag enters -> card returned median %.2f ms, max %.2f "
                       "ms (%d of %d cards read); empty field: %.0f polls/s, %.1f %% of the time in "
                       "polls, chip busy %.1f %% more than asleep (%.1f %%)"
-                      % (p, " (wiring)" if p == period else "", ms(med(lat)),
+                      % (name, ms(med(lat)),
                          ms(max(lat or [float("nan")])), len(lat), args.cards, rate,
                          blocked * 100, cpu * 100, base * 100))
                 sys.stdout.flush()
-            chip.dev.run("r.period_ms = %d" % period)
+            mode(chip)
             for spec in args.paces.split(","):
                 if not spec:
                     continue

@@ -132,6 +132,7 @@ def check_reader_dedup():
     field.append(tag)
     assert rd.poll() == ("card", CODE)
     assert tag.state == Tag.ACTIVE  # returned before its halt: that comes with the next poll
+    assert chip.frames[-1][0][0] == 0x30, chip.frames  # READ was the poll's last frame
     del chip.frames[:]
     for _ in range(5):  # the same tag stays in the field: no second read
         assert rd.poll() is None
@@ -392,10 +393,188 @@ def check_chip_edge_cases():
     out("chip_edge_cases", ok=True)
 
 
+def check_mid_poll():
+    """Tags that move while a poll or a read is under way."""
+    field = []
+    chip, drv, cs = rig(field)
+    rd = RFIDReader(drv, absent_polls=2)
+    assert rd.poll() is None
+    tag = Tag.with_code(UID7, CODE)
+    # a tag entering while a poll's REQA is on the air (the model: before the tags hear it)
+    def enter_on_reqa(frame):
+        if frame == b"\x26" and tag not in field:
+            field.append(tag)
+    chip.before_frame = enter_on_reqa
+    assert rd.poll() == ("card", CODE)
+    chip.before_frame = None
+    # the next card enters while the previous tag's HLTA (the next poll's first frame) is on
+    # the air: the previous tag is halted, the new one answers that poll's REQA alone
+    tag2 = Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", b"3A7FRKd8c0ffee0")
+    tag.power_off()
+    field.clear()
+    rd = RFIDReader(drv, absent_polls=2)
+    field.append(tag)
+
+    def enter_on_hlta(frame):
+        if frame[0] == 0x50:
+            field.append(tag2)
+    chip.before_frame = enter_on_hlta
+    assert rd.poll() == ("card", CODE)
+    assert tag2 not in field and tag.state == Tag.ACTIVE
+    assert rd.poll() == ("card", b"3A7FRKd8c0ffee0")
+    chip.before_frame = None
+    assert tag2 in field and tag.state == Tag.HALT
+    assert rd.counts["noread"] == 0 and rd.counts["duplicate"] == 0
+    # a tag leaving half-way through its selection (after the cascade level 1 SELECT) or just
+    # before its READ: no card, the retries find nobody, and one noread once the field has been
+    # silent for absent_polls polls
+    for at in (b"\x93\x70", b"\x30\x04"):
+        field.clear()
+        chip, drv, cs = rig(field)
+        rd = RFIDReader(drv, absent_polls=2)
+        t = Tag.with_code(UID7, CODE)
+        field.append(t)
+
+        def leave(frame, at=at, t=t):
+            if frame[:2] == at and t in field:
+                field.remove(t)
+        chip.before_frame = leave
+        got = [rd.poll() for _ in range(4)]
+        assert got == [None, None, ("noread", b""), None], (at, got)
+        assert rd.counts["card"] == 0 and rd.last_reason == "rfid_timeout", rd.last_reason
+        # the reader is not stuck: the next tag reads
+        chip.before_frame = None
+        field.append(Tag.with_code(UID4, CODE))
+        assert rd.poll() == ("card", CODE), at
+    out("mid_poll", ok=True)
+
+
+def check_fast_period():
+    """The poll period: fast_period_ms while the app says dealing, or for fast_ms after a tag
+    answered; period_ms otherwise; retry_ms while the chip is faulty."""
+    field = []
+    chip, drv, cs = rig(field)
+    T = [1000]
+    rd = RFIDReader(drv, period_ms=5, fast_period_ms=2, fast_ms=2000, absent_polls=2,
+                    ticks=lambda: T[0])
+    assert rd.poll() is None and rd.next_period() == 5
+    rd.dealing = True
+    assert rd.next_period() == 2
+    rd.dealing = False
+    assert rd.next_period() == 5
+    field.append(Tag.with_code(UID7, CODE))
+    T[0] += 10
+    assert rd.poll() == ("card", CODE)
+    T[0] += 1999
+    assert rd.next_period() == 2  # the next card of a deal or a deck check comes soon
+    T[0] += 1
+    assert rd.next_period() == 5
+    T[0] += 10
+    assert rd.poll() is None  # the card lying in the field (halted) does not make it fast
+    assert rd.next_period() == 5
+    chip.dead = True
+    rd._ready = False
+    assert rd.poll() is None and rd.fault == "rfid_no_chip"
+    rd.dealing = True
+    assert rd.next_period() == rd.retry_ms
+    out("fast_period", ok=True)
+
+
+async def _count_polls(rd, ms):
+    n = [0]
+    d = rd._detect
+
+    def counted():
+        n[0] += 1
+        return d()
+    rd._detect = counted
+    try:
+        await asyncio.wait_for_ms(rd.read(), ms)
+    except asyncio.TimeoutError:
+        pass
+    del rd._detect
+    return n[0]
+
+
+def check_fast_read_loop():
+    """read() sleeps next_period() between polls: dealing polls far more often."""
+    chip, drv, cs = rig([])
+    rd = RFIDReader(drv, period_ms=60, fast_period_ms=3)
+    slow = asyncio.run(_count_polls(rd, 300))
+    rd.dealing = True
+    fast = asyncio.run(_count_polls(rd, 300))
+    assert slow <= 7 and fast >= 3 * slow, (slow, fast)
+    out("fast_read_loop", slow=slow, fast=fast)
+
+
+class _Clock:
+    """Stands in for the time module in shoe.drivers.mfrc522: records every sleep_us and
+    advances a fake microsecond clock by it (the model answers at once)."""
+    def __init__(self):
+        self.us = 0
+        self.sleeps = []
+
+    def ticks_us(self):
+        return self.us
+
+    def ticks_diff(self, a, b):
+        return a - b
+
+    def sleep_us(self, us):
+        self.sleeps.append(us)
+        self.us += us
+
+    def sleep_ms(self, ms):
+        self.us += ms * 1000
+
+
+def check_air_waits():
+    """The CPU sleeps through each frame's air time before its status read (so that read sees
+    the answer complete), and the frame after an HLTA waits until the HLTA is off the air and
+    its timer has run out (a StartSend or a re-arm before then would cut the HLTA short)."""
+    import shoe.drivers.mfrc522 as m
+
+    real = m.time
+    clk = m.time = _Clock()
+    try:
+        tag = Tag.with_code(UID7, CODE)
+        chip, drv, cs = rig([tag])
+        drv.init()
+        del clk.sleeps[:]
+        drv.request()
+        drv.select()
+        drv.read_pages(4, bytearray(16))
+        air = [m.air_us(16, 2), m.air_us(18, 5), m.air_us(81, 3), m.air_us(18, 5),
+               m.air_us(81, 3), m.air_us(36, 18)]
+        silence = m.air_us(16, 0) - 86 + (drv._detect_ticks + 1) * 25
+        waits = clk.sleeps
+        assert len(waits) == 6, waits
+        assert waits[0] >= silence, (waits[0], silence)  # REQA: the timer has run out
+        for w, a in zip(waits[1:], air[1:]):
+            assert a <= w <= a + 50, (waits, air)
+        drv.halt()
+        assert tag.state == Tag.HALT
+        del clk.sleeps[:]
+        clk.us += 100  # the CPU comes back 100 us after the HLTA's StartSend
+        assert drv.request() is None
+        halt_off = m.air_us(36, 0) - 86 + (drv._detect_ticks + 1) * 25
+        assert clk.sleeps[0] >= halt_off - 100, (clk.sleeps, halt_off)
+        # long after the HLTA: no wait for it
+        drv.halt()
+        clk.us += 5000
+        del clk.sleeps[:]
+        drv.request()
+        assert len(clk.sleeps) == 1, clk.sleeps
+    finally:
+        m.time = real
+    out("air_waits", ok=True)
+
+
 checks = [check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
           check_crc_vector, check_init, lambda: check_select_and_read(UID7),
           lambda: check_select_and_read(UID4), check_faults, check_reader_dedup,
-          check_reader_retries, check_reader_chip_fault, check_async_read]
+          check_reader_retries, check_reader_chip_fault, check_async_read, check_mid_poll,
+          check_fast_period, check_fast_read_loop, check_air_waits]
 for c in checks:
     c()
 print(json.dumps({"done": len(checks)}))

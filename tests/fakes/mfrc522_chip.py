@@ -225,6 +225,9 @@ class MFRC522Chip:
         self.transfers = 0
         self.dead = False  # a chip that is not there: MISO floats high (reads 0xFF)
         self.stuck = False  # a hung chip: StartSend starts nothing, no IRQ bit ever comes
+        # callable(frame) run before the tags hear each frame (recorded transceives only): a
+        # test moves tags in or out of the field there, in the middle of a poll or of a read
+        self.before_frame = None
         self._reset()
 
     def _reset(self):
@@ -373,6 +376,8 @@ class MFRC522Chip:
         if self.record:
             self.frames.append((frame, last))
             self.timeouts.append((frame[0] if frame else None, timeout))
+            if self.before_frame is not None:
+                self.before_frame(frame)
         answers = []
         if self.antenna_on() and timeout >= FDT_US:  # a shorter timer fires before any answer
             for t in self.tags:

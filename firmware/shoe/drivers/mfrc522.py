@@ -5,7 +5,8 @@
     atqa = chip.request(wake=True)      # WUPA (wake also halted tags) / REQA; None = no tag
     uid = chip.select()                 # anticollision + select, cascade levels 1-2 -> bytes
     chip.read_pages(4, buf)             # NTAG/Ultralight READ: 16 bytes = pages 4..7 into buf
-    chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered
+    chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
+                                        # and not waited for (the next frame waits for it)
 
 Everything that goes wrong on the air raises RFIDError with a short `reason`:
     rfid_no_chip   VersionReg reads 0x00/0xFF (chip missing, SPI miswired)
@@ -21,7 +22,9 @@ to the same register. Each SPI call costs far more CPU than its wire time, so a 
 calls: the Transceive command stays active between frames (datasheet 10.3.1.8: each frame is
 started by StartSend), a frame is one FIFO write burst, the state after it (ComIrq, Error,
 FIFOLevel, Control) one read burst, the answer one FIFO burst; CRC_A is computed here, not by
-the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls.
+the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls
+(measured on the emulated RP2040, 125 MHz: an SPI call with CS ~16-20 us, a status burst
+~20 us, CRC_A ~10 us a byte; a read of a 7-byte UID tag 8.1 ms, 5.9 ms of it air time).
 Buffers are preallocated; an empty-field poll allocates nothing, a read a few small objects
 (slices, the returned UID).
 """
@@ -63,6 +66,7 @@ _SEL_CL2 = const(0x95)
 _CASCADE_TAG = const(0x88)
 _READ = const(0x30)
 _HLTA = const(0x50)
+_HLTA_FRAME = b"\x50\x00\x57\xcd"  # HLTA with its CRC_A (ISO 14443-3 worked example)
 
 # ComIrqReg bits: TxIRq 0x40, RxIRq 0x20, IdleIRq 0x10, ErrIRq 0x02, TimerIRq 0x01
 _IRQ_DONE = const(0x30)  # RxIRq | IdleIRq
@@ -78,6 +82,9 @@ _POLL_LIMIT = const(2000)  # status polls before declaring the chip stuck
 _PRESCALER = const(0xA9)  # timer: 13.56 MHz / (2 * 169 + 1) = 40 kHz, one tick = 25 us
 _TICK_US = const(25)
 _RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
+# sleep past the computed end of an answer (us): the status read right after then sees it
+# complete; set from the emulated RP2040 (bench/bench_pico_rfid.py, SPI transfers per read)
+_LATE = const(0)
 KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
 
 
@@ -98,14 +105,26 @@ def _crc_table():
 _CRC_T = _crc_table()  # CRC_A byte by byte: half the interpreter work of the bit formula
 
 
-def crc_a(buf, start, end):
-    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first). Over data + its CRC_A the
-    result is 0, which is how answers are checked."""
-    crc = 0x6363
+def crc_a(buf, start, end, crc=0x6363):
+    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first), from the state crc (its
+    preset 0x6363, or the state after a known prefix). Over data + its CRC_A the result is 0,
+    which is how answers are checked."""
+    return _crc_run(memoryview(buf)[start:end], crc)
+
+
+def _crc_run(mv, crc):
+    # iterating a memoryview costs about half of indexing by range on the RP2040
     t = _CRC_T
-    for i in range(start, end):
-        crc = (crc >> 8) ^ t[(crc ^ buf[i]) & 0xFF]
+    for b in mv:
+        crc = (crc >> 8) ^ t[(crc ^ b) & 0xFF]
     return crc
+
+
+def _sel_crc(sel):
+    return crc_a(bytes((sel, 0x70)), 0, 2)  # CRC_A state after a SELECT's first two bytes
+
+
+_SEL_CRCS = {_SEL_CL1: _sel_crc(_SEL_CL1), _SEL_CL2: _sel_crc(_SEL_CL2), 0x97: _sel_crc(0x97)}
 
 
 class RFIDError(Exception):
@@ -128,13 +147,20 @@ class MFRC522:
         # datasheet: READ timeout 5 ms): timeout_ms.
         self._data_ticks = timeout_ms * 1000 // _TICK_US
         self._detect_ticks = max(detect_timeout_us // _TICK_US, 4)
-        det = self._detect_ticks * _TICK_US
-        # CPU sleep after StartSend: the frame's air time until its answer, or the timeout
-        self._w_req = min(air_us(16, 2), air_us(16, 0) - 86 + det) - 30
-        self._w_ac = air_us(18, 5) - 30
-        self._w_sel = air_us(81, 3) - 30
-        self._w_read = air_us(36, _RESP) - 30
-        self._w_halt = air_us(36, 0) - 86 + det - 30
+        silence = (self._detect_ticks + 1) * _TICK_US  # the timer runs reload + 1 ticks
+        # CPU sleep after StartSend, up to the instant the answer is complete (or, for REQA,
+        # the timer has run out: an empty field is the common case and gets one status read)
+        self._w_req = air_us(16, 0) - 86 + silence + _LATE
+        self._w_ac = air_us(18, 5) + _LATE
+        self._w_sel = air_us(81, 3) + _LATE
+        self._w_read = air_us(36, _RESP) + _LATE
+        # HLTA is not waited for: the next frame starts once its transmission and its timer
+        # (so no TimerIRq of it can land after that frame's IRQ clear) are over
+        self._w_halt = air_us(36, 0) - 86 + silence + 20
+        self._halt_t = 0  # ticks_us of the last HLTA's StartSend
+        self._halting = False  # an HLTA may still be on the air
+        self._rpage = -1  # the page of the prebuilt READ frame in self._rframe
+        self._rframe = bytearray(4)
         self._th = self._tl = -1  # TReload high / low byte as programmed (-1: unknown)
         self._rearm = True  # Transceive must be (re)started before the next frame
         self._flush = True  # the FIFO may hold bytes: flush before the next frame
@@ -149,6 +175,8 @@ class MFRC522:
         self._rdv = [bytes([_RD_FIFO] * n + [0]) for n in range(_RESP + 1)]
         self._cln = memoryview(rx)[1:6]  # an ANTICOLLISION answer: UID CLn + BCC
         self._data = memoryview(rx)[1:17]  # a READ answer's 16 data bytes
+        self._answer = memoryview(rx)[1:_RESP + 1]  # a READ answer with its CRC_A
+        self._selcrc = memoryview(self._fb)[3:8]  # the UID CLn + BCC of a SELECT frame
         self._uid = bytearray(10)
         self.version = 0
         self.rx_last_bits = 0
@@ -204,6 +232,7 @@ class MFRC522:
         self._wr(_TPRESCALER, _PRESCALER & 0xFF)
         self._th = self._tl = -1
         self._rearm = self._flush = True
+        self._halting = False  # the reset ended any HLTA on the air
         self._timer(self._data_ticks)
         self._wr(_TXASK, 0x40)  # force 100 % ASK modulation
         self._wr(_MODE, 0x3D)  # CRC preset 0x6363 (ISO 14443-3 CRC_A)
@@ -240,8 +269,13 @@ class MFRC522:
         cs = self._cs
         put = self._put
         st = self._st
+        if self._halting:  # the HLTA sent last must be off the air before anything else
+            self._halting = False
+            d = self._w_halt - time.ticks_diff(time.ticks_us(), self._halt_t)
+            if d > 0:
+                time.sleep_us(d)
         try:
-            if self._rearm:  # after init, silence or an error: start Transceive afresh
+            if self._rearm:  # after init, silence, HLTA or an error: start Transceive afresh
                 cs(0)
                 put(_W_TRANSCEIVE)
                 cs(1)
@@ -317,13 +351,6 @@ class MFRC522:
             raise RFIDError("no answer from the tag", "rfid_timeout")
         return count
 
-    def _append_crc(self, n):
-        """CRC_A of the frame self._fb[1:n+1] into the two bytes after it."""
-        fb = self._fb
-        crc = crc_a(fb, 1, n + 1)
-        fb[n + 1] = crc & 0xFF
-        fb[n + 2] = crc >> 8
-
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
         self._timer(self._detect_ticks)
@@ -341,23 +368,33 @@ class MFRC522:
         uid = self._uid
         fb = self._fb
         r = self._rx
-        det = self._detect_ticks
+        tx = self._transceive  # not _exchange: every frame here has the same short timer
+        w_ac = self._w_ac
+        w_sel = self._w_sel
+        self._timer(self._detect_ticks)
         n = 0
         for sel in (_SEL_CL1, _SEL_CL2, 0x97):
             fb[1] = sel
             fb[2] = 0x20  # NVB: 2 bytes sent, no UID bits known
-            count = self._exchange(2, self._w_ac, det)
+            count = tx(2, False, w_ac)
+            if count < 0:
+                raise RFIDError("no answer from the tag", "rfid_timeout")
             if count != 5 or self.rx_last_bits != 0:
                 raise RFIDError("UID CLn of %d bytes" % count, "rfid_length")
             if r[1] ^ r[2] ^ r[3] ^ r[4] ^ r[5]:
                 raise RFIDError("UID check byte (BCC) wrong", "rfid_bcc")
             fb[2] = 0x70  # NVB: 7 bytes, the whole UID CLn
             fb[3:8] = self._cln
-            self._append_crc(7)
-            count = self._exchange(9, self._w_sel, det)
+            c = _crc_run(self._selcrc, _SEL_CRCS[sel])
+            fb[8] = c & 0xFF
+            fb[9] = c >> 8
+            count = tx(9, False, w_sel)
+            if count < 0:
+                raise RFIDError("no answer from the tag", "rfid_timeout")
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
-            if crc_a(r, 1, 4):
+            c = 0x63 ^ _CRC_T[0x63 ^ r[1]]  # CRC_A of the one SAK byte (crc_a unrolled)
+            if r[2] != c & 0xFF or r[3] != c >> 8:
                 raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
             if fb[3] == _CASCADE_TAG:
                 uid[n:n + 3] = self._fbv[6][4:7]
@@ -372,25 +409,56 @@ class MFRC522:
     def read_pages(self, page, out):
         """NTAG/Ultralight READ: 16 bytes (pages page..page+3) into out[0:16]."""
         fb = self._fb
-        fb[1] = _READ
-        fb[2] = page
-        self._append_crc(2)
+        rf = self._rframe
+        if page != self._rpage:  # the same page every card: its frame and CRC_A are kept
+            rf[0] = _READ
+            rf[1] = page
+            crc = crc_a(rf, 0, 2)
+            rf[2] = crc & 0xFF
+            rf[3] = crc >> 8
+            self._rpage = page
+        fb[1:5] = rf
         count = self._exchange(4, self._w_read, self._data_ticks)
         r = self._rx
         if count == 1 and self.rx_last_bits == 4:
             raise RFIDError("tag answered NAK %x to READ" % (r[1] & 0x0F), "rfid_nak")
         if count != _RESP:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
-        if crc_a(r, 1, _RESP + 1):
+        if _crc_run(self._answer, 0x6363):
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
         out[0:16] = self._data
         return out
 
     def halt(self):
-        """HLTA: a correct halt gets no answer, so silence here is success."""
+        """HLTA, sent and not waited for: a correct halt gets no answer, so there is nothing to
+        read; the chip transmits it while the CPU goes on, and the next frame waits until it
+        is off the air (self._w_halt after StartSend)."""
         fb = self._fb
-        fb[1] = _HLTA
-        fb[2] = 0
-        self._append_crc(2)
-        self._timer(self._detect_ticks)  # silence is the expected answer: do not wait long
-        self._transceive(4, False, self._w_halt)
+        fb[1:5] = _HLTA_FRAME
+        self._timer(self._detect_ticks)  # silence is the expected answer: its timer runs short
+        cs = self._cs
+        put = self._put
+        try:
+            if self._rearm:
+                cs(0)
+                put(_W_TRANSCEIVE)
+                cs(1)
+            if self._flush:
+                cs(0)
+                put(_W_FLUSH)
+                cs(1)
+                self._flush = False
+            cs(0)
+            put(self._fbv[4])
+            cs(1)
+            cs(0)
+            put(_W_SEND)
+            cs(1)
+        except OSError:
+            cs(1)
+            self._flush = True
+            raise
+        finally:
+            self._rearm = True  # the receiver waits for an answer that does not come
+        self._halt_t = time.ticks_us()
+        self._halting = True
