@@ -14,7 +14,8 @@ reader = {"kind": "rfid"}
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 26, "rx": 27, "rxbuf": 256}
 optical = {"dedup_ms": 250, "noread": b"NOREAD"}
 rfid_spi = {"id": 2, "baudrate": 4000000, "sck": 18, "mosi": 23, "miso": 19}  # VSPI
-rfid = {"cs": 5, "rst": 22, "period_ms": 5, "tries": 3, "fail_polls": 20, "timeout_ms": 5,
+rfid = {"cs": 5, "rst": 22, "period_ms": 10, "fast_period_ms": 2, "fast_ms": 2000,
+        "tries": 3, "fail_polls": 20, "timeout_ms": 5,
         "detect_timeout_us": 200, "absent_polls": 8, "hold_ms": 300}
 beam = {"pin": 32, "pull": "up", "edge": "falling", "merge_ms": 15, "window_ms": 400}
 lid = {"pin": 33, "pull": "up", "open_level": 1, "debounce_ms": 50}

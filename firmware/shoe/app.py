@@ -219,6 +219,11 @@ class App:
 
     def _show_phase(self):
         t = self.table
+        # a reader that polls (RFID) polls fast while cards are expected: a round, its stub or a
+        # deck check (rfid.RFIDReader.dealing; the optical reader has no such setting)
+        r = self.hw.reader
+        if r is not None:
+            r.dealing = t.rnd is not None or t.ledger.p_kind is not None
         pattern = "error" if t.latched else ("dealing" if t.rnd is not None else "ready")
         if pattern != self._led:
             self._led = pattern

@@ -71,3 +71,33 @@ def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path
                             extra_path=(str(fw_build),)).splitlines()[-1])
     assert r["quiet"] is False and r["due"] is True and r["again"] is False, r
     assert r["n"] == 1 and r["freed"] > r["threshold"] // 3, r
+
+
+DEALING = DATA_HEAP_PRELUDE + r"""
+import json
+import shoe.app
+from shoe.app import App, Hardware
+
+class Reader:
+    dealing = None
+
+shoe.app.preload()
+r = Reader()
+app = App(Hardware(host=None, reader=r, state_dir=%r, board_name="inproc"))
+app.boot()
+idle = r.dealing
+app.on_command("configure_supervised", {"game": "four-card-frenzy", "procedure": "manual-shoe"})
+app.on_command("load_deck", {"serial": "3A7F", "back": "R"})
+checking = r.dealing
+print(json.dumps({"idle": idle, "checking": checking, "phase": app.table.current_phase()}))
+"""
+
+
+def test_the_app_tells_a_polling_reader_when_cards_are_expected(tmp_path, fw_build):
+    """The RFID reader polls fast (2 ms) only while a deck check, a round or its stub expects
+    cards (RFIDReader.dealing, set by the app), and at its idle period otherwise."""
+    state = tmp_path / "dealing"
+    state.mkdir()
+    r = json.loads(run_code(DEALING % str(state), heap="512k",
+                            extra_path=(str(fw_build),)).splitlines()[-1])
+    assert r == {"idle": False, "checking": True, "phase": "deck_check"}, r

@@ -131,7 +131,8 @@ def _reader(machine, wiring):
                        detect_timeout_us=r.get("detect_timeout_us", 200))
         return RFIDReader(chip, period_ms=r.get("period_ms", 5), tries=r.get("tries", 3),
                           fail_polls=r.get("fail_polls", 20),
-                          absent_polls=r.get("absent_polls", 8), hold_ms=r.get("hold_ms", 300))
+                          absent_polls=r.get("absent_polls", 8), hold_ms=r.get("hold_ms", 300),
+                          fast_period_ms=r.get("fast_period_ms", 2), fast_ms=r.get("fast_ms", 2000))
     if kind == "optical":
         from shoe.drivers.optical import OpticalReader
 
