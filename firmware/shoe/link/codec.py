@@ -41,9 +41,9 @@ def _head(out, major, n):
         raise CodecError("int_range")
 
 
-_SHAPES = {}  # tuple of a dict's keys (insertion order) -> [(encoded key, key), ...] canonical
-_SHAPES_MAX = const(12)
-_SHAPE_KEYS = const(6)   # only small dicts (events, replies' parts) are kept: RAM stays ~1 KB
+_SHAPES = {}  # tuple of a dict's keys (insertion order) -> (encoded key, key, ...) canonical
+_SHAPES_MAX = const(8)
+_SHAPE_KEYS = const(4)   # only small dicts (a card event) are kept: at most ~2 KB of RAM
 
 
 def _order(obj):
@@ -74,7 +74,9 @@ def _order(obj):
     for sk in keys:
         kb = bytearray()
         _enc(kb, sk[3], 0)
-        o.append((bytes(kb), sk[3]))
+        o.append(bytes(kb))
+        o.append(sk[3])
+    o = tuple(o)
     if small:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
@@ -114,15 +116,15 @@ def _enc(out, obj, depth):
         if depth >= MAX_DEPTH and obj:
             raise CodecError("depth")
         o = _order(obj)
-        n = len(o)
+        n = len(obj)
         if n < 24:
             out.append(0xA0 | n)
         else:
             _head(out, 5, n)
         depth += 1
-        for kb, k in o:
-            out.extend(kb)
-            _enc(out, obj[k], depth)
+        for i in range(0, 2 * n, 2):
+            out.extend(o[i])
+            _enc(out, obj[o[i + 1]], depth)
     elif t is bytes or t is bytearray or t is memoryview:
         n = len(obj)
         if n < 24:
