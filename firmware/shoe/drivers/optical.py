@@ -110,11 +110,9 @@ class OpticalReader:
         if line == self.noread:
             self.noreads += 1
             return "noread", b""
-        for i in range(n):
-            c = self._line[i]
-            if c < 33 or c > 126:
-                self.garbled += 1
-                return "garbled", bytes(line)
+        if n and (min(line) < 33 or max(line) > 126):   # not printable ASCII (C loops)
+            self.garbled += 1
+            return "garbled", bytes(line)
         return "card", bytes(line)
 
     def poll(self):
