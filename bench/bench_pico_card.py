@@ -82,6 +82,20 @@ def service(ms):
             return True
         time.sleep_ms(2)
     return app.link.up
+def frame_cost(n):
+    # one DATA frame of a card event's payload: MAC, CRC, COBS (what link.transmit adds a card)
+    from shoe.link import frame
+    from shoe.link.message import seal_message
+    p, _ = seal_message(b"k" * 32, "card", {"round": 1, "position": 7, "card": "As",
+                                            "target": "3"}, 9, bytes(16))
+    out = bytearray()
+    raw = bytearray(frame.MAX_FRAME)
+    gc.collect()
+    t = time.ticks_us()
+    for i in range(n):
+        out = bytearray(b"\x00")
+        frame.build_into(out, raw, frame.DATA, i, 0, p, frame.VERSION, b"s" * 32, b"SHOE2s")
+    return time.ticks_diff(time.ticks_us(), t) // n, len(p)
 def overhead(n):
     # what one stage wrapper costs the card it is in (to read nested figures by)
     def nop():
@@ -265,6 +279,7 @@ def main(argv=None):
                 if not chip.value("service(3000)"):   # the host's ack arrives and is handled
                     print("  WARNING: the host had not acknowledged card %d after 3 s" % i)
             over = chip.value("overhead(200)")
+            fcost = chip.value("frame_cost(50)")
             stages = chip.value("(P, N)")
             thr = chip.value("app.gc_threshold")
             free = chip.value("(gc.collect(), gc.mem_free())[1]")
@@ -281,6 +296,12 @@ def main(argv=None):
     if dealt != n:
         print("  WARNING: the table placed %d of %d cards (a card was refused)" % (dealt, n))
     print("  the host (ShoeLink on UART0) received %d card events" % got)
+    if got < n:
+        print("  WARNING: the link stalled (frames in flight were not acknowledged): the figures "
+              "below include retransmissions or no frame at all; link.transmit is not "
+              "representative. One card event's DATA frame alone (MAC + CRC + COBS, %d-byte "
+              "payload) costs %.2f ms; bench_pico.py gives card -> frame end to end" % (
+                  fcost[1], fcost[0] / 1000.0))
     ts = [ms(x) for x, _ in clean_gc]
     print("  as the shoe runs (the app's collection threshold, %d B): median %.2f ms, max %.2f ms "
           "(%d cards)" % (thr, statistics.median(ts), max(ts), len(ts)))
