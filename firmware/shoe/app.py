@@ -434,6 +434,7 @@ class App:
                 self._report_double_reads()
                 quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
                 if quiet > _GC_IDLE_MS:
+                    self.journal.catch_up()   # the last cards' state ops, applied in RAM
                     self.collect_if_due()
                 if quiet > _IDLE_MS:
                     self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it

@@ -307,3 +307,28 @@ def test_the_chain_head_follows_from_the_payload_under_micropython():
             "    p, h = seal_message(b'k' * 32, 'card', b, i + 1, bytes(16))\n"
             "    print(json.dumps({'same': chain_head(p) == h}))\n")
     assert json_lines(run_code(code)) == [{"same": True}] * 4
+
+
+def test_a_dealt_cards_ops_wait_for_idle_but_never_for_whoever_reads_the_state(tmp_path):
+    """Ops handed with events (a dealt card's) are written at once and applied to the journal's
+    copy of the state later (catch_up/idle): the state, a diff against it, a compaction and a
+    reboot all see them."""
+    root = str(tmp_path / "j")
+    j = Journal(root)
+    st = {"table": {"cards": "", "t": 0, "z": [1]}}
+    j.outbox_add([], state=st)
+    ops = [[[0, 0], "2b", 1], [[0, 1], 7]]      # ranks: table -> cards, t
+    j.outbox_add([], ops=ops)
+    assert j._pending                              # not applied yet ...
+    assert j.state == {"table": {"cards": "2b", "t": 7, "z": [1]}}   # ... but the state has them
+    j.outbox_add([], ops=[[[0, 0], "3c", 1]])
+    j.outbox_add([], state={"table": {"cards": "2b3c", "t": 8, "z": [1]}})   # a diff: t only
+    assert j.state == {"table": {"cards": "2b3c", "t": 8, "z": [1]}}
+    j.outbox_add([], ops=[[[0, 1], 9]])
+    j.compact()                                    # the snapshot holds the pending op
+    j.close()
+    assert Journal(root).state == {"table": {"cards": "2b3c", "t": 9, "z": [1]}}
+    j2 = Journal(root)
+    j2.outbox_add([], ops=[[[0, 1], 10]])
+    j2.catch_up()
+    assert not j2._pending and j2.state["table"]["t"] == 10

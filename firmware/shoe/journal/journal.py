@@ -88,6 +88,7 @@ class Journal(Rounds):
         self._dirty = False
         self._want_compact = False
         self._keys = {}  # delta.apply's cache of sorted dict keys (a few dicts of the state)
+        self._pending = []  # ops written but not yet applied to _st (a dealt card's: idle())
         self._p_ctr = None  # the counter carried by the last "P" record written
         try:
             import os
@@ -103,7 +104,16 @@ class Journal(Rounds):
     @property
     def state(self):
         """The application state (a copy: the journal diffs against its own)."""
+        self._sync()
         return delta.copy(self._st)
+
+    def _sync(self):
+        """Apply the ops written but not applied yet (a dealt card's delta waits for idle():
+        the card's frame need not wait for it). Before anything reads or diffs the state."""
+        if self._pending:
+            ops = self._pending
+            self._pending = []
+            self._st = delta.apply(self._st, ops, self._keys)
 
     # ---- recovery and compaction ----------------------------------------------------------
     def _recover(self):
@@ -247,6 +257,7 @@ class Journal(Rounds):
 
     def compact(self):
         """Rewrite the log as one snapshot (atomic replace); bounded size from here on."""
+        self._sync()        # the snapshot is of the state with every op written
         self._keys.clear()  # let go of dicts the state no longer holds
         w, b = self._store.rewrite(LOG, self._snapshot())
         self.writes += w
@@ -274,15 +285,22 @@ class Journal(Rounds):
     def close(self):
         self._store.close()
 
+    def catch_up(self):
+        """Apply the state ops written since (the app calls it between cards)."""
+        self._sync()
+
     def idle(self):
         """Flash work that can be done ahead (erase the next ring sector): call it when no card
-        is expected for a while. True if it did something (at most one erase per call)."""
+        is expected for a while. True if it did something (at most one erase per call). The
+        state ops of the last cards are applied first (cheap)."""
+        self._sync()
         return self._store.idle()
 
     # ---- application state ----------------------------------------------------------------
     def save_state(self, obj):
         """Journal a new application state (codec types only) as a delta against the last one.
         Returns False if it was unchanged (no write)."""
+        self._sync()
         ops = delta.diff(self._st, obj)
         if not ops:
             return False
@@ -322,6 +340,7 @@ class Journal(Rounds):
         if not self._out.fits_all([len(it[1]) for it in items]):
             raise JournalError("outbox_full")
         if state is not None:
+            self._sync()
             ops = delta.diff(self._st, state)
         if not items and not ops:
             return
@@ -343,8 +362,10 @@ class Journal(Rounds):
             self._keys.clear()
             if ops:
                 self._st = delta.apply(self._st, ops)
-        elif ops:   # a dealt card's ops name keys by rank in the same few dicts: cached
-            self._st = delta.apply(self._st, ops, self._keys)
+        elif ops:   # a dealt card's: applied at idle() or before the state is next needed
+            self._pending.extend(ops)
+            if len(self._pending) > 24:
+                self._sync()
 
     def outbox_ack(self, upto, ctr):
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
