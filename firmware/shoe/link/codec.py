@@ -30,7 +30,8 @@ def _head(out, major, n):
         out.append(n)
     elif n < 0x10000:
         out.append(m | 25)
-        out.extend(struct.pack(">H", n))
+        out.append(n >> 8)
+        out.append(n & 0xFF)
     elif n < 0x100000000:
         out.append(m | 26)
         out.extend(struct.pack(">I", n))
