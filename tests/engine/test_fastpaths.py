@@ -148,3 +148,70 @@ def test_one_pass_validate_equals_the_three_pass_reference():
         seen.add(got[1] if got[0] == "error" else "ok")
     assert {"ok", "bad_card", "duplicate_card", "bad_wager", "invalid_raise",
             "ante_odds", "card_count", "bad_round"} <= seen, seen
+
+
+def _best_hands():
+    import itertools
+    import random
+
+    rng = random.Random(5)
+    sub = [c for c in range(52) if c % 13 < 5 or c >= 44][:22]  # every category occurs
+    for h in itertools.combinations(sub, 5):
+        h = list(h)
+        rng.shuffle(h)
+        yield h
+    for _ in range(20000):
+        yield rng.sample(range(52), 5)
+
+
+def test_best_names_of_every_category_equal_best_cards():
+    from shoe import cards
+    from shoe.games import fcf, fcfround
+    from shoe.games.settle import pick
+
+    seen = set()
+    for ids in _best_hands():
+        names = cards.names(ids)
+        v = fcf.value(ids)
+        seen.add(v >> 26)
+        assert fcfround.best_names(names, ids, v) == pick(names, ids, fcf.best_cards(ids, v))
+    assert seen == set(range(8))
+
+
+def test_all_six_card_given_apart_equals_six_cards():
+    import random
+
+    from shoe.games import allsix
+
+    rng = random.Random(6)
+    seen = set()
+    for _ in range(60000):
+        h = rng.sample(range(52), 6)
+        if rng.random() < 0.3:  # more flushes and straights than random deals give
+            s = rng.randrange(4)
+            h = [r * 4 + s for r in rng.sample(range(13), 5)] + [rng.randrange(52)]
+            if len(set(h)) < 6:
+                continue
+        c = allsix.category(h)
+        assert allsix.category(h[:5], h[5]) == c, h
+        seen.add(c)
+    assert len(seen) == 9, seen  # the 8 categories and None
+
+
+def test_seat_net_equals_net_of_its_wagers():
+    import random
+
+    from shoe.games.settle import net_of
+    from tests.engine.rounds import FRACTIONAL_FCF, fcf_round
+
+    rng = random.Random(8)
+    for i in range(400):
+        r = fcf_round(rng, 6, "fcf-public-1" if i % 2 else FRACTIONAL_FCF)
+        if i % 3 and r["all_six_card"] is not None:
+            for s in r["seats"].values():  # every side wager: the explicit sum of six payouts
+                a = s["wagers"]["ante"]
+                s["wagers"].update(prime=a, four_card_bonus=a, all_six=a)
+        limit = None if i % 2 else FRACTIONAL_FCF["payout_limit"]
+        for seat in engine.evaluate_round(r)["seats"].values():
+            assert (seat["net"], seat["capped"], seat["uncapped_net"]) == net_of(
+                seat["wagers"].values(), limit)
