@@ -36,27 +36,20 @@ def category(cards, extra=-1):
       k == p          no trips or quads          p == 0          trips, or two trips (k/2
       k - p == 2q     q in p: quads, else a full house (trips + pair)  has two bits)
     """
+    t = m = x = 0
     V = _V
-    if extra >= 0:  # the settlement's call: five cards and the All-Six card, unrolled
-        a, b, c, d, e = cards
-        va = V[a]
-        vb = V[b]
-        vc = V[c]
-        vd = V[d]
-        ve = V[e]
-        v = V[extra]
-        t = va + vb + vc + vd + ve + v
-        m = (va | vb | vc | vd | ve | v) & _RANKS
-        x = (va ^ vb ^ vc ^ vd ^ ve ^ v) & _RANKS
-    else:
-        t = m = x = 0
-        for c in cards:
-            v = V[c]
-            t += v
-            m |= v
-            x ^= v
-        m &= _RANKS
-        x &= _RANKS
+    for c in cards:
+        v = V[c]
+        t += v
+        m |= v
+        x ^= v
+    if extra >= 0:
+        v = _V[extra]
+        t += v
+        m |= v
+        x ^= v
+    m &= _RANKS
+    x &= _RANKS
     g = t >> 15  # suit counters: a field >= 5 is 0b101 or 0b110
     if (g >> 2) & (g | (g >> 1)) & _LOW_BITS:
         f = (g >> 2) & (g | (g >> 1)) & _LOW_BITS
@@ -84,5 +77,4 @@ def category(cards, extra=-1):
             return "straight" if _run5(m) else "three_of_a_kind"
         q = (k - p) >> 1
         return "four_of_a_kind" if q & p else "full_house"
-    e = (m << 1) | (m >> 12)  # _run5(m), inline (no pair: the commonest case)
-    return "straight" if e & (e >> 1) & (e >> 2) & (e >> 3) & (e >> 4) else None
+    return "straight" if _run5(m) else None
