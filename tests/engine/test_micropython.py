@@ -206,3 +206,34 @@ def test_a_too_small_heap_degrades_to_error_lines_not_a_crash():
     assert all(o["type"] in ("round_result", "error") for o in out)
     assert [o["line"] for o in out if o["type"] == "error"] == sorted(
         o["line"] for o in out if o["type"] == "error")
+
+
+def test_fast_paths_equal_the_general_code_under_micropython(mpy_path):
+    # fcfround.best_names (grouped hands by one sort) and allsix.category with the All-Six card
+    # apart, against best_cards + pick and the six-card form, on seeded hands under MicroPython
+    code = """
+import json, random
+from shoe.games import allsix, fcf, fcfround
+from shoe.games.settle import pick
+random.seed(12)
+bad = 0
+cats = set()
+for n in range(3000):
+    ids = []
+    while len(ids) < 6:
+        c = random.getrandbits(6)
+        if c < 52 and c not in ids:
+            ids.append(c)
+    h = ids[:5]
+    names = ["%d" % c for c in h]
+    v = fcf.value(h)
+    cats.add(v >> 26)
+    if fcfround.best_names(names, h, v) != pick(names, h, fcf.best_cards(h, v)):
+        bad += 1
+    if allsix.category(h, ids[5]) != allsix.category(ids):
+        bad += 1
+print(json.dumps([bad, sorted(cats)]))
+"""
+    bad, cats = json_lines(run_code(code, extra_path=mpy_path, heap="64k"))[0]
+    assert bad == 0
+    assert len(cats) >= 7  # (four of a kind is rare in 3000 hands)

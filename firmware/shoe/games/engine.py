@@ -126,6 +126,31 @@ def _dups(ids, names, what):
                 fail("hand_dup", _what(what), names[i])
 
 
+def _seat_fields(k, s):
+    """Raise for a seat that is not an object or has an unknown field, or no cards; return if
+    only its wagers or raise are missing (reported later, in the order of validate)."""
+    if not isinstance(s, dict):
+        fail("seat_obj", k, (s,))
+    for f in s:
+        if f not in _SEAT_KEYS:
+            fail("seat_field", k, (f,))
+    if "cards" not in s:
+        fail("no_cards", k)
+
+
+def _seat_cards(k, names, n, owner, t):
+    """Raise for seat k's hand: a bad name first, then a card twice, then a card another hand
+    holds (owner: card -> hand tag; this hand's cards may be tagged t already)."""
+    ids = parse_cards(names, n, k, False)
+    _dups(ids, names, k)
+    for i in range(n):
+        o = owner[ids[i]]
+        if o and o != t:
+            fail("held", k, names[i], "the dealer" if o == 7 else
+                 "the all_six_card" if o == 8 else "seat %d" % o)
+    fail("hand_dup", _what(k), "?")  # not reached: the caller found a bad, doubled or held card
+
+
 def check_wagers(game, wagers, seat=None, table=None):
     """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
 
@@ -287,71 +312,99 @@ def validate(obj):
         if owner[six]:
             fail("six_dealer", obj["all_six_card"])
         owner[six] = 8
-    seats = []
-    for k in keys:
-        s = seats_in[k]
-        if not isinstance(s, dict):
-            fail("seat_obj", k, (s,))
-        for f in s:
-            if f not in _SEAT_KEYS:
-                fail("seat_field", k, (f,))
-        if "cards" not in s:
-            fail("no_cards", k)
-        t = _SEAT_NUMBERS[k]
-        ids = parse_cards(s["cards"], n, k, False)
-        i = 0
-        for c in ids:
-            o = owner[c]
-            if o:
-                _dups(ids, s["cards"], k)
-                fail("held", k, s["cards"][i], "the dealer" if o == 7 else
-                     "the all_six_card" if o == 8 else "seat %d" % o)
-            owner[c] = t
-            i += 1
-        seats.append((k, ids, s))
     secs = table.sections
+    opt = _WAGERS[game][1 if game == HCF else 2:]  # the optional wagers
     offers_all = True  # most tables offer every optional wager: then no per-seat check
-    for key in _WAGERS[game][1 if game == HCF else 2:]:
+    for key in opt:
         if key not in secs:
             offers_all = False
     known = _KNOWN[game]
+    g = _module(game)
+    value = g.value if game == FCF else g.flush_value
+    ids_of = _IDS
+    numbers = _SEAT_NUMBERS
+    seats = []
+    raises = []
+    values = []
+    # One pass over the seats. The errors keep their order (every seat's fields and cards, then
+    # every seat's wagers, then every seat's raise): a card error is raised at once; wagers or
+    # a raise that are not the common case set `later`, and _later() checks them in order.
+    later = False
+    for k in keys:
+        s = seats_in[k]
+        if not isinstance(s, dict) or len(s) != 3 or "cards" not in s or "wagers" not in s \
+                or "raise" not in s:
+            _seat_fields(k, s)  # raises, unless only the wagers or the raise are missing
+            later = True
+        names = s["cards"]
+        if not isinstance(names, list) or len(names) != n:
+            parse_cards(names, n, k, False)  # raises
+        t = numbers[k]
+        ids = []
+        try:
+            for x in names:
+                c = ids_of[x]
+                if owner[c]:
+                    raise KeyError
+                owner[c] = t
+                ids.append(c)
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            _seat_cards(k, names, n, owner, t)  # raises
+        seats.append((k, ids, s))
+        if later:
+            continue
+        w = s["wagers"]
+        r = s["raise"]
+        try:  # check_wagers' and _check_raise's common case (a | 0: TypeError if not an int)
+            if not isinstance(w, dict):
+                raise TypeError
+            for key in w:
+                a = w[key]
+                if key not in known or a is True or a is False or not 0 <= (a | 0) <= MAX_AMOUNT:
+                    raise TypeError
+            ante = w.get("ante", 0)
+            if ante == 0 or (n == 5 and ante != w.get("odds", 0)) or (
+                    six is None and w.get("all_six", 0)):
+                raise TypeError
+            if not offers_all:
+                for key in opt:
+                    if key not in secs and w.get(key, 0):
+                        raise TypeError
+            v = value(ids)
+            if r is not ante:  # 1 x Ante (the validated int itself) and a fold: always allowed
+                if r is True or r is False:
+                    raise TypeError
+                r | 0
+                if r != 0 and r != ante and (r % ante or r // ante not in g.raise_multiples(v)):
+                    raise TypeError
+        except TypeError:
+            later = True
+            continue
+        raises.append(r)
+        values.append(v)
+    if later:
+        return _later(game, table, rules, dealer, six, seats, obj, g)
+    return (game, table, rules, dealer, six, seats, raises, values, obj)
+
+
+def _later(game, table, rules, dealer, six, seats, obj, g):
+    """The rest of validate() for a round whose wagers or raises are not the common case:
+    every seat's wagers, then every seat's raise, in seat order; the first error raises."""
     for k, ids, s in seats:
         w = s.get("wagers")
         if w is None:
             fail("no_wagers", k)
-        ok = isinstance(w, dict)  # check_wagers' common case inline; it reports any error
-        if ok:
-            try:
-                for key in w:
-                    a = w[key]
-                    if (key not in known or a is True or a is False
-                            or not 0 <= (a | 0) <= MAX_AMOUNT):
-                        ok = False
-                        break
-            except TypeError:  # a | 0 of a non-integer
-                ok = False
-            a = w.get("ante", 0)
-            if a == 0 or (game == FCF and a != w.get("odds", 0)):
-                ok = False
-        if not ok:
-            check_wagers(game, w, k)
-        if not offers_all:
-            _offered(game, table, w, k)
+        check_wagers(game, w, k)
+        _offered(game, table, w, k)
         if six is None and w.get("all_six", 0):
             fail("six_null", k)
     raises = []
     values = []
-    g = _module(game)
-    value = g.value if game == FCF else g.flush_value
     for k, ids, s in seats:
         if "raise" not in s:
             fail("no_raise", k)
         r = s["raise"]
-        ante = s["wagers"]["ante"]
-        if r is ante:  # the validated Ante itself (1 x, always allowed; `is`: never a float)
-            values.append(value(ids))
-        else:
-            values.append(_check_raise(game, k, ids, ante, r, g))
+        values.append(_check_raise(game, k, ids, s["wagers"]["ante"], r, g))
         raises.append(r)
     return (game, table, rules, dealer, six, seats, raises, values, obj)
 

@@ -17,17 +17,32 @@ from shoe.games.settle import pick, wager
 GAME = fcf.GAME
 _LOST = const(-10000)
 _RED = bytes(6 >> (c & 3) & 1 for c in range(52))  # card id -> 1 if red (suit d or h)
-_TWO_PAIR = const(2)  # fcf.TWO_PAIR, fcf.STRAIGHT (an attribute lookup costs ~5 us on the chip)
+_PAIR = const(1)  # fcf.PAIR ... (an attribute lookup costs ~5 us on the chip)
+_TWO_PAIR = const(2)
 _STRAIGHT = const(3)
+_FLUSH = const(4)
+_TRIPS = const(5)
+_STRAIGHT_FLUSH = const(6)
 
 
 def best_names(names, ids, v):
-    """pick(names, ids, fcf.best_cards(ids, v)); a high card hand (the commonest) by one sort of
-    (id << 3 | position) instead of sorting, choosing and looking names up by index."""
-    if v >> 26:  # not high card
+    """pick(names, ids, fcf.best_cards(ids, v)) by one sort of (in group << 9 | id << 3 |
+    position): the group (pair, two pairs, trips, quads) first, then the highest cards, each
+    high to low, as best_cards orders them; straights and flushes through best_cards."""
+    cat = v >> 26
+    a, b, c, d, e = ids
+    if cat == 0:  # high card (the commonest): the four highest
+        k = [a << 3, b << 3 | 1, c << 3 | 2, d << 3 | 3, e << 3 | 4]
+    elif cat == _STRAIGHT or cat == _FLUSH or cat == _STRAIGHT_FLUSH:
         return pick(names, ids, fcf.best_cards(ids, v))
-    k = [ids[0] << 3, ids[1] << 3 | 1, ids[2] << 3 | 2, ids[3] << 3 | 3, ids[4] << 3 | 4]
-    k.sort()  # by id: rank, then suit
+    else:
+        # the group's ranks: payload bits 13.. (pair, trips, full house) or 0.. (two pair,
+        # quads); see fcf
+        g = v >> 13 & 0x1FFF if cat == _PAIR or cat == _TRIPS else v & 0x1FFF
+        k = [(g >> (a >> 2) & 1) << 9 | a << 3, (g >> (b >> 2) & 1) << 9 | b << 3 | 1,
+             (g >> (c >> 2) & 1) << 9 | c << 3 | 2, (g >> (d >> 2) & 1) << 9 | d << 3 | 3,
+             (g >> (e >> 2) & 1) << 9 | e << 3 | 4]
+    k.sort()
     return [names[k[4] & 7], names[k[3] & 7], names[k[2] & 7], names[k[1] & 7]]
 
 
@@ -105,9 +120,13 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
             fx = sec_six.get(ac, _LOST)
             e_six = entry(a, fx, ac)
         # dict displays with every key where possible: each added key may cost a resize
+        net = None
         if e_prime is not None and e_bonus is not None and e_six is not None:
             wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise, "prime": e_prime,
                   "four_card_bonus": e_bonus, "all_six": e_six}
+            if limit is None:  # no cap: the net is the sum of the payouts
+                net = (e_ante["payout"] + e_odds["payout"] + e_raise["payout"]
+                       + e_prime["payout"] + e_bonus["payout"] + e_six["payout"])
         else:
             wg = {"ante": e_ante, "odds": e_odds, "raise": e_raise}
             if e_prime is not None:
@@ -117,17 +136,21 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
             if e_six is not None:
                 wg["all_six"] = e_six
         names = s["cards"]
-        wins = losses = 0  # settle.net_of, inline
-        for e in wg.values():
-            p = e["payout"]
-            if p > 0:
-                wins += p
-            else:
-                losses -= p
-        net = uncapped = wins - losses
-        capped = limit is not None and wins > limit
-        if capped:
-            net = limit - losses
+        if net is None:
+            wins = losses = 0  # settle.net_of, inline
+            for e in wg.values():
+                p = e["payout"]
+                if p > 0:
+                    wins += p
+                else:
+                    losses -= p
+            net = uncapped = wins - losses
+            capped = limit is not None and wins > limit
+            if capped:
+                net = limit - losses
+        else:
+            uncapped = net
+            capped = False
         seat = {"cards": names, "best": best(names, ids, pv),
                 "category": names_of[cat], "wagers": wg, "net": net, "capped": capped,
                 "uncapped_net": uncapped}
