@@ -35,7 +35,9 @@ _OUTBOX_MAX = 96          # ... as messages
 _JOURNAL_BYTES = 65536    # compaction (a full snapshot) every ~6 rounds: fewer partly used sectors
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
-_IDLE_MS = 300            # no card for this long: the journal may erase ahead
+_IDLE_MS = 150            # no card for this long: the journal may erase ahead (a 45 ms
+#                           sector erase then ends ~200 ms after a card, before the next line
+#                           of a dealer at 250 ms a card has begun to arrive)
 _GC_IDLE_MS = 60          # no card for this long: collect now if half the threshold is used
 #                           (a collection between cards, ~25 ms on a Pico, not inside one)
 # command kinds the link accepts only under the supervisor key, and the table's own names for
