@@ -412,6 +412,8 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
     print("  card -> frame on UART0, round cards: median %.1f ms, 90th percentile %.1f ms, max "
           "%.1f ms (target %s)" % (med(round_lat), p90, max(round_lat or [float("nan")]),
                                    "5 ms" if reader == "optical" else "10 ms"))
+    if os.environ.get("SHOE_BENCH_ALL"):
+        print("      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat))
     cf = m["card_flash"][-36 * rounds:]
     if cf:
         er, pg = med([e for e, _ in cf]), med([p for _, p in cf])

@@ -461,6 +461,9 @@ class App:
         last collection: called between cards, so the collector rarely runs inside a card's
         path (on the Pico a collection marks ~150 KB: ~25 ms). True if it collected."""
         used = gc.mem_alloc()
+        if used < self._live:   # the allocator collected meanwhile: count from there
+            self._live = used
+            return False
         if used - self._live < self.gc_threshold // 2:
             return False
         gc.collect()

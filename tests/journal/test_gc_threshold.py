@@ -57,8 +57,12 @@ before = gc.mem_alloc()
 due = app.collect_if_due()            # now more than half of it: collected
 after = gc.mem_alloc()
 again = app.collect_if_due()
+app._live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
+behind = app.collect_if_due()
+resynced = app._live <= gc.mem_alloc()
 print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
-                  "n": app.idle_collections, "threshold": app.gc_threshold}))
+                  "n": app.idle_collections, "threshold": app.gc_threshold, "behind": behind,
+                  "resynced": resynced}))
 """
 
 
@@ -71,6 +75,7 @@ def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path
                             extra_path=(str(fw_build),)).splitlines()[-1])
     assert r["quiet"] is False and r["due"] is True and r["again"] is False, r
     assert r["n"] == 1 and r["freed"] > r["threshold"] // 3, r
+    assert r["behind"] is False and r["resynced"] is True, r
 
 
 DEALING = DATA_HEAP_PRELUDE + r"""
