@@ -64,14 +64,14 @@ def build(machine=None, firmware_root=None, state_dir=None):
 
 def main(machine=None, ready=None, firmware_root=None, state_dir=None):
     hw = build(machine, firmware_root, state_dir)
-    from shoe.drivers import hwbuild
+    from shoe import hardware   # not hwbuild: the app drops that module (boot work) once booted
 
-    if hw.service or hw.crashes >= hwbuild.MAX_CRASHES:
+    if hw.service or hw.crashes >= hardware.MAX_CRASHES:
         if hw.service:
             print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
         else:
             print("[shoe] safe mode: the app crashed %d boots in a row (see %s/%s); redeploy or "
-                  "remove that file" % (hw.crashes, hw.state_dir, hwbuild.CRASH_FILE))
+                  "remove that file" % (hw.crashes, hw.state_dir, hardware.CRASH_FILE))
         if hw.led:
             hw.led.show(hw.led.SERVICE if hw.service else hw.led.ERROR)
             hw.led.tick(0)
@@ -85,7 +85,7 @@ def main(machine=None, ready=None, firmware_root=None, state_dir=None):
     try:
         shoe.app.run(hw)
     except Exception as e:  # a bug: record it so a crash loop ends in safe mode, then re-raise
-        hwbuild.record_crash(hw.state_dir, e)
+        hardware.record_crash(hw.state_dir, e)
         if hw.led:
             hw.led.show(hw.led.ERROR)
             hw.led.tick(0)

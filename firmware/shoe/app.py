@@ -24,6 +24,7 @@ import time
 
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
+from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 
 _TICK_MS = 20
 _GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
@@ -44,23 +45,6 @@ _GC_IDLE_MS = 60          # no card for this long: collect now if half the thres
 # them, which the host may not use directly (they would bypass the supervisor key)
 _SUPERVISED = ("ack_error", "configure_supervised")
 _INTERNAL = ("ack",)
-
-
-class Hardware:
-    """What a board hands to the app. Optional parts are None on boards that lack them."""
-
-    def __init__(self, host, reader, state_dir, board_name, firmware_root=None, beam=None,
-                 lid=None, led=None, wdt=None, flash=None):
-        self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
-        self.reader = reader          # driver with `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
-        self.state_dir = state_dir
-        self.board_name = board_name
-        self.firmware_root = firmware_root
-        self.beam = beam
-        self.lid = lid
-        self.led = led
-        self.wdt = wdt
-        self.flash = flash            # raw flash (rp2.Flash) for the journal's rings, or None
 
 
 def _random_key():
@@ -130,6 +114,7 @@ class App:
         self.dropped = 0
         self._last_card = None
         self._read_ms = ticks_ms()
+        self._quiet_for = None    # the read whose pause the ticker has used (collect_if_due)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._reader_policy()
@@ -200,9 +185,9 @@ class App:
         self._show_phase()
         if settled and not self._healthy:
             self._healthy = True
-            from shoe.drivers import hwbuild
+            from shoe.hardware import clear_crashes
 
-            hwbuild.clear_crashes(self.hw.state_dir)   # a settled round: not a crash loop
+            clear_crashes(self.hw.state_dir)   # a settled round: not a crash loop
 
     def _report_double_reads(self):
         """The reader dropped a repeated code (one card reported twice): tell the host, for
@@ -435,8 +420,9 @@ class App:
                 self._flush_table()
                 self._report_double_reads()
                 quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
-                if quiet > _GC_IDLE_MS:
-                    self.journal.catch_up()   # the last cards' state ops, applied in RAM
+                if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
+                    self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
+                    self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
                     self.collect_if_due()
                 if quiet > _IDLE_MS:
                     self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
@@ -496,6 +482,7 @@ class App:
 
             self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
         forget("shoe.attest")   # imported again by an `attest` command
+        forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
             VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gc_threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,

@@ -37,56 +37,8 @@ from shoe.drivers.led import LedPlayer
 from shoe.drivers.watchdog import Watchdog
 
 
-CRASH_FILE = "crashes"
-MAX_CRASHES = 3
-
-
-def crash_count(state_dir):
-    try:
-        with open(state_dir + "/" + CRASH_FILE) as f:
-            return int(f.readline().strip() or 0)
-    except (OSError, ValueError):
-        return 0
-
-
-def record_crash(state_dir, exc):
-    n = crash_count(state_dir) + 1
-    try:
-        with open(state_dir + "/" + CRASH_FILE, "w") as f:
-            f.write("%d\n%s: %s\n" % (n, type(exc).__name__, exc))
-    except OSError:
-        pass  # no state dir / flash full: nothing more to do in a crash path
-    return n
-
-
-def clear_crashes(state_dir):
-    import os
-
-    try:
-        os.remove(state_dir + "/" + CRASH_FILE)
-    except OSError:
-        pass
-
-
-class Hardware:
-    """The same attributes as shoe.app.Hardware, plus the real-board extras listed above."""
-
-    def __init__(self, **kw):
-        self.host = None
-        self.reader = None
-        self.beam = None
-        self.beam_window_ms = 400
-        self.lid = None
-        self.led = None
-        self.wdt = None
-        self.state_dir = "state"
-        self.board_name = None
-        self.firmware_root = None
-        self.service = False
-        self.crashes = 0
-        self.flash = None
-        for k in kw:
-            setattr(self, k, kw[k])
+from shoe.hardware import (CRASH_FILE, MAX_CRASHES, Hardware, clear_crashes,  # noqa: F401
+                           crash_count, record_crash)  # (re-exported: boards and tools use them)
 
 
 class WiringError(ValueError):
