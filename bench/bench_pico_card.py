@@ -33,11 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from host_tools import emu as _emu  # noqa: E402
-from host_tools.deploy import Device  # noqa: E402
-from host_tools.errors import ShoeError  # noqa: E402
 from host_tools.link import ShoeLink  # noqa: E402
 from shoe.cardcode import CardCodes  # noqa: E402
-from shoe.cards import COVER, name  # noqa: E402
+from shoe.cards import COVER  # noqa: E402
 
 SERIAL = 0x3A7F
 WAGERS = {"four-card-frenzy": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
@@ -228,15 +226,7 @@ def main(argv=None):
     round_cards = [mk(c) for c in deck[:n]]
     with _emu.Emulator(d / "state") as e:
         asm = _emu.assemble(e, keys_file, reset=False)
-        e.control("pin", pin=22, value=0)   # the service jumper: main.py leaves the REPL free
-        e.control("reset")
-        for attempt in range(3):
-            try:
-                dev = Device(e.urls["repl"], timeout=120, op_timeout=300).__enter__()
-                break
-            except ShoeError:
-                if attempt == 2:
-                    raise
+        dev = _emu.service_repl(e)   # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(dev)
             for step in BUILD:

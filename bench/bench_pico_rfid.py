@@ -35,8 +35,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from host_tools import emu as _emu  # noqa: E402
-from host_tools.deploy import Device  # noqa: E402
-from host_tools.errors import ShoeError  # noqa: E402
 
 CODE = "3A7FRAs1d52a21b"
 MASK = (1 << 30) - 1  # ticks_us wraps at 2**30 on MicroPython
@@ -263,15 +261,7 @@ def main(argv=None):
         asm = _emu.assemble(e, keys, reset=False)
         print("emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
               % asm["deploy_s"])
-        e.control("pin", pin=22, value=0)
-        e.control("reset")
-        for attempt in range(3):  # the boot may take long on a loaded machine
-            try:
-                dev = Device(e.urls["repl"], timeout=120, op_timeout=300).__enter__()
-                break
-            except ShoeError:
-                if attempt == 2:
-                    raise
+        dev = _emu.service_repl(e)   # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(e, dev)
             chip.dev._guard.deadline = time.monotonic() + 300

@@ -17,7 +17,7 @@ from micropython import const
 
 from shoe import reasons as R
 from shoe.cards import name
-from shoe.deck.ledger import Ledger, LedgerError, READY, CHECKING, OUT, EMPTY, code_name, hexs
+from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hexs
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import FCF, Tracker, target_name
 from shoe.tablestate import Snapshot, CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES

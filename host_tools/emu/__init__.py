@@ -210,6 +210,22 @@ class Emulator:
         self.stop()
 
 
+def service_repl(emu, attempts=3):
+    """Reset the chip with the service jumper fitted (GP22 low: main.py builds the hardware and
+    leaves the REPL free) and open its REPL -> an entered host_tools.deploy.Device (close it
+    with `with dev:`). The boot may take long on a loaded machine: a few tries."""
+    from host_tools.deploy import Device
+
+    emu.control("pin", pin=22, value=0)
+    emu.control("reset")
+    for attempt in range(attempts):
+        try:
+            return Device(emu.urls["repl"], timeout=120, op_timeout=300).__enter__()
+        except ShoeError:
+            if attempt == attempts - 1:
+                raise
+
+
 def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
     """Make a shoe of a fresh emulated Pico as a technician does: `shoectl deploy` and
     `shoectl provision` over its USB REPL, then a reset (main.py -> hwbuild -> the app).
