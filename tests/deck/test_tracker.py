@@ -63,3 +63,24 @@ def test_bad_reset():
         tr.reset("bridge", "hand", [1], False)
     with pytest.raises(DealError):
         tr.reset(FCF, "shuffler", [1], False)
+
+
+@given(st.sampled_from((FCF, HCF)), st.sampled_from(PROCS),
+       st.sets(st.integers(1, 6), min_size=1, max_size=6), st.booleans(),
+       st.permutations(list(range(52))), st.integers(0, 52))
+def test_hands_are_each_targets_cards_in_dealing_order(game, proc, seats, a6, deck, upto):
+    """hands() (one pass) gives every target's cards by the definition: hand(target), in
+    dealing order, the first All-Six card, discards left out; also part way through a deal."""
+    from shoe.cards import name
+    from shoe.dealing.tracker import ALL_SIX, DEALER
+
+    tr = Tracker()
+    tr.reset(game, proc, seats, a6)
+    for c in deck[:min(upto, tr.total)]:
+        tr.place(c)
+    want = {str(s): [name(c) for c in tr.hand(s)] for s in sorted(seats)}
+    want["dealer"] = [name(c) for c in tr.hand(DEALER)]
+    six = tr.hand(ALL_SIX)
+    want["all_six"] = name(six[0]) if six else None
+    got = tr.hands()
+    assert got == want and list(got) == list(want)
