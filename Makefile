@@ -12,7 +12,8 @@ help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - run the benchmarks (figures, not tests)"
-.PHONY: all venv demo test test-fast bench clean help floor pico-firmware
+	@echo "make floor  - a simulated casino floor in the browser (MQTT + PostgreSQL)"
+	@echo "make pico-firmware - a UF2 with the firmware frozen in (docs/hardware.md)"
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
