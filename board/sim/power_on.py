@@ -81,9 +81,9 @@ def run():
 
 
 def _app_runs(hw):
-    from shoe.drivers import hwbuild
+    from shoe import hardware
 
-    return not hw.service and hw.crashes < hwbuild.MAX_CRASHES
+    return not hw.service and hw.crashes < hardware.MAX_CRASHES
 
 
 run()

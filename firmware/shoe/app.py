@@ -494,8 +494,8 @@ class App:
 
 
 # Every module the shoe can import while it runs (many are imported lazily, on first use).
-_MODULES = ("shoe.table", "shoe.dealing.setup", "shoe.games.engine", "shoe.games.fcf", "shoe.games.fcfround",
-            "shoe.games.hcf", "shoe.games.hcfround", "shoe.games.allsix", "shoe.games.settle",
+_MODULES = ("shoe.table", "shoe.dealing.setup", "shoe.games.engine", "shoe.games.fcf",
+            "shoe.games.fcfround", "shoe.games.hcf", "shoe.games.hcfround", "shoe.games.allsix", "shoe.games.settle",
             "shoe.games.messages", "shoe.games.presets", "shoe.games.paytable",
             "shoe.games.ptcheck", "shoe.games.packing", "shoe.journal.journal",
             "shoe.link.endpoint", "shoe.attest", "shoe.drivers.peripherals",

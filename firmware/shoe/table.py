@@ -118,7 +118,8 @@ class Table(Snapshot):
         return out
 
     def _latch(self, reason, detail, rnd_n=None):
-        self._dirty()
+        self._dirty()   # every outcome but a dealt card latches, or comes through command(),
+        #                 reject() or card()'s other branches, which leave the delta unknown too
         self.n_irq += 1
         irq = {"id": self.n_irq, "reason": reason, "action": R.action(reason), "latched": True,
                "round": rnd_n, "blocks": R.blocks(reason), "detail": detail}
@@ -529,7 +530,6 @@ class Table(Snapshot):
                             rnd["n"] if rnd else None)
                 self._end_pass(now, False)
             elif not self.jammed:
-                self._dirty()
                 self.jammed = True
                 self._latch("reader_jam", "no card for %ss at position %d" % (
                     self.cfg["jam_timeout_s"], self.tracker.n), rnd["n"])
@@ -542,7 +542,6 @@ class Table(Snapshot):
         lg = self.ledger
         for s in (0, 1):
             if lg.expired(s, now, limit) and lg.warn_once(s):
-                self._dirty()
                 d = lg.deck(s)
                 w = {"warning": "deck_expired", "deck": _hex4(d[0]), "back": d[1],
                      "age_s": now - d[3], "limit_s": limit}
@@ -551,7 +550,6 @@ class Table(Snapshot):
 
     # -- outcomes -----------------------------------------------------------------------------
     def _end_pass(self, now, cover):
-        self._dirty()
         lg = self.ledger
         kind = lg.p_kind
         rep = lg.close_pass(cover)
@@ -575,7 +573,6 @@ class Table(Snapshot):
         return seq
 
     def _settle(self, now, stub_checked):
-        self._dirty()
         rnd = self.rnd
         seq = self._sequence(stub_checked)
         finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
@@ -610,7 +607,6 @@ class Table(Snapshot):
         self.rnd = None
 
     def _void(self, reason, detail, now, remember=True):
-        self._dirty()
         rnd = self.rnd
         lg = self.ledger
         if remember:
@@ -636,7 +632,6 @@ class Table(Snapshot):
     def void_in_progress(self, reason, now):
         """The app cannot know what happened to the open round: void it (default reason
         power_loss). Returns True if a round was voided."""
-        self._dirty()
         if self.rnd is None:
             return False
         self._void(reason if isinstance(reason, str) else "power_loss", "voided by the app", now)
@@ -648,7 +643,6 @@ class Table(Snapshot):
         journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state
         may be older than what happened (`stale`), the open round is void and the loaded decks
         are out: load and check a deck again."""
-        self._dirty()
         if stale and self.rnd is not None:
             self._void("journal_corrupt", detail, now, remember=False)
         else:

@@ -92,7 +92,7 @@ assert main.firmware_dir() == base + "/shoe_fw/v-new"
 # crash guard: an app that raises is recorded; three in a row -> safe mode, no app started
 os.mkdir("state")
 import shoe
-from shoe.drivers import hwbuild
+from shoe import hardware
 
 
 class FakeApp:
@@ -113,11 +113,11 @@ for i in range(3):
         pass
     else:
         raise AssertionError("the app's exception must propagate")
-assert FakeApp.runs == 3 and hwbuild.crash_count("state") == 3
+assert FakeApp.runs == 3 and hardware.crash_count("state") == 3
 hw3 = main.main()  # safe mode: returns the bundle, app not run
 assert FakeApp.runs == 3 and hw3.crashes == 3 and hw3.led._pin.value() == 1
-hwbuild.clear_crashes("state")
-assert hwbuild.crash_count("state") == 0
+hardware.clear_crashes("state")
+assert hardware.crash_count("state") == 0
 try:
     main.main()
 except ValueError:

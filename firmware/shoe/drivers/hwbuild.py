@@ -37,8 +37,7 @@ from shoe.drivers.led import LedPlayer
 from shoe.drivers.watchdog import Watchdog
 
 
-from shoe.hardware import (CRASH_FILE, MAX_CRASHES, Hardware, clear_crashes,  # noqa: F401
-                           crash_count, record_crash)  # (re-exported: boards and tools use them)
+from shoe.hardware import Hardware, crash_count
 
 
 class WiringError(ValueError):

@@ -104,12 +104,13 @@ class Journal(Rounds):
     @property
     def state(self):
         """The application state (a copy: the journal diffs against its own)."""
-        self._sync()
+        self.catch_up()
         return delta.copy(self._st)
 
-    def _sync(self):
-        """Apply the ops written but not applied yet (a dealt card's delta waits for idle():
-        the card's frame need not wait for it). Before anything reads or diffs the state."""
+    def catch_up(self):
+        """Apply the ops written but not applied yet (a dealt card's delta waits for the pause
+        after the card: its frame need not wait for it; the app calls this between cards).
+        Done too before anything reads, diffs or compacts the state."""
         if self._pending:
             ops = self._pending
             self._pending = []
@@ -257,7 +258,7 @@ class Journal(Rounds):
 
     def compact(self):
         """Rewrite the log as one snapshot (atomic replace); bounded size from here on."""
-        self._sync()        # the snapshot is of the state with every op written
+        self.catch_up()        # the snapshot is of the state with every op written
         self._keys.clear()  # let go of dicts the state no longer holds
         w, b = self._store.rewrite(LOG, self._snapshot())
         self.writes += w
@@ -285,22 +286,18 @@ class Journal(Rounds):
     def close(self):
         self._store.close()
 
-    def catch_up(self):
-        """Apply the state ops written since (the app calls it between cards)."""
-        self._sync()
-
     def idle(self):
         """Flash work that can be done ahead (erase the next ring sector): call it when no card
         is expected for a while. True if it did something (at most one erase per call). The
         state ops of the last cards are applied first (cheap)."""
-        self._sync()
+        self.catch_up()
         return self._store.idle()
 
     # ---- application state ----------------------------------------------------------------
     def save_state(self, obj):
         """Journal a new application state (codec types only) as a delta against the last one.
         Returns False if it was unchanged (no write)."""
-        self._sync()
+        self.catch_up()
         ops = delta.diff(self._st, obj)
         if not ops:
             return False
@@ -340,7 +337,7 @@ class Journal(Rounds):
         if not self._out.fits_all([len(it[1]) for it in items]):
             raise JournalError("outbox_full")
         if state is not None:
-            self._sync()
+            self.catch_up()
             ops = delta.diff(self._st, state)
         if not items and not ops:
             return
@@ -365,7 +362,7 @@ class Journal(Rounds):
         elif ops:   # a dealt card's: applied at idle() or before the state is next needed
             self._pending.extend(ops)
             if len(self._pending) > 24:
-                self._sync()
+                self.catch_up()
 
     def outbox_ack(self, upto, ctr):
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
