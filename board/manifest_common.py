@@ -32,6 +32,7 @@ FIRMWARE = (
     "shoe/drivers/peripherals.py",
     "shoe/drivers/rfid.py",
     "shoe/drivers/watchdog.py",
+    "shoe/errors.py",
     "shoe/games/__init__.py",
     "shoe/games/allsix.py",
     "shoe/games/engine.py",

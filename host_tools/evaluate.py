@@ -37,7 +37,7 @@ from host_tools.errors import ShoeError
 RUNTIMES = ("micropython", "cpython")
 MAX_LINE = 16384
 CACHE = runtime.ROOT / "build" / "mpy-engine"
-_SOURCES = ("shoe/__init__.py", "shoe/cards.py", "shoe/games")
+_SOURCES = ("shoe/__init__.py", "shoe/cards.py", "shoe/errors.py", "shoe/games")
 
 
 def _too_long(lineno, n):

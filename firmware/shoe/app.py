@@ -25,6 +25,7 @@ import time
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
+from shoe.errors import ShoeError
 
 _TICK_MS = 20
 _GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
@@ -283,8 +284,9 @@ class App:
                 reply = self.table.command(kind, body, now)
                 if kind[:9] == "configure":
                     self._reader_policy()
-        except ValueError as e:   # CommandError, EngineError, ConfigError: all carry a reason
-            reply = {"ok": False, "reason": getattr(e, "reason", "bad_command"), "message": str(e)}
+        except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
+            reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
+                     "message": str(e)}
         self._flush_table()
         return reply
 

@@ -15,6 +15,7 @@ most _DECKS decks: the deck check reads every card once): a later read of the sa
 checked by comparing its MAC digits with the verified ones, in constant time, instead of an
 HMAC and a full parse. Any other code takes the full check.
 """
+from shoe.errors import ShoeError
 from shoe import cards
 from shoe.crypto import hmac_sha256, equal
 from micropython import const
@@ -27,10 +28,8 @@ _SUITS = b"cdhs"
 _HEX_LO = b"0123456789abcdef"
 
 
-class CodeError(ValueError):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class CodeError(ShoeError):
+    pass
 
 
 def _unhex_lower(b):

@@ -10,18 +10,17 @@ Red suits are d and h (suit 1 and 2). Parsing checks everything once at the boun
 evaluators downstream trust ids in range.
 """
 from micropython import const
+from shoe.errors import ShoeError
 
 COVER = const(52)
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 
 
-class CardError(ValueError):
+class CardError(ShoeError):
     """A card name or id that is not a card. `reason` is a short code for reports."""
 
-    def __init__(self, message, reason="bad_card"):
-        super().__init__(message)
-        self.reason = reason
+    reason = "bad_card"
 
 
 def parse(text):

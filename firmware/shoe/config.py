@@ -16,6 +16,7 @@ published demo key (DEMO_KEYS) it marks the shoe as running on demo keys (`demo:
 `status`; never on a casino floor). Card codes are 8 hex digits of HMAC anyway: the card key
 protects less than the link keys, which have no short exception.
 """
+from shoe.errors import ShoeError
 import json
 
 FILE = "shoe.json"
@@ -27,10 +28,8 @@ DEMO_KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key"
              "card": b"demo-card-key"}
 
 
-class ConfigError(ValueError):
-    def __init__(self, message, reason="not_provisioned"):
-        super().__init__(message)
-        self.reason = reason
+class ConfigError(ShoeError):
+    reason = "not_provisioned"
 
 
 def check_key(what, key):

@@ -14,6 +14,7 @@ No I/O, no clock: `now` (seconds) is passed in. Commands, events, phases and wha
 do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
 """
 from micropython import const
+from shoe.errors import ShoeError
 
 from shoe import reasons as R
 from shoe.cards import name
@@ -26,10 +27,8 @@ _MAX_LATCHED = 16
 _LATCHED_BYTES = const(480)  # of the status reply (frame payload <= 1006 B) for latched entries
 
 
-class CommandError(ValueError):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class CommandError(ShoeError):
+    pass
 
 
 def _serial(v):
@@ -193,11 +192,8 @@ class Table(Snapshot):
             reply = fn(self, body, now)
         except CommandError:
             raise
-        except ValueError as e:   # SetupError, LedgerError: each carries its reason
-            reason = getattr(e, "reason", None)
-            if reason is None:
-                raise
-            raise CommandError(str(e), reason)
+        except ShoeError as e:   # SetupError, LedgerError: each carries its reason
+            raise CommandError(str(e), e.reason)
         self._after(now)
         return reply
 
@@ -222,7 +218,7 @@ class Table(Snapshot):
         try:
             self.engine.evaluate_round(_probe(cfg))
         except Exception as e:  # EngineError, PaytableError; anything else is refused too
-            raise CommandError("configure: %s" % e, getattr(e, "reason", "bad_field"))
+            raise CommandError("configure: %s" % e, e.reason if isinstance(e, ShoeError) else "bad_field")
         weaker = [] if supervised else setup.guarded(self.cfg, cfg)
         if weaker:
             raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
@@ -285,7 +281,7 @@ class Table(Snapshot):
             try:
                 eng.check_wagers(cfg["game"], s[1])
             except Exception as e:
-                raise CommandError(_seat_msg(s[0], e), getattr(e, "reason", "bad_wager"))
+                raise CommandError(_seat_msg(s[0], e), e.reason if isinstance(e, ShoeError) else "bad_wager")
         a6 = False
         for s in seats:
             a6 = a6 or "all_six" in s[1]
@@ -334,7 +330,7 @@ class Table(Snapshot):
             try:
                 eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
             except Exception as e:
-                raise CommandError(_seat_msg(seat, e, cards), getattr(e, "reason", "bad_raise"))
+                raise CommandError(_seat_msg(seat, e, cards), e.reason if isinstance(e, ShoeError) else "bad_raise")
             if seat in seen:
                 raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
             seen.append(seat)

@@ -5,11 +5,11 @@ or better (approximated: two aces, or three of a rank) allows 1-3x, else exactly
 evaluate_round echoes the hands so tests can see exactly what the table passed.
 """
 
+from shoe.errors import ShoeError
 
-class EngineError(ValueError):
-    def __init__(self, message, reason="engine"):
-        super().__init__(message)
-        self.reason = reason
+
+class EngineError(ShoeError):
+    reason = "engine"
 
 
 def check_wagers(game, wagers):

@@ -10,6 +10,8 @@ The table accepts those only from the supervisor (command `configure_supervised`
 first configuration (or for another game) the comparison is with the defaults.
 """
 
+from shoe.errors import ShoeError
+
 FCF = "four-card-frenzy"
 HCF = "high-card-flush"
 PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
@@ -20,10 +22,8 @@ _VARIANTS = {"ties": ("player", "push"), "raise_when_dealer_not_open": ("compare
 MAX_SEATS = 6
 
 
-class SetupError(ValueError):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class SetupError(ShoeError):
+    pass
 
 
 def _int(body, key, default, lo, hi):

@@ -14,6 +14,7 @@ Targets are small ints: 1..6 seats, DEALER, ALL_SIX, DISCARD; `target_name()` gi
 preallocated bytearray (reused every round), so `place()` allocates nothing.
 """
 from micropython import const
+from shoe.errors import ShoeError
 from shoe.deck.ledger import hexs, unhex
 
 DEALER = const(7)
@@ -25,10 +26,8 @@ PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
 _NAMES = ("?", "1", "2", "3", "4", "5", "6", "dealer", "all_six", "discard")
 
 
-class DealError(ValueError):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class DealError(ShoeError):
+    pass
 
 
 def target_name(t):

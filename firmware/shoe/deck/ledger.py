@@ -12,6 +12,7 @@ round's deck and was not seen since the shuffle, else raises LedgerError with th
 of the irregularity. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
 state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
 """
+from shoe.errors import ShoeError
 from binascii import hexlify, unhexlify
 from micropython import const
 from shoe import reasons as R
@@ -31,10 +32,8 @@ _SINCE = const(4)
 _WARNED = const(5)
 
 
-class LedgerError(ValueError):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class LedgerError(ShoeError):
+    pass
 
 
 def has(mask, c):

@@ -31,6 +31,7 @@ MAX_CRASHES such boots in a row it stays in safe mode (LED error, REPL free) ins
 loop. The app calls clear_crashes(state_dir) once it has run healthily (e.g. after a round);
 a deploy removes the file too.
 """
+from shoe.errors import ShoeError
 from shoe.drivers.beam import Beam
 from shoe.drivers.lid import Lid
 from shoe.drivers.led import LedPlayer
@@ -40,10 +41,8 @@ from shoe.drivers.watchdog import Watchdog
 from shoe.hardware import Hardware, crash_count
 
 
-class WiringError(ValueError):
-    def __init__(self, message, reason="bad_wiring"):
-        super().__init__(message)
-        self.reason = reason
+class WiringError(ShoeError):
+    reason = "bad_wiring"
 
 
 def _pull(machine, name):

@@ -29,6 +29,7 @@ Settlement: shoe.games.fcfround / hcfround. Message texts: shoe.games.messages (
 when an error is raised, to keep RAM free while settling).
 """
 from micropython import const
+from shoe.errors import ShoeError
 
 from shoe.games import paytable as _paytable
 
@@ -60,12 +61,10 @@ _RULES = {FCF: {"ties": ("player", "push"),
           HCF: {}}  # rule -> allowed values, the first is the default
 
 
-class EngineError(ValueError):
+class EngineError(ShoeError):
     """Invalid round input; `reason` is a short code for reports."""
 
-    def __init__(self, message, reason="bad_round"):
-        super().__init__(message)
-        self.reason = reason
+    reason = "bad_round"
 
 
 def fail(code, *args):

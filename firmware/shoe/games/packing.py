@@ -28,6 +28,7 @@ Layout (varint = unsigned LEB128; zvarint = zigzag-signed varint; card = one byt
     flush = byte length, then that many cards
 """
 from micropython import const
+from shoe.errors import ShoeError
 
 from shoe import cards as _cards
 
@@ -42,7 +43,7 @@ _BONUS_CATS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_ki
                "straight", "two_pair", "six_card_royal_flush", "full_house")
 
 
-class PackError(ValueError):
+class PackError(ShoeError):
     reason = "pack"
 
 

@@ -22,6 +22,7 @@ straight-flush length to a tier name. A section the document leaves out is absen
 does not offer that wager); a category missing from a section does not pay.
 """
 from micropython import const
+from shoe.errors import ShoeError
 
 ONE = const(10000)  # fixed-point unit of odds
 FCF = "four-card-frenzy"
@@ -29,7 +30,7 @@ HCF = "high-card-flush"
 PRESETS = ("fcf-public-1", "hcf-public-1", "hcf-public-2")
 
 
-class PaytableError(ValueError):
+class PaytableError(ShoeError):
     """A pay table that cannot be used; the message names the field."""
 
     reason = "paytable"
