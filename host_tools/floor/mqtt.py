@@ -154,6 +154,7 @@ class EmbeddedBroker(LocalBroker):
                 loop.run_until_complete(self._broker.start())
             except Exception as e:  # reported to start()
                 err.append(e)
+                self._loop = None
                 ready.set()
                 loop.close()
                 return
@@ -174,10 +175,20 @@ class EmbeddedBroker(LocalBroker):
             raise ShoeError("embedded MQTT broker did not start: %s" % err[0])
         return self.url  # Broker.start() returns once its listener is bound
 
+    def _close_listeners(self):
+        # The listening sockets first, at once: a shutdown that stalls (a client that does not go
+        # away on a loaded machine) must not keep the port from the next start().
+        for server in getattr(self._broker, "_servers", {}).values():
+            inst = getattr(server, "instance", None)
+            if inst is not None:
+                inst.close()
+
     def stop(self):
-        if self._loop is None:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = None
             return
         loop = self._loop
+        loop.call_soon_threadsafe(self._close_listeners)
         fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), loop)
         try:
             fut.result(10)
