@@ -243,3 +243,105 @@ def first_difference(path, keys):
         except AssertionError as e:
             return "%s: %s" % (_where(row), e)
     return None
+
+
+# ---- the shoe end -------------------------------------------------------------------------
+# A shoe transcript is the virtual board's own log of the app's calls into its Endpoint
+# (board/sim/linkrec.py: bodies as canonical CBOR hex), under a header like the host's with the
+# Endpoint's options, its first nonce and the ones it drew after. Replayed under CPython into a
+# fresh ShoeEndpoint over a MemoryStore (the journal's part the Endpoint sees), it must write
+# exactly the recorded bytes and deliver exactly the recorded commands.
+
+def join_chunks(rows):
+    """Join each rx line that completes no frame (no delimiter, nothing delivered) with the
+    next rx line, when nothing else came between (as RecordingEndpoint does as it goes)."""
+    out = []
+    for r in rows:
+        last = out[-1] if out else None
+        if (r["op"] == "rx" and last is not None and last["op"] == "rx"
+                and 0 not in bytes.fromhex(last["hex"]) and not last["got"]):
+            last["hex"] += r["hex"]
+            last["t"] = r["t"]
+            last["got"] = r["got"]
+        else:
+            out.append(dict(r))
+    for i, r in enumerate(out):
+        r["n"] = i + 1
+    return out
+
+
+def shoe_endpoint(header, keys):
+    from shoe.link.store import MemoryStore
+
+    store = MemoryStore(limit=header["outbox_limit"])
+    store.boot = header["boot"]
+    sup = keys.get("supervisor") if header.get("supervisor_key_id") else None
+    return Endpoint("shoe", keys["shoe"], store=store, shoe_id=header["shoe_id"],
+                    supervisor_key=sup, supervised=tuple(header["supervised"]),
+                    sid=header["sid"], nonce=bytes.fromhex(header["nonce"]),
+                    nonce_source=_GivenNonces(header["nonces"]), **header["options"])
+
+
+def _cbor(h):
+    from shoe.link import codec
+
+    return codec.decode(bytes.fromhex(h))
+
+
+def _shoe_call(ep, row):
+    """-> (what the shoe end returned or raised, as recorded) for one app call."""
+    from shoe.link import codec
+
+    op = row["op"]
+    if op == "rx":
+        got = ep.receive(bytes.fromhex(row["hex"]), row["t"])
+        return "got", [[k, codec.encode(b).hex(), c] for k, b, c, _ in got]
+    if op == "tx":
+        return "hex", bytes(ep.transmit(row["t"])).hex()
+    if op == "up":
+        return "ret", ep.link_up(row["t"])
+    if op == "send_many":
+        return "ret", ep.send_many([(k, _cbor(b)) for k, b in row["msgs"]])
+    if op == "send":
+        return "ret", ep.send(row["kind"], _cbor(row["body"]), row["durable"])
+    if op == "reply":
+        return "ret", ep.reply(row["ctr"], _cbor(row["body"]), row["durable"])
+    if op == "error":
+        return "ret", ep.error(row["ctr"], row["reason"], _cbor(row["detail"]), row["durable"])
+    raise AssertionError("unknown op %r" % op)
+
+
+def first_difference_shoe(path, keys):
+    """Replay a shoe transcript through a fresh shoe Endpoint; None, or the first difference."""
+    header, rows = read(path)
+    ep = shoe_endpoint(header, keys)
+    for row in rows:
+        if row["op"] == "end":
+            errors = dict(sorted(ep.errors().items()))
+            if errors != row["errors"]:
+                return "%s: the shoe's counters are %s; the transcript has %s" % (
+                    _where(row), json.dumps(errors), json.dumps(row["errors"]))
+            continue
+        try:
+            field, value = _shoe_call(ep, row)
+        except AssertionError as e:
+            return "%s: %s" % (_where(row), e)
+        except Exception as e:  # noqa: BLE001 - compared with what the recording raised
+            raised = getattr(e, "reason", None) or repr(e)
+            if row.get("raised") != raised:
+                return "%s: the shoe end raised %s; the transcript has %s" % (
+                    _where(row), raised, row.get("raised", "no exception"))
+            continue
+        if "raised" in row:
+            return "%s: the shoe end returned %s; the transcript has it raise %s" % (
+                _where(row), json.dumps(value)[:200], row["raised"])
+        want = row[field]
+        if field == "ret" and isinstance(value, tuple):
+            value = list(value)
+        if value != want:
+            extra = ""
+            if field == "hex":
+                extra = " (first difference at byte %d)" % (_first_byte(value, want) // 2)
+            return "%s: the shoe end gave %s; the transcript has %s%s" % (
+                _where(row), json.dumps(value)[:600], json.dumps(want)[:600], extra)
+    return None

@@ -12,10 +12,14 @@ sees them: the first DATA frame after the first `deal_complete` is dropped (the 
 follows and asks with an ACK bitmap), the first after the next `deal_complete` or `irregularity`
 is corrupted (a byte of its CRC).
 
+The board writes its own side too (board/sim/linkrec.py, SHOE_LINK_RECORD): every call the app
+makes into its Endpoint, as `NAME-shoe.jsonl`, replayed into the firmware's shoe end.
+
 Re-record after an intended protocol change (frame layout, HELLO fields, a message or reply
 changed on purpose): the replay test (test_replay.py) then fails on the old transcripts.
 """
 import json
+import os
 import sys
 import tempfile
 import time
@@ -27,7 +31,8 @@ from host_tools.link import ShoeLink
 from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.session import TableRunner
 from host_tools.simboard import SimBoard
-from host_tools.transcript import (FORMAT, RecordingEndpoint, SeededNonces, key_id, write)
+from host_tools.transcript import (FORMAT, RecordingEndpoint, SeededNonces, join_chunks, key_id,
+                                   write)
 from host_tools.world import ReaderPort, World
 from shoe import VERSION
 from shoe.link import cobs
@@ -148,7 +153,13 @@ def record(name, out_dir=HERE):
     with tempfile.TemporaryDirectory() as tmp:
         state = str(Path(tmp) / "state")
         ensure_demo_keys(state, shoe_id=SHOE_ID)
-        with SimBoard(state) as board:
+        shoe_log = Path(tmp) / "shoe-link.jsonl"
+        os.environ["SHOE_LINK_RECORD"] = str(shoe_log)   # board/sim/linkrec.py
+        try:
+            board = SimBoard(state).start()
+        finally:
+            del os.environ["SHOE_LINK_RECORD"]
+        try:
             link = ShoeLink(board.host_url, DEMO_KEYS["shoe"],
                             supervisor_key=DEMO_KEYS["supervisor"], reconnect_s=0.05,
                             open_port=open_port,
@@ -179,6 +190,9 @@ def record(name, out_dir=HERE):
                     port.close()
                 link.close()
             lines = list(link.ep.lines) + [link.ep.end_line()]
+        finally:
+            board.stop()
+        shoe_rows = [json.loads(s) for s in shoe_log.read_text().splitlines() if s.strip()]
     applied = [a for p in ports for a in p.applied]
     header = {"op": "header", "format": FORMAT, "name": name, "firmware": VERSION,
               "protocol": PROTOCOL, "shoe_id": SHOE_ID, "key_id": key_id(DEMO_KEYS["shoe"]),
@@ -190,7 +204,30 @@ def record(name, out_dir=HERE):
               "outcomes": [[o[0], o[1]] for o in outcomes], "phase_after": st.get("phase")}
     path = Path(out_dir) / ("%s.jsonl" % name)
     write(path, header, lines)
+    write(Path(out_dir) / ("%s-shoe.jsonl" % name), *_shoe_transcript(name, shoe_rows))
     return path, header, lines
+
+
+def _shoe_transcript(name, rows):
+    init = rows[0]
+    if init.get("op") != "init":
+        raise RuntimeError("the board's link log does not start with its init line")
+    calls = [r for r in rows[1:] if r["op"] != "nonce"]
+    for r in calls:
+        if r["op"] in ("rx", "tx"):
+            r["dir"] = "h2s" if r["op"] == "rx" else "s2h"
+    header = {"op": "header", "format": FORMAT, "name": name, "side": "shoe",
+              "firmware": VERSION, "protocol": PROTOCOL, "shoe_id": init["shoe_id"],
+              "key_id": key_id(DEMO_KEYS["shoe"]),
+              "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]) if init["supervisor_key"]
+              else None, "sid": init["sid"], "boot": init["boot"], "nonce": init["nonce"],
+              "nonces": [r["hex"] for r in rows if r["op"] == "nonce"],
+              "options": init["options"], "supervised": init["supervised"],
+              "outbox_limit": init["room"]}
+    order = ("n", "dir", "op", "t")
+    return header, [dict([(k, r[k]) for k in order if k in r]
+                         + sorted((k, v) for k, v in r.items() if k not in order))
+                    for r in join_chunks(calls)]
 
 
 def main(argv):

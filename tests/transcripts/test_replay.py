@@ -10,16 +10,18 @@ from pathlib import Path
 import pytest
 
 from host_tools.provision_sim import DEMO_KEYS
-from host_tools.transcript import first_difference, key_id, read
+from host_tools.transcript import first_difference, first_difference_shoe, key_id, read
 from shoe.link.endpoint import PROTOCOL
 
 HERE = Path(__file__).resolve().parent
-TRANSCRIPTS = sorted(HERE.glob("*.jsonl"))
+TRANSCRIPTS = sorted(p for p in HERE.glob("*.jsonl") if not p.stem.endswith("-shoe"))
+SHOE_TRANSCRIPTS = sorted(HERE.glob("*-shoe.jsonl"))
 RERECORD = "(an intended protocol change? re-record: .venv/bin/python -m tests.transcripts.record)"
 
 
 def test_the_transcripts_are_there():
     assert {p.stem for p in TRANSCRIPTS} >= {"fcf", "hcf"}
+    assert {p.stem for p in SHOE_TRANSCRIPTS} >= {"fcf-shoe", "hcf-shoe"}
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.stem)
@@ -30,6 +32,18 @@ def test_the_host_end_replays_the_transcript_exactly(path):
     ops = {r["op"] for r in rows}
     assert {"rx", "tx", "cmd", "end"} <= ops   # a real session, not an empty file
     diff = first_difference(path, DEMO_KEYS)
+    assert diff is None, "%s: %s %s" % (path.name, diff, RERECORD)
+
+
+@pytest.mark.parametrize("path", SHOE_TRANSCRIPTS, ids=lambda p: p.stem)
+def test_the_shoe_end_replays_the_transcript_exactly(path):
+    """The other direction: the host's bytes and the app's calls (events, replies) fed to the
+    firmware's own shoe end, recorded on the virtual board; it must write the same bytes."""
+    header, rows = read(path)
+    assert header["protocol"] == PROTOCOL, RERECORD
+    assert header["key_id"] == key_id(DEMO_KEYS["shoe"])
+    assert {"rx", "tx", "send_many", "reply"} <= {r["op"] for r in rows}
+    diff = first_difference_shoe(path, DEMO_KEYS)
     assert diff is None, "%s: %s %s" % (path.name, diff, RERECORD)
 
 
@@ -86,6 +100,34 @@ def test_a_changed_shoe_byte_is_caught_at_its_line(tmp_path):
         lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)))
     diff = first_difference(mutated, DEMO_KEYS)
     assert diff and diff.startswith("line %d (s2h rx" % line), diff
+
+
+def test_a_changed_host_byte_is_caught_by_the_shoe_end_at_its_line(tmp_path):
+    """A host frame changed on its way to the shoe end: it drops it (CRC) and delivers nothing,
+    where the recording delivered a command."""
+    path = SHOE_TRANSCRIPTS[0]
+    mutated, line = _mutated(tmp_path, path, lambda r: r["op"] == "rx" and r["got"],
+                             lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)))
+    diff = first_difference_shoe(mutated, DEMO_KEYS)
+    assert diff and diff.startswith("line %d (h2s rx" % line), diff
+
+
+def test_a_changed_event_is_caught_by_the_shoe_end_at_its_line(tmp_path):
+    """An event the app sends changed (one field renamed): the shoe end writes other bytes at
+    the first frame that carries it."""
+    from shoe.link import codec
+
+    def rename(r):
+        kind, body = r["msgs"][0]
+        b = codec.decode(bytes.fromhex(body))
+        b["renamed"] = b.pop(sorted(b)[0])
+        r["msgs"][0] = [kind, codec.encode(b).hex()]
+
+    path = SHOE_TRANSCRIPTS[0]
+    mutated, line = _mutated(tmp_path, path, lambda r: r["op"] == "send_many" and r["msgs"],
+                             rename)
+    diff = first_difference_shoe(mutated, DEMO_KEYS)
+    assert diff and "(s2h tx" in diff and int(diff.split()[1]) > line, diff
 
 
 def test_a_changed_host_byte_is_caught_at_its_line(tmp_path):
