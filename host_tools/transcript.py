@@ -4,7 +4,7 @@ A transcript is JSON Lines: a header (firmware and protocol version, key ids, th
 host nonces used), then one line per call into the host's sans-I/O Endpoint, in the order the
 ShoeLink made them (its lock serialises them):
 
-    {"n": 7, "dir": "s2h", "op": "rx", "t": 1234, "hex": "00...", "got": [[kind, body, eseq, meta]]}
+    {"n": 7, "dir": "s2h", "op": "rx", "t": 1234, "hex": "00..", "got": [[kind, body, eseq, meta]]}
     {"n": 8, "dir": "h2s", "op": "tx", "t": 1234, "hex": "00..."}      # a non-empty transmit()
     {"n": 9, "dir": "h2s", "op": "cmd", "kind": "status", "body": {}, "sup": false, "ctr": 3}
     {"n": 10, "op": "up", "t": 1250, "ret": true}                       # link_up()
@@ -20,7 +20,11 @@ the split of the shoe's bytes into chunks that complete no frame (they are joine
 
     link.ep = RecordingEndpoint(link.ep)          # after ShoeLink(...): records every call
     write(path, header, link.ep.lines)
-    first_difference(path) -> None | "line N (h2s tx, t=...): ..."   # replays the host end
+    first_difference(path, keys) -> None | "line N (h2s tx, t=...): ..."   # replays the host end
+    first_difference_shoe(path, keys)     # a shoe transcript (board/sim/linkrec.py) -> shoe end
+
+The recorder and the committed transcripts are in tests/transcripts/ (record.py says when to
+re-record: after an intended protocol change).
 """
 import hashlib
 import json
