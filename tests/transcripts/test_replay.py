@@ -154,3 +154,28 @@ def test_every_host_nonce_comes_from_the_nonce_source():
     assert SeededNonces(5)() == src.given[0]            # seeded: the same again
     a, b = Endpoint("host", DEMO_KEYS["shoe"]), Endpoint("host", DEMO_KEYS["shoe"])
     assert a.nonce != b.nonce and len(a.nonce) == 8     # the default stays os.urandom
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.stem)
+def test_both_ends_recorded_the_same_session(path):
+    """The two transcripts of a session are of the same bytes: what the host wrote is what the
+    shoe received, and what the shoe wrote reached the host but for the two scripted faults
+    (one DATA frame dropped, one corrupted)."""
+    import difflib
+
+    _, host = read(path)
+    _, shoe = read(path.with_name(path.stem + "-shoe.jsonl"))
+
+    def stream(rows, op):
+        return bytes.fromhex("".join(r["hex"] for r in rows if r["op"] == op))
+
+    # (the board is stopped last: the shoe may not have read the host's very last bytes, and
+    # may have written a last frame the host no longer read)
+    assert stream(host, "tx").startswith(stream(shoe, "rx"))
+    sent = [f for f in stream(shoe, "tx").split(b"\x00") if f]
+    got = [f for f in stream(host, "rx").split(b"\x00") if f]
+    sent = sent[:len(sent) - sent[::-1].index(got[-1])]
+    ops = [(op, i2 - i1, j2 - j1) for op, i1, i2, j1, j2
+           in difflib.SequenceMatcher(None, sent, got, autojunk=False).get_opcodes()
+           if op != "equal"]
+    assert sorted(ops) == [("delete", 1, 0), ("replace", 1, 1)], ops
