@@ -67,6 +67,10 @@ def run():
                      service_level=wiring.service["active_level"], service=o["--service"] == "1")
 
     def ready(hw):
+        import os
+        if os.getenv("SHOE_LINK_RECORD"):   # tests/transcripts: the app's link calls, recorded
+            import linkrec
+            linkrec.install(os.getenv("SHOE_LINK_RECORD"))
         _kept.append(hw)
         _kept.append(_ballast(int(o["--data-heap"])))   # bytes (host_tools/simboard.py)
         gc.collect()

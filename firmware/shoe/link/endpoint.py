@@ -83,7 +83,7 @@ class ShoeEndpoint(SendQueue, Handshake):
 
     def __init__(self, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
                  window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, stall_ms=6000, sid=None,
-                 nonce=None):
+                 nonce=None, nonce_source=None):
         if store is None and self.role == "shoe":
             raise ValueError("store")
         self.key = bytes(key)
@@ -100,7 +100,8 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.peer_sid = 0
         self.peer = None  # the HELLO fields the live session was made with
         self.up = False
-        self.nonce = nonce or _nonce()  # offered in our HELLO (`nonce`: tests' fixed first one)
+        self._new_nonce = nonce_source or _nonce  # () -> 8 fresh bytes (transcripts: seeded)
+        self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session
         self._skey = None  # its key

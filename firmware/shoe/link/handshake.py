@@ -46,7 +46,7 @@ class Handshake:
         """Start a new handshake; the live session carries on until it completes."""
         self._count(reason)
         if not self.pending():
-            self.nonce = _nonce()
+            self.nonce = self._new_nonce()
         self._need_hello = True
         self._hello_last = -1 << 30
 
@@ -88,7 +88,7 @@ class Handshake:
         # the live session, if any, stays until the peer answers it
         self._count("hello_new")
         if not self.pending():
-            self.nonce = _nonce()
+            self.nonce = self._new_nonce()
         self.peer_nonce = n
         self._need_hello = True
 
