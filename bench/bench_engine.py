@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
+
 _DEAL = r"""
 def deal(n, seed):
     # n random five-card hands as a bytes table (an LCG: the same hands on every run)

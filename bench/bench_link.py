@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "firmware"))
 
-import shoe  # noqa: E402,F401
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools import runtime  # noqa: E402
 from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import codec, frame  # noqa: E402

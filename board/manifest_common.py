@@ -72,7 +72,6 @@ FIRMWARE = (
     "shoe/tablestate.py",
 )
 HOST_ONLY = (
-    "shoe/_cpython_compat.py",
     "shoe/games/evalrun.py",
     "shoe/games/fcfhost.py",
     "shoe/games/naive.py",

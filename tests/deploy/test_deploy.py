@@ -282,7 +282,6 @@ def test_compiled_set_covers_the_firmware():
 
     files = _REAL_COMPILE("esp32")
     assert "wiring.mpy" in files and "shoe/drivers/rfid.mpy" in files
-    assert "shoe/_cpython_compat.mpy" not in files
     # only firmware ships: exactly the list of board/manifest_common.py, and the wiring
     assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()[0]} | {"wiring.mpy"}
     assert "shoe/games/naive.mpy" not in files and "shoe/link/host.mpy" not in files
