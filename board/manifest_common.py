@@ -76,8 +76,6 @@ HOST_ONLY = (
     "shoe/games/fcfhost.py",
     "shoe/games/naive.py",
     "shoe/games/unpacking.py",
-    "shoe/link/host.py",
-    "shoe/link/store.py",
 )
 metadata(description="Smart dealing shoe firmware", version="0.1.0")
 for _path in FIRMWARE:

@@ -1,7 +1,7 @@
 """The collector: MQTT -> verify every event again -> PostgreSQL, exactly once per (shoe, eseq).
 
 It trusts no gateway. For each message on floor/shoe/<id>/events it:
-  1. verifies the MAC over the signed payload with that shoe's key (shoe.link.host.open_message);
+  1. verifies the MAC over the signed payload with that shoe's key (host_tools.link.host.open_message);
      a bad MAC, a malformed payload or an unknown shoe is an alert and is never stored;
   2. checks the hash chain against what PostgreSQL holds: eseq = head + 1 and prev = head hash
      ("ok"), prev differs ("broken": stored, flagged, alerted); an eseq at or below the head is a
@@ -34,7 +34,7 @@ from host_tools import reeval
 from host_tools.audit import _jsonable
 from host_tools.events import decode
 from host_tools.floor import mqtt, pg
-from shoe.link.host import open_message
+from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
 _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)

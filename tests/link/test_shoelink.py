@@ -210,8 +210,8 @@ def test_no_board_is_a_clear_error():
 
 
 def test_audit_store_once_tamper_detection_and_export(tmp_path):
-    from shoe.link.host import HostEndpoint
-    from shoe.link.store import MemoryStore
+    from host_tools.link.host import HostEndpoint
+    from host_tools.link.memstore import MemoryStore
     st = MemoryStore()
     shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="A1")
     host = HostEndpoint(KEY)
