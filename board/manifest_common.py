@@ -46,6 +46,7 @@ FIRMWARE = (
     "shoe/games/paytable.py",
     "shoe/games/presets.py",
     "shoe/games/ptcheck.py",
+    "shoe/games/pttypes.py",
     "shoe/games/settle.py",
     "shoe/hardware.py",
     "shoe/journal/__init__.py",
@@ -72,10 +73,7 @@ FIRMWARE = (
     "shoe/tablestate.py",
 )
 HOST_ONLY = (
-    "shoe/games/evalrun.py",
-    "shoe/games/fcfhost.py",
     "shoe/games/naive.py",
-    "shoe/games/unpacking.py",
 )
 metadata(description="Smart dealing shoe firmware", version="0.1.0")
 for _path in FIRMWARE:
