@@ -1,4 +1,4 @@
-"""ShoeLink (host_tools/link.py) against a shoe on a real TCP socket (pyserial socket://), and the
+"""ShoeLink (host_tools/link/) against a shoe on a real TCP socket (pyserial socket://), and the
 SQLite audit store: commands, error replies, events stored exactly once with MAC and chain checked,
 refusals, 64 KiB of garbage, a board restart (socket closed) and reconnection."""
 import io
