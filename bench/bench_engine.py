@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
+
 _DEAL = r"""
 def deal(n, seed):
     # n random five-card hands as a bytes table (an LCG: the same hands on every run)
@@ -149,7 +151,7 @@ def _mpy(code, heap, stdin):
     import tempfile
 
     from host_tools import runtime
-    from host_tools.evaluate import compiled_firmware
+    from host_tools.engine.evaluate import compiled_firmware
 
     cache = compiled_firmware()
     extra = [cache] if cache is not None else []
@@ -231,7 +233,7 @@ def cpython_figures():
 
 
 def eval_throughput(count=2000):
-    from host_tools.evaluate import Evaluator
+    from host_tools.engine.evaluate import Evaluator
     from tests.engine.rounds import stream
 
     lines = stream(seed=3, count=count, bad_every=10)

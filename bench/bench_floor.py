@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "firmware"))
 
-import shoe  # noqa: E402,F401
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools.floor import mosquitto, mqtt, pg  # noqa: E402
 from host_tools.floor.harness import Floor  # noqa: E402
 

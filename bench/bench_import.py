@@ -47,7 +47,7 @@ def measure():
     if proc.returncode != 0:
         raise SystemExit("MicroPython failed:\n" + proc.stdout + proc.stderr)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    firmware = shipped_files()[0]
+    firmware = shipped_files()
     src = runtime.FIRMWARE
     res["source_lines"] = sum(len((src / p).read_text().splitlines()) for p in firmware)
     res["mpy_bytes"] = sum(f.stat().st_size for f in Path(out, "shoe").rglob("*.mpy"))

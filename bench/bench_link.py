@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "firmware"))
 
-import shoe  # noqa: E402,F401
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools import runtime  # noqa: E402
 from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import codec, frame  # noqa: E402
-from shoe.link.endpoint import Endpoint  # noqa: E402
+from host_tools.link.host import Endpoint  # noqa: E402
 from shoe.link.message import seal_message  # noqa: E402
 from tests.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
                                 mpy_build)
@@ -124,7 +124,7 @@ f0 = free()
 from shoe.journal import journal
 f1 = free()
 from shoe.link import endpoint
-from shoe.link import host as hostmod
+import host as hostmod
 f2 = free()
 j = journal.Journal(ROOT)
 f3 = free()
@@ -236,7 +236,7 @@ def frame_cost_micropython():
         path = Path(d) / "bench_frame.py"
         path.write_text(DATA_HEAP_PRELUDE + FRAME_COST)
         out = subprocess.run(runtime.command([str(path)], CODE_ROOM), capture_output=True,
-                             text=True, env=runtime.environment(str(build)), timeout=300)
+                             text=True, env=runtime.environment(str(build), runtime.HOST_LINK), timeout=300)
         if out.returncode:
             return {"error": out.stdout[-500:] + out.stderr[-500:]}
         return json.loads(out.stdout.strip().splitlines()[-1])
@@ -274,7 +274,7 @@ def stall_recovery():
     attacker who let heartbeats through but dropped every DATA frame for 10 s stops, until a
     command is answered; (b) from a desynchronised session (the shoe's expected sequence pushed
     9 ahead, as junk frames did in protocol 1) until a command is answered."""
-    from shoe.link.store import MemoryStore
+    from host_tools.link.memstore import MemoryStore
     out = {}
     for case in ("black_hole_10s", "desync"):
         st = MemoryStore()
@@ -327,7 +327,7 @@ def micropython_figures():
         path.write_text(code)
         heap = "128k"
         out = subprocess.run(runtime.command([str(path)], heap), capture_output=True, text=True,
-                             env=runtime.environment(str(build)), timeout=300)
+                             env=runtime.environment(str(build), runtime.HOST_LINK), timeout=300)
         if out.returncode:
             return {"error": out.stdout[-500:] + out.stderr[-500:]}
         res = json.loads(out.stdout.strip().splitlines()[-1])

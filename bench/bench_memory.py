@@ -31,7 +31,7 @@ def run(rounds, seats, heap):
     data = heap_bytes(heap)
     cmd = runtime.command([ROOT / "tests/firmware/app_session.py", state, rounds, data, seats],
                           str(data + CODE_ALLOWANCE + 65536))
-    env = runtime.environment(compile_firmware(), runtime.BOARD / "sim")
+    env = runtime.environment(compile_firmware(), runtime.BOARD / "sim", runtime.HOST_LINK)
     t0 = time.monotonic()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     dt = time.monotonic() - t0

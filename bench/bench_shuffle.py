@@ -20,7 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(ROOT, "firmware"), ROOT]
 
-import shoe  # noqa: E402,F401
+import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from shoe.deck.shuffle_check import (ShuffleCheck, limit, run_limit, stats,  # noqa: E402
                                       KEEP, ALPHA, _P_NEIGH, _P_SUCC)
 

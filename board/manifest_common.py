@@ -4,9 +4,8 @@
 # FIRMWARE is the one list of what ships to a board: the freeze below and `shoectl deploy`
 # (host_tools/deploy.py reads this file) use it, and so does the virtual board, which imports
 # only these (host_tools/build.py), so every end-to-end test runs on exactly the shipped set.
-# HOST_ONLY are modules under firmware/shoe that never go to a board (the host's fast paths
-# and decoders, test stand-ins); a new module must be put in one list or the other
-# (tests/drivers/test_boards.py).
+# firmware/shoe holds nothing else (host and test code lives in host_tools/ and tests/): a new
+# module must be listed here (tests/drivers/test_boards.py).
 FIRMWARE = (
     "shoe/__init__.py",
     "shoe/app.py",
@@ -46,6 +45,7 @@ FIRMWARE = (
     "shoe/games/paytable.py",
     "shoe/games/presets.py",
     "shoe/games/ptcheck.py",
+    "shoe/games/pttypes.py",
     "shoe/games/settle.py",
     "shoe/hardware.py",
     "shoe/journal/__init__.py",
@@ -70,15 +70,6 @@ FIRMWARE = (
     "shoe/reasons.py",
     "shoe/table.py",
     "shoe/tablestate.py",
-)
-HOST_ONLY = (
-    "shoe/_cpython_compat.py",
-    "shoe/games/evalrun.py",
-    "shoe/games/fcfhost.py",
-    "shoe/games/naive.py",
-    "shoe/games/unpacking.py",
-    "shoe/link/host.py",
-    "shoe/link/store.py",
 )
 metadata(description="Smart dealing shoe firmware", version="0.1.0")
 for _path in FIRMWARE:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from shoe.link import codec
-from shoe.link.host import open_message
+from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
 _SCHEMA = """

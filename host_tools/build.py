@@ -31,15 +31,15 @@ def mpy_cross():
 
 
 def shipped_files():
-    """(FIRMWARE, HOST_ONLY) of board/manifest_common.py: paths like "shoe/app.py"."""
+    """FIRMWARE of board/manifest_common.py: paths like "shoe/app.py"."""
     ns = {"metadata": lambda **kw: None, "module": lambda *a, **kw: None}
     exec((runtime.BOARD / "manifest_common.py").read_text(), ns)
-    return tuple(ns["FIRMWARE"]), tuple(ns["HOST_ONLY"])
+    return tuple(ns["FIRMWARE"])
 
 
 def compile_shipped(out_root=BOARD_BUILD):
     """What a board gets, compiled: the virtual board imports only these."""
-    return compile_tree(runtime.FIRMWARE / "shoe", out_root, only=shipped_files()[0])
+    return compile_tree(runtime.FIRMWARE / "shoe", out_root, only=shipped_files())
 
 
 def compile_tree(src_pkg, out_root, opt=None, only=None):
@@ -49,8 +49,6 @@ def compile_tree(src_pkg, out_root, opt=None, only=None):
     tool = mpy_cross()
     wanted = set()
     for src in sorted(src_pkg.rglob("*.py")):
-        if src.name.startswith("_cpython"):
-            continue          # the CPython stand-in for `micropython` never goes to a board
         if only is not None and src.relative_to(src_pkg.parent).as_posix() not in only:
             continue
         rel = src.relative_to(src_pkg.parent).with_suffix(".mpy")

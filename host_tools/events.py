@@ -7,9 +7,9 @@ to keep a six-seat round inside one frame); everything else arrives as it is.
 
 def decode(kind, body):
     if kind == "round_result" and isinstance(body, dict) and "packed" in body:
-        from shoe.games import packing
+        from host_tools.engine import unpacking
 
-        result = packing.unpack(bytes(body["packed"]))
+        result = unpacking.unpack(bytes(body["packed"]))
         if isinstance(result.get("deck"), int):
             result["deck"] = "%04X" % result["deck"]   # as the shoe's other events name it
         return kind, result

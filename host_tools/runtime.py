@@ -12,6 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "firmware"
 BOARD = ROOT / "board"
 FAKES = ROOT / "tests" / "fakes"
+# host modules that also run under MicroPython (tests, `shoectl eval`); not firmware: their
+# folders go on MICROPYPATH, the modules import as top-level names (`import host`, `evalrun`)
+HOST_LINK = ROOT / "host_tools" / "link"
+HOST_ENGINE = ROOT / "host_tools" / "engine"
 DEFAULT_HEAP = "64k"
 
 

@@ -29,7 +29,7 @@ re-record: after an intended protocol change).
 import hashlib
 import json
 
-from shoe.link.endpoint import Endpoint
+from host_tools.link.host import Endpoint
 
 FORMAT = 1
 
@@ -275,7 +275,7 @@ def join_chunks(rows):
 
 
 def shoe_endpoint(header, keys):
-    from shoe.link.store import MemoryStore
+    from host_tools.link.memstore import MemoryStore
 
     store = MemoryStore(limit=header["outbox_limit"])
     store.boot = header["boot"]

@@ -8,6 +8,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import host_tools  # noqa: E402,F401  (before any shoe import: the CPython `micropython` stand-in)
+
 
 def pytest_addoption(parser):
     parser.addoption("--device", default=None, help="serial port of a real board for hardware tests")

@@ -5,8 +5,9 @@
     objs = json_lines(out)                                    # lines that are JSON
 
 A non-zero exit (an uncaught exception, a failed assert in the script) fails the calling test
-with MicroPython's stderr in the message. Scripts run with MICROPYPATH = tests/fakes (the fake
-`machine`), firmware/, .frozen, at the device heap (SHOE_HEAP, default 64k).
+with MicroPython's stderr in the message. Scripts run with MICROPYPATH = host_tools/link (the host
+end and MemoryStore: `import host`, `import memstore`), tests/fakes (the fake `machine`),
+firmware/, .frozen, at the device heap (SHOE_HEAP, default 64k).
 """
 import json
 import subprocess
@@ -21,7 +22,7 @@ ROOT = runtime.ROOT
 def run_mpy(script, *, heap=None, extra_path=(), stdin=None, timeout=300, fakes=True, check=True,
             args=()):
     cmd = runtime.command([script, *args], heap)
-    env = runtime.environment(*extra_path, fakes=fakes)
+    env = runtime.environment(*extra_path, runtime.HOST_LINK, fakes=fakes)
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=ROOT)
     if check and proc.returncode != 0:

@@ -1,7 +1,8 @@
 """The smart dealing shoe's firmware package.
 
 Pure logic (cards, deck, dealing, games, link, journal) imports nothing from `machine` and runs
-under CPython too, so the host tools reuse it. Drivers take injected bus/pin objects. Only a
+under CPython too, so the host tools reuse it (host_tools installs the CPython stand-in
+for the `micropython` module). Drivers take injected bus/pin objects. Only a
 board's entry point (board/<name>/main.py) builds hardware and calls `shoe.app.run()`.
 """
 
@@ -19,11 +20,3 @@ def forget(name):
     parent = sys.modules.get(pkg)
     if parent is not None and attr in parent.__dict__:
         delattr(parent, attr)
-
-try:
-    import micropython  # noqa: F401  (MicroPython: the real module)
-except ImportError:  # CPython (host tools): a stand-in so firmware modules import unchanged
-    import sys
-    from shoe import _cpython_compat
-
-    sys.modules["micropython"] = _cpython_compat

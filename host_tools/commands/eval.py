@@ -2,7 +2,7 @@
 import sys
 
 from host_tools.errors import ShoeError
-from host_tools.evaluate import RUNTIMES, Evaluator
+from host_tools.engine.evaluate import RUNTIMES, Evaluator
 
 NAME = "eval"
 HELP = "settle dealt rounds (JSON Lines on stdin) with the firmware's engine"

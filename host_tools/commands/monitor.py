@@ -119,7 +119,7 @@ def run(args):
     from host_tools.audit import AuditStore
     from host_tools.events import decode
     from host_tools.link import ShoeLink
-    from host_tools.reeval import disagreements
+    from host_tools.engine.reeval import disagreements
 
     k = keyfile.load(args)
     store = None if args.no_store else AuditStore(args.db)

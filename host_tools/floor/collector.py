@@ -1,7 +1,7 @@
 """The collector: MQTT -> verify every event again -> PostgreSQL, exactly once per (shoe, eseq).
 
 It trusts no gateway. For each message on floor/shoe/<id>/events it:
-  1. verifies the MAC over the signed payload with that shoe's key (shoe.link.host.open_message);
+  1. verifies the MAC over the signed payload with that shoe's key (host_tools.link.host.open_message);
      a bad MAC, a malformed payload or an unknown shoe is an alert and is never stored;
   2. checks the hash chain against what PostgreSQL holds: eseq = head + 1 and prev = head hash
      ("ok"), prev differs ("broken": stored, flagged, alerted); an eseq at or below the head is a
@@ -11,7 +11,7 @@ It trusts no gateway. For each message on floor/shoe/<id>/events it:
      after `gap_timeout` it is alerted as a gap and the chain goes on ("gap"); an event that
      fills such a hole later is still stored (chain "ok" if its predecessor is held);
   3. stores the event (INSERT ... ON CONFLICT DO NOTHING keyed by (shoe, eseq)), re-evaluates a
-     round result with the engine (host_tools/reeval.py; a disagreement is an alert), turns
+     round result with the engine (host_tools/engine/reeval.py; a disagreement is an alert), turns
      irregularities into open alerts (closed when the shoe reports them cleared), updates the
      table's live row, and NOTIFYs `floor` in the same transaction;
   4. only then acknowledges the MQTT message (manual PUBACK): a collector killed mid-batch leaves
@@ -30,11 +30,11 @@ import queue
 import threading
 import time
 
-from host_tools import reeval
+from host_tools.engine import reeval
 from host_tools.audit import _jsonable
 from host_tools.events import decode
 from host_tools.floor import mqtt, pg
-from shoe.link.host import open_message
+from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
 _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)

@@ -1,7 +1,7 @@
 """Lightweight simulated shoes: real signed, hash-chained event streams for hundreds of tables.
 
 Each SimShoe runs the firmware's own shoe end of the link under CPython (shoe.link.endpoint
-ShoeEndpoint with shoe.link.store.MemoryStore: every event sealed with the shoe key by
+ShoeEndpoint with host_tools.link.memstore.MemoryStore: every event sealed with the shoe key by
 shoe.link.message, chained, kept in the outbox until the host acknowledges it, re-sent after a
 reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
 exactly as the app sends a result). What it does not run is the card reader and table.py: the
@@ -22,7 +22,7 @@ import time
 from shoe.games import engine, packing
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
-from shoe.link.store import MemoryStore
+from host_tools.link.memstore import MemoryStore
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

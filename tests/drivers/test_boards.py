@@ -42,21 +42,20 @@ def test_pins_not_reused():
 
 
 def test_manifests_name_the_firmware_files():
-    """Only firmware ships: one explicit list (manifest_common.py), used by the freeze, deploy and
-    the virtual board; every module under firmware/shoe is in it or in HOST_ONLY."""
+    """Only firmware ships and firmware/shoe holds only what ships: one explicit list
+    (manifest_common.py), used by the freeze, deploy and the virtual board, names every module
+    under firmware/shoe (host and test code lives in host_tools/ and tests/)."""
     from host_tools.build import shipped_files
     from host_tools.runtime import FIRMWARE
 
-    shipped, host_only = shipped_files()
+    shipped = shipped_files()
     every = {p.relative_to(FIRMWARE).as_posix() for p in (FIRMWARE / "shoe").rglob("*.py")}
-    unlisted = every - set(shipped) - set(host_only)
-    assert not unlisted, ("put %s in FIRMWARE (ships) or HOST_ONLY of board/manifest_common.py"
+    unlisted = every - set(shipped)
+    assert not unlisted, ("%s under firmware/shoe: list it in FIRMWARE of "
+                          "board/manifest_common.py, or move it out if it does not ship"
                           % ", ".join(sorted(unlisted)))
-    assert set(shipped) | set(host_only) <= every, (set(shipped) | set(host_only)) - every
-    assert not set(shipped) & set(host_only)
-    for name in ("games/naive.py", "games/fcfhost.py", "link/host.py", "games/evalrun.py",
-                 "games/unpacking.py", "_cpython_compat.py"):
-        assert "shoe/" + name in host_only
+    assert set(shipped) <= every, set(shipped) - every
+    assert len(set(shipped)) == len(shipped)
     assert "shoe/app.py" in shipped and "shoe/drivers/hwbuild.py" in shipped
     common = (BOARD / "manifest_common.py").read_text()
     assert 'module(_path, base_path="../firmware", opt=1)' in common and "package(" not in common
@@ -128,4 +127,4 @@ def test_freeze_manifest_freezes_exactly_the_shipped_files(board, tmp_path):
                                          "MPY_LIB_DIR": str(tmp_path / "lib")})
     m.execute(str(BOARD / board / "manifest.py"))
     targets = {f.target_path for f in m.files()}
-    assert targets == set(shipped_files()[0]) | {"wiring.py"}
+    assert targets == set(shipped_files()) | {"wiring.py"}

@@ -81,6 +81,7 @@ def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure
 
 
 def test_six_seat_round_result_fits_the_frame_budget(table):
+    from host_tools.engine import unpacking
     from shoe.games import packing
 
     seats = {str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
@@ -90,4 +91,4 @@ def test_six_seat_round_result_fits_the_frame_budget(table):
     assert len(result["seats"]) == 6
     wire = packing.pack(dict(result, deck=int(result["deck"], 16)))   # as the shoe sent it
     assert len(wire) <= 400          # + envelope, MAC and framing stays within 512 bytes
-    assert packing.unpack(wire)["seats"] == result["seats"]
+    assert unpacking.unpack(wire)["seats"] == result["seats"]

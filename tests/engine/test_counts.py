@@ -16,12 +16,9 @@ from shoe.games import allsix, fcf, hcf, naive
 def test_fcf_best_four_counts_over_all_five_card_hands():
     cats = [0] * 8
     opens = raise3 = 0
-    v5 = fcf.value5
-    arith = fcf.value5_arith  # what MicroPython runs; on CPython value5 is a table lookup
+    v5 = fcf.value5  # the one evaluator, on the device and on the host
     for a, b, c, d, e in itertools.combinations(range(52), 5):
         v = v5(a, b, c, d, e)
-        if v != arith(a, b, c, d, e):
-            raise AssertionError((a, b, c, d, e))
         cats[v >> 26] += 1
         if fcf.dealer_opens(v):
             opens += 1

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from host_tools import runtime
-from host_tools.evaluate import Evaluator, compiled_firmware
+from host_tools.engine.evaluate import Evaluator, compiled_firmware
 from tests.engine.rounds import stream
 from tests.mpy import json_lines, run_code
 
@@ -180,7 +180,7 @@ def test_shoectl_eval_end_to_end(rt):
 
 
 def test_one_persistent_process_serves_the_whole_stream(monkeypatch):
-    import host_tools.evaluate as ev_mod
+    import host_tools.engine.evaluate as ev_mod
 
     started = []
     real = ev_mod.subprocess.Popen
@@ -195,7 +195,7 @@ def test_one_persistent_process_serves_the_whole_stream(monkeypatch):
         out = list(ev.results(lines))
     assert len(out) == 400
     serving = [cmd for cmd in started if "-m" in cmd]  # (the other one is the .mpy probe)
-    assert len(serving) == 1 and "shoe.games.evalrun" in serving[0]
+    assert len(serving) == 1 and "evalrun" in serving[0]
 
 
 def test_a_too_small_heap_degrades_to_error_lines_not_a_crash():

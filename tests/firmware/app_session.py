@@ -15,7 +15,7 @@ import time
 import shoe.app
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
-from shoe.link.endpoint import Endpoint
+from host import Endpoint
 
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
 
@@ -48,7 +48,7 @@ def main():
         json.dump({"version": 1, "shoe_id": "MEM-0001",
                    "keys": {k: hexs(v) for k, v in KEYS.items()}}, f)
     shoe.app.preload()
-    from shoe.link import host as _host  # noqa: F401  (the host side lives here too)
+    import host as _host  # noqa: F401  (the host side lives here too)
     hw = Hardware(host=None, reader=None, state_dir=state, board_name="inproc")
     app = App(hw)
     host = Endpoint("host", KEYS["shoe"])

@@ -14,7 +14,7 @@ import sys, json, io, time
 import asyncio
 import shoe.app
 from shoe.app import App, Hardware
-from shoe.link.endpoint import Endpoint
+from host import Endpoint
 
 shoe.app.preload()
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}

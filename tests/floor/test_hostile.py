@@ -6,7 +6,7 @@ from host_tools.floor import keyring, mqtt, pg
 from host_tools.floor.harness import Floor
 from host_tools.floor.simshoe import make_keys
 from shoe.games import engine, packing
-from shoe.link.host import chain_next
+from host_tools.link.host import chain_next
 from shoe.link.message import GENESIS, seal_message
 from tests.floor.conftest import wait_all_stored, wait_for
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from shoe.journal import log
 from shoe.journal.journal import CTR_MARGIN, Journal, JournalError
 from shoe.journal.outbox import Outbox
-from shoe.link.endpoint import Endpoint
+from host_tools.link.host import Endpoint
+from host_tools.link.memstore import MemoryStore
 from shoe.link.message import GENESIS
-from shoe.link.store import MemoryStore
 
 KEY = b"k" * 32
 

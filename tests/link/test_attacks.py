@@ -14,7 +14,7 @@ import subprocess
 from host_tools import runtime
 from host_tools.faultproxy import (ACK, DATA, DOWN, HELLO, PING, REFUSE, UP, Frame, FrameMitm,
                                    forge)
-from shoe.link.endpoint import Endpoint
+from host_tools.link.host import Endpoint
 from tests.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
 
 KEY = b"k" * 32

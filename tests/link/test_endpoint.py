@@ -1,11 +1,10 @@
 """Two Endpoints (shoe and host) talking through in-memory channels on a simulated clock."""
 import pytest
 
+from host_tools.link.host import Endpoint, chain_next, seal_command
+from host_tools.link.memstore import MemoryStore
 from shoe.link import codec, frame
-from shoe.link.endpoint import Endpoint
-from shoe.link.host import chain_next, seal_command
 from shoe.link.message import GENESIS, LinkError
-from shoe.link.store import MemoryStore
 from tests.link.helpers import LossyChannel
 
 KEY = b"k" * 32

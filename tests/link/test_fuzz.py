@@ -8,11 +8,10 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from host_tools.link.host import Endpoint, seal_command
+from host_tools.link.memstore import MemoryStore
 from shoe.link import cobs, codec, frame
-from shoe.link.endpoint import Endpoint
-from shoe.link.host import seal_command
 from shoe.link.message import mac
-from shoe.link.store import MemoryStore
 from tests.link.helpers import run_fw
 
 KEY = b"k" * 32
@@ -198,7 +197,7 @@ def run_corpus_cpython(chunks):
 MPY_FUZZ = r"""
 import sys, json
 from shoe.link.endpoint import Endpoint
-from shoe.link.store import MemoryStore
+from memstore import MemoryStore
 K = b"k" * 32
 store = MemoryStore()
 ep = Endpoint("shoe", K, store=store, shoe_id="F", sid=77, nonce=b"S" * 8)

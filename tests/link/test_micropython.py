@@ -4,7 +4,7 @@ in a 64 KB data heap (bytecode aside, as on a board)."""
 import subprocess
 
 from host_tools import runtime
-from shoe.link.endpoint import Endpoint
+from host_tools.link.host import Endpoint
 from tests.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel, run_fw
 
 KEY = b"k" * 32
@@ -108,7 +108,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
         assert (echoed, blob) == (900, 850)
         # hostile commands against the MicroPython shoe: a replay of command 1, a forged MAC,
         # a malformed envelope: each gets its reasoned error, none emits anything
-        from shoe.link.host import seal_command
+        from host_tools.link.host import seal_command
         host._queue(seal_command(KEY, "emit", {"n": 10}, 1))
         host._queue(seal_command(b"w" * 32, "emit", {"n": 10}, 10_000))
         host._queue(b"\x84junk")

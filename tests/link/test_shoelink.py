@@ -1,4 +1,4 @@
-"""ShoeLink (host_tools/link.py) against a shoe on a real TCP socket (pyserial socket://), and the
+"""ShoeLink (host_tools/link/) against a shoe on a real TCP socket (pyserial socket://), and the
 SQLite audit store: commands, error replies, events stored exactly once with MAC and chain checked,
 refusals, 64 KiB of garbage, a board restart (socket closed) and reconnection."""
 import io
@@ -211,8 +211,8 @@ def test_no_board_is_a_clear_error():
 
 
 def test_audit_store_once_tamper_detection_and_export(tmp_path):
-    from shoe.link.host import HostEndpoint
-    from shoe.link.store import MemoryStore
+    from host_tools.link.host import HostEndpoint
+    from host_tools.link.memstore import MemoryStore
     st = MemoryStore()
     shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="A1")
     host = HostEndpoint(KEY)

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from shoe.link import cobs, codec, crc, frame, host, message
+from host_tools.link import host
+from shoe.link import cobs, codec, crc, frame, message
 from tests.link.helpers import from_json, run_fw, vectors
 
 VECTORS = vectors()
@@ -66,7 +67,8 @@ def test_cpython_matches_vector(v):
 
 MPY_SCRIPT = r"""
 import sys, json
-from shoe.link import cobs, codec, crc, frame, host, message
+import host
+from shoe.link import cobs, codec, crc, frame, message
 def unhex(s):
     return bytes(int(s[i:i + 2], 16) for i in range(0, len(s), 2))
 from binascii import hexlify

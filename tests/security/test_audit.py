@@ -11,8 +11,8 @@ import pytest
 
 from host_tools.audit import AuditStore
 from shoe.link.endpoint import Endpoint
-from shoe.link.host import HostEndpoint
-from shoe.link.store import MemoryStore
+from host_tools.link.host import HostEndpoint
+from host_tools.link.memstore import MemoryStore
 
 KEY = b"k" * 32
 

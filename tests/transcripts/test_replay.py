@@ -143,7 +143,7 @@ def test_every_host_nonce_comes_from_the_nonce_source():
     """The seam the replay relies on: the first nonce and every fresh one (renegotiate, a HELLO
     that proves nothing) come from `nonce_source`; without it they are random."""
     from host_tools.transcript import SeededNonces
-    from shoe.link.endpoint import Endpoint
+    from host_tools.link.host import Endpoint
 
     src = SeededNonces(5)
     ep = Endpoint("host", DEMO_KEYS["shoe"], nonce_source=src)

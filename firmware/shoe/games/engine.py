@@ -23,8 +23,8 @@ four_card_bonus / all_six entries carry "category" (null when the hand does not 
 progressive "tier" (null when no tier is hit). A fold shows the Raise as amount 0, result 0.
 
 Other entry points: shoe.games.paytable.load(obj_or_name, game) and .PRESETS (pay tables),
-shoe.games.packing.pack(result) / unpack(data) (binary result for the wire), shoe.games.fcf /
-hcf / allsix (hand values), shoe.games.evalrun (the `shoectl eval` device side).
+shoe.games.packing.pack(result) (binary result for the wire; the host unpacks), shoe.games.fcf /
+hcf / allsix (hand values), host_tools/engine/evalrun.py (the `shoectl eval` device side).
 Settlement: shoe.games.fcfround / hcfround. Message texts: shoe.games.messages (loaded only
 when an error is raised, to keep RAM free while settling).
 """

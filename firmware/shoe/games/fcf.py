@@ -24,12 +24,7 @@ The sum of five entries carries the rank sum S (bits 0..14) and four 3-bit suit 
 counter >= 4 (bit 2 of its field) means a four-card flush. With m = OR and x = XOR of the rank
 bits: S == m means five different ranks; otherwise p = m ^ x are the ranks held an even number
 of times and k = S - m tells pair / two pair / trips / full house / quads apart (see the code).
-
-On CPython (the host tools) `value5` is replaced by a dict lookup (shoe.games.fcfhost) built
-from this evaluator, `value5_arith`, at import; tests prove the two equal on every hand.
 """
-import sys
-
 from micropython import const
 
 HIGH_CARD = const(0)
@@ -134,14 +129,6 @@ def value5(a, b, c, d, e):
     # full house: trips plus one card of the pair as kicker
     return THREE_OF_A_KIND << _SHIFT | ((k - p) >> 1) << 13 | p
 
-
-value5_arith = value5  # the table-free evaluator above (what MicroPython always runs)
-
-
-if sys.implementation.name != "micropython":  # the host: a lookup table (shoe.games.fcfhost)
-    from shoe.games import fcfhost
-
-    value5 = fcfhost.install(value5_arith, _flush4)
 
 
 def value(hand):

@@ -1,4 +1,5 @@
-"""A compact binary form of a round_result for the wire: pack(result) -> bytes, unpack(data).
+"""A compact binary form of a round_result for the wire: pack(result) -> bytes. The host reads
+it back (host_tools/engine/unpacking.py: unpack(data), the device only packs).
 
 unpack(pack(r)) == r exactly for every round_result the engine produces, including the keys
 the round lifecycle adds: "round" and "deck" (integers) and "paytable" (a name). Anything else
@@ -33,13 +34,13 @@ from shoe.errors import ShoeError
 from shoe import cards as _cards
 
 _ONE = const(10000)
-_FCF = "four-card-frenzy"
-_HCF = "high-card-flush"
-_WAGERS = (("ante", "odds", "raise", "prime", "four_card_bonus", "all_six"),
+FCF = "four-card-frenzy"
+HCF = "high-card-flush"
+WAGERS = (("ante", "odds", "raise", "prime", "four_card_bonus", "all_six"),
            ("ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"))
-_HAND_CATS = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
+HAND_CATS = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
               "straight_flush", "four_of_a_kind")
-_BONUS_CATS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_kind", "flush",
+BONUS_CATS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_kind", "flush",
                "straight", "two_pair", "six_card_royal_flush", "full_house")
 
 
@@ -134,8 +135,8 @@ def _wager(out, w, name):
         _zvarint(out, payout)
     if flags & 8:
         c = w["category"]
-        _need(c is None or c in _BONUS_CATS, "bad category")
-        out.append(0 if c is None else _BONUS_CATS.index(c) + 1)
+        _need(c is None or c in BONUS_CATS, "bad category")
+        out.append(0 if c is None else BONUS_CATS.index(c) + 1)
     if flags & 16:
         t = w["tier"]
         if t is None:
@@ -152,8 +153,8 @@ def pack(result):
     """round_result dict -> bytes (see the module docstring)."""
     _need(isinstance(result, dict) and result.get("type") == "round_result", "not a result")
     game = result.get("game")
-    _need(game == _FCF or game == _HCF, "bad game")
-    g = 0 if game == _FCF else 1
+    _need(game == FCF or game == HCF, "bad game")
+    g = 0 if game == FCF else 1
     top = ("type", "game", "dealer", "seats", "round", "deck", "paytable")
     _keys(result, top + ("all_six_card",) if g == 0 else top, "round_result")
     out = bytearray((0x10 | g, 0))
@@ -178,8 +179,8 @@ def pack(result):
         _keys(d, ("cards", "best", "category", "opens"), "dealer")
         _cards_out(out, d.get("cards"), 5)
         _cards_out(out, d.get("best"), 4)
-        _need(d.get("category") in _HAND_CATS, "bad category")
-        out.append(_HAND_CATS.index(d["category"]))
+        _need(d.get("category") in HAND_CATS, "bad category")
+        out.append(HAND_CATS.index(d["category"]))
         ok = d.get("opens")
     else:
         _keys(d, ("cards", "flush", "qualifies"), "dealer")
@@ -193,7 +194,7 @@ def pack(result):
     seats = result.get("seats")
     _need(isinstance(seats, dict) and len(seats) < 256, "bad seats")
     out.append(len(seats))
-    order = _WAGERS[g]
+    order = WAGERS[g]
     for key in sorted(seats):
         _need(isinstance(key, str) and 0 < len(key) < 4 and not key.strip("0123456789")
               and 0 < int(key) < 256, "bad seat key")
@@ -218,8 +219,8 @@ def pack(result):
         if g == 0:
             _cards_out(out, s.get("cards"), 5)
             _cards_out(out, s.get("best"), 4)
-            _need(s.get("category") in _HAND_CATS, "bad category")
-            out.append(_HAND_CATS.index(s["category"]))
+            _need(s.get("category") in HAND_CATS, "bad category")
+            out.append(HAND_CATS.index(s["category"]))
         else:
             _cards_out(out, s.get("cards"), 7)
             _flush(out, s.get("flush"))
@@ -240,10 +241,3 @@ def pack(result):
         out[at] = sf
     return bytes(out)
 
-
-def unpack(data):
-    """bytes from pack() -> the round_result dict. Raises PackError on malformed data.
-    (The reading half lives in shoe.games.unpacking: the device only packs.)"""
-    from shoe.games import unpacking
-
-    return unpacking.unpack(data)

@@ -21,38 +21,10 @@ Odds wager is split into sections "odds.win" and "odds.bad_beat"; HCF "progressi
 straight-flush length to a tier name. A section the document leaves out is absent (the table
 does not offer that wager); a category missing from a section does not pay.
 """
-from micropython import const
-from shoe.errors import ShoeError
+from shoe.games.pttypes import FCF, HCF, ONE, PaytableError, Table  # noqa: F401 (re-exported)
+from shoe.games.pttypes import error as _err
 
-ONE = const(10000)  # fixed-point unit of odds
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
 PRESETS = ("fcf-public-1", "hcf-public-1", "hcf-public-2")
-
-
-class PaytableError(ShoeError):
-    """A pay table that cannot be used; the message names the field."""
-
-    reason = "paytable"
-
-
-def _err(code, *args):
-    """The PaytableError of a message code (texts in shoe.games.messages)."""
-    from shoe.games import messages
-
-    text = messages.text(code, args)[1]
-    messages.unload()
-    return PaytableError(text)
-
-
-class Table:
-    def __init__(self, name, game, example, payout_limit, illustrative, sections):
-        self.name = name
-        self.game = game
-        self.example = example
-        self.payout_limit = payout_limit
-        self.illustrative = illustrative
-        self.sections = sections
 
 
 def odds_number(fx):

@@ -6,7 +6,8 @@ are fixed-point integers in units of 1/10000), wrong game. Use shoe.games.paytab
 """
 from micropython import const
 
-from shoe.games.paytable import FCF, HCF, ONE, Table, _err
+from shoe.games.pttypes import FCF, HCF, ONE, Table
+from shoe.games.pttypes import error as _err
 
 _MAX_ODDS = const(1000000)
 _SF = ("3", "4", "5", "6", "7")

@@ -10,7 +10,7 @@ unacknowledged events (it is the Endpoint's store), the hash-chain head and the 
     j.checkpoint()                    # at a round boundary: a full snapshot when the log is half full
     j.compact()                       # a full snapshot now
     j.recovery                        # None, or what a corrupted journal cost (see below)
-    Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: see shoe.link.store
+    Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: docs/protocol.md 7
 The outbox lives in one preallocated ring (outbox.py): `outbox_bytes` must not shrink between
 boots of the same journal.
 

@@ -1,9 +1,8 @@
 """Endpoint: one end of the reliable, authenticated shoe <-> host link (sans-I/O).
 
 The shoe end (ShoeEndpoint) is here, with its send queue (sendqueue.py) and handshake
-(handshake.py) as mixins; the host end (HostEndpoint, shoe/link/host.py) subclasses it,
-so both ends run the same framing, session and retransmission code, and the firmware does not
-load the host half. It never touches a port or a clock: the caller feeds it bytes and the time.
+(handshake.py) as mixins; the host end (HostEndpoint, host_tools/link/host.py, not firmware)
+subclasses it, so both ends run the same framing, session and retransmission code. It never touches a port or a clock: the caller feeds it bytes and the time.
 
     ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
                   supervised=("ack_error",))
@@ -68,13 +67,10 @@ def _random32():
 
 
 def Endpoint(role, key, **options):
-    """Make the endpoint for `role`: "shoe" (this module) or "host" (shoe.link.host, which the
-    firmware never imports)."""
+    """Make the endpoint for `role`: "shoe" only here (the firmware); the host end and a factory
+    for either role are in host_tools/link/host.py."""
     if role == "shoe":
         return ShoeEndpoint(key, **options)
-    if role == "host":
-        from shoe.link.host import HostEndpoint
-        return HostEndpoint(key, **options)
     raise ValueError("role")
 
 

@@ -12,8 +12,9 @@ Shoe -> host, a message:   [kind, body, eseq, prev, mac]
     prev]))[:16], genesis head = 16 zero bytes.
 `encode([a, b, c, d, e])` is b"\x85" + the items, so the MAC'd core is the payload with its first
 byte changed and the trailing 17-byte MAC item removed: nothing is re-encoded on verification.
-Failures raise LinkError with `reason`: malformed, bad_mac. The host-only halves (seal_command,
-open_message, chain_next) are in shoe/link/host.py, which the firmware does not load.
+Failures raise LinkError with `reason`: malformed, bad_mac. `seal` and `unseal` are the envelope
+itself, shared with the host end (host_tools/link/host.py: seal_command, open_message,
+chain_next), which is not firmware.
 """
 import hashlib
 
@@ -24,8 +25,8 @@ from shoe.link import codec
 
 MAC_LEN = const(16)
 GENESIS = bytes(16)
-_CMD = b"SHOE1cmd"
-_MSG = b"SHOE1msg"
+CMD_TAG = b"SHOE1cmd"
+MSG_TAG = b"SHOE1msg"
 
 
 class LinkError(Exception):
@@ -61,7 +62,7 @@ def mac(key, tag, core):
     return o.digest()[:MAC_LEN]
 
 
-def _seal(key, tag, items, head=False):
+def seal(key, tag, items, head=False):
     """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and hashed
     where it lies, then turned into the payload in place."""
     out = bytearray()
@@ -74,7 +75,8 @@ def _seal(key, tag, items, head=False):
     return bytes(out), h
 
 
-def _open(payload, nitems):
+def unseal(payload, nitems):
+    """-> (items, core, mac) of an envelope of `nitems` items (the MAC unchecked)."""
     if len(payload) < 2 + MAC_LEN or payload[0] != 0x80 + nitems or payload[-MAC_LEN - 1] != 0x50:
         raise LinkError("malformed")
     try:
@@ -88,7 +90,7 @@ def _open(payload, nitems):
 
 def open_command(payload, key_for):
     """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused)."""
-    items, core, got = _open(payload, 4)
+    items, core, got = unseal(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
             or ctr < 1):
@@ -96,11 +98,11 @@ def open_command(payload, key_for):
     key = key_for(kind)
     if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
         raise LinkError("no_key", ctr)
-    if not equal(mac(key, _CMD, core), got):
+    if not equal(mac(key, CMD_TAG, core), got):
         raise LinkError("bad_mac", ctr)
     return kind, body, ctr
 
 
 def seal_message(key, kind, body, eseq, prev):
     """-> (payload, head): head is the new chain head (eseq > 0) or None."""
-    return _seal(key, _MSG, [kind, body, eseq, prev], eseq)
+    return seal(key, MSG_TAG, [kind, body, eseq, prev], eseq)

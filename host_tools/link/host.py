@@ -1,5 +1,7 @@
-"""The host end of the link (CPython; the firmware never imports this module): HostEndpoint, and
-the host-only envelope functions (sealing commands, opening and chaining shoe messages).
+"""The host end of the link (not firmware): HostEndpoint, a subclass of the firmware's
+ShoeEndpoint, and the host-only envelope functions (sealing commands, opening and chaining shoe
+messages). Imports only the firmware's shoe.link, so it runs on CPython (host_tools.link.host) and
+under MicroPython in tests (MICROPYPATH holds host_tools/link: `import host`).
 
     ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)  # = Endpoint("host", key)
     ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until link up
@@ -24,22 +26,32 @@ host stored (`sequence_reset`) or its command counter is below one this host saw
 """
 import hashlib
 
+from shoe.crypto import equal
 from shoe.link import codec
 from shoe.link.endpoint import ACK_KIND, PROTOCOL, ShoeEndpoint
-from shoe.link.message import _CMD, _MSG, LinkError, _open, _seal, equal, mac
+from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, mac, seal, unseal
+
+
+def Endpoint(role, key, **options):
+    """Either end of the link by `role` ("shoe": the firmware's ShoeEndpoint, "host")."""
+    if role == "host":
+        return HostEndpoint(key, **options)
+    if role == "shoe":
+        return ShoeEndpoint(key, **options)
+    raise ValueError("role")
 
 
 def seal_command(key, kind, body, ctr):
-    return _seal(key, _CMD, [kind, body, ctr])[0]
+    return seal(key, CMD_TAG, [kind, body, ctr])[0]
 
 
 def open_message(payload, key):
     """-> (kind, body, eseq, prev, head, mac); LinkError(malformed | bad_mac)."""
-    items, core, got = _open(payload, 5)
+    items, core, got = unseal(payload, 5)
     kind, body, eseq, prev = items[0], items[1], items[2], items[3]
     if not isinstance(kind, str) or not isinstance(eseq, int) or not isinstance(prev, bytes):
         raise LinkError("malformed")
-    if not equal(mac(key, _MSG, core), got):
+    if not equal(mac(key, MSG_TAG, core), got):
         raise LinkError("bad_mac")
     head = hashlib.sha256(core).digest()[:16] if eseq else None
     return kind, body, eseq, prev, head, got

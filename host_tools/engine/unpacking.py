@@ -1,12 +1,15 @@
-"""The reading half of shoe.games.packing (the host unpacks; the device only packs).
-
-Use shoe.games.packing.unpack(); the layout is described in shoe.games.packing.
+"""The reading half of shoe.games.packing: unpack(data) -> the round_result (the host unpacks;
+the device only packs). The layout is described in shoe.games.packing.
 """
 from shoe import cards as _cards
-from shoe.games.packing import (_BONUS_CATS, _FCF, _HAND_CATS, _HCF, _WAGERS, PackError,
-                                _need)
+from shoe.games.packing import BONUS_CATS, FCF, HAND_CATS, HCF, WAGERS, PackError
 
 _ONE = 10000  # fixed-point unit of results (as in shoe.games.packing)
+
+
+def _need(cond, what):
+    if not cond:
+        raise PackError("cannot unpack round_result: " + what)
 
 
 class _Reader:
@@ -60,7 +63,7 @@ def _unpack(rd):
     _need(b0 >> 4 == 1 and b0 & 15 < 2, "unknown format")
     g = b0 & 15
     flags = rd.byte()
-    r = {"type": "round_result", "game": _FCF if g == 0 else _HCF}
+    r = {"type": "round_result", "game": FCF if g == 0 else HCF}
     if flags & 1:
         r["round"] = rd.varint()
     if flags & 2:
@@ -71,18 +74,18 @@ def _unpack(rd):
         r["all_six_card"] = _cards.name(rd.byte()) if flags & 16 else None
     if g == 0:
         r["dealer"] = {"cards": rd.cards(5), "best": rd.cards(4),
-                       "category": _HAND_CATS[rd.byte()], "opens": bool(flags & 32)}
+                       "category": HAND_CATS[rd.byte()], "opens": bool(flags & 32)}
     else:
         r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(),
                        "qualifies": bool(flags & 32)}
-    order = _WAGERS[g]
+    order = WAGERS[g]
     seats = {}
     for _ in range(rd.byte()):
         key = str(rd.byte())
         sf = rd.byte()
         mask = rd.byte()
         if g == 0:
-            s = {"cards": rd.cards(5), "best": rd.cards(4), "category": _HAND_CATS[rd.byte()]}
+            s = {"cards": rd.cards(5), "best": rd.cards(4), "category": HAND_CATS[rd.byte()]}
         else:
             s = {"cards": rd.cards(7), "flush": rd.flush(), "straight_flush": rd.byte()}
         wg = {}
@@ -114,7 +117,7 @@ def _read_wager(rd):
         w["rounded"] = bool(flags & 2)
     if flags & 8:
         c = rd.byte()
-        w["category"] = None if c == 0 else _BONUS_CATS[c - 1]
+        w["category"] = None if c == 0 else BONUS_CATS[c - 1]
     if flags & 16:
         n = rd.varint()
         w["tier"] = None if n == 0 else rd.text(n - 1)

@@ -5,11 +5,11 @@
             print(out)                            # one round_result / error line per round
 
 `micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON at SHOE_HEAP) with
-`-m shoe.games.evalrun` for the whole stream; input is written from a thread while results are
+`-m evalrun` (host_tools/engine/evalrun.py, this folder on MICROPYPATH) for the whole stream; input is written from a thread while results are
 read, so thousands of rounds stream without a restart. The firmware package is compiled with
 mpy-cross into build/mpy-engine first (as for a board: compiling .py on a 64k heap needs
 more RAM than the engine itself) and falls back to the .py sources if that is not possible.
-`cpython` calls the same `shoe.games.evalrun.handle()` in this process. Both produce the same
+`cpython` calls the same `host_tools.engine.evalrun.handle()` in this process. Both produce the same
 bytes for the same input.
 
 Blank input lines produce no output but still count for line numbers. Two decisions are taken
@@ -17,7 +17,7 @@ here, once, for both runtimes (so that they cannot differ): lines longer than MA
 and lines that CPython's strict JSON parser refuses, get their error line from the host (the
 device still receives a blank line to keep its count). For the device's small heap an inline
 pay table is sent once as a directive line and later rounds refer to it (see `_hoist` and
-shoe.games.evalrun); a line the device could only half write for lack of RAM is reported as
+evalrun); a line the device could only half write for lack of RAM is reported as
 an "out of memory" error line.
 """
 import hashlib
@@ -132,14 +132,14 @@ class Evaluator:
         self._count = 0
         self._last_doc = None
         self.proc = subprocess.Popen(
-            runtime.command(["-m", "shoe.games.evalrun", self._token], self.heap),
+            runtime.command(["-m", "evalrun", self._token], self.heap),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env=runtime.environment(*extra), cwd=runtime.ROOT)
+            env=runtime.environment(*extra, runtime.HOST_ENGINE), cwd=runtime.ROOT)
 
     def _probe(self, cache):
         try:
-            proc = subprocess.run(runtime.command(["-c", "import shoe.games.evalrun"], self.heap),
-                                  env=runtime.environment(cache), cwd=runtime.ROOT,
+            proc = subprocess.run(runtime.command(["-c", "import evalrun"], self.heap),
+                                  env=runtime.environment(cache, runtime.HOST_ENGINE), cwd=runtime.ROOT,
                                   capture_output=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -195,7 +195,7 @@ class Evaluator:
             yield lineno, line, refused
 
     def _cpython(self, lines):
-        from shoe.games import evalrun
+        from host_tools.engine import evalrun
 
         for lineno, line, refused in self._prepare(lines):
             out = refused if refused is not None else evalrun.handle(line, lineno)

@@ -1,6 +1,9 @@
 """`shoectl eval` on the device side: JSON Lines in on stdin, one result line out per line.
 
-    micropython -X heapsize=64k -m shoe.games.evalrun  < rounds.jsonl
+    MICROPYPATH=host_tools/engine:firmware micropython -X heapsize=64k -m evalrun  < rounds.jsonl
+
+Not firmware (no board runs it): the MicroPython unix port runs it for `shoectl eval --runtime
+micropython`, CPython imports it as host_tools.engine.evalrun; it imports only the firmware.
 
 One persistent process serves a whole stream. For every input line exactly one output line is
 written, in order: the round_result (shoe.games.jsonout text), or
