@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from host_tools import runtime  # noqa: E402
 from host_tools.build import compile_firmware  # noqa: E402
-from host_tools.simboard import heap_bytes, CODE_ALLOWANCE  # noqa: E402
+from host_tools.sim.simboard import heap_bytes, CODE_ALLOWANCE  # noqa: E402
 
 
 def run(rounds, seats, heap):

@@ -298,7 +298,7 @@ def boot_to_ready(emu):
 
 
 def unix_figures(rounds):
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.virtual_table import VirtualTable
 
     with VirtualTable(tempfile.mkdtemp(), event_timeout=30.0) as t:
         t.runner.play(script(rounds))

@@ -8,7 +8,7 @@ import json
 import os
 
 from host_tools.errors import ShoeError
-from host_tools.provision_sim import DEMO_KEYS
+from shoe.config import DEMO_KEYS
 from shoe import config as shoe_config
 
 

@@ -68,7 +68,7 @@ def run():
 
     def ready(hw):
         _kept.append(hw)
-        _kept.append(_ballast(int(o["--data-heap"])))   # bytes (host_tools/simboard.py)
+        _kept.append(_ballast(int(o["--data-heap"])))   # bytes (host_tools/sim/simboard.py)
         gc.collect()
         print("SHOE-SIM READY host=%d reader=%d data_heap_free=%d%s" % (
             host_port, reader_port, gc.mem_free(),

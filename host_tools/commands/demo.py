@@ -180,7 +180,7 @@ def _brief(body):
 
 def run(args):
     from host_tools.errors import ShoeError
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.virtual_table import VirtualTable
 
     if not 1 <= args.rounds <= 10000:
         raise ShoeError("--rounds must be 1..10000")

@@ -1,5 +1,5 @@
 """A table around the emulated Pico: the host on UART0 (ShoeLink), the dealer (world simulator)
-feeding the fitted reader, and the session runner (host_tools/session.py) playing a script.
+feeding the fitted reader, and the session runner (host_tools/sim/session.py) playing a script.
 
     with EmuTable(emu, reader="rfid", keys=EMU_KEYS, on_event=print) as t:
         t.runner.play(script)        # the same runner and scripts as the unix virtual board
@@ -13,8 +13,8 @@ This is the seam to replace with `shoectl session --port URL --reader URL` once 
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
 from host_tools.errors import ShoeError
-from host_tools.session import TableRunner
-from host_tools.world import World, WorldError
+from host_tools.sim.session import TableRunner
+from host_tools.sim.world import World, WorldError
 
 NOREAD = b"NOREAD"
 
