@@ -10,6 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "firmware"
+if not (FIRMWARE / "shoe").is_dir():    # installed from the wheel: shoe sits beside host_tools
+    FIRMWARE = ROOT
 BOARD = ROOT / "board"
 FAKES = ROOT / "tests" / "fakes"
 DEFAULT_HEAP = "64k"
