@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 from host_tools import build  # noqa: E402
 from host_tools import deploy as _deploy  # noqa: E402
 from host_tools import emu as _emu  # noqa: E402
+from host_tools import keys as _keys  # noqa: E402
 from host_tools.emu.table import EmuTable  # noqa: E402
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
@@ -111,7 +112,7 @@ def assemble_frozen(state, reader, keys, uf2):
                 copied.append("wiring.mpy (%s reader)" % reader)
         out = {"copy_s": time.monotonic() - t0, "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
                "copied": copied}
-        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
                           force=True, progress=None)
         return out
 
@@ -133,7 +134,7 @@ def assemble(state, reader, keys, uf2=None):
             t0, e0 = time.monotonic(), e.clock_ns()
             _deploy.deploy("pico", e.urls["repl"], progress=None)
             out = {"deploy_s": time.monotonic() - t0, "deploy_emulated_s": (e.clock_ns() - e0) / 1e9}
-            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
                               force=True, progress=None)
             return out
         finally:

@@ -39,6 +39,7 @@ from host_tools import build
 from host_tools.build import mpy_version
 from host_tools.errors import ShoeError
 from host_tools.runtime import BOARD
+from shoe.config import KEY_NAMES
 
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
@@ -433,47 +434,9 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
                 "unchanged": unchanged}
 
 
-KEY_NAMES = ("shoe", "supervisor", "card")
-
-
-def load_keys(keys_file=None, environ=None):
-    """Keys from a JSON file {"shoe": hex, ...} and/or SHOE_KEY_<NAME> env vars (hex)."""
-    import os
-
-    env = os.environ if environ is None else environ
-    keys = {}
-    if keys_file:
-        try:
-            doc = json.loads(Path(keys_file).read_text())
-        except OSError as e:
-            raise ShoeError("cannot read the keys file %s: %s" % (keys_file, e.strerror)) from None
-        except ValueError:
-            raise ShoeError("the keys file %s is not JSON" % keys_file) from None
-        if not isinstance(doc, dict):
-            raise ShoeError("the keys file %s must hold a JSON object" % keys_file)
-        keys.update(doc.get("keys", doc))
-    for k in KEY_NAMES:
-        v = env.get("SHOE_KEY_" + k.upper())
-        if v:
-            keys[k] = v
-    for k in KEY_NAMES:
-        v = keys.get(k)
-        if not v:
-            raise ShoeError("missing key %r: put it in --keys FILE or SHOE_KEY_%s"
-                            % (k, k.upper()))
-        if not isinstance(v, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", v):
-            raise ShoeError("key %r must be hex (the value is not shown)" % k)
-        from shoe import config as shoe_config
-
-        try:     # the shoe's own rule (shoe/config.py): 16..64 bytes, the demo card key
-            shoe_config.check_key(k, bytes.fromhex(v))
-        except shoe_config.ConfigError as e:
-            raise ShoeError("%s (the value is not shown)" % e) from None
-    return {k: keys[k].lower() for k in KEY_NAMES}
-
-
 def provision(port, shoe_id, keys, state_dir="state", force=False, progress=print, timeout=5.0):
-    """Write <state_dir>/shoe.json on the device; secrets are never printed or returned."""
+    """Write <state_dir>/shoe.json on the device (keys: host_tools.keys.for_provisioning);
+    secrets are never printed or returned."""
     progress = progress or (lambda msg: None)
     if not isinstance(shoe_id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,32}", shoe_id):
         raise ShoeError("shoe id must be 1..32 characters of A-Z a-z 0-9 _ . -")
