@@ -7,7 +7,7 @@ all compile through here, so what they run is what a board receives.
     compile_shipped()         # -> build/board: only what ships (the virtual board imports this;
                               #    deploy reads its bytes)
     compile_firmware(out)     # -> out (default build/mpy): every module under firmware/shoe
-    compile_files(pairs, out) # the loop itself: [(source Path, "shoe/x.py"), ...] -> out/shoe/x.mpy
+    compile_files(pairs, out) # the loop itself: [(Path, "shoe/x.py"), ...] -> out/shoe/x.mpy
     compile_source(src, "wiring.py", dst)   # one file, uncached (a board's wiring)
 
 A compiled file is reused while the SHA-1 of its source, the tool's path and the flags are those

@@ -4,11 +4,13 @@
         for out in ev.results(lines):             # lines: iterable of str (JSON Lines input)
             print(out)                            # one round_result / error line per round
 
-`micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON at SHOE_HEAP) with
+`micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON, -X heapsize =
+SHOE_HEAP with the engine's code inside: host_tools/runtime.py) with
 `-m shoe.games.evalrun` for the whole stream; input is written from a thread while results are
 read, so thousands of rounds stream without a restart. The firmware package is compiled with
 mpy-cross (host_tools/build.py) into build/mpy-engine first (as for a board: compiling .py on a
-64k heap needs more RAM than the engine itself) and falls back to the .py sources if that is not possible.
+64k heap needs more RAM than the engine itself) and falls back to the .py sources if that is not
+possible.
 `cpython` calls the same `shoe.games.evalrun.handle()` in this process. Both produce the same
 bytes for the same input.
 

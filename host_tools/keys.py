@@ -70,7 +70,7 @@ def _collect(path, environ):
 
 
 def from_file(path):
-    """One shoe's key file alone (no environment: the floor's key ring) -> (shoe_id, {name: hex})."""
+    """A key file alone, no environment (the floor's ring) -> (shoe_id, {name: hex})"""
     sid, keys, _ = _collect(path, {})
     return sid, keys
 

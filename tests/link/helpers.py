@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 from host_tools import build
-from host_tools.runtime import ROOT
+from host_tools.runtime import BOARD, ROOT
 from tests.mpy import run_code
 
 _BUILD = {}
@@ -81,14 +81,9 @@ def run_fw(build, code, **kw):
 CODE_ROOM = "192k"
 DATA_HEAP_PRELUDE = r"""
 def _data_heap(n):
-    import gc
-    gc.collect()
-    keep = []
-    while gc.mem_free() - n > 2048:
-        try:
-            keep.append(bytearray(min(16384, gc.mem_free() - n - 1024)))
-        except MemoryError:
-            break
-        gc.collect()
-    return keep
-"""
+    import sys
+    sys.path.append(%r)
+    import heapshape     # board/sim/heapshape.py: the virtual board's ballast, the one there is
+    sys.path.pop()
+    return heapshape.reserve(n)
+""" % str(BOARD / "sim")
