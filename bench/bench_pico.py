@@ -12,7 +12,7 @@ no deploy (for a reader other than the frozen wiring's, a wiring.mpy naming it i
 sys.path puts the filesystem before the frozen modules). `--pitch-ms` is the dealer's pace (one
 card every MS of emulated time; default the rig's brisk dealer, 250 ms optical, 1000 ms here
 for rfid): the deck checks and stubs queue at that pitch, each round card still waits for the
-shoe's event. Timestamps come from the rig (host_tools/emu/rig.js), in emulated nanoseconds:
+shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
                   starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
@@ -56,9 +56,9 @@ sys.path.insert(0, str(ROOT))
 
 from host_tools import build  # noqa: E402
 from host_tools import deploy as _deploy  # noqa: E402
-from host_tools import emu as _emu  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
 from host_tools import keys as _keys  # noqa: E402
-from host_tools.emu.table import EmuTable  # noqa: E402
+from host_tools.sim.emu.table import EmuTable  # noqa: E402
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
                              "all_six": 5}, "raise": 10} for s in range(1, 7)}

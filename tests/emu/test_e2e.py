@@ -25,8 +25,8 @@ import time
 
 import pytest
 
-from host_tools import emu as _emu
-from host_tools.emu.table import EmuTable
+from host_tools.sim import emu as _emu
+from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.virtual_table import VirtualTable
 
 SOAK = os.environ.get("SHOE_SOAK") == "full"

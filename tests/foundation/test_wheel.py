@@ -25,9 +25,9 @@ def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path):
         z.extractall(tmp_path / "site")
     dirs = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
     for pkg in ("host_tools", "host_tools/commands", "host_tools/sim", "host_tools/floor",
-                "host_tools/emu", "shoe", "shoe/games", "shoe/link", "shoe/journal"):
+                "host_tools/sim/emu", "shoe", "shoe/games", "shoe/link", "shoe/journal"):
         assert pkg in dirs, pkg
-    for data in ("host_tools/emu/rig.js", "host_tools/emu/package.json",
+    for data in ("host_tools/sim/emu/rig.js", "host_tools/sim/emu/package.json",
                  "host_tools/floor/static/floor.html"):
         assert data in names, data
     assert not any("node_modules" in n or n.startswith("tests/") for n in names)

@@ -71,7 +71,7 @@ LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 class EmuTable:
     def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
                  pace=None, link_options=None):
-        from host_tools.emu import EMU_KEYS
+        from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
         self.link_options = LINK_OPTIONS if link_options is None else link_options
