@@ -36,14 +36,14 @@ def read_file(path):
     try:
         doc = json.loads(Path(path).read_text())
     except OSError as e:
-        raise ShoeError("cannot read the key file %s: %s" % (path, e.strerror)) from None
+        raise ShoeError("cannot read the keys file %s: %s" % (path, e.strerror)) from None
     except ValueError:
-        raise ShoeError("the key file %s is not JSON" % path) from None
+        raise ShoeError("the keys file %s is not JSON" % path) from None
     if not isinstance(doc, dict):
-        raise ShoeError("the key file %s must hold a JSON object" % path)
+        raise ShoeError("the keys file %s must hold a JSON object" % path)
     keys = doc.get("keys", doc)
     if not isinstance(keys, dict):
-        raise ShoeError("the key file %s: keys must be an object" % path)
+        raise ShoeError("the keys file %s: keys must be an object" % path)
     sid = doc.get("shoe_id") if "keys" in doc else None
     return sid, {k: keys[k] for k in KEY_NAMES if k in keys}, bool(doc.get("demo"))
 

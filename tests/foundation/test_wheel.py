@@ -2,6 +2,7 @@
 unpacked copy imports and settles a round (pyproject.toml, package discovery)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,9 +16,17 @@ ROUND = {"game": "four-card-frenzy", "paytable": "fcf-public-1",
 
 
 def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path):
+    # built from a copy of what the wheel is made of: no build/ left in the checkout, and no
+    # stale file of an earlier build (setuptools reuses build/lib) can hide a missing package
+    src = tmp_path / "src"
+    junk = shutil.ignore_patterns("node_modules", "__pycache__", "*.pyc")
+    for d in ("host_tools", "firmware"):
+        shutil.copytree(ROOT / d, src / d, ignore=junk)
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / f, src / f)
     out = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--quiet", "--disable-pip-version-check", "-w", str(out), str(ROOT)],
+                    "--quiet", "--disable-pip-version-check", "-w", str(out), str(src)],
                    check=True, capture_output=True, timeout=120)
     (whl,) = out.glob("*.whl")
     with zipfile.ZipFile(whl) as z:
