@@ -55,15 +55,6 @@ def _failed(lineno, message, reason):
     return dumps({"type": "error", "line": lineno, "message": message, "reason": reason})
 
 
-def _mpy_cross():
-    from host_tools import build
-
-    try:
-        return build.mpy_cross()
-    except ShoeError:
-        return None
-
-
 def compiled_firmware():
     """The engine's modules compiled by host_tools/build.py (the board's flags, plus no source
     lines: the .mpy must fit the 64 KB heap beside a pay table) into build/mpy-engine, cached;
