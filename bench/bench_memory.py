@@ -23,14 +23,13 @@ sys.path.insert(0, str(ROOT))
 
 from host_tools import runtime  # noqa: E402
 from host_tools.build import compile_firmware  # noqa: E402
-from host_tools.simboard import heap_bytes, CODE_ALLOWANCE  # noqa: E402
 
 
 def run(rounds, seats, heap):
     state = tempfile.mkdtemp(prefix="shoe-mem-")
-    data = heap_bytes(heap)
+    data = runtime.heap_bytes(heap)
     cmd = runtime.command([ROOT / "tests/firmware/app_session.py", state, rounds, data, seats],
-                          str(data + CODE_ALLOWANCE + 65536))
+                          str(int(runtime.ballasted_heap(data)) + 65536))
     env = runtime.environment(compile_firmware(), runtime.BOARD / "sim", runtime.HOST_LINK)
     t0 = time.monotonic()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)

@@ -12,7 +12,7 @@ no deploy (for a reader other than the frozen wiring's, a wiring.mpy naming it i
 sys.path puts the filesystem before the frozen modules). `--pitch-ms` is the dealer's pace (one
 card every MS of emulated time; default the rig's brisk dealer, 250 ms optical, 1000 ms here
 for rfid): the deck checks and stubs queue at that pitch, each round card still waits for the
-shoe's event. Timestamps come from the rig (host_tools/emu/rig.js), in emulated nanoseconds:
+shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
                   starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
@@ -54,9 +54,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from host_tools import build  # noqa: E402
 from host_tools import deploy as _deploy  # noqa: E402
-from host_tools import emu as _emu  # noqa: E402
-from host_tools.emu.table import EmuTable  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
+from host_tools import keys as _keys  # noqa: E402
+from host_tools.sim.emu.table import EmuTable  # noqa: E402
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
                              "all_six": 5}, "raise": 10} for s in range(1, 7)}
@@ -88,12 +90,11 @@ def pace_for(reader, pitch_ms):
 
 
 def wiring_mpy(reader):
-    """board/pico/wiring.py with `reader` fitted, compiled like deploy does (mpy-cross -O1)."""
+    """board/pico/wiring.py with `reader` fitted, compiled as deploy does (host_tools/build.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "wiring.py", Path(tmp) / "wiring.mpy"
         src.write_text(_deploy.wiring_source("pico", reader))
-        subprocess.run([_deploy.mpy_cross(), "-O1", "-s", "wiring.py", "-o", str(out), str(src)],
-                       check=True)
+        build.compile_source(src, "wiring.py", out)
         return out.read_bytes()
 
 
@@ -111,7 +112,7 @@ def assemble_frozen(state, reader, keys, uf2):
                 copied.append("wiring.mpy (%s reader)" % reader)
         out = {"copy_s": time.monotonic() - t0, "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
                "copied": copied}
-        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
                           force=True, progress=None)
         return out
 
@@ -133,7 +134,7 @@ def assemble(state, reader, keys, uf2=None):
             t0, e0 = time.monotonic(), e.clock_ns()
             _deploy.deploy("pico", e.urls["repl"], progress=None)
             out = {"deploy_s": time.monotonic() - t0, "deploy_emulated_s": (e.clock_ns() - e0) / 1e9}
-            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _deploy.load_keys(keys),
+            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
                               force=True, progress=None)
             return out
         finally:
@@ -298,7 +299,7 @@ def boot_to_ready(emu):
 
 
 def unix_figures(rounds):
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.virtual_table import VirtualTable
 
     with VirtualTable(tempfile.mkdtemp(), event_timeout=30.0) as t:
         t.runner.play(script(rounds))

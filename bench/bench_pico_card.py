@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host_tools import emu as _emu  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
 from host_tools.link import ShoeLink  # noqa: E402
 from shoe.cardcode import CardCodes  # noqa: E402
 from shoe.cards import COVER  # noqa: E402

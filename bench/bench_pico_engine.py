@@ -140,7 +140,7 @@ def unix(files, reps):
 
 def chip(reps):
     from host_tools import deploy as _deploy
-    from host_tools import emu as _emu
+    from host_tools.sim import emu as _emu
 
     with tempfile.TemporaryDirectory() as d, _emu.Emulator(Path(d) / "state") as e:
         t0 = time.monotonic()
@@ -170,7 +170,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=15, help="timed calls per figure (median)")
     args = ap.parse_args(argv if argv is not None else [])
     from host_tools import deploy as _deploy
-    from host_tools import emu as _emu
+    from host_tools.sim import emu as _emu
 
     files = _deploy.compile_firmware("pico")
     u = unix(files, args.reps)

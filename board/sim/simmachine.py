@@ -7,7 +7,7 @@
 UART(id, ...) is a TCP endpoint on 127.0.0.1 (sockuart.SocketUART) at the port given for that
 id; Pin is a plain level holder (the service jumper pin reads as fitted when `service` is set);
 WDT is a real watchdog whose timer runs on the host: WDT(timeout=ms) prints
-`SHOE-SIM WDT start <ms>` and every feed() prints `SHOE-SIM WDT feed`; host_tools/simboard.py
+`SHOE-SIM WDT start <ms>` and every feed() prints `SHOE-SIM WDT feed`; host_tools/sim/simboard.py
 kills and restarts the board when no feed comes within the timeout, as the chip would reset.
 """
 from sockuart import SocketUART

@@ -2,7 +2,7 @@
 
 UART ids map to TCP ports (board/sim/simmachine.py); the optical reader stands in for the
 front end, and its NOREAD line for the missing card-exit beam. The watchdog is real: the host
-resets the board when it is not fed (host_tools/simboard.py).
+resets the board when it is not fed (host_tools/sim/simboard.py).
 """
 
 board = "sim"

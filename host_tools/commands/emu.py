@@ -6,13 +6,13 @@ from host_tools.foreground import run_until_stopped
 NAME = "emu"
 HELP = "run an emulated Raspberry Pi Pico (real MicroPython rp2 firmware, UARTs/REPL on TCP)"
 DESCRIPTION = (
-    "Start the emulated Pico (npm rp2040js in host_tools/emu, the MicroPython UF2 from "
+    "Start the emulated Pico (npm rp2040js in host_tools/sim/emu, the MicroPython UF2 from "
     "SHOE_PICO_UF2 and the boot ROM from SHOE_RP2040_BOOTROM). Its flash is --state DIR/flash.bin, "
     "written through on every program/erase (stop it any way you like: that is a power cut). "
     "Printed socket:// URLs: the USB REPL (shoectl deploy --board pico / provision --port), "
     "UART0 = the host link (shoectl status --port), UART1 = the optical reader module, and a "
     "control channel (JSON lines: clock, pin, get_pin, card, tags, flash, reset, stats; see "
-    "host_tools/emu/rig.js). Runs until Ctrl-C or SIGTERM.")
+    "host_tools/sim/emu/rig.js). Runs until Ctrl-C or SIGTERM.")
 
 
 def configure(p):
@@ -22,7 +22,7 @@ def configure(p):
 
 
 def run(args):
-    from host_tools import emu as _emu
+    from host_tools.sim import emu as _emu
 
     if not (args.uf2 and args.bootrom):
         why = _emu.missing()

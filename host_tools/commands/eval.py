@@ -20,7 +20,8 @@ def configure(parser):
     parser.add_argument("--runtime", choices=RUNTIMES, default="micropython",
                         help="where the engine runs (default: micropython)")
     parser.add_argument("--heap", default=None,
-                        help="MicroPython heap size, e.g. 64k (default: SHOE_HEAP or 64k)")
+                        help="MicroPython heap size, e.g. 64k, the engine's code included "
+                        "(default: SHOE_HEAP, the device's data heap, or 64k)")
     parser.add_argument("input", nargs="?", default="-",
                         help="JSON Lines file to read (default: - = stdin)")
 

@@ -56,8 +56,8 @@ def _human(kind, body):
 
 
 def run(args):
-    from host_tools.session import load_script
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.session import load_script
+    from host_tools.sim.virtual_table import VirtualTable
 
     script = load_script(args.script)
 
@@ -70,7 +70,7 @@ def run(args):
 
     if args.port:
         from host_tools import keys as keyfile
-        from host_tools.remote import RemoteTable, check_script_for
+        from host_tools.sim.remote import RemoteTable, check_script_for
 
         if args.state:
             raise ShoeError("--state is for the virtual board: a board on --port has its own")

@@ -4,7 +4,7 @@ import tempfile
 
 from host_tools.errors import ShoeError
 from host_tools.foreground import run_until_stopped
-from host_tools.simboard import SimBoard
+from host_tools.sim.simboard import SimBoard
 
 NAME = "sim"
 HELP = "run the firmware on the virtual board (MicroPython unix port, UARTs on TCP)"
@@ -31,7 +31,7 @@ def configure(p):
 
 
 def run(args):
-    from host_tools.provision_sim import ensure_demo_keys, shoe_id_of
+    from host_tools.sim.provision_sim import ensure_demo_keys, shoe_id_of
 
     state = args.state or tempfile.mkdtemp(prefix="shoe-state-")
     for port in (args.host_port, args.reader_port):

@@ -2,7 +2,7 @@
 import time
 
 from host_tools.errors import ShoeError
-from host_tools.world import Deck, ReaderPort, World, WorldError
+from host_tools.sim.world import Deck, ReaderPort, World, WorldError
 
 NAME = "world"
 HELP = "be the dealer: draw cards past the virtual board's code reader"

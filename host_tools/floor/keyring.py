@@ -9,8 +9,8 @@ Keys stay in this process: nothing here is ever written to the database, MQTT or
 import json
 from pathlib import Path
 
+from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
-from shoe import config as shoe_config
 
 
 class KeyRing:
@@ -31,16 +31,10 @@ class KeyRing:
 
 
 def _one(path):
-    try:
-        doc = json.loads(Path(path).read_text())
-        cfg = shoe_config.parse(doc)
-    except (OSError, ValueError) as e:
-        raise ShoeError("key file %s: %s" % (path, e))
-    except shoe_config.ConfigError as e:
-        raise ShoeError("key file %s: %s" % (path, e))
-    if not cfg.get("shoe_id"):
+    shoe, keys = keyfile.from_file(path)
+    if not shoe:
         raise ShoeError("key file %s names no shoe_id" % path)
-    return cfg["shoe_id"], cfg["keys"]["shoe"]
+    return shoe, bytes.fromhex(keys["shoe"])
 
 
 def load(path):

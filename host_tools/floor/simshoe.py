@@ -6,7 +6,7 @@ shoe.link.message, chained, kept in the outbox until the host acknowledges it, r
 reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
 exactly as the app sends a result). What it does not run is the card reader and table.py: the
 rounds are drawn from a seeded deck, so a floor of 500 fits on one machine. For a whole shoe use
-the virtual board (host_tools/simboard.py) — the gateway takes either.
+the virtual board (host_tools/sim/simboard.py) — the gateway takes either.
 
     shoe = SimShoe("T001", keys, seed=1)
     link = ShoeLink("sim://T001", keys["shoe"], audit=store, open_port=shoe.open_port,

@@ -36,11 +36,11 @@ import time
 import serial
 
 from host_tools.errors import ShoeError
-from host_tools.provision_sim import DEMO_KEYS
+from shoe.config import DEMO_KEYS
 from shoe import attest
 from host_tools.link.host import Endpoint
 
-# The demo keys are host-side only (the firmware holds no key): host_tools.provision_sim writes
+# The demo keys are host-side only (the firmware holds no key): host_tools.sim.provision_sim writes
 # them into a virtual board's state directory (shoe.json, "demo": true).
 DEMO_KEY = DEMO_KEYS["shoe"]
 

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from host_tools import cli, deploy as dp
+from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
 from host_tools.runtime import BOARD, micropython_binary
 from tests.deploy.ptyboard import PtyBoard
@@ -269,12 +270,12 @@ def test_bad_keys_are_rejected_without_showing_them(tmp_path):
                       ({"SHOE_KEY_SHOE": "11" * 8, "SHOE_KEY_SUPERVISOR": "22" * 32,
                         "SHOE_KEY_CARD": "33" * 32}, "must be 16..64 bytes")]:
         with pytest.raises(ShoeError) as e:
-            dp.load_keys(None, environ=env)
+            keyfile.for_provisioning(None, environ=env)
         assert text in str(e.value) and secret not in str(e.value)
     bad = tmp_path / "k.json"
     bad.write_text("{not json")
     with pytest.raises(ShoeError, match="is not JSON"):
-        dp.load_keys(str(bad), environ={})
+        keyfile.for_provisioning(str(bad), environ={})
 
 
 def test_compiled_set_covers_the_firmware():

@@ -1,7 +1,7 @@
 """Fixtures for end-to-end tests: a whole virtual table (board process + link + world)."""
 import pytest
 
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.virtual_table import VirtualTable
 
 
 class Recorder:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from host_tools.provision_sim import shoe_id_of
+from host_tools.sim.provision_sim import shoe_id_of
 from pathlib import Path
 
 SHOECTL = [sys.executable, "-m", "host_tools"]

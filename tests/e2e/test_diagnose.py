@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
 # double_reads: this reader is known to double-read (no beam on the virtual board), so the shoe

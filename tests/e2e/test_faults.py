@@ -67,7 +67,7 @@ def test_a_card_after_the_deal_is_a_misdeal(table):
 ], ids=lambda f: "%s@%s" % (f["kind"], f["at"]))
 def test_recoverable_faults_change_nothing(tmp_path, fault):
     """The same round with and without the fault: identical result, every card once."""
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.virtual_table import VirtualTable
     from tests.e2e.conftest import Recorder
 
     results = []

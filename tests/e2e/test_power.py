@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from host_tools.provision_sim import ensure_demo_keys, shoe_id_of
-from host_tools.simboard import SimBoard
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.provision_sim import ensure_demo_keys, shoe_id_of
+from host_tools.sim.simboard import SimBoard
+from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in range(1, 7)}

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from host_tools.provision_sim import ensure_demo_keys
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import ensure_demo_keys
+from host_tools.sim.simboard import SimBoard
 from tests.e2e.test_cli import ROOT, SHOECTL
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10}} for s in range(1, 5)}
@@ -82,7 +82,7 @@ def test_a_round_by_hand_with_shoectl_table(board, tmp_path, capsys):
     dealt and decided by hand, ends in a result with no irregularity."""
     from host_tools import cli
     from host_tools.audit import AuditStore
-    from host_tools.provision_sim import shoe_id_of
+    from host_tools.sim.provision_sim import shoe_id_of
 
     db = str(tmp_path / "a.sqlite")
     k = ["--port", board.host_url, "--demo-keys", "--db", db]
@@ -150,7 +150,7 @@ class Person:
     def __init__(self, reader_addr, card_key):
         import random
 
-        from host_tools.world import ReaderPort, World
+        from host_tools.sim.world import ReaderPort, World
 
         self.world = World(ReaderPort(*reader_addr), card_key=card_key)
         self.rng = random.Random(5)
@@ -159,7 +159,7 @@ class Person:
         self.said = []
 
     def write(self, text):
-        from host_tools.world import Deck
+        from host_tools.sim.world import Deck
 
         for line in text.splitlines():
             self.said.append(line)
@@ -184,8 +184,8 @@ class Person:
 
 
 def test_session_with_a_person_dealing(board, tmp_path):
-    from host_tools.provision_sim import DEMO_KEYS
-    from host_tools.remote import RemoteTable
+    from host_tools.sim.provision_sim import DEMO_KEYS
+    from host_tools.sim.remote import RemoteTable
 
     person = Person(("127.0.0.1", board.reader_port), DEMO_KEYS["card"])
     keys = dict(DEMO_KEYS)

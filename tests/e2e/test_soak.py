@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
 # SHOE_SOAK=full: the issue's full sizes (200 power cuts, 200 noisy rounds); default: a third.
@@ -107,7 +107,7 @@ def test_noise_and_hostile_frames_deliver_every_event_exactly_once(tmp_path):
     """Issue 9: 1 % of the bytes corrupted plus an attacker (no key) injecting junk DATA with the
     next sequence number, forged ACKs and PINGs, REFUSEs, bit-flipped frames, replays (old
     HELLOs included) and reordering at random, 2 % of the frames each way."""
-    from host_tools.faultproxy import FrameMitm, Hostile
+    from host_tools.sim.faultproxy import FrameMitm, Hostile
     # default: 3 rounds, 0.2 % corruption and 5 % hostile frames (1 % noise alone costs ~10 s a
     # round, see the noisy soak); SHOE_SOAK=full: the issue's 200 rounds at 1 % and 2 %
     n, corrupt, rate = (200, 0.01, 0.02) if FULL else (3, 0.002, 0.05)

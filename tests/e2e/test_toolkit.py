@@ -3,8 +3,8 @@ import json
 import subprocess
 import sys
 
-from host_tools.provision_sim import shoe_id_of
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.provision_sim import shoe_id_of
+from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,

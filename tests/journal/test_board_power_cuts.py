@@ -8,8 +8,8 @@ import time
 
 from host_tools.audit import AuditStore
 from host_tools.link import ShoeLink
-from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.sim.simboard import SimBoard
 
 CUTS = int(os.environ.get("SHOE_POWER_CUTS", "25"))  # SHOE_POWER_CUTS=200 for the full soak
 

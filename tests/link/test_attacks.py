@@ -1,7 +1,7 @@
 """An attacker on the cable against the MicroPython shoe (issue 9 findings 1, 2 and 6).
 
 The firmware's link and journal run under MicroPython (64 KB data heap); the host Endpoint runs
-here; between them a frame-aware man in the middle (host_tools.faultproxy.FrameMitm) that holds
+here; between them a frame-aware man in the middle (host_tools.sim.faultproxy.FrameMitm) that holds
 no key but decodes every frame and drops, injects, replays, reorders and alters frames with a
 correct CRC. One test per attack. Each asserts: no event is lost for good (the host application
 gets every event exactly once, in order, and the shoe's outbox empties), nothing changes on the
@@ -12,7 +12,7 @@ import json
 import subprocess
 
 from host_tools import runtime
-from host_tools.faultproxy import (ACK, DATA, DOWN, HELLO, PING, REFUSE, UP, Frame, FrameMitm,
+from host_tools.sim.faultproxy import (ACK, DATA, DOWN, HELLO, PING, REFUSE, UP, Frame, FrameMitm,
                                    forge)
 from host_tools.link.host import Endpoint
 from tests.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE

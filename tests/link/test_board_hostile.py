@@ -5,10 +5,10 @@ session by itself, counted; once the attacker stops, the link works."""
 import pytest
 
 from host_tools.errors import ShoeError
-from host_tools.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
+from host_tools.sim.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
 from host_tools.link import ShoeLink
-from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.sim.simboard import SimBoard
 
 
 def test_shoelink_has_no_default_key():

@@ -8,10 +8,10 @@ import pytest
 
 from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
-from host_tools.faultproxy import FaultProxy
+from host_tools.sim.faultproxy import FaultProxy
 from host_tools.link import ShoeLink
-from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.sim.simboard import SimBoard
 
 
 def wait_for(cond, timeout):

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from host_tools import cli
-from host_tools.provision_sim import ensure_demo_keys
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import ensure_demo_keys
+from host_tools.sim.simboard import SimBoard
 
 
 @pytest.fixture(scope="module")

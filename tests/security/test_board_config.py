@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from host_tools.errors import ShoeError
-from host_tools.virtual_table import VirtualTable
+from host_tools.sim.virtual_table import VirtualTable
 from shoe.games import paytable
 from tests.e2e.conftest import Recorder
 

@@ -55,7 +55,7 @@ def test_on_the_virtual_board_a_second_read_voids_the_round_unless_configured(tm
     irregularity by default (no beam on the virtual board); one read when the configuration
     says the reader double-reads (which needs the supervisor key)."""
     from host_tools.errors import ShoeError
-    from host_tools.virtual_table import VirtualTable
+    from host_tools.sim.virtual_table import VirtualTable
     from tests.e2e.conftest import Recorder
 
     seats = {"1": {"wagers": {"ante": 10, "odds": 10}}}

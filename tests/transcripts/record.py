@@ -28,12 +28,12 @@ from pathlib import Path
 import serial
 
 from host_tools.link import ShoeLink
-from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.session import TableRunner
-from host_tools.simboard import SimBoard
+from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.sim.session import TableRunner
+from host_tools.sim.simboard import SimBoard
 from host_tools.transcript import (FORMAT, RecordingEndpoint, SeededNonces, join_chunks, key_id,
                                    write)
-from host_tools.world import ReaderPort, World
+from host_tools.sim.world import ReaderPort, World
 from shoe import VERSION
 from shoe.link import cobs
 from shoe.link.endpoint import PROTOCOL

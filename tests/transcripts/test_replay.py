@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from host_tools.provision_sim import DEMO_KEYS
+from host_tools.sim.provision_sim import DEMO_KEYS
 from host_tools.transcript import first_difference, first_difference_shoe, key_id, read
 from shoe.link.endpoint import PROTOCOL
 

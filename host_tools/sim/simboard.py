@@ -1,8 +1,8 @@
 """Start, stop, power-cut and restart the virtual board (a MicroPython unix-port process).
 
-The board runs board/sim/power_on.py under SHOE_MICROPYTHON at SHOE_HEAP, which boots through
-the same board/main.py and drivers/hwbuild.py as a Pico (board/sim/simmachine.py is its
-`machine`). Its host UART and code-reader UART are TCP endpoints on 127.0.0.1; its flash is the
+The board runs board/sim/power_on.py under SHOE_MICROPYTHON with SHOE_HEAP of data heap (and
+room for the code besides: host_tools/runtime.py), which boots through the same board/main.py
+and drivers/hwbuild.py as a Pico (board/sim/simmachine.py is its `machine`). Its host UART and code-reader UART are TCP endpoints on 127.0.0.1; its flash is the
 state directory. Ports default to free ones. The board prints one line
 `SHOE-SIM READY host=N reader=M` once it listens; until then we wait (bounded).
 
@@ -26,19 +26,6 @@ from host_tools import runtime
 from host_tools.errors import ShoeError
 
 SIM_DIR = runtime.BOARD / "sim"
-# Room for the firmware's bytecode, which a real board keeps frozen in flash (~210 KB with the
-# objects loading leaves behind), and for the small holes loading it leaves (~75 KB): heapshape
-# fills the holes, so the app's data heap is only what lies contiguous after them.
-CODE_ALLOWANCE = 384 * 1024
-
-
-def heap_bytes(text):
-    text = str(text).strip().lower()
-    mult = {"k": 1024, "m": 1024 * 1024}.get(text[-1:], 1)
-    try:
-        return int(text.rstrip("km")) * mult
-    except ValueError:
-        raise ShoeError("SHOE_HEAP must look like 64k, 65536 or 1m, not %r" % text)
 READY = "SHOE-SIM READY"
 WDT_START = "SHOE-SIM WDT start "
 WDT_FEED = "SHOE-SIM WDT feed"
@@ -66,7 +53,7 @@ class SimBoard:
         self.state_dir = Path(state_dir)
         self.host_port = host_port
         self.reader_port = reader_port
-        self.data_heap = heap_bytes(heap or runtime.heap())
+        self.data_heap = runtime.heap_bytes(heap)     # the device's data heap (SHOE_HEAP)
         self.extra_args = list(extra_args)
         self.log_path = log_path
         self.boot_timeout = boot_timeout
@@ -159,7 +146,7 @@ class SimBoard:
                                "--firmware", runtime.FIRMWARE / "shoe",
                                "--data-heap", str(self.data_heap),
                                "--service", "1" if self.service else "0", *self.extra_args],
-                              str(self.data_heap + CODE_ALLOWANCE))
+                              runtime.ballasted_heap(self.data_heap))
         from host_tools.build import compile_shipped
 
         # The board imports the compiled firmware (.mpy), and only what ships to a real board

@@ -20,7 +20,7 @@ runner notices a new boot (board.boots, or, with no board object, a new link ses
 shoe's status and carries on from what the shoe holds: a command whose reply was lost is
 checked against the status before it is sent again (never applied twice), a card is
 re-presented only if the shoe does not hold it, a deck check or a stub is run again
-(host_tools/power_returns.py).
+(host_tools/sim/power_returns.py).
 """
 import json
 import random
@@ -29,8 +29,8 @@ import time
 from shoe import cards
 from host_tools.errors import ShoeError
 from host_tools.events import decode
-from host_tools.power_returns import PowerReturns, Rebooted
-from host_tools.world import Deck, World, WorldError
+from host_tools.sim.power_returns import PowerReturns, Rebooted
+from host_tools.sim.world import Deck, World, WorldError
 
 GAMES = ("four-card-frenzy", "high-card-flush")
 PROCEDURES = ("manual-shoe", "hand", "automated-shoe")

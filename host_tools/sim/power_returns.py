@@ -1,6 +1,6 @@
 """Power returns: how the table-system runner carries on when the board boots again.
 
-TableRunner (host_tools/session.py) takes these methods. A board may die at any instant from
+TableRunner (host_tools/sim/session.py) takes these methods. A board may die at any instant from
 outside (a power failure) and be powered up again by whoever supervises it (SimBoard with
 power_returns=True, the emulator, a person). The runner notices a new boot (boot_mark(): the
 board's boot count, or, for a board on a port, the link's session count), asks the shoe's status
@@ -16,7 +16,7 @@ import threading
 import time
 
 from host_tools.errors import ShoeError
-from host_tools.world import WorldError
+from host_tools.sim.world import WorldError
 
 ROUND_END = ("round_result", "round_void")
 

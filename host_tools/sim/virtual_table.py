@@ -7,11 +7,11 @@ Used by `shoectl session`, `shoectl demo` and the end-to-end tests. The state di
 demo keys (labelled demo) and its own shoe id if it has none. The board boots like a Pico
 (board/main.py) and is powered up again if its process dies from outside (power returns).
 """
-from host_tools.faultproxy import FaultProxy
-from host_tools.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.session import TableRunner
-from host_tools.simboard import SimBoard
-from host_tools.world import ReaderPort, World
+from host_tools.sim.faultproxy import FaultProxy
+from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
+from host_tools.sim.session import TableRunner
+from host_tools.sim.simboard import SimBoard
+from host_tools.sim.world import ReaderPort, World
 
 
 class VirtualTable:

@@ -16,8 +16,8 @@ import sys
 from urllib.parse import urlparse
 
 from host_tools.errors import ShoeError
-from host_tools.session import TableRunner
-from host_tools.world import ReaderPort, World
+from host_tools.sim.session import TableRunner
+from host_tools.sim.world import ReaderPort, World
 
 NEEDS_OUR_BOARD = ("power-cut", "link-drop")
 

@@ -1,0 +1,124 @@
+"""A live display of a table's events on a terminal (rich): every card the shoe read and where it
+went, irregularities and voids, each round's settlement table, and a closing summary. The demo
+shows its rounds with it; it takes the events of any board.
+
+    show = RoundDisplay(Console())
+    runner = TableRunner(..., on_event=show)       # show(kind, body) for every event
+    show.summary(rounds, seconds)
+"""
+import time
+
+from rich.table import Table as RichTable
+
+
+class RoundDisplay:
+    """Prints each card as the shoe reports it, then the round's settlement table."""
+
+    def __init__(self, console):
+        self.c = console
+        self.line = []
+        self.results = []
+        self.voids = []
+        self.cards = 0
+        self.t0 = time.monotonic()
+
+    def __call__(self, kind, body):
+        c = self.c
+        if kind == "deck_check":
+            c.print("[bold]deck check[/] %s: %s" % (body.get("deck", ""), "OK, 52 cards + cover card"
+                    if body.get("ok") else "FAILED %s" % body))
+        elif kind == "round_open":
+            c.rule("round %s  (deck %s, %s cards to deal)" % (body.get("round"), body.get("deck"),
+                                                              body.get("cards")))
+        elif kind == "card":
+            self.cards += 1
+            self.line.append("%s→%s" % (body.get("card"), _short(body.get("target"))))
+            if len(self.line) == 7:
+                self._flush()
+        elif kind == "deal_complete":
+            self._flush()
+        elif kind in ("irregularity", "unreadable", "warning"):
+            self._flush()
+            c.print("[yellow]%s[/] %s" % (kind, _brief(body)))
+        elif kind == "decision_refused":
+            c.print("[yellow]decision refused:[/] %s" % body.get("message"))
+        elif kind == "round_void":
+            self._flush()
+            self.voids.append(body)
+            c.print("[bold red]round %s VOID[/]: %s (%s)" % (body.get("round"), body.get("reason"),
+                                                           body.get("detail")))
+        elif kind == "round_result":
+            self._flush()
+            self.results.append(body)
+            self._result(body)
+
+    def _flush(self):
+        if self.line:
+            self.c.print("  read: " + "  ".join(self.line))
+            self.line = []
+
+    def _result(self, r):
+        d = r["dealer"]
+        t = RichTable(title="round %s: dealer %s, best four %s = %s (%s)" % (
+            r.get("round"), " ".join(d["cards"]), " ".join(d["best"]), d["category"],
+            "opens" if d.get("opens") else "does not open"), title_justify="left",
+            caption="each wager: amount → payout (odds when above 1:1); All-Six card %s" % (
+                r.get("all_six_card"),),
+            caption_justify="left")
+        t.add_column("seat", justify="right")
+        t.add_column("cards", no_wrap=True)
+        t.add_column("best four", no_wrap=True)
+        t.add_column("hand")
+        for k, head in WAGER_COLUMNS:
+            t.add_column(head, justify="right")
+        t.add_column("net", justify="right")
+        for seat, s in sorted(r["seats"].items(), key=lambda kv: int(kv[0])):
+            w = s["wagers"]
+            cells = []
+            for k, _ in WAGER_COLUMNS:
+                x = w.get(k)
+                if x is None:
+                    cells.append("")
+                elif k == "raise" and x["amount"] == 0:
+                    cells.append("fold")
+                else:
+                    cells.append("%d → %+d%s" % (x["amount"], x["payout"],
+                                                 " (%s)" % _mult(x["result"]) if x["result"] > 1 else ""))
+            t.add_row(seat, " ".join(s["cards"]), " ".join(s["best"]), s["category"], *cells,
+                      "%+d" % s["net"])
+        self.c.print(t)
+
+
+    def summary(self, rounds, seconds):
+        """The closing table: rounds, settled, voided (with reasons), cards, net, time."""
+        net = sum(s["net"] for r in self.results for s in r["seats"].values())
+        t = RichTable(title="summary", title_justify="left")
+        t.add_column("what")
+        t.add_column("value", justify="right")
+        t.add_row("rounds", str(rounds))
+        t.add_row("settled", str(len(self.results)))
+        t.add_row("voided", "%d %s" % (len(self.voids), ", ".join(
+            sorted({v["reason"] for v in self.voids})) if self.voids else ""))
+        t.add_row("cards read", str(self.cards))
+        t.add_row("players' net", "%+d" % net)
+        t.add_row("time", "%.1f s" % seconds)
+        self.c.print(t)
+
+
+WAGER_COLUMNS = (("ante", "ante"), ("odds", "odds"), ("raise", "raise"), ("prime", "prime"),
+                 ("four_card_bonus", "4-card bonus"), ("all_six", "all-six"))
+
+
+def _mult(x):
+    return "%g:1" % x
+
+
+def _short(target):
+    if isinstance(target, str):
+        return {"dealer": "D", "all_six": "A6", "discard": "X"}.get(target, target.replace("seat ", "S"))
+    return str(target)
+
+
+def _brief(body):
+    keep = {k: v for k, v in body.items() if k in ("reason", "action", "round", "position", "detail")}
+    return " ".join("%s=%s" % kv for kv in keep.items())

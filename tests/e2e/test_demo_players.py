@@ -1,0 +1,23 @@
+"""The demo's players and script (host_tools/sim/demo.py), without a board."""
+from host_tools.sim.demo import FAULT_KINDS, demo_script, strategy
+from host_tools.sim.session import load_script
+
+
+def test_script_is_a_valid_session_script_fixed_by_its_seed():
+    a = demo_script(12, 7, 0.1)
+    assert a == demo_script(12, 7, 0.1) and a != demo_script(12, 8, 0.1)
+    load_script(a)
+    assert len(a["rounds"]) == 12 and all(len(r["seats"]) == 6 for r in a["rounds"])
+    faulty = [r["faults"] for r in a["rounds"] if r["faults"]]
+    assert faulty, "at least one round of three or more gets a fault"
+    kinds = {f["kind"] for fs in faulty for f in fs}
+    assert kinds <= set(FAULT_KINDS) | {"no-read"}
+    assert not any(r["faults"] for r in demo_script(12, 7, 0)["rounds"])
+
+
+def test_strategy_raises_3x_on_aces_1x_on_a_pair_and_folds_otherwise():
+    seats = {"1": {"wagers": {"ante": 10}}, "2": {"wagers": {"ante": 10}},
+             "3": {"wagers": {"ante": 10}}}
+    hands = {"1": ["As", "Ad", "7c", "4h", "2s"], "2": ["9s", "9d", "7c", "4h", "2s"],
+             "3": ["Ks", "Jd", "7c", "4h", "2s"]}
+    assert strategy(None, hands, seats) == {"1": 30, "2": 10, "3": 0}
