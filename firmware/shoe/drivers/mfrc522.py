@@ -32,6 +32,8 @@ from array import array
 from micropython import const
 import time
 
+from shoe.errors import ShoeError
+
 # registers (datasheet 9.2)
 _COMMAND = const(0x01)
 _FIFODATA = const(0x09)
@@ -127,10 +129,8 @@ def _sel_crc(sel):
 _SEL_CRCS = {_SEL_CL1: _sel_crc(_SEL_CL1), _SEL_CL2: _sel_crc(_SEL_CL2), 0x97: _sel_crc(0x97)}
 
 
-class RFIDError(Exception):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class RFIDError(ShoeError):
+    reason = "rfid"
 
 
 class MFRC522:

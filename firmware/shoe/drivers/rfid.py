@@ -52,7 +52,7 @@ _CODE_LEN = const(15)
 
 def _reason(e):
     # an SPI bus error (OSError from machine.SPI) is a reader fault like a stuck chip
-    return getattr(e, "reason", None) or "rfid_bus"
+    return e.reason if isinstance(e, RFIDError) else "rfid_bus"
 
 
 class RFIDReader:

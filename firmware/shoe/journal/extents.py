@@ -19,6 +19,7 @@ import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal.ring import SECTOR
 from shoe.journal.ringstore import LAYOUT, RingStore
 
@@ -26,8 +27,8 @@ _HEAD = b"SHOEXT01"
 _PAGE = const(256)
 
 
-class ExtentError(OSError):
-    pass
+class ExtentError(ShoeError):  # boot work: the extent files of the rings are not as mapped
+    reason = "journal_extents"
 
 
 def _count():

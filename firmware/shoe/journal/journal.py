@@ -48,6 +48,7 @@ import hashlib
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal import delta, log
 from shoe.journal.outbox import Outbox
 from shoe.journal.store import FileStore
@@ -59,10 +60,9 @@ CTR_MARGIN = const(16)  # command-counter floor raised by this much after any re
 GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
 
-class JournalError(Exception):
+class JournalError(ShoeError):
     def __init__(self, reason):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
 
 
 class Journal(Rounds):

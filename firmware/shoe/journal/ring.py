@@ -25,6 +25,7 @@ import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal import log
 from shoe.link.crc import crc32
 
@@ -41,8 +42,8 @@ _LIVE = const(2)  # a sector of the live epoch
 _NEW = const(3)  # a sector of the epoch being written (not committed yet)
 
 
-class RingFull(Exception):
-    pass
+class RingFull(ShoeError):
+    reason = "ring_full"
 
 
 class Ring:
@@ -203,7 +204,7 @@ class Ring:
     def _enter(self):
         s = self._next_free()
         if s < 0:
-            raise RingFull("ring_full")
+            raise RingFull()
         if self._st[s] != _CLEAN:
             self._erase(s)
         h = self._hdr

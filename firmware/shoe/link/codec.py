@@ -11,14 +11,15 @@ import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
+
 MAX_DEPTH = const(12)
 _MAX_ITEMS = const(4096)
 
 
-class CodecError(Exception):
+class CodecError(ShoeError):
     def __init__(self, reason):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
 
 
 def _head(out, major, n):

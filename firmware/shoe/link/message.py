@@ -20,6 +20,7 @@ import hashlib
 from micropython import const
 
 from shoe.crypto import equal
+from shoe.errors import ShoeError
 from shoe.link import codec
 
 MAC_LEN = const(16)
@@ -28,10 +29,9 @@ _CMD = b"SHOE1cmd"
 _MSG = b"SHOE1msg"
 
 
-class LinkError(Exception):
+class LinkError(ShoeError):
     def __init__(self, reason, detail=None):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
         self.detail = detail
 
 

@@ -18,6 +18,7 @@ messages the host has not acknowledged (consecutive eseq outbox_first()..eseq). 
 shoe.journal.Journal implements this on flash; MemoryStore is for tests and simulations (a
 "reset" there = building a new Endpoint on the same MemoryStore).
 """
+from shoe.errors import ShoeError
 from shoe.link.message import GENESIS
 
 
@@ -37,7 +38,7 @@ class MemoryStore:
 
     def outbox_add(self, items, state=None, ops=None):
         if len(self._out) + len(items) > self.limit:
-            raise ValueError("outbox_full")
+            raise ShoeError("outbox is full", "outbox_full")
         for eseq, payload, head in items:
             self.eseq = eseq
             self.chain = head
