@@ -47,6 +47,7 @@ FIRMWARE = (
     "shoe/games/presets.py",
     "shoe/games/ptcheck.py",
     "shoe/games/settle.py",
+    "shoe/games/vocab.py",
     "shoe/hardware.py",
     "shoe/journal/__init__.py",
     "shoe/journal/delta.py",

@@ -33,8 +33,7 @@ from shoe.errors import ShoeError
 
 from shoe.games import paytable as _paytable
 
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
+from shoe.games.vocab import FCF, HCF, OPTIONAL
 MAX_SEATS = const(6)
 MAX_AMOUNT = const(1000000000)  # per wager, in the smallest currency unit
 
@@ -47,8 +46,8 @@ _IDS = {"2c": 0, "2d": 1, "2h": 2, "2s": 3, "3c": 4, "3d": 5, "3h": 6, "3s": 7, 
         "9c": 28, "9d": 29, "9h": 30, "9s": 31, "Tc": 32, "Td": 33, "Th": 34, "Ts": 35, "Jc": 36,
         "Jd": 37, "Jh": 38, "Js": 39, "Qc": 40, "Qd": 41, "Qh": 42, "Qs": 43, "Kc": 44, "Kd": 45,
         "Kh": 46, "Ks": 47, "Ac": 48, "Ad": 49, "Ah": 50, "As": 51}
-_WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
-           HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive")}
+# the wagers a seat places, in order: the main ones, then the optional ones
+_WAGERS = {FCF: ("ante", "odds") + OPTIONAL[FCF], HCF: ("ante",) + OPTIONAL[HCF]}
 # wager name -> 1 for an optional wager (offered or not by the pay table), 0 for a main one
 _KNOWN = {FCF: {"ante": 0, "odds": 0, "prime": 1, "four_card_bonus": 1, "all_six": 1},
           HCF: {"ante": 0, "flush_bonus": 1, "straight_flush_bonus": 1, "progressive": 1}}
@@ -185,7 +184,7 @@ def check_wagers(game, wagers, seat=None, table=None):
 
 
 def _offered(game, table, w, seat):
-    for key in _WAGERS[game][1 if game == HCF else 2:]:
+    for key in OPTIONAL[game]:
         if key not in table.sections and w.get(key, 0):
             fail("not_offered", seat, key, (table.name,))
 
@@ -312,7 +311,7 @@ def validate(obj):
             fail("six_dealer", obj["all_six_card"])
         owner[six] = 8
     secs = table.sections
-    opt = _WAGERS[game][1 if game == HCF else 2:]  # the optional wagers
+    opt = OPTIONAL[game]
     offers_all = True  # most tables offer every optional wager: then no per-seat check
     for key in opt:
         if key not in secs:

@@ -32,6 +32,8 @@ import sys
 
 from micropython import const
 
+from shoe.games.vocab import FCF
+
 HIGH_CARD = const(0)
 PAIR = const(1)
 TWO_PAIR = const(2)
@@ -43,7 +45,7 @@ FOUR_OF_A_KIND = const(7)
 CATEGORIES = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
               "straight_flush", "four_of_a_kind")
 
-GAME = "four-card-frenzy"
+GAME = FCF
 _SHIFT = const(26)
 _RANKS = const(0x1FFF)
 _SUMS = const(0x7FFF)

@@ -24,9 +24,7 @@ does not offer that wager); a category missing from a section does not pay.
 from micropython import const
 from shoe.errors import ShoeError
 
-ONE = const(10000)  # fixed-point unit of odds
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
+from shoe.games.vocab import FCF, HCF, ONE
 PRESETS = ("fcf-public-1", "hcf-public-1", "hcf-public-2")
 
 

@@ -3,10 +3,8 @@
 Use shoe.games.packing.unpack(); the layout is described in shoe.games.packing.
 """
 from shoe import cards as _cards
-from shoe.games.packing import (_BONUS_CATS, _FCF, _HAND_CATS, _HCF, _WAGERS, PackError,
-                                _need)
-
-_ONE = 10000  # fixed-point unit of results (as in shoe.games.packing)
+from shoe.games.packing import _BONUS_CATS, _HAND_CATS, PackError, _need
+from shoe.games.vocab import FCF, HCF, ONE, WAGERS
 
 
 class _Reader:
@@ -60,7 +58,7 @@ def _unpack(rd):
     _need(b0 >> 4 == 1 and b0 & 15 < 2, "unknown format")
     g = b0 & 15
     flags = rd.byte()
-    r = {"type": "round_result", "game": _FCF if g == 0 else _HCF}
+    r = {"type": "round_result", "game": FCF if g == 0 else HCF}
     if flags & 1:
         r["round"] = rd.varint()
     if flags & 2:
@@ -75,7 +73,7 @@ def _unpack(rd):
     else:
         r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(),
                        "qualifies": bool(flags & 32)}
-    order = _WAGERS[g]
+    order = WAGERS[r["game"]]
     seats = {}
     for _ in range(rd.byte()):
         key = str(rd.byte())
@@ -107,9 +105,9 @@ def _read_wager(rd):
     flags = rd.byte()
     amount = rd.varint()
     n = rd.zvarint()
-    fx = n if flags & 32 else n * _ONE
-    w = {"amount": amount, "result": n / _ONE if flags & 32 else n}
-    w["payout"] = rd.zvarint() if flags & 4 else (-amount if fx < 0 else amount * fx // _ONE)
+    fx = n if flags & 32 else n * ONE
+    w = {"amount": amount, "result": n / ONE if flags & 32 else n}
+    w["payout"] = rd.zvarint() if flags & 4 else (-amount if fx < 0 else amount * fx // ONE)
     if flags & 1:
         w["rounded"] = bool(flags & 2)
     if flags & 8:
