@@ -34,7 +34,6 @@ from shoe.errors import ShoeError
 from shoe.games import paytable as _paytable
 
 from shoe.games.vocab import FCF, HCF, OPTIONAL
-MAX_SEATS = const(6)
 MAX_AMOUNT = const(1000000000)  # per wager, in the smallest currency unit
 
 # Card name -> id in the notation of shoe.cards (id = rank * 4 + suit), repeated here so that
