@@ -87,7 +87,8 @@ _RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
 # sleep past the computed end of an answer (us): the status read right after then sees it
 # complete; set from the emulated RP2040 (bench/bench_pico_rfid.py, SPI transfers per read)
 _LATE = const(0)
-KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
+# VersionReg: 0x91/0x92 NXP v1.0/v2.0; 0x88, 0x90, 0x12, 0xB2 on clones. init takes any value but
+# 0x00/0xFF (MISO stuck) as a chip.
 
 
 def air_us(tx_bits, rx_bytes):

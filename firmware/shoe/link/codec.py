@@ -254,9 +254,3 @@ def decode(data, start=0, end=None):
     if i != n:
         raise CodecError("trailing")
     return obj
-
-
-def decode_prefix(data, start=0, end=None):
-    """Decode one item at data[start:]; returns (obj, next_index)."""
-    n = len(data) if end is None else end
-    return _dec(data, start, n, 0)
