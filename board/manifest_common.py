@@ -25,6 +25,7 @@ FIRMWARE = (
     "shoe/drivers/_ticks.py",
     "shoe/drivers/beam.py",
     "shoe/drivers/hwbuild.py",
+    "shoe/drivers/iso14443.py",
     "shoe/drivers/led.py",
     "shoe/drivers/lid.py",
     "shoe/drivers/mfrc522.py",
