@@ -1,32 +1,11 @@
 """The game engine's entry points: validate a dealt round and settle it (rules.md 1, 2).
 
-Integration API (called by the round lifecycle, shoe.table, and by `shoectl eval`):
+    evaluate_round(obj, emit=None) -> the round_result dict (interfaces.md 4), or EngineError
+    check_wagers(game, wagers, seat=None, table=None)    one seat's wagers at round opening
+    check_raise(game, seat, cards, ante, raise_amount)   raise or fold
 
-    evaluate_round(obj, emit=None) -> dict
-        obj: the interfaces.md 4 input (card names; "paytable" a document, a preset name or
-        a shoe.games.paytable.Table; "rules"; "dealer"; FCF "all_six_card"; "seats":
-        {"1": {"cards", "wagers", "raise"}}; optional integers "round" and "deck" are copied
-        to the result). Returns the round_result dict of interfaces.md 4. Invalid input
-        raises EngineError before anything is settled: never a partial result.
-    check_wagers(game, wagers, seat=None, table=None) -> None
-        one seat's wagers at round opening; with a table also "is this wager offered"
-    check_raise(game, seat, cards, ante, raise_amount) -> None
-        cards: the seat's card names (5 FCF, 7 HCF); the error names the seat, the hand and
-        the allowed amounts; 0 (fold) is always allowed.
-    EngineError(message, reason): a ValueError with a short `.reason`: bad_round, bad_card,
-        card_count, duplicate_card, all_six_card, bad_wager, ante_odds, optional_without_ante,
-        ante_missing, wager_not_offered, invalid_raise, bad_rules, paytable.
-
-Results beyond interfaces.md 4: a wager that dropped a fraction of a unit when rounding down
-carries "rounded": true; each seat carries "uncapped_net" (the net before the payout limit);
-four_card_bonus / all_six entries carry "category" (null when the hand does not qualify) and
-progressive "tier" (null when no tier is hit). A fold shows the Raise as amount 0, result 0.
-
-Other entry points: shoe.games.paytable.load(obj_or_name, game) and .PRESETS (pay tables),
-shoe.games.packing.pack(result) / unpack(data) (binary result for the wire), shoe.games.fcf /
-hcf / allsix (hand values), shoe.games.evalrun (the `shoectl eval` device side).
-Settlement: shoe.games.fcfround / hcfround. Message texts: shoe.games.messages (loaded only
-when an error is raised, to keep RAM free while settling).
+The API, the error reasons, the result fields beyond interfaces.md 4 and the modules behind it:
+docs/engine.md.
 """
 from micropython import const
 from shoe.errors import ShoeError
