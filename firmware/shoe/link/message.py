@@ -1,19 +1,10 @@
-"""Message envelopes and their MACs (one message = the payload of one DATA frame).
+"""Message envelopes and their MACs (one message = the payload of one DATA frame): the shoe's
+halves, open_command and seal_message. The host-only halves (seal_command, open_message,
+chain_next) are in shoe/link/host.py, which the firmware does not load.
 
-Host -> shoe, a command:   [kind, body, ctr, mac]
-    mac = HMAC-SHA256(key, b"SHOE1cmd" + encode([kind, body, ctr]))[:16]
-    ctr: the host's command counter, strictly increasing per shoe (replay protection).
-    Commands whose kind is in the shoe's supervised set are MAC'd with the supervisor key.
-Shoe -> host, a message:   [kind, body, eseq, prev, mac]
-    mac = HMAC-SHA256(key, b"SHOE1msg" + encode([kind, body, eseq, prev]))[:16]
-    eseq: the durable event sequence (1, 2, ...; never reused, survives resets), 0 for a
-    volatile message (a reply that is not journalled); prev: the hash-chain head before this
-    event (16 bytes; b"" when eseq == 0). The chain: head = SHA-256(encode([kind, body, eseq,
-    prev]))[:16], genesis head = 16 zero bytes.
-`encode([a, b, c, d, e])` is b"\x85" + the items, so the MAC'd core is the payload with its first
-byte changed and the trailing 17-byte MAC item removed: nothing is re-encoded on verification.
-Failures raise LinkError with `reason`: malformed, bad_mac. The host-only halves (seal_command,
-open_message, chain_next) are in shoe/link/host.py, which the firmware does not load.
+Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
+chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, no_key,
+bad_mac).
 """
 import hashlib
 
