@@ -1,11 +1,8 @@
 """The payload codec: a canonical subset of CBOR (RFC 8949) for (kind, body) messages.
 
-Types: None, bool, int (-2**63 .. 2**64-1), float (always 8-byte), str (UTF-8), bytes, list/tuple
-(-> list), dict with str or int keys. Canonical: shortest integer/length heads, map entries sorted
-by their encoded key bytes, so equal values always encode to the same bytes (MACs and the hash
-chain stay stable). `encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short
-`reason` (`truncated`, `trailing`, `type`, `depth`, `too_long`, `key`) on any malformed input and
-never anything else. Nesting is limited to MAX_DEPTH.
+`encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short `reason` on any
+malformed input and never anything else. The types, the canonical form and the reasons:
+docs/protocol.md section 6.
 """
 import struct
 
