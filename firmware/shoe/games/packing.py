@@ -27,7 +27,6 @@ Layout (varint = unsigned LEB128; zvarint = zigzag-signed varint; card = one byt
       zvarint net  [zvarint uncapped_net]
     flush = byte length, then that many cards
 """
-from micropython import const
 from shoe.errors import ShoeError
 
 from shoe import cards as _cards

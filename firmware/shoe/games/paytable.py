@@ -21,7 +21,6 @@ Odds wager is split into sections "odds.win" and "odds.bad_beat"; HCF "progressi
 straight-flush length to a tier name. A section the document leaves out is absent (the table
 does not offer that wager); a category missing from a section does not pay.
 """
-from micropython import const
 from shoe.errors import ShoeError
 
 from shoe.games.vocab import FCF, HCF, ONE
