@@ -52,11 +52,6 @@ def suit(card):
     return card & 3
 
 
-def is_red(card):
-    s = card & 3
-    return s == 1 or s == 2
-
-
 def parse_hand(names, count=None, what="hand"):
     """A list of card names -> list of ids; checks the count and duplicates inside the hand."""
     if not isinstance(names, (list, tuple)):

@@ -47,9 +47,5 @@ def equal(a, b):
     return not int.from_bytes(a, "big") ^ int.from_bytes(b, "big")
 
 
-def sha256_hex(data):
-    return hexlify(hashlib.sha256(data).digest())
-
-
 def hexlify(b):
     return "".join("%02x" % x for x in b)

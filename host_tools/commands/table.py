@@ -17,6 +17,7 @@ events the connection carries go to the audit store (--db) like every other comm
 import json
 
 from host_tools.errors import ShoeError
+from shoe.games.vocab import FCF, HCF
 
 NAME = "table"
 HELP = "act as the table system by hand: configure, load a deck, open a round, decide, void, ack"
@@ -36,7 +37,7 @@ def configure(p):
 
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c = sub.add_parser("configure", help="configure the table (game, pay table, procedure)")
-    c.add_argument("--game", required=True, choices=("four-card-frenzy", "high-card-flush"))
+    c.add_argument("--game", required=True, choices=(FCF, HCF))
     c.add_argument("--paytable", help="pay table name (default: the game's public table)")
     c.add_argument("--procedure", default="manual-shoe",
                    choices=("manual-shoe", "hand", "automated-shoe"))
@@ -105,7 +106,7 @@ def build(args):
     a = args.action
     if a == "configure":
         cfg = {"game": args.game, "procedure": args.procedure,
-               "paytable": args.paytable or ("fcf-public-1" if args.game == "four-card-frenzy"
+               "paytable": args.paytable or ("fcf-public-1" if args.game == FCF
                                              else "hcf-public-1")}
         for item in args.set:
             k, eq, v = item.partition("=")

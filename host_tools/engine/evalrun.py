@@ -28,9 +28,9 @@ import sys
 from shoe import forget
 from shoe.games import engine, paytable
 from shoe.games.jsonout import _key, _str, dump
+from shoe.games.vocab import FCF, HCF
 
-_GAME_MODULES = {"four-card-frenzy": ("fcfround", "fcf", "allsix"),
-                 "high-card-flush": ("hcfround", "hcf")}
+_GAME_MODULES = {FCF: ("fcfround", "fcf", "allsix"), HCF: ("hcfround", "hcf")}
 
 
 def _error(lineno, message, reason):

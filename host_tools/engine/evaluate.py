@@ -66,6 +66,7 @@ def compiled_firmware():
         p = runtime.FIRMWARE / rel
         for src in (sorted(p.glob("*.py")) if p.is_dir() else [p]):
             pairs.append((src, src.relative_to(runtime.FIRMWARE).as_posix()))
+    pairs.append((runtime.HOST_ENGINE / "evalrun.py", "evalrun.py"))  # found before the .py
     try:
         return build.compile_files(pairs, CACHE, extra=("-X", "no-source-lines"))
     except (ShoeError, OSError):

@@ -5,13 +5,14 @@ result are fed to the same engine (shoe.games.engine under CPython) and every se
 come out identical. A disagreement means a fault, a tampered result or a version mismatch.
 """
 from shoe.games import engine
+from shoe.games.vocab import FCF
 
 
 def evaluation_input(result, paytable=None, rules=None):
     obj = {"game": result["game"], "paytable": paytable or result.get("paytable"),
            "rules": rules if rules is not None else result.get("rules", {}),
            "dealer": result["dealer"]["cards"], "seats": {}}
-    if result["game"] == "four-card-frenzy":
+    if result["game"] == FCF:
         obj["all_six_card"] = result.get("all_six_card")
     for seat, s in result["seats"].items():
         wagers = {k: v["amount"] for k, v in s["wagers"].items() if k != "raise"}

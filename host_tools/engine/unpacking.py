@@ -2,9 +2,8 @@
 the device only packs). The layout is described in shoe.games.packing.
 """
 from shoe import cards as _cards
-from shoe.games.packing import BONUS_CATS, FCF, HAND_CATS, HCF, WAGERS, PackError
-
-_ONE = 10000  # fixed-point unit of results (as in shoe.games.packing)
+from shoe.games.packing import BONUS_CATS, HAND_CATS, PackError
+from shoe.games.vocab import FCF, HCF, ONE, WAGERS
 
 
 def _need(cond, what):
@@ -78,7 +77,7 @@ def _unpack(rd):
     else:
         r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(),
                        "qualifies": bool(flags & 32)}
-    order = WAGERS[g]
+    order = WAGERS[r["game"]]
     seats = {}
     for _ in range(rd.byte()):
         key = str(rd.byte())
@@ -110,9 +109,9 @@ def _read_wager(rd):
     flags = rd.byte()
     amount = rd.varint()
     n = rd.zvarint()
-    fx = n if flags & 32 else n * _ONE
-    w = {"amount": amount, "result": n / _ONE if flags & 32 else n}
-    w["payout"] = rd.zvarint() if flags & 4 else (-amount if fx < 0 else amount * fx // _ONE)
+    fx = n if flags & 32 else n * ONE
+    w = {"amount": amount, "result": n / ONE if flags & 32 else n}
+    w["payout"] = rd.zvarint() if flags & 4 else (-amount if fx < 0 else amount * fx // ONE)
     if flags & 1:
         w["rounded"] = bool(flags & 2)
     if flags & 8:

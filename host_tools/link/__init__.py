@@ -210,8 +210,7 @@ class ShoeLink:
             detail = rbody.get("detail")
             if isinstance(detail, str) and detail:
                 text += " (%s)" % detail          # the shoe's own words, e.g. which seat/amounts
-            err = ShoeError("%s refused by the shoe: %s" % (kind, text))
-            err.reason = reason
+            err = ShoeError("%s refused by the shoe: %s" % (kind, text), reason)
             err.body = rbody
             raise err
         return rbody

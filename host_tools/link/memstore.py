@@ -3,6 +3,7 @@ firmware; a "reset" = building a new Endpoint on the same MemoryStore). The stor
 in docs/protocol.md ("The shoe's store"); shoe.journal.Journal implements it on flash. Imports
 only the firmware, so it also runs under MicroPython in tests (`import memstore`).
 """
+from shoe.errors import ShoeError
 from shoe.link.message import GENESIS
 
 
@@ -22,7 +23,7 @@ class MemoryStore:
 
     def outbox_add(self, items, state=None, ops=None):
         if len(self._out) + len(items) > self.limit:
-            raise ValueError("outbox_full")
+            raise ShoeError("outbox is full", "outbox_full")
         for eseq, payload, head in items:
             self.eseq = eseq
             self.chain = head

@@ -217,15 +217,6 @@ class FaultProxy:
             self.stats["cuts"] += 1
             self._close_pair()
 
-    def set_faults(self, corrupt=None, drop=None, dup=None):
-        with self._lock:
-            if corrupt is not None:
-                self.corrupt = corrupt
-            if drop is not None:
-                self.drop = drop
-            if dup is not None:
-                self.dup = dup
-
     def _close_pair(self):
         if self._pair:
             for s in self._pair:

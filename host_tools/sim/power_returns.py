@@ -56,7 +56,7 @@ class PowerReturns:
         if "rep" in box:
             return box["rep"]
         err = box.get("err")
-        reason = getattr(err, "reason", None)
+        reason = err.reason if err is not None else None
         if err is not None and reason not in (None, "replay"):
             raise err                        # refused by the shoe: its word stands
         if self.boot_mark() == mark and reason != "replay":

@@ -27,13 +27,13 @@ import random
 import time
 
 from shoe import cards
+from shoe.games.vocab import FCF, HCF, PROCEDURES
 from host_tools.errors import ShoeError
 from host_tools.events import decode
 from host_tools.sim.power_returns import PowerReturns, Rebooted
 from host_tools.sim.world import Deck, World, WorldError
 
-GAMES = ("four-card-frenzy", "high-card-flush")
-PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
+GAMES = (FCF, HCF)
 FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged", "other-back",
           "extra-card", "power-cut", "link-drop")
 DEFAULT_SERIALS = (0x3A7F, 0x51C2)
@@ -378,4 +378,4 @@ def _next_slot(status):
 
 
 def _default_paytable(game):
-    return "fcf-public-1" if game == "four-card-frenzy" else "hcf-public-1"
+    return "fcf-public-1" if game == FCF else "hcf-public-1"

@@ -36,7 +36,7 @@ while True:
             for i in range(body["n"]):
                 n += 1
                 ep.send("card", {"n": n})
-                j.save_state({"n": n})
+                j.outbox_add([], state={"n": n})
         gc.collect()
         ep.reply(ctr, {"ok": True, "free": gc.mem_free()})
     out = ep.transmit(now)

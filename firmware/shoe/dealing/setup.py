@@ -11,15 +11,10 @@ first configuration (or for another game) the comparison is with the defaults.
 """
 
 from shoe.errors import ShoeError
+from shoe.games.vocab import FCF, HCF, MAX_SEATS, OPTIONAL, PROCEDURES
 
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
-PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
-OPTIONAL = {FCF: ("prime", "four_card_bonus", "all_six"),
-            HCF: ("flush_bonus", "straight_flush_bonus", "progressive")}
 DEFAULT_PAYTABLE = {FCF: "fcf-public-1", HCF: "hcf-public-1"}
 _VARIANTS = {"ties": ("player", "push"), "raise_when_dealer_not_open": ("compare", "win")}
-MAX_SEATS = 6
 
 
 class SetupError(ShoeError):

@@ -16,13 +16,11 @@ preallocated bytearray (reused every round), so `place()` allocates nothing.
 from micropython import const
 from shoe.errors import ShoeError
 from shoe.deck.ledger import hexs, unhex
+from shoe.games.vocab import FCF, HCF, PROCEDURES
 
 DEALER = const(7)
 ALL_SIX = const(8)
 DISCARD = const(9)
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
-PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
 _NAMES = ("?", "1", "2", "3", "4", "5", "6", "dealer", "all_six", "discard")
 
 

@@ -8,28 +8,8 @@
 
 Only this module and the boards' main.py construct machine objects; drivers receive them.
 Nothing here does I/O on a device (no chip init, no IRQ installed, no watchdog started), so a
-build can be inspected in tests against the fake `machine`. The bundle's attributes:
-
-    host          machine.UART to the table system (readinto/write)
-    reader        RFIDReader or OpticalReader: `async read()` -> (kind, bytes)
-    beam          Beam (not started: call beam.start() in the app) or None
-    beam_window_ms  pairing window for ExitMatcher(window_ms) (read vs beam break)
-    lid           Lid (polled: `await lid.wait()`) or None
-    led           LedPlayer (`await led.run()`, `led.show(led.READY)`) or None
-    wdt           Watchdog policy (register/checkin/service; starts machine.WDT lazily) or None
-    state_dir     journal + provisioned config (shoe.json) directory on flash
-    flash         the raw flash block device (rp2.Flash()) when the wiring keeps the journal
-                  on flash rings (`journal = {"store": "ring"}`), else None (files)
-    board_name    "pico" / "esp32"
-    firmware_root the deployed version directory (for attestation), None when frozen
-    service       True when the service jumper is fitted: main.py then starts neither the app
-                  nor the watchdog, and leaves the REPL free for deploy/provision
-    crashes       how many boots in a row ended in an exception out of the app (crash file)
-
-Crash guard: main.py calls record_crash(state_dir, exc) when the app raises; after
-MAX_CRASHES such boots in a row it stays in safe mode (LED error, REPL free) instead of a reset
-loop. The app calls clear_crashes(state_dir) once it has run healthily (e.g. after a round);
-a deploy removes the file too.
+build can be inspected in tests against the fake `machine`. The bundle (shoe.hardware.Hardware)
+and its attributes, the crash guard: docs/hardware.md section 3.
 """
 from shoe.errors import ShoeError
 from shoe.drivers.beam import Beam

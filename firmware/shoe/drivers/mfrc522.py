@@ -8,29 +8,14 @@
     chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
                                         # and not waited for (the next frame waits for it)
 
-Everything that goes wrong on the air raises RFIDError with a short `reason`:
-    rfid_no_chip   VersionReg reads 0x00/0xFF (chip missing, SPI miswired)
-    rfid_timeout   no answer before the chip's timer ran out (tag left, or does not answer)
-    rfid_crc       CRC_A of an answer is wrong            rfid_parity / rfid_protocol  RX errors
-    rfid_collision two tags answered at once              rfid_bcc     UID check byte wrong
-    rfid_length    an answer of the wrong length          rfid_nak     the tag answered NAK
-    rfid_overflow  FIFO overflow                          rfid_stuck   chip never finished
-
-SPI framing (datasheet 8.1.2.3): address byte = (reg << 1) | 0x80 to read, (reg << 1) to write;
-a read burst MOSI a0 a1 .. 00 answers one register per byte, a write burst sends every data byte
-to the same register. Each SPI call costs far more CPU than its wire time, so a frame is few
-calls: the Transceive command stays active between frames (datasheet 10.3.1.8: each frame is
-started by StartSend), a frame is one FIFO write burst, the state after it (ComIrq, Error,
-FIFOLevel, Control) one read burst, the answer one FIFO burst; CRC_A is computed here, not by
-the chip's coprocessor; the CPU sleeps through the frame's known air time before it polls
-(measured on the emulated RP2040, 125 MHz: an SPI call with CS ~16-20 us, a status burst
-~20 us, CRC_A ~10 us a byte; a read of a 7-byte UID tag 8.1 ms, 5.9 ms of it air time).
-Buffers are preallocated; an empty-field poll allocates nothing, a read a few small objects
-(slices, the returned UID).
+Everything that goes wrong on the air raises RFIDError with a short `reason` (rfid_timeout,
+rfid_crc, ...). The reasons, the SPI framing and the timing: docs/hardware.md section 4.
 """
-from array import array
 from micropython import const
 import time
+
+from shoe.errors import ShoeError
+from shoe.drivers.iso14443 import CRC_TABLE, air_us, crc_a, crc_run, sel_crc
 
 # registers (datasheet 9.2)
 _COMMAND = const(0x01)
@@ -85,52 +70,15 @@ _RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
 # sleep past the computed end of an answer (us): the status read right after then sees it
 # complete; set from the emulated RP2040 (bench/bench_pico_rfid.py, SPI transfers per read)
 _LATE = const(0)
-KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0x12, 0xB2)
+# VersionReg: 0x91/0x92 NXP v1.0/v2.0; 0x88, 0x90, 0x12, 0xB2 on clones. init takes any value but
+# 0x00/0xFF (MISO stuck) as a chip.
 
 
-def air_us(tx_bits, rx_bytes):
-    """Air time of a frame of tx_bits and its answer of rx_bytes at 106 kbit/s (9.44 us a bit,
-    9 bits a byte with parity), with the tag's frame delay time (~86 us) between them."""
-    return (tx_bits + 9 * rx_bytes) * 944 // 100 + 86
+_SEL_CRCS = {_SEL_CL1: sel_crc(_SEL_CL1), _SEL_CL2: sel_crc(_SEL_CL2), 0x97: sel_crc(0x97)}
 
 
-def _crc_table():
-    t = array("H", range(256))
-    for i in range(256):
-        b = (i ^ (i << 4)) & 0xFF
-        t[i] = (b << 8) ^ (b << 3) ^ (b >> 4)
-    return t
-
-
-_CRC_T = _crc_table()  # CRC_A byte by byte: half the interpreter work of the bit formula
-
-
-def crc_a(buf, start, end, crc=0x6363):
-    """ISO 14443-3 CRC_A of buf[start:end] (sent low byte first), from the state crc (its
-    preset 0x6363, or the state after a known prefix). Over data + its CRC_A the result is 0,
-    which is how answers are checked."""
-    return _crc_run(memoryview(buf)[start:end], crc)
-
-
-def _crc_run(mv, crc):
-    # iterating a memoryview costs about half of indexing by range on the RP2040
-    t = _CRC_T
-    for b in mv:
-        crc = (crc >> 8) ^ t[(crc ^ b) & 0xFF]
-    return crc
-
-
-def _sel_crc(sel):
-    return crc_a(bytes((sel, 0x70)), 0, 2)  # CRC_A state after a SELECT's first two bytes
-
-
-_SEL_CRCS = {_SEL_CL1: _sel_crc(_SEL_CL1), _SEL_CL2: _sel_crc(_SEL_CL2), 0x97: _sel_crc(0x97)}
-
-
-class RFIDError(Exception):
-    def __init__(self, message, reason):
-        super().__init__(message)
-        self.reason = reason
+class RFIDError(ShoeError):
+    reason = "rfid"
 
 
 class MFRC522:
@@ -385,7 +333,7 @@ class MFRC522:
                 raise RFIDError("UID check byte (BCC) wrong", "rfid_bcc")
             fb[2] = 0x70  # NVB: 7 bytes, the whole UID CLn
             fb[3:8] = self._cln
-            c = _crc_run(self._selcrc, _SEL_CRCS[sel])
+            c = crc_run(self._selcrc, _SEL_CRCS[sel])
             fb[8] = c & 0xFF
             fb[9] = c >> 8
             count = tx(9, False, w_sel)
@@ -393,7 +341,7 @@ class MFRC522:
                 raise RFIDError("no answer from the tag", "rfid_timeout")
             if count != 3:
                 raise RFIDError("SAK of %d bytes" % count, "rfid_length")
-            c = 0x63 ^ _CRC_T[0x63 ^ r[1]]  # CRC_A of the one SAK byte (crc_a unrolled)
+            c = 0x63 ^ CRC_TABLE[0x63 ^ r[1]]  # CRC_A of the one SAK byte (crc_a unrolled)
             if r[2] != c & 0xFF or r[3] != c >> 8:
                 raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
             if fb[3] == _CASCADE_TAG:
@@ -424,7 +372,7 @@ class MFRC522:
             raise RFIDError("tag answered NAK %x to READ" % (r[1] & 0x0F), "rfid_nak")
         if count != _RESP:
             raise RFIDError("READ answered %d bytes, expected 18" % count, "rfid_length")
-        if _crc_run(self._answer, 0x6363):
+        if crc_run(self._answer, 0x6363):
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
         out[0:16] = self._data
         return out

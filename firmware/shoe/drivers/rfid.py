@@ -2,43 +2,11 @@
 
     reader = RFIDReader(MFRC522(spi, cs, rst))
     kind, raw = await reader.read()     # ("card", b"3A7FRAs1d52a21b"), ("noread", b"") or
-                                        # ("garbled", raw16): a tag not in the layout below
+                                        # ("garbled", raw16): a tag in another layout
     shoe.cardcode.CardCodes(key).parse(raw)   # as for the optical module
 
-Tag layout (NTAG21x / MIFARE Ultralight, 4-byte pages; user memory starts at page 4):
-
-    page 4..7  (one READ command returns these 16 bytes)
-    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
-    | c0 | c1 | c2 | .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. | c14| 00 |
-    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
-    c0..c14: the 15 ASCII characters of the card code (interfaces.md s.1); byte 15: 0x00
-    (layout version 0 / terminator). A tag with any other byte 15 (written for something else)
-    gives ("garbled", all 16 bytes), as the optical driver does for a line that is not a code.
-
-Polling: every `period_ms` the reader sends REQA, which only a tag that has not been read yet
-answers (one read is halted, and a halted tag stays quiet until it leaves the field and loses
-power): an empty field and a card still lying in it after its read cost the same short poll. A
-tag that answers is selected and its code read right away (up to `tries` attempts in one poll,
-re-woken with WUPA after a failure); it is halted at the start of the next poll, so the card is
-returned without waiting for the halt (the HLTA itself is not waited for either: the chip
-transmits it, and the REQA after it goes once it is off the air). While cards are expected
-(`dealing` set by the app, or within `fast_ms` of a tag answering) the field is polled every
-`fast_period_ms` instead of `period_ms`: the wait for the next poll is most of what a read adds
-to the air time.
-De-duplication: the UID of the last tag reported is remembered, and forgotten once `hold_ms`
-have passed since it was last heard and the field has been silent for `absent_polls` polls: a tag
-whose halt was lost, or that lost power for a moment at the edge of the field while it left
-(and so answers REQA again), is recognised and halted, not read twice; the same card can only
-be read again after `hold_ms` (a card comes back to a shoe after a reshuffle). A tag that fails
-(a card entering the edge of the field often does) is tried again on the next polls, woken with
-WUPA; it becomes one ("noread", b"") when it leaves the field unread, or after `fail_polls`
-failed polls while it stays (reason in `last_reason`). So every tag presence gives exactly one
-result. Two tags entering together (collision) fail like one unreadable tag. If a failing tag
-is replaced by another between two polls, the noread comes first, then the new card. A reader
-chip that fails (missing, stuck, SPI errors: `rfid_bus`) never raises out of read(): `fault`
-holds the reason and init is retried every `retry_ms`. A re-init resets the chip, whose field
-then goes off: a tag lying in it is powered up again and, if its UID has been forgotten, read
-again (see docs/hardware.md s.7).
+The tag layout, polling (REQA, halting, fast polls while dealing), de-duplication of a tag
+that answers again, noreads and chip faults: docs/hardware.md section 4.
 """
 from micropython import const
 import asyncio
@@ -52,7 +20,7 @@ _CODE_LEN = const(15)
 
 def _reason(e):
     # an SPI bus error (OSError from machine.SPI) is a reader fault like a stuck chip
-    return getattr(e, "reason", None) or "rfid_bus"
+    return e.reason if isinstance(e, RFIDError) else "rfid_bus"
 
 
 class RFIDReader:

@@ -1,41 +1,18 @@
 """The game engine's entry points: validate a dealt round and settle it (rules.md 1, 2).
 
-Integration API (called by the round lifecycle, shoe.table, and by `shoectl eval`):
+    evaluate_round(obj, emit=None) -> the round_result dict (interfaces.md 4), or EngineError
+    check_wagers(game, wagers, seat=None, table=None)    one seat's wagers at round opening
+    check_raise(game, seat, cards, ante, raise_amount)   raise or fold
 
-    evaluate_round(obj, emit=None) -> dict
-        obj: the interfaces.md 4 input (card names; "paytable" a document, a preset name or
-        a shoe.games.paytable.Table; "rules"; "dealer"; FCF "all_six_card"; "seats":
-        {"1": {"cards", "wagers", "raise"}}; optional integers "round" and "deck" are copied
-        to the result). Returns the round_result dict of interfaces.md 4. Invalid input
-        raises EngineError before anything is settled: never a partial result.
-    check_wagers(game, wagers, seat=None, table=None) -> None
-        one seat's wagers at round opening; with a table also "is this wager offered"
-    check_raise(game, seat, cards, ante, raise_amount) -> None
-        cards: the seat's card names (5 FCF, 7 HCF); the error names the seat, the hand and
-        the allowed amounts; 0 (fold) is always allowed.
-    EngineError(message, reason): a ValueError with a short `.reason`: bad_round, bad_card,
-        card_count, duplicate_card, all_six_card, bad_wager, ante_odds, optional_without_ante,
-        ante_missing, wager_not_offered, invalid_raise, bad_rules, paytable.
-
-Results beyond interfaces.md 4: a wager that dropped a fraction of a unit when rounding down
-carries "rounded": true; each seat carries "uncapped_net" (the net before the payout limit);
-four_card_bonus / all_six entries carry "category" (null when the hand does not qualify) and
-progressive "tier" (null when no tier is hit). A fold shows the Raise as amount 0, result 0.
-
-Other entry points: shoe.games.paytable.load(obj_or_name, game) and .PRESETS (pay tables),
-shoe.games.packing.pack(result) (binary result for the wire; the host unpacks), shoe.games.fcf /
-hcf / allsix (hand values), host_tools/engine/evalrun.py (the `shoectl eval` device side).
-Settlement: shoe.games.fcfround / hcfround. Message texts: shoe.games.messages (loaded only
-when an error is raised, to keep RAM free while settling).
+The API, the error reasons, the result fields beyond interfaces.md 4 and the modules behind it:
+docs/engine.md.
 """
 from micropython import const
 from shoe.errors import ShoeError
 
 from shoe.games import paytable as _paytable
 
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
-MAX_SEATS = const(6)
+from shoe.games.vocab import FCF, HCF, OPTIONAL
 MAX_AMOUNT = const(1000000000)  # per wager, in the smallest currency unit
 
 # Card name -> id in the notation of shoe.cards (id = rank * 4 + suit), repeated here so that
@@ -47,8 +24,8 @@ _IDS = {"2c": 0, "2d": 1, "2h": 2, "2s": 3, "3c": 4, "3d": 5, "3h": 6, "3s": 7, 
         "9c": 28, "9d": 29, "9h": 30, "9s": 31, "Tc": 32, "Td": 33, "Th": 34, "Ts": 35, "Jc": 36,
         "Jd": 37, "Jh": 38, "Js": 39, "Qc": 40, "Qd": 41, "Qh": 42, "Qs": 43, "Kc": 44, "Kd": 45,
         "Kh": 46, "Ks": 47, "Ac": 48, "Ad": 49, "Ah": 50, "As": 51}
-_WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
-           HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive")}
+# the wagers a seat places, in order: the main ones, then the optional ones
+_WAGERS = {FCF: ("ante", "odds") + OPTIONAL[FCF], HCF: ("ante",) + OPTIONAL[HCF]}
 # wager name -> 1 for an optional wager (offered or not by the pay table), 0 for a main one
 _KNOWN = {FCF: {"ante": 0, "odds": 0, "prime": 1, "four_card_bonus": 1, "all_six": 1},
           HCF: {"ante": 0, "flush_bonus": 1, "straight_flush_bonus": 1, "progressive": 1}}
@@ -185,7 +162,7 @@ def check_wagers(game, wagers, seat=None, table=None):
 
 
 def _offered(game, table, w, seat):
-    for key in _WAGERS[game][1 if game == HCF else 2:]:
+    for key in OPTIONAL[game]:
         if key not in table.sections and w.get(key, 0):
             fail("not_offered", seat, key, (table.name,))
 
@@ -312,7 +289,7 @@ def validate(obj):
             fail("six_dealer", obj["all_six_card"])
         owner[six] = 8
     secs = table.sections
-    opt = _WAGERS[game][1 if game == HCF else 2:]  # the optional wagers
+    opt = OPTIONAL[game]
     offers_all = True  # most tables offer every optional wager: then no per-seat check
     for key in opt:
         if key not in secs:

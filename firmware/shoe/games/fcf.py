@@ -27,6 +27,8 @@ of times and k = S - m tells pair / two pair / trips / full house / quads apart 
 """
 from micropython import const
 
+from shoe.games.vocab import FCF
+
 HIGH_CARD = const(0)
 PAIR = const(1)
 TWO_PAIR = const(2)
@@ -38,7 +40,7 @@ FOUR_OF_A_KIND = const(7)
 CATEGORIES = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
               "straight_flush", "four_of_a_kind")
 
-GAME = "four-card-frenzy"
+GAME = FCF
 _SHIFT = const(26)
 _RANKS = const(0x1FFF)
 _SUMS = const(0x7FFF)

@@ -11,11 +11,10 @@ Decisions where rules.md is silent: the Odds wager follows "P >= D" under both `
 from micropython import const
 
 from shoe.games import fcf
-from shoe.games.paytable import ONE
+from shoe.games.vocab import LOST, ONE
 from shoe.games.settle import pick, wager
 
 GAME = fcf.GAME
-_LOST = const(-10000)
 _RED = bytes(6 >> (c & 3) & 1 for c in range(52))  # card id -> 1 if red (suit d or h)
 _PAIR = const(1)  # fcf.PAIR ... (an attribute lookup costs ~5 us on the chip)
 _TWO_PAIR = const(2)
@@ -62,7 +61,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
     tie_wins = rules["ties"] == "player"
     raise_wins = rules["raise_when_dealer_not_open"] == "win"
     sections = table.sections
-    no = {}  # a section the table leaves out: nothing pays (dict.get(cat, _LOST), cat may be None)
+    no = {}  # a section the table leaves out: nothing pays (dict.get(cat, LOST), cat may be None)
     odds_win = sections.get("odds.win") or no
     odds_bad = sections.get("odds.bad_beat") or no
     sec_prime = sections.get("prime") or no
@@ -83,16 +82,16 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
         elif pv == dv:
             cmp = ONE if tie_wins else 0
         else:
-            cmp = _LOST
+            cmp = LOST
         if rz == 0:
-            e_ante = entry(ante, _LOST)
-            e_odds = entry(ante, _LOST)
+            e_ante = entry(ante, LOST)
+            e_odds = entry(ante, LOST)
             e_raise = entry(0, 0)
         else:
             if cat >= _STRAIGHT:
-                odds = (odds_win if pv >= dv else odds_bad).get(names_of[cat], _LOST)
+                odds = (odds_win if pv >= dv else odds_bad).get(names_of[cat], LOST)
             else:
-                odds = 0 if pv >= dv else _LOST
+                odds = 0 if pv >= dv else LOST
             e_ante = entry(ante, cmp if opens else 0)
             e_odds = entry(ante, odds)
             e_raise = entry(rz, ONE if raise_wins and not opens else cmp)
@@ -103,21 +102,21 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
                    + red_of[ids[4]])
             pc = ("five_one_colour" if red == 0 or red == 5 else
                   "four_one_colour" if red == 1 or red == 4 else None)
-            fx = sec_prime.get(pc, _LOST)
+            fx = sec_prime.get(pc, LOST)
             e_prime = entry(a, fx)
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
             if cat >= _TWO_PAIR:
                 bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
-            fx = sec_bonus.get(bc, _LOST)
+            fx = sec_bonus.get(bc, LOST)
             e_bonus = entry(a, fx, bc)
         a = w.get("all_six", 0)
         if a:
             if allsix is None:
                 from shoe.games import allsix
             ac = allsix.category(ids, six)
-            fx = sec_six.get(ac, _LOST)
+            fx = sec_six.get(ac, LOST)
             e_six = entry(a, fx, ac)
         # dict displays with every key where possible: each added key may cost a resize
         net = None

@@ -21,7 +21,9 @@ All functions take a sequence of 7 distinct card ids (trusted) and allocate noth
 """
 from micropython import const
 
-GAME = "high-card-flush"
+from shoe.games.vocab import HCF
+
+GAME = HCF
 _SHIFT = const(13)
 _RANKS = const(0x1FFF)
 _NINE = const(1 << 7)  # rank 7 = nine

@@ -13,10 +13,9 @@ from micropython import const
 
 from shoe.games import hcf
 from shoe.games.settle import net_of, pay, pick, wager
-from shoe.games.paytable import ONE
+from shoe.games.vocab import LOST, ONE
 
 GAME = hcf.GAME
-_LOST = const(-10000)
 
 
 def _pay(section, n):
@@ -41,28 +40,28 @@ def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit
         w = s["wagers"]
         sf = hcf.straight_flush(ids)
         if rz == 0:
-            wg = {"ante": wager(w["ante"], _LOST), "raise": wager(0, 0)}
+            wg = {"ante": wager(w["ante"], LOST), "raise": wager(0, 0)}
         elif not q:
             wg = {"ante": wager(w["ante"], ONE), "raise": wager(rz, 0)}
         else:
-            r = ONE if pv > dv else 0 if pv == dv else _LOST
+            r = ONE if pv > dv else 0 if pv == dv else LOST
             wg = {"ante": wager(w["ante"], r), "raise": wager(rz, r)}
         a = w.get("flush_bonus", 0)
         if a:
             n = hcf.length(pv)
-            fx = _pay(table.sections.get("flush_bonus"), n) if n >= 4 else _LOST
+            fx = _pay(table.sections.get("flush_bonus"), n) if n >= 4 else LOST
             wg["flush_bonus"] = wager(a, fx)
         a = w.get("straight_flush_bonus", 0)
         if a:
             wg["straight_flush_bonus"] = wager(
-                a, _pay(table.sections.get("straight_flush_bonus"), sf) if sf >= 3 else _LOST)
+                a, _pay(table.sections.get("straight_flush_bonus"), sf) if sf >= 3 else LOST)
         a = w.get("progressive", 0)
         if a:
             tier = None
             prog = table.sections.get("progressive")
             if sf >= 3 and prog is not None:
                 tier = prog.get(str(sf))
-            e = wager(a, 0 if tier is not None else _LOST)
+            e = wager(a, 0 if tier is not None else LOST)
             e["tier"] = tier
             wg["progressive"] = e
         net, capped, uncapped = net_of(wg.values(), table.payout_limit)

@@ -96,7 +96,9 @@ def describe(game, ids, v):
     def names(ids):
         return " ".join("23456789TJQKA"[c >> 2] + "cdhs"[c & 3] for c in ids)
 
-    if game == "four-card-frenzy":
+    from shoe.games.vocab import FCF
+
+    if game == FCF:
         from shoe.games import fcf
 
         return "%s (%s)" % (fcf.CATEGORIES[fcf.category(v)],

@@ -28,16 +28,11 @@ Layout (varint = unsigned LEB128; zvarint = zigzag-signed varint; card = one byt
       zvarint net  [zvarint uncapped_net]
     flush = byte length, then that many cards
 """
-from micropython import const
 from shoe.errors import ShoeError
 
 from shoe import cards as _cards
 
-_ONE = const(10000)
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
-WAGERS = (("ante", "odds", "raise", "prime", "four_card_bonus", "all_six"),
-           ("ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"))
+from shoe.games.vocab import FCF, HCF, ONE, WAGERS  # noqa: F401 (FCF, HCF: host_tools)
 HAND_CATS = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
               "straight_flush", "four_of_a_kind")
 BONUS_CATS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_kind", "flush",
@@ -102,8 +97,8 @@ def _flush(out, f):
 def _fixed(x):
     """A result -> (fractional?, integer to store)."""
     if isinstance(x, float):
-        n = int(round(x * _ONE))
-        _need(n / _ONE == x, "result is not a multiple of 1/10000")
+        n = int(round(x * ONE))
+        _need(n / ONE == x, "result is not a multiple of 1/10000")
         return True, n
     _need(isinstance(x, int) and not isinstance(x, bool), "bad result")
     return False, x
@@ -113,8 +108,8 @@ def _wager(out, w, name):
     _keys(w, ("amount", "result", "payout", "rounded", "category", "tier"), "wager " + name)
     amount = w.get("amount")
     frac, r = _fixed(w.get("result"))
-    fx = r if frac else r * _ONE
-    derived = -amount if fx < 0 else amount * fx // _ONE
+    fx = r if frac else r * ONE
+    derived = -amount if fx < 0 else amount * fx // ONE
     payout = w.get("payout")
     flags = 0
     if "rounded" in w:
@@ -194,7 +189,7 @@ def pack(result):
     seats = result.get("seats")
     _need(isinstance(seats, dict) and len(seats) < 256, "bad seats")
     out.append(len(seats))
-    order = WAGERS[g]
+    order = WAGERS[game]
     for key in sorted(seats):
         _need(isinstance(key, str) and 0 < len(key) < 4 and not key.strip("0123456789")
               and 0 < int(key) < 256, "bad seat key")

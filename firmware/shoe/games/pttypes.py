@@ -1,12 +1,8 @@
 """What shoe.games.paytable and its checker shoe.games.ptcheck share (one module both import, so
 neither imports the other's private names): the Table, PaytableError, the fixed-point unit of
 odds and the game names. The format is in shoe.games.paytable's docstring."""
-from micropython import const
 from shoe.errors import ShoeError
-
-ONE = const(10000)  # fixed-point unit of odds
-FCF = "four-card-frenzy"
-HCF = "high-card-flush"
+from shoe.games.vocab import FCF, HCF, ONE  # noqa: F401 (re-exported to paytable and ptcheck)
 
 
 class PaytableError(ShoeError):

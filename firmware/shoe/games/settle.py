@@ -3,11 +3,8 @@
 Results are fixed-point odds (units of 1/10000, see shoe.games.paytable): +x paid x to 1, 0
 push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost.
 """
-from micropython import const
+from shoe.games.vocab import LOST, ONE
 
-from shoe.games.paytable import ONE
-
-_LOST = const(-10000)
 
 
 _NO = ()  # "no category key" (a category may be None)
@@ -33,9 +30,9 @@ def wager(amount, fx, category=_NO):
 def pay(section, cat):
     """Fixed-point odds of cat in a pay table section; a missing section or category loses."""
     if section is None or cat is None:
-        return _LOST
+        return LOST
     fx = section.get(cat)
-    return _LOST if fx is None else fx
+    return LOST if fx is None else fx
 
 
 def net_of(entries, limit):

@@ -5,20 +5,7 @@ operations the journal writes instead of the whole snapshot.
     st = apply(st, ops)           # st (a private copy) now equals new; returns the new root
     c = copy(obj)                 # a private deep copy (what the journal keeps)
 
-An operation is a list:
-    [path, value]        set   (path = [] replaces the whole state)
-    [path, suffix, 1]    extend: a list, str or bytes grew at its end (a dealt card appends two
-                         hex digits to the tracker: 2 bytes instead of the whole string)
-    [path, [at, part], 2]  splice: a str or bytes of the same length changed at `at` (a
-                         ledger bitmask in hex: 5 bytes instead of 15)
-    [path]               delete a dict key
-`path` is a list of steps: a list index; in a dict whose keys are all str, an int i is the
-i-th key in sorted order (1 byte instead of the key's name: a dealt card's ops shrink from 86 to
-about 45 bytes) and a str is a key by name (a new key); a key that is not a str travels as [key].
-Both sides see the same dict at that moment (the writer's private copy and the state being
-rebuilt from the same records), so the index means the same key. Equal subtrees are skipped by
-one `==` (C code in MicroPython), so the cost is proportional to what changed, not to the
-state's size.
+The operations and their paths: docs/journal.md "State deltas".
 """
 
 

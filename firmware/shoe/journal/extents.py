@@ -1,24 +1,19 @@
 """The journal on raw flash rings inside littlefs: reserved extents (as a swapfile or GRUB's
-grubenv). See docs/journal.md "The flash ring".
+grubenv).
 
     store = open_store(flash, "state")   # flash: rp2.Flash() (hwbuild builds it)
     Journal("state", store=store)
 
-The stock rp2 firmware mounts littlefs over the whole flash block device (and formats it if the
-mount fails), so no region is free. Instead, files of exactly one block (4096 bytes) are made
-in <state>/ring/ and each one's block is found by its unique header (nonce + index) with raw
-reads; littlefs never moves the data block of a file it does not modify, and a file of one
-block has no CTZ pointers, so the journal may erase and program those blocks directly. The
-files are never opened for writing nor removed while in use. At every boot the map is checked:
-each file exists with 4096 bytes and its first page read through littlefs equals the raw page
-(the whole block when that page is erased). If not, the extents are made again and the rings
-start empty (as if the state directory had been wiped).
+Files of exactly one block in <state>/ring/, found by their header with raw reads and checked
+at every boot; why littlefs leaves those blocks alone: docs/journal.md "Where the sectors come
+from".
 """
 import os
 import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal.ring import SECTOR
 from shoe.journal.ringstore import LAYOUT, RingStore
 
@@ -26,8 +21,8 @@ _HEAD = b"SHOEXT01"
 _PAGE = const(256)
 
 
-class ExtentError(OSError):
-    pass
+class ExtentError(ShoeError):  # boot work: the extent files of the rings are not as mapped
+    reason = "journal_extents"
 
 
 def _count():

@@ -1,53 +1,16 @@
-"""The shoe's power-loss-safe journal: table snapshot, counters, latched errors, the outbox of
-unacknowledged events (it is the Endpoint's store), the hash-chain head and the last 100 rounds.
+"""The shoe's power-loss-safe journal: table state, counters, the outbox of unacknowledged
+events (it is the Endpoint's store), the hash-chain head and the last 100 rounds.
 
     j = Journal(root)                 # opens/creates ROOT/journal.log, recovers, counts a boot
-    j.state, j.errors, j.boot         # restored values (state: a copy; None on a fresh shoe)
-    j.save_state(obj)                 # a state change alone (written as a delta; skipped if equal)
-    j.set_errors(list_of_errors)      # latched errors (survive resets until acknowledged)
-    j.add_round(no, kind, body)       # a round_result / round_void for recall (last 100 kept)
-    j.round(no) / j.round_numbers()   # recall
-    j.checkpoint()                    # at a round boundary: a full snapshot when the log is half full
-    j.compact()                       # a full snapshot now
-    j.recovery                        # None, or what a corrupted journal cost (see below)
     Endpoint("shoe", key, store=j)    # ctr, eseq, chain, outbox: docs/protocol.md 7
-The outbox lives in one preallocated ring (outbox.py): `outbox_bytes` must not shrink between
-boots of the same journal.
 
-Files in ROOT: journal.log (append-only records, see log.py), journal.log.new (a compaction in
-progress), rounds.0 / rounds.1 (two segments of at most ROUNDS_PER_SEGMENT round records: the
-older one is emptied when the newer one is full, so at least the last 100 rounds remain; a round
-record is [count, round_no, kind, body], count = journal-wide order).
-Record payloads are codec-encoded lists whose first item is a tag; every record carries the
-command-counter and event-sequence high-water marks (ctr, eseq), so losing any record in the
-middle cannot roll them back:
-    ["B", boot, ctr, eseq]                        a boot
-    ["C", ctr, eseq]                              command accepted
-    ["A", upto, ctr, eseq]                        host acked <= upto
-    ["E", errors, ctr, eseq]                      latched errors
-    ["D", ops, ctr, eseq]                         a state delta alone (delta.py)
-    ["P", first, [payload, ...], head|None, ops|None(, ctr)]  durable messages first.. (+ the
-                                                  state delta they lead to): ONE write; head
-                                                  None = derived from the last payload; ctr
-                                                  when it moved since the previous "P"
-    ["X", {...}]                                  compaction snapshot (counters, full state,
-                                                  errors), then the outbox as "P" records and a
-                                                  final ["Z"] marking it complete
-    (read, never written any more: ["O", [[eseq, payload, head]..], state|None], ["S", state],
-    ["C", ctr], ["A", upto, ctr], ["B", boot])
-Recovery replays every good record. A bad tail (nothing good after it) is a torn write; a bad
-region FOLLOWED by good records is corruption: every good record is kept, deltas after the
-hole are not applied until the next full state (the state is "stale": the app voids the open
-round), events that can no longer be resent are counted, and `recovery` says so (the app latches
-journal_corrupt). After ANY discard the command counter floor is raised by CTR_MARGIN, so a
-command captured before the damage is never accepted again, and the event sequence never goes
-back. The log is then compacted (atomic replace by rename). Every write is one record + flush;
-`writes`, `bytes_written` and `erases` (4 KiB sectors entered, see log.sectors) count them.
+Files, record tags, recovery from tears and corruption, the API: docs/journal.md.
 """
 import hashlib
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal import delta, log
 from shoe.journal.outbox import Outbox
 from shoe.journal.store import FileStore
@@ -59,10 +22,9 @@ CTR_MARGIN = const(16)  # command-counter floor raised by this much after any re
 GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
 
-class JournalError(Exception):
+class JournalError(ShoeError):
     def __init__(self, reason):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
 
 
 class Journal(Rounds):
@@ -79,7 +41,6 @@ class Journal(Rounds):
         self.compactions = 0
         self.recovery = None
         self._st = None
-        self.errors = []
         self.boot = 0
         self.ctr = 0
         self.eseq = 0
@@ -210,8 +171,7 @@ class Journal(Rounds):
         elif t == "D":
             self._state_ops(r[1])
             self._hwm(r[2], r[3])
-        elif t == "E":
-            self.errors = r[1]
+        elif t == "E":  # legacy (latched errors): only its high-water marks still count
             if len(r) > 2:
                 self._hwm(r[2], r[3])
         elif t == "B":
@@ -227,7 +187,6 @@ class Journal(Rounds):
             self.chain = d["chain"]
             self.boot = d["boot"]
             self._st = d["state"]
-            self.errors = d["errors"]
             self._out.clear()
             self._stale = False
             self._hwm(d["ctr"], d["eseq"])
@@ -247,7 +206,7 @@ class Journal(Rounds):
     def _snapshot(self):
         yield codec.encode(["X", {"ctr": self.ctr, "eseq": self.eseq, "chain": self.chain,
                                   "first": self.outbox_first(), "boot": self.boot,
-                                  "state": self._st, "errors": self.errors}])
+                                  "state": self._st, "errors": []}])  # read by old firmware
         ob = self._out
         for i in range(ob.count):
             p = ob.get(ob.first + i)
@@ -293,18 +252,6 @@ class Journal(Rounds):
         self.catch_up()
         return self._store.idle()
 
-    # ---- application state ----------------------------------------------------------------
-    def save_state(self, obj):
-        """Journal a new application state (codec types only) as a delta against the last one.
-        Returns False if it was unchanged (no write)."""
-        self.catch_up()
-        ops = delta.diff(self._st, obj)
-        if not ops:
-            return False
-        self._append(["D", ops, self.ctr, self.eseq])
-        self._st = delta.apply(self._st, ops)
-        return True
-
     def _app_record(self, payload):
         # compact BEFORE appending: the snapshot is the state up to the previous record, and the
         # new record follows it (memory is updated by the caller after the write)
@@ -321,10 +268,6 @@ class Journal(Rounds):
         self.bytes_written += n
         self.erases += log.sectors(self._size, n)
         self._size += n
-
-    def set_errors(self, errors):
-        self._append(["E", errors, self.ctr, self.eseq])
-        self.errors = errors
 
     # ---- the Endpoint's store interface ---------------------------------------------------
     def set_ctr(self, ctr):

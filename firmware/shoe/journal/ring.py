@@ -1,6 +1,5 @@
 """One record stream on a raw flash ring: records programmed in place, a 4 KiB sector erased only
-when the ring enters it (or earlier, at an idle moment: `prepare()`). See docs/journal.md
-"The flash ring".
+when the ring enters it (or earlier, at an idle moment: `prepare()`).
 
     r = Ring(dev, blocks, ring_id, nonce)   # dev: rp2.Flash shape (readblocks/writeblocks/ioctl)
     for payload in r.scan(): ...            # the live epoch, every good record (log.Scan rules)
@@ -8,23 +7,15 @@ when the ring enters it (or earlier, at an idle moment: `prepare()`). See docs/j
     r.rewrite(records)                      # a new epoch (compaction), committed atomically
     r.prepare()                             # erase the next sector now (True if it did)
 
-Sector (4096 B) = stamp 0..15 (written right after its erase: magic, nonce, ring id, slot),
-header 16..31 (epoch, index in the epoch, crc32 of 0..23, commit byte, after-tear byte), data
-32..4095: records (0xA5 len:2 crc32:4 payload, log.pack) as one stream over the epoch's sectors
-in index order (a record may continue into the next sector; 0xFF at a record start ends a
-sector's data). A new epoch (compaction) starts in a fresh sector; when its last record is
-written, the commit byte of each of its sectors is programmed; sectors entered later carry it
-from the start. The live epoch is the highest epoch with a committed sector, so a torn
-compaction recovers the previous one. Every program is whole 256-byte pages of 0xFF except the
-new bytes (NOR programming only clears bits). After a torn tail the next record goes to a new
-sector (never over partly programmed bytes), flagged after-tear so the bytes skipped are not
-taken for corruption at the next boot.
+The sector format (stamp, header, epochs and their commit, after-tear), appends, erase ahead,
+compaction and recovery: docs/journal.md "Format on flash".
 """
 import array
 import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.journal import log
 from shoe.link.crc import crc32
 
@@ -41,8 +32,8 @@ _LIVE = const(2)  # a sector of the live epoch
 _NEW = const(3)  # a sector of the epoch being written (not committed yet)
 
 
-class RingFull(Exception):
-    pass
+class RingFull(ShoeError):
+    reason = "ring_full"
 
 
 class Ring:
@@ -203,7 +194,7 @@ class Ring:
     def _enter(self):
         s = self._next_free()
         if s < 0:
-            raise RingFull("ring_full")
+            raise RingFull()
         if self._st[s] != _CLEAN:
             self._erase(s)
         h = self._hdr

@@ -1,24 +1,22 @@
 """The payload codec: a canonical subset of CBOR (RFC 8949) for (kind, body) messages.
 
-Types: None, bool, int (-2**63 .. 2**64-1), float (always 8-byte), str (UTF-8), bytes, list/tuple
-(-> list), dict with str or int keys. Canonical: shortest integer/length heads, map entries sorted
-by their encoded key bytes, so equal values always encode to the same bytes (MACs and the hash
-chain stay stable). `encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short
-`reason` (`truncated`, `trailing`, `type`, `depth`, `too_long`, `key`) on any malformed input and
-never anything else. Nesting is limited to MAX_DEPTH.
+`encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short `reason` on any
+malformed input and never anything else. The types, the canonical form and the reasons:
+docs/protocol.md section 6.
 """
 import struct
 
 from micropython import const
 
+from shoe.errors import ShoeError
+
 MAX_DEPTH = const(12)
 _MAX_ITEMS = const(4096)
 
 
-class CodecError(Exception):
+class CodecError(ShoeError):
     def __init__(self, reason):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
 
 
 def _head(out, major, n):
@@ -253,9 +251,3 @@ def decode(data, start=0, end=None):
     if i != n:
         raise CodecError("trailing")
     return obj
-
-
-def decode_prefix(data, start=0, end=None):
-    """Decode one item at data[start:]; returns (obj, next_index)."""
-    n = len(data) if end is None else end
-    return _dec(data, start, n, 0)

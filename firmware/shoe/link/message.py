@@ -1,26 +1,17 @@
-"""Message envelopes and their MACs (one message = the payload of one DATA frame).
+"""Message envelopes and their MACs (one message = the payload of one DATA frame): the shoe's
+halves, open_command and seal_message, and the envelope itself, seal and unseal, which the host
+end (host_tools/link/host.py: seal_command, open_message, chain_next; not firmware) shares.
 
-Host -> shoe, a command:   [kind, body, ctr, mac]
-    mac = HMAC-SHA256(key, b"SHOE1cmd" + encode([kind, body, ctr]))[:16]
-    ctr: the host's command counter, strictly increasing per shoe (replay protection).
-    Commands whose kind is in the shoe's supervised set are MAC'd with the supervisor key.
-Shoe -> host, a message:   [kind, body, eseq, prev, mac]
-    mac = HMAC-SHA256(key, b"SHOE1msg" + encode([kind, body, eseq, prev]))[:16]
-    eseq: the durable event sequence (1, 2, ...; never reused, survives resets), 0 for a
-    volatile message (a reply that is not journalled); prev: the hash-chain head before this
-    event (16 bytes; b"" when eseq == 0). The chain: head = SHA-256(encode([kind, body, eseq,
-    prev]))[:16], genesis head = 16 zero bytes.
-`encode([a, b, c, d, e])` is b"\x85" + the items, so the MAC'd core is the payload with its first
-byte changed and the trailing 17-byte MAC item removed: nothing is re-encoded on verification.
-Failures raise LinkError with `reason`: malformed, bad_mac. `seal` and `unseal` are the envelope
-itself, shared with the host end (host_tools/link/host.py: seal_command, open_message,
-chain_next), which is not firmware.
+Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
+chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, no_key,
+bad_mac).
 """
 import hashlib
 
 from micropython import const
 
 from shoe.crypto import equal
+from shoe.errors import ShoeError
 from shoe.link import codec
 
 MAC_LEN = const(16)
@@ -29,10 +20,9 @@ CMD_TAG = b"SHOE1cmd"
 MSG_TAG = b"SHOE1msg"
 
 
-class LinkError(Exception):
+class LinkError(ShoeError):
     def __init__(self, reason, detail=None):
-        super().__init__(reason)
-        self.reason = reason
+        super().__init__(None, reason)
         self.detail = detail
 
 

@@ -7,6 +7,7 @@ store: no heap object per event), bytes = a whole volatile message or host comma
 """
 from micropython import const
 
+from shoe.errors import ShoeError
 from shoe.link import frame
 from shoe.link.frame import DATA, MORE
 from shoe.link.message import LinkError, seal_message
@@ -66,7 +67,7 @@ class SendQueue:
         try:
             st.outbox_add(items, state, ops)  # journalled before it can be transmitted
         except Exception as e:
-            raise LinkError(getattr(e, "reason", None) or (e.args[0] if e.args else "store"))
+            raise LinkError(e.reason if isinstance(e, ShoeError) else "store")
         out = []
         for eseq, payload, head in items:
             for i in range(_nfrag(len(payload))):
