@@ -68,8 +68,13 @@ FIRMWARE = (
     "shoe/link/message.py",
     "shoe/link/sendqueue.py",
     "shoe/reasons.py",
-    "shoe/table.py",
-    "shoe/tablestate.py",
+    "shoe/table/__init__.py",
+    "shoe/table/configure.py",
+    "shoe/table/errors.py",
+    "shoe/table/irregularities.py",
+    "shoe/table/passes.py",
+    "shoe/table/round.py",
+    "shoe/table/snapshot.py",
 )
 HOST_ONLY = (
     "shoe/_cpython_compat.py",

@@ -82,6 +82,11 @@ def unhex(s, n=None):
         raise ValueError("bad hex in state")
 
 
+def hex4(serial):
+    """A deck serial as reports name it: 4 upper-case hex digits, e.g. '3A7F'."""
+    return "%04X" % serial
+
+
 def code_name(serial, back, card):
     """A card of any deck as text, e.g. '3A7FRAs' (for reports)."""
     from shoe.cards import name
@@ -158,9 +163,31 @@ class Ledger:
     def deck(self, slot):
         return self.slots[slot]
 
+    def deck_id(self, slot):
+        """The serial of the deck in `slot` as reports name it ('3A7F')."""
+        return hex4(self.slots[slot][_SERIAL])
+
+    def back(self, slot):
+        return self.slots[slot][_BACK]
+
+    def age(self, slot, now):
+        """Seconds since the deck in `slot` was loaded."""
+        return now - self.slots[slot][_LOADED]
+
     def status(self, slot):
         s = self.slots[slot]
         return EMPTY if s is None else s[_STATUS]
+
+    def back_wanted(self):
+        """Two-deck mode: the back colour the deck to load next must have ('R'/'B': the other
+        deck's opposite), or None (any: no other deck in play, or one deck mode)."""
+        if not self.two_deck:
+            return None
+        nxt = self.next
+        o = self.slots[1 - nxt] if self.status(nxt) in (EMPTY, OUT) else self.slots[nxt]
+        if o is None or o[_STATUS] == OUT:
+            return None
+        return "B" if o[_BACK] == "R" else "R"
 
     def mark(self, slot, status):
         s = self.slots[slot]
@@ -288,7 +315,7 @@ class Ledger:
         missing = [name(c) for c in members(whole, True)]
         dups = [name(c) for c in members(self.p_dup)]
         s = self.slots[self.p_slot]
-        rep = {"serial": s[_SERIAL], "back": s[_BACK], "missing": missing, "duplicate": dups,
+        rep = {"deck": hex4(s[_SERIAL]), "back": s[_BACK], "missing": missing, "duplicate": dups,
                "extra": list(self.p_extra), "extra_count": self.p_extra_n,
                "unreadable": self.p_unread, "cover": cover}
         if kind == "stub":
@@ -305,9 +332,13 @@ class Ledger:
             s[_STATUS] = READY if rep["ok"] else OUT
             if rep["ok"]:
                 s[_SINCE] = 0
+        self.drop_pass()
+        return rep
+
+    def drop_pass(self):
+        """End the running pass without a report (its round was void)."""
         self.p_kind = None
         self.p_slot = -1
-        return rep
 
     def stub_order(self):
         return self.p_order[: min(self.p_n, 53)]

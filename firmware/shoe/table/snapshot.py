@@ -1,4 +1,4 @@
-"""The table's persistence (a mixin of shoe.table.Table): its JSON-able snapshot and the delta of
+"""The table's persistence (a mixin of Table): its JSON-able snapshot and the delta of
 the snapshot that a dealt card makes.
 
     t.state() / Table.from_state(snapshot)   # JSON-able snapshot; resumes exactly
@@ -16,6 +16,7 @@ from micropython import const
 from shoe.dealing.tracker import Tracker
 from shoe.deck.ledger import Ledger
 from shoe.deck.shuffle_check import ShuffleCheck
+from shoe.table.round import Round
 
 _DELTA_MAX = const(24)  # delta ops kept between two take_delta() (the app takes them per read)
 # the state() keys a dealt card changes, as (dict path, key): their delta paths are made once
@@ -79,10 +80,7 @@ class Snapshot:
                 d.append([p, value, kind] if kind else [p, value])
 
     def state(self):
-        rnd = None
-        if self.rnd is not None:
-            rnd = dict(self.rnd)
-            rnd["raises"] = dict(rnd["raises"])
+        rnd = None if self.rnd is None else self.rnd.to_state()
         return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
                 "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
                 "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
@@ -108,11 +106,7 @@ class Snapshot:
         if st["tracker"] is not None:
             t.tracker = Tracker.from_state(st["tracker"])
         rnd = st["round"]
-        if rnd is not None:
-            rnd = dict(rnd)
-            rnd["raises"] = dict(rnd["raises"])
-            rnd["seats"] = [[s[0], s[1]] for s in rnd["seats"]]
-        t.rnd = rnd
+        t.rnd = None if rnd is None else Round.from_state(rnd)
         t.latched = list(st["latched"])
         t.n_round = st["n"]
         t.n_irq = st["irq"]
