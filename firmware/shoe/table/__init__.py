@@ -23,17 +23,36 @@ from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.table.errors import CommandError
-from shoe.table.snapshot import Snapshot, CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
-from shoe.table.round import Rounds
-from shoe.table.passes import Passes
-from shoe.table.irregularities import Irregularities
-from shoe.table.configure import Configure
+from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
+from shoe.table import configure, irregularities as irq, passes, round as rounds, snapshot
 
 _STATUS_NAMES = ("empty", "checking", "ready", "out")
 
 
-# Snapshot first: its _op is looked up on the dealt-card path
-class Table(Snapshot, Rounds, Passes, Irregularities, Configure):
+class Table:
+    # the parts are modules of functions of the table, bound here as its methods (a class per
+    # part would cost RAM for nothing): the table's whole surface is in this list
+    state = snapshot.state
+    from_state = classmethod(snapshot.from_state)
+    take_delta = snapshot.take_delta
+    delta_failed = snapshot.delta_failed
+    _dirty = snapshot.delta_failed
+    make_paths = snapshot.make_paths
+    _op = snapshot.op
+    config_summary = configure.config_summary
+    _need_idle = rounds.need_idle
+    _sequence = rounds.sequence
+    _settle = rounds.settle
+    _open_check = passes.open_check
+    _end_pass = passes.end_pass
+    _check_age = passes.check_age
+    _latch = irq.latch
+    _blocked = irq.blocked
+    _latched_fitting = irq.latched_fitting
+    _void = irq.void
+    void_in_progress = irq.void_in_progress
+    journal_damaged = irq.journal_damaged
+
     def __init__(self, config=None, engine=None):
         self._engine = engine
         self.cfg = None
@@ -259,8 +278,8 @@ class Table(Snapshot, Rounds, Passes, Irregularities, Configure):
 
 
 _COMMANDS = {
-    "configure": Table._configure, "configure_supervised": Table._configure_supervised,
-    "load_deck": Table._load_deck,
-    "open_round": Table._open_round, "decisions": Table._decisions, "ack": Table._ack,
-    "status": Table._status, "close_round": Table._close_round, "void_round": Table._void_round,
+    "configure": configure.configure, "configure_supervised": configure.configure_supervised,
+    "load_deck": passes.load_deck, "open_round": rounds.open_round,
+    "decisions": rounds.decisions, "ack": irq.ack, "status": Table._status,
+    "close_round": rounds.close_round, "void_round": irq.void_round,
 }

@@ -1,5 +1,5 @@
 """The table's configuration: checked by shoe.dealing.setup, the pay table and rules proved on
-a fixed round by the engine, the guarded settings only under the supervisor key (a mixin of
+a fixed round by the engine, the guarded settings only under the supervisor key (functions of
 Table). Fields: docs/round-lifecycle.md."""
 from shoe.table.errors import CommandError, reason_of
 
@@ -24,46 +24,47 @@ def _probe(cfg):
     return obj
 
 
-class Configure:
-    def _configure(self, body, now, supervised=False):
-        self._need_idle("configure")
-        if self.ledger.p_kind is not None:
-            raise CommandError("configure: a deck check is running", "pass_open")
-        from shoe.dealing import setup   # configure/open_round time only: not loaded at boot
+def configure(self, body, now, supervised=False):
+    self._need_idle("configure")
+    if self.ledger.p_kind is not None:
+        raise CommandError("configure: a deck check is running", "pass_open")
+    from shoe.dealing import setup   # configure/open_round time only: not loaded at boot
 
-        cfg = setup.configure(body)
-        pt = cfg["paytable"]
-        if not isinstance(pt, str):     # an inline table: named by its content in replies
-            from shoe.games import paytable
+    cfg = setup.configure(body)
+    pt = cfg["paytable"]
+    if not isinstance(pt, str):     # an inline table: named by its content in replies
+        from shoe.games import paytable
 
-            cfg["paytable_sha256"] = paytable.digest(pt)
-            if "offered" not in body:    # the default: what the pay table offers
-                cfg["offered"] = [w for w in cfg["offered"] if w in pt]
-        try:
-            self.engine.evaluate_round(_probe(cfg))
-        except Exception as e:  # EngineError, PaytableError; anything else is refused too
-            raise CommandError("configure: %s" % e, reason_of(e, "bad_field"))
-        weaker = [] if supervised else setup.guarded(self.cfg, cfg)
-        if weaker:
-            raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
-                               % ", ".join(weaker), "needs_supervisor")
-        if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
-            self.ledger.set_two_deck(cfg["two_deck"])
-        self.cfg = cfg
-        return {"ok": True, "config": self.config_summary()}
+        cfg["paytable_sha256"] = paytable.digest(pt)
+        if "offered" not in body:    # the default: what the pay table offers
+            cfg["offered"] = [w for w in cfg["offered"] if w in pt]
+    try:
+        self.engine.evaluate_round(_probe(cfg))
+    except Exception as e:  # EngineError, PaytableError; anything else is refused too
+        raise CommandError("configure: %s" % e, reason_of(e, "bad_field"))
+    weaker = [] if supervised else setup.guarded(self.cfg, cfg)
+    if weaker:
+        raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
+                           % ", ".join(weaker), "needs_supervisor")
+    if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
+        self.ledger.set_two_deck(cfg["two_deck"])
+    self.cfg = cfg
+    return {"ok": True, "config": self.config_summary()}
 
-    def _configure_supervised(self, body, now):
-        """configure with the supervisor's authority (the link checked the supervisor key)."""
-        return self._configure(body, now, True)
 
-    def config_summary(self):
-        """The configuration as replies carry it: an inline pay table by its name and digest
-        (`paytable_sha256`; None for a preset, named by its name), never the whole document
-        (one frame)."""
-        cfg = self.cfg
-        if cfg is None or isinstance(cfg["paytable"], str):
-            return cfg
-        out = dict(cfg)
-        out["paytable"] = cfg["paytable"].get("name") or "inline"
-        out["paytable_inline"] = True
-        return out
+def configure_supervised(self, body, now):
+    """configure with the supervisor's authority (the link checked the supervisor key)."""
+    return configure(self, body, now, True)
+
+
+def config_summary(self):
+    """The configuration as replies carry it: an inline pay table by its name and digest
+    (`paytable_sha256`; None for a preset, named by its name), never the whole document
+    (one frame)."""
+    cfg = self.cfg
+    if cfg is None or isinstance(cfg["paytable"], str):
+        return cfg
+    out = dict(cfg)
+    out["paytable"] = cfg["paytable"].get("name") or "inline"
+    out["paytable_inline"] = True
+    return out

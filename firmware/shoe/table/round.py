@@ -1,4 +1,4 @@
-"""The open round: who plays, what is dealt, the decisions, the settlement (a mixin of Table).
+"""The open round: who plays, what is dealt, the decisions, the settlement (functions of the Table).
 Phases and what each outcome does: docs/round-lifecycle.md."""
 from shoe.cards import name
 from shoe.deck.ledger import READY
@@ -44,141 +44,145 @@ def _seat_msg(seat, e, cards=None):
     return "seat %s: %s" % (seat, m)
 
 
-class Rounds:
-    def _need_idle(self, what):
-        if self.rnd is not None:
-            raise CommandError("%s: round %d is open" % (what, self.rnd.n), "round_open")
+def need_idle(self, what):
+    if self.rnd is not None:
+        raise CommandError("%s: round %d is open" % (what, self.rnd.n), "round_open")
 
-    def _open_round(self, body, now):
-        if self.cfg is None:
-            raise CommandError("open_round: configure the table first", "not_configured")
-        self._need_idle("open_round")
-        lg = self.ledger
-        if lg.p_kind is not None:
-            raise CommandError("open_round: finish the deck check first", "pass_open")
-        if self._blocked():
-            raise CommandError("open_round: a blocking irregularity is not acknowledged",
-                               "blocked")
-        slot = lg.next
-        if lg.status(slot) != READY:
-            raise CommandError("open_round: the deck for this round is not loaded and checked",
-                               "deck_not_ready")
-        cfg = self.cfg
-        from shoe.dealing import setup
 
-        seats = setup.seats(cfg, body)
-        eng = self.engine
-        for s in seats:
-            try:
-                eng.check_wagers(cfg["game"], s[1])
-            except Exception as e:
-                raise CommandError(_seat_msg(s[0], e), reason_of(e, "bad_wager"))
-        a6 = False
-        for s in seats:
-            a6 = a6 or "all_six" in s[1]
-        self.tracker.reset(cfg["game"], cfg["procedure"], [s[0] for s in seats], a6)
-        lg.begin_round(slot)
-        self.n_round += 1
-        rnd = self.rnd = Round(self.n_round, slot, lg.deck_id(slot), seats,
-                               lg.stub_due(slot, cfg["stub_every"]))
-        self._waiting(now)
-        self._emit("round_open", {"round": rnd.n, "deck": rnd.deck, "back": lg.back(slot),
-                                  "seats": dict((str(s[0]), s[1]) for s in seats),
-                                  "cards": self.tracker.total, "stub": rnd.stub})
-        self._check_age(now)
-        self.make_paths()   # the new round's dicts: the first card's delta is ready to write
-        return {"ok": True, "round": rnd.n, "cards": self.tracker.total}
+def open_round(self, body, now):
+    if self.cfg is None:
+        raise CommandError("open_round: configure the table first", "not_configured")
+    self._need_idle("open_round")
+    lg = self.ledger
+    if lg.p_kind is not None:
+        raise CommandError("open_round: finish the deck check first", "pass_open")
+    if self._blocked():
+        raise CommandError("open_round: a blocking irregularity is not acknowledged",
+                           "blocked")
+    slot = lg.next
+    if lg.status(slot) != READY:
+        raise CommandError("open_round: the deck for this round is not loaded and checked",
+                           "deck_not_ready")
+    cfg = self.cfg
+    from shoe.dealing import setup
 
-    def _decisions(self, body, now):
-        rnd = self.rnd
-        if rnd is None:
-            raise CommandError("decisions: no round is open", "no_round")
-        if rnd.stage != "decisions":
-            raise CommandError("decisions: round %d is in %s, not waiting for decisions" % (
-                rnd.n, rnd.stage), "out_of_sequence")
-        if not body:
-            raise CommandError("decisions: give {\"seat\": raise, ...}", "bad_field")
-        game = self.cfg["game"]
-        wagers = rnd.wagers()
-        eng = self.engine
-        seen = []
-        for k in body:
-            seat = str(k)
-            if seat not in wagers:
-                raise CommandError("decisions: seat %s is not playing this round" % seat,
-                                   "bad_seat")
-            if seat in rnd.raises:
-                raise CommandError("decisions: seat %s has already decided" % seat,
-                                   "decision_repeat")
-            amount = body[k]
-            cards = [name(c) for c in self.tracker.hand(int(seat))]
-            if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
-                raise CommandError("seat %s: the raise must be a whole amount >= 0 (0 = fold)"
-                                   % seat, "bad_raise")
-            try:
-                eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
-            except Exception as e:
-                raise CommandError(_seat_msg(seat, e, cards), reason_of(e, "bad_raise"))
-            if seat in seen:
-                raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
-            seen.append(seat)
-        for k in body:
-            rnd.raises[str(k)] = body[k]
-        waiting = [s for s in wagers if s not in rnd.raises]
-        if not waiting:
-            if rnd.stub:
-                rnd.stage = "stub"
-                self.ledger.open_pass("stub", rnd.slot)
-                self._waiting(now)
-            else:
-                self._settle(now, False)
-        return {"ok": True, "waiting": sorted(waiting)}
-
-    def _close_round(self, body, now):
-        if self.rnd is None:
-            raise CommandError("close_round: no round is open", "no_round")
-        if self.rnd.stage != "dealing":
-            raise CommandError("close_round: the deal is complete", "out_of_sequence")
-        self._void("misdeal_too_few", "closed after %d of %d cards" % (
-            self.tracker.n, self.tracker.total), now)
-        return {"ok": True}
-
-    def _sequence(self, stub):
-        seq = bytearray(self.tracker.dealt())
-        if stub:
-            seq.extend(self.ledger.stub_order())
-        return seq
-
-    def _settle(self, now, stub_checked):
-        rnd = self.rnd
-        seq = self._sequence(stub_checked)
-        finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
-        self.shuffle.remember(seq)
-        if finding is not None:
-            w = {"warning": "unshuffled", "round": rnd.n, "deck": rnd.deck}
-            w.update(finding)
-            self._emit("warning", w)
-            self._void("deck_unshuffled", "%s %d >= %d over %d cards" % (
-                finding["stat"], finding["value"], finding["limit"], finding["length"]), now,
-                remember=False)
-            return
-        cfg = self.cfg
-        hands = self.tracker.hands()
-        seats = {}
-        for s in rnd.seats:
-            k = str(s[0])
-            seats[k] = {"cards": hands[k], "wagers": s[1], "raise": rnd.raises[k]}
-        obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
-               "dealer": hands["dealer"], "seats": seats}
-        if cfg["game"] == FCF:
-            obj["all_six_card"] = hands["all_six"]
+    seats = setup.seats(cfg, body)
+    eng = self.engine
+    for s in seats:
         try:
-            res = self.engine.evaluate_round(obj)
-        except Exception as e:  # never settle on an engine failure: void, keep running
-            self._void("settle_error", str(e)[:80], now, remember=False)
-            return
-        res["round"] = rnd.n
-        res["deck"] = rnd.deck
-        self._emit("round_result", res)
-        self.ledger.end_round(stub_checked)
-        self.rnd = None
+            eng.check_wagers(cfg["game"], s[1])
+        except Exception as e:
+            raise CommandError(_seat_msg(s[0], e), reason_of(e, "bad_wager"))
+    a6 = False
+    for s in seats:
+        a6 = a6 or "all_six" in s[1]
+    self.tracker.reset(cfg["game"], cfg["procedure"], [s[0] for s in seats], a6)
+    lg.begin_round(slot)
+    self.n_round += 1
+    rnd = self.rnd = Round(self.n_round, slot, lg.deck_id(slot), seats,
+                           lg.stub_due(slot, cfg["stub_every"]))
+    self._waiting(now)
+    self._emit("round_open", {"round": rnd.n, "deck": rnd.deck, "back": lg.back(slot),
+                              "seats": dict((str(s[0]), s[1]) for s in seats),
+                              "cards": self.tracker.total, "stub": rnd.stub})
+    self._check_age(now)
+    self.make_paths()   # the new round's dicts: the first card's delta is ready to write
+    return {"ok": True, "round": rnd.n, "cards": self.tracker.total}
+
+
+def decisions(self, body, now):
+    rnd = self.rnd
+    if rnd is None:
+        raise CommandError("decisions: no round is open", "no_round")
+    if rnd.stage != "decisions":
+        raise CommandError("decisions: round %d is in %s, not waiting for decisions" % (
+            rnd.n, rnd.stage), "out_of_sequence")
+    if not body:
+        raise CommandError("decisions: give {\"seat\": raise, ...}", "bad_field")
+    game = self.cfg["game"]
+    wagers = rnd.wagers()
+    eng = self.engine
+    seen = []
+    for k in body:
+        seat = str(k)
+        if seat not in wagers:
+            raise CommandError("decisions: seat %s is not playing this round" % seat,
+                               "bad_seat")
+        if seat in rnd.raises:
+            raise CommandError("decisions: seat %s has already decided" % seat,
+                               "decision_repeat")
+        amount = body[k]
+        cards = [name(c) for c in self.tracker.hand(int(seat))]
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            raise CommandError("seat %s: the raise must be a whole amount >= 0 (0 = fold)"
+                               % seat, "bad_raise")
+        try:
+            eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
+        except Exception as e:
+            raise CommandError(_seat_msg(seat, e, cards), reason_of(e, "bad_raise"))
+        if seat in seen:
+            raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
+        seen.append(seat)
+    for k in body:
+        rnd.raises[str(k)] = body[k]
+    waiting = [s for s in wagers if s not in rnd.raises]
+    if not waiting:
+        if rnd.stub:
+            rnd.stage = "stub"
+            self.ledger.open_pass("stub", rnd.slot)
+            self._waiting(now)
+        else:
+            self._settle(now, False)
+    return {"ok": True, "waiting": sorted(waiting)}
+
+
+def close_round(self, body, now):
+    if self.rnd is None:
+        raise CommandError("close_round: no round is open", "no_round")
+    if self.rnd.stage != "dealing":
+        raise CommandError("close_round: the deal is complete", "out_of_sequence")
+    self._void("misdeal_too_few", "closed after %d of %d cards" % (
+        self.tracker.n, self.tracker.total), now)
+    return {"ok": True}
+
+
+def sequence(self, stub):
+    seq = bytearray(self.tracker.dealt())
+    if stub:
+        seq.extend(self.ledger.stub_order())
+    return seq
+
+
+def settle(self, now, stub_checked):
+    rnd = self.rnd
+    seq = self._sequence(stub_checked)
+    finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
+    self.shuffle.remember(seq)
+    if finding is not None:
+        w = {"warning": "unshuffled", "round": rnd.n, "deck": rnd.deck}
+        w.update(finding)
+        self._emit("warning", w)
+        self._void("deck_unshuffled", "%s %d >= %d over %d cards" % (
+            finding["stat"], finding["value"], finding["limit"], finding["length"]), now,
+            remember=False)
+        return
+    cfg = self.cfg
+    hands = self.tracker.hands()
+    seats = {}
+    for s in rnd.seats:
+        k = str(s[0])
+        seats[k] = {"cards": hands[k], "wagers": s[1], "raise": rnd.raises[k]}
+    obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
+           "dealer": hands["dealer"], "seats": seats}
+    if cfg["game"] == FCF:
+        obj["all_six_card"] = hands["all_six"]
+    try:
+        res = self.engine.evaluate_round(obj)
+    except Exception as e:  # never settle on an engine failure: void, keep running
+        self._void("settle_error", str(e)[:80], now, remember=False)
+        return
+    res["round"] = rnd.n
+    res["deck"] = rnd.deck
+    self._emit("round_result", res)
+    self.ledger.end_round(stub_checked)
+    self.rnd = None
