@@ -69,8 +69,6 @@ FIRMWARE = (
     "shoe/link/sendqueue.py",
     "shoe/reasons.py",
     "shoe/table/__init__.py",
-    "shoe/table/configure.py",
-    "shoe/table/errors.py",
     "shoe/table/irregularities.py",
     "shoe/table/passes.py",
     "shoe/table/round.py",

@@ -205,7 +205,7 @@ def test_every_reason_used_is_in_the_catalogue():
         src = f.read_text()
         used |= set(re.findall(r'(?:Error|_void|_latch)\([^"\n]*"[^"]*"[^"]*?,\s*"([a-z_]+)"', src))
         used |= set(re.findall(r'\)\s*,\s*"([a-z_]+)"\)', src))
-        used |= set(re.findall(r'reason_of\(e, "([a-z_]+)"\)', src))
+        used |= set(re.findall(r'_reason\(e, "([a-z_]+)"\)', src))
     used -= {"check", "stub", "reason"}  # pass kinds; getattr(e, "reason", ...)
     assert used, "found no reason codes"
     missing = sorted(u for u in used if u not in known)

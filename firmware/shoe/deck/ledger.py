@@ -7,9 +7,9 @@ One or two deck slots (two-deck mode alternates them by back colour every round)
 
 A *pass* runs a pile of cards through the reader and ends at the cover card (which goes last):
 the deck check (52 cards + CV, exactly that deck) and the stub check after a round (dealt +
-stub = exactly the deck). During a deal `deal()` accepts a card only if it belongs to the
-round's deck and was not seen since the shuffle, else raises LedgerError with the reason code
-of the irregularity. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
+stub = exactly the deck). During a deal `classify()` gives the reason code of the
+irregularity unless the card belongs to the round's deck and was not seen since the shuffle,
+and `accept()` records it. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
 state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
 """
 from shoe.errors import ShoeError
@@ -80,11 +80,6 @@ def unhex(s, n=None):
         return bytearray(unhexlify(s))
     except Exception:
         raise ValueError("bad hex in state")
-
-
-def hex4(serial):
-    """A deck serial as reports name it: 4 upper-case hex digits, e.g. '3A7F'."""
-    return "%04X" % serial
 
 
 def code_name(serial, back, card):
@@ -164,8 +159,8 @@ class Ledger:
         return self.slots[slot]
 
     def deck_id(self, slot):
-        """The serial of the deck in `slot` as reports name it ('3A7F')."""
-        return hex4(self.slots[slot][_SERIAL])
+        """The serial of the deck in `slot` as reports name it: 4 upper-case hex digits."""
+        return "%04X" % self.slots[slot][_SERIAL]
 
     def back(self, slot):
         return self.slots[slot][_BACK]
@@ -245,21 +240,11 @@ class Ledger:
             return "card_duplicate"
         return None
 
-    def deal(self, serial, back, card):
-        """Record a card dealt in the current round; LedgerError(reason) if irregular."""
-        reason = self.classify(serial, back, card, self.round_slot)
-        if reason is not None:
-            raise LedgerError("%s: %s" % (reason, code_name(serial, back, card)), reason)
-        put(self.seen, card)
-
     def accept(self, card):
         """Record a card of the round that classify() found good; returns the index of the
         byte of `seen` that changed."""
         put(self.seen, card)
         return card >> 3
-
-    def dealt(self):
-        return count(self.seen)
 
     # passes (deck check, stub) -----------------------------------------------------------------
     def open_pass(self, kind, slot):
@@ -315,7 +300,7 @@ class Ledger:
         missing = [name(c) for c in members(whole, True)]
         dups = [name(c) for c in members(self.p_dup)]
         s = self.slots[self.p_slot]
-        rep = {"deck": hex4(s[_SERIAL]), "back": s[_BACK], "missing": missing, "duplicate": dups,
+        rep = {"deck": self.deck_id(self.p_slot), "back": s[_BACK], "missing": missing, "duplicate": dups,
                "extra": list(self.p_extra), "extra_count": self.p_extra_n,
                "unreadable": self.p_unread, "cover": cover}
         if kind == "stub":

@@ -10,21 +10,19 @@
     t.take_delta()                  # what changed in state() since the last call, as journal
                                     # delta ops (shoe.journal.delta), or None: not known, diff it
 
-No I/O, no clock: `now` (seconds) is passed in. The parts: round.py (the open round),
-passes.py (decks, deck and stub checks), irregularities.py (latch, void), configure.py,
+No I/O, no clock: `now` (seconds) is passed in. The parts: round.py (the configuration, the
+open round), passes.py (decks, deck and stub checks), irregularities.py (latch, void),
 snapshot.py (state() and the dealt card's delta). Commands, events, phases and what the table
 must do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
 """
-from shoe.errors import ShoeError
-
 from shoe import reasons as R
 from shoe.cards import name
 from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hexs
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
-from shoe.table.errors import CommandError
+from shoe.errors import CommandError, ShoeError
 from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
-from shoe.table import configure, irregularities as irq, passes, round as rounds, snapshot
+from shoe.table import irregularities as irq, passes, round as rounds, snapshot
 
 _STATUS_NAMES = ("empty", "checking", "ready", "out")
 
@@ -39,7 +37,7 @@ class Table:
     _dirty = snapshot.delta_failed
     make_paths = snapshot.make_paths
     _op = snapshot.op
-    config_summary = configure.config_summary
+    config_summary = rounds.config_summary
     _need_idle = rounds.need_idle
     _sequence = rounds.sequence
     _settle = rounds.settle
@@ -278,7 +276,7 @@ class Table:
 
 
 _COMMANDS = {
-    "configure": configure.configure, "configure_supervised": configure.configure_supervised,
+    "configure": rounds.configure, "configure_supervised": rounds.configure_supervised,
     "load_deck": passes.load_deck, "open_round": rounds.open_round,
     "decisions": rounds.decisions, "ack": irq.ack, "status": Table._status,
     "close_round": rounds.close_round, "void_round": irq.void_round,

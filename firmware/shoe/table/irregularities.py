@@ -4,7 +4,7 @@ from micropython import const
 
 from shoe import reasons as R
 from shoe.deck.ledger import CHECKING, OUT
-from shoe.table.errors import CommandError
+from shoe.errors import CommandError
 
 _MAX_LATCHED = const(16)
 _LATCHED_BYTES = const(480)  # of the status reply (frame payload <= 1006 B) for latched entries
@@ -35,15 +35,15 @@ def blocked(self):
 
 
 def ack(self, body, now):
+    known = [i["id"] for i in self.latched]
     ids = body.get("ids")
     if body.get("all") is True:
-        ids = [i["id"] for i in self.latched]
+        ids = known
     elif ids is None:
         ids = [body.get("id")]
     if not isinstance(ids, list):
         raise CommandError("ack: give {\"id\": N}, {\"ids\": [...]} or {\"all\": true}",
                            "bad_field")
-    known = [i["id"] for i in self.latched]
     for i in ids:
         if i not in known:
             raise CommandError("ack: no latched irregularity %r" % (i,),

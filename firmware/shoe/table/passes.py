@@ -1,7 +1,6 @@
 """Decks and their passes: loading a deck, the deck check and the stub check (a pass of cards
 through the reader, ended by the cover card), and the deck's age (functions of the Table)."""
-from shoe.deck.ledger import hex4
-from shoe.table.errors import CommandError
+from shoe.errors import CommandError
 
 
 def _serial(v):
@@ -25,7 +24,7 @@ def load_deck(self, body, now):
                            "bad_deck")
     slot = self.ledger.load(serial, body.get("back"), now)
     self._waiting(now)
-    self._emit("deck_loaded", {"deck": hex4(serial), "back": body["back"], "slot": slot})
+    self._emit("deck_loaded", {"deck": self.ledger.deck_id(slot), "back": body["back"], "slot": slot})
     return {"ok": True, "slot": slot}
 
 

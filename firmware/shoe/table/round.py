@@ -1,37 +1,25 @@
-"""The open round: who plays, what is dealt, the decisions, the settlement (functions of the Table).
-Phases and what each outcome does: docs/round-lifecycle.md."""
+"""The rounds (functions of the Table): the configuration every round follows (checked by
+shoe.dealing.setup, the pay table and rules proved by the engine on a fixed round, the guarded
+settings only under the supervisor key), the open round (a Round), its seats, decisions and
+settlement. Fields, phases and what each outcome does: docs/round-lifecycle.md."""
+from shoe.errors import CommandError, ShoeError
 from shoe.cards import name
 from shoe.deck.ledger import READY
 from shoe.dealing.tracker import FCF
-from shoe.table.errors import CommandError, reason_of
 
 
 class Round:
-    """The round being dealt. state() keeps it as the dict to_state() gives (journal format)."""
+    """The round being dealt (snapshot.py keeps it in state() as a dict of these names)."""
 
-    def __init__(self, n, slot, deck, seats, stub, stage="dealing", tries=0, raises=None):
+    def __init__(self, n, slot, deck, seats, stub):
         self.n = n            # round number
         self.slot = slot      # ledger slot of its deck
         self.deck = deck      # that deck's serial as text ('3A7F')
         self.seats = seats    # [[seat, wagers], ...] in seat order
-        self.raises = {} if raises is None else raises   # seat text -> raise (0 = fold)
-        self.stage = stage    # dealing | decisions | stub
-        self.tries = tries    # reads of the current position that failed
+        self.raises = {}      # seat text -> raise (0 = fold)
+        self.stage = "dealing"   # dealing | decisions | stub
+        self.tries = 0        # reads of the current position that failed
         self.stub = stub      # a stub check ends this round
-
-    def to_state(self):
-        return {"n": self.n, "slot": self.slot, "deck": self.deck, "seats": self.seats,
-                "raises": dict(self.raises), "stage": self.stage, "tries": self.tries,
-                "stub": self.stub}
-
-    @classmethod
-    def from_state(cls, st):
-        return cls(st["n"], st["slot"], st["deck"], [[s[0], s[1]] for s in st["seats"]],
-                   st["stub"], st["stage"], st["tries"], dict(st["raises"]))
-
-    def wagers(self):
-        """seat text -> wagers."""
-        return dict((str(s[0]), s[1]) for s in self.seats)
 
 
 def _seat_msg(seat, e, cards=None):
@@ -42,6 +30,78 @@ def _seat_msg(seat, e, cards=None):
     if cards:
         return "seat %s, hand %s: %s" % (seat, " ".join(cards), m)
     return "seat %s: %s" % (seat, m)
+
+
+def _reason(e, default):
+    """The reason code of an error of the engine or setup (`default` for anything else)."""
+    return e.reason if isinstance(e, ShoeError) else default
+
+
+# a fixed round the engine settles at configure time to validate the pay table and rules
+_PROBE = {"four-card-frenzy": ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
+          "high-card-flush": ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
+
+
+def _probe(cfg):
+    """Every offered wager is in the probe, so a pay table that lacks one is refused at
+    configure time, not at the first settlement."""
+    dealer, seat = _PROBE[cfg["game"]]
+    w = {"ante": 1}
+    for k in cfg["offered"]:
+        w[k] = 1
+    obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
+           "dealer": dealer.split(), "seats": {"1": {"cards": seat.split(), "wagers": w,
+                                                     "raise": 0}}}
+    if cfg["game"] == "four-card-frenzy":
+        w["odds"] = 1
+        obj["all_six_card"] = "Ac" if "all_six" in w else None
+    return obj
+
+
+def configure(self, body, now, supervised=False):
+    self._need_idle("configure")
+    if self.ledger.p_kind is not None:
+        raise CommandError("configure: a deck check is running", "pass_open")
+    from shoe.dealing import setup   # configure/open_round time only: not loaded at boot
+
+    cfg = setup.configure(body)
+    pt = cfg["paytable"]
+    if not isinstance(pt, str):     # an inline table: named by its content in replies
+        from shoe.games import paytable
+
+        cfg["paytable_sha256"] = paytable.digest(pt)
+        if "offered" not in body:    # the default: what the pay table offers
+            cfg["offered"] = [w for w in cfg["offered"] if w in pt]
+    try:
+        self.engine.evaluate_round(_probe(cfg))
+    except Exception as e:  # EngineError, PaytableError; anything else is refused too
+        raise CommandError("configure: %s" % e, _reason(e, "bad_field"))
+    weaker = [] if supervised else setup.guarded(self.cfg, cfg)
+    if weaker:
+        raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
+                           % ", ".join(weaker), "needs_supervisor")
+    if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
+        self.ledger.set_two_deck(cfg["two_deck"])
+    self.cfg = cfg
+    return {"ok": True, "config": self.config_summary()}
+
+
+def configure_supervised(self, body, now):
+    """configure with the supervisor's authority (the link checked the supervisor key)."""
+    return configure(self, body, now, True)
+
+
+def config_summary(self):
+    """The configuration as replies carry it: an inline pay table by its name and digest
+    (`paytable_sha256`; None for a preset, named by its name), never the whole document
+    (one frame)."""
+    cfg = self.cfg
+    if cfg is None or isinstance(cfg["paytable"], str):
+        return cfg
+    out = dict(cfg)
+    out["paytable"] = cfg["paytable"].get("name") or "inline"
+    out["paytable_inline"] = True
+    return out
 
 
 def need_idle(self, what):
@@ -72,7 +132,7 @@ def open_round(self, body, now):
         try:
             eng.check_wagers(cfg["game"], s[1])
         except Exception as e:
-            raise CommandError(_seat_msg(s[0], e), reason_of(e, "bad_wager"))
+            raise CommandError(_seat_msg(s[0], e), _reason(e, "bad_wager"))
     a6 = False
     for s in seats:
         a6 = a6 or "all_six" in s[1]
@@ -100,7 +160,7 @@ def decisions(self, body, now):
     if not body:
         raise CommandError("decisions: give {\"seat\": raise, ...}", "bad_field")
     game = self.cfg["game"]
-    wagers = rnd.wagers()
+    wagers = dict((str(s[0]), s[1]) for s in rnd.seats)
     eng = self.engine
     seen = []
     for k in body:
@@ -119,7 +179,7 @@ def decisions(self, body, now):
         try:
             eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
         except Exception as e:
-            raise CommandError(_seat_msg(seat, e, cards), reason_of(e, "bad_raise"))
+            raise CommandError(_seat_msg(seat, e, cards), _reason(e, "bad_raise"))
         if seat in seen:
             raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
         seen.append(seat)

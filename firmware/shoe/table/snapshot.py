@@ -81,7 +81,11 @@ def op(self, field, value, kind=0):
 
 
 def state(self):
-    rnd = None if self.rnd is None else self.rnd.to_state()
+    r = self.rnd
+    rnd = None
+    if r is not None:
+        rnd = {"n": r.n, "slot": r.slot, "deck": r.deck, "seats": r.seats,
+               "raises": dict(r.raises), "stage": r.stage, "tries": r.tries, "stub": r.stub}
     return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
             "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
             "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
@@ -95,27 +99,26 @@ def from_state(cls, st, engine=None):
     if not isinstance(st, dict) or st.get("v") != 1:
         raise ValueError("not a table state (v1)")
     try:
-        return _restore(cls, st, engine)
+        t = cls(None, engine)
+        t.cfg = st["cfg"]
+        t.ledger = Ledger.from_state(st["ledger"])
+        if st["tracker"] is not None:
+            t.tracker = Tracker.from_state(st["tracker"])
+        rnd = st["round"]
+        if rnd is not None:
+            r = t.rnd = Round(rnd["n"], rnd["slot"], rnd["deck"],
+                              [[s[0], s[1]] for s in rnd["seats"]], rnd["stub"])
+            r.raises = dict(rnd["raises"])
+            r.stage = rnd["stage"]
+            r.tries = rnd["tries"]
+        t.latched = list(st["latched"])
+        t.n_round = st["n"]
+        t.n_irq = st["irq"]
+        t.t_last = st["t_last"]
+        t.jammed = st["jam"]
+        t.shuffle = ShuffleCheck.from_state(st["shuffle"])
+        t.phase = st["phase"]
+        t.out = [tuple(e) for e in st["out"]]
+        return t
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise ValueError("bad table state: %r" % (e,))
-
-
-def _restore(cls, st, engine):
-    t = cls(None, engine)
-    t.cfg = st["cfg"]
-    t.ledger = Ledger.from_state(st["ledger"])
-    if st["tracker"] is not None:
-        t.tracker = Tracker.from_state(st["tracker"])
-    rnd = st["round"]
-    t.rnd = None if rnd is None else Round.from_state(rnd)
-    t.latched = list(st["latched"])
-    t.n_round = st["n"]
-    t.n_irq = st["irq"]
-    t.t_last = st["t_last"]
-    t.jammed = st["jam"]
-    t.shuffle = ShuffleCheck.from_state(st["shuffle"])
-    t.phase = st["phase"]
-    t.out = [tuple(e) for e in st["out"]]
-    return t
-
-
