@@ -9,8 +9,8 @@ A *pass* runs a pile of cards through the reader and ends at the cover card (whi
 the deck check (52 cards + CV, exactly that deck) and the stub check after a round (dealt +
 stub = exactly the deck). During a deal `classify()` gives the reason code of the
 irregularity unless the card belongs to the round's deck and was not seen since the shuffle,
-and `accept()` records it. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
-state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
+and `accept()` records it. Card sets are 7-byte bitmaps (bit c = card id c), never Python
+sets: the state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
 """
 from shoe.errors import ShoeError
 from binascii import hexlify, unhexlify
@@ -300,7 +300,8 @@ class Ledger:
         missing = [name(c) for c in members(whole, True)]
         dups = [name(c) for c in members(self.p_dup)]
         s = self.slots[self.p_slot]
-        rep = {"deck": self.deck_id(self.p_slot), "back": s[_BACK], "missing": missing, "duplicate": dups,
+        rep = {"deck": self.deck_id(self.p_slot), "back": s[_BACK], "missing": missing,
+               "duplicate": dups,
                "extra": list(self.p_extra), "extra_count": self.p_extra_n,
                "unreadable": self.p_unread, "cover": cover}
         if kind == "stub":

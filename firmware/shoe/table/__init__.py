@@ -28,8 +28,8 @@ _STATUS_NAMES = ("empty", "checking", "ready", "out")
 
 
 class Table:
-    # the parts are modules of functions of the table, bound here as its methods (a class per
-    # part would cost RAM for nothing): the table's whole surface is in this list
+    # the parts (round, passes, irregularities, snapshot) are modules of functions of the
+    # table, bound here as its methods: a mixin class per part would cost RAM for nothing
     state = snapshot.state
     from_state = classmethod(snapshot.from_state)
     take_delta = snapshot.take_delta

@@ -24,7 +24,8 @@ def load_deck(self, body, now):
                            "bad_deck")
     slot = self.ledger.load(serial, body.get("back"), now)
     self._waiting(now)
-    self._emit("deck_loaded", {"deck": self.ledger.deck_id(slot), "back": body["back"], "slot": slot})
+    self._emit("deck_loaded", {"deck": self.ledger.deck_id(slot), "back": body["back"],
+                               "slot": slot})
     return {"ok": True, "slot": slot}
 
 

@@ -53,9 +53,9 @@ def make_paths(self):
 
 def take_delta(self):
     """The change of state() since the last call, as delta ops (paths of key ranks from the
-    journal's state root {"table": ...}: make_paths), or None when it is not known: every change but a
-    dealt card leaves None, and the caller diffs the whole state() instead. Either way the
-    table starts recording again from here."""
+    journal's state root {"table": ...}: make_paths), or None when it is not known: every
+    change but a dealt card leaves None, and the caller diffs the whole state() instead. Either
+    way the table starts recording again from here."""
     d = self._delta
     self._delta = []
     return d
