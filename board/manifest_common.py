@@ -70,8 +70,11 @@ FIRMWARE = (
     "shoe/link/message.py",
     "shoe/link/sendqueue.py",
     "shoe/reasons.py",
-    "shoe/table.py",
-    "shoe/tablestate.py",
+    "shoe/table/__init__.py",
+    "shoe/table/irregularities.py",
+    "shoe/table/passes.py",
+    "shoe/table/round.py",
+    "shoe/table/snapshot.py",
 )
 metadata(description="Smart dealing shoe firmware", version="0.1.0")
 for _path in FIRMWARE:

@@ -13,3 +13,7 @@ class ShoeError(ValueError):
         if reason is not None:
             self.reason = reason
         super().__init__(self.reason if message is None else message)
+
+
+class CommandError(ShoeError):
+    """A host command refused: nothing changed (shoe.table; the app's own commands too)."""

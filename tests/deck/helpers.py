@@ -88,11 +88,11 @@ def play(t, seats, order, raises=None, serial=SER, back="R", a6_seats=(), now=10
     n = t.tracker.total
     for c in order[:n]:
         t.card(serial, back, c, now)
-    if t.rnd is not None and t.rnd["stage"] == "decisions":
+    if t.rnd is not None and t.rnd.stage == "decisions":
         if raises is None:
             raises = {str(s): 0 for s in seats}
         t.command("decisions", raises, now)
-    if stub and t.rnd is not None and t.rnd["stage"] == "stub":
+    if stub and t.rnd is not None and t.rnd.stage == "stub":
         run_pass(t, serial, back, order[n:], now)
     return t.pop_events()
 

@@ -14,7 +14,7 @@ def deal_and_stub(lg, tr, order):
     while i < tr.total:
         c = order[51 - i]
         if lg.classify(S, "R", c, 0) is None:
-            lg.deal(S, "R", c)
+            lg.accept(c)
             tr.place(c)
         i += 1
     lg.open_pass("stub", 0)  # clears its bitmaps in place

@@ -4,7 +4,7 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from shoe.deck.ledger import CHECKING, OUT, READY, Ledger, LedgerError, count, members, put
+from shoe.deck.ledger import CHECKING, OUT, READY, Ledger, count, members, put
 from tests.deck.helpers import shuffled
 
 import pytest
@@ -57,15 +57,14 @@ def test_deck_check_ok_and_faults():
 def test_deal_classification():
     lg = checked()
     lg.begin_round(0)
-    lg.deal(S, "R", 10)
-    with pytest.raises(LedgerError) as e:
-        lg.deal(S, "R", 10)
-    assert e.value.reason == "card_duplicate"
+    assert lg.classify(S, "R", 10, 0) is None
+    lg.accept(10)
+    assert lg.classify(S, "R", 10, 0) == "card_duplicate"
     assert lg.classify(S, "R", 52, 0) == "cover_card"
     assert lg.classify(S, "B", 11, 0) == "card_foreign"
     assert lg.classify(0x9999, "R", 11, 0) == "card_foreign"
     assert lg.classify(S, "R", 11, 0) is None
-    assert lg.dealt() == 1
+    assert count(lg.seen) == 1
 
 
 def test_two_deck_other_back():
@@ -87,7 +86,8 @@ def stub_outcome(dealt, stub, foreign=0, cover=True):
     lg = checked()
     lg.begin_round(0)
     for c in dealt:
-        lg.deal(S, "R", c)
+        assert lg.classify(S, "R", c, 0) is None
+        lg.accept(c)
     lg.open_pass("stub", 0)
     for c in stub:
         lg.pass_read(S, "R", c)
@@ -173,7 +173,7 @@ def test_deal_then_stub_accounts_exactly_or_gives_the_right_reason(perm, n, nois
                 got = lg.classify(S, "R", x, 0)
                 assert got == want
                 if want is None:
-                    lg.deal(S, "R", x)
+                    lg.accept(x)
                     seen.add(x)
                     continue
                 return
@@ -181,11 +181,10 @@ def test_deal_then_stub_accounts_exactly_or_gives_the_right_reason(perm, n, nois
             assert got == "card_foreign"
             return
         if c in seen:
-            with pytest.raises(LedgerError) as e:
-                lg.deal(S, "R", c)
-            assert e.value.reason == "card_duplicate"
+            assert lg.classify(S, "R", c, 0) == "card_duplicate"
             return
-        lg.deal(S, "R", c)
+        assert lg.classify(S, "R", c, 0) is None
+        lg.accept(c)
         seen.add(c)
     lg.open_pass("stub", 0)
     stub = [c for c in perm if c not in seen]
@@ -207,7 +206,7 @@ def test_state_round_trip_in_a_pass():
     lg = checked(True)
     lg.begin_round(0)
     for c in (3, 9, 27):
-        lg.deal(S, "R", c)
+        lg.accept(c)
     lg.open_pass("stub", 0)
     for c in (1, 2, 3):
         lg.pass_read(S, "R", c)

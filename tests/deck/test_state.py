@@ -194,3 +194,27 @@ def test_a_delta_that_failed_to_be_journalled_is_not_lost():
     t.take_delta()
     t.delta_failed()                # ... which the journal could not write
     assert t.take_delta() is None
+
+
+def test_a_snapshot_journalled_before_the_table_became_a_package_restores_exactly():
+    """v1_state_mid_deal.json is what shoe/table.py (before issue 11 made it a package) wrote
+    mid-deal, after three cards and an unreadable read: an old journal's state. It restores to
+    the same state(), and the next card's own delta keeps the journal's copy exact."""
+    from pathlib import Path
+
+    from shoe.journal import delta
+
+    old = json.loads((Path(__file__).parent / "v1_state_mid_deal.json").read_text())
+    t = Table.from_state(old, fake_engine)
+    assert json.loads(json.dumps(t.state())) == old and t.rnd.tries == 1 and t.tracker.n == 3
+    assert [k for k, b in t.pop_events()] == ["round_open", "phase", "card", "card", "card",
+                                             "unreadable"]   # pending: sent after the boot
+    copy = delta.copy({"table": t.state()})
+    t.take_delta()
+    t.card(SER, "R", shuffled(SER)[51 - 3], 7)
+    assert [k for k, b in t.pop_events()] == ["card"]   # the app journals it with the delta
+    ops = t.take_delta()
+    assert ops, "a dealt card gives its own delta"
+    copy = delta.apply(copy, _replayed(ops))
+    assert json.dumps(copy, sort_keys=True) == json.dumps({"table": t.state()}, sort_keys=True)
+    assert t.rnd.tries == 0 and t.tracker.n == 4

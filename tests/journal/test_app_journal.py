@@ -80,7 +80,7 @@ if phase == "write":
     assert app.on_command("open_round", {"seats": {"1": {"wagers": wag}, "2": {"wagers": wag}}})["ok"]
     for c in deck(60)[:4]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
-    print(json.dumps({"round": app.table.rnd["n"], "eseq": app.journal.eseq, "ctr": app.journal.ctr}))
+    print(json.dumps({"round": app.table.rnd.n, "eseq": app.journal.eseq, "ctr": app.journal.ctr}))
 elif phase == "read":
     out = [k for k, b in app.table.out]
     print(json.dumps({"latched": [i["reason"] for i in app.table.latched], "events": out,

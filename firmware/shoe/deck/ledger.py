@@ -7,10 +7,10 @@ One or two deck slots (two-deck mode alternates them by back colour every round)
 
 A *pass* runs a pile of cards through the reader and ends at the cover card (which goes last):
 the deck check (52 cards + CV, exactly that deck) and the stub check after a round (dealt +
-stub = exactly the deck). During a deal `deal()` accepts a card only if it belongs to the
-round's deck and was not seen since the shuffle, else raises LedgerError with the reason code
-of the irregularity. Card sets are 7-byte bitmaps (bit c = card id c), never Python sets: the
-state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
+stub = exactly the deck). During a deal `classify()` gives the reason code of the
+irregularity unless the card belongs to the round's deck and was not seen since the shuffle,
+and `accept()` records it. Card sets are 7-byte bitmaps (bit c = card id c), never Python
+sets: the state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
 """
 from shoe.errors import ShoeError
 from binascii import hexlify, unhexlify
@@ -158,9 +158,31 @@ class Ledger:
     def deck(self, slot):
         return self.slots[slot]
 
+    def deck_id(self, slot):
+        """The serial of the deck in `slot` as reports name it: 4 upper-case hex digits."""
+        return "%04X" % self.slots[slot][_SERIAL]
+
+    def back(self, slot):
+        return self.slots[slot][_BACK]
+
+    def age(self, slot, now):
+        """Seconds since the deck in `slot` was loaded."""
+        return now - self.slots[slot][_LOADED]
+
     def status(self, slot):
         s = self.slots[slot]
         return EMPTY if s is None else s[_STATUS]
+
+    def back_wanted(self):
+        """Two-deck mode: the back colour the deck to load next must have ('R'/'B': the other
+        deck's opposite), or None (any: no other deck in play, or one deck mode)."""
+        if not self.two_deck:
+            return None
+        nxt = self.next
+        o = self.slots[1 - nxt] if self.status(nxt) in (EMPTY, OUT) else self.slots[nxt]
+        if o is None or o[_STATUS] == OUT:
+            return None
+        return "B" if o[_BACK] == "R" else "R"
 
     def mark(self, slot, status):
         s = self.slots[slot]
@@ -218,21 +240,11 @@ class Ledger:
             return "card_duplicate"
         return None
 
-    def deal(self, serial, back, card):
-        """Record a card dealt in the current round; LedgerError(reason) if irregular."""
-        reason = self.classify(serial, back, card, self.round_slot)
-        if reason is not None:
-            raise LedgerError("%s: %s" % (reason, code_name(serial, back, card)), reason)
-        put(self.seen, card)
-
     def accept(self, card):
         """Record a card of the round that classify() found good; returns the index of the
         byte of `seen` that changed."""
         put(self.seen, card)
         return card >> 3
-
-    def dealt(self):
-        return count(self.seen)
 
     # passes (deck check, stub) -----------------------------------------------------------------
     def open_pass(self, kind, slot):
@@ -288,7 +300,8 @@ class Ledger:
         missing = [name(c) for c in members(whole, True)]
         dups = [name(c) for c in members(self.p_dup)]
         s = self.slots[self.p_slot]
-        rep = {"serial": s[_SERIAL], "back": s[_BACK], "missing": missing, "duplicate": dups,
+        rep = {"deck": self.deck_id(self.p_slot), "back": s[_BACK], "missing": missing,
+               "duplicate": dups,
                "extra": list(self.p_extra), "extra_count": self.p_extra_n,
                "unreadable": self.p_unread, "cover": cover}
         if kind == "stub":
@@ -305,9 +318,13 @@ class Ledger:
             s[_STATUS] = READY if rep["ok"] else OUT
             if rep["ok"]:
                 s[_SINCE] = 0
+        self.drop_pass()
+        return rep
+
+    def drop_pass(self):
+        """End the running pass without a report (its round was void)."""
         self.p_kind = None
         self.p_slot = -1
-        return rep
 
     def stub_order(self):
         return self.p_order[: min(self.p_n, 53)]
