@@ -160,7 +160,7 @@ STAGES = (
     ("app.table", "_after", "  table._after"),
     ("app.table", "state", "table.state()"),
     ("app.table", "take_delta", "table.take_delta"),
-    ("app", "_wire", "app._wire"),
+    ("_A", "for_wire", "wire.for_wire"),
     ("app.link", "send_many", "link.send_many (seal + journal)"),
     (_M % "link.sendqueue", "seal_message", "  seal_message"),
     (_M % "link.message", "mac", "    message.mac (HMAC)"),

@@ -13,6 +13,7 @@ FIRMWARE = (
     "shoe/attest.py",
     "shoe/cardcode.py",
     "shoe/cards.py",
+    "shoe/commands.py",
     "shoe/config.py",
     "shoe/crypto.py",
     "shoe/dealing/__init__.py",
@@ -67,9 +68,11 @@ FIRMWARE = (
     "shoe/link/handshake.py",
     "shoe/link/message.py",
     "shoe/link/sendqueue.py",
+    "shoe/modules.py",
     "shoe/reasons.py",
     "shoe/table.py",
     "shoe/tablestate.py",
+    "shoe/wire.py",
 )
 HOST_ONLY = (
     "shoe/_cpython_compat.py",

@@ -25,7 +25,9 @@ import time
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
+from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
 from shoe.errors import ShoeError
+from shoe.wire import for_wire
 
 _TICK_MS = 20
 _GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
@@ -42,10 +44,6 @@ _IDLE_MS = 150            # no card for this long: the journal may erase ahead (
 #                           of a dealer at 250 ms a card has begun to arrive)
 _GC_IDLE_MS = 60          # no card for this long: collect now if _GC_IDLE_BYTES were used
 _GC_IDLE_BYTES = 2048     # (a collection between cards, ~25 ms on a Pico, not inside one)
-# command kinds the link accepts only under the supervisor key, and the table's own names for
-# them, which the host may not use directly (they would bypass the supervisor key)
-_SUPERVISED = ("ack_error", "configure_supervised")
-_INTERNAL = ("ack",)
 
 
 def _random_key():
@@ -102,11 +100,11 @@ class App:
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
             self._journal_damaged(self.journal.recovery)
-        self._backlog = []       # events not yet journalled because the outbox was full
+        self.backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
-                             supervised=_SUPERVISED, rto_ms=_RTO_MS)
+                             supervised=SUPERVISED, rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
@@ -118,9 +116,10 @@ class App:
         self._quiet_for = None    # the read whose pause the ticker has used (collect_if_due)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
-        self._reader_policy()
+        self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
+        self.reader_policy()
 
-    def _reader_policy(self):
+    def reader_policy(self):
         """The reader drops a repeated code only where a repeat cannot hide a cloned card: with
         a card-exit beam, or when the configuration says this reader double-reads. Otherwise
         a second read of a card reaches the table (a duplicate: the round is void)."""
@@ -153,15 +152,15 @@ class App:
         """
         events = self.table.pop_events()
         if events:
-            self._backlog.extend(events)
-        if len(self._backlog) > _BACKLOG_MAX:     # the host has been away for very long:
-            self._backlog = self._backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
+            self.backlog.extend(events)
+        if len(self.backlog) > _BACKLOG_MAX:     # the host has been away for very long:
+            self.backlog = self.backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
             self.dropped += 1
-        if not self._backlog:
+        if not self.backlog:
             return
         from shoe.link.message import LinkError
 
-        wire = [self._wire(k, b) for k, b in self._backlog]
+        wire = [for_wire(k, b) for k, b in self.backlog]
         t = self.table
         ops = t.take_delta()   # a dealt card: the table's own delta, no snapshot to diff
         try:
@@ -180,7 +179,7 @@ class App:
                 self.journal.add_round(body.get("round", 0), kind, body)   # as sent: packed
                 settled = settled or kind == "round_result"
                 boundary = True
-        self._backlog = []
+        self.backlog = []
         if boundary:   # full snapshots at round boundaries; the cards in between are deltas
             self.journal.checkpoint()
         self._show_phase()
@@ -224,22 +223,10 @@ class App:
         except Exception as e:
             self.fault("peripheral " + kind, e)
 
-    def _wire(self, kind, body):
-        """A round result travels packed (shoe.games.packing) to fit one frame."""
-        if kind == "round_result":
-            from shoe.games import packing
-
-            packed = dict(body)
-            deck = packed.get("deck")
-            if isinstance(deck, str):
-                packed["deck"] = int(deck, 16)      # the packed form holds the serial as a number
-            return kind, {"round": body.get("round"), "packed": packing.pack(packed)}
-        return kind, body
-
     def _emit(self, kind, body):
         """An app event (hello, ...): through the same backlog as the table's events, so a full
         outbox (a host away for many boots) delays it instead of failing the boot."""
-        self._backlog.append((kind, body))
+        self.backlog.append((kind, body))
         self._flush_table()
 
     # ---- cards ---------------------------------------------------------------------------
@@ -267,64 +254,15 @@ class App:
 
     # ---- commands ------------------------------------------------------------------------
     def on_command(self, kind, body):
+        """An authenticated command: its handler from shoe.commands.HANDLERS, else the table's."""
         now = self.clock()
         try:
-            if kind == "hello" or kind == "status":
-                reply = self.status()
-            elif kind == "ack_error":     # the link checked the supervisor's key
-                reply = self.table.command("ack", body, now)
-            elif kind in _INTERNAL:
-                reply = {"ok": False, "reason": "bad_command",
-                         "message": "%s: unknown command (acknowledge with ack_error)" % kind}
-            elif kind == "recall":
-                reply = self.recall(body)
-            elif kind == "attest":
-                reply = self.attest(body)
-            else:
-                reply = self.table.command(kind, body, now)
-                if kind[:9] == "configure":
-                    self._reader_policy()
+            reply = _HANDLERS.get(kind, _table_command)(self, kind, body, now)
         except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
             reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
                      "message": str(e)}
         self._flush_table()
         return reply
-
-    def recall(self, body):
-        nos = self.journal.round_numbers()
-        want = body.get("round")
-        if want is None:
-            return {"ok": True, "rounds": nos}
-        rec = self.journal.round(want)
-        if rec is None:
-            return {"ok": False, "reason": "unknown_round", "message": "round %r is not kept" % (want,)}
-        return {"ok": True, "round": want, "record": [rec[0], rec[1]]}   # (kind, body as sent)
-
-    def status(self):
-        gc.collect()
-        t = self.table.command("status", {}, self.clock())
-        t.update({"ok": True, "firmware": VERSION, "board": self.hw.board_name,
-                  "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
-                  "firmware_sha256": self.firmware_sha, "mem_free": gc.mem_free(),
-                  "reads": self.reads, "backlog": len(self._backlog), "faults": self.faults,
-                  "backlog_dropped": self.dropped, "idle_collections": self.idle_collections,
-                  "boot": self.journal.boot, "demo": self.cfg.get("demo", False)})
-        j = self.journal   # the live chain: the host's audit store must end here (verify)
-        t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}
-        return t
-
-    def attest(self, body):
-        from shoe import attest
-
-        nonce = body.get("nonce") if isinstance(body, dict) else None
-        if not isinstance(nonce, (bytes, bytearray)) or not 8 <= len(nonce) <= 64:
-            return {"ok": False, "reason": "bad_nonce", "message": "nonce must be 8..64 bytes"}
-        ans = attest.attest(self.cfg["keys"]["shoe"], bytes(nonce), self.roots())
-        ans["ok"] = True
-        return ans
-
-    def roots(self):
-        return [self.hw.firmware_root] if self.hw.firmware_root else []
 
     # ---- tasks ---------------------------------------------------------------------------
     def checkin(self, name):
@@ -340,14 +278,31 @@ class App:
         except Exception:
             pass
 
+    def tasks(self):
+        """Every task main() runs, as (name, loop): the app's own and the board's peripherals'
+        (shoe.drivers.peripherals). `loop()` makes a fresh coroutine (App.guard restarts it)."""
+        out = [("reader", self.reader_task), ("host", self.host_task),
+               ("link", self.link_task), ("ticker", self.ticker_task)]
+        out.extend(self.per.loops())
+        return out
+
+    async def guard(self, name, loop):
+        """Run one task for as long as the shoe runs: an exception out of its loop (a bug, a UART
+        error) is a fault (logged, reported to the host) and the loop starts again a tick later,
+        so one task's failure never ends the others (the gather() in main())."""
+        while True:
+            try:
+                await loop()
+                return   # a loop that ends by itself is done
+            except Exception as e:
+                self.fault(name, e)
+            await asyncio.sleep_ms(_TICK_MS)
+
     async def reader_task(self):
         while True:   # not watched: a shoe can wait minutes between cards
             kind, data = await self.hw.reader.read()
-            try:
-                self.on_read(kind, data)
-                self.pump()      # the card's event frame leaves now, not at the next tick
-            except Exception as e:
-                self.fault("reader", e)
+            self.on_read(kind, data)
+            self.pump()      # the card's event frame leaves now, not at the next tick
             # a reader with reads queued returns at once: let the host task (and the watchdog
             # it feeds) run between cards, however long the burst (issue 10: 53 cards)
             await asyncio.sleep_ms(0)
@@ -391,58 +346,43 @@ class App:
         arrive (the UART's poll ioctl), then answers at once."""
         stream = asyncio.StreamReader(self.hw.host)
         while True:
-            try:
-                n = await stream.readinto(self._rx_mv)
-                if n:
-                    now = self.ticks_ms()
-                    self.on_host_bytes(self._rx_mv[:n], now)
-                    self.pump(now)
-            except Exception as e:  # a UART write timing out, a bug: the link lives on
-                self.fault("host", e)
-                await asyncio.sleep_ms(_TICK_MS)
+            n = await stream.readinto(self._rx_mv)
+            if n:
+                now = self.ticks_ms()
+                self.on_host_bytes(self._rx_mv[:n], now)
+                self.pump(now)
 
     async def link_task(self):
         """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
         events go out from the task that made them (pump())."""
         while True:
             self.checkin("host")
-            try:
-                self.pump()
-            except Exception as e:
-                self.fault("link", e)
+            self.pump()
             await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
-        last_beat = 0
         while True:
             self.checkin("ticker")
             now = self.clock()
-            try:
-                self.table.tick(now)
-                self._flush_table()
-                self._report_double_reads()
-                quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
-                if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
-                    self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
-                    self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
-                    self.collect_if_due()
-                if quiet > _IDLE_MS:
-                    self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
-            except Exception as e:
-                self.fault("ticker", e)
-            if now - last_beat >= _HEARTBEAT_S:
-                last_beat = now
+            self.table.tick(now)
+            self._flush_table()
+            self._report_double_reads()
+            quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
+            if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
+                self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
+                self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
+                self.collect_if_due()
+            if quiet > _IDLE_MS:
+                self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
+            if now - self._beat >= _HEARTBEAT_S:
+                self._beat = now
                 gc.collect()
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
             await asyncio.sleep_ms(_TICK_MS)
 
     async def main(self):
         self.boot()
-        tasks = [asyncio.create_task(self.reader_task()), asyncio.create_task(self.host_task()),
-                 asyncio.create_task(self.link_task()), asyncio.create_task(self.ticker_task())]
-        for coro in self.per.tasks():
-            tasks.append(asyncio.create_task(coro))
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*[asyncio.create_task(self.guard(n, f)) for n, f in self.tasks()])
 
     def collect_if_due(self):
         """Collect now, in the pause after a card, if more than _GC_IDLE_BYTES were allocated
@@ -484,7 +424,7 @@ class App:
         if self.hw.firmware_root:
             from shoe.crypto import hexlify
 
-            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
+            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(roots(self.hw))))
         forget("shoe.attest")   # imported again by an `attest` command
         forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
@@ -493,22 +433,6 @@ class App:
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})
         self._flush_table()
-
-
-# Every module the shoe can import while it runs (many are imported lazily, on first use).
-_MODULES = ("shoe.table", "shoe.dealing.setup", "shoe.games.engine", "shoe.games.fcf",
-            "shoe.games.fcfround", "shoe.games.hcf", "shoe.games.hcfround", "shoe.games.allsix", "shoe.games.settle",
-            "shoe.games.messages", "shoe.games.presets", "shoe.games.paytable",
-            "shoe.games.ptcheck", "shoe.games.packing", "shoe.journal.journal",
-            "shoe.link.endpoint", "shoe.attest", "shoe.drivers.peripherals",
-            "shoe.drivers.hwbuild")
-
-
-def preload():
-    """Import every module the app may load lazily. A device has them frozen in flash; the
-    virtual board loads them all before it measures and shapes the data heap."""
-    for name in _MODULES:
-        __import__(name)
 
 
 def run(hw):

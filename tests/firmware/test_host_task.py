@@ -1,6 +1,6 @@
 """The app's host and link tasks on an awkward host UART (under MicroPython, with the real asyncio
 tasks): a write that raises once is reported as a fault and the link carries the next command to
-its reply (without the guards the exception ends the task, and no command is answered again); a
+its reply (without App.guard the exception ends the task, and no command is answered again); a
 UART that takes only part of a write (machine.UART with timeout=0 takes what fits in its transmit
 buffer and returns the count, None when nothing fitted) gets the rest on the next pump, so no frame
 reaches the host cut short."""
@@ -12,11 +12,11 @@ from tests.mpy import json_lines, run_mpy
 SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, json, io, time
 import asyncio
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 from shoe.link.endpoint import Endpoint
 
-shoe.app.preload()
+shoe.modules.preload()
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
 root, where = sys.argv[1], sys.argv[2]
 with open(root + "/shoe.json", "w") as f:
@@ -83,7 +83,8 @@ def reply_to(ctr):
 
 async def main():
     app.boot()
-    tasks = [asyncio.create_task(app.host_task()), asyncio.create_task(app.link_task())]
+    # the host and link tasks as main() runs them: under App.guard
+    tasks = [asyncio.create_task(app.guard(n, f)) for n, f in app.tasks() if n in ("host", "link")]
     out = {"up": await until(lambda: host.up, 5000)}
     first = host.command("status", {})
     out["first"] = await until(reply_to(first), 5000)

@@ -8,10 +8,10 @@ from tests.mpy import run_code
 
 SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, json, gc
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
-shoe.app.preload()
+shoe.modules.preload()
 root = %r
 app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
 _ballast = _data_heap(%d) if %d else None
@@ -41,10 +41,10 @@ def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_pat
 
 IDLE = DATA_HEAP_PRELUDE + r"""
 import json, gc
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
-shoe.app.preload()
+shoe.modules.preload()
 app = App(Hardware(host=None, reader=None, state_dir=%r, board_name="inproc"))
 app.boot()
 app.gc_threshold = 8192
@@ -80,13 +80,13 @@ def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path
 
 DEALING = DATA_HEAP_PRELUDE + r"""
 import json
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
 class Reader:
     dealing = None
 
-shoe.app.preload()
+shoe.modules.preload()
 r = Reader()
 app = App(Hardware(host=None, reader=r, state_dir=%r, board_name="inproc"))
 app.boot()
