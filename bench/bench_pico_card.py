@@ -271,7 +271,7 @@ def main(argv=None):
             over = chip.value("overhead(200)")
             fcost = chip.value("frame_cost(50)")
             stages = chip.value("(P, N)")
-            thr = chip.value("app.gc_threshold")
+            thr = chip.value("app.collector.threshold")
             free = chip.value("(gc.collect(), gc.mem_free())[1]")
             dealt = chip.value("app.table.tracker.n")
             chip.value("service(3000)")

@@ -1,22 +1,19 @@
-"""The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host.
+"""The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host
+(docs/architecture.md). A board's main.py builds the hardware and calls `run(Hardware(...))`;
+nothing here creates hardware. main() runs every task of tasks() under guard(): an exception
+is a fault (reported) and the task starts again, never ending the others.
 
-A board's main.py builds the hardware and calls `run(Hardware(...))`; nothing here creates
-hardware. Tasks (all created in `main()`):
-
-    reader   awaits the code reader; each read goes to the table (card, reject)
-    host     awaits the host UART (a stream: no polling), feeds the link, dispatches
-             authenticated commands and writes the answers
+    reader   awaits the code reader (a stream); each read goes to the table (card, reject)
+    host     awaits the host UART (a stream), feeds the link, answers commands (shoe.commands)
     link     every tick: the link's timers (retransmissions, handshake, heartbeats); frames of
              new events leave from the task that made them (pump())
-    ticker   table timers (reader jam, deck age), status LED, heartbeat log line
-    + the board's peripherals (shoe.drivers.peripherals): card-exit beam paired with reads,
-      lid (tamper) switch, status LED patterns, and the watchdog, fed only while `link` (as
-      "host") and `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
+    ticker   table timers (reader jam, deck age), journal idle work, heartbeat log line
+    + the board's peripherals (shoe.drivers.peripherals): beam pairing, lid, LED, and the
+      watchdog, fed only while `link` (as "host") and `ticker` check in
 
 Every table event is journalled (with the table's state change, a delta) before the link may
-transmit it, so
-a power cut loses nothing; after a reset the journal restores the table and re-sends every
-event the host has not acknowledged.
+transmit it: a power cut loses nothing; after a reset the journal restores the table and
+re-sends every event the host has not acknowledged.
 """
 import asyncio
 import gc
@@ -24,14 +21,13 @@ import time
 
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
+from shoe.collector import Collector
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
 from shoe.errors import ShoeError
 from shoe.wire import for_wire
 
 _TICK_MS = 20
-_GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
-_GC_ROOM = 73728         # ... plus what is free at boot beyond 72 KB (App.tune_gc)
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
@@ -42,8 +38,8 @@ _HEARTBEAT_S = 30
 _IDLE_MS = 150            # no card for this long: the journal may erase ahead (a 45 ms
 #                           sector erase then ends ~200 ms after a card, before the next line
 #                           of a dealer at 250 ms a card has begun to arrive)
-_GC_IDLE_MS = 60          # no card for this long: collect now if _GC_IDLE_BYTES were used
-_GC_IDLE_BYTES = 2048     # (a collection between cards, ~25 ms on a Pico, not inside one)
+_GC_IDLE_MS = 60          # no card for this long: collect now if enough was allocated (a
+#                           collection between cards, ~25 ms on a Pico, not inside one)
 
 
 def _random_key():
@@ -62,13 +58,7 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        # Collect after every 4 KB allocated while the app builds itself (boot() scales it)
-        gc.collect()
-        self.gc_threshold = _GC_MIN
-        if hasattr(gc, "threshold"):
-            gc.threshold(_GC_MIN)
-        self._live = gc.mem_alloc()   # heap in use after the last collection we made
-        self.idle_collections = 0
+        self.collector = Collector()   # every 4 KB while the app builds itself (boot() tunes it)
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw
@@ -77,29 +67,17 @@ class App:
         self._led = None
         self._healthy = False
         self.ticks_ms = ticks_ms
-        self.provisioned = True
-        from shoe import config as shoe_config
+        from shoe import startup
 
-        try:
-            self.cfg = shoe_config.load(hw.state_dir)
-        except shoe_config.ConfigError as e:
-            _log("not provisioned:", e)
-            self.provisioned = False
-            self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
-        forget("shoe.config")   # read once, at boot
+        self.cfg, self.provisioned = startup.load_config(hw.state_dir, _log)
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        store = None
-        if getattr(hw, "flash", None) is not None:   # the Pico: raw flash rings
-            from shoe.journal.extents import open_store
-            store = open_store(hw.flash, hw.state_dir)
-            forget("shoe.journal.extents")   # boot work only: ~2.5 KB of bytecode on a Pico
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
-                               outbox_limit=_OUTBOX_MAX, store=store)
+                               outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw))
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
-            self._journal_damaged(self.journal.recovery)
+            startup.journal_damaged(self, self.journal.recovery, _log)
         self.backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
@@ -113,7 +91,7 @@ class App:
         self.dropped = 0
         self._last_card = None
         self._read_ms = ticks_ms()
-        self._quiet_for = None    # the read whose pause the ticker has used (collect_if_due)
+        self._quiet_for = None    # the read whose pause the ticker has used (Collector.collect_if_due)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
@@ -129,19 +107,6 @@ class App:
             r.dedup = self.hw.beam is not None or bool(cfg.get("double_reads"))
 
     # ---- events -------------------------------------------------------------------------
-    def _journal_damaged(self, rec):
-        """The journal found corruption (not a torn tail): the table latches journal_corrupt
-        (a supervisor acknowledges it); a state that may be stale voids the open round."""
-        stale = rec["state"] == "stale"
-        detail = "journal: %d bad region(s), %d bytes, %d events lost, state %s" % (
-            rec["holes"], rec["lost_bytes"], rec["events_lost"], rec["state"])
-        _log(detail)
-        if stale:   # round numbers the lost records may have used: the kept results say
-            nos = self.journal.round_numbers()
-            if nos and max(nos) > self.table.n_round:
-                self.table.n_round = max(nos)
-        self.table.journal_damaged(detail, stale, self.clock())
-
     def _flush_table(self):
         """Journal the table's new events together with the state they lead to (one atomic
         record holding the delta: a power cut leaves either both or neither), then they can be
@@ -371,7 +336,7 @@ class App:
             if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
                 self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
                 self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
-                self.collect_if_due()
+                self.collector.collect_if_due()
             if quiet > _IDLE_MS:
                 self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
             if now - self._beat >= _HEARTBEAT_S:
@@ -384,51 +349,15 @@ class App:
         self.boot()
         await asyncio.gather(*[asyncio.create_task(self.guard(n, f)) for n, f in self.tasks()])
 
-    def collect_if_due(self):
-        """Collect now, in the pause after a card, if more than _GC_IDLE_BYTES were allocated
-        since the last collection, so the collector seldom runs inside a card's path (on the
-        Pico a collection marks ~150 KB: ~25 ms). Waiting for half the threshold left the
-        allocator to collect inside a card in 2 pauses of 3 (card -> frame 90th percentile
-        55 ms; 21 ms collecting in every pause, 1 round, bench_pico.py). True if it collected."""
-        used = gc.mem_alloc()
-        if used < self._live:   # the allocator collected meanwhile: count from there
-            self._live = used
-            return False
-        if used - self._live < _GC_IDLE_BYTES:
-            return False
-        gc.collect()
-        self._live = gc.mem_alloc()
-        self.idle_collections += 1
-        return True
-
-    def tune_gc(self):
-        """The collection threshold for the heap the app runs in. On a device-sized heap (64 KB
-        of data) collect after every 4 KB allocated: freed holes are reused before long-lived
-        objects get scattered between them. Measured on the 64 KB board: without it the heap
-        fragments within the first six-seat round (36 KB free, largest block 1.2 KB) and a
-        journal write fails; with it the peak stays near 36 KB (tests/firmware/app_session.py).
-        A bigger heap may use what it has free beyond 72 KB between collections: a fixed 4 KB
-        made a Pico (~240 KB heap, ~150 KB live) mark its whole heap every 4 KB allocated, 60 %
-        of its time while dealing (docs/hardware.md section 8)."""
-        gc.collect()
-        self.gc_threshold = max(_GC_MIN, gc.mem_free() - _GC_ROOM)
-        if hasattr(gc, "threshold"):
-            gc.threshold(self.gc_threshold)
-        self._live = gc.mem_alloc()
-
     def boot(self):
-        from shoe import attest
+        from shoe import startup
 
-        self.tune_gc()
-
-        if self.hw.firmware_root:
-            from shoe.crypto import hexlify
-
-            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(roots(self.hw))))
-        forget("shoe.attest")   # imported again by an `attest` command
-        forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
+        self.collector.tune()
+        self.firmware_sha = startup.firmware_sha(self.hw, roots(self.hw))
+        forget("shoe.startup")   # boot work, like hwbuild (the bundle is a shoe.hardware.Hardware)
+        forget("shoe.drivers.hwbuild")
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
-            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gc_threshold))
+            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.collector.threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})

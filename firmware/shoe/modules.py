@@ -10,16 +10,17 @@ system), so this module costs a board no RAM. The names are those of the files f
 shoe package as it was loaded: the shipped set on the virtual board (nothing to keep in step).
 """
 
-# modules preload() leaves alone: shoe.config (App() reads it once and drops it) and, while it
-# is still in firmware/ (issue 11 moves host code out), the host-only shoe.games.fcfhost (it
-# needs CPython's itertools; a module missing here fails loudly at its import, never silently)
-_NOT_PRELOADED = ("shoe.config", "shoe.games.fcfhost")
+# modules preload() leaves alone: shoe.config and shoe.startup (App() loads them for its boot
+# and drops them: preloaded, their bytes would be freed into the data heap just measured) and,
+# while it is still in firmware/ (issue 11 moves host code out), the host-only
+# shoe.games.fcfhost (it needs CPython's itertools; a module missing here fails loudly at its
+# import, never silently)
+_NOT_PRELOADED = ("shoe.config", "shoe.startup", "shoe.games.fcfhost")
 
 
 def names():
     """The names of the firmware modules found in the shoe package as loaded (its files, .py or
-    .mpy), but _NOT_PRELOADED.
-    Empty where the package is frozen (no directory to list)."""
+    .mpy), but _NOT_PRELOADED. Empty where the package is frozen (no directory to list)."""
     import os
     import shoe
 
