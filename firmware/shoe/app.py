@@ -22,8 +22,8 @@ import time
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.collector import Collector
+from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, table as _table_command
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
-from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
 from shoe.errors import ShoeError
 from shoe.wire import for_wire
 
@@ -353,7 +353,7 @@ class App:
         from shoe import startup
 
         self.collector.tune()
-        self.firmware_sha = startup.firmware_sha(self.hw, roots(self.hw))
+        self.firmware_sha = startup.firmware_sha(self.hw)
         forget("shoe.startup")   # boot work, like hwbuild (the bundle is a shoe.hardware.Hardware)
         forget("shoe.drivers.hwbuild")
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (

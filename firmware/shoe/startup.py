@@ -45,15 +45,16 @@ def journal_damaged(app, rec, log):
     table.journal_damaged(detail, stale, app.clock())
 
 
-def firmware_sha(hw, roots):
+def firmware_sha(hw):
     """The hex SHA-256 of the deployed firmware's manifest (shoe.attest), None if not deployed
     as a version directory."""
     from shoe import attest
+    from shoe.commands import roots
 
     sha = None
     if hw.firmware_root:
         from shoe.crypto import hexlify
 
-        sha = hexlify(attest.manifest(attest.file_hashes(roots)))
+        sha = hexlify(attest.manifest(attest.file_hashes(roots(hw))))
     forget("shoe.attest")   # imported again by an `attest` command
     return sha
