@@ -1,7 +1,7 @@
 """The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host
 (docs/architecture.md). A board's main.py builds the hardware and calls `run(Hardware(...))`;
-nothing here creates hardware. main() runs every task of tasks() under guard(): an exception
-is a fault (reported) and the task starts again, never ending the others.
+nothing here creates hardware. main() starts every task of tasks() (start()): one that an
+exception ends is a fault (reported) and starts again, never ending the others.
 
     reader   awaits the code reader (a stream); each read goes to the table (card, reject)
     host     awaits the host UART (a stream), feeds the link, answers commands (shoe.commands)
@@ -22,7 +22,7 @@ import time
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.collector import Collector
-from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, table as _table_command
+from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 from shoe.errors import ShoeError
 from shoe.wire import for_wire
@@ -78,6 +78,7 @@ class App:
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
             startup.journal_damaged(self, self.journal.recovery, _log)
+        forget("shoe.startup")   # boot work
         self.backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
@@ -95,6 +96,7 @@ class App:
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
+        self._running = {}        # task -> its name in tasks() (start())
         self.reader_policy()
 
     def reader_policy(self):
@@ -245,23 +247,33 @@ class App:
 
     def tasks(self):
         """Every task main() runs, as (name, loop): the app's own and the board's peripherals'
-        (shoe.drivers.peripherals). `loop()` makes a fresh coroutine (App.guard restarts it)."""
+        (shoe.drivers.peripherals). `loop()` makes a fresh coroutine (a failed task restarts)."""
         out = [("reader", self.reader_task), ("host", self.host_task),
                ("link", self.link_task), ("ticker", self.ticker_task)]
         out.extend(self.per.loops())
         return out
 
-    async def guard(self, name, loop):
-        """Run one task for as long as the shoe runs: an exception out of its loop (a bug, a UART
-        error) is a fault (logged, reported to the host) and the loop starts again a tick later,
-        so one task's failure never ends the others (the gather() in main())."""
-        while True:
-            try:
-                await loop()
-                return   # a loop that ends by itself is done
-            except Exception as e:
-                self.fault(name, e)
-            await asyncio.sleep_ms(_TICK_MS)
+    def start(self, names=None):
+        """Create the tasks (those named; default: all of tasks()). One that an exception ends
+        (a bug, a UART error) is a fault (logged, reported to the host) and starts again a tick
+        later, so one failure never ends the others. The event loop's exception handler does
+        it: no coroutine wraps a task (a wrapper per task would cost the Pico ~800 B)."""
+        asyncio.get_event_loop().set_exception_handler(self._task_failed)
+        for name, loop in self.tasks():
+            if names is None or name in names:
+                self._running[asyncio.create_task(loop())] = name
+
+    def _task_failed(self, loop, context):
+        name = self._running.pop(context.get("future"), None)
+        if name is None:   # not one of ours
+            loop.default_exception_handler(loop, context)
+            return
+        self.fault(name, context["exception"])
+        asyncio.create_task(self._restart(name))
+
+    async def _restart(self, name):
+        await asyncio.sleep_ms(_TICK_MS)
+        self.start((name,))
 
     async def reader_task(self):
         while True:   # not watched: a shoe can wait minutes between cards
@@ -347,15 +359,20 @@ class App:
 
     async def main(self):
         self.boot()
-        await asyncio.gather(*[asyncio.create_task(self.guard(n, f)) for n, f in self.tasks()])
+        self.start()
+        while True:   # the tasks run on their own (start())
+            await asyncio.sleep(3600)
 
     def boot(self):
-        from shoe import startup
+        from shoe import attest
 
         self.collector.tune()
-        self.firmware_sha = startup.firmware_sha(self.hw)
-        forget("shoe.startup")   # boot work, like hwbuild (the bundle is a shoe.hardware.Hardware)
-        forget("shoe.drivers.hwbuild")
+        if self.hw.firmware_root:
+            from shoe.crypto import hexlify
+
+            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(roots(self.hw))))
+        forget("shoe.attest")   # imported again by an `attest` command
+        forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
             VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.collector.threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,

@@ -46,5 +46,8 @@ def names():
 
 def preload():
     """Import every module the app may load lazily (names())."""
+    import gc
+
     for name in names():
         __import__(name)
+        gc.collect()   # the loader's temporary blocks go before the next module is placed

@@ -1,6 +1,6 @@
-"""The app's boot work, in a module of its own so that the app drops its bytecode once booted
-(App.boot forgets it): the provisioned configuration, the journal's raw-flash store, a damaged
-journal reported to the table, and the deployed firmware's hash (docs/architecture.md).
+"""The app's boot work, in a module of its own so that the app drops its bytecode once built
+(App() forgets it): the provisioned configuration, the journal's raw-flash store, and a damaged
+journal reported to the table (docs/architecture.md).
 """
 from shoe import forget
 
@@ -43,18 +43,3 @@ def journal_damaged(app, rec, log):
         if nos and max(nos) > table.n_round:
             table.n_round = max(nos)
     table.journal_damaged(detail, stale, app.clock())
-
-
-def firmware_sha(hw):
-    """The hex SHA-256 of the deployed firmware's manifest (shoe.attest), None if not deployed
-    as a version directory."""
-    from shoe import attest
-    from shoe.commands import roots
-
-    sha = None
-    if hw.firmware_root:
-        from shoe.crypto import hexlify
-
-        sha = hexlify(attest.manifest(attest.file_hashes(roots(hw))))
-    forget("shoe.attest")   # imported again by an `attest` command
-    return sha

@@ -1,6 +1,7 @@
 """The app's host and link tasks on an awkward host UART (under MicroPython, with the real asyncio
 tasks): a write that raises once is reported as a fault and the link carries the next command to
-its reply (without App.guard the exception ends the task, and no command is answered again); a
+its reply (App.start starts a task an exception ended again; without that no command is answered
+again); a
 UART that takes only part of a write (machine.UART with timeout=0 takes what fits in its transmit
 buffer and returns the count, None when nothing fitted) gets the rest on the next pump, so no frame
 reaches the host cut short."""
@@ -83,8 +84,7 @@ def reply_to(ctr):
 
 async def main():
     app.boot()
-    # the host and link tasks as main() runs them: under App.guard
-    tasks = [asyncio.create_task(app.guard(n, f)) for n, f in app.tasks() if n in ("host", "link")]
+    app.start(("host", "link"))   # as main() starts them
     out = {"up": await until(lambda: host.up, 5000)}
     first = host.command("status", {})
     out["first"] = await until(reply_to(first), 5000)
@@ -96,9 +96,10 @@ async def main():
     out["faults"] = app.faults
     out["host_errors"] = host.errors()
     out["shoe_errors"] = app.link.errors()
-    out["alive"] = [not t.done() if hasattr(t, "done") else True for t in tasks]
+    out["alive"] = [any(n == name and not t.done() for t, n in app._running.items())
+                    for name in ("host", "link")]
     print(json.dumps(out))
-    for t in tasks:
+    for t in app._running:
         t.cancel()
 
 

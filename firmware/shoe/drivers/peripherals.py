@@ -66,7 +66,7 @@ class Peripherals:
 
     def loops(self):
         """The tasks as (name, loop) pairs; `loop()` makes a fresh coroutine, so the app can
-        start a task again after it failed (App.guard)."""
+        start a task again after it failed (App.start)."""
         out = []
         if self.matcher is not None:
             out.append(("beam", self._beam))
