@@ -18,6 +18,7 @@ re-sends every event the host has not acknowledged.
 import asyncio
 import gc
 import time
+from os import urandom as _urandom
 
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
@@ -40,12 +41,6 @@ _IDLE_MS = 150            # no card for this long: the journal may erase ahead (
 #                           of a dealer at 250 ms a card has begun to arrive)
 _GC_IDLE_MS = 60          # no card for this long: collect now if enough was allocated (a
 #                           collection between cards, ~25 ms on a Pico, not inside one)
-
-
-def _random_key():
-    import os
-
-    return os.urandom(32)
 
 
 def _log(*args):
@@ -81,7 +76,7 @@ class App:
         forget("shoe.startup")   # boot work
         self.backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
-        self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
+        self.link = Endpoint("shoe", keys.get("shoe") or _urandom(32), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
                              supervised=SUPERVISED, rto_ms=_RTO_MS)
         self._rx = bytearray(256)
@@ -232,9 +227,6 @@ class App:
         return reply
 
     # ---- tasks ---------------------------------------------------------------------------
-    def checkin(self, name):
-        self.per.checkin(name)
-
     def fault(self, where, exc):
         """An unexpected exception in a task: log it, report it, keep running."""
         self.faults += 1
@@ -333,13 +325,13 @@ class App:
         """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
         events go out from the task that made them (pump())."""
         while True:
-            self.checkin("host")
+            self.per.checkin("host")
             self.pump()
             await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
         while True:
-            self.checkin("ticker")
+            self.per.checkin("ticker")
             now = self.clock()
             self.table.tick(now)
             self._flush_table()
