@@ -4,8 +4,8 @@ virtual board's form; a board with the modules frozen keeps their bytecode in fl
     .venv/bin/python bench/bench_import.py
 
 Runs the MicroPython unix port on the shipped set (board/manifest_common.py, compiled by
-host_tools/build.py), imports shoe.app and everything it loads lazily (app.preload()), collects,
-and prints gc.mem_alloc() before and after, with the cost of each top-level import in turn.
+host_tools/build.py), imports shoe.app and then every other shipped module (shoe.modules.names():
+what the virtual board preloads), collects, and prints gc.mem_alloc() before and after, with the cost of each top-level import in turn.
 Also prints the shipped source lines and .mpy bytes. Figures are bytes of the unix port's heap,
 an upper bound of what the same imports cost on an RP2040 (the pointers are 8 bytes wide here,
 4 there): the emulated Pico's `status` mem_free after boot (bench/bench_pico.py) is the chip's.
@@ -31,8 +31,12 @@ def step(name):
     gc.collect()
     steps.append((name, gc.mem_alloc() - base))
 step("shoe.app")
-import shoe.app
-for name in shoe.app._MODULES:
+step("shoe.modules")
+import shoe.modules
+names = shoe.modules.names()   # what shoe.modules.preload() imports
+gc.collect()
+steps.append(("(that list of %d names)" % len(names), gc.mem_alloc() - base))
+for name in names:
     step(name)
 gc.collect()
 print(json.dumps({"base": base, "after": gc.mem_alloc(), "steps": steps}))

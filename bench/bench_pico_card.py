@@ -160,7 +160,7 @@ STAGES = (
     ("app.table", "_after", "  table._after"),
     ("app.table", "state", "table.state()"),
     ("app.table", "take_delta", "table.take_delta"),
-    ("app", "_wire", "app._wire"),
+    ("_A", "for_wire", "wire.for_wire"),
     ("app.link", "send_many", "link.send_many (seal + journal)"),
     (_M % "link.sendqueue", "seal_message", "  seal_message"),
     (_M % "link.message", "mac", "    message.mac (HMAC)"),
@@ -271,7 +271,7 @@ def main(argv=None):
             over = chip.value("overhead(200)")
             fcost = chip.value("frame_cost(50)")
             stages = chip.value("(P, N)")
-            thr = chip.value("app.gc_threshold")
+            thr = chip.value("app.collector.threshold")
             free = chip.value("(gc.collect(), gc.mem_free())[1]")
             dealt = chip.value("app.table.tracker.n")
             chip.value("service(3000)")

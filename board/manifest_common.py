@@ -12,6 +12,8 @@ FIRMWARE = (
     "shoe/attest.py",
     "shoe/cardcode.py",
     "shoe/cards.py",
+    "shoe/collector.py",
+    "shoe/commands.py",
     "shoe/config.py",
     "shoe/crypto.py",
     "shoe/dealing/__init__.py",
@@ -69,12 +71,15 @@ FIRMWARE = (
     "shoe/link/handshake.py",
     "shoe/link/message.py",
     "shoe/link/sendqueue.py",
+    "shoe/modules.py",
     "shoe/reasons.py",
+    "shoe/startup.py",
     "shoe/table/__init__.py",
     "shoe/table/irregularities.py",
     "shoe/table/passes.py",
     "shoe/table/round.py",
     "shoe/table/snapshot.py",
+    "shoe/wire.py",
 )
 metadata(description="Smart dealing shoe firmware", version="0.1.0")
 for _path in FIRMWARE:

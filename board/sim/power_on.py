@@ -47,9 +47,9 @@ def _ballast(data_heap):
     """Leave `data_heap` contiguous bytes free: what a device with frozen firmware has."""
     if data_heap <= 0:
         return None
-    import shoe.app
+    import shoe.modules
 
-    shoe.app.preload()
+    shoe.modules.preload()
     gc.collect()
     if gc.mem_free() < data_heap:
         print("sim: only %d bytes free after loading the firmware (data heap %d wanted)" % (

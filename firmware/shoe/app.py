@@ -1,35 +1,34 @@
-"""The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host.
+"""The shoe application: asyncio tasks wiring reader -> table -> journal -> link -> host
+(docs/architecture.md). A board's main.py builds the hardware and calls `run(Hardware(...))`;
+nothing here creates hardware. main() starts every task of tasks() (start()): one that an
+exception ends is a fault (reported) and starts again, never ending the others.
 
-A board's main.py builds the hardware and calls `run(Hardware(...))`; nothing here creates
-hardware. Tasks (all created in `main()`):
-
-    reader   awaits the code reader; each read goes to the table (card, reject)
-    host     awaits the host UART (a stream: no polling), feeds the link, dispatches
-             authenticated commands and writes the answers
+    reader   awaits the code reader (a stream); each read goes to the table (card, reject)
+    host     awaits the host UART (a stream), feeds the link, answers commands (shoe.commands)
     link     every tick: the link's timers (retransmissions, handshake, heartbeats); frames of
              new events leave from the task that made them (pump())
-    ticker   table timers (reader jam, deck age), status LED, heartbeat log line
-    + the board's peripherals (shoe.drivers.peripherals): card-exit beam paired with reads,
-      lid (tamper) switch, status LED patterns, and the watchdog, fed only while `link` (as
-      "host") and `ticker` check in (a hung task -> no feed -> reset; the journal makes the reset harmless)
+    ticker   table timers (reader jam, deck age), journal idle work, heartbeat log line
+    + the board's peripherals (shoe.drivers.peripherals): beam pairing, lid, LED, and the
+      watchdog, fed only while `link` (as "host") and `ticker` check in
 
 Every table event is journalled (with the table's state change, a delta) before the link may
-transmit it, so
-a power cut loses nothing; after a reset the journal restores the table and re-sends every
-event the host has not acknowledged.
+transmit it: a power cut loses nothing; after a reset the journal restores the table and
+re-sends every event the host has not acknowledged.
 """
 import asyncio
 import gc
 import time
+from os import urandom as _urandom
 
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
+from shoe.collector import Collector
+from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 from shoe.errors import ShoeError
+from shoe.wire import for_wire
 
 _TICK_MS = 20
-_GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
-_GC_ROOM = 73728         # ... plus what is free at boot beyond 72 KB (App.tune_gc)
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
@@ -40,18 +39,8 @@ _HEARTBEAT_S = 30
 _IDLE_MS = 150            # no card for this long: the journal may erase ahead (a 45 ms
 #                           sector erase then ends ~200 ms after a card, before the next line
 #                           of a dealer at 250 ms a card has begun to arrive)
-_GC_IDLE_MS = 60          # no card for this long: collect now if _GC_IDLE_BYTES were used
-_GC_IDLE_BYTES = 2048     # (a collection between cards, ~25 ms on a Pico, not inside one)
-# command kinds the link accepts only under the supervisor key, and the table's own names for
-# them, which the host may not use directly (they would bypass the supervisor key)
-_SUPERVISED = ("ack_error", "configure_supervised")
-_INTERNAL = ("ack",)
-
-
-def _random_key():
-    import os
-
-    return os.urandom(32)
+_GC_IDLE_MS = 60          # no card for this long: collect now if enough was allocated (a
+#                           collection between cards, ~25 ms on a Pico, not inside one)
 
 
 def _log(*args):
@@ -64,13 +53,7 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        # Collect after every 4 KB allocated while the app builds itself (boot() scales it)
-        gc.collect()
-        self.gc_threshold = _GC_MIN
-        if hasattr(gc, "threshold"):
-            gc.threshold(_GC_MIN)
-        self._live = gc.mem_alloc()   # heap in use after the last collection we made
-        self.idle_collections = 0
+        self.collector = Collector()   # every 4 KB while the app builds itself (boot() tunes it)
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw
@@ -79,34 +62,23 @@ class App:
         self._led = None
         self._healthy = False
         self.ticks_ms = ticks_ms
-        self.provisioned = True
-        from shoe import config as shoe_config
+        from shoe import startup
 
-        try:
-            self.cfg = shoe_config.load(hw.state_dir)
-        except shoe_config.ConfigError as e:
-            _log("not provisioned:", e)
-            self.provisioned = False
-            self.cfg = {"shoe_id": "UNPROVISIONED", "keys": None}
-        forget("shoe.config")   # read once, at boot
+        self.cfg, self.provisioned = startup.load_config(hw.state_dir, _log)
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        store = None
-        if getattr(hw, "flash", None) is not None:   # the Pico: raw flash rings
-            from shoe.journal.extents import open_store
-            store = open_store(hw.flash, hw.state_dir)
-            forget("shoe.journal.extents")   # boot work only: ~2.5 KB of bytecode on a Pico
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
-                               outbox_limit=_OUTBOX_MAX, store=store)
+                               outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw))
         snap = self.journal.state
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
-            self._journal_damaged(self.journal.recovery)
-        self._backlog = []       # events not yet journalled because the outbox was full
+            startup.journal_damaged(self, self.journal.recovery, _log)
+        forget("shoe.startup")   # boot work
+        self.backlog = []       # events not yet journalled because the outbox was full
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
-        self.link = Endpoint("shoe", keys.get("shoe") or _random_key(), store=self.journal,
+        self.link = Endpoint("shoe", keys.get("shoe") or _urandom(32), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
-                             supervised=_SUPERVISED, rto_ms=_RTO_MS)
+                             supervised=SUPERVISED, rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
@@ -115,12 +87,14 @@ class App:
         self.dropped = 0
         self._last_card = None
         self._read_ms = ticks_ms()
-        self._quiet_for = None    # the read whose pause the ticker has used (collect_if_due)
+        self._quiet_for = None    # the read whose pause the ticker has used (Collector.collect_if_due)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
-        self._reader_policy()
+        self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
+        self._running = {}        # task -> its name in tasks() (start())
+        self.reader_policy()
 
-    def _reader_policy(self):
+    def reader_policy(self):
         """The reader drops a repeated code only where a repeat cannot hide a cloned card: with
         a card-exit beam, or when the configuration says this reader double-reads. Otherwise
         a second read of a card reaches the table (a duplicate: the round is void)."""
@@ -130,19 +104,6 @@ class App:
             r.dedup = self.hw.beam is not None or bool(cfg.get("double_reads"))
 
     # ---- events -------------------------------------------------------------------------
-    def _journal_damaged(self, rec):
-        """The journal found corruption (not a torn tail): the table latches journal_corrupt
-        (a supervisor acknowledges it); a state that may be stale voids the open round."""
-        stale = rec["state"] == "stale"
-        detail = "journal: %d bad region(s), %d bytes, %d events lost, state %s" % (
-            rec["holes"], rec["lost_bytes"], rec["events_lost"], rec["state"])
-        _log(detail)
-        if stale:   # round numbers the lost records may have used: the kept results say
-            nos = self.journal.round_numbers()
-            if nos and max(nos) > self.table.n_round:
-                self.table.n_round = max(nos)
-        self.table.journal_damaged(detail, stale, self.clock())
-
     def _flush_table(self):
         """Journal the table's new events together with the state they lead to (one atomic
         record holding the delta: a power cut leaves either both or neither), then they can be
@@ -153,15 +114,15 @@ class App:
         """
         events = self.table.pop_events()
         if events:
-            self._backlog.extend(events)
-        if len(self._backlog) > _BACKLOG_MAX:     # the host has been away for very long:
-            self._backlog = self._backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
+            self.backlog.extend(events)
+        if len(self.backlog) > _BACKLOG_MAX:     # the host has been away for very long:
+            self.backlog = self.backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
             self.dropped += 1
-        if not self._backlog:
+        if not self.backlog:
             return
         from shoe.link.message import LinkError
 
-        wire = [self._wire(k, b) for k, b in self._backlog]
+        wire = [for_wire(k, b) for k, b in self.backlog]
         t = self.table
         ops = t.take_delta()   # a dealt card: the table's own delta, no snapshot to diff
         try:
@@ -180,7 +141,7 @@ class App:
                 self.journal.add_round(body.get("round", 0), kind, body)   # as sent: packed
                 settled = settled or kind == "round_result"
                 boundary = True
-        self._backlog = []
+        self.backlog = []
         if boundary:   # full snapshots at round boundaries; the cards in between are deltas
             self.journal.checkpoint()
         self._show_phase()
@@ -224,22 +185,10 @@ class App:
         except Exception as e:
             self.fault("peripheral " + kind, e)
 
-    def _wire(self, kind, body):
-        """A round result travels packed (shoe.games.packing) to fit one frame."""
-        if kind == "round_result":
-            from shoe.games import packing
-
-            packed = dict(body)
-            deck = packed.get("deck")
-            if isinstance(deck, str):
-                packed["deck"] = int(deck, 16)      # the packed form holds the serial as a number
-            return kind, {"round": body.get("round"), "packed": packing.pack(packed)}
-        return kind, body
-
     def _emit(self, kind, body):
         """An app event (hello, ...): through the same backlog as the table's events, so a full
         outbox (a host away for many boots) delays it instead of failing the boot."""
-        self._backlog.append((kind, body))
+        self.backlog.append((kind, body))
         self._flush_table()
 
     # ---- cards ---------------------------------------------------------------------------
@@ -267,69 +216,17 @@ class App:
 
     # ---- commands ------------------------------------------------------------------------
     def on_command(self, kind, body):
+        """An authenticated command: its handler from shoe.commands.HANDLERS, else the table's."""
         now = self.clock()
         try:
-            if kind == "hello" or kind == "status":
-                reply = self.status()
-            elif kind == "ack_error":     # the link checked the supervisor's key
-                reply = self.table.command("ack", body, now)
-            elif kind in _INTERNAL:
-                reply = {"ok": False, "reason": "bad_command",
-                         "message": "%s: unknown command (acknowledge with ack_error)" % kind}
-            elif kind == "recall":
-                reply = self.recall(body)
-            elif kind == "attest":
-                reply = self.attest(body)
-            else:
-                reply = self.table.command(kind, body, now)
-                if kind[:9] == "configure":
-                    self._reader_policy()
+            reply = _HANDLERS.get(kind, _table_command)(self, kind, body, now)
         except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
             reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
                      "message": str(e)}
         self._flush_table()
         return reply
 
-    def recall(self, body):
-        nos = self.journal.round_numbers()
-        want = body.get("round")
-        if want is None:
-            return {"ok": True, "rounds": nos}
-        rec = self.journal.round(want)
-        if rec is None:
-            return {"ok": False, "reason": "unknown_round", "message": "round %r is not kept" % (want,)}
-        return {"ok": True, "round": want, "record": [rec[0], rec[1]]}   # (kind, body as sent)
-
-    def status(self):
-        gc.collect()
-        t = self.table.command("status", {}, self.clock())
-        t.update({"ok": True, "firmware": VERSION, "board": self.hw.board_name,
-                  "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
-                  "firmware_sha256": self.firmware_sha, "mem_free": gc.mem_free(),
-                  "reads": self.reads, "backlog": len(self._backlog), "faults": self.faults,
-                  "backlog_dropped": self.dropped, "idle_collections": self.idle_collections,
-                  "boot": self.journal.boot, "demo": self.cfg.get("demo", False)})
-        j = self.journal   # the live chain: the host's audit store must end here (verify)
-        t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}
-        return t
-
-    def attest(self, body):
-        from shoe import attest
-
-        nonce = body.get("nonce") if isinstance(body, dict) else None
-        if not isinstance(nonce, (bytes, bytearray)) or not 8 <= len(nonce) <= 64:
-            return {"ok": False, "reason": "bad_nonce", "message": "nonce must be 8..64 bytes"}
-        ans = attest.attest(self.cfg["keys"]["shoe"], bytes(nonce), self.roots())
-        ans["ok"] = True
-        return ans
-
-    def roots(self):
-        return [self.hw.firmware_root] if self.hw.firmware_root else []
-
     # ---- tasks ---------------------------------------------------------------------------
-    def checkin(self, name):
-        self.per.checkin(name)
-
     def fault(self, where, exc):
         """An unexpected exception in a task: log it, report it, keep running."""
         self.faults += 1
@@ -340,14 +237,41 @@ class App:
         except Exception:
             pass
 
+    def tasks(self):
+        """Every task main() runs, as (name, loop): the app's own and the board's peripherals'
+        (shoe.drivers.peripherals). `loop()` makes a fresh coroutine (a failed task restarts)."""
+        out = [("reader", self.reader_task), ("host", self.host_task),
+               ("link", self.link_task), ("ticker", self.ticker_task)]
+        out.extend(self.per.loops())
+        return out
+
+    def start(self, names=None):
+        """Create the tasks (those named; default: all of tasks()). One that an exception ends
+        (a bug, a UART error) is a fault (logged, reported to the host) and starts again a tick
+        later, so one failure never ends the others. The event loop's exception handler does
+        it: no coroutine wraps a task (a wrapper per task would cost the Pico ~800 B)."""
+        asyncio.get_event_loop().set_exception_handler(self._task_failed)
+        for name, loop in self.tasks():
+            if names is None or name in names:
+                self._running[asyncio.create_task(loop())] = name
+
+    def _task_failed(self, loop, context):
+        name = self._running.pop(context.get("future"), None)
+        if name is None:   # not one of ours
+            loop.default_exception_handler(loop, context)
+            return
+        self.fault(name, context["exception"])
+        asyncio.create_task(self._restart(name))
+
+    async def _restart(self, name):
+        await asyncio.sleep_ms(_TICK_MS)
+        self.start((name,))
+
     async def reader_task(self):
         while True:   # not watched: a shoe can wait minutes between cards
             kind, data = await self.hw.reader.read()
-            try:
-                self.on_read(kind, data)
-                self.pump()      # the card's event frame leaves now, not at the next tick
-            except Exception as e:
-                self.fault("reader", e)
+            self.on_read(kind, data)
+            self.pump()      # the card's event frame leaves now, not at the next tick
             # a reader with reads queued returns at once: let the host task (and the watchdog
             # it feeds) run between cards, however long the burst (issue 10: 53 cards)
             await asyncio.sleep_ms(0)
@@ -391,124 +315,62 @@ class App:
         arrive (the UART's poll ioctl), then answers at once."""
         stream = asyncio.StreamReader(self.hw.host)
         while True:
-            try:
-                n = await stream.readinto(self._rx_mv)
-                if n:
-                    now = self.ticks_ms()
-                    self.on_host_bytes(self._rx_mv[:n], now)
-                    self.pump(now)
-            except Exception as e:  # a UART write timing out, a bug: the link lives on
-                self.fault("host", e)
-                await asyncio.sleep_ms(_TICK_MS)
+            n = await stream.readinto(self._rx_mv)
+            if n:
+                now = self.ticks_ms()
+                self.on_host_bytes(self._rx_mv[:n], now)
+                self.pump(now)
 
     async def link_task(self):
         """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
         events go out from the task that made them (pump())."""
         while True:
-            self.checkin("host")
-            try:
-                self.pump()
-            except Exception as e:
-                self.fault("link", e)
+            self.per.checkin("host")
+            self.pump()
             await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
-        last_beat = 0
         while True:
-            self.checkin("ticker")
+            self.per.checkin("ticker")
             now = self.clock()
-            try:
-                self.table.tick(now)
-                self._flush_table()
-                self._report_double_reads()
-                quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
-                if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
-                    self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
-                    self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
-                    self.collect_if_due()
-                if quiet > _IDLE_MS:
-                    self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
-            except Exception as e:
-                self.fault("ticker", e)
-            if now - last_beat >= _HEARTBEAT_S:
-                last_beat = now
+            self.table.tick(now)
+            self._flush_table()
+            self._report_double_reads()
+            quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
+            if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
+                self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
+                self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
+                self.collector.collect_if_due()
+            if quiet > _IDLE_MS:
+                self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
+            if now - self._beat >= _HEARTBEAT_S:
+                self._beat = now
                 gc.collect()
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
             await asyncio.sleep_ms(_TICK_MS)
 
     async def main(self):
         self.boot()
-        tasks = [asyncio.create_task(self.reader_task()), asyncio.create_task(self.host_task()),
-                 asyncio.create_task(self.link_task()), asyncio.create_task(self.ticker_task())]
-        for coro in self.per.tasks():
-            tasks.append(asyncio.create_task(coro))
-        await asyncio.gather(*tasks)
-
-    def collect_if_due(self):
-        """Collect now, in the pause after a card, if more than _GC_IDLE_BYTES were allocated
-        since the last collection, so the collector seldom runs inside a card's path (on the
-        Pico a collection marks ~150 KB: ~25 ms). Waiting for half the threshold left the
-        allocator to collect inside a card in 2 pauses of 3 (card -> frame 90th percentile
-        55 ms; 21 ms collecting in every pause, 1 round, bench_pico.py). True if it collected."""
-        used = gc.mem_alloc()
-        if used < self._live:   # the allocator collected meanwhile: count from there
-            self._live = used
-            return False
-        if used - self._live < _GC_IDLE_BYTES:
-            return False
-        gc.collect()
-        self._live = gc.mem_alloc()
-        self.idle_collections += 1
-        return True
-
-    def tune_gc(self):
-        """The collection threshold for the heap the app runs in. On a device-sized heap (64 KB
-        of data) collect after every 4 KB allocated: freed holes are reused before long-lived
-        objects get scattered between them. Measured on the 64 KB board: without it the heap
-        fragments within the first six-seat round (36 KB free, largest block 1.2 KB) and a
-        journal write fails; with it the peak stays near 36 KB (tests/firmware/app_session.py).
-        A bigger heap may use what it has free beyond 72 KB between collections: a fixed 4 KB
-        made a Pico (~240 KB heap, ~150 KB live) mark its whole heap every 4 KB allocated, 60 %
-        of its time while dealing (docs/hardware.md section 8)."""
-        gc.collect()
-        self.gc_threshold = max(_GC_MIN, gc.mem_free() - _GC_ROOM)
-        if hasattr(gc, "threshold"):
-            gc.threshold(self.gc_threshold)
-        self._live = gc.mem_alloc()
+        self.start()
+        while True:   # the tasks run on their own (start())
+            await asyncio.sleep(3600)
 
     def boot(self):
         from shoe import attest
 
-        self.tune_gc()
-
+        self.collector.tune()
         if self.hw.firmware_root:
             from shoe.crypto import hexlify
 
-            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(self.roots())))
+            self.firmware_sha = hexlify(attest.manifest(attest.file_hashes(roots(self.hw))))
         forget("shoe.attest")   # imported again by an `attest` command
         forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
-            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gc_threshold))
+            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.collector.threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})
         self._flush_table()
-
-
-# Every module the shoe can import while it runs (many are imported lazily, on first use).
-_MODULES = ("shoe.table", "shoe.dealing.setup", "shoe.games.engine", "shoe.games.fcf",
-            "shoe.games.fcfround", "shoe.games.hcf", "shoe.games.hcfround", "shoe.games.allsix", "shoe.games.settle",
-            "shoe.games.messages", "shoe.games.presets", "shoe.games.paytable",
-            "shoe.games.ptcheck", "shoe.games.packing", "shoe.journal.journal",
-            "shoe.link.endpoint", "shoe.attest", "shoe.drivers.peripherals",
-            "shoe.drivers.hwbuild")
-
-
-def preload():
-    """Import every module the app may load lazily. A device has them frozen in flash; the
-    virtual board loads them all before it measures and shapes the data heap."""
-    for name in _MODULES:
-        __import__(name)
 
 
 def run(hw):

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 from host import Endpoint
@@ -47,7 +47,7 @@ def main():
     with open(state + "/shoe.json", "w") as f:
         json.dump({"version": 1, "shoe_id": "MEM-0001",
                    "keys": {k: hexs(v) for k, v in KEYS.items()}}, f)
-    shoe.app.preload()
+    shoe.modules.preload()
     import host as _host  # noqa: F401  (the host side lives here too)
     hw = Hardware(host=None, reader=None, state_dir=state, board_name="inproc")
     app = App(hw)
@@ -104,7 +104,7 @@ def main():
             card_us[2] = max(card_us[2], dt)
         except Exception:
             gc.collect()
-            print(json.dumps({"memory_error_free": gc.mem_free(), "backlog": len(app._backlog)}))
+            print(json.dumps({"memory_error_free": gc.mem_free(), "backlog": len(app.backlog)}))
             import micropython
             micropython.mem_info()
             raise

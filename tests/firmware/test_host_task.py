@@ -1,6 +1,7 @@
 """The app's host and link tasks on an awkward host UART (under MicroPython, with the real asyncio
 tasks): a write that raises once is reported as a fault and the link carries the next command to
-its reply (without the guards the exception ends the task, and no command is answered again); a
+its reply (App.start starts a task an exception ended again; without that no command is answered
+again); a
 UART that takes only part of a write (machine.UART with timeout=0 takes what fits in its transmit
 buffer and returns the count, None when nothing fitted) gets the rest on the next pump, so no frame
 reaches the host cut short."""
@@ -12,11 +13,11 @@ from tests.mpy import json_lines, run_mpy
 SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, json, io, time
 import asyncio
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 from host import Endpoint
 
-shoe.app.preload()
+shoe.modules.preload()
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
 root, where = sys.argv[1], sys.argv[2]
 with open(root + "/shoe.json", "w") as f:
@@ -83,7 +84,7 @@ def reply_to(ctr):
 
 async def main():
     app.boot()
-    tasks = [asyncio.create_task(app.host_task()), asyncio.create_task(app.link_task())]
+    app.start(("host", "link"))   # as main() starts them
     out = {"up": await until(lambda: host.up, 5000)}
     first = host.command("status", {})
     out["first"] = await until(reply_to(first), 5000)
@@ -95,9 +96,10 @@ async def main():
     out["faults"] = app.faults
     out["host_errors"] = host.errors()
     out["shoe_errors"] = app.link.errors()
-    out["alive"] = [not t.done() if hasattr(t, "done") else True for t in tasks]
+    out["alive"] = [any(n == name and not t.done() for t, n in app._running.items())
+                    for name in ("host", "link")]
     print(json.dumps(out))
-    for t in tasks:
+    for t in app._running:
         t.cancel()
 
 

@@ -13,11 +13,11 @@ APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then
 SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, json, gc, io
 import asyncio
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 
-shoe.app.preload()
+shoe.modules.preload()
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
 root, phase = sys.argv[1], sys.argv[2]
 if phase != "read":

@@ -1,4 +1,4 @@
-"""The app's collection threshold follows the heap it boots in (App.tune_gc): 4 KB on the 64 KB
+"""The app's collection threshold follows the heap it boots in (shoe.collector.Collector.tune): 4 KB on the 64 KB
 data heap of a device-sized board (the anti-fragmentation setting), and what is free beyond
 72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
 import json
@@ -8,16 +8,16 @@ from tests.mpy import run_code
 
 SCRIPT = DATA_HEAP_PRELUDE + r"""
 import sys, json, gc
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
-shoe.app.preload()
+shoe.modules.preload()
 root = %r
 app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
 _ballast = _data_heap(%d) if %d else None
 app.boot()
 gc.collect()
-print(json.dumps({"threshold": app.gc_threshold, "free": gc.mem_free()}))
+print(json.dumps({"threshold": app.collector.threshold, "free": gc.mem_free()}))
 """
 
 
@@ -41,27 +41,27 @@ def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_pat
 
 IDLE = DATA_HEAP_PRELUDE + r"""
 import json, gc
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
-shoe.app.preload()
+shoe.modules.preload()
 app = App(Hardware(host=None, reader=None, state_dir=%r, board_name="inproc"))
 app.boot()
-app.gc_threshold = 8192
+app.collector.threshold = 8192
 gc.collect()
-app._live = gc.mem_alloc()
-quiet = app.collect_if_due()          # nothing allocated since: no collection
+app.collector.live = gc.mem_alloc()
+quiet = app.collector.collect_if_due()          # nothing allocated since: no collection
 junk = [bytes(64) for _ in range(64)]   # ~5 KB: more than half of the threshold
 junk = None
 before = gc.mem_alloc()
-due = app.collect_if_due()            # now more than half of it: collected
+due = app.collector.collect_if_due()            # now more than half of it: collected
 after = gc.mem_alloc()
-again = app.collect_if_due()
-app._live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
-behind = app.collect_if_due()
-resynced = app._live <= gc.mem_alloc()
+again = app.collector.collect_if_due()
+app.collector.live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
+behind = app.collector.collect_if_due()
+resynced = app.collector.live <= gc.mem_alloc()
 print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
-                  "n": app.idle_collections, "threshold": app.gc_threshold, "behind": behind,
+                  "n": app.collector.idle_collections, "threshold": app.collector.threshold, "behind": behind,
                   "resynced": resynced}))
 """
 
@@ -80,13 +80,13 @@ def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path
 
 DEALING = DATA_HEAP_PRELUDE + r"""
 import json
-import shoe.app
+import shoe.modules
 from shoe.app import App, Hardware
 
 class Reader:
     dealing = None
 
-shoe.app.preload()
+shoe.modules.preload()
 r = Reader()
 app = App(Hardware(host=None, reader=r, state_dir=%r, board_name="inproc"))
 app.boot()

@@ -36,7 +36,7 @@ class OpticalReader:
                  ticks_diff=time.ticks_diff):
         self._uart = uart
         self.dedup_ms = dedup_ms
-        self.dedup = True    # set by the app (App._reader_policy)
+        self.dedup = True    # set by the app (App.reader_policy)
         self.noread = noread
         self._stream = None  # asyncio stream over the UART, made by the first read()
         self._ticks_ms = ticks_ms

@@ -2,7 +2,7 @@
 
     per = Peripherals(hw, emit)                # emit(kind, body): the app's event sink
     for coro in per.tasks():                   # create them inside the app's main()
-        asyncio.create_task(coro)
+        asyncio.create_task(coro)              # (or per.loops(): (name, loop) pairs to restart)
     per.on_read()                              # the app calls this for every reader result
     per.checkin("host")                        # each watched app task, every loop
     per.show("dealing")                        # LED: "ready" | "dealing" | "error" | "tamper"
@@ -64,18 +64,23 @@ class Peripherals:
         lid = getattr(self.hw, "lid", None)
         return True if lid is None else lid.clear()
 
-    def tasks(self):
+    def loops(self):
+        """The tasks as (name, loop) pairs; `loop()` makes a fresh coroutine, so the app can
+        start a task again after it failed (App.start)."""
         out = []
         if self.matcher is not None:
-            out.append(self._beam())
-            out.append(self._pairing())
+            out.append(("beam", self._beam))
+            out.append(("pairing", self._pairing))
         if getattr(self.hw, "lid", None) is not None:
-            out.append(self._lid())
+            out.append(("lid", self._lid))
         if getattr(self.hw, "led", None) is not None:
-            out.append(self.hw.led.run())
+            out.append(("led", self.hw.led.run))
         if self.dog is not None:
-            out.append(self._feeder())
+            out.append(("feeder", self._feeder))
         return out
+
+    def tasks(self):
+        return [loop() for _, loop in self.loops()]
 
     async def _beam(self):
         beam = self.hw.beam

@@ -1,0 +1,83 @@
+"""The shoe's commands: one table from a command's kind to its handler (as mpremote's).
+
+    reply = handler(app, kind, body, now)    # a dict: {"ok": True, ...} or ok False + reason
+
+`App.on_command` looks the kind up in HANDLERS; a kind not there is the table's own
+(`Table.command`: configure, load_deck, open_round, ...). The commands and their replies:
+docs/protocol.md. The link has already checked each command's MAC (and, for the kinds the
+table SUPERVISED names, the supervisor's key) before it reaches a handler.
+"""
+import gc
+
+from shoe import VERSION
+
+# command kinds the link accepts only under the supervisor key (link.endpoint's `supervised`)
+SUPERVISED = ("ack_error", "configure_supervised")
+
+
+def status(app, kind=None, body=None, now=None):
+    """The table's status and the shoe's own figures (also the answer to `hello`)."""
+    gc.collect()
+    t = app.table.command("status", {}, app.clock())
+    t.update({"ok": True, "firmware": VERSION, "board": app.hw.board_name,
+              "shoe_id": app.cfg["shoe_id"], "provisioned": app.provisioned,
+              "firmware_sha256": app.firmware_sha, "mem_free": gc.mem_free(),
+              "reads": app.reads, "backlog": len(app.backlog), "faults": app.faults,
+              "backlog_dropped": app.dropped, "idle_collections": app.collector.idle_collections,
+              "boot": app.journal.boot, "demo": app.cfg.get("demo", False)})
+    j = app.journal   # the live chain: the host's audit store must end here (verify)
+    t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}
+    return t
+
+
+def ack_error(app, kind, body, now):
+    """The supervisor acknowledges a latched error (the link checked the supervisor's key)."""
+    return app.table.command("ack", body, now)
+
+
+def internal(app, kind, body, now):
+    """The table's own name for ack_error: the host may not use it (it would bypass the
+    supervisor key)."""
+    return {"ok": False, "reason": "bad_command",
+            "message": "%s: unknown command (acknowledge with ack_error)" % kind}
+
+
+def recall(app, kind, body, now):
+    """A kept round result or void, as it was sent (packed); without a round: the kept numbers."""
+    journal = app.journal
+    want = body.get("round")
+    if want is None:
+        return {"ok": True, "rounds": journal.round_numbers()}
+    rec = journal.round(want)
+    if rec is None:
+        return {"ok": False, "reason": "unknown_round", "message": "round %r is not kept" % (want,)}
+    return {"ok": True, "round": want, "record": [rec[0], rec[1]]}   # (kind, body as sent)
+
+
+def attest(app, kind, body, now):
+    """The firmware's hashes under the host's nonce, MACed with the shoe key (shoe.attest)."""
+    from shoe import attest as _attest
+
+    nonce = body.get("nonce") if isinstance(body, dict) else None
+    if not isinstance(nonce, (bytes, bytearray)) or not 8 <= len(nonce) <= 64:
+        return {"ok": False, "reason": "bad_nonce", "message": "nonce must be 8..64 bytes"}
+    ans = _attest.attest(app.cfg["keys"]["shoe"], bytes(nonce), roots(app.hw))
+    ans["ok"] = True
+    return ans
+
+
+def table(app, kind, body, now):
+    """Every other kind: the table's command; a configuration may change the reader's policy."""
+    reply = app.table.command(kind, body, now)
+    if kind[:9] == "configure":
+        app.reader_policy()
+    return reply
+
+
+def roots(hw):
+    """The deployed firmware's directories (what attestation hashes)."""
+    return [hw.firmware_root] if hw.firmware_root else []
+
+
+HANDLERS = {"hello": status, "status": status, "ack_error": ack_error, "ack": internal,
+            "recall": recall, "attest": attest}
