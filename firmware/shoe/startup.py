@@ -37,9 +37,5 @@ def journal_damaged(app, rec, log):
     detail = "journal: %d bad region(s), %d bytes, %d events lost, state %s" % (
         rec["holes"], rec["lost_bytes"], rec["events_lost"], rec["state"])
     log(detail)
-    table = app.table
-    if stale:   # round numbers the lost records may have used: the kept results say
-        nos = app.journal.round_numbers()
-        if nos and max(nos) > table.n_round:
-            table.n_round = max(nos)
-    table.journal_damaged(detail, stale, app.clock())
+    nos = app.journal.round_numbers() if stale else None
+    app.table.journal_damaged(detail, stale, app.clock(), max(nos) if nos else 0)

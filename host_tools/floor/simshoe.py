@@ -20,6 +20,7 @@ import threading
 import time
 
 from shoe.games import engine, packing
+from shoe.games.vocab import FCF
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
 from host_tools.link.memstore import MemoryStore
@@ -88,7 +89,7 @@ class SimPort:
 
 
 class SimShoe:
-    def __init__(self, shoe_id, keys, seed=0, game="four-card-frenzy", seats=(1, 6)):
+    def __init__(self, shoe_id, keys, seed=0, game=FCF, seats=(1, 6)):
         self.shoe_id = shoe_id
         self.keys = keys
         self.store = MemoryStore(limit=100000)

@@ -7,6 +7,7 @@ import random
 
 from shoe import cards
 from shoe.games import engine
+from shoe.games.vocab import FCF
 
 FAULT_KINDS = ("foreign", "forged", "duplicate", "extra-card", "no-read-x3", "other-back")
 
@@ -18,7 +19,7 @@ def strategy(rnd, hands, seats):
         ante = spec["wagers"]["ante"]
         hand = hands.get(seat) or hands.get(int(seat)) or []
         try:
-            engine.check_raise("four-card-frenzy", int(seat), hand, ante, 3 * ante)
+            engine.check_raise(FCF, int(seat), hand, ante, 3 * ante)
             out[seat] = 3 * ante
             continue
         except ValueError:
@@ -58,6 +59,6 @@ def demo_script(rounds, seed, faults):
             else:
                 injected.append({"kind": kind, "at": at})
         rounds.append({"seats": seats, "faults": injected})
-    return {"game": "four-card-frenzy", "procedure": "manual-shoe", "paytable": "fcf-public-1",
+    return {"game": FCF, "procedure": "manual-shoe", "paytable": "fcf-public-1",
             "rules": {"ties": "player", "raise_when_dealer_not_open": "compare"},
             "seed": seed, "rounds": rounds}

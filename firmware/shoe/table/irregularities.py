@@ -115,11 +115,14 @@ def void_in_progress(self, reason, now):
     return True
 
 
-def journal_damaged(self, detail, stale, now):
+def journal_damaged(self, detail, stale, now, last_round=0):
     """The journal lost records to flash corruption (docs/journal.md): latch
     journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state
-    may be older than what happened (`stale`), the open round is void and the loaded decks
-    are out: load and check a deck again."""
+    may be older than what happened (`stale`), the open round is void, the loaded decks
+    are out (load and check a deck again) and round numbers continue after `last_round`, the
+    highest the journal's kept results show (the lost records may have used the ones before)."""
+    if stale and last_round > self.n_round:
+        self.n_round = last_round
     if stale and self.rnd is not None:
         self._void("journal_corrupt", detail, now, remember=False)
     else:

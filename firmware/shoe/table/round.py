@@ -5,7 +5,7 @@ settlement. Fields, phases and what each outcome does: docs/round-lifecycle.md."
 from shoe.errors import CommandError, ShoeError
 from shoe.cards import name
 from shoe.deck.ledger import READY
-from shoe.dealing.tracker import FCF
+from shoe.games.vocab import FCF, HCF
 
 
 class Round:
@@ -38,8 +38,8 @@ def _reason(e, default):
 
 
 # a fixed round the engine settles at configure time to validate the pay table and rules
-_PROBE = {"four-card-frenzy": ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
-          "high-card-flush": ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
+_PROBE = {FCF: ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
+          HCF: ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
 
 
 def _probe(cfg):
@@ -52,7 +52,7 @@ def _probe(cfg):
     obj = {"game": cfg["game"], "paytable": cfg["paytable"], "rules": cfg["rules"],
            "dealer": dealer.split(), "seats": {"1": {"cards": seat.split(), "wagers": w,
                                                      "raise": 0}}}
-    if cfg["game"] == "four-card-frenzy":
+    if cfg["game"] == FCF:
         w["odds"] = 1
         obj["all_six_card"] = "Ac" if "all_six" in w else None
     return obj
