@@ -75,7 +75,6 @@ HOST_ONLY = (
     "shoe/_cpython_compat.py",
     "shoe/games/evalrun.py",
     "shoe/games/fcfhost.py",
-    "shoe/games/naive.py",
     "shoe/games/unpacking.py",
     "shoe/link/host.py",
     "shoe/link/store.py",

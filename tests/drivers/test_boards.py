@@ -54,7 +54,7 @@ def test_manifests_name_the_firmware_files():
                           % ", ".join(sorted(unlisted)))
     assert set(shipped) | set(host_only) <= every, (set(shipped) | set(host_only)) - every
     assert not set(shipped) & set(host_only)
-    for name in ("games/naive.py", "games/fcfhost.py", "link/host.py", "games/evalrun.py",
+    for name in ("games/fcfhost.py", "link/host.py", "games/evalrun.py",
                  "games/unpacking.py", "_cpython_compat.py"):
         assert "shoe/" + name in host_only
     assert "shoe/app.py" in shipped and "shoe/drivers/hwbuild.py" in shipped

@@ -10,7 +10,8 @@ from collections import Counter
 from math import comb, prod
 
 
-from shoe.games import allsix, fcf, hcf, naive
+from shoe.games import allsix, fcf, hcf
+from tests.oracle import naive
 
 
 def test_fcf_best_four_counts_over_all_five_card_hands():

@@ -12,5 +12,4 @@ paytable.load / PRESETS, packing.pack / unpack.
     packing, unpacking            the binary round_result for the wire
     jsonout, evalrun              deterministic JSON Lines for `shoectl eval` (device side)
     fcfhost     CPython-only lookup table for fcf.value5 (not for the board)
-    naive       the slow reference evaluator for tests and benchmarks (not for the board)
 """
