@@ -4,18 +4,35 @@ import json
 import pytest
 
 from host_tools.runtime import BOARD
-from tests.mpy import json_lines, run_code, run_mpy
+from tests.mpy import MPYLIB, Checks, json_lines, run_code, run_mpy
 
 BOARDS = ["pico", "esp32"]
 
 
-@pytest.mark.parametrize("board", BOARDS)
-def test_main_builds_hardware(board, tmp_path):
-    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD],
-                  heap="128k", args=[board, str(tmp_path)])
-    last = out.strip().splitlines()[-1]  # (json_lines would choke on "[shoe] ..." log lines)
-    assert json.loads(last) == {"board": board, "reader": "RFIDReader", "ok": True}
-    assert "[shoe] safe mode: the app crashed 3 boots in a row" in out
+BOARD_CHECKS = ["wiring_followed", "bundle_reads_a_tag_and_sees_the_beam",
+                "optical_service_jumper_and_bad_wiring", "firmware_dir_selection", "crash_guard"]
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def board_checks(request, tmp_path_factory):
+    """tests/drivers/check_board.py run once per board: main.py builds the bundle (fake machine)."""
+    board = request.param
+    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD, MPYLIB],
+                  heap="128k", args=[board, str(tmp_path_factory.mktemp("board-" + board))])
+    return board, Checks("tests/drivers/check_board.py", out), out
+
+
+def test_main_builds_hardware(board_checks):
+    board, res, out = board_checks
+    assert res.data["built"] == {"check": "built", "board": board, "reader": "RFIDReader"}
+    assert res.names == BOARD_CHECKS and res.done == len(BOARD_CHECKS)
+
+
+@pytest.mark.parametrize("name", BOARD_CHECKS)
+def test_main_py_check(board_checks, name):
+    board_checks[1].assert_ok(name)
+    if name == "crash_guard":
+        assert "[shoe] safe mode: the app crashed 3 boots in a row" in board_checks[2]
 
 
 @pytest.mark.parametrize("board", BOARDS)
