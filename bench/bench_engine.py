@@ -4,7 +4,7 @@
 
 Figures, each measured in this run:
 - MicroPython unix port at -X heapsize=192k: one FCF hand (best four of five) with the engine
-  and with the naive all-subsets evaluator (shoe.games.naive) on the same hands, and the ratio;
+  and with the naive all-subsets evaluator (tests/oracle/naive.py) on the same hands, and the ratio;
   a six-seat FCF round with every side wager: settlement alone, and validate + settle
   (engine.evaluate_round).
 - MicroPython at -X heapsize=64k: gc.mem_alloc() growth from importing the engine and from
@@ -44,7 +44,8 @@ def deal(n, seed):
 
 _MPY_SPEED = _DEAL + r"""
 import time, json, gc, micropython
-from shoe.games import fcf, naive, engine, fcfround, paytable
+import naive  # tests/oracle/naive.py (on the path below)
+from shoe.games import fcf, engine, fcfround, paytable
 N = 4000
 H = deal(N, 12345)
 v5 = fcf.value5
@@ -154,7 +155,7 @@ def _mpy(code, heap, stdin):
     from host_tools.engine.evaluate import compiled_firmware
 
     cache = compiled_firmware()
-    extra = [cache] if cache is not None else []
+    extra = ([cache] if cache is not None else []) + [ROOT / "tests" / "oracle"]
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(code)
     try:

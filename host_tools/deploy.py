@@ -157,6 +157,7 @@ class _Deadline:
 
     def __init__(self, ser):
         self._ser = ser
+        self._base = ser.timeout  # the port's per-read timeout (10 s, see Device)
         self.deadline = None
 
     def _check(self):
@@ -167,6 +168,13 @@ class _Deadline:
 
     def read(self, n=1):
         self._check()
+        # a silent device: a read blocks no longer than the deadline (not the port's 10 s)
+        t = self._base
+        if self.deadline is not None and t is not None:
+            t = min(t, max(0.05, self.deadline - time.monotonic()))
+        cur = self._ser.timeout
+        if t != cur and (t == self._base or t < cur - 0.1):
+            self._ser.timeout = t
         return self._ser.read(n)
 
     def inWaiting(self):

@@ -1,4 +1,5 @@
-"""Shared pytest set-up: the repo root on sys.path (for tests.mpy) and the --device option."""
+"""Shared pytest set-up: the repo root on sys.path (for tests.mpy), the --device option, and the
+fixtures many directories use (helpers they build on: tests/support.py)."""
 import sys
 from pathlib import Path
 
@@ -22,3 +23,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "hardware" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def sim_board(tmp_path):
+    """A fresh virtual board (the real firmware under MicroPython) on flash in tmp_path/board."""
+    from tests.support import virtual_board
+
+    with virtual_board(tmp_path / "board") as b:
+        yield b

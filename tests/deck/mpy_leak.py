@@ -13,6 +13,7 @@ else:
     import fake_engine as engine
 
 ROUNDS = int(sys.argv[-2])
+random.seed(20261201)  # explicit: the same shuffles on every run
 S = 0x3A7F
 seats = {"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "all_six": 5}},
                    "2": {"wagers": {"ante": 10, "odds": 10}},

@@ -1,5 +1,4 @@
 """Bad host commands: a clear error with a reason code, and nothing changes (state, events)."""
-import importlib.util
 import json
 
 import pytest
@@ -10,8 +9,6 @@ from tests.deck import fake_engine
 from tests.deck.helpers import FCF, HCF, SER, make, seats_body, shuffled, snap
 
 W = {"ante": 10, "odds": 10}
-HAVE_ENGINE = importlib.util.find_spec("shoe.games.engine") is not None
-needs_engine = pytest.mark.skipif(not HAVE_ENGINE, reason="shoe.games.engine not there yet")
 
 
 def real():
@@ -95,7 +92,6 @@ def test_bad_open_round(body, reason):
     refused(t, "open_round", body, reason)
 
 
-@needs_engine
 @pytest.mark.parametrize("body,reason", [
     ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
     ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
@@ -118,7 +114,6 @@ def test_optional_wager_not_offered():
             "wager_not_offered")
 
 
-@needs_engine
 def test_hcf_needs_ante():
     t = make(HCF, "hand", engine=real())
     refused(t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}},
@@ -262,7 +257,6 @@ def test_an_engine_bug_never_crashes_the_table(where):
     assert [b["reason"] for k, b in ev if k == "round_void"] == ["settle_error"]
 
 
-@needs_engine
 def test_pay_table_must_pay_every_offered_wager():
     doc = {"name": "no-all-six", "game": FCF, "example": True,
            "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},

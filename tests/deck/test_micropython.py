@@ -1,6 +1,5 @@
 """The table under MicroPython (unix port, device-sized heap): whole scripted sessions give the
 same events and the same final state as CPython, and the heap stays flat."""
-import importlib.util
 import json
 import os
 
@@ -13,7 +12,6 @@ from tests.deck.helpers import FCF, HCF
 from tests.mpy import json_lines, run_mpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HAVE_ENGINE = importlib.util.find_spec("shoe.games.engine") is not None
 
 
 def cpython(steps, engine):
@@ -59,7 +57,6 @@ def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
     assert mem["live_max"] < 8000, mem
 
 
-@pytest.mark.skipif(not HAVE_ENGINE, reason="shoe.games.engine not there yet")
 def test_scripted_session_matches_cpython_real_engine():
     from shoe.games import engine
     steps = [list(s) for s in script(FCF, "manual-shoe", False)]
@@ -70,8 +67,7 @@ def test_scripted_session_matches_cpython_real_engine():
     assert sum(1 for e in dev if "ev" in e and e["ev"][0] == "round_result") == 3
 
 
-@pytest.mark.parametrize("which,heap", [("fake", "128k")] + ([("real", "192k")] if HAVE_ENGINE
-                                                            else []))
+@pytest.mark.parametrize("which,heap", [("fake", "128k"), ("real", "192k")])
 def test_many_rounds_heap_flat_and_small(which, heap):
     out = run_mpy(os.path.join(HERE, "mpy_leak.py"), heap=heap, extra_path=(HERE,),
                   args=("150", which))

@@ -1,6 +1,5 @@
 """state() / from_state(): a JSON snapshot taken after any step resumes exactly (same events,
 same final state) — what the journal relies on after a power cut."""
-import importlib.util
 import json
 
 import pytest

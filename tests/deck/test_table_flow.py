@@ -4,7 +4,6 @@ Each card must land where rules.md 1.4 / 2.2 says; the hands handed to the engin
 the dealt ones; with the real engine (shoe.games.engine) the round_result equals
 engine.evaluate_round for the same hands.
 """
-import importlib.util
 import json
 
 import pytest
@@ -15,7 +14,6 @@ from tests.deck.helpers import (FCF, HCF, SER, expected_targets, kinds, make, of
 from shoe.cards import name
 
 PROCS = ("manual-shoe", "hand", "automated-shoe")
-HAVE_ENGINE = importlib.util.find_spec("shoe.games.engine") is not None
 CASES = [(g, p, seats, a6) for g in (FCF, HCF) for p in PROCS
          for seats, a6 in (((1,), ()), ((2, 5), (5,)), ((1, 2, 3, 4, 5, 6), (1, 4)))]
 
@@ -101,7 +99,6 @@ def test_decisions_can_come_seat_by_seat():
     assert of(ev, "round_result")[0]["seats"]["2"]["raise"] == 5
 
 
-@pytest.mark.skipif(not HAVE_ENGINE, reason="shoe.games.engine not there yet")
 @pytest.mark.parametrize("game,proc,seats,a6", CASES)
 def test_results_equal_the_real_engine(game, proc, seats, a6):
     from shoe.games import engine
@@ -129,7 +126,6 @@ def test_results_equal_the_real_engine(game, proc, seats, a6):
     assert res == want
 
 
-@pytest.mark.skipif(not HAVE_ENGINE, reason="shoe.games.engine not there yet")
 def test_real_engine_refuses_a_bad_raise_naming_seat_hand_and_amounts():
     from shoe.games import engine
     from shoe.table import CommandError

@@ -285,7 +285,6 @@ def test_compiled_set_covers_the_firmware():
     assert "wiring.mpy" in files and "shoe/drivers/rfid.mpy" in files
     # only firmware ships: exactly the list of board/manifest_common.py, and the wiring
     assert set(files) == {p[:-3] + ".mpy" for p in shipped_files()} | {"wiring.mpy"}
-    assert "shoe/games/naive.mpy" not in files
     assert all(b[:1] == b"M" for b in files.values())  # .mpy header
     assert dp.version_name(files) == dp.version_name(dict(files))
     assert dp.mpy_version() == (6, 3)

@@ -1,6 +1,7 @@
 """MicroPython: beam ISR (allocation-free under heap_lock), exit matcher, lid, LED, watchdog.
 
-Run by tests/drivers/test_io.py. Clocks are fakes (a counter the test advances): no sleeps.
+Run by tests/drivers/test_io.py: every check runs (mpycheck.run), one pytest test each.
+Clocks are fakes (a counter the test advances): no sleeps.
 """
 import asyncio
 import json
@@ -8,6 +9,7 @@ import micropython
 import time
 
 import machine
+from mpycheck import run
 from shoe.drivers.beam import Beam, ExitMatcher
 from shoe.drivers.lid import Lid
 from shoe.drivers.led import LedPlayer
@@ -240,8 +242,5 @@ def check_watchdog():
     out("watchdog", feeds=dog.feeds)
 
 
-checks = [check_beam_isr_no_alloc, check_beam_overrun_and_merge, check_beam_task, check_matcher,
-          check_lid, check_led, check_watchdog]
-for c in checks:
-    c()
-print(json.dumps({"done": len(checks)}))
+run([check_beam_isr_no_alloc, check_beam_overrun_and_merge, check_beam_task, check_matcher,
+     check_lid, check_led, check_watchdog])

@@ -1,7 +1,7 @@
 """MicroPython: the MFRC522 driver and the RFID reader against the register-level chip model.
 
-Run by tests/drivers/test_rfid.py (MICROPYPATH = tests/fakes, firmware). Prints one JSON line
-per check; any failed assert exits non-zero.
+Run by tests/drivers/test_rfid.py (MICROPYPATH = tests/fakes, tests/mpylib, firmware): every
+check runs (mpycheck.run), each reports its own JSON line, pytest has one test per check.
 """
 import asyncio
 import json
@@ -9,6 +9,7 @@ import sys
 
 import machine
 from mfrc522_chip import MFRC522Chip, Tag, crc_a, with_crc
+from mpycheck import run
 from shoe.drivers.mfrc522 import MFRC522, RFIDError, crc_a as driver_crc
 from shoe.drivers.rfid import RFIDReader
 
@@ -570,11 +571,8 @@ def check_air_waits():
     out("air_waits", ok=True)
 
 
-checks = [check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
-          check_crc_vector, check_init, lambda: check_select_and_read(UID7),
-          lambda: check_select_and_read(UID4), check_faults, check_reader_dedup,
-          check_reader_retries, check_reader_chip_fault, check_async_read, check_mid_poll,
-          check_fast_period, check_fast_read_loop, check_air_waits]
-for c in checks:
-    c()
-print(json.dumps({"done": len(checks)}))
+run([check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
+     check_crc_vector, check_init, ("select_and_read_uid7", lambda: check_select_and_read(UID7)),
+     ("select_and_read_uid4", lambda: check_select_and_read(UID4)), check_faults,
+     check_reader_dedup, check_reader_retries, check_reader_chip_fault, check_async_read,
+     check_mid_poll, check_fast_period, check_fast_read_loop, check_air_waits])

@@ -4,18 +4,35 @@ import json
 import pytest
 
 from host_tools.runtime import BOARD
-from tests.mpy import json_lines, run_code, run_mpy
+from tests.mpy import MPYLIB, Checks, json_lines, run_code, run_mpy
 
 BOARDS = ["pico", "esp32"]
 
 
-@pytest.mark.parametrize("board", BOARDS)
-def test_main_builds_hardware(board, tmp_path):
-    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD],
-                  heap="128k", args=[board, str(tmp_path)])
-    last = out.strip().splitlines()[-1]  # (json_lines would choke on "[shoe] ..." log lines)
-    assert json.loads(last) == {"board": board, "reader": "RFIDReader", "ok": True}
-    assert "[shoe] safe mode: the app crashed 3 boots in a row" in out
+BOARD_CHECKS = ["wiring_followed", "bundle_reads_a_tag_and_sees_the_beam",
+                "optical_service_jumper_and_bad_wiring", "firmware_dir_selection", "crash_guard"]
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def board_checks(request, tmp_path_factory):
+    """tests/drivers/check_board.py run once per board: main.py builds the bundle (fake machine)."""
+    board = request.param
+    out = run_mpy("tests/drivers/check_board.py", extra_path=[BOARD / board, BOARD, MPYLIB],
+                  heap="128k", args=[board, str(tmp_path_factory.mktemp("board-" + board))])
+    return board, Checks("tests/drivers/check_board.py", out), out
+
+
+def test_main_builds_hardware(board_checks):
+    board, res, out = board_checks
+    assert res.data["built"] == {"check": "built", "board": board, "reader": "RFIDReader"}
+    assert res.names == BOARD_CHECKS and res.done == len(BOARD_CHECKS)
+
+
+@pytest.mark.parametrize("name", BOARD_CHECKS)
+def test_main_py_check(board_checks, name):
+    board_checks[1].assert_ok(name)
+    if name == "crash_guard":
+        assert "[shoe] safe mode: the app crashed 3 boots in a row" in board_checks[2]
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -57,11 +74,7 @@ def test_manifests_name_the_firmware_files():
     assert set(shipped) <= every, set(shipped) - every
     assert len(set(shipped)) == len(shipped)
     assert "shoe/app.py" in shipped and "shoe/drivers/hwbuild.py" in shipped
-    common = (BOARD / "manifest_common.py").read_text()
-    assert 'module(_path, base_path="../firmware", opt=1)' in common and "package(" not in common
-    for board in BOARDS:
-        m = (BOARD / board / "manifest.py").read_text()
-        assert 'include("../manifest_common.py")' in m and 'module("wiring.py"' in m
+    # what each board's manifest freezes: test_freeze_manifest_freezes_exactly_the_shipped_files
     assert not (BOARD / "pico" / "main.py").exists() and not (BOARD / "esp32" / "main.py").exists()
 
 
@@ -121,6 +134,8 @@ def _micropython_manifestfile(tmp_path):
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_freeze_manifest_freezes_exactly_the_shipped_files(board, tmp_path):
+    from pathlib import Path
+
     from host_tools.build import shipped_files
 
     mf = _micropython_manifestfile(tmp_path)
@@ -130,5 +145,14 @@ def test_freeze_manifest_freezes_exactly_the_shipped_files(board, tmp_path):
     m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": str(tmp_path), "PORT_DIR": str(port),
                                          "MPY_LIB_DIR": str(tmp_path / "lib")})
     m.execute(str(BOARD / board / "manifest.py"))
-    targets = {f.target_path for f in m.files()}
+    files = m.files()
+    targets = {f.target_path for f in files}
     assert targets == set(shipped_files()) | {"wiring.py"}
+    # the firmware comes from firmware/, at optimisation level 1 (asserts compiled out)
+    fw = BOARD.parent / "firmware"
+    for f in files:
+        if f.target_path != "wiring.py":
+            assert Path(f.full_path).resolve() == (fw / f.target_path).resolve(), f
+            assert f.opt == 1, f
+        else:
+            assert Path(f.full_path).resolve() == (BOARD / board / "wiring.py").resolve(), f

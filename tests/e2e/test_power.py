@@ -17,16 +17,9 @@ from host_tools.sim.provision_sim import ensure_demo_keys, shoe_id_of
 from host_tools.sim.simboard import SimBoard
 from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
+from tests.support import wait_for
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in range(1, 7)}
-
-
-def until(cond, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for %s" % what)
-        time.sleep(0.02)
 
 
 class Killer(threading.Thread):
@@ -95,7 +88,7 @@ def test_power_returns_only_when_asked(tmp_path):
         port, pid = on.host_port, on.proc.pid
         os.kill(pid, signal.SIGKILL)
         os.kill(off.proc.pid, signal.SIGKILL)
-        until(lambda: on.boots == 2 and on.alive(), what="power to return")
+        wait_for(lambda: on.boots == 2 and on.alive(), 20, "power to return")
         assert on.power_returns == 1 and on.proc.pid != pid and on.host_port == port
         assert not off.alive() and off.boots == 1 and off.power_returns == 0
 
@@ -105,12 +98,12 @@ def test_watchdog_resets_a_board_that_hangs(tmp_path):
     (SIGSTOP: every task hangs) is reset by it and comes back."""
     ensure_demo_keys(tmp_path)
     with SimBoard(tmp_path) as b:
-        until(lambda: b._wdt is not None, what="the firmware to start its watchdog")
+        wait_for(lambda: b._wdt is not None, 20, "the firmware to start its watchdog")
         timeout_s = b._wdt[0]
         os.kill(b.proc.pid, signal.SIGSTOP)
         t0 = time.monotonic()
-        until(lambda: b.watchdog_resets == 1 and b.boots == 2, timeout=timeout_s + 10,
-              what="the watchdog reset")
+        wait_for(lambda: b.watchdog_resets == 1 and b.boots == 2, timeout=timeout_s + 10,
+                 what="the watchdog reset")
         assert time.monotonic() - t0 >= timeout_s - 1.5     # not before it expired
         assert b.alive()
 
@@ -187,13 +180,8 @@ def test_virtual_board_boots_through_the_crash_guard_and_service_jumper(tmp_path
         assert [line for line in b.log if line.startswith("SHOE-SIM READY")][0][-1].isdigit()
 
 
-def test_virtual_board_app_gets_the_whole_device_data_heap(tmp_path):
+def test_virtual_board_app_gets_the_whole_device_data_heap(sim_board):
     """The code allowance must cover the bytecode and the holes loading it leaves: the app gets
     the device's data heap in one piece (too little once made every board run out at boot)."""
-    ensure_demo_keys(str(tmp_path / "b"))
-    board = SimBoard(str(tmp_path / "b")).start()
-    try:
-        assert board.data_heap_free is not None
-        assert board.data_heap_free >= board.data_heap - 1024, board.data_heap_free
-    finally:
-        board.stop()
+    assert sim_board.data_heap_free is not None
+    assert sim_board.data_heap_free >= sim_board.data_heap - 1024, sim_board.data_heap_free

@@ -10,17 +10,15 @@ import time
 
 import pytest
 
-from host_tools.sim.provision_sim import ensure_demo_keys
-from host_tools.sim.simboard import SimBoard
 from tests.e2e.test_cli import ROOT, SHOECTL
+from tests.support import virtual_board
 
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10}} for s in range(1, 5)}
 
 
 @pytest.fixture
 def board(tmp_path):
-    ensure_demo_keys(tmp_path / "flash")
-    with SimBoard(tmp_path / "flash", power_returns=True) as b:
+    with virtual_board(tmp_path / "flash", power_returns=True) as b:
         yield b
 
 

@@ -1,12 +1,14 @@
 """Real rounds on the virtual board: the firmware under MicroPython (64 KB data heap) deals,
-tracks, settles; the host checks every card's place against rules.md and every result against
-the engine evaluated independently on the host."""
+tracks, settles; the host checks every card's place against rules.md, every hand against an
+independent oracle (tests/oracle/naive.py, a suit count) and every result against the host's own
+evaluation of the same hands."""
 import random
 
 import pytest
 
 from shoe import cards
-from shoe.games import engine
+from shoe.games import engine, fcf
+from tests.oracle import naive
 
 ALL = [cards.name(i) for i in range(52)]
 
@@ -47,15 +49,15 @@ HCF_SEATS = {"2": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
              "5": {"ante": 10, "progressive": 1}}
 
 
-@pytest.mark.parametrize("game,procedure,seats", [
-    ("four-card-frenzy", "manual-shoe", FCF_SEATS),
-    ("four-card-frenzy", "hand", FCF_SEATS),
-    ("four-card-frenzy", "automated-shoe", FCF_SEATS),
-    ("high-card-flush", "manual-shoe", HCF_SEATS),
-    ("high-card-flush", "automated-shoe", HCF_SEATS),
+@pytest.mark.parametrize("game,procedure,seats,seed", [
+    ("four-card-frenzy", "manual-shoe", FCF_SEATS, 101),
+    ("four-card-frenzy", "hand", FCF_SEATS, 102),
+    ("four-card-frenzy", "automated-shoe", FCF_SEATS, 103),
+    ("high-card-flush", "manual-shoe", HCF_SEATS, 104),
+    ("high-card-flush", "automated-shoe", HCF_SEATS, 105),
 ])
-def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure, seats):
-    deck = stacked(hash((game, procedure)) & 0xFFFF)
+def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure, seats, seed):
+    deck = stacked(seed)
     table.runner.play(script(game, procedure, seats, deck))
     rec = table.recorder
     a6 = any("all_six" in w for w in seats.values())
@@ -72,6 +74,20 @@ def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure
            "seats": {s: {"cards": hands[s], "wagers": seats[s], "raise": seats[s]["ante"]} for s in seats}}
     if game == "four-card-frenzy":
         obj["all_six_card"] = next((c for c, t in zip(deck, want) if t == "all_six"), None)
+    # Independent of the engine: each hand's category by the naive all-subsets evaluator (FCF),
+    # each hand's flush length by counting suits (HCF), and every net the sum of its payouts.
+    for who, mine in [("dealer", result["dealer"])] + [(s, result["seats"][s]) for s in seats]:
+        hand = obj["dealer"] if who == "dealer" else hands[who]
+        assert mine["cards"] == hand
+        ids = [cards.parse(c) for c in hand]
+        if game == "four-card-frenzy":
+            assert mine["category"] == fcf.CATEGORIES[naive.value(ids) >> 26], (who, hand)
+        else:
+            assert mine["flush"]["length"] == max(
+                sum(1 for c in ids if cards.suit(c) == u) for u in range(4)), (who, hand)
+        if who != "dealer":
+            assert mine["uncapped_net"] == sum(w["payout"] for w in mine["wagers"].values())
+    # and the host's re-evaluation with the engine (what the audit does) gives the same result
     expect = engine.evaluate_round(obj)
     for key in ("dealer", "seats"):
         assert result[key] == expect[key]

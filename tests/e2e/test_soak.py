@@ -6,6 +6,7 @@ and 200 (`SHOE_SOAK=full .venv/bin/python -m pytest tests/e2e/test_soak.py`).
 Both compare against the same script played without faults: the results must be identical,
 every card and every round outcome must reach the host exactly once, in order.
 """
+import concurrent.futures
 import os
 import random
 
@@ -57,6 +58,15 @@ def play(path, script, faults=None):
     return outcomes, rec, eseqs.seen, boots, proxy
 
 
+def play_with_reference(path, script, ref_script, faults=None):
+    """The faulty play and its fault-free reference, on two boards at once (the reference is
+    independent and mostly waits on the board): (reference outcomes, play(...) of the faulty)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        ref = pool.submit(play, path / "ref", ref_script)
+        got = play(path / "faulty", script, faults)
+        return ref.result()[0], got
+
+
 def assert_same_and_exactly_once(ref, got, rec, eseqs, n_rounds):
     assert [o[1] for o in got] == ["round_result"] * n_rounds
     for (_, _, a), (_, _, b) in zip(ref, got):
@@ -79,8 +89,8 @@ def test_power_cuts_at_random_instants_lose_and_duplicate_nothing(tmp_path):
         return [{"kind": "power-cut", "at": a, "delay_ms": rng.choice((0, 0, 1, 2, 4, 8, 15))}
                 for a in sorted(at)]
 
-    ref, *_ = play(tmp_path / "ref", rounds_script(n, 9))
-    got, rec, eseqs, boots, _ = play(tmp_path / "cut", rounds_script(n, 9, faults_for=faults))
+    ref, (got, rec, eseqs, boots, _) = play_with_reference(
+        tmp_path, rounds_script(n, 9, faults_for=faults), rounds_script(n, 9))
     assert boots == 1 + kills_per_round * n        # 200 power cuts with SHOE_SOAK=full
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
 
@@ -94,9 +104,9 @@ def test_noisy_link_and_cable_pulls_deliver_every_event_exactly_once(tmp_path):
 
     script = rounds_script(n, 4, seats=1, faults_for=faults)
     drops = sum(len(r["faults"]) for r in script["rounds"])
-    ref, *_ = play(tmp_path / "ref", rounds_script(n, 4, seats=1))
-    got, rec, eseqs, _, proxy = play(tmp_path / "noisy", script,
-                                     faults={"seed": 7, "corrupt": 0.01, "drop": 0.01, "dup": 0.01})
+    ref, (got, rec, eseqs, _, proxy) = play_with_reference(
+        tmp_path, script, rounds_script(n, 4, seats=1),
+        faults={"seed": 7, "corrupt": 0.01, "drop": 0.01, "dup": 0.01})
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
     assert proxy["corrupted"] > 100 and proxy["dropped"] > 5 and proxy["duplicated"] > 5
     assert proxy["cuts"] == drops >= 1         # every cable pull really happened
@@ -113,9 +123,9 @@ def test_noise_and_hostile_frames_deliver_every_event_exactly_once(tmp_path):
     n, corrupt, rate = (200, 0.01, 0.02) if FULL else (3, 0.002, 0.05)
     attacker = Hostile(seed=5, rate=rate)
     mitm = FrameMitm(attacker)
-    ref, *_ = play(tmp_path / "ref", rounds_script(n, 6, seats=1))
-    got, rec, eseqs, _, proxy = play(tmp_path / "hostile", rounds_script(n, 6, seats=1),
-                                     faults={"seed": 8, "corrupt": corrupt, "hostile": mitm})
+    ref, (got, rec, eseqs, _, proxy) = play_with_reference(
+        tmp_path, rounds_script(n, 6, seats=1), rounds_script(n, 6, seats=1),
+        faults={"seed": 8, "corrupt": corrupt, "hostile": mitm})
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
     assert proxy["corrupted"] > 20 and mitm.stats["frames"] > 100
     assert sum(attacker.done.values()) >= (100 if FULL else 10)

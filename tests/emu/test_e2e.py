@@ -13,6 +13,7 @@ flash write, one SIGKILL at a random instant), both compared with the unix board
 on a quiet 2-core machine. With SHOE_EMU_E2E=1 the whole matrix (both games x both readers,
 uncut) and 3 cuts; SHOE_SOAK=full: 50 cuts. Figures: docs/hardware.md section 8.
 """
+import concurrent.futures
 import json
 import math
 import os
@@ -171,12 +172,44 @@ def matrix():
         for r, g in rest]
 
 
+def play_uncut(tmp_path, image, reader, game):
+    with chip(tmp_path, image) as e:
+        runner, log = play(e, script(game), reader)
+        return runner, log, e.control("stats")["resets"]
+
+
+def play_cut(tmp_path, image, cuts, seed):
+    # about 3 cuts a round fit (a round is ~30 s of emulated time with its deck check today)
+    s = script("high-card-flush", rounds=max(1, math.ceil(cuts / 3)))
+    with chip(tmp_path, image) as e:
+        cutter = PowerCuts(e, seed, cuts)
+        runner, log = play(e, s, "optical", cutter)
+    return s, runner, log, cutter
+
+
+@pytest.fixture(scope="module")
+def chip_sessions(tmp_path_factory, pico_image, optical_image):
+    """The two chip sessions of `make test` (RFID FCF uncut, optical HCF with power cuts) played
+    at once on two emulated Picos: independent chips, flash copies and ports, each emulator
+    mostly one core's work, emulated time (a slower host changes no pace). Each test takes its
+    own session's outcome (an exception of one session fails only its test)."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        yield {
+            "rfid-fcf": pool.submit(play_uncut, tmp_path_factory.mktemp("chip-rfid"), pico_image,
+                                    "rfid", "four-card-frenzy"),
+            "cuts": pool.submit(play_cut, tmp_path_factory.mktemp("chip-cuts"), optical_image,
+                                cuts_wanted(), int(os.environ.get("SHOE_EMU_SEED", "5"))),
+        }
+
+
 @pytest.mark.parametrize("reader,game", matrix())
 def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, tmp_path, request, unix_results):
     s = script(game)
-    with chip(tmp_path, image_for(reader, request)) as e:
-        runner, log = play(e, s, reader)
-        assert e.control("stats")["resets"] == 0       # no watchdog reset on the way
+    if (reader, game) == ("rfid", "four-card-frenzy"):     # played beside the power-cut round
+        runner, log, resets = request.getfixturevalue("chip_sessions")["rfid-fcf"].result()
+    else:
+        runner, log, resets = play_uncut(tmp_path, image_for(reader, request), reader, game)
+    assert resets == 0                                   # no watchdog reset on the way
     assert [k for _, k, _ in runner.outcomes] == ["round_result"], runner.outcomes
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()
@@ -247,16 +280,11 @@ def cuts_wanted():
     return int(os.environ.get("SHOE_EMU_CUTS", "50" if SOAK else "3" if MATRIX else "2"))
 
 
-def test_a_round_survives_power_cuts_on_the_pico(tmp_path, request, unix_results):
+def test_a_round_survives_power_cuts_on_the_pico(chip_sessions, unix_results):
     """Nothing lost, nothing twice: every eseq reaches the host exactly once, the results equal
     the uncut run's (the unix board's, which the uncut chip run equals)."""
     cuts = cuts_wanted()
-    seed = int(os.environ.get("SHOE_EMU_SEED", "5"))
-    # about 3 cuts a round fit (a round is ~30 s of emulated time with its deck check today)
-    s = script("high-card-flush", rounds=max(1, math.ceil(cuts / 3)))
-    with chip(tmp_path, image_for("optical", request)) as e:
-        cutter = PowerCuts(e, seed, cuts)
-        runner, log = play(e, s, "optical", cutter)
+    s, runner, log, cutter = chip_sessions["cuts"].result()
     assert cutter.done == cuts and cutter.in_flash >= 1, (cutter.done, cutter.in_flash)
     assert runner.reboots_seen >= 1
     assert [k for _, k, _ in runner.outcomes] == ["round_result"] * len(s["rounds"]), \

@@ -1,5 +1,6 @@
 """The rig closes the gaps of stock rp2040js: flash program/erase (persisted, timed, power cuts
 inside a write), unique id, reset. Runs the stock MicroPython UF2 (no firmware of ours)."""
+import os
 import random
 import time
 
@@ -42,7 +43,7 @@ def test_program_and_erase_cost_emulated_time(emulator):
 
 
 def test_power_cut_in_the_middle_of_a_flash_write_loses_nothing_committed(emulator):
-    rng = random.Random(int(time.time()))
+    rng = random.Random(int(os.environ.get("SHOE_EMU_SEED", "5")))
     with repl(emulator) as dev:
         dev.write_file("ledger.txt", b"A" * 3000)
         emulator.control("cut", after=rng.randrange(0, 6))
@@ -87,7 +88,6 @@ def test_an_unfed_watchdog_resets_the_chip_and_the_rig_goes_on(emulator):
 
 
 def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
-    import os
     import re
     import signal
     import socket

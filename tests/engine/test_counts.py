@@ -10,7 +10,8 @@ from collections import Counter
 from math import comb, prod
 
 
-from shoe.games import allsix, fcf, hcf, naive
+from shoe.games import allsix, fcf, hcf
+from tests.oracle import naive
 
 
 def test_fcf_best_four_counts_over_all_five_card_hands():
@@ -77,12 +78,38 @@ def test_fcf_rank_patterns_against_naive_exhaustively():
                 assert fcf.value(h) == naive.value(h), h
 
 
-def test_prime_counts():
-    # >= 4 of 5 one colour: combinatorial check of the colour rule the settlement uses
-    red = [c for c in range(52) if c & 3 in (1, 2)]
+def test_prime_counts_by_the_settlement():
+    """Prime pays on the colours of the player's five cards only: the settlement (engine) gives
+    each hand's Prime result, seeded hands of every red count 0..5; the arithmetic weighs each
+    red count by the number of five-card hands that have it (reference-figures.md)."""
+    import random
+
+    from shoe import cards
+    from shoe.games import engine
+
+    rng = random.Random(83)
+    red = [c for c in range(52) if c & 3 in (1, 2)]    # hearts and diamonds
+    black = [c for c in range(52) if c & 3 not in (1, 2)]
     assert len(red) == 26
-    four = 2 * comb(26, 4) * 26
-    five = 2 * comb(26, 5)
+    pays = {}
+    for k in range(6):
+        seen = set()
+        for _ in range(40):
+            hand = rng.sample(red, k) + rng.sample(black, 5 - k)
+            rng.shuffle(hand)
+            rest = [c for c in range(52) if c not in hand]
+            r = engine.evaluate_round({
+                "game": "four-card-frenzy", "paytable": "fcf-public-1",
+                "dealer": cards.names(rng.sample(rest, 5)), "all_six_card": None,
+                "seats": {"1": {"cards": cards.names(hand), "raise": 10,
+                                "wagers": {"ante": 10, "odds": 10, "prime": 10}}}})
+            seen.add(r["seats"]["1"]["wagers"]["prime"]["result"])
+        assert len(seen) == 1, (k, seen)   # the colour count alone decides
+        pays[k] = seen.pop()
+    assert pays == {0: 5, 1: 1, 2: -1, 3: -1, 4: 1, 5: 5}
+    hands = {k: comb(26, k) * comb(26, 5 - k) for k in range(6)}
+    four = sum(n for k, n in hands.items() if pays[k] == 1)
+    five = sum(n for k, n in hands.items() if pays[k] == 5)
     assert (four, five, four + five) == (777400, 131560, 908960)
 
 

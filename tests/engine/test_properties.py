@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from shoe import cards
 from shoe.games import engine, fcf, hcf
+from tests.oracle import naive
 
 SUIT_PERMS = st.permutations(range(4))
 
@@ -115,8 +116,12 @@ def test_fcf_value_is_suit_blind_except_flushes(ids, perm):
 
 @settings(max_examples=100, deadline=None)
 @given(deal(11), WAGERS)
-def test_result_is_deterministic_and_input_untouched(ids, wagers):
+def test_categories_agree_with_the_naive_oracle_and_input_untouched(ids, wagers):
+    """The categories the engine reports are those of the naive all-subsets evaluator
+    (tests/oracle/naive.py, independent of fcf.value); the round given is not modified."""
     obj = fcf_round(ids, wagers, 1)
     before = copy.deepcopy(obj)
-    assert engine.evaluate_round(obj) == engine.evaluate_round(obj)
+    r = engine.evaluate_round(obj)
     assert obj == before
+    assert r["seats"]["1"]["category"] == fcf.CATEGORIES[naive.value(ids[5:10]) >> 26]
+    assert r["dealer"]["category"] == fcf.CATEGORIES[naive.value(ids[:5]) >> 26]

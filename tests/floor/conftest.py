@@ -1,11 +1,12 @@
 """Real engines for the floor tests: one embedded broker (amqtt) and one PostgreSQL 16 (pgserver)
 per session, a fresh database per test."""
+import functools
 import itertools
-import time
 
 import pytest
 
 from host_tools.floor import mqtt, pg
+from tests import support
 
 _n = itertools.count(1)
 
@@ -37,16 +38,8 @@ def broker():
     b.stop()
 
 
-def wait_for(cond, timeout=30.0, what="condition"):
-    """Poll `cond` until it is true (returns its value) or fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for %s" % (what() if callable(what) else what))
-        time.sleep(0.05)
+# the floor's waits are long (brokers, PostgreSQL, processes): 30 s unless told
+wait_for = functools.partial(support.wait_for, timeout=30.0, interval=0.05)
 
 
 def all_stored(floor, conn):

@@ -7,33 +7,18 @@ import random
 import time
 
 from host_tools.audit import AuditStore
-from host_tools.link import ShoeLink
-from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.sim.simboard import SimBoard
+from host_tools.sim.provision_sim import DEMO_KEYS
+from tests.support import host_link, wait_for
 
 CUTS = int(os.environ.get("SHOE_POWER_CUTS", "25"))  # SHOE_POWER_CUTS=200 for the full soak
 
 
-def wait_for(cond, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return False
-
-
-def test_sigkill_at_random_instants_loses_and_doubles_nothing(tmp_path):
+def test_sigkill_at_random_instants_loses_and_doubles_nothing(tmp_path, sim_board):
     rng = random.Random(11)
-    state = tmp_path / "board"
-    ensure_demo_keys(str(state))
+    board = sim_board
     audit = AuditStore(tmp_path / "audit.sqlite")
-    board = SimBoard(str(state))
-    board.start()
     url = board.host_url
-    link = ShoeLink(url, DEMO_KEYS["shoe"], supervisor_key=DEMO_KEYS["supervisor"], audit=audit)
-    try:
-        link.open(timeout=20)
+    with host_link(url, supervisor_key=DEMO_KEYS["supervisor"], audit=audit) as link:
         shoe = link.shoe_id
         for i in range(CUTS):
             if i % 4 == 3:
@@ -52,9 +37,6 @@ def test_sigkill_at_random_instants_loses_and_doubles_nothing(tmp_path):
         boot_now = link.command("status", {}, timeout=5)["boot"]
         assert wait_for(lambda: any(e["body"].get("boot") == boot_now
                                     for e in audit.events(shoe, kinds=["hello"])), 30)
-    finally:
-        link.close()
-        board.stop()
     evs = audit.events(shoe)
     assert [e["eseq"] for e in evs] == list(range(1, len(evs) + 1))  # once each, no gap
     assert all(e["chain"] == "ok" for e in evs)

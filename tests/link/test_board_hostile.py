@@ -2,13 +2,14 @@
 (FaultProxy hostile mode): injected REFUSE frames and HELLOs with a bad MAC while it connects do
 not abort `open()` (issue 9 finding 6); commands that keep timing out make ShoeLink start a new
 session by itself, counted; once the attacker stops, the link works."""
+import contextlib
+
 import pytest
 
 from host_tools.errors import ShoeError
 from host_tools.sim.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
 from host_tools.link import ShoeLink
-from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.sim.simboard import SimBoard
+from tests.support import host_link
 
 
 def test_shoelink_has_no_default_key():
@@ -19,9 +20,7 @@ def test_shoelink_has_no_default_key():
 
 
 @pytest.mark.slow
-def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(tmp_path):
-    state = tmp_path / "board"
-    ensure_demo_keys(str(state))
+def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(sim_board):
     mode = {"phase": "connect"}
 
     def rule(d, f, mitm):
@@ -35,11 +34,8 @@ def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(tmp_path):
         return None
 
     mitm = FrameMitm(rule)
-    board = SimBoard(str(state)).start()
-    proxy = FaultProxy(("127.0.0.1", board.host_port), hostile=mitm).start()
-    link = ShoeLink(proxy.url, DEMO_KEYS["shoe"], resync_after=2)
-    try:
-        link.open(timeout=20)
+    proxy = FaultProxy(("127.0.0.1", sim_board.host_port), hostile=mitm).start()
+    with contextlib.closing(proxy), host_link(proxy.url, resync_after=2) as link:
         err = link.stats()["errors"]
         assert err.get("refused", 0) + err.get("refuse_unverified", 0) >= 1
         assert err.get("bad_key", 0) >= 1 and mitm.stats["altered"] >= 3
@@ -53,7 +49,3 @@ def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(tmp_path):
         mode["phase"] = None
         assert link.command("status", {}, timeout=10)["ok"]
         assert link.ep.errors()["sessions"] >= 2  # the new session it started
-    finally:
-        link.close()
-        proxy.close()
-        board.stop()

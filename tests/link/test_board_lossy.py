@@ -2,6 +2,7 @@
 drops and duplicates 1 % of the chunks and pulls the cable for seconds, while the board also
 restarts: commands still get their replies and every event reaches the audit store exactly once,
 in order, with its MAC and hash chain intact."""
+import contextlib
 import time
 
 import pytest
@@ -9,32 +10,18 @@ import pytest
 from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
 from host_tools.sim.faultproxy import FaultProxy
-from host_tools.link import ShoeLink
-from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.sim.simboard import SimBoard
-
-
-def wait_for(cond, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
+from host_tools.sim.provision_sim import DEMO_KEYS
+from tests.support import host_link, wait_for
 
 
 @pytest.mark.slow
-def test_lossy_cable_pulls_and_restarts(tmp_path):
-    state = tmp_path / "board"
-    ensure_demo_keys(str(state))
+def test_lossy_cable_pulls_and_restarts(tmp_path, sim_board):
+    board = sim_board
     audit = AuditStore(tmp_path / "audit.sqlite")
-    board = SimBoard(str(state)).start()
     proxy = FaultProxy(("127.0.0.1", board.host_port), seed=5, corrupt=0.01, drop=0.01,
                        dup=0.01).start()
-    link = ShoeLink(proxy.url, DEMO_KEYS["shoe"], audit=audit)
     ok = failed = 0
-    try:
-        link.open(timeout=30)
+    with contextlib.closing(proxy), host_link(proxy.url, audit=audit, open_timeout=30) as link:
         shoe = link.shoe_id
         for life in range(5):
             for _ in range(4):
@@ -49,10 +36,6 @@ def test_lossy_cable_pulls_and_restarts(tmp_path):
                 time.sleep(3.5)
             board.restart()  # and a power cut: a new hello event from the next boot
         assert wait_for(lambda: sum(1 for e in audit.events(shoe, kinds=["hello"])) >= 6, 60)
-    finally:
-        link.close()
-        proxy.close()
-        board.stop()
     assert ok >= 18
     assert proxy.stats["corrupted"] > 0 and proxy.stats["cuts"] == 1
     evs = audit.events(shoe)

@@ -5,18 +5,13 @@ import json
 import pytest
 
 from host_tools import cli
-from host_tools.sim.provision_sim import ensure_demo_keys
-from host_tools.sim.simboard import SimBoard
+from tests.support import virtual_board
 
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    state = tmp_path_factory.mktemp("board")
-    ensure_demo_keys(str(state))
-    b = SimBoard(str(state))
-    b.start()
-    yield b
-    b.stop()
+    with virtual_board(tmp_path_factory.mktemp("board")) as b:
+        yield b
 
 
 def shoectl(capsys, *argv):

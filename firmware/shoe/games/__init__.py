@@ -13,5 +13,4 @@ paytable.load / PRESETS, packing.pack (the host unpacks: host_tools/engine/unpac
     packing                       the binary round_result for the wire
     jsonout                       deterministic JSON for `shoectl eval` (its device side is
                                   host_tools/engine/evalrun.py)
-    naive       the slow reference evaluator for tests and benchmarks (not for the board)
 """

@@ -1,0 +1,1 @@
+"""Test oracles: deliberately naive, independent re-implementations the engine is checked against (host only)."""
