@@ -28,7 +28,8 @@ import hashlib
 
 from shoe.crypto import equal
 from shoe.link import codec
-from shoe.link.endpoint import ACK_KIND, PROTOCOL, ShoeEndpoint
+from shoe.link.endpoint import ACK_KIND, ShoeEndpoint
+from shoe.link.handshake import PROTOCOL
 from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, mac, seal, unseal
 
 

@@ -146,3 +146,18 @@ class Handshake:
         self._need_hello = False
         self._hello_last = now_ms
         self._hello_at = now_ms + min(self.hb_ms, 2 * self.rto_ms)
+
+    def _on_refuse(self, payload, verified):
+        """A REFUSE changes nothing: it is remembered (`refused`, `refused_info`) so that a caller
+        whose handshake has not succeeded by its deadline can say why."""
+        self._count("refused")
+        if self.up:
+            return
+        try:
+            info = codec.decode(payload)
+            self.refused = str(info.get("reason", "refused"))
+            self.refused_info = info
+        except Exception:
+            self.refused = "refused"
+            self.refused_info = {}
+        self.refused_info["verified"] = verified
