@@ -53,6 +53,11 @@ def validate(doc, game=None):
 _cache = {}
 
 
+def clear_cache():
+    """Drop the cached preset tables (loaded again on use)."""
+    _cache.clear()
+
+
 def load(obj_or_name, game=None):
     """A preset name, a pay table document or a Table -> a validated Table (presets cached)."""
     if isinstance(obj_or_name, Table):
