@@ -15,36 +15,25 @@ time. The protocol itself: docs/protocol.md.
     ep.send_many([(kind, body), ...], state=obj)  # shoe: events + app state, ONE atomic write
     ep.send(kind, body, durable=False)    # shoe: volatile message (not journalled) -> 0
     ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
-    ep.send(kind, body)                   # host: queue a command -> its counter (0 until link up)
     ep.link_up(now_ms)                    # handshake done and peer heard within timeout_ms
 
 Delivered messages: shoe role gets host commands (kind, body, ctr, None), already authenticated
 and counter-checked (failures are answered by an automatic error reply {"re", "reason"} and never
-delivered); host role gets shoe messages (kind, body, eseq, meta) with meta = {"prev", "hash",
-"mac", "payload"} for durable ones (eseq > 0) and None for volatile ones. Protocol errors are
-counted in `errors()` by reason, never raised.
+delivered); the host end's deliveries: host_tools/link/host.py. Protocol errors are counted in
+`errors()` by reason, never raised.
 
-Reliability: transport sequence numbers (16 bit, per session) with cumulative acks, go-back-N
-retransmission of at most `window` frames after `rto_ms` (doubling to 4 x rto while no progress),
-selective fast retransmission when the peer reports (ACK bitmap) frames held after a gap,
-in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
-when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (handshake.py:
-fresh nonces from both ends, proof that both hold the key) that derives a session key; every
-frame carries an 8-byte MAC (session key, or the shoe's key for HELLO/REFUSE) and a frame whose
-MAC fails is dropped before anything looks at it (counted `frame_mac`). Liveness: when frames
-arrive but nothing of ours is acknowledged, or a gap is not filled, for `stall_ms`, this end
-starts a new handshake by itself (counted `stall`); so does a session near 2**15 frames (its
-16-bit sequence numbers never wrap under one key). Across sessions and resets the shoe's durable
-outbox makes delivery exactly-once: every unacknowledged durable message is re-sent with its
-original eseq and payload, the host drops eseq <= its last delivered, and the host acknowledges
-stored events with an authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
+Reliability (docs/protocol.md section 5): 16-bit transport sequence numbers per session,
+cumulative and selective acks, go-back-N retransmission within `window`, heartbeats, link loss
+after `timeout_ms`, a new handshake by itself on a stall (`stall_ms`) or before the numbering
+would wrap; across sessions and resets the shoe's durable outbox makes delivery exactly-once
+(the host prunes it with the authenticated "_ack" command). Sessions: section 3.
 """
 from micropython import const
 
 from shoe.crypto import equal
 from shoe.link import codec, frame
 from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE, frame_mac
-from shoe.link.handshake import SUPPORTED, Handshake, _nonce
+from shoe.link.handshake import SUPPORTED, Handshake, new_nonce
 from shoe.link.message import LinkError, open_command
 from shoe.link.sendqueue import SendQueue
 
@@ -86,13 +75,13 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.timeout_ms = timeout_ms
         self.stall_ms = stall_ms
         if not sid:  # this boot / process (informative; nonces make sessions)
-            b = _nonce()
+            b = new_nonce()
             sid = ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) or 1
         self.sid = sid
         self.peer_sid = 0
         self.peer = None  # the HELLO fields the live session was made with
         self.up = False
-        self._new_nonce = nonce_source or _nonce  # () -> 8 fresh bytes (transcripts: seeded)
+        self._new_nonce = nonce_source or new_nonce  # () -> 8 fresh bytes (transcripts: seeded)
         self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session

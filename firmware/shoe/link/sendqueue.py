@@ -18,11 +18,11 @@ FRAG = const(120)  # message bytes per frame: a 1 %-corrupted byte stream still 
 # 132-byte frames whole (0.99**132), but almost none of 1 KB ones; bigger messages are split
 
 
-def _nfrag(n):
+def nfrag(n):
     return (n + FRAG - 1) // FRAG if n else 1
 
 
-def _whole_messages(q):
+def whole_messages(q):
     """The volatile entries of a queue (durable ones come back from the store), without the
     tail of a message already partly sent."""
     out = []
@@ -71,7 +71,7 @@ class SendQueue:
             raise LinkError(e.reason if isinstance(e, ShoeError) else "store")
         out = []
         for eseq, payload, head in items:
-            for i in range(_nfrag(len(payload))):
+            for i in range(nfrag(len(payload))):
                 self._txq.append(eseq * 16 + i)  # a fragment of a durable message: no object
             out.append(eseq)
         return out
@@ -95,6 +95,14 @@ class SendQueue:
         if detail is not None:
             b["detail"] = detail
         return self.send("error", b, durable)
+
+    def _requeue(self, h):
+        """A new session: the whole durable outbox again, then the volatile messages."""
+        out = []
+        for e in range(self.store.outbox_first(), self.store.eseq + 1):
+            for i in range(nfrag(len(self.store.payload(e)))):
+                out.append(e * 16 + i)
+        self._txq = out + self._txq
 
     def _queue(self, payload):
         n = len(payload)
