@@ -182,8 +182,7 @@ def forget_modules():
 
 
 def module(game, settlement=False):
-    """shoe.games.fcf / hcf, or fcfround / hcfround: an import statement costs ~0.25 ms on the
-    RP2040 even for a loaded module, so the last ones are kept (until forget_modules())."""
+    """fcf / hcf, or with `settlement` fcfround / hcfround, kept: an import costs ~0.25 ms."""
     i = 1 if settlement else 0
     m = _mods[i]
     if m is None or m.GAME != game:
