@@ -2,15 +2,12 @@
 challenge (a fresh nonce), so a lab or a table system can prove which program runs.
 
     files = file_hashes(["/lib/shoe", "/main.py"])   # [(name, sha256 bytes)], sorted by name
-    m = manifest(files)                               # SHA-256 over every (name, hash)
+    m = manifest(files)                               # SHA-256 over every name, 0, hash
     answer = attest(key, nonce, roots)                # {"nonce", "files", "manifest", "mac"}
     page = listing(roots, start, count)               # [[name, hash], ...]: find a differing file
 
-A root is a directory (walked recursively; names are relative to the root and prefixed with the
-root's last path component, "/" separated; `__pycache__` and dot-files are skipped) or a single
-file (named by its last path component). The order is the sorted name order, so the host computes
-the same manifest from a local build of the firmware tree (host_tools/link.verify_attestation).
-mac = HMAC-SHA256(key, b"SHOE1attest" + nonce + manifest)[:16]. Files are read in 512-byte chunks.
+The roots, the manifest and the MAC (the host checks them with
+host_tools.link.verify_attestation): docs/protocol.md, "Attestation".
 """
 import hashlib
 import os
@@ -87,8 +84,7 @@ def attest(key, nonce, roots):
         raise ValueError("bad_nonce")
     files = file_hashes(roots)
     m = manifest(files)
-    return {"nonce": nonce, "files": len(files), "manifest": m,
-            "mac": hmac_sha256(key, _TAG + nonce + m)[:16]}
+    return {"nonce": nonce, "files": len(files), "manifest": m, "mac": attest_mac(key, nonce, m)}
 
 
 def attest_mac(key, nonce, manifest_digest):

@@ -4,17 +4,8 @@
     {"version": 1, "shoe_id": "SIM-0001",
      "keys": {"shoe": "<hex>", "supervisor": "<hex>", "card": "<hex>"}}
 
-`shoe` authenticates host commands and signs events, `supervisor` authorises acknowledging a
-latched irregularity and security-relevant configuration, `card` verifies card codes.
-`shoectl provision` writes this file; the virtual board gets demo keys on first start (and says
-so). A missing or bad file leaves the shoe unprovisioned: it reports that and accepts no command.
-
-Keys are 16..64 bytes (`check_key`, shared by this loader and `shoectl provision`). The one
-exception is the card key of interfaces.md section 1, the ASCII bytes `demo-card-key` (13
-bytes), which printed demo decks carry: it is accepted as the card key only, and like every
-published demo key (DEMO_KEYS) it marks the shoe as running on demo keys (`demo: true` in
-`status`; never on a casino floor). Card codes are 8 hex digits of HMAC anyway: the card key
-protects less than the link keys, which have no short exception.
+The file, the meaning of each key, the key lengths and the demo keys: docs/hardware.md
+section 5 (Deploy). A missing or bad file leaves the shoe unprovisioned (it accepts no command).
 """
 from shoe.errors import ShoeError
 import json

@@ -1,19 +1,10 @@
 """Reason codes: every irregularity and every refused command, in one place.
 
-An irregularity (rules.md section 3) is latched until a supervisor acknowledges it. Its action
-says what the shoe did and what the table must do next (docs/irregularities.md):
-
-    void_recheck     the round is void; collect and reshuffle the deck, then run the whole deck
-                     (52 cards, cover card last) through the reader (phase "deck_check")
-    void_quarantine  the round is void; the deck is quarantined: load and check another deck
-    void_remove      the round is void; the deck is removed (stub count wrong, cards missing
-                     or foreign): load and check another deck
-    recheck          nothing is void, but the deck must be run through the reader again
-    warning          nothing is void; acknowledge (deck expired)
-    event            nothing is void; reported and latched (reader jam)
-
-The two deck-removing actions *block*: no round opens until they are acknowledged and another
-deck passed its check. Command errors are refusals: nothing latches, nothing changes.
+An irregularity (rules.md section 3) is latched until a supervisor acknowledges it; its action
+(void_recheck, void_quarantine, void_remove, recheck, warning, event) says what the shoe did and
+what the table must do next. The codes with their actions: docs/irregularities.md; what follows
+each action: docs/round-lifecycle.md, "After each outcome". Command errors are refusals: nothing
+latches, nothing changes.
 The codes are plain strings in the code that raises them (no module globals: RAM); a test
 checks that every code used in firmware/shoe/{table,deck,dealing} is listed here.
 """

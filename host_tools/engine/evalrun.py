@@ -27,7 +27,7 @@ import sys
 
 from shoe import forget
 from shoe.games import engine, paytable
-from shoe.games.jsonout import _key, _str, dump
+from shoe.games.jsonout import dump, sort_key, write_str
 from shoe.games.vocab import FCF, HCF
 
 _GAME_MODULES = {FCF: ("fcfround", "fcf", "allsix"), HCF: ("hcfround", "hcf")}
@@ -40,8 +40,8 @@ def _error(lineno, message, reason):
 def _unload(keep=None):
     """Free RAM: drop the modules of the game not being played (re-imported when needed
     again) and the cached preset tables."""
-    paytable._cache.clear()
-    engine._mods[0] = engine._mods[1] = None  # the engine keeps the last game's modules
+    paytable.clear_cache()
+    engine.forget_modules()  # the engine keeps the last game's modules
     for game in _GAME_MODULES:
         if game == keep:
             continue
@@ -103,8 +103,8 @@ def settle(obj, lineno, emit=None):
         if _playing[0] is not None and _SMALL:
             _unload(game)  # one game's modules at a time on a small heap
             try:  # load the new game's now, on a collected heap, not half-way through a round
-                engine._module(game)
-                engine._module(game, True)
+                engine.module(game)
+                engine.module(game, True)
             except MemoryError:
                 _unload()
         _playing[0] = game
@@ -193,9 +193,9 @@ class _Streamer:
         if isinstance(part, dict):
             self.started = True
             w("{")
-            for k in sorted(part, key=_key):
+            for k in sorted(part, key=sort_key):
                 if k != "seats":
-                    _str(k, w)
+                    write_str(k, w)
                     w(": ")
                     dump(part[k], w)
                     w(", ")
@@ -204,7 +204,7 @@ class _Streamer:
             if not self.first:
                 w(", ")
             self.first = False
-            _str(part[0], w)
+            write_str(part[0], w)
             w(": ")
             dump(part[1], w)
 

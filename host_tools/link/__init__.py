@@ -270,7 +270,7 @@ class ShoeLink:
                     except Exception:
                         return  # fatal (audit store): stop before anything is acknowledged
                     out = self.ep.transmit(now)
-                    seen = self.ep._ctr_seen
+                    seen = self.ep.ctr_seen
                     if seen != self._ctr_saved:
                         self._ctr_saved = dict(seen)
                         _save_counters(self.counters, self._ctr_saved)

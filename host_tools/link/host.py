@@ -28,7 +28,8 @@ import hashlib
 
 from shoe.crypto import equal
 from shoe.link import codec
-from shoe.link.endpoint import ACK_KIND, PROTOCOL, ShoeEndpoint
+from shoe.link.endpoint import ACK_KIND, ShoeEndpoint
+from shoe.link.handshake import PROTOCOL
 from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, mac, seal, unseal
 
 
@@ -80,7 +81,7 @@ class HostEndpoint(ShoeEndpoint):
         self._ack_ctrs = []  # counters of our own recent _ack commands
         # shoe id -> the highest command counter it was seen to accept (`ctr_seen`: what earlier
         # host processes saw, ShoeLink keeps it beside the audit store)
-        self._ctr_seen = dict(ctr_seen or {})
+        self.ctr_seen = dict(ctr_seen or {})  # shoe id -> the highest command counter it accepted
         self._fresh = True  # no durable event received yet in this session
 
     def backlog(self):
@@ -130,13 +131,13 @@ class HostEndpoint(ShoeEndpoint):
 
     def _saw_ctr(self, c):
         sid = self.peer.get("id") if self.peer else None
-        if isinstance(c, int) and c > self._ctr_seen.get(sid, 0):
-            self._ctr_seen[sid] = c
+        if isinstance(c, int) and c > self.ctr_seen.get(sid, 0):
+            self.ctr_seen[sid] = c
 
     def _requeue(self, h):
         self._fresh = True
         c = h.get("ctr")
-        seen = self._ctr_seen.get(h.get("id"), 0)
+        seen = self.ctr_seen.get(h.get("id"), 0)
         if isinstance(c, int) and c > self.ctr:
             self.ctr = c
         if self.on_peer is not None:

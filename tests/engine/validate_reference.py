@@ -4,7 +4,7 @@ engine.validate with (same result, or the same error, on every round)."""
 from shoe.games import paytable as _paytable
 from shoe.games.engine import (FCF, HCF, MAX_AMOUNT, _KNOWN, _ROUND_KEYS, _SEAT_KEYS,  # noqa: F401
                                _SEAT_NUMBERS, _WAGERS, EngineError, _check_raise, _dups,
-                               _game, _module, _offered, _rules, check_wagers, fail,
+                               _game, module, _offered, _rules, check_wagers, fail,
                                parse_card, parse_cards)
 
 
@@ -108,7 +108,7 @@ def validate(obj):
             fail("six_null", k)
     raises = []
     values = []
-    g = _module(game)
+    g = module(game)
     value = g.value if game == FCF else g.flush_value
     for k, ids, s in seats:
         if "raise" not in s:

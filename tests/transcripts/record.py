@@ -36,7 +36,7 @@ from host_tools.transcript import (FORMAT, RecordingEndpoint, SeededNonces, join
 from host_tools.sim.world import ReaderPort, World
 from shoe import VERSION
 from shoe.link import cobs
-from shoe.link.endpoint import PROTOCOL
+from shoe.link.handshake import PROTOCOL
 from shoe.link.frame import DATA
 
 HERE = Path(__file__).resolve().parent

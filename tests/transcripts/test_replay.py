@@ -11,7 +11,7 @@ import pytest
 
 from host_tools.sim.provision_sim import DEMO_KEYS
 from host_tools.transcript import first_difference, first_difference_shoe, key_id, read
-from shoe.link.endpoint import PROTOCOL
+from shoe.link.handshake import PROTOCOL
 
 HERE = Path(__file__).resolve().parent
 TRANSCRIPTS = sorted(p for p in HERE.glob("*.jsonl") if not p.stem.endswith("-shoe"))

@@ -1,24 +1,11 @@
 """Unshuffled-deck detector: is a dealt sequence far too ordered to come from a shuffle?
 
 Two cards are *neighbours* when they have the same suit and adjacent ranks (A-2 and K-A both
-count) or the same rank: the relations that new-deck order, rank-sorted decks and their
-reversals are made of. For a well shuffled deck the card after any card is a neighbour with
-probability p = 5/51 (2 same-suit adjacent ranks + 3 same rank, out of 51 cards).
-
-On the sequence s of L cards (shoe order: dealt cards, then the stub if it was read) four
-statistics, each compared with the Binomial(n, p) upper tail at ALPHA (Bonferroni-free: the
-figures in docs/irregularities.md are measured, not assumed):
-
-    adjacent  A = #{i : s[i], s[i+1] neighbours}                 n = L-1,   p = 5/51
-    window    W = #{i<j<=i+3 : s[i], s[j] neighbours}             n = 3L-6,  p = 5/51
-              (catches one riffle of an ordered deck: a card's old successor is still close)
-    run       longest run of consecutive neighbour pairs r: flag when (L-1)·p^r < ALPHA
-    repeat    M = max over the last KEEP rounds of #{i : s[i+1] followed s[i] then}
-                                                                   n = L-1,   p = 1/51
-              (the same order as an earlier round, also after a cut or one riffle)
-
-The fingerprint of a round is its successor map (52 bytes, 0xFF = unknown), KEEP of them are
-kept (208 bytes). Sequences shorter than MIN_LEN are not judged.
+count) or the same rank; four statistics of the neighbour pairs in the round's sequence (adjacent,
+window, run, repeat against the last KEEP rounds' successor maps), each compared with a binomial
+tail at ALPHA, flag a deck far too ordered for a shuffle. The statistics, their limits and the
+measured false-alarm and detection rates: docs/irregularities.md, "Unshuffled-deck detector".
+Sequences shorter than MIN_LEN are not judged.
 """
 from micropython import const
 from shoe.deck.ledger import hexs, unhex

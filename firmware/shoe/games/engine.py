@@ -170,15 +170,19 @@ def _offered(game, table, w, seat):
 def check_raise(game, seat, cards, ante, raise_amount):
     """Raise or fold (rules.md 1.5, 2.2). Raises EngineError naming seat, hand, allowed amounts."""
     ids = parse_cards(cards, _game(game), "seat %s cards" % seat)
-    _check_raise(game, seat, ids, ante, raise_amount, _module(game))
+    _check_raise(game, seat, ids, ante, raise_amount, module(game))
 
 
 _mods = [None, None]  # the last game's hand module and settlement module, loaded on first use
 
 
-def _module(game, settlement=False):
-    """shoe.games.fcf / hcf, or fcfround / hcfround: an import statement costs ~0.25 ms on the
-    RP2040 even for a loaded module, so the last ones are kept (evalrun drops them)."""
+def forget_modules():
+    """Let go of the kept game modules (host_tools/engine/evalrun.py, to free a small heap)."""
+    _mods[0] = _mods[1] = None
+
+
+def module(game, settlement=False):
+    """fcf / hcf, or with `settlement` fcfround / hcfround, kept: an import costs ~0.25 ms."""
     i = 1 if settlement else 0
     m = _mods[i]
     if m is None or m.GAME != game:
@@ -295,7 +299,7 @@ def validate(obj):
         if key not in secs:
             offers_all = False
     known = _KNOWN[game]
-    g = _module(game)
+    g = module(game)
     value = g.value if game == FCF else g.flush_value
     ids_of = _IDS
     numbers = _SEAT_NUMBERS
@@ -393,7 +397,7 @@ def settle(v, emit=None):
         if obj.get(k) is not None:
             head[k] = obj[k]
     if game == FCF:
-        return _module(game, True).settle(head, table, rules, dealer, six, seats, raises, values,
+        return module(game, True).settle(head, table, rules, dealer, six, seats, raises, values,
                                           obj["dealer"], obj.get("all_six_card"), emit)
-    return _module(game, True).settle(head, table, rules, dealer, seats, raises, values,
+    return module(game, True).settle(head, table, rules, dealer, seats, raises, values,
                                       obj["dealer"], emit)

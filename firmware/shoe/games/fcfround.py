@@ -1,12 +1,7 @@
 """Four Card Frenzy settlement (rules.md 1.6): one dealt, validated round -> round_result.
 
 Called by shoe.games.engine.evaluate_round after every check has passed; pure arithmetic here.
-Results are fixed-point odds (units of 1/10000, see shoe.games.paytable): +x paid x to 1, 0 push,
--1 lost; payout = floor(amount * x) for x >= 0, -amount when lost.
-
-Decisions where rules.md is silent: the Odds wager follows "P >= D" under both `ties` variants
-(the variant names Ante and Raise only) and does not depend on the dealer opening; a fold (raise
-0) loses Ante and Odds whatever the hands, and the Raise entry shows amount 0, result 0.
+Results, payouts and the decisions where rules.md is silent: docs/engine.md, "Settlement".
 """
 from micropython import const
 

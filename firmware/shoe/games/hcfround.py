@@ -1,13 +1,8 @@
 """High Card Flush settlement (rules.md 2.2): one dealt, validated round -> round_result.
 
-Called by shoe.games.engine.evaluate_round after every check has passed. Dealer does not
-qualify: Ante +1, Raise 0. Qualifies: player higher +1/+1, tie 0/0, lower -1/-1. A fold loses
-the Ante (the Raise entry shows amount 0). Flush Bonus pays flush_bonus[length] for 4+ cards,
-Straight Flush Bonus straight_flush_bonus[longest run] for 3+; an unlisted length loses.
-
-Progressive (decision): the shoe only reports the tier the longest straight flush hits
-(`progressive` maps length -> tier name); a hit shows the tier with result 0 and payout 0 (the
-host pays the jackpot award from its meter); no tier: "tier": null, the wager is lost.
+Called by shoe.games.engine.evaluate_round after every check has passed. The results, the
+bonuses and the progressive (the shoe reports the tier; the host pays the jackpot):
+docs/engine.md, "Settlement".
 """
 from micropython import const
 

@@ -16,7 +16,8 @@ KEY_ORDER = (
     "tier", "result", "payout", "rounded", "net", "capped", "uncapped_net")
 
 
-def _key(k):
+def sort_key(k):
+    """The order of keys in the text: KEY_ORDER first, then digit strings, then the rest."""
     try:
         return (0, KEY_ORDER.index(k), "")
     except ValueError:
@@ -26,7 +27,8 @@ def _key(k):
     return (2, 0, str(k))
 
 
-def _str(s, w):
+def write_str(s, w):
+    """Write string `s` as JSON text (ASCII-only, escaped) through w(str)."""
     for b in s.encode():  # fast path: plain ASCII needs no escaping
         if b < 0x20 or b > 0x7E or b == 0x22 or b == 0x5C:
             break
@@ -77,15 +79,15 @@ def dump(obj, w):
     elif isinstance(obj, float):
         w(_float(obj))
     elif isinstance(obj, str):
-        _str(obj, w)
+        write_str(obj, w)
     elif isinstance(obj, dict):
         w("{")
         first = True
-        for k in sorted(obj, key=_key):
+        for k in sorted(obj, key=sort_key):
             if not first:
                 w(", ")
             first = False
-            _str(str(k), w)
+            write_str(str(k), w)
             w(": ")
             dump(obj[k], w)
         w("}")

@@ -1,32 +1,7 @@
-"""A compact binary form of a round_result for the wire: pack(result) -> bytes. The host reads
-it back (host_tools/engine/unpacking.py: unpack(data), the device only packs).
-
-unpack(pack(r)) == r exactly for every round_result the engine produces, including the keys
-the round lifecycle adds: "round" and "deck" (integers) and "paytable" (a name). Anything else
-raises PackError (reason "pack"): the form never drops data silently. A six-seat FCF round
-with every wager packs to about 250-350 bytes (the frame budget is 512).
-
-Layout (varint = unsigned LEB128; zvarint = zigzag-signed varint; card = one byte id 0..51):
-
-    byte     0x10 | game (0 four-card-frenzy, 1 high-card-flush)
-    byte     flags: 1 round, 2 deck, 4 paytable, 8 all_six_card key, 16 all_six_card not null,
-                    32 dealer opens / qualifies
-    [varint round] [varint deck] [varint len + UTF-8 paytable] [card all_six_card]
-    dealer   FCF: 5 cards, 4 best cards, category byte     HCF: 7 cards, flush
-    byte     number of seats, then per seat:
-      byte   seat number
-      byte   flags: 1 capped, 2 uncapped_net key, 4 uncapped_net differs from the payouts' sum
-      byte   wager bitmask (bit i = i-th wager of the game's wager order)
-      cards  FCF: 5 cards, 4 best cards, category byte   HCF: 7 cards, flush, straight_flush byte
-      wagers in the game's order, each:
-        byte    flags: 1 rounded key, 2 rounded value, 4 explicit payout, 8 category key,
-                       16 tier key, 32 result is fractional
-        varint  amount
-        zvarint result: whole results as themselves, fractional ones in 1/10000
-        [zvarint payout]  only if it is not floor(amount * result) (or -amount when lost)
-        [byte category code, 0 = null] [varint len + 1 + UTF-8 tier, 0 = null]
-      zvarint net  [zvarint uncapped_net]
-    flush = byte length, then that many cards
+"""A compact binary form of a round_result for the wire: pack(result) -> bytes (PackError,
+reason "pack", for anything it cannot carry exactly). The host reads it back
+(host_tools/engine/unpacking.py: unpack(data); the device only packs). The layout and what it
+carries: docs/engine.md, "The packed round_result".
 """
 from shoe.errors import ShoeError
 

@@ -3,23 +3,10 @@
     table = load("fcf-public-1", "four-card-frenzy")      # a preset name ...
     table = load({"name": ..., "game": ..., ...}, game)    # ... or a JSON document (a dict)
 
-Odds are "x to 1" and may be fractional. They are kept as exact fixed-point integers in units
-of 1/10000 (1.5 -> 15000), so money never touches a float:
-
-    payout = amount * odds // 10000          (floor; `rounded` says a fraction was dropped)
-
-More than four decimal places, a negative or non-numeric value, an unknown key or category, or
-the wrong game raises PaytableError (reason "paytable") naming the field.
-
-`digest(doc)` names a document by content (hex SHA-256 of a canonical form: keys sorted, every
-number as fixed-point odds), the same on the shoe and on the host: `status` reports an inline
-table by its name and this digest instead of the whole document (one frame).
-
-A Table has .name .game .example .payout_limit (None or int) .illustrative (section names) and
-.sections: section name -> {category id (HCF: length "3".."7") -> fixed-point odds}; the FCF
-Odds wager is split into sections "odds.win" and "odds.bad_beat"; HCF "progressive" maps a
-straight-flush length to a tier name. A section the document leaves out is absent (the table
-does not offer that wager); a category missing from a section does not pay.
+Odds are exact fixed-point integers (shoe.games.vocab.ONE = 1/10000): money never touches a
+float. What a document may hold, the errors (PaytableError naming the field), `digest(doc)` (a
+document named by content, the same on shoe and host) and the Table's attributes:
+docs/engine.md, "Pay tables".
 """
 from shoe.games.pttypes import FCF, HCF, ONE, PaytableError, Table  # noqa: F401 (re-exported)
 from shoe.games.pttypes import error as _err
@@ -51,6 +38,11 @@ def validate(doc, game=None):
 
 
 _cache = {}
+
+
+def clear_cache():
+    """Drop the cached preset tables (loaded again on use)."""
+    _cache.clear()
 
 
 def load(obj_or_name, game=None):

@@ -2,7 +2,8 @@
 
 validate(doc, game) -> shoe.games.paytable.Table or PaytableError naming the field: unknown
 field or category, negative / non-numeric / too precise odds (at most 4 decimal places: odds
-are fixed-point integers in units of 1/10000), wrong game. Use shoe.games.paytable.load().
+are fixed-point integers in units of 1/10000), wrong game (docs/engine.md, "Pay tables").
+Use shoe.games.paytable.load().
 """
 from micropython import const
 

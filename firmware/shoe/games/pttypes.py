@@ -1,6 +1,6 @@
 """What shoe.games.paytable and its checker shoe.games.ptcheck share (one module both import, so
 neither imports the other's private names): the Table, PaytableError, the fixed-point unit of
-odds and the game names. The format is in shoe.games.paytable's docstring."""
+odds and the game names (both from shoe.games.vocab). The format: docs/engine.md, "Pay tables"."""
 from shoe.errors import ShoeError
 from shoe.games.vocab import FCF, HCF, ONE  # noqa: F401 (re-exported to paytable and ptcheck)
 

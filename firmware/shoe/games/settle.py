@@ -1,7 +1,8 @@
 """Shared settlement pieces for shoe.games.fcfround and shoe.games.hcfround.
 
-Results are fixed-point odds (units of 1/10000, see shoe.games.paytable): +x paid x to 1, 0
-push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost.
+Results are fixed-point odds (units of shoe.games.vocab.ONE = 1/10000): +x paid x to 1, 0
+push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost
+(docs/engine.md, "Settlement").
 """
 from shoe.games.vocab import LOST, ONE
 

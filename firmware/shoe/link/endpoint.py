@@ -1,8 +1,11 @@
 """Endpoint: one end of the reliable, authenticated shoe <-> host link (sans-I/O).
 
-The shoe end (ShoeEndpoint) is here, with its send queue (sendqueue.py) and handshake
-(handshake.py) as mixins; the host end (HostEndpoint, host_tools/link/host.py, not firmware)
-subclasses it, so both ends run the same framing, session and retransmission code. It never touches a port or a clock: the caller feeds it bytes and the time.
+The shoe end (ShoeEndpoint: its state and clock, the receive path, the frames of one transmit)
+is here, with its send queue (sendqueue.py: queueing, fragments, acks, retransmission) and
+handshake (handshake.py: HELLO, session keys, refusals) as mixins; the host end (HostEndpoint,
+host_tools/link/host.py, not firmware) subclasses it, so both ends run the same framing, session
+and retransmission code. It never touches a port or a clock: the caller feeds it bytes and the
+time. The protocol itself: docs/protocol.md.
 
     ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
                   supervised=("ack_error",))
@@ -12,38 +15,27 @@ subclasses it, so both ends run the same framing, session and retransmission cod
     ep.send_many([(kind, body), ...], state=obj)  # shoe: events + app state, ONE atomic write
     ep.send(kind, body, durable=False)    # shoe: volatile message (not journalled) -> 0
     ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
-    ep.send(kind, body)                   # host: queue a command -> its counter (0 until link up)
     ep.link_up(now_ms)                    # handshake done and peer heard within timeout_ms
 
 Delivered messages: shoe role gets host commands (kind, body, ctr, None), already authenticated
 and counter-checked (failures are answered by an automatic error reply {"re", "reason"} and never
-delivered); host role gets shoe messages (kind, body, eseq, meta) with meta = {"prev", "hash",
-"mac", "payload"} for durable ones (eseq > 0) and None for volatile ones. Protocol errors are
-counted in `errors()` by reason, never raised.
+delivered); the host end's deliveries: host_tools/link/host.py. Protocol errors are counted in
+`errors()` by reason, never raised.
 
-Reliability: transport sequence numbers (16 bit, per session) with cumulative acks, go-back-N
-retransmission of at most `window` frames after `rto_ms` (doubling to 4 x rto while no progress),
-selective fast retransmission when the peer reports (ACK bitmap) frames held after a gap,
-in-order delivery, duplicates dropped. Heartbeat PING after `hb_ms` of silence; the link is down
-when nothing good arrived for `timeout_ms`. A session starts with a HELLO handshake (handshake.py:
-fresh nonces from both ends, proof that both hold the key) that derives a session key; every
-frame carries an 8-byte MAC (session key, or the shoe's key for HELLO/REFUSE) and a frame whose
-MAC fails is dropped before anything looks at it (counted `frame_mac`). Liveness: when frames
-arrive but nothing of ours is acknowledged, or a gap is not filled, for `stall_ms`, this end
-starts a new handshake by itself (counted `stall`); so does a session near 2**15 frames (its
-16-bit sequence numbers never wrap under one key). Across sessions and resets the shoe's durable
-outbox makes delivery exactly-once: every unacknowledged durable message is re-sent with its
-original eseq and payload, the host drops eseq <= its last delivered, and the host acknowledges
-stored events with an authenticated "_ack" command ({"upto": eseq}) that prunes the outbox.
+Reliability (docs/protocol.md section 5): 16-bit transport sequence numbers per session,
+cumulative and selective acks, go-back-N retransmission within `window`, heartbeats, link loss
+after `timeout_ms`, a new handshake by itself on a stall (`stall_ms`) or before the numbering
+would wrap; across sessions and resets the shoe's durable outbox makes delivery exactly-once
+(the host prunes it with the authenticated "_ack" command). Sessions: section 3.
 """
 from micropython import const
 
 from shoe.crypto import equal
 from shoe.link import codec, frame
 from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE, frame_mac
-from shoe.link.handshake import PROTOCOL, SUPPORTED, Handshake, _nonce  # noqa: F401
+from shoe.link.handshake import SUPPORTED, Handshake, new_nonce
 from shoe.link.message import LinkError, open_command
-from shoe.link.sendqueue import FRAG, SendQueue  # noqa: F401 (FRAG re-exported)
+from shoe.link.sendqueue import SendQueue
 
 ACK_KIND = "_ack"
 _MASK = const(0xFFFF)
@@ -54,16 +46,6 @@ _T_HELLO = b"SHOE2hello"
 _T_REFUSE = b"SHOE2refuse"
 _T_SHOE = b"SHOE2s"  # session frames sent by the shoe
 _T_HOST = b"SHOE2h"  # ... by the host
-
-
-def _random32():
-    try:
-        import os
-        b = os.urandom(4)
-        return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) or 1
-    except Exception:  # a port without os.urandom
-        import random
-        return random.getrandbits(30) or 1
 
 
 def Endpoint(role, key, **options):
@@ -92,11 +74,14 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.hb_ms = hb_ms
         self.timeout_ms = timeout_ms
         self.stall_ms = stall_ms
-        self.sid = sid or _random32()  # this boot / process (informative; nonces make sessions)
+        if not sid:  # this boot / process (informative; nonces make sessions)
+            b = new_nonce()
+            sid = ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) or 1
+        self.sid = sid
         self.peer_sid = 0
         self.peer = None  # the HELLO fields the live session was made with
         self.up = False
-        self._new_nonce = nonce_source or _nonce  # () -> 8 fresh bytes (transcripts: seeded)
+        self._new_nonce = nonce_source or new_nonce  # () -> 8 fresh bytes (transcripts: seeded)
         self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session
@@ -208,21 +193,6 @@ class ShoeEndpoint(SendQueue, Handshake):
             self._on_refuse(bytes(signed[frame.HEADER:]), False)
         return False
 
-    def _on_refuse(self, payload, verified):
-        """A REFUSE changes nothing: it is remembered (`refused`, `refused_info`) so that a caller
-        whose handshake has not succeeded by its deadline can say why."""
-        self._count("refused")
-        if self.up:
-            return
-        try:
-            info = codec.decode(payload)
-            self.refused = str(info.get("reason", "refused"))
-            self.refused_info = info
-        except Exception:
-            self.refused = "refused"
-            self.refused_info = {}
-        self.refused_info["verified"] = verified
-
     def _on_frame(self, ftype, seq, ack, payload):
         if ftype == HELLO:
             self._on_hello(payload)
@@ -294,17 +264,6 @@ class ShoeEndpoint(SendQueue, Handshake):
             self._asm_n = 0
             payload = self._asm_mv[0:n]
         self._on_data(payload)
-
-    def _on_ack(self, ack):
-        k = (ack - self._tx_base + 1) & _MASK
-        if k == 0 or k > self._in_flight:
-            return
-        del self._txq[:k]
-        self._tx_base = (self._tx_base + k) & _MASK
-        self._in_flight -= k
-        self._backoff = 1
-        self._rto_at = self._now + self.rto_ms
-        self._tx_prog = self._now
 
     def _key_for(self, kind):
         if kind in self.supervised:
@@ -390,31 +349,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             self.renegotiate("stall" if self._frames < _BUDGET else "rekey")
             self._send_hello(now_ms)
         self._before_data(now_ms)
-        sent_data = False
-        if self._in_flight and now_ms >= self._rto_at:  # timeout: resend everything in flight
-            self._count("retransmit")
-            for i in range(self._in_flight):
-                self._send_frame(i)
-            sent_data = True
-            self._resend_base = 0
-            self._backoff = min(self._backoff * 2, 4)
-            self._rto_at = now_ms + self.rto_ms * self._backoff
-        elif self._resend_base and self._in_flight:  # selective fast retransmission
-            self._count("fast_retransmit")
-            held = self._resend_base
-            self._send_frame(0)
-            for i in range(1, self._in_flight):
-                if not held & (1 << (i - 1)):
-                    self._send_frame(i)
-            sent_data = True
-        self._resend_base = 0
-        while self._in_flight < len(self._txq) and self._in_flight < self.window:
-            self._send_frame(self._in_flight)
-            if not self._in_flight:
-                self._rto_at = now_ms + self.rto_ms * self._backoff
-            self._in_flight += 1
-            self._frames += 1
-            sent_data = True
+        sent_data = self._send_data(now_ms)
         if self._rxbuf and now_ms - self._nak_at >= self.rto_ms // 3:
             self._need_ack = True  # still a gap: remind the sender what is missing
         if self._need_ack and (not sent_data or self._rxbuf):

@@ -1,10 +1,6 @@
-"""Frames: the unit on the wire. Layout before COBS (all integers big-endian):
+"""Frames: the unit on the wire (COBS-encoded, ended by one 0x00). The layout, the MAC's key and
+tag per frame type, and the checks: docs/protocol.md section 2.
 
-    version:1  type:1  seq:2  ack:2  payload:0..MAX_PAYLOAD  mac:8  crc32:4
-
-`mac` = HMAC-SHA256(key, tag + everything before it)[:8] (the key and tag are the Endpoint's:
-the session key for DATA/MORE/ACK/PING, the shoe's key for HELLO/REFUSE; docs/protocol.md s.2),
-`crc32` covers everything before it. The frame is COBS-encoded and terminated by one 0x00.
 `build(...)` makes the wire bytes of one frame; `Deframer` turns a byte stream (any chunking,
 any garbage) back into verified frames using one preallocated buffer: `feed(data, handler)` calls
 `handler(ftype, seq, ack, payload)` for each good frame (payload is a memoryview into the buffer:

@@ -1,26 +1,25 @@
 """The session handshake of the link (a mixin of ShoeEndpoint, shoe/link/endpoint.py), protocol
 version 2 (docs/protocol.md section 3).
 
-Each end offers a fresh random 8-byte nonce `n` in its HELLO and echoes the peer's as `pn`; the
-HELLO frame is MAC'd with the shoe's key. An end brings a session up only on a HELLO that echoes
-the nonce it offered and has not used yet: proof that the peer holds the key and is live now, so
-a HELLO recorded earlier (an old host process, an old boot) can never name a session. The session
-key, which MACs every later frame, is HMAC(key, "SHOE2sess" + shoe nonce + host nonce). A HELLO
-that proves nothing (a new peer, a restarted one, or a replay) never touches the live session: it
-is answered with a fresh nonce, and the live session is replaced only when that handshake
-completes. `renegotiate()` starts such a handshake from this end (a stall, a counter near wrap).
+Each end offers a fresh nonce in its HELLO (MAC'd with the shoe's key) and brings a session up
+only on a HELLO that echoes the nonce it offered: the peer holds the key and is live now. The
+session key derives from both nonces; a HELLO that proves nothing never touches the live
+session, which is replaced only when the new handshake completes. `renegotiate()` starts one
+from this end (a stall, a counter near wrap). A REFUSE changes nothing: it is remembered
+(`refused`, `refused_info`) for a caller to say why no session came up. The rules in full:
+docs/protocol.md section 3.
 """
 from shoe.link import codec
 from shoe.link.frame import HELLO
 from shoe.link.message import mac
-from shoe.link.sendqueue import _nfrag, _whole_messages
+from shoe.link.sendqueue import whole_messages
 
 PROTOCOL = 2
 SUPPORTED = (2,)
 _SESS = b"SHOE2sess"
 
 
-def _nonce():
+def new_nonce():
     try:
         import os
         return bytes(os.urandom(8))
@@ -130,19 +129,26 @@ class Handshake:
         self._backoff = 1
         self._need_ack = False
         self._frames = 0
-        self._txq = _whole_messages(self._txq)
+        self._txq = whole_messages(self._txq)
         self._requeue(h)
-
-    def _requeue(self, h):
-        """A new session: the whole durable outbox again, then the volatile messages."""
-        out = []
-        for e in range(self.store.outbox_first(), self.store.eseq + 1):
-            for i in range(_nfrag(len(self.store.payload(e)))):
-                out.append(e * 16 + i)
-        self._txq = out + self._txq
 
     def _send_hello(self, now_ms):
         self._frame(HELLO, 0, codec.encode(self._hello_fields()))
         self._need_hello = False
         self._hello_last = now_ms
         self._hello_at = now_ms + min(self.hb_ms, 2 * self.rto_ms)
+
+    def _on_refuse(self, payload, verified):
+        """A REFUSE changes nothing: it is remembered (`refused`, `refused_info`) so that a caller
+        whose handshake has not succeeded by its deadline can say why."""
+        self._count("refused")
+        if self.up:
+            return
+        try:
+            info = codec.decode(payload)
+            self.refused = str(info.get("reason", "refused"))
+            self.refused_info = info
+        except Exception:
+            self.refused = "refused"
+            self.refused_info = {}
+        self.refused_info["verified"] = verified

@@ -1,5 +1,6 @@
 """The shoe end's send queue: durable events (journalled first), volatile messages, replies,
-and the fragmentation of messages into frames (a mixin of ShoeEndpoint, shoe/link/endpoint.py).
+the fragmentation of messages into frames, the peer's acks and the retransmission of what they
+do not cover (a mixin of ShoeEndpoint, shoe/link/endpoint.py; docs/protocol.md s.5).
 
 Queue entries: an int = eseq * 16 + fragment index of a durable message (its bytes stay in the
 store: no heap object per event), bytes = a whole volatile message or host command, or a tuple
@@ -17,11 +18,11 @@ FRAG = const(120)  # message bytes per frame: a 1 %-corrupted byte stream still 
 # 132-byte frames whole (0.99**132), but almost none of 1 KB ones; bigger messages are split
 
 
-def _nfrag(n):
+def nfrag(n):
     return (n + FRAG - 1) // FRAG if n else 1
 
 
-def _whole_messages(q):
+def whole_messages(q):
     """The volatile entries of a queue (durable ones come back from the store), without the
     tail of a message already partly sent."""
     out = []
@@ -70,7 +71,7 @@ class SendQueue:
             raise LinkError(e.reason if isinstance(e, ShoeError) else "store")
         out = []
         for eseq, payload, head in items:
-            for i in range(_nfrag(len(payload))):
+            for i in range(nfrag(len(payload))):
                 self._txq.append(eseq * 16 + i)  # a fragment of a durable message: no object
             out.append(eseq)
         return out
@@ -94,6 +95,14 @@ class SendQueue:
         if detail is not None:
             b["detail"] = detail
         return self.send("error", b, durable)
+
+    def _requeue(self, h):
+        """A new session: the whole durable outbox again, then the volatile messages."""
+        out = []
+        for e in range(self.store.outbox_first(), self.store.eseq + 1):
+            for i in range(nfrag(len(self.store.payload(e)))):
+                out.append(e * 16 + i)
+        self._txq = out + self._txq
 
     def _queue(self, payload):
         n = len(payload)
@@ -159,3 +168,46 @@ class SendQueue:
         self._frame(ftype, (self._tx_base + i) & _MASK, payload)
         if ftype == DATA and isinstance(x, int) and (x >> 4) > self._sent_max:
             self._sent_max = x >> 4  # the last fragment of durable event eseq went out
+
+    def _on_ack(self, ack):
+        """The peer's cumulative ack: frames up to `ack` leave the queue, the timer restarts."""
+        k = (ack - self._tx_base + 1) & _MASK
+        if k == 0 or k > self._in_flight:
+            return
+        del self._txq[:k]
+        self._tx_base = (self._tx_base + k) & _MASK
+        self._in_flight -= k
+        self._backoff = 1
+        self._rto_at = self._now + self.rto_ms
+        self._tx_prog = self._now
+
+    def _send_data(self, now_ms):
+        """The data frames of one transmit(): on timeout everything in flight again (go-back-N,
+        backing off to 4 x rto), else the frames a peer's ACK bitmap reports lost, then new ones
+        up to the window. -> True if any data frame went out."""
+        sent_data = False
+        if self._in_flight and now_ms >= self._rto_at:  # timeout: resend everything in flight
+            self._count("retransmit")
+            for i in range(self._in_flight):
+                self._send_frame(i)
+            sent_data = True
+            self._resend_base = 0
+            self._backoff = min(self._backoff * 2, 4)
+            self._rto_at = now_ms + self.rto_ms * self._backoff
+        elif self._resend_base and self._in_flight:  # selective fast retransmission
+            self._count("fast_retransmit")
+            held = self._resend_base
+            self._send_frame(0)
+            for i in range(1, self._in_flight):
+                if not held & (1 << (i - 1)):
+                    self._send_frame(i)
+            sent_data = True
+        self._resend_base = 0
+        while self._in_flight < len(self._txq) and self._in_flight < self.window:
+            self._send_frame(self._in_flight)
+            if not self._in_flight:
+                self._rto_at = now_ms + self.rto_ms * self._backoff
+            self._in_flight += 1
+            self._frames += 1
+            sent_data = True
+        return sent_data
