@@ -169,7 +169,7 @@ def _mpy(code, heap, stdin):
 
 
 def _six_seat_round():
-    from tests.engine.rounds import fcf_round
+    from tests.firmware.games.rounds import fcf_round
 
     rng = random.Random(11)
     while True:
@@ -183,7 +183,7 @@ def _six_seat_round():
 
 
 def micropython_figures():
-    from tests.engine.rounds import hcf_round
+    from tests.firmware.games.rounds import hcf_round
 
     hcf = hcf_round(random.Random(12), 6, "hcf-public-1")
     for st in hcf["seats"].values():
@@ -191,7 +191,7 @@ def micropython_figures():
         st["wagers"].update(flush_bonus=a, straight_flush_bonus=a, progressive=a)
     speed = _mpy(_MPY_SPEED, "192k",
                  json.dumps(_six_seat_round()) + "\n" + json.dumps(hcf) + "\n")
-    from tests.engine.rounds import stream
+    from tests.firmware.games.rounds import stream
 
     rounds = [x for x in stream(seed=8, count=80) if '"paytable": "fcf-public-1"' in x][:6]
     ram = _mpy(_MPY_RAM, "64k", "\n".join(rounds) + "\n")
@@ -235,7 +235,7 @@ def cpython_figures():
 
 def eval_throughput(count=2000):
     from host_tools.engine.evaluate import Evaluator
-    from tests.engine.rounds import stream
+    from tests.firmware.games.rounds import stream
 
     lines = stream(seed=3, count=count, bad_every=10)
     out = {}

@@ -25,7 +25,7 @@ from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import codec, frame  # noqa: E402
 from host_tools.link.host import Endpoint  # noqa: E402
 from shoe.link.message import seal_message  # noqa: E402
-from tests.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
+from tests.firmware.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
                                 mpy_build)
 from shoe.link import cobs  # noqa: E402
 from shoe.link.crc import crc32  # noqa: E402

@@ -1,5 +1,5 @@
 """The firmware's data heap over a long session: the real App, a host Endpoint and the world in
-one MicroPython process (tests/firmware/app_session.py), with the heap shaped like a device with
+one MicroPython process (tests/firmware/app/app_session.py), with the heap shaped like a device with
 frozen firmware: exactly SHOE_HEAP (default 64 KB) of contiguous data heap.
 
     .venv/bin/python bench/bench_memory.py [--rounds 1000] [--seats 6]
@@ -28,7 +28,7 @@ from host_tools.build import compile_firmware  # noqa: E402
 def run(rounds, seats, heap):
     state = tempfile.mkdtemp(prefix="shoe-mem-")
     data = runtime.heap_bytes(heap)
-    cmd = runtime.command([ROOT / "tests/firmware/app_session.py", state, rounds, data, seats],
+    cmd = runtime.command([ROOT / "tests/firmware/app/app_session.py", state, rounds, data, seats],
                           str(int(runtime.ballasted_heap(data)) + 65536))
     env = runtime.environment(compile_firmware(), runtime.BOARD / "sim", runtime.HOST_LINK)
     t0 = time.monotonic()

@@ -97,7 +97,7 @@ print(json.dumps(out))
 
 def inputs():
     """The six-seat FCF and HCF rounds with every side wager (seeded, fixed)."""
-    from tests.engine.rounds import fcf_round, hcf_round
+    from tests.firmware.games.rounds import fcf_round, hcf_round
 
     rng = random.Random(11)
     while True:

@@ -5,7 +5,7 @@
 # (host_tools/deploy.py reads this file) use it, and so does the virtual board, which imports
 # only these (host_tools/build.py), so every end-to-end test runs on exactly the shipped set.
 # firmware/shoe holds nothing else (host and test code lives in host_tools/ and tests/): a new
-# module must be listed here (tests/drivers/test_boards.py).
+# module must be listed here (tests/board/test_boards.py).
 FIRMWARE = (
     "shoe/__init__.py",
     "shoe/app.py",

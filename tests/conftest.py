@@ -10,6 +10,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import host_tools  # noqa: E402,F401  (before any shoe import: the CPython `micropython` stand-in)
+from hypothesis import settings  # noqa: E402
+
+# Property tests: the same examples on every run (a failure reproduces), and no per-example
+# deadline (the emulators share the 2 cores). SHOE_HYPOTHESIS=explore draws fresh examples.
+settings.register_profile("shoe", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile("explore" if __import__("os").environ.get("SHOE_HYPOTHESIS") == "explore"
+                      else "shoe")
 
 
 def pytest_addoption(parser):
@@ -32,3 +40,11 @@ def sim_board(tmp_path):
 
     with virtual_board(tmp_path / "board") as b:
         yield b
+
+
+@pytest.fixture(scope="session")
+def fw_build(tmp_path_factory):
+    """The firmware compiled with mpy-cross once per session (as for a board)."""
+    from tests.firmware.link.helpers import mpy_build
+
+    return mpy_build(tmp_path_factory.mktemp("fwbuild"))

@@ -3,7 +3,7 @@
     out = run_mpy("tests/firmware/check_cards.py")          # a script file
     out = run_code("from shoe import cards; print(cards.parse('As'))")
     objs = json_lines(out)                                    # lines that are JSON
-    res = run_checks("tests/drivers/check_io.py")            # a script of checks (mpycheck.run)
+    res = run_checks("tests/firmware/drivers/check_io.py")            # a script of checks (mpycheck.run)
     res.assert_ok("watchdog"); res.data["watchdog"]           # one check's result and its data
 
 A non-zero exit (an uncaught exception, a failed assert in the script) fails the calling test

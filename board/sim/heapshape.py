@@ -6,8 +6,8 @@ one piece. `reserve(n)` fills every free byte with filler blocks (largest first,
 ones land in the large free region at the end), then frees big blocks until `n` bytes are free,
 which leaves the holes filled and one contiguous region of about `n` bytes for the app.
 Returns the filler (keep a reference for as long as the app runs). The one ballast: the virtual
-board (power_on.py), the MicroPython test scripts (tests/link/helpers.py DATA_HEAP_PRELUDE) and
-tests/firmware/app_session.py all shape their heap with it.
+board (power_on.py), the MicroPython test scripts (tests/firmware/link/helpers.py DATA_HEAP_PRELUDE) and
+tests/firmware/app/app_session.py all shape their heap with it.
 """
 import gc
 

@@ -17,7 +17,7 @@ holds no key. FrameMitm decodes every COBS frame in each direction ("up" = host 
 shoe -> host) and lets `rule(direction, frame, mitm)` forward, drop, alter, replay, reorder or
 inject frames; everything it sends gets a correct CRC. `Hostile(seed, rate)` is such a rule that
 does all of these at random (the soak's attacker). The same FrameMitm drives the in-process
-attack tests (tests/link/test_attacks.py), which call `feed(direction, data)` directly.
+attack tests (tests/security/test_attacks.py), which call `feed(direction, data)` directly.
 """
 import random
 import select

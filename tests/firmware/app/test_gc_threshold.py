@@ -1,0 +1,108 @@
+"""The app's collection threshold follows the heap it boots in (shoe.collector.Collector.tune): 4 KB on the 64 KB
+data heap of a device-sized board (the anti-fragmentation setting), and what is free beyond
+72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
+import json
+
+from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.mpy import run_code
+
+SCRIPT = DATA_HEAP_PRELUDE + r"""
+import sys, json, gc
+import shoe.modules
+from shoe.app import App, Hardware
+
+shoe.modules.preload()
+root = %r
+app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
+_ballast = _data_heap(%d) if %d else None
+app.boot()
+gc.collect()
+print(json.dumps({"threshold": app.collector.threshold, "free": gc.mem_free()}))
+"""
+
+
+def _threshold(tmp_path, fw_build, data_heap):
+    state = tmp_path / ("s%d" % data_heap)
+    state.mkdir()
+    out = run_code(SCRIPT % (str(state), data_heap, data_heap), heap="512k",
+                   extra_path=(str(fw_build),))
+    return json.loads(out.splitlines()[-1])
+
+
+def test_a_64k_data_heap_collects_every_4k(tmp_path, fw_build):
+    assert _threshold(tmp_path, fw_build, 64 * 1024)["threshold"] == 4096
+
+
+def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_path, fw_build):
+    r = _threshold(tmp_path, fw_build, 0)
+    assert r["threshold"] > 64 * 1024, r
+    assert r["free"] - r["threshold"] >= 72 * 1024 - 4096, r
+
+
+IDLE = DATA_HEAP_PRELUDE + r"""
+import json, gc
+import shoe.modules
+from shoe.app import App, Hardware
+
+shoe.modules.preload()
+app = App(Hardware(host=None, reader=None, state_dir=%r, board_name="inproc"))
+app.boot()
+app.collector.threshold = 8192
+gc.collect()
+app.collector.live = gc.mem_alloc()
+quiet = app.collector.collect_if_due()          # nothing allocated since: no collection
+junk = [bytes(64) for _ in range(64)]   # ~5 KB: more than half of the threshold
+junk = None
+before = gc.mem_alloc()
+due = app.collector.collect_if_due()            # now more than half of it: collected
+after = gc.mem_alloc()
+again = app.collector.collect_if_due()
+app.collector.live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
+behind = app.collector.collect_if_due()
+resynced = app.collector.live <= gc.mem_alloc()
+print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
+                  "n": app.collector.idle_collections, "threshold": app.collector.threshold, "behind": behind,
+                  "resynced": resynced}))
+"""
+
+
+def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path, fw_build):
+    """Between cards (the ticker, after a quiet moment) the app collects if more than half the
+    threshold was allocated since, so the collector seldom runs inside a card's path."""
+    state = tmp_path / "idle"
+    state.mkdir()
+    r = json.loads(run_code(IDLE % str(state), heap="512k",
+                            extra_path=(str(fw_build),)).splitlines()[-1])
+    assert r["quiet"] is False and r["due"] is True and r["again"] is False, r
+    assert r["n"] == 1 and r["freed"] > r["threshold"] // 3, r
+    assert r["behind"] is False and r["resynced"] is True, r
+
+
+DEALING = DATA_HEAP_PRELUDE + r"""
+import json
+import shoe.modules
+from shoe.app import App, Hardware
+
+class Reader:
+    dealing = None
+
+shoe.modules.preload()
+r = Reader()
+app = App(Hardware(host=None, reader=r, state_dir=%r, board_name="inproc"))
+app.boot()
+idle = r.dealing
+app.on_command("configure_supervised", {"game": "four-card-frenzy", "procedure": "manual-shoe"})
+app.on_command("load_deck", {"serial": "3A7F", "back": "R"})
+checking = r.dealing
+print(json.dumps({"idle": idle, "checking": checking, "phase": app.table.current_phase()}))
+"""
+
+
+def test_the_app_tells_a_polling_reader_when_cards_are_expected(tmp_path, fw_build):
+    """The RFID reader polls fast (2 ms) only while a deck check, a round or its stub expects
+    cards (RFIDReader.dealing, set by the app), and at its idle period otherwise."""
+    state = tmp_path / "dealing"
+    state.mkdir()
+    r = json.loads(run_code(DEALING % str(state), heap="512k",
+                            extra_path=(str(fw_build),)).splitlines()[-1])
+    assert r == {"idle": False, "checking": True, "phase": "deck_check"}, r

@@ -1,0 +1,203 @@
+"""The journal on a raw flash ring (firmware/shoe/journal/ring.py, extents.py) over a fake NOR
+flash (tests/fakes/flash.py): a power cut at every flash operation (CPython and MicroPython),
+bit flips, a tear skipped without being taken for corruption, the sizing of the shoe's
+layout, the idle pre-erase, and the reserved-extent map check."""
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+
+from shoe.journal import extents
+from shoe.journal.ringstore import RingStore
+from shoe.journal.journal import CTR_MARGIN, Journal
+from shoe.journal.ring import Ring, RingFull
+from tests.fakes.flash import FakeFlash, PowerCut
+from tests.firmware.journal import ringcut
+from tests.mpy import run_mpy
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_a_power_cut_at_every_flash_operation_loses_nothing_durable(tmp_path):
+    n, bad = ringcut.run_all(str(tmp_path))
+    assert n > 90 and bad == []
+
+
+def test_the_same_under_micropython(tmp_path):
+    out = run_mpy(str(HERE / "ringcut.py"), heap="4m", extra_path=(str(HERE),),
+                  args=(str(tmp_path),))
+    r = json.loads(out.splitlines()[-1])
+    assert r["ops"] > 90 and r["nbad"] == 0, r
+
+
+def recs(ring):
+    s = ring.scan()
+    return [bytes(p) for p in s], s
+
+
+def test_a_tear_is_skipped_at_later_boots_not_taken_for_corruption():
+    dev = FakeFlash(8)
+    r = Ring(dev, [0, 1, 2, 3], 0, b"abcd")
+    for i in range(3):
+        r.append(b"r%d" % i * 40)
+    dev.cut_at = 2                          # the 2nd page of a 3-page record
+    try:
+        r.append(b"torn" * 150)
+    except PowerCut:
+        pass
+    dev.revive()
+    r = Ring(dev, [0, 1, 2, 3], 0, b"abcd")
+    got, s = recs(r)
+    assert len(got) == 3 and s.torn and s.holes == 0
+    r.append(b"after")                      # not over the torn bytes: a new sector, flagged
+    got, s = recs(Ring(dev, [0, 1, 2, 3], 0, b"abcd"))
+    assert got[-1] == b"after" and len(got) == 4 and not s.torn and s.holes == 0
+
+
+def test_records_cross_sectors_and_the_ring_wraps():
+    dev = FakeFlash(8)
+    slots = [5, 2, 7, 0]
+    r = Ring(dev, slots, 1, b"wxyz", reserve=1)
+    kept = []
+    for i in range(80):
+        p = bytes([i]) * (300 + 97 * (i % 7))
+        if not r.fits(len(p) + 7):
+            r.rewrite(kept[-2:])            # a compaction: keep the last two
+            kept = kept[-2:]
+        r.append(p)
+        kept.append(p)
+        got, _ = recs(Ring(dev, slots, 1, b"wxyz", reserve=1))
+        assert got == kept
+    assert dev.erases > 12                  # it went round the ring several times
+    assert not any(dev.mem[b * 4096:(b + 1) * 4096] != b"\xff" * 4096
+                   for b in (1, 3, 4, 6))   # only its own sectors
+    r2 = Ring(dev, slots, 1, b"wxyz", reserve=1)
+    try:
+        r2.append(b"z" * 16000)             # more than the ring can hold: refused, kept intact
+    except RingFull:
+        pass
+    assert recs(Ring(dev, slots, 1, b"wxyz", reserve=1))[0] == kept
+
+
+def ring_journal(dev, root, **kw):
+    return Journal(root, max_bytes=1 << 20, outbox_limit=200, outbox_bytes=60000,
+                   store=RingStore(dev, b"1234", list(range(30)),
+                                   (("journal.log", 24, 2), ("rounds.0", 3, 1),
+                                    ("rounds.1", 3, 1))), **kw)
+
+
+def test_bit_flips_in_a_sector_are_detected_latched_and_good_records_after_kept(tmp_path):
+    dev = FakeFlash(32)
+    j = ring_journal(dev, str(tmp_path))
+    for i in range(60):                     # ~13 KB: four sectors
+        j.outbox_add([(i + 1, bytes([65 + i % 26]) * 200, b"h" * 16)], state={"n": i})
+    truth = (j.state, j.eseq, j.ctr)
+    image = bytes(dev.mem)
+    rng = random.Random(20261201)
+    # the second sector of the log (full of records): its stamp and header, then anywhere
+    for trial, at in enumerate([4096 + o for o in range(0, 28, 2)] +
+                               [4096 + 32 + rng.randrange(4064) for _ in range(30)]):
+        dev.mem[:] = image
+        dev.mem[at] ^= 1 << rng.randrange(8)
+        r = ring_journal(dev, str(tmp_path))
+        rec = r.recovery
+        assert rec is not None and rec["holes"] >= 1, (trial, at)
+        assert r.eseq == truth[1] and r.ctr >= truth[2] + CTR_MARGIN
+        assert r.state == {"n": 59} or rec["state"] == "stale"
+        assert r.payload(60) == bytes([65 + 59 % 26]) * 200   # the records after it are kept
+        r.close()
+
+
+def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
+    dev = FakeFlash(64)
+    st = RingStore(dev, b"5678", list(range(3, 3 + 46)))
+    j = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192, store=st)
+    eseq = 0
+    for rnd in range(40):                   # 40 rounds of 36 cards, acks, a round record each
+        for c in range(36):
+            eseq += 1
+            j.outbox_add([(eseq, b"c" * 110, b"h" * 16)], state={"r": rnd, "c": c})
+            if c % 4 == 3:
+                j.outbox_ack(eseq, eseq)
+        j.outbox_ack(eseq, eseq)
+        j.add_round(rnd, "round_result", {"round": rnd, "pay": "p" * 300})
+        j.checkpoint()
+        before = dev.erases
+        while j.idle():                     # between rounds: erase ahead
+            pass
+        assert dev.erases - before <= 3
+    assert j.compactions >= 3 and dev.erases / 40.0 <= 2.5
+    j2 = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192,
+                 store=RingStore(dev, b"5678", list(range(3, 3 + 46))))
+    assert j2.state == {"r": 39, "c": 35} and j2.eseq == eseq and j2.recovery is None
+    assert j2.round_numbers()[-100:] == list(range(40)) and j2.round(7)[1]["pay"] == "p" * 300
+    # with the next sector pre-erased, the card that enters it programs only (no erase)
+    ring = j2._store.rings["journal.log"]
+    while j2.idle():
+        pass
+    cur, before = ring._cur, dev.erases
+    c = 0
+    while ring._cur == cur:
+        c += 1
+        j2.outbox_add([(eseq + c, b"d" * 110, b"h" * 16)], state={"c": c})
+        j2.outbox_ack(eseq + c, eseq + c)
+    assert dev.erases == before and c > 1
+
+
+def extent_dir(tmp_path, dev, n=6, seed=7):
+    """Extent files in a directory and their contents at random blocks of the fake flash (what
+    littlefs would have done)."""
+    d = str(tmp_path / "ring")
+    nonce = extents.create(d, n)
+    blocks = random.Random(seed).sample(range(dev.nblocks), n)
+    for i, b in enumerate(blocks):
+        data = Path(d, "x%02d" % i).read_bytes()
+        dev.mem[b * 4096:(b + 1) * 4096] = data
+    return d, nonce, blocks
+
+
+def test_the_extents_are_found_by_their_headers_and_the_map_is_checked(tmp_path):
+    dev = FakeFlash(40)
+    d, nonce, blocks = extent_dir(tmp_path, dev)
+    assert extents.locate(dev, nonce, 6) == blocks
+    assert extents.check(dev, d, blocks, 6)
+    assert not extents.check(dev, d, blocks[:5] + [blocks[0]], 6)      # a block twice
+    assert not extents.check(dev, d, blocks[1:] + blocks[:1], 6)       # not their blocks
+    other = [b for b in range(40) if b not in blocks][0]
+    assert not extents.check(dev, d, blocks[:5] + [other], 6)
+    assert not extents.check(dev, d, blocks[:5] + [40], 6)             # outside the flash
+    # the ring writes the blocks (stamps): the file reads the same bytes (littlefs would)
+    r = Ring(dev, blocks, 0, nonce)
+    r.append(b"x" * 100)
+    for i, b in enumerate(blocks):
+        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096:(b + 1) * 4096]))
+    assert extents.check(dev, d, blocks, 6)
+    # erased first page: the whole block is compared
+    dev.mem[blocks[3] * 4096:(blocks[3] + 1) * 4096] = b"\xff" * 4096
+    Path(d, "x03").write_bytes(b"\xff" * 4095 + b"\x00")
+    assert not extents.check(dev, d, blocks, 6)
+    Path(d, "x03").write_bytes(b"\xff" * 4096)
+    assert extents.check(dev, d, blocks, 6)
+    Path(d, "x02").write_bytes(bytes(dev.mem[blocks[2] * 4096:(blocks[2] + 1) * 4096]) * 2)
+    assert not extents.check(dev, d, blocks, 6)                        # not one block
+    os.remove(os.path.join(d, "x02"))
+    assert not extents.check(dev, d, blocks, 6)
+
+
+def test_an_extent_found_twice_or_missing_is_refused(tmp_path):
+    dev = FakeFlash(40)
+    d, nonce, blocks = extent_dir(tmp_path, dev)
+    spare = [b for b in range(40) if b not in blocks][0]
+    dev.mem[spare * 4096:(spare + 1) * 4096] = dev.mem[blocks[2] * 4096:(blocks[2] + 1) * 4096]
+    for bad in (lambda: None, lambda: dev.mem.__setitem__(slice(blocks[4] * 4096,
+                                                                  blocks[4] * 4096 + 16),
+                                                            b"\xff" * 16)):
+        bad()
+        try:
+            extents.locate(dev, nonce, 6)
+            raise AssertionError("accepted")
+        except extents.ExtentError:
+            pass
+        dev.mem[spare * 4096:spare * 4096 + 16] = b"\x00" * 16
+    shutil.rmtree(d)

@@ -1,0 +1,44 @@
+"""What the table does with a damaged journal (Table.journal_damaged, called by the app at boot
+when the journal reports corruption): journal_corrupt is latched and blocks until a supervisor
+acknowledges it; a state that may be stale voids the open round and takes the decks out."""
+from shoe import reasons as R
+from tests.firmware.table.helpers import FCF, kinds, make, seats_body, shuffled
+from tests.firmware.table.test_irregularities import recover
+
+
+def test_a_stale_state_voids_the_open_round_and_blocks_until_acknowledged():
+    t = make(FCF, "manual-shoe")
+    t.command("open_round", seats_body(FCF, (1, 3)), 1)
+    for c in shuffled(7)[:4]:
+        t.card(0x3A7F, "R", c, 1)
+    t.pop_events()
+    t.journal_damaged("journal: 1 bad region(s)", True, 2)
+    ev = t.pop_events()
+    void = [b for k, b in ev if k == "round_void"]
+    assert void and void[0]["reason"] == "journal_corrupt"
+    irq = [b for k, b in ev if k == "irregularity"][0]
+    assert irq["reason"] == "journal_corrupt" and irq["blocks"] and irq["latched"]
+    assert t.rnd is None and t.current_phase() == "blocked"
+    try:
+        t.command("open_round", seats_body(FCF, (1,)), 3)
+        raise AssertionError("a round opened over journal_corrupt")
+    except ValueError as e:
+        assert e.reason == "blocked"
+    recover(t, 4)  # acknowledge, then load and check a deck again
+    assert [i for i in t.latched if i["reason"] == "journal_corrupt"] == []
+    t.command("open_round", seats_body(FCF, (1,)), 5)
+    assert t.rnd is not None
+
+
+def test_an_exact_state_only_latches():
+    t = make(FCF, "manual-shoe")
+    t.journal_damaged("journal: 1 bad region(s)", False, 2)
+    assert kinds(t.pop_events()).count("irregularity") == 1
+    assert t.ledger.status(0) != 3 and t.current_phase() == "blocked"
+    t.command("ack", {"all": True}, 3)
+    assert t.current_phase() == "open_round"
+
+
+def test_journal_corrupt_is_a_listed_blocking_irregularity():
+    assert ("journal_corrupt", "void_quarantine") in R.irregularities()
+    assert R.blocks("journal_corrupt")

@@ -1,0 +1,71 @@
+"""The floor page in a real headless Chromium: every table live over server-sent events, the
+drill-down, the alerts page, a screenshot in the test artifacts, and no key on any page."""
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from host_tools.floor import mqtt
+from host_tools.floor.harness import Floor
+from tests.host_tools.floor import chromium
+from tests.host_tools.floor.conftest import wait_for
+
+ARTIFACTS = Path(os.environ.get("SHOE_ARTIFACTS", Path(__file__).resolve().parents[3] / "build"
+                                / "test-artifacts"))
+
+
+@pytest.fixture
+def browser():
+    if chromium.find() is None:
+        pytest.skip("no Chromium installed (apt-get install chromium): the floor page is not "
+                    "tested in a browser here")
+    with chromium.Chromium() as b:
+        yield b
+
+
+def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, browser):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with Floor(tmp_path, tables=8, rate=8, broker_url=broker.url, db_url=db_url) as f:
+        f.driver.start()
+        b = browser
+        b.goto(f.view.url)
+        b.wait("document.querySelectorAll('.tile').length === 8")
+        # live: the page's numbers follow the shoes without a reload
+        first = b.eval("document.querySelector('.tile[data-shoe=T003] .eseq').textContent")
+        b.wait("+document.querySelector('.tile[data-shoe=T003] .eseq').textContent > %d + 5"
+               % int(first))
+        assert b.eval("window.floorUpdates") > 2
+        wait_for(lambda: b.eval("document.body.innerText.includes('round ') && "
+                                "document.body.innerText.includes('link up')"), what="results")
+        b.screenshot(str(ARTIFACTS / "floor.png"))
+        # a forged event appears on the alerts page and on the table's tile
+        import paho.mqtt.client as paho
+        from paho.mqtt.enums import CallbackAPIVersion
+        c = paho.Client(CallbackAPIVersion.VERSION2, client_id="intruder")
+        c.connect("127.0.0.1", broker.port)
+        c.loop_start()
+        c.publish(mqtt.topic("T005", "events"), os.urandom(80), qos=1).wait_for_publish(10)
+        c.loop_stop()
+        c.disconnect()
+        b.wait("document.querySelector('.tile[data-shoe=T005]').classList.contains('alert')")
+        b.goto(f.view.url + "alerts")
+        b.wait("document.querySelectorAll('.alert-row').length >= 1")
+        assert "T005" in b.eval("document.body.innerText")
+        b.screenshot(str(ARTIFACTS / "floor-alerts.png"))
+        # drill-down: recent rounds with the engine's verdict, updated live
+        b.goto(f.view.url + "table/T002")
+        b.wait("document.querySelectorAll('#rounds tr').length > 1")
+        assert "agree" in b.eval("document.querySelector('#rounds').innerText")
+        b.screenshot(str(ARTIFACTS / "floor-table.png"))
+        f.driver.stop()
+        # no key, in any form, on any page or API answer
+        secrets = [v.hex() for k in f.keys.values() for v in k.values()]
+        pages = [b.eval("document.documentElement.outerHTML")]
+        for path in ("", "alerts", "table/T001", "api/floor", "api/alerts", "api/table/T001"):
+            pages.append(urllib.request.urlopen(f.view.url + path).read().decode())
+        blob = "\n".join(pages).lower()
+        assert not any(s in blob for s in secrets)
+        assert "payload" not in json.loads(pages[-1])["table"]
+    assert (ARTIFACTS / "floor.png").stat().st_size > 10000
