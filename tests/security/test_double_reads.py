@@ -5,17 +5,10 @@ card-exit beam the driver only de-duplicates when the table's configuration says
 double-reads, and its window never slides with dropped repeats."""
 import json
 
+from tests.firmware.drivers.test_optical import READER
 from tests.mpy import json_lines, run_code
 
-PRELUDE = """
-import json
-from machine import UART
-from shoe.drivers.optical import OpticalReader
-T = [0]
-def ticks(): return T[0]
-def diff(a, b): return a - b
-u = UART(1)
-r = OpticalReader(u, dedup_ms=250, ticks_ms=ticks, ticks_diff=diff)
+PRELUDE = READER + """
 def at(t, line):
     T[0] = t
     u.inject(line + b"\\r\\n")

@@ -3,7 +3,8 @@ import json
 
 from tests.mpy import json_lines, run_code
 
-PRELUDE = """
+# a reader on the fake UART with a clock the script sets (T[0]); tests/security shares it
+READER = """
 import json, micropython
 from machine import UART
 from shoe.drivers.optical import OpticalReader
@@ -12,6 +13,8 @@ def ticks(): return T[0]
 def diff(a, b): return a - b
 u = UART(1)
 r = OpticalReader(u, dedup_ms=250, ticks_ms=ticks, ticks_diff=diff)
+"""
+PRELUDE = READER + """
 def drain():
     out = []
     while True:

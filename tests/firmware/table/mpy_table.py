@@ -12,6 +12,7 @@ import sys
 gc.collect()
 free0 = gc.mem_free()
 from shoe.table import Table, CommandError  # noqa: E402
+import steps  # noqa: E402
 
 if sys.argv[-1] == "real":
     from shoe.games import engine
@@ -29,14 +30,7 @@ i = 0
 for st in spec["steps"]:
     i += 1
     try:
-        if st[0] == "cmd":
-            t.command(st[1], st[2], i)
-        elif st[0] == "card":
-            t.card(st[1], st[2], st[3], i)
-        elif st[0] == "reject":
-            t.reject(st[1], i)
-        else:
-            t.tick(i + 10)
+        steps.apply(t, st, i)
     except CommandError as e:
         print(json.dumps({"err": e.reason}))
     for ev in t.pop_events():

@@ -7,6 +7,7 @@ import pytest
 
 from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
+from tests.firmware.table.steps import apply as apply_step
 from tests.firmware.table.test_state import script
 from tests.firmware.table.helpers import FCF, HCF
 from tests.mpy import json_lines, run_mpy
@@ -19,14 +20,7 @@ def cpython(steps, engine):
     out = []
     for i, st in enumerate(steps, 1):
         try:
-            if st[0] == "cmd":
-                t.command(st[1], json.loads(json.dumps(st[2])), i)
-            elif st[0] == "card":
-                t.card(st[1], st[2], st[3], i)
-            elif st[0] == "reject":
-                t.reject(st[1], i)
-            else:
-                t.tick(i + 10)
+            apply_step(t, json.loads(json.dumps(st)), i)
         except CommandError as e:
             out.append({"err": e.reason})
         out += [{"ev": [k, b]} for k, b in t.pop_events()]

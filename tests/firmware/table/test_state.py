@@ -6,6 +6,7 @@ import pytest
 
 from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
+from tests.firmware.table.steps import apply as apply_step
 from tests.firmware.table.helpers import FCF, HCF, SER, SER2, seats_body, shuffled
 
 
@@ -43,14 +44,7 @@ def script(game, proc, two_deck=False, faults=True):
 
 def step(t, st, now):
     try:
-        if st[0] == "cmd":
-            t.command(st[1], json.loads(json.dumps(st[2])), now)
-        elif st[0] == "card":
-            t.card(st[1], st[2], st[3], now)
-        elif st[0] == "reject":
-            t.reject(st[1], now)
-        else:
-            t.tick(now + 10)
+        apply_step(t, json.loads(json.dumps(st)), now)
     except CommandError as e:
         t.out.append(("error", e.reason))
     return t.pop_events()
