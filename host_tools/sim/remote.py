@@ -16,7 +16,7 @@ import sys
 from urllib.parse import urlparse
 
 from host_tools.errors import ShoeError
-from host_tools.sim.session import TableRunner
+from host_tools.sim.session import TableParts, TableRunner
 from host_tools.sim.world import ReaderPort, World
 
 NEEDS_OUR_BOARD = ("power-cut", "link-drop")
@@ -74,7 +74,7 @@ class PersonDealer:
         self._say("run the stub (every undealt card), then the cover card, through the reader")
 
 
-class RemoteTable:
+class RemoteTable(TableParts):
     def __init__(self, url, keys, reader_url=None, on_event=None, event_timeout=20.0, db=None,
                  out=None):
         self.url = url
@@ -84,16 +84,12 @@ class RemoteTable:
         self.event_timeout = event_timeout
         self.db = db
         self.out = out
-        self.link = self.port = self.store = self.runner = None
 
     def __enter__(self):
         from host_tools.link import ShoeLink
 
         try:
-            if self.db:
-                from host_tools.audit import AuditStore
-
-                self.store = AuditStore(self.db)
+            self._open_store(self.db)
             self.link = ShoeLink(self.url, self.keys["shoe"], supervisor_key=self.keys.get(
                 "supervisor"), audit=self.store, reconnect_s=0.1)
             self.link.open(timeout=min(self.event_timeout, 30))
@@ -108,11 +104,3 @@ class RemoteTable:
             self.__exit__()
             raise
         return self
-
-    def __exit__(self, *exc):
-        if self.port:
-            self.port.close()
-        if self.link:
-            self.link.close()
-        if self.store:
-            self.store.close()

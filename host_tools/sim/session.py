@@ -379,3 +379,24 @@ def _next_slot(status):
 
 def _default_paytable(game):
     return "fcf-public-1" if game == FCF else "hcf-public-1"
+
+
+class TableParts:
+    """What a table for the runner holds (VirtualTable, RemoteTable): its parts are opened in
+    __enter__ and closed on exit in this order, whichever were opened."""
+    port = link = proxy = store = board = runner = None
+
+    def _open_store(self, db):
+        """The audit store at `db` (every event stored once), or None."""
+        if db:
+            from host_tools.audit import AuditStore
+
+            self.store = AuditStore(db)
+        return self.store
+
+    def __exit__(self, *exc):
+        for part in (self.port, self.link, self.proxy, self.store):
+            if part is not None:
+                part.close()
+        if self.board is not None:
+            self.board.stop()

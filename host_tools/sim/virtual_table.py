@@ -9,27 +9,21 @@ demo keys (labelled demo) and its own shoe id if it has none. The board boots li
 """
 from host_tools.sim.faultproxy import FaultProxy
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
-from host_tools.sim.session import TableRunner
+from host_tools.sim.session import TableParts, TableRunner
 from host_tools.sim.simboard import SimBoard
 from host_tools.sim.world import ReaderPort, World
 
 
-class VirtualTable:
+class VirtualTable(TableParts):
     def __init__(self, state_dir, on_event=None, heap=None, event_timeout=20.0, faults=None,
                  db=None):
         self.state_dir = state_dir
         self.on_event = on_event
         self.heap = heap
         self.event_timeout = event_timeout
-        self.board = None
-        self.link = None
-        self.port = None
-        self.runner = None
         self.demo_keys = False
         self.faults = faults or {}    # FaultProxy options: seed, corrupt, drop, dup
-        self.proxy = None
         self.db = db              # audit store path: every event stored once (None: none)
-        self.store = None
 
     def __enter__(self):
         from host_tools.link import ShoeLink
@@ -42,10 +36,7 @@ class VirtualTable:
             # The host talks to the board through a proxy that can pull the cable (link-drop)
             # and, on request, corrupt, drop or duplicate bytes.
             self.proxy = FaultProxy(("127.0.0.1", self.board.host_port), **self.faults).start()
-            if self.db:
-                from host_tools.audit import AuditStore
-
-                self.store = AuditStore(self.db)
+            self._open_store(self.db)
             self.link = ShoeLink(self.proxy.url, DEMO_KEYS["shoe"],
                                  supervisor_key=DEMO_KEYS["supervisor"], reconnect_s=0.05,
                                  audit=self.store, endpoint_options={"rto_ms": 100})
@@ -58,15 +49,3 @@ class VirtualTable:
             self.__exit__()
             raise
         return self
-
-    def __exit__(self, *exc):
-        if self.port:
-            self.port.close()
-        if self.link:
-            self.link.close()
-        if self.proxy:
-            self.proxy.close()
-        if self.store:
-            self.store.close()
-        if self.board:
-            self.board.stop()
