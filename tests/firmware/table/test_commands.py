@@ -314,3 +314,47 @@ def test_status_fits_one_frame_with_every_latched_irregularity_and_shows_them_al
         for irq in st["latched"]:
             t.command("ack", {"id": irq["id"]}, 3)
     assert len(seen) == 16 and st["latched_count"] == 0
+
+
+def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities(monkeypatch):
+    """The table's share alone is not the reply: the app adds its figures (firmware hash,
+    chain, counters) and the link its envelope. With a six-seat round open and long latched
+    details the whole reply once took more than a frame (seen through power cuts: four
+    card_out_of_round entries made 1020 bytes), so every status failed with reply_too_big and
+    nothing could be acknowledged. The reply lists fewer entries then (the last without its
+    detail if need be), never none, and acknowledging them shows the next."""
+    from types import SimpleNamespace
+    import gc
+
+    from shoe import commands
+    from shoe.link import frame
+    from shoe.link.message import seal_message
+
+    monkeypatch.setattr(gc, "mem_free", lambda: 200000, raising=False)   # CPython has none
+    t = make(two_deck=True)                                             # two decks listed
+    t.command("open_round", seats_body(FCF, (1, 2, 3, 4, 5, 6)), 1)
+    t.cfg["paytable"], t.cfg["paytable_sha256"] = {"name": None}, "ab" * 32   # an inline one
+    for i in range(16):
+        t._latch("card_out_of_round", ("detail %02d " % i).ljust(80, "x"), 1)
+    t.pop_events()
+    journal = SimpleNamespace(boot=9999, eseq=999999, chain=bytes(16),
+                              outbox_first=lambda: 999990)
+    app = SimpleNamespace(
+        table=t, clock=lambda: 1.7e9 + 0.123456, hw=SimpleNamespace(board_name="pico-rfid-w"),
+        cfg={"shoe_id": "SIM-C77D9D66", "demo": True}, provisioned=True,
+        firmware_sha="ab" * 32, reads=999999, backlog=[], faults=999, dropped=999,
+        collector=SimpleNamespace(idle_collections=99999), journal=journal)
+    seen = []
+    while True:
+        st = commands.status(app)
+        # as the link sends it: {"re": ctr, ...} in a durable envelope (the largest)
+        payload, _ = seal_message(bytes(32), "reply", dict(st, re=65535), 999999, bytes(16))
+        assert len(payload) <= frame.MAX_PAYLOAD, (len(payload), len(st["latched"]))
+        if not st["latched"]:
+            break
+        assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
+        seen += [i["id"] for i in st["latched"]]
+        for irq in st["latched"]:
+            t.command("ack", {"id": irq["id"]}, 3)
+    assert len(seen) == 16 and st["latched_count"] == 0
+    assert all(len(i["detail"]) == 80 for i in t.latched) or not t.latched   # table keeps them
