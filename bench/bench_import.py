@@ -1,7 +1,11 @@
 """The firmware's RAM after import: what the shipped modules cost once loaded as .mpy (the
 virtual board's form; a board with the modules frozen keeps their bytecode in flash instead).
 
-    .venv/bin/python bench/bench_import.py
+    .venv/bin/python bench/bench_import.py [--tree DIR]
+
+--tree DIR: the same total for another checkout (e.g. `git worktree add --detach DIR REV`), by
+its own manifest, against this one, measured in the same run (one number each: every shipped
+module imported, -O1 as the manifest says; the list and its per-module steps need this tree).
 
 Runs the MicroPython unix port on the shipped set (board/manifest_common.py, compiled by
 host_tools/build.py), imports shoe.app and then every other shipped module (shoe.modules.names():
@@ -59,7 +63,49 @@ def measure():
     return res
 
 
+TREE_SCRIPT = r"""
+import gc, json
+gc.collect()
+base = gc.mem_alloc()
+for name in NAMES:
+    __import__(name)
+    gc.collect()
+print(json.dumps({"used": gc.mem_alloc() - base}))
+"""
+
+
+def measure_tree(tree):
+    """RAM after importing every module of `tree`'s manifest, compiled with this tree's mpy-cross
+    and flags into a temporary folder: comparable across checkouts."""
+    import tempfile
+
+    from host_tools import build
+
+    tree = Path(tree).resolve()
+    ns = {"metadata": lambda **kw: None, "module": lambda *a, **kw: None}
+    exec((tree / "board" / "manifest_common.py").read_text(), ns)
+    out = Path(tempfile.mkdtemp(prefix="shoe-import-"))
+    names = []
+    for rel in ns["FIRMWARE"]:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        build.compile_source(tree / "firmware" / rel, rel, out / (rel[:-3] + ".mpy"))
+        mod = rel[:-3].replace("/", ".")
+        names.append(mod[:-9] if mod.endswith(".__init__") else mod)
+    code = "NAMES = %r\n" % names + TREE_SCRIPT
+    proc = subprocess.run(runtime.command(["-c", code], "2m"), capture_output=True, text=True,
+                          env=runtime.environment(out), cwd=str(out))
+    if proc.returncode != 0:
+        raise SystemExit("MicroPython failed on %s:\n%s%s" % (tree, proc.stdout, proc.stderr))
+    return len(names), json.loads(proc.stdout.strip().splitlines()[-1])["used"]
+
+
 def main():
+    if "--tree" in sys.argv:
+        other = sys.argv[sys.argv.index("--tree") + 1]
+        for label, tree in (("this tree", ROOT), (other, other)):
+            n, used = measure_tree(tree)
+            print("  %-30s %3d modules, RAM after importing them all: %d B" % (label, n, used))
+        return
     res = measure()
     print("firmware RAM after import (unix port, .mpy, 1 MB heap, after gc.collect())")
     print("  %d shipped modules, %d source lines, %d bytes of .mpy"
