@@ -10,6 +10,11 @@ all compile through here, so what they run is what a board receives.
     compile_files(pairs, out) # the loop itself: [(Path, "shoe/x.py"), ...] -> out/shoe/x.mpy
     compile_source(src, "wiring.py", dst)   # one file, uncached (a board's wiring)
 
+Each .mpy records its module's dotted name as its source name (`File "shoe.table.round", line 9`
+in a traceback): the import interns that name anyway, while a path ("shoe/table/round.py") would be
+one more qstr per loaded module, kept for good (on the Pico ~30 B each, and at boot the RFID
+shoe's qstrs then outgrew the sixth qstr pool: the seventh costs 7.7 KB).
+
 A compiled file is reused while the SHA-1 of its source, the tool's path and the flags are those
 recorded beside it (x.mpy.sha1); files are written atomically (a virtual board starting in
 another process never imports half a file) and .mpy files whose source is gone are removed.
@@ -78,9 +83,20 @@ def flags():
     return ["-O%d" % opt_level()]
 
 
+def source_name(name):
+    """The name recorded in the .mpy of "shoe/table/round.py": its module, "shoe.table.round"
+    (a package's __init__.py: the package)."""
+    mod = str(name)[:-3] if str(name).endswith(".py") else str(name)
+    if mod.endswith("/__init__"):
+        mod = mod[:-9]
+    return mod.replace("/", ".")
+
+
 def compile_source(src, name, dst, tool=None, extra=()):
-    """mpy-cross src -> dst, `name` the source name recorded in the .mpy (e.g. "shoe/app.py")."""
-    cmd = [tool or mpy_cross(), *flags(), *extra, "-s", str(name), "-o", str(dst), str(src)]
+    """mpy-cross src -> dst, `name` the file's path in the package (e.g. "shoe/app.py"); the
+    .mpy records its module name (source_name())."""
+    cmd = [tool or mpy_cross(), *flags(), *extra, "-s", source_name(name), "-o", str(dst),
+           str(src)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
@@ -92,7 +108,7 @@ def compile_files(pairs, out_root, extra=()):
     files under out_root that are not in `pairs` are removed (their source went away)."""
     out_root = Path(out_root)
     tool = mpy_cross()
-    tag = ("%s %s" % (tool, " ".join(flags() + list(extra)))).encode()
+    tag = ("%s %s names=module" % (tool, " ".join(flags() + list(extra)))).encode()
     wanted = set()
     for src, name in pairs:
         src = Path(src)

@@ -50,3 +50,28 @@ def test_a_syntax_error_is_one_shoe_error(tmp_path):
     with pytest.raises(ShoeError, match="mpy-cross rejects"):
         build.compile_files([(bad, "bad.py")], tmp_path / "out")
     assert not list((tmp_path / "out").rglob("*.mpy"))
+
+
+def test_a_traceback_names_the_module_whose_name_the_import_interns(tmp_path):
+    """The .mpy records "pkg.mod" (the name its import interns anyway), not "pkg/mod.py": a
+    path would be one more qstr per module loaded, kept in the chip's RAM for good."""
+    import subprocess
+
+    from host_tools import runtime
+
+    assert build.source_name("shoe/table/round.py") == "shoe.table.round"
+    assert build.source_name("shoe/journal/__init__.py") == "shoe.journal"
+    assert build.source_name("wiring.py") == "wiring"
+    src = tmp_path / "src" / "pkg"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "mod.py").write_text("def f():\n    raise ValueError('x')\n")
+    out = tmp_path / "out"
+    build.compile_files([(src / "__init__.py", "pkg/__init__.py"), (src / "mod.py", "pkg/mod.py")],
+                        out)
+    mpy = (out / "pkg" / "mod.mpy").read_bytes()
+    assert b"pkg/mod.py" not in mpy
+    p = subprocess.run([str(runtime.micropython_binary()), "-c",
+                        "import sys\nsys.path.insert(0, %r)\nimport pkg.mod\npkg.mod.f()" % str(out)],
+                       capture_output=True, text=True)
+    assert 'File "pkg.mod", line 2, in f' in p.stdout + p.stderr
