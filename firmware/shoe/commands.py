@@ -32,29 +32,21 @@ def status(app, kind=None, body=None, now=None):
               "boot": app.journal.boot, "demo": app.cfg.get("demo", False)})
     j = app.journal   # the live chain: the host's audit store must end here (verify)
     t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}
-    fit_latched(t)
+    fit_latched(app.table, t)
     return t
 
 
-def fit_latched(reply):
+def fit_latched(table, reply):
     """The reply must fit in one frame, or the host sees no status at all (reply_too_big) and
-    cannot acknowledge what is latched. The table lists the oldest latched entries that fit its
-    share of the reply, but the rest (configuration, decks, round, the shoe's figures) can be
-    larger than that share allows: then the newest listed entries go, and the last one left
-    loses its detail (its irregularity event has it): one is always listed, so acknowledging
-    it shows the next. `latched_count` still says how many there are."""
+    cannot acknowledge what is latched. The rest of it (configuration, decks, round, the shoe's
+    figures) can leave less than the table's share for the latched entries: they get the room
+    the rest leaves (Table.latched_fitting). `latched_count` still says how many there are."""
     from shoe.link import codec
     from shoe.link.frame import MAX_PAYLOAD
 
-    lat = reply["latched"]
-    while lat and len(codec.encode(reply)) + _ENVELOPE > MAX_PAYLOAD:
-        if len(lat) > 1:
-            lat.pop()
-        elif lat[0]["detail"]:
-            lat[0] = dict(lat[0])     # a copy: the table keeps the detail
-            lat[0]["detail"] = None
-        else:
-            break
+    reply["latched"] = []
+    reply["latched"] = table.latched_fitting(
+        MAX_PAYLOAD - _ENVELOPE - len(codec.encode(reply)))
 
 
 def ack_error(app, kind, body, now):

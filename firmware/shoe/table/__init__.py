@@ -46,7 +46,7 @@ class Table:
     _check_age = passes.check_age
     _latch = irq.latch
     _blocked = irq.blocked
-    _latched_fitting = irq.latched_fitting
+    latched_fitting = irq.latched_fitting
     _void = irq.void
     void_in_progress = irq.void_in_progress
     journal_damaged = irq.journal_damaged
@@ -156,7 +156,7 @@ class Table:
         rnd = self.rnd
         st = {"ok": True, "phase": self.current_phase(), "config": self.config_summary(),
               "decks": decks,
-              "latched": self._latched_fitting(), "latched_count": len(self.latched),
+              "latched": self.latched_fitting(), "latched_count": len(self.latched),
               "rounds": self.n_round, "next_slot": lg.next}
         if rnd is not None:
             t = self.tracker.next_target()

@@ -58,17 +58,23 @@ def ack(self, body, now):
     return {"ok": True, "cleared": ids}
 
 
-def latched_fitting(self):
-    """The oldest latched irregularities that fit in _LATCHED_BYTES of the status reply (an
-    entry costs at most its text plus 64 bytes encoded): with all 16 the reply would not fit
-    in one frame, and a shoe that cannot say its status cannot have its errors acknowledged.
-    `latched_count` says how many there are; acknowledging these shows the next ones."""
+def latched_fitting(self, room=_LATCHED_BYTES):
+    """The oldest latched irregularities that fit in `room` bytes of the status reply, and in the
+    table's share of it (an entry costs at most its text plus 64 bytes encoded): with all 16 the
+    reply would not fit in one frame, and a shoe that cannot say its status cannot have its
+    errors acknowledged. One is always listed, without its detail if even that does not fit
+    (its irregularity event has it); `latched_count` says how many there are, and acknowledging
+    these shows the next ones."""
     out = []
-    room = _LATCHED_BYTES
+    room = min(room, _LATCHED_BYTES)
     for irq in self.latched:
         room -= len(irq["reason"]) + len(irq["action"]) + len(irq["detail"] or "") + 64
         if room < 0:
             break
+        out.append(irq)
+    if not out and self.latched:
+        irq = dict(self.latched[0])   # a copy: the table keeps the detail
+        irq["detail"] = None
         out.append(irq)
     return out
 
