@@ -8,9 +8,11 @@ runs inside a card's path (docs/hardware.md section 8).
 """
 import gc
 
-_GC_MIN = 4096           # collection threshold (bytes allocated between collections) ...
-_GC_ROOM = 73728         # ... plus what is free at boot beyond 72 KB (tune())
-_GC_IDLE_BYTES = 2048    # allocated since the last collection: collect in the next pause
+from micropython import const
+
+_GC_MIN = const(4096)          # collection threshold (bytes allocated between collections) ...
+_GC_ROOM = const(73728)        # ... plus what is free at boot beyond 72 KB (tune())
+_GC_IDLE_BYTES = const(2048)   # allocated since the last collection: collect in the next pause
 
 
 class Collector:
@@ -27,7 +29,7 @@ class Collector:
         of data) collect after every 4 KB allocated: freed holes are reused before long-lived
         objects get scattered between them. Measured on the 64 KB board: without it the heap
         fragments within the first six-seat round (36 KB free, largest block 1.2 KB) and a
-        journal write fails; with it the peak stays near 36 KB (tests/firmware/app_session.py).
+        journal write fails; with it the peak stays near 36 KB (tests/firmware/app/app_session.py).
         A bigger heap may use what it has free beyond 72 KB between collections: a fixed 4 KB
         made a Pico (~240 KB heap, ~150 KB live) mark its whole heap every 4 KB allocated, 60 %
         of its time while dealing (docs/hardware.md section 8)."""
