@@ -1,0 +1,182 @@
+"""High Card Flush, hand by hand: the exact dealer counts of every player hand with a given
+three-card flush, so that the raise can follow the off-suit cards (docs/par.md).
+
+A hand with a three-card flush M is M in one suit and three other suits holding four cards,
+none longer than three (a three-card suit at most M). For a dealer threshold y of length 3,
+a suit where the player holds k cards offers the dealer the polynomial
+A(z) + h z^3 with A(z) = 1 + a z + C(a, 2) z^2, a = 13 - k, and h = the three-card sets of
+the suit's free ranks below y. Four suits, seven dealer cards:
+
+    [z^7] prod (A_s + h_s z^3) = [z^7] prod A_s + sum_s h_s [z^4] prod_{t != s} A_t
+                                 + sum_{s < t} h_s h_t (a_u + a_v)      (u, v: the other two)
+
+(three z^3 terms already exceed z^7). Three thresholds per hand: below M, at most M, and the
+qualifier (three-card sets of the free ranks 2..8). Each generated hand stands for 4 suit
+choices, halved when another suit holds M as well (it is generated from both suits).
+"""
+import itertools
+from math import comb
+
+import numpy as np
+
+from host_tools.par import hcf
+
+N_DEALER = comb(45, 7)
+_LOW = (1 << 7) - 1  # ranks 2..8: a three-card flush of these does not qualify
+
+
+def _poly(a):
+    return [np.ones_like(a), a, a * (a - 1) // 2]
+
+
+def _mul(p, q, top):
+    out = [0] * (top + 1)
+    for i, x in enumerate(p):
+        for j, y in enumerate(q):
+            if i + j <= top:
+                out[i + j] = out[i + j] + x * y
+    return out
+
+
+def _three_below(free, mask):
+    """Per entry of `free` (rank masks): its three-card subsets numerically below `mask`."""
+    pop = hcf.suit_tables()[0]
+    out = np.zeros(len(free), dtype=np.int64)
+    choose = [np.array([comb(n, k) for n in range(14)]) for k in range(4)]
+    for b in range(12, -1, -1):
+        if mask >> b & 1:
+            above = mask >> (b + 1) << (b + 1)
+            need = 3 - bin(above).count("1")
+            if need >= 0:
+                ok = (free & above) == above
+                out += np.where(ok, choose[need][pop[free & ((1 << b) - 1)]], 0)
+    return out
+
+
+class _Others:
+    """The ordered triples of rank masks for the three other suits (four cards, <= 3 each)."""
+
+    def __init__(self):
+        pop = hcf.suit_tables()[0]
+        self.masks = np.flatnonzero(pop <= 3)
+        size = pop[self.masks]
+        by = [np.flatnonzero(size == k) for k in range(4)]
+        rows = []
+        for sizes in sorted(set(itertools.permutations((3, 1, 0)))
+                            | set(itertools.permutations((2, 2, 0)))
+                            | set(itertools.permutations((2, 1, 1)))):
+            g = np.meshgrid(*[by[k] for k in sizes], indexing="ij")
+            rows.append(np.stack([x.ravel() for x in g], axis=1))
+        self.triples = np.concatenate(rows)
+        self.size = size
+
+
+_others = []
+
+
+def hands(flush):
+    """Every hand whose flush is the three-card rank mask `flush`, one row per suit pattern:
+    (weight = hands it stands for, not qualifying, below, at most) as int64 arrays of
+    dealer-hand counts; the player's hands with this flush are weight.sum()."""
+    if not _others:
+        _others.append(_Others())
+    o = _others[0]
+    full = (1 << 13) - 1
+    masks = o.masks
+    free = full & ~masks
+    h_lt = _three_below(free, flush)
+    h_le = h_lt + ((masks & flush) == 0)
+    pop = hcf.suit_tables()[0]
+    h_q = np.array([comb(7 - n, 3) for n in range(8)])[pop[masks & _LOW]]
+    t = o.triples[np.all(np.where(o.size[o.triples] == 3, masks[o.triples] <= flush, True),
+                         axis=1)]
+    a = [np.full(len(t), 10, dtype=np.int64)] + [13 - o.size[t[:, j]] for j in range(3)]
+    polys = [_poly(x) for x in a]
+    all4 = polys[0]
+    for p in polys[1:]:
+        all4 = _mul(all4, p, 7)
+    t0 = all4[7]
+    t1 = []
+    for s in range(4):
+        acc = [np.ones(len(t), dtype=np.int64)]
+        for u in range(4):
+            if u != s:
+                acc = _mul(acc, polys[u], 4)
+        t1.append(acc[4])
+    own_lt = int(_three_below(np.array([full & ~flush]), flush)[0])
+    own_q = comb(7 - bin(flush & _LOW).count("1"), 3)
+    out = []
+    for h_other, own in ((h_q, own_q), (h_lt, own_lt), (h_le, own_lt)):
+        h = [np.full(len(t), own, dtype=np.int64)] + [h_other[t[:, j]] for j in range(3)]
+        f = t0 + sum(h[s] * t1[s] for s in range(4))
+        for s, u in itertools.combinations(range(4), 2):
+            rest = [v for v in range(4) if v not in (s, u)]
+            f = f + h[s] * h[u] * (a[rest[0]] + a[rest[1]])
+        out.append(f)
+    twins = (masks[t] == flush).sum(axis=1)
+    weight = 4 // (1 + twins)
+    return (weight,) + tuple(out)
+
+
+def split(flush):
+    """For one three-card flush: the hands raised and folded when each hand takes its own
+    best decision, and the dealer-pair counts of the raised hands (nq, win, tie, lose), plus
+    the sums over all its hands (nq, below, at most) for checking against hcfmain."""
+    w, nq, lt, le = hands(flush)
+    qualifies = hcf.value(3, flush) >= hcf.value(*hcf.QUALIFY)
+    win = np.where(qualifies, lt - nq, 0)
+    tie = np.where(qualifies, le - lt, 0)
+    lose = N_DEALER - nq - win - tie
+    up = nq + 2 * (win - lose) > -N_DEALER  # raise 1x beats folding; equal: fold
+    s = lambda a, sel=up: int((w * a)[sel].sum())  # noqa: E731
+    return {"raised": int(w[up].sum()), "folded": int(w[~up].sum()),
+            "nq": s(nq), "win": s(win), "tie": s(tie), "lose": s(lose),
+            "all": (s(nq, slice(None)), s(lt, slice(None)), s(le, slice(None)))}
+
+
+def _three_below_one(free, mask):
+    n = 0
+    for b in range(12, -1, -1):
+        if mask >> b & 1:
+            above = mask >> (b + 1) << (b + 1)
+            need = 3 - bin(above).count("1")
+            if need >= 0 and free & above == above:
+                n += comb(bin(free & ((1 << b) - 1)).count("1"), need)
+    return n
+
+
+def raises(suit_masks):
+    """One hand (its four suits' rank masks) whose flush is three cards: True if raising 1x
+    has the larger expected return (the same sums as `hands`, for a single hand)."""
+    flush = max(suit_masks, key=lambda m: (bin(m).count("1"), m))
+    full = (1 << 13) - 1
+    a = [13 - bin(m).count("1") for m in suit_masks]
+    polys = [[1, x, x * (x - 1) // 2] for x in a]
+
+    all4 = [1]
+    for p in polys:
+        all4 = _mul(all4, p, 7)
+    t1 = []
+    for s in range(4):
+        acc = [1]
+        for u in range(4):
+            if u != s:
+                acc = _mul(acc, polys[u], 4)
+        t1.append(acc[4])
+
+    def coeff(h):
+        f = all4[7] + sum(h[s] * t1[s] for s in range(4))
+        for s, u in itertools.combinations(range(4), 2):
+            v, w = [x for x in range(4) if x not in (s, u)]
+            f += h[s] * h[u] * (a[v] + a[w])
+        return f
+
+    h_lt = [_three_below_one(full & ~m, flush) for m in suit_masks]
+    h_le = [h + (1 if m & flush == 0 else 0) for h, m in zip(h_lt, suit_masks)]
+    h_q = [comb(7 - bin(m & _LOW).count("1"), 3) for m in suit_masks]
+    nq, lt, le = coeff(h_q), coeff(h_lt), coeff(h_le)
+    if hcf.value(3, flush) >= hcf.value(*hcf.QUALIFY):
+        win, lose = lt - nq, N_DEALER - le
+    else:
+        win, lose = 0, N_DEALER - nq
+    return nq + 2 * (win - lose) > -N_DEALER
