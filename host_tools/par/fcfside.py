@@ -58,8 +58,18 @@ def _suited_category(ranks):
     return "flush"
 
 
+_all_six = {}
+
+
 def all_six_counts():
-    """Six-card sets per All-Six outcome (None: below three of a kind), exact."""
+    """Six-card sets per All-Six outcome (None: below three of a kind), exact (kept: a
+    fresh dict of the counts computed on the first call)."""
+    if not _all_six:
+        _all_six.update(_all_six_counts())
+    return dict(_all_six)
+
+
+def _all_six_counts():
     out = dict.fromkeys(ALL_SIX + (None,), 0)
     for multiset in itertools.combinations_with_replacement(range(13), 6):
         counts = {}

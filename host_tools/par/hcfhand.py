@@ -54,7 +54,9 @@ def _three_below(free, mask):
 
 
 class _Others:
-    """The ordered triples of rank masks for the three other suits (four cards, <= 3 each)."""
+    """The ordered triples of rank masks for the three other suits (four cards, <= 3 each),
+    and what depends on their sizes alone: a per suit, [z^7] prod A and [z^4] of the
+    products without one suit (the flush suit first, a = 10)."""
 
     def __init__(self):
         pop = hcf.suit_tables()[0]
@@ -67,8 +69,26 @@ class _Others:
                             | set(itertools.permutations((2, 1, 1)))):
             g = np.meshgrid(*[by[k] for k in sizes], indexing="ij")
             rows.append(np.stack([x.ravel() for x in g], axis=1))
-        self.triples = np.concatenate(rows)
+        self.triples = t = np.concatenate(rows)
         self.size = size
+        self.three = size[t] == 3  # a three-card other suit must not beat the flush
+        a = [np.full(len(t), 10, dtype=np.int64)] + [13 - size[t[:, j]] for j in range(3)]
+        polys = [_poly(x) for x in a]
+        all4 = polys[0]
+        for p in polys[1:]:
+            all4 = _mul(all4, p, 7)
+        self.t0 = all4[7]
+        self.t1 = []
+        for s in range(4):
+            acc = [np.ones(len(t), dtype=np.int64)]
+            for u in range(4):
+                if u != s:
+                    acc = _mul(acc, polys[u], 4)
+            self.t1.append(acc[4])
+        self.t2 = {}
+        for s, u in itertools.combinations(range(4), 2):
+            v, w = [x for x in range(4) if x not in (s, u)]
+            self.t2[s, u] = a[v] + a[w]
 
 
 _others = []
@@ -83,35 +103,22 @@ def hands(flush):
     o = _others[0]
     full = (1 << 13) - 1
     masks = o.masks
-    free = full & ~masks
-    h_lt = _three_below(free, flush)
+    h_lt = _three_below(full & ~masks, flush)
     h_le = h_lt + ((masks & flush) == 0)
     pop = hcf.suit_tables()[0]
     h_q = np.array([comb(7 - n, 3) for n in range(8)])[pop[masks & _LOW]]
-    t = o.triples[np.all(np.where(o.size[o.triples] == 3, masks[o.triples] <= flush, True),
-                         axis=1)]
-    a = [np.full(len(t), 10, dtype=np.int64)] + [13 - o.size[t[:, j]] for j in range(3)]
-    polys = [_poly(x) for x in a]
-    all4 = polys[0]
-    for p in polys[1:]:
-        all4 = _mul(all4, p, 7)
-    t0 = all4[7]
-    t1 = []
-    for s in range(4):
-        acc = [np.ones(len(t), dtype=np.int64)]
-        for u in range(4):
-            if u != s:
-                acc = _mul(acc, polys[u], 4)
-        t1.append(acc[4])
+    keep = ~np.any(o.three & (masks[o.triples] > flush), axis=1)
+    t = o.triples[keep]
+    t0, t1 = o.t0[keep], [x[keep] for x in o.t1]
+    t2 = {k: v[keep] for k, v in o.t2.items()}
     own_lt = int(_three_below(np.array([full & ~flush]), flush)[0])
     own_q = comb(7 - bin(flush & _LOW).count("1"), 3)
     out = []
     for h_other, own in ((h_q, own_q), (h_lt, own_lt), (h_le, own_lt)):
-        h = [np.full(len(t), own, dtype=np.int64)] + [h_other[t[:, j]] for j in range(3)]
+        h = [own] + [h_other[t[:, j]] for j in range(3)]
         f = t0 + sum(h[s] * t1[s] for s in range(4))
-        for s, u in itertools.combinations(range(4), 2):
-            rest = [v for v in range(4) if v not in (s, u)]
-            f = f + h[s] * h[u] * (a[rest[0]] + a[rest[1]])
+        for (s, u), c in t2.items():
+            f = f + h[s] * h[u] * c
         out.append(f)
     twins = (masks[t] == flush).sum(axis=1)
     weight = 4 // (1 + twins)

@@ -23,9 +23,18 @@ MAIN_METHOD = ("exact: all 133,784,560 x 45,379,620 (player, dealer) pairs by pe
                "bivariate generating functions per flush value; ten-high three-card flushes "
                "hand by hand (per-suit generating functions of each hand)")
 SIDE_METHOD = "exact: per-suit generating functions over C(52,7) = 133,784,560 hands"
+MAIN_BRIEF = "exact, all (player, dealer) pairs; best raise (per hand where it matters)"
+SIDE_BRIEF = "exact, generating functions"
 _RANKS = "23456789TJQKA"
 
 _main = []
+_memo = {}
+
+
+def _cached(key, fn):
+    if key not in _memo:
+        _memo[key] = fn()
+    return _memo[key]
 
 
 def _mask_name(m):
@@ -125,9 +134,10 @@ def exact(table, rules):
     mm = main()
     ante, rz = _outcomes(mm)
     ra = Fraction(sum(r * c for r, c in mm.hands.items()), N_HANDS)
-    wagers = [wager("ante", "Ante", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, ante),
+    wagers = [wager("ante", "Ante", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, ante,
+                    brief=MAIN_BRIEF),
               wager("raise", "Raise", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, rz,
-                    wagered=ra)]
+                    wagered=ra, brief=MAIN_BRIEF)]
     ret = sum((Fraction(w["return_exact"]) for w in wagers), Fraction(0))
     ten = [{"flush": _mask_name(int(mm.g.mask[i])), "raised": s["raised"],
             "folded": s["folded"]} for i, s in sorted(mm.split.items())]
@@ -149,7 +159,7 @@ def exact(table, rules):
                                                                         ret.denominator),
              "initial_wager": 1, "average_raise": float(ra),
              "house_edge_per_hand": float(-ret), "element_of_risk": float(-ret / (1 + ra)),
-             "method": MAIN_METHOD,
+             "method": MAIN_METHOD, "brief": MAIN_BRIEF,
              "raise_frequency": float(Fraction(N_HANDS - mm.hands[0], N_HANDS)),
              "push_frequency": float(Fraction(sum(int(mm.by[r][2]) for r in mm.by), N_PAIRS)),
              "strategy": {"rule": "raise the maximum with a flush of 4 or more cards (1x with "
@@ -164,22 +174,22 @@ def exact(table, rules):
                                       "maximum with 4+ (the best that ignores off-suit cards)",
                               "house_edge_per_hand": float(-fv)}}}
     secs = table.sections
-    nq = hcf.not_qualifying()
+    nq = _cached("nq", hcf.not_qualifying)
     fields = {"wagers": wagers, "main_game": main_,
               "dealer": {"qualifies": float(Fraction(N_HANDS - nq, N_HANDS)),
                          "qualifies_exact": "%d/%d" % (N_HANDS - nq, N_HANDS),
                          "method": SIDE_METHOD}}
-    lengths = hcf.flush_lengths()
-    runs = hcf.sf_runs()
+    lengths = _cached("lengths", hcf.flush_lengths)
+    runs = _cached("runs", hcf.sf_runs)
     if "flush_bonus" in secs:
         wagers.append(wager("flush_bonus", "Flush Bonus", SIDE_METHOD, "seven-card hands",
                             N_HANDS, _lengths_rows(secs["flush_bonus"], lengths,
-                                                   hcf.LENGTHS)))
+                                                   hcf.LENGTHS), brief=SIDE_BRIEF))
     if "straight_flush_bonus" in secs:
         wagers.append(wager("straight_flush_bonus", "Straight Flush Bonus", SIDE_METHOD
                             + " (ace high or low)", "seven-card hands", N_HANDS,
                             _lengths_rows(secs["straight_flush_bonus"], runs,
-                                          hcf.SF_LENGTHS)))
+                                          hcf.SF_LENGTHS), brief=SIDE_BRIEF))
     if "progressive" in secs:
         prog = secs["progressive"]
         rows = []
@@ -192,7 +202,7 @@ def exact(table, rules):
                 rows.append(("%d-card straight flush: %s" % (n, tier), runs[n], None))
         rows.append(("no tier", lost, Fraction(-1)))
         w = wager("progressive", "Progressive", SIDE_METHOD, "seven-card hands", N_HANDS,
-                  rows)
+                  rows, brief=SIDE_BRIEF)
         w["house_edge"] = None  # it depends on the jackpot awards, not on this table
         w["note"] = ("the shoe reports the tier; the award comes from the host's jackpot "
                      "meter: the return shown is the shoe's own settlement (a hit counts 0, "

@@ -57,12 +57,12 @@ def _summary_rows(sheet):
     rows = [("Main game, per hand", "%+.6f" % mg["return_per_hand"],
              "%s of the initial %d; element of risk %s" % (
                  pct(mg["house_edge_per_hand"]), mg["initial_wager"],
-                 pct(mg["element_of_risk"])), mg["method"], _sim(mg.get("simulation")))]
+                 pct(mg["element_of_risk"])), mg["brief"], _sim(mg.get("simulation")))]
     for w in sheet["wagers"]:
         he = pct(w["house_edge"])
         if w["wager"] == "raise":
             he += " per unit raised (%.4f units a hand)" % w["wagered_per_hand"]
-        rows.append((w["title"], "%+.6f" % w["return"], he, w["method"],
+        rows.append((w["title"], "%+.6f" % w["return"], he, w["brief"],
                      _sim(w.get("simulation"))))
     return rows
 

@@ -31,13 +31,13 @@ def outcome(name, combos, total, pays, wagered=1):
     return row
 
 
-def wager(name, title, method, unit, total, rows, wagered=Fraction(1), exact=None):
-    """A wager entry: rows are (outcome, combinations, pays) with pays a Fraction or None."""
+def wager(name, title, method, unit, total, rows, wagered=Fraction(1), brief=None):
+    """A wager entry: rows are (outcome, combinations, pays) with pays a Fraction or None.
+    method: how the figures were found, in full; brief: the same in a few words."""
     ret = sum((Fraction(c, total) * p for _, c, p in rows if p is not None), Fraction(0))
-    if exact is not None:
-        ret = exact
     hit = sum(c for _, c, p in rows if p is None or p > 0)  # None: a jackpot tier
-    entry = {"wager": name, "title": title, "method": method, "unit": unit, "total": total,
+    entry = {"wager": name, "title": title, "method": method, "brief": brief or method,
+             "unit": unit, "total": total,
              "outcomes": [outcome(n, c, total, p) for n, c, p in rows],
              "return": float(ret), "return_exact": frac(ret),
              "wagered_per_hand": float(wagered),
