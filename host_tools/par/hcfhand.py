@@ -25,8 +25,34 @@ N_DEALER = comb(45, 7)
 _LOW = (1 << 7) - 1  # ranks 2..8: a three-card flush of these does not qualify
 
 
-def _poly(a):
-    return [np.ones_like(a), a, a * (a - 1) // 2]
+def _size_terms(a):
+    """What depends on the four suits' sizes alone (a = 13 - the player's cards there, ints
+    or arrays): [z^7] prod A, [z^4] of the products without suit s, and a_u + a_v for every
+    pair (s, t) and the other two suits u, v."""
+    polys = [[x * 0 + 1, x, x * (x - 1) // 2] for x in a]
+    all4 = polys[0]
+    for p in polys[1:]:
+        all4 = _mul(all4, p, 7)
+    t1 = []
+    for s in range(4):
+        acc = [a[0] * 0 + 1]
+        for u in range(4):
+            if u != s:
+                acc = _mul(acc, polys[u], 4)
+        t1.append(acc[4])
+    t2 = {}
+    for s, u in itertools.combinations(range(4), 2):
+        v, w = [x for x in range(4) if x not in (s, u)]
+        t2[s, u] = a[v] + a[w]
+    return all4[7], t1, t2
+
+
+def _coeff(t0, t1, t2, h):
+    """[z^7] prod (A_s + h_s z^3) from the size terms and each suit's h."""
+    f = t0 + sum(h[s] * t1[s] for s in range(4))
+    for (s, u), c in t2.items():
+        f = f + h[s] * h[u] * c
+    return f
 
 
 def _mul(p, q, top):
@@ -73,22 +99,7 @@ class _Others:
         self.size = size
         self.three = size[t] == 3  # a three-card other suit must not beat the flush
         a = [np.full(len(t), 10, dtype=np.int64)] + [13 - size[t[:, j]] for j in range(3)]
-        polys = [_poly(x) for x in a]
-        all4 = polys[0]
-        for p in polys[1:]:
-            all4 = _mul(all4, p, 7)
-        self.t0 = all4[7]
-        self.t1 = []
-        for s in range(4):
-            acc = [np.ones(len(t), dtype=np.int64)]
-            for u in range(4):
-                if u != s:
-                    acc = _mul(acc, polys[u], 4)
-            self.t1.append(acc[4])
-        self.t2 = {}
-        for s, u in itertools.combinations(range(4), 2):
-            v, w = [x for x in range(4) if x not in (s, u)]
-            self.t2[s, u] = a[v] + a[w]
+        self.t0, self.t1, self.t2 = _size_terms(a)
 
 
 _others = []
@@ -115,11 +126,7 @@ def hands(flush):
     own_q = comb(7 - bin(flush & _LOW).count("1"), 3)
     out = []
     for h_other, own in ((h_q, own_q), (h_lt, own_lt), (h_le, own_lt)):
-        h = [own] + [h_other[t[:, j]] for j in range(3)]
-        f = t0 + sum(h[s] * t1[s] for s in range(4))
-        for (s, u), c in t2.items():
-            f = f + h[s] * h[u] * c
-        out.append(f)
+        out.append(_coeff(t0, t1, t2, [own] + [h_other[t[:, j]] for j in range(3)]))
     twins = (masks[t] == flush).sum(axis=1)
     weight = 4 // (1 + twins)
     return (weight,) + tuple(out)
@@ -141,47 +148,21 @@ def split(flush):
             "all": (s(nq, slice(None)), s(lt, slice(None)), s(le, slice(None)))}
 
 
-def _three_below_one(free, mask):
-    n = 0
-    for b in range(12, -1, -1):
-        if mask >> b & 1:
-            above = mask >> (b + 1) << (b + 1)
-            need = 3 - bin(above).count("1")
-            if need >= 0 and free & above == above:
-                n += comb(bin(free & ((1 << b) - 1)).count("1"), need)
-    return n
+_below_of = {}  # flush mask -> _three_below of every free-rank mask
 
 
 def raises(suit_masks):
     """One hand (its four suits' rank masks) whose flush is three cards: True if raising 1x
     has the larger expected return (the same sums as `hands`, for a single hand)."""
     flush = max(suit_masks, key=lambda m: (bin(m).count("1"), m))
-    full = (1 << 13) - 1
-    a = [13 - bin(m).count("1") for m in suit_masks]
-    polys = [[1, x, x * (x - 1) // 2] for x in a]
-
-    all4 = [1]
-    for p in polys:
-        all4 = _mul(all4, p, 7)
-    t1 = []
-    for s in range(4):
-        acc = [1]
-        for u in range(4):
-            if u != s:
-                acc = _mul(acc, polys[u], 4)
-        t1.append(acc[4])
-
-    def coeff(h):
-        f = all4[7] + sum(h[s] * t1[s] for s in range(4))
-        for s, u in itertools.combinations(range(4), 2):
-            v, w = [x for x in range(4) if x not in (s, u)]
-            f += h[s] * h[u] * (a[v] + a[w])
-        return f
-
-    h_lt = [_three_below_one(full & ~m, flush) for m in suit_masks]
+    below = _below_of.get(flush)
+    if below is None:  # every free-rank mask at once: then each hand is a lookup
+        below = _below_of[flush] = _three_below(np.arange(1 << 13), flush).tolist()
+    t0, t1, t2 = _size_terms([13 - bin(m).count("1") for m in suit_masks])
+    h_lt = [below[((1 << 13) - 1) & ~m] for m in suit_masks]
     h_le = [h + (1 if m & flush == 0 else 0) for h, m in zip(h_lt, suit_masks)]
     h_q = [comb(7 - bin(m & _LOW).count("1"), 3) for m in suit_masks]
-    nq, lt, le = coeff(h_q), coeff(h_lt), coeff(h_le)
+    nq, lt, le = (_coeff(t0, t1, t2, h) for h in (h_q, h_lt, h_le))
     if hcf.value(3, flush) >= hcf.value(*hcf.QUALIFY):
         win, lose = lt - nq, N_DEALER - le
     else:

@@ -8,9 +8,10 @@ rank sets are disjoint. So with, per suit,
 
 the pairs with the player at most x and the dealer below y are [z^7 w^7] B(z, w)^4 (the same
 with < for either side). B's coefficients are binomials except where both sets sit exactly on
-their thresholds' lengths; that one is counted by a digit DP over the 13 ranks, high to low,
-vectorized over every query. Differences over x give, for every flush value x of the player:
-all pairs, the dealer not qualifying, the dealer qualifying and below x, equal to x, above x.
+their thresholds' lengths; those come from 2-D prefix sums of "disjoint" over every pair of
+rank sets of the two lengths in mask order (at most 1716 x 1716). Differences over x give, for
+every flush value x of the player: all pairs, the dealer not qualifying, the dealer qualifying
+and below x, equal to x, above x.
 """
 from math import comb
 
@@ -27,14 +28,9 @@ class _Sets:
     (p, d) with p among the first i sets of length a and d among the first j of length b."""
 
     def __init__(self, ranks):
-        self.ranks = ranks
         pop = hcf.suit_tables(ranks)[0]
         self.by_len = [np.flatnonzero(pop == n) for n in range(ranks + 1)]
         self._pairs = {}
-
-    def bound(self, length, mask, strict):
-        """How many sets of `length` have a mask below `mask` (at most, if not strict)."""
-        return int(np.searchsorted(self.by_len[length], mask, "left" if strict else "right"))
 
     def pairs(self, a, b):
         t = self._pairs.get((a, b))
