@@ -124,14 +124,20 @@ def _md(sheet):
     return "\n".join(out) + "\n"
 
 
-def _svg(fig):
+def _image(fig, fmt):
+    if fmt == "png":
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", bbox_inches="tight", dpi=90)
+        return buf.getvalue()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg"):]  # inline: no XML prolog
 
 
-def _charts(sheet):
+def charts(sheet, fmt="svg"):
+    """(return by outcome, hit frequencies) as inline SVG text, or PNG bytes; the second is
+    empty when no side wager pays."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -153,7 +159,7 @@ def _charts(sheet):
             w["title"], w["return"]), fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
     fig.tight_layout()
-    first = _svg(fig)
+    first = _image(fig, fmt)
     plt.close(fig)
     hits = [(w["title"] + ": " + o["outcome"], o["probability"]) for w in ws
             if w["wager"] not in ("ante", "odds", "raise")
@@ -169,7 +175,7 @@ def _charts(sheet):
         ax.set_title("Hit frequency of each paying outcome (log scale)", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         fig.tight_layout()
-        second = _svg(fig)
+        second = _image(fig, fmt)
         plt.close(fig)
     return first, second
 
@@ -196,7 +202,7 @@ def _html(sheet):
     parts += ["</ul>", "<h2>Summary</h2>",
               _table(("wager", "return per hand", "house edge", "method", "simulation"),
                      _summary_rows(sheet))]
-    first, second = _charts(sheet)
+    first, second = charts(sheet)
     parts += ["<h2>Return by outcome</h2>", first]
     if second:
         parts += ["<h2>Hit frequencies</h2>", second]
