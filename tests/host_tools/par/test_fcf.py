@@ -190,3 +190,12 @@ def test_missing_odds_category_loses_like_the_engine(model):
     g = fcf.Main(model, paytable.validate(doc), _rules())
     rows = dict((n, p) for n, _, p in g.outcomes()["odds"])
     assert rows["straight, beats or ties the dealer"] == -1  # docs/engine.md: does not pay
+
+
+def test_a_deck_without_suit_symmetry_is_refused_not_miscounted():
+    # the class trick needs every rank in all four suits: without it the weighted counts do
+    # not divide by the class sizes, and counts() says so instead of returning wrong numbers
+    deck = np.array([r * 4 + s for r in (0, 1, 2, 3, 12) for s in range(4)][:-1])
+    with pytest.raises(ArithmeticError):
+        values, lt, le, below = disjoint.counts(disjoint.Classes(deck), fcfhands.value5)
+        below(fcfhands.OPEN)

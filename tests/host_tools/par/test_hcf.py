@@ -211,3 +211,18 @@ def test_the_strategy_is_every_hands_best():
         low = _max_over_patterns(7 - length, length, lambda z: _coeff(z, 3))
         high = _max_over_patterns(7 - length, length, lambda z: n - _coeff(z, length - 1))
         assert n - low - 2 * high > 0
+
+
+def test_hand_by_hand_counts_must_add_up_to_the_per_flush_counts(main, monkeypatch):
+    # the sheet refuses to mix two methods that disagree (here: one dealer hand moved)
+    real = hcfhand.split
+
+    def off_by_one(flush):
+        s = real(flush)
+        nq, lt, le = s["all"]
+        return dict(s, all=(nq + 1, lt, le))
+
+    monkeypatch.setattr(hcfmain, "Game", lambda: main.g)
+    monkeypatch.setattr(hcfhand, "split", off_by_one)
+    with pytest.raises(ArithmeticError):
+        hcfsheet.Main()

@@ -9,7 +9,7 @@ import pytest
 
 from host_tools import cli, par
 from host_tools.errors import ShoeError
-from host_tools.par import fcf, fcfside, sim
+from host_tools.par import fcfside
 from host_tools.par.sheet import RULES
 from shoe.games import engine, paytable
 
@@ -103,19 +103,22 @@ def test_bad_rules_and_rounds_are_refused():
     assert RULES == engine._RULES  # the par sheets know the engine's rule set
 
 
-def test_the_simulation_catches_a_wrong_exact_figure():
-    # the exact Four Card Bonus of one table against the engine settling another: the
-    # check must fail (a cross-check that cannot disagree checks nothing)
-    s = par.sheet("fcf-public-1", sim_rounds=0)
-    doc = paytable.preset("fcf-public-1")
-    doc["four_card_bonus"]["two_pair"] = 3  # 2 in the exact sheet
-    other = paytable.validate(doc)
-    res = sim.run("four-card-frenzy", other, {"ties": "player",
-                                              "raise_when_dealer_not_open": "compare"},
-                  fcf.Main(fcf.model(), other, s["rules"]).decision, 600, 3)
-    bonus = next(w for w in s["wagers"] if w["wager"] == "four_card_bonus")
-    mean, se = res["wagers"]["four_card_bonus"]
-    assert abs(mean - bonus["return"]) / se > 3
+def test_the_simulation_catches_a_wrong_exact_figure(monkeypatch, capsys):
+    # exact counts made wrong on purpose (2 million losing six-card sets counted as three of
+    # a kind): the engine's settlement must disagree, in the sheet and in the exit code
+    right = fcfside.all_six_counts()
+    wrong = dict(right)
+    wrong[None] -= 2000000
+    wrong["three_of_a_kind"] += 2000000
+    monkeypatch.setattr(fcfside, "all_six_counts", lambda: dict(wrong))
+    s = par.sheet("fcf-public-1", sim_rounds=150, seed=3)
+    six = next(w for w in s["wagers"] if w["wager"] == "all_six")
+    assert not six["simulation"]["agrees"] and abs(six["simulation"]["z"]) > 3
+    assert not s["simulation"]["agrees"]
+    others = [w["simulation"]["agrees"] for w in s["wagers"] if w["wager"] != "all_six"]
+    assert all(others)
+    assert cli.main(["par", "--paytable", "fcf-public-1", "--sim-rounds", "150"]) == 1
+    assert "simulation agrees within 3 SE: NO" in capsys.readouterr().err
 
 
 def test_render_formats():
