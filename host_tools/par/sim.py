@@ -7,7 +7,8 @@ every seat bets one unit (10000 in the smallest currency unit, so that every fix
 payout is exact) on every wager the table offers, and raises as the exact strategy says. A
 seat's (hand, dealer) pair has the distribution of a heads-up game, so the mean per seat is
 the heads-up expectation; seats of one round share the dealer, so the standard error is taken
-over rounds (each round's sum over its seats).
+over rounds (each round's sum over its seats). The figures are the engine's per-wager payouts,
+which it reports before any payout limit (the limit caps only a seat's net).
 """
 import math
 import random
@@ -16,18 +17,11 @@ import time
 import numpy as np
 
 from shoe.games import engine
-from shoe.games.paytable import Table
 from shoe.games.vocab import FCF, ONE, OPTIONAL
 
 SEATS = 6
 UNIT = ONE  # one unit of every wager: payouts of fixed-point odds are then exact
 NAMES = [r + s for r in "23456789TJQKA" for s in "cdhs"]  # card id = rank * 4 + suit
-
-
-def _uncapped(table):
-    """The table without its payout limit (the par sheet is per unit; docs/par.md)."""
-    return Table(table.name, table.game, table.example, None, table.illustrative,
-                 table.sections)
 
 
 class Tally:
@@ -66,7 +60,6 @@ def run(game, table, rules, decide, rounds, seed, seats=SEATS):
     rng = random.Random(seed)
     deals = np.array([rng.sample(range(52), need) for _ in range(rounds)], dtype=np.int64)
     mult = decide(deals[:, :hand * seats].reshape(rounds * seats, hand)).reshape(rounds, seats)
-    tab = _uncapped(table)
     main = ("ante", "odds", "raise") if game == FCF else ("ante", "raise")
     names = list(main) + offered
     tallies = {w: Tally() for w in names + ["main", "raise_amount"]}
@@ -82,7 +75,7 @@ def run(game, table, rules, decide, rounds, seed, seats=SEATS):
         for k in range(seats):
             seat_in[str(k + 1)] = {"cards": [NAMES[c] for c in row[hand * k:hand * (k + 1)]],
                                    "wagers": wagers, "raise": int(mult[r, k]) * UNIT}
-        obj = {"game": game, "paytable": tab, "rules": rules,
+        obj = {"game": game, "paytable": table, "rules": rules,
                "dealer": [NAMES[c] for c in row[hand * seats:hand * (seats + 1)]],
                "seats": seat_in}
         if game == FCF:
