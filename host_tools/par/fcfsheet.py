@@ -3,7 +3,7 @@ the simulation's figures beside them (host_tools.par.sheet builds the rest)."""
 from fractions import Fraction
 
 from host_tools.par import fcf, fcfhands, fcfside
-from host_tools.par.sheet import agree, wager
+from host_tools.par.sheet import wager
 from shoe.games.vocab import LOST, ONE
 
 MAIN_METHOD = ("exact: all 2,598,960 x 1,533,939 (player, dealer) pairs, by inclusion-"
@@ -84,12 +84,3 @@ def exact(table, rules):
                   "method": "exact: enumeration of the suit classes of the dealer's hand"}}
     return fields, g.decision
 
-
-def attach(out, res):
-    """Put the simulation's figures beside the exact ones."""
-    for w in out["wagers"]:
-        mean, se = res["wagers"][w["wager"]]
-        agree(w, mean, se)
-    mean, se = res["main"]
-    agree(out["main_game"], mean, se, key="return_per_hand")
-    out["dealer"]["simulated"] = res["dealer"]

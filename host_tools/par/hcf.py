@@ -68,28 +68,25 @@ def count_hands(select, ranks=RANKS, cards=CARDS):
     return power_coeff(np.bincount(pop[select], minlength=cards + 1), cards)
 
 
-def flush_lengths(ranks=RANKS, cards=CARDS):
-    """{length: hands whose flush has that length}."""
-    pop = suit_tables(ranks)[0]
+def _distribution(per_suit, ranks, cards):
+    """{n: hands whose largest per_suit[mask] over the four suits is n}."""
     out, below = {}, 0
     for n in range(cards + 1):
-        upto = count_hands(pop <= n, ranks, cards)
+        upto = count_hands(per_suit <= n, ranks, cards)
         if upto - below:
             out[n] = upto - below
         below = upto
     return out
+
+
+def flush_lengths(ranks=RANKS, cards=CARDS):
+    """{length: hands whose flush has that length}."""
+    return _distribution(suit_tables(ranks)[0], ranks, cards)
 
 
 def sf_runs(ranks=RANKS, cards=CARDS):
     """{run: hands whose longest straight flush (ace high or low) has that length}."""
-    run = suit_tables(ranks)[2]
-    out, below = {}, 0
-    for n in range(cards + 1):
-        upto = count_hands(run <= n, ranks, cards)
-        if upto - below:
-            out[n] = upto - below
-        below = upto
-    return out
+    return _distribution(suit_tables(ranks)[2], ranks, cards)
 
 
 def joint(ranks=RANKS, cards=CARDS):

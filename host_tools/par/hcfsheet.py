@@ -13,7 +13,7 @@ from math import comb
 import numpy as np
 
 from host_tools.par import hcf, hcfhand, hcfmain
-from host_tools.par.sheet import agree, wager
+from host_tools.par.sheet import wager
 from shoe.games.vocab import LOST, ONE
 
 N_HANDS = comb(52, 7)
@@ -210,11 +210,3 @@ def exact(table, rules):
         wagers.append(w)
     return fields, mm.decide
 
-
-def attach(out, res):
-    for w in out["wagers"]:
-        mean, se = res["wagers"][w["wager"]]
-        agree(w, mean, se)
-    mean, se = res["main"]
-    agree(out["main_game"], mean, se, key="return_per_hand")
-    out["dealer"]["simulated"] = res["dealer"]

@@ -1,6 +1,7 @@
 """Build a par sheet: every wager of a pay table, each outcome's combinations, probability,
 pay and contribution to the return, the house edge, the method beside each figure, and the
-simulation's agreement (docs/par.md, "The sheet"). `sheet()` is host_tools.par.sheet."""
+simulation's agreement (docs/par.md: the API and every key). `sheet()` is
+host_tools.par.sheet."""
 import time
 from fractions import Fraction
 
@@ -46,13 +47,23 @@ def wager(name, title, method, unit, total, rows, wagered=Fraction(1), brief=Non
     return entry
 
 
-def agree(entry, mean, se, key="return", scale=1.0):
+def agree(entry, mean, se, key="return"):
     """Attach the simulation's figure to an entry (or a dict) and say if it agrees."""
-    exact = entry[key] * scale
+    exact = entry[key]
     z = (mean - exact) / se if se > 0 else (0.0 if mean == exact else float("inf"))
     entry["simulation"] = {"return": mean, "se": se, "z": round(z, 3),
                            "agrees": abs(z) <= SIGMAS}
     return entry["simulation"]["agrees"]
+
+
+def attach(out, res):
+    """Put the simulation's figures (sim.run) beside the exact ones of a sheet."""
+    for w in out["wagers"]:
+        mean, se = res["wagers"][w["wager"]]
+        agree(w, mean, se)
+    mean, se = res["main"]
+    agree(out["main_game"], mean, se, key="return_per_hand")
+    out["dealer"]["simulated"] = res["dealer"]
 
 
 def check_rules(game, rules):
@@ -115,7 +126,7 @@ def sheet(paytable, rules=None, *, sim_rounds=None, seed=SEED):
         from host_tools.par import sim
 
         res = sim.run(table.game, table, rules, decide, sim_rounds, seed)
-        build.attach(out, res)
+        attach(out, res)
         ok = [w["simulation"]["agrees"] for w in out["wagers"] if "simulation" in w]
         ok.append(out["main_game"]["simulation"]["agrees"])
         out["simulation"] = {k: res[k] for k in ("rounds", "seats", "hands", "seed", "engine",
