@@ -6,11 +6,13 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
+from host_tools.hoststate import parse_floor
 from host_tools.link import ShoeLink
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
@@ -267,8 +269,9 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
             link.open(timeout=10)
             for _ in range(3):
                 link.command("status")
-            assert wait_for(lambda: json.loads(open(str(audit.path) + ".counters.json").read())
-                            == {"T1": link.ep.ctr})
+            floor = Path(str(audit.path) + ".counters.json")
+            assert wait_for(lambda: parse_floor(floor.read_bytes())["shoes"]["T1"]["ctr"]
+                            == link.ep.ctr)
     finally:
         first.close()
     wiped = FakeShoe(tmp_path / "wiped")  # the same shoe id, its journal gone: counter 0
