@@ -256,11 +256,14 @@ class AuditStore:
             self._batch -= 1
             self._commit()
 
-    def integrity(self):
-        """None, or what SQLite's quick_check says is wrong with the file (a damaged page)."""
+    def integrity(self, full=False):
+        """None, or what SQLite says is wrong with the file: quick_check (every page's
+        structure: a damaged page, a truncated file), or with `full` integrity_check (also
+        every index against its table; `shoectl verify --shoe`)."""
         try:
             with self._lock:
-                rows = self._db.execute("PRAGMA quick_check").fetchall()
+                rows = self._db.execute("PRAGMA %s" % ("integrity_check" if full else
+                                                       "quick_check")).fetchall()
         except sqlite3.DatabaseError as e:
             return str(e)
         bad = [r[0] for r in rows if r[0] != "ok"]

@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -47,6 +48,8 @@ _TAG = b"shoectl-host-record\x00"       # not a prefix of any link tag (they sta
 _ACCEPT_TAG = b"shoectl-acceptance\x00"
 TAIL = 32  # events re-checked at each open (`shoectl verify --shoe` checks them all)
 _FIELDS = ("base", "ctr", "eseq", "gen", "head", "mac")
+# what a damaged store raises when read: a bad schema, a value of the wrong type, bad UTF-8
+_UNREADABLE = (sqlite3.Error, TypeError, ValueError, KeyError, IndexError)
 
 # reason codes: docs/hoststate.md has what each means and what to do
 REASONS = {
@@ -74,9 +77,9 @@ class HostStateError(ShoeError):
 
     def __init__(self, path, what, reason):
         self.path = str(path)
-        self.what = what
+        self.what = " ".join(str(what).split())   # one line, whatever SQLite said
         self.reason = reason
-        ShoeError.__init__(self, "%s %s [%s]" % (self.path, what, reason))
+        ShoeError.__init__(self, "%s %s [%s]" % (self.path, self.what, reason))
 
 
 _NO_TRUST = ("store_locked", "store_damaged", "floor_write")
@@ -264,12 +267,14 @@ class HostState:
         self.opened = True
         self.problems = []
         bad = self.store.integrity()
+        if not bad:
+            try:   # a store of an earlier shoectl gets its identity now
+                self.store_id = self.store.store_id(create=True)
+                self._read_floor()
+            except _UNREADABLE as e:
+                bad = str(e)
         if bad:
-            self.problems.append(self._err("store", "store_damaged", "is damaged (SQLite: %s): "
-                                           "restore it from a backup, or give another --db" % bad))
-        else:   # a store of an earlier shoectl gets its identity now
-            self.store_id = self.store.store_id(create=True)
-            self._read_floor()
+            self.problems.append(self._damaged(bad))
         if strict and self.problems:
             raise self.problems[0]
         return self.problems
@@ -302,6 +307,10 @@ class HostState:
                                                "audit store than %s (swapped or copied)"
                                                % self.store.path))
 
+    def _damaged(self, why):
+        return self._err("store", "store_damaged", "is damaged (SQLite: %s): restore it from a "
+                         "backup, or give another --db" % why)
+
     def close(self):
         self.lock.release()
         self.opened = False
@@ -316,6 +325,14 @@ class HostState:
                "store_last": 0, "floor": 0, "gen": 0, "stale_file": False}
         if any(p.reason == "store_damaged" for p in problems):
             return rep
+        try:
+            self._inspect(shoe, key, rep)
+        except _UNREADABLE as e:
+            problems.append(self._damaged("%s: %s" % (type(e).__name__, e)))
+        return rep
+
+    def _inspect(self, shoe, key, rep):
+        st, problems = self.store, rep["problems"]
         sid = self.store_id
         rec = st.host_record(shoe)
         last = st.last_eseq(shoe)
