@@ -126,7 +126,7 @@ class ShoeLink:
                     self.hoststate.open()
                 except HostStateError as e:
                     self.host_problem = e
-                    raise ShoeError(refusal(e), e.reason) from None
+                    raise _host_refusal(e) from None
             self._thread = threading.Thread(target=self._run, name="shoe-link", daemon=True)
             self._thread.start()
 
@@ -143,7 +143,7 @@ class ShoeLink:
                     return self
                 refused = self.ep.refused
             if refused in LOCAL:
-                raise self._local_refusal(refused)
+                raise self._local_refusal(refused, "link to %s refused" % self.url)
             time.sleep(0.01)
         if refused:
             raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
@@ -151,10 +151,12 @@ class ShoeLink:
         raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
             self.url, timeout, why))
 
-    def _local_refusal(self, refused):
+    def _local_refusal(self, refused, prefix):
+        """This host's own refusal: `.reason` stays None (a host failure, not the shoe's word);
+        a host-state refusal carries the HostStateError (its code) as `.host_state`."""
         if refused == "host_state" and self.host_problem is not None:
-            return ShoeError(refusal(self.host_problem, self.shoe_id), self.host_problem.reason)
-        return ShoeError("link to %s refused: %s" % (self.url, REASONS[refused]), refused)
+            return _host_refusal(self.host_problem, self.shoe_id)
+        return ShoeError("%s: %s" % (prefix, REASONS[refused]))
 
     def close(self):
         self._stop.set()
@@ -200,7 +202,7 @@ class ShoeLink:
                     break
                 refused = self.ep.refused
             if refused in LOCAL:
-                raise self._local_refusal(refused)
+                raise self._local_refusal(refused, "link refused")
             if time.monotonic() >= deadline:
                 why = (" (refused: %s)" % REASONS.get(refused, refused)) if refused else ""
                 raise ShoeError("%s: the shoe is not connected (%s)%s" % (kind, self.url, why))
@@ -358,6 +360,12 @@ class ShoeLink:
         elif self.audit is not None:
             for kind, body, ref, meta in durable:
                 self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
+
+
+def _host_refusal(problem, shoe=None):
+    err = ShoeError(refusal(problem, shoe))
+    err.host_state = problem
+    return err
 
 
 def verify_attestation(answer, key, nonce, roots):
