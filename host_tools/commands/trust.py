@@ -150,10 +150,13 @@ def _accept(args, k, link, hs, rep, report, behind):
     try:
         # ack_error with no ids: a supervised command that clears nothing; the shoe checks
         # the supervisor's MAC and journals the counter before it answers
-        link.command("ack_error", {"ids": []}, timeout=args.timeout, supervisor=True)
+        rep_ = link.command("ack_error", {"ids": []}, timeout=args.timeout, supervisor=True)
     except ShoeError as e:
-        raise ShoeError("not accepted: the shoe refused the supervised command (%s)" % e) from None
-    ctr = link.ep.ctr_seen.get(link.ep.peer.get("id"), target + 1)
+        why = {"bad_mac": "the supervisor key is not this shoe's",
+               "no_key": "the shoe has no supervisor key provisioned"}.get(e.reason, str(e))
+        raise ShoeError("not accepted: the shoe refused the supervised command: %s [%s]"
+                        % (why, e.reason)) from None
+    ctr = rep_["re"]   # the counter the shoe journalled: above every one it accepted before
     details = {"at": time.strftime("%Y-%m-%d %H:%M:%S"), "user": getpass.getuser(),
                "host": socket.gethostname(), "note": args.note,
                "problems": report["problems"], "shoe_now": report["shoe_now"],

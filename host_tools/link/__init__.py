@@ -284,7 +284,8 @@ class ShoeLink:
                                                "store_damaged")
             return "host_state"
         self.host_problem = None
-        self.ep.ctr_seen[sid] = max(floor, self.ep.ctr_seen.get(sid, 0))
+        key = hello.get("id")   # the Endpoint's own key for the shoe (None when it has no id)
+        self.ep.ctr_seen[key] = max(floor, self.ep.ctr_seen.get(key, 0))
         return None
 
     def _run(self):
@@ -330,6 +331,10 @@ class ShoeLink:
         out = []
         for kind, body, ref, meta in msgs:
             answers = body.get("re") if isinstance(body, dict) else None
+            if kind == "reply" and ref and isinstance(answers, int) and not isinstance(
+                    answers, bool):   # a durable reply: the shoe journalled that counter too
+                sid = self.shoe_id
+                self.ep.ctr_seen[sid] = max(answers, self.ep.ctr_seen.get(sid, 0))
             if kind in ("reply", "error") and answers in self._waiting:
                 ctr = body["re"]
                 self._replies[ctr] = (kind, body)
@@ -353,10 +358,9 @@ class ShoeLink:
         """The durable events and the shoe's counter floor (host state: one transaction, then
         the floor file) before anything can be acknowledged."""
         if self.hoststate is not None:
-            sid = self.shoe_id or "?"
             if durable or self.ep.up:
-                self.hoststate.commit(sid, self.ep.key, self.ep.ctr_seen.get(sid, 0),
-                                      [(k, b, e, m) for k, b, e, m in durable])
+                self.hoststate.commit(self.shoe_id or "?", self.ep.key,
+                                      self.ep.ctr_seen.get(self.shoe_id, 0), durable)
         elif self.audit is not None:
             for kind, body, ref, meta in durable:
                 self.audit.store(self.shoe_id or "?", ref, kind, body, meta)

@@ -207,12 +207,14 @@ sys.path.insert(0, ".")
 import host_tools
 from host_tools import hoststate
 from host_tools.audit import AuditStore
-from tests.security.hoststate_support import KEY
+from tests.security.hoststate_support import KEY, Shoe
 db, step, at = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = AuditStore(db)
 hs = hoststate.HostState(store)
 hs.open()
 floor = hs.check("T1", KEY)
+shoe = Shoe()
+shoe.events(store.last_eseq("T1"))   # the shoe's history so far (stored already)
 print("start", floor, flush=True)
 armed = [False, 0]
 
@@ -241,7 +243,7 @@ n = 0
 while True:
     n += 1
     armed[0] = n == at
-    hs.commit("T1", KEY, floor + n)
+    hs.commit("T1", KEY, floor + n, shoe.events(2))   # two events and the floor: one commit
     print("committed", floor + n, flush=True)
 """
 
@@ -265,7 +267,8 @@ def test_kill_9_in_the_middle_of_writing_the_floor_leaves_it_old_or_new(tmp_path
     assert isinstance(doc, dict), doc
     assert doc["shoes"]["T1"]["ctr"] in (33, 34)         # ... the old (33) or the new (34)
     assert verdict(db) == 34                              # the store committed 34 first
-    assert parse_floor(floor_of(db).read_bytes())["shoes"]["T1"]["ctr"] == 34   # caught up
+    entry = parse_floor(floor_of(db).read_bytes())["shoes"]["T1"]
+    assert (entry["ctr"], entry["eseq"]) == (34, 7 + 3 * 2)  # caught up, with the 3rd events
 
 
 def test_kill_9_at_random_instants_of_a_committing_host(tmp_path):

@@ -202,3 +202,63 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
         assert wiped.j.ctr == 0  # and nothing was sent to it
     finally:
         wiped.close()
+
+
+def test_events_and_the_counter_floor_are_kept_together(shoe, audit):
+    """Every batch of events and the floor go into the store's host record in one commit, and
+    the floor file follows it: both name the store's last event and the counters seen."""
+    with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 12})
+        assert wait_for(lambda: audit.last_eseq("T1") == 12)
+        link.command("status")
+        ctr = link.ep.ctr_seen["T1"]
+        assert wait_for(lambda: audit.host_record("T1")["ctr"] == ctr)
+        rec = audit.host_record("T1")
+        assert rec["eseq"] == 12 and rec["head"] == audit.hash_at("T1", 12)
+        floor = Path(str(audit.path) + ".counters.json")
+        assert wait_for(lambda: parse_floor(floor.read_bytes())["shoes"]["T1"] == rec)
+
+
+def test_a_damaged_host_state_refuses_at_once_and_sends_nothing(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 2})
+        assert wait_for(lambda: audit.host_record("T1") and audit.host_record("T1")["eseq"] == 2)
+    ctr = shoe.j.ctr
+    audit._db.execute("UPDATE host_record SET ctr = 0")   # someone lowers the floor
+    audit._db.commit()
+    t0 = time.monotonic()
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=20)
+    assert time.monotonic() - t0 < 10                      # refused at the handshake
+    assert e.value.host_state.reason == "store_record" and str(audit.path) in str(e.value)
+    assert e.value.reason is None                          # the host's own refusal
+    assert shoe.j.ctr == ctr                               # no command reached the shoe
+
+
+def test_a_floor_file_that_cannot_be_written_stops_the_link_before_acknowledging(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 3})
+        assert wait_for(lambda: link.command("status")["outbox"] == 0)  # stored, acknowledged
+        Path(str(audit.path) + ".counters.json.tmp").mkdir()  # the next write cannot happen
+        with pytest.raises(ShoeError) as e:
+            link.command("emit", {"n": 2})
+        assert "[floor_write]" in str(e.value) and link.fatal
+    assert wait_for(lambda: [e for e, _ in shoe.j.outbox()] == [4, 5])  # never acknowledged
+    # the store committed that batch with its record; the file stayed one write behind
+    rec = audit.host_record("T1")
+    floor = Path(str(audit.path) + ".counters.json")
+    assert rec["eseq"] == audit.last_eseq("T1") >= 4
+    assert parse_floor(floor.read_bytes())["shoes"]["T1"]["gen"] == rec["gen"] - 1
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # still unwritable: refused
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=10)
+        assert e.value.host_state.reason == "floor_write"
+    Path(str(audit.path) + ".counters.json.tmp").rmdir()
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # writable again: caught up
+        link.open(timeout=10)
+        assert wait_for(lambda: not shoe.j.outbox() and audit.last_eseq("T1") == 5)
+    assert parse_floor(floor.read_bytes())["shoes"]["T1"] == audit.host_record("T1")
