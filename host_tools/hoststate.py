@@ -60,6 +60,7 @@ REASONS = {
     "store_old": "the audit store is older than the counter floor file",
     "store_truncated": "events were removed from the end of the audit store",
     "store_tail": "the audit store's last events do not verify",
+    "store_fork": "the shoe's events do not follow the stored ones (another log)",
     "floor_damaged": "the counter floor file is damaged",
     "floor_legacy": "the counter floor file has the old unauthenticated format",
     "floor_version": "the counter floor file has an unknown version",
@@ -270,20 +271,20 @@ class HostState:
         if not bad:
             try:   # a store of an earlier shoectl gets its identity now
                 self.store_id = self.store.store_id(create=True)
-                self._read_floor()
             except _UNREADABLE as e:
                 bad = str(e)
         if bad:
             self.problems.append(self._damaged(bad))
+        self._read_floor(bind=not bad)   # a damaged store: the file's floor still counts
         if strict and self.problems:
             raise self.problems[0]
         return self.problems
 
-    def _read_floor(self):
+    def _read_floor(self, bind=True):
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            if self.store.used():
+            if bind and self.store.used():
                 self.problems.append(self._err(
                     "floor", "floor_missing", "is missing, but the audit store %s shows it was "
                     "used: it was deleted or the store was copied without it" % self.store.path))
@@ -297,7 +298,7 @@ class HostState:
             self.problems.append(self._err("floor", *doc))
             return
         self.floor = doc
-        if doc["store"] != self.store_id:
+        if bind and doc["store"] != self.store_id:
             if not self.store.existed:
                 self.problems.append(self._err("store", "store_missing", "did not exist: the "
                                                "counter floor file %s belongs to an audit store "
@@ -324,6 +325,9 @@ class HostState:
         rep = {"shoe": shoe, "problems": problems, "record": None, "entry": None,
                "store_last": 0, "floor": 0, "gen": 0, "stale_file": False}
         if any(p.reason == "store_damaged" for p in problems):
+            ent = self.floor["shoes"].get(shoe) if self.floor else None
+            if ent is not None and _valid(key, self.floor["store"], shoe, ent):
+                rep.update(entry=ent, floor=ent["ctr"], gen=ent["gen"])
             return rep
         try:
             self._inspect(shoe, key, rep)
@@ -428,6 +432,7 @@ class HostState:
             return None
         with self.store.transaction():
             for kind, body, eseq, meta in events:
+                self._follows(shoe, eseq, meta)
                 self.store.store(shoe, eseq, kind, body, meta)
             rec = self._record(shoe, key, max(ctr, old["ctr"] if old else 0),
                                old["gen"] if old else self._gen(shoe),
@@ -436,6 +441,18 @@ class HostState:
         self._write_file(shoe, rec)
         self._committed[shoe] = rec
         return rec
+
+    def _follows(self, shoe, eseq, meta):
+        """An event must chain onto the stored one before it (when that one is held): a shoe
+        whose log forked from the store's (a replaced journal that caught up with the stored
+        event numbers) is refused before anything of it is stored or acknowledged."""
+        before = self.store.hash_at(shoe, eseq - 1)
+        prev = (meta or {}).get("prev")
+        if before is not None and prev is not None and bytes(prev) != bytes(before):
+            raise HostStateError(self.store.path, "holds event %d of shoe %s, and the shoe's "
+                                 "event %d does not follow it: the shoe's log is another one "
+                                 "(its journal was replaced?)" % (eseq - 1, shoe, eseq),
+                                 "store_fork")
 
     def _gen(self, shoe):
         ent = self.floor["shoes"].get(shoe) if self.floor else None

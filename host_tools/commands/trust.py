@@ -24,8 +24,10 @@ DESCRIPTION = (
     "the shoe itself proves the supervisor key), takes the audit store as it is now, rewrites "
     "the record and the floor file, and keeps who accepted what and when in the store (MAC'd "
     "with the supervisor key). Exit code 1 while the shoe is refused. A shoe whose event "
-    "sequence went back cannot be accepted into the same store (use another --db); a damaged "
-    "SQLite file must be restored from a backup.")
+    "sequence went back cannot be accepted into the same store (its new events would collide "
+    "with the stored ones): --new-db PATH accepts it into a new audit store, with its counter "
+    "raised above this store's floor all the same. A damaged SQLite file must be restored from "
+    "a backup.")
 
 
 def configure(p):
@@ -35,6 +37,9 @@ def configure(p):
                    help="accept the shoe again (needs the supervisor key)")
     p.add_argument("--yes", action="store_true", help="with --accept: do not ask")
     p.add_argument("--note", default="", help="with --accept: why (kept with the acceptance)")
+    p.add_argument("--new-db", metavar="PATH",
+                   help="with --accept, for a shoe whose events went back: the new audit store "
+                   "its log continues in (it must not exist yet)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -132,17 +137,61 @@ def _show(report, rep):
 
 def _accept(args, k, link, hs, rep, report, behind):
     shoe = report["shoe"]
-    if behind:
-        raise ShoeError("cannot accept shoe %s into %s: its event sequence went back; give "
-                        "another --db for its new log" % (shoe, report["store"]))
+    if behind and not args.new_db:
+        raise ShoeError("cannot accept shoe %s into %s: its event sequence went back; accept it "
+                        "into a new audit store: --new-db PATH" % (shoe, report["store"]))
     damaged = [p for p in rep["problems"] if p.reason == "store_damaged"]
-    if damaged:
+    if damaged and not behind:
         raise ShoeError("cannot accept shoe %s: %s" % (shoe, damaged[0]))
+    if behind:
+        return _accept_into_new_store(args, k, link, rep, report)
+    ctr = _raise_counter(args, link, rep, report, "take the audit store as it is (event %d)"
+                         % rep["store_last"])
+    rec = hs.accept(shoe, k["shoe"], ctr, k["supervisor"], _details(args, report, rep, ctr))
+    report["accepted"] = {"gen": rec["gen"], "ctr": rec["ctr"], "eseq": rec["eseq"]}
+    if not args.json:
+        print("accepted: shoe %s, counter floor %d (the shoe's counter is now %d), store at "
+              "event %d, generation %d; recorded in %s" % (shoe, rec["ctr"], ctr, rec["eseq"],
+                                                           rec["gen"], report["store"]))
+
+
+def _accept_into_new_store(args, k, link, rep, report):
+    """The shoe's log starts again in a new store; its counter still goes above the old one's
+    floor, so nothing captured under the old store can replay."""
+    from pathlib import Path
+
+    from host_tools.audit import AuditStore
+    from host_tools.hoststate import HostState
+
+    shoe = report["shoe"]
+    if Path(args.new_db).exists():
+        raise ShoeError("--new-db %s exists: give a new file" % args.new_db)
+    store = AuditStore(args.new_db)
+    hs = HostState(store)
+    try:
+        hs.open()
+        ctr = _raise_counter(args, link, rep, report, "start the new audit store %s for it"
+                             % store.path)
+        details = dict(_details(args, report, rep, ctr), moved_from=report["store"])
+        rec = hs.accept(shoe, k["shoe"], ctr, k["supervisor"], details)
+    finally:
+        hs.close()
+        store.close()
+    report["accepted"] = {"gen": rec["gen"], "ctr": rec["ctr"], "eseq": rec["eseq"],
+                          "store": str(store.path)}
+    if not args.json:
+        print("accepted: shoe %s into the new audit store %s, counter floor %d; use --db %s "
+              "from now on" % (shoe, store.path, rec["ctr"], store.path))
+
+
+def _raise_counter(args, link, rep, report, what):
+    """Ask, then send the supervised no-op at a counter above every old one -> its counter."""
+    shoe = report["shoe"]
     target = max(rep["floor"], report["shoe_now"]["ctr"] or 0)
-    print("accepting will: take the audit store as it is (event %d), raise the shoe's command "
-          "counter from %s to %d (above every counter it was seen to accept: %d) with a "
-          "supervised command that changes nothing, and record the acceptance."
-          % (rep["store_last"], report["shoe_now"]["ctr"], target + 1, rep["floor"]))
+    print("accepting will: %s, raise the shoe's command counter from %s to %d (above every "
+          "counter it was seen to accept: %d) with a supervised command that changes nothing, "
+          "and record the acceptance." % (what, report["shoe_now"]["ctr"], target + 1,
+                                           rep["floor"]), file=sys.stderr if args.json else None)
     if not args.yes and not _ask(shoe):
         raise ShoeError("not accepted")
     with link._lock:
@@ -156,18 +205,14 @@ def _accept(args, k, link, hs, rep, report, behind):
                "no_key": "the shoe has no supervisor key provisioned"}.get(e.reason, str(e))
         raise ShoeError("not accepted: the shoe refused the supervised command: %s [%s]"
                         % (why, e.reason)) from None
-    ctr = rep_["re"]   # the counter the shoe journalled: above every one it accepted before
-    details = {"at": time.strftime("%Y-%m-%d %H:%M:%S"), "user": getpass.getuser(),
-               "host": socket.gethostname(), "note": args.note,
-               "problems": report["problems"], "shoe_now": report["shoe_now"],
-               "old": {"record": rep["record"] and {x: rep["record"][x] for x in
-                                                    ("gen", "ctr", "eseq")},
-                       "file": rep["entry"] and {x: rep["entry"][x] for x in
-                                                 ("gen", "ctr", "eseq")}},
-               "counter": ctr}
-    rec = hs.accept(shoe, k["shoe"], ctr, k["supervisor"], details)
-    report["accepted"] = {"gen": rec["gen"], "ctr": rec["ctr"], "eseq": rec["eseq"]}
-    if not args.json:
-        print("accepted: shoe %s, counter floor %d (the shoe's counter is now %d), store at "
-              "event %d, generation %d; recorded in %s" % (shoe, rec["ctr"], ctr, rec["eseq"],
-                                                           rec["gen"], report["store"]))
+    return rep_["re"]   # the counter the shoe journalled: above every one it accepted before
+
+
+def _details(args, report, rep, ctr):
+    """Who accepted what and when (kept in the store, MAC'd with the supervisor key)."""
+    def short(r):
+        return r and {x: r[x] for x in ("gen", "ctr", "eseq")}
+    return {"at": time.strftime("%Y-%m-%d %H:%M:%S"), "user": getpass.getuser(),
+            "host": socket.gethostname(), "note": args.note, "problems": report["problems"],
+            "shoe_now": report["shoe_now"], "counter": ctr,
+            "old": {"record": short(rep["record"]), "file": short(rep["entry"])}}

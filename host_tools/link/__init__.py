@@ -61,7 +61,8 @@ REASONS = {
     "reply_too_big": "the shoe's reply does not fit in one frame",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
                       "journal was reset, or another shoe uses its id): refusing to mix the logs; "
-                      "use another audit store (--db)",
+                      "a supervisor can start a new audit store for it with its counter raised: "
+                      "shoectl trust --accept --new-db PATH",
     "counter_reset": "the shoe's command counter went back (it is below a counter this host saw "
                      "it accept: its journal was rolled back or replaced, so commands it already "
                      "executed could be replayed): refusing the shoe",

@@ -7,6 +7,7 @@ import pytest
 
 from host_tools import cli
 from host_tools.audit import AuditStore
+from host_tools.errors import ShoeError
 from host_tools.hoststate import parse_floor
 from host_tools.link import ShoeLink
 from tests.host_tools.link.fakeshoe import KEY, SUP, FakeShoe
@@ -102,8 +103,29 @@ def test_a_shoe_whose_events_went_back_cannot_be_accepted_into_the_same_store(us
     try:
         rc, out, err = shoectl(capsys, "trust", "--port", wiped.url, "--keys", kf, "--db", db,
                                "--accept", "--yes")
-        assert rc == 1 and "another --db" in err and "sequence_reset" in out
+        assert rc == 1 and "--new-db" in err and "sequence_reset" in out
         assert wiped.j.ctr == 0                              # nothing was sent to it
+        old_floor = parse_floor(floor(db).read_bytes())["shoes"]["T1"]["ctr"]
+        new = tmp_path / "new.sqlite"
+        rc, out, err = shoectl(capsys, "trust", "--port", wiped.url, "--keys", kf, "--db", db,
+                               "--accept", "--yes", "--new-db", new)
+        assert rc == 0, err
+        assert wiped.j.ctr == old_floor + 1                  # above the old store's floor
+        store = AuditStore(new)
+        with ShoeLink(wiped.url, KEY, audit=store) as link:  # its log goes on in the new store
+            link.open(timeout=10)
+            link.command("emit", {"n": 2})   # after the supervised command's durable reply
+            assert wait_for(lambda: store.last_eseq("T1") == 3)
+        assert store.acceptances("T1")[0][1].count(str(db)) == 1   # where it came from
+        store.close()
+        old = AuditStore(db)
+        with ShoeLink(wiped.url, KEY, audit=old) as link:    # the old store: its numbers caught
+            link.open(timeout=10)                            # up, but its next event forks
+            with pytest.raises(ShoeError) as e:
+                link.command("emit", {"n": 1})
+            assert "[store_fork]" in str(e.value) and str(db) in str(e.value)
+        assert old.last_eseq("T1") == 3 and 4 in [e for e, _ in wiped.j.outbox()]   # kept
+        old.close()
     finally:
         wiped.close()
 
