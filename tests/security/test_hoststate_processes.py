@@ -15,6 +15,7 @@ from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
 from host_tools.hoststate import HostState, parse_floor
 from host_tools.link import ShoeLink
+from shoe.link import codec
 from tests.host_tools.link.fakeshoe import KEY, SUP, FakeShoe
 from tests.security.hoststate_support import floor_of, keys_file, python, verdict, write_state
 from tests.support import wait_for
@@ -295,3 +296,76 @@ def test_kill_9_at_random_instants_of_a_committing_host(tmp_path):
         v = verdict(db)
         assert isinstance(v, int) and v >= done, v
         done = v
+
+
+def test_the_issue_on_the_virtual_board(tmp_path, capsys):
+    """The real firmware: its flash (the state directory) dumped, more commands (a supervisor's
+    configure that weakens a setting, captured), the dump restored: its command counter went
+    back, its events did not (a configure is no event). Refused with the floor file intact,
+    refused with one byte of it changed; the supervisor accepts it and its counter goes above
+    every old one, so the captured configure is refused as a replay."""
+    from host_tools.sim.provision_sim import DEMO_KEYS
+    from tests.support import virtual_board
+
+    state, dump, db = tmp_path / "flash", tmp_path / "dump", tmp_path / "audit.sqlite"
+    cfg = {"game": "four-card-frenzy", "paytable": "fcf-public-1", "procedure": "manual-shoe",
+           "stub_every": 5}   # a weaker setting: the supervisor's authority only
+
+    def table(board, *argv):
+        return shoectl(capsys, "table", *argv, "--port", board.host_url, "--demo-keys",
+                       "--db", db, "--timeout", 20)
+
+    with virtual_board(state) as board:
+        assert table(board, "configure", "--game", "four-card-frenzy")[0] == 0
+        assert table(board, "status")[0] == 0
+    shutil.copytree(state, dump)                                   # the flash dump
+    with virtual_board(state) as board:
+        for _ in range(3):
+            assert table(board, "status")[0] == 0
+        store = AuditStore(db)
+        link = ShoeLink(board.host_url, DEMO_KEYS["shoe"], supervisor_key=DEMO_KEYS["supervisor"],
+                        audit=store)
+        try:
+            link.open(timeout=20)
+            sent = capture(link)
+            link.command("configure_supervised", cfg, supervisor=True, timeout=20)
+            captured = [p for p in sent if b"configure_supervised" in p][0]
+            assert link.command("status", timeout=20)["config"]["stub_every"] == 5
+        finally:
+            link.close()
+            store.close()
+    [entry] = parse_floor(floor_of(db).read_bytes())["shoes"].values()
+    shutil.rmtree(state)
+    shutil.copytree(dump, state)                                   # restored
+    with virtual_board(state) as board:
+        rc, out, err = table(board, "configure", "--game", "four-card-frenzy")
+        assert rc == 1 and "command counter went back" in err      # intact files: refused
+        raw = bytearray(floor_of(db).read_bytes())
+        raw[raw.index(b'"ctr":') + 6] ^= 0x01                       # one byte of the floor
+        floor_of(db).write_bytes(bytes(raw))
+        for argv in (("configure", "--game", "four-card-frenzy"), ("status",)):
+            rc, out, err = table(board, *argv)
+            assert rc == 1 and str(floor_of(db)) in err and err.count("\n") == 1, err
+        common = ("--port", board.host_url, "--demo-keys", "--db", db, "--timeout", 20)
+        rc, out, err = shoectl(capsys, "trust", *common)
+        assert rc == 1 and "counter_reset" in out and "floor_mac" in out
+        rc, out, err = shoectl(capsys, "trust", *common, "--accept", "--yes")
+        assert rc == 0, err
+        store = AuditStore(db)
+        link = ShoeLink(board.host_url, DEMO_KEYS["shoe"], audit=store)
+        try:
+            link.open(timeout=20)
+            assert link.ep.peer["ctr"] > entry["ctr"]                # above every old counter
+            ctr = codec.decode(captured)[2]
+            with link._lock:
+                link.ep._queue(captured)                             # the captured configure
+            while True:                                              # its answer: replay
+                ev = link.next_event(20)
+                assert ev is not None, "no answer to the replayed configure"
+                if ev[0] == "error" and ev[1].get("re") == ctr:
+                    break
+            assert ev[1]["reason"] == "replay"
+            assert link.command("status", timeout=20)["config"]["stub_every"] == 1
+        finally:
+            link.close()
+            store.close()
