@@ -218,7 +218,9 @@ def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing
         b = bytearray(raw)
         b[i] ^= 0x10
         db.write_bytes(bytes(b))
+        flagged = quick_check(db)                      # what SQLite itself sees
         v = verdict(db)
+        assert isinstance(v, HostStateError) or not flagged, "byte %d: %s" % (i, flagged)
         if isinstance(v, HostStateError):
             assert "\n" not in str(v) and (str(db) in str(v) or str(floor_of(db)) in str(v))
             outcome["refused"] += 1
@@ -241,6 +243,17 @@ def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing
         outcome["unchanged"] += 1
     db.write_bytes(raw)
     assert outcome["refused"] > 0 and verdict(db) == 31, outcome
+
+
+def quick_check(db):
+    con = sqlite3.connect(str(db))
+    try:
+        rows = con.execute("PRAGMA quick_check").fetchall()
+        return None if rows == [("ok",)] else rows
+    except sqlite3.DatabaseError as e:
+        return str(e)
+    finally:
+        con.close()
 
 
 def test_a_locked_store_is_refused_naming_the_holder(db):

@@ -262,3 +262,13 @@ def test_a_floor_file_that_cannot_be_written_stops_the_link_before_acknowledging
         link.open(timeout=10)
         assert wait_for(lambda: not shoe.j.outbox() and audit.last_eseq("T1") == 5)
     assert parse_floor(floor.read_bytes())["shoes"]["T1"] == audit.host_record("T1")
+
+
+def test_a_durable_reply_raises_the_counter_floor_at_once(shoe, audit):
+    """A reply journalled as an event (eseq > 0) says the shoe accepted its counter just as a
+    volatile reply does: the floor follows it without waiting for the next handshake."""
+    with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
+        link.open(timeout=10)
+        rep = link.command("ack_error", {"ids": []}, supervisor=True)
+        assert rep["re"] > 0
+        assert wait_for(lambda: audit.host_record("T1")["ctr"] == rep["re"])
