@@ -277,6 +277,7 @@ class HostState:
             self.problems.append(self._damaged(bad))
         self._read_floor(bind=not bad)   # a damaged store: the file's floor still counts
         if strict and self.problems:
+            self.close()
             raise self.problems[0]
         return self.problems
 

@@ -32,7 +32,9 @@ DESCRIPTION = (
 
 def configure(p):
     from host_tools.link import add_port_arguments
-    add_port_arguments(p)
+    add_port_arguments(p, db=False)
+    p.add_argument("--db", help="the audit store whose host state is shown (nothing is stored "
+                   "in it but an acceptance); default under the user's data dir")
     p.add_argument("--accept", action="store_true",
                    help="accept the shoe again (needs the supervisor key)")
     p.add_argument("--yes", action="store_true", help="with --accept: do not ask")
