@@ -7,6 +7,7 @@ silently; the floor never goes down.
 The issue's scenario end to end (a shoe restored from an old flash dump, its floor file
 damaged, a captured supervisor command) and the real second processes (the lock, kill -9 in
 the middle of a write) are in test_hoststate_processes.py."""
+import json
 import shutil
 import sqlite3
 
@@ -32,6 +33,16 @@ def refused(v, path, *reasons):
     assert str(path) in str(v) and "\n" not in str(v)
     assert v.reason in reasons, v
     return v.reason
+
+
+def edit(db, sql):
+    """Change the SQLite file behind the store's back."""
+    con = sqlite3.connect(str(db))
+    try:
+        con.execute(sql)
+        con.commit()
+    finally:
+        con.close()
 
 
 def flips(raw, bits):
@@ -112,9 +123,7 @@ def test_another_shoes_entry_under_this_shoes_name_is_refused(tmp_path):
     db = tmp_path / "audit.sqlite"
     write_state(db, Shoe("T1"))
     write_state(db, Shoe("T2", key=b"t" * 32), batches=((2, 90),))
-    doc = floor_of(db).read_text()
-    import json
-    d = json.loads(doc)
+    d = json.loads(floor_of(db).read_text())
     d["shoes"]["T1"] = d["shoes"]["T2"]
     floor_of(db).write_text(json.dumps(d, sort_keys=True, separators=(",", ":")) + "\n")
     refused(verdict(db, "T1"), floor_of(db), "floor_mac")
@@ -141,10 +150,7 @@ def test_a_truncated_store_is_refused(db):
 
 
 def test_the_last_rows_removed_from_the_store_are_refused(db):
-    con = sqlite3.connect(str(db))
-    con.execute("DELETE FROM events WHERE eseq >= 6")
-    con.commit()
-    con.close()
+    edit(db, "DELETE FROM events WHERE eseq >= 6")
     refused(verdict(db), db, "store_truncated")
 
 
@@ -157,10 +163,7 @@ def test_a_middle_row_removed_or_an_event_altered_in_the_tail_is_refused(db, tmp
                 "UPDATE events SET body = '{\"i\": 9}' WHERE eseq = 3",
                 "UPDATE events SET prev = zeroblob(16) WHERE eseq = 6"):
         shutil.copy(clean, db)
-        con = sqlite3.connect(str(db))
-        con.execute(sql)
-        con.commit()
-        con.close()
+        edit(db, sql)
         refused(verdict(db), db, "store_tail")
 
 
@@ -172,10 +175,7 @@ def test_the_stores_host_record_edited_or_removed_is_refused(db, tmp_path):
                         ("DROP TABLE host_record", "store_record"),
                         ("UPDATE store_meta SET value = zeroblob(16)", "floor_foreign")):
         shutil.copy(clean, db)
-        con = sqlite3.connect(str(db))
-        con.execute(sql)
-        con.commit()
-        con.close()
+        edit(db, sql)
         v = verdict(db)
         refused(v, floor_of(db) if reason.startswith("floor") else db, reason)
 
