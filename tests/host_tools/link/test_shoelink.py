@@ -41,8 +41,7 @@ class FakeShoe:
 
     def boot(self):
         self.j = Journal(self.root)
-        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id="T1", supervisor_key=SUP,
-                           supervised=("ack_error",))
+        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id="T1", supervisor_key=SUP)
 
     def handle(self, kind, body, ctr):
         ep = self.ep
