@@ -75,8 +75,8 @@ def pairs(table):
 
 
 def refuse(what, role):
-    raise CommandError("%s needs the supervisor key (sent with the %s key; roles: docs/roles.md)"
-                       % (what, role if role in (TABLE, SUPERVISOR) else "unknown"),
+    raise CommandError("%s needs the supervisor key (sent with the %s key)"
+                       % (what, role if role in (TABLE, SUPERVISOR) else "an unknown"),
                        "needs_supervisor")
 
 

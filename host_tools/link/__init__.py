@@ -53,7 +53,8 @@ REASONS = {
     "replay": "command refused: replayed or out-of-order counter",
     "malformed": "command refused: malformed",
     "unknown": "command refused: unknown command",
-    "needs_supervisor": "command refused: it needs the supervisor key (roles: docs/roles.md)",
+    "needs_supervisor": "command refused: the allowlist gives it to the supervisor "
+                        "(docs/roles.md)",
     "reply_too_big": "the shoe's reply does not fit in one frame",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
                       "journal was reset, or another shoe uses its id): refusing to mix the logs; "

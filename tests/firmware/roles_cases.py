@@ -11,25 +11,14 @@ import json
 
 from shoe import roles
 from shoe.dealing import setup
+from tests.security.test_board_config import FCF_TABLE
 
 FCF = "four-card-frenzy"
 HCF = "high-card-flush"
 BASE = {"game": FCF, "procedure": "manual-shoe"}
 
 # an inline FCF pay table (interfaces.md section 3): the only other FCF pay table there is
-INLINE_FCF = json.loads(json.dumps({
-    "name": "house-fcf-7", "game": FCF, "example": False,
-    "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},
-             "straight_flush": {"win": 15, "bad_beat": 40},
-             "three_of_a_kind": {"win": 3, "bad_beat": 1},
-             "flush": {"win": 1.5, "bad_beat": 1}, "straight": {"win": 1, "bad_beat": 1}},
-    "prime": {"five_one_colour": 5, "four_one_colour": 1},
-    "four_card_bonus": {"four_of_a_kind": 100, "straight_flush": 40, "three_of_a_kind": 8,
-                        "flush": 3, "straight": 2, "two_pair": 1.5},
-    "all_six": {"six_card_royal_flush": 1000, "royal_flush": 200, "straight_flush": 50,
-                "four_of_a_kind": 20, "full_house": 10, "flush": 5, "straight": 4,
-                "three_of_a_kind": 3},
-    "payout_limit": 50000}))
+INLINE_FCF = json.loads(json.dumps(FCF_TABLE))
 
 # other values for the fields whose type suggests none (tried first, in order)
 OTHER = {

@@ -19,7 +19,7 @@ from shoe.table import CommandError, Table
 from tests.firmware import roles_cases as C
 from tests.firmware.table import fake_engine
 from tests.firmware.table.helpers import SER, run_pass, seats_body, shuffled
-from tests.firmware.table.steps import apply as apply_step
+from tests.firmware.table.test_micropython import cpython
 from tests.mpy import json_lines, run_mpy
 
 T, S = roles.TABLE, roles.SUPERVISOR
@@ -279,14 +279,7 @@ def _role_script():
 
 def test_the_roles_are_the_same_under_micropython():
     steps = _role_script()
-    t = Table(engine=fake_engine)
-    want = []
-    for i, st in enumerate(steps, 1):
-        try:
-            apply_step(t, json.loads(json.dumps(st)), i)
-        except CommandError as e:
-            want.append({"err": e.reason})
-        want += [{"ev": [k, b]} for k, b in t.pop_events()]
+    want = cpython(steps, fake_engine)[0]
     errs = [x["err"] for x in want if "err" in x]
     # refused: the table's first configure, each field's change and its undo, the table's ack
     # in each stage, its void_round and close_round once a card is out (mid-deal, decisions)
