@@ -50,7 +50,8 @@ def _find(table, name):
 
 
 def rule(kind):
-    """The rule of a command kind (table, supervisor, dealt, fields, deck); unlisted: supervisor."""
+    """The rule of a command kind (table, supervisor, dealt, fields, deck); unlisted:
+    supervisor."""
     return _find(COMMANDS, kind)
 
 
