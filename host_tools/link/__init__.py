@@ -5,7 +5,8 @@
         link.open(timeout=10)                       # handshake; ShoeError if refused / silent
         reply = link.command("status", {})          # reply body; ShoeError(reason) on error reply
         ev = link.next_event(timeout=1.0)           # (kind, body, eseq) or None
-        link.command("ack_error", {...}, supervisor=True)   # MAC'd with the supervisor key
+        link.command("ack_error", {...})            # MAC'd with the supervisor key (the roles
+                                                    # table, shoe.roles, says it needs it)
 
 One reader thread owns the port and the Endpoint (shoe.link.endpoint, the firmware's own
 protocol code): it feeds every chunk read, stores each new durable event in the audit store (if
@@ -42,7 +43,7 @@ import serial
 from host_tools.errors import ShoeError
 from host_tools.hoststate import HostState, HostStateError, refusal
 from shoe.config import DEMO_KEYS
-from shoe import attest
+from shoe import attest, roles
 from host_tools.link.host import Endpoint
 
 # The demo keys are host-side only (the firmware holds no key): host_tools.sim.provision_sim writes
@@ -57,7 +58,8 @@ REASONS = {
     "replay": "command refused: replayed or out-of-order counter",
     "malformed": "command refused: malformed",
     "unknown": "command refused: unknown command",
-    "no_key": "command refused: the shoe has no supervisor key provisioned",
+    "needs_supervisor": "command refused: the allowlist gives it to the supervisor "
+                        "(docs/roles.md)",
     "reply_too_big": "the shoe's reply does not fit in one frame",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
                       "journal was reset, or another shoe uses its id): refusing to mix the logs; "
@@ -184,11 +186,18 @@ class ShoeLink:
                     "resyncs": self.resyncs, "errors": self.ep.errors()}
 
     # ---- application API ------------------------------------------------------------------
-    def command(self, kind, body=None, timeout=5.0, supervisor=False):
+    def command(self, kind, body=None, timeout=5.0, supervisor=None):
         """Send an authenticated command and wait for its reply body; ShoeError on an error reply
-        (message names the shoe's reason; `.reason` holds it) or on timeout."""
+        (message names the shoe's reason; `.reason` holds it) or on timeout. The key: the
+        supervisor's if `supervisor` (ShoeError if this link has none), the shoe key if False;
+        None = from the firmware's roles table (shoe.roles): the shoe key when it always does,
+        else the supervisor key if this link holds one (the shoe decides and refuses with
+        `needs_supervisor`, changing nothing, a command its key may not send)."""
         if supervisor and not self.supervisor_key:
-            raise ShoeError("%s needs the supervisor key" % kind)
+            raise ShoeError("%s needs the supervisor key (this host has none)" % kind,
+                            "needs_supervisor")
+        if supervisor is None:
+            supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         deadline = time.monotonic() + timeout
         while True:
             if self.fatal:

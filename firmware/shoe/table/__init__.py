@@ -21,6 +21,7 @@ from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.errors import CommandError, ShoeError
+from shoe import roles
 from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
 from shoe.table import irregularities as irq, passes, round as rounds, snapshot
 
@@ -70,7 +71,7 @@ class Table:
         self._delta = None
         self._paths = None   # the delta paths of the fields a dealt card changes (make_paths)
         if config is not None:
-            self.command("configure_supervised", config, 0)
+            self.command("configure", config, 0, roles.SUPERVISOR)   # the code's own set-up
 
     @property
     def engine(self):
@@ -126,7 +127,9 @@ class Table:
             self._emit("phase", body)
 
     # -- host commands ------------------------------------------------------------------------
-    def command(self, kind, body, now):
+    def command(self, kind, body, now, role=roles.TABLE):
+        """A host command of `role` (the key that MAC'd it: shoe.roles; the allowlist decides
+        what it may do) -> reply dict, or CommandError (nothing changed)."""
         if body is None:
             body = {}
         fn = _COMMANDS.get(kind)
@@ -135,10 +138,14 @@ class Table:
                                "bad_command")
         if not isinstance(body, dict):
             raise CommandError("%s: the body must be an object" % kind, "bad_command")
+        roles.check(self, kind, body, role)
         if kind != "status":
             self._dirty()   # a command may change anything (the phase a status finds: _after)
         try:
-            reply = fn(self, body, now)
+            if roles.rule(kind) == "fields":   # configure: each changed field's role
+                reply = fn(self, body, now, role)
+            else:
+                reply = fn(self, body, now)
         except CommandError:
             raise
         except ShoeError as e:   # SetupError, LedgerError: each carries its reason

@@ -80,6 +80,8 @@ def latched_fitting(self, room=_LATCHED_BYTES):
 
 
 def void_round(self, body, now):
+    """The host voids the open round: the table key until a card of it has left the shoe, the
+    supervisor's after (shoe.roles, checked by Table.command)."""
     if self.rnd is None:
         raise CommandError("void_round: no round is open", "no_round")
     detail = body.get("detail", "")

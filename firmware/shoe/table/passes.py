@@ -3,7 +3,8 @@ through the reader, ended by the cover card), and the deck's age (functions of t
 from shoe.errors import CommandError
 
 
-def _serial(v):
+def serial_of(v):
+    """A deck serial as sent (4 upper-case hex digits, or 0..65535) -> int, or None."""
     if isinstance(v, str) and len(v) == 4:
         try:
             return int(v, 16) if v.upper() == v else None
@@ -18,7 +19,7 @@ def load_deck(self, body, now):
     if self.cfg is None:
         raise CommandError("load_deck: configure the table first", "not_configured")
     self._need_idle("load_deck")
-    serial = _serial(body.get("serial"))
+    serial = serial_of(body.get("serial"))
     if serial is None:
         raise CommandError("load_deck: serial must be 4 upper-case hex digits or 0..65535",
                            "bad_deck")

@@ -1,9 +1,10 @@
 """The rounds (functions of the Table): the configuration every round follows (checked by
-shoe.dealing.setup, the pay table and rules proved by the engine on a fixed round, the guarded
-settings only under the supervisor key), the open round (a Round), its seats, decisions and
+shoe.dealing.setup, the pay table and rules proved by the engine on a fixed round, each field
+changed only by the role shoe.roles gives it), the open round (a Round), its seats, decisions and
 settlement. Fields, phases and what each outcome does: docs/round-lifecycle.md."""
 from shoe.errors import CommandError, ShoeError
 from shoe.cards import name
+from shoe import roles
 from shoe.deck.ledger import READY
 from shoe.games.vocab import FCF, HCF
 
@@ -58,7 +59,9 @@ def _probe(cfg):
     return obj
 
 
-def configure(self, body, now, supervised=False):
+def configure(self, body, now, role):
+    """The new configuration, normalised; refused (needs_supervisor) if it changes a field
+    `role` may not change (shoe.roles: every field, against the current configuration)."""
     self._need_idle("configure")
     if self.ledger.p_kind is not None:
         raise CommandError("configure: a deck check is running", "pass_open")
@@ -72,14 +75,11 @@ def configure(self, body, now, supervised=False):
         cfg["paytable_sha256"] = paytable.digest(pt)
         if "offered" not in body:    # the default: what the pay table offers
             cfg["offered"] = [w for w in cfg["offered"] if w in pt]
+    roles.check_fields(role, self.cfg, cfg)
     try:
         self.engine.evaluate_round(_probe(cfg))
     except Exception as e:  # EngineError, PaytableError; anything else is refused too
         raise CommandError("configure: %s" % e, _reason(e, "bad_field"))
-    weaker = [] if supervised else setup.guarded(self.cfg, cfg)
-    if weaker:
-        raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
-                           % ", ".join(weaker), "needs_supervisor")
     if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
         self.ledger.set_two_deck(cfg["two_deck"])
     self.cfg = cfg
@@ -87,8 +87,9 @@ def configure(self, body, now, supervised=False):
 
 
 def configure_supervised(self, body, now):
-    """configure with the supervisor's authority (the link checked the supervisor key)."""
-    return configure(self, body, now, True)
+    """configure under the supervisor's authority (the kind an older host sends with the
+    supervisor key; shoe.roles lets only the supervisor send it)."""
+    return configure(self, body, now, roles.SUPERVISOR)
 
 
 def config_summary(self):
@@ -197,6 +198,8 @@ def decisions(self, body, now):
 
 
 def close_round(self, body, now):
+    """The deal ends short (misdeal_too_few): like void_round, the table key until a card of the
+    round has left the shoe, the supervisor's after (shoe.roles, checked by Table.command)."""
     if self.rnd is None:
         raise CommandError("close_round: no round is open", "no_round")
     if self.rnd.stage != "dealing":

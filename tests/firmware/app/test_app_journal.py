@@ -72,7 +72,7 @@ _ballast = _data_heap(64 * 1024)
 if phase == "write":
     app.boot()
     assert app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                        "paytable": "fcf-public-1"})["ok"]
+                                        "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     for k, code in reads:
         app.on_read(k, code)
@@ -88,7 +88,7 @@ elif phase == "read":
                       "ctr": app.journal.ctr, "recovery": app.journal.recovery}))
 else:  # burst: the deck check's 53 reads arrive at once
     assert app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                        "paytable": "fcf-public-1"})["ok"]
+                                        "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     seq = []
     on_read = app.on_read

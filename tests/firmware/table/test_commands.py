@@ -16,11 +16,13 @@ def real():
     return engine
 
 
-def refused(t, kind, body, reason, now=5):
+def refused(t, kind, body, reason, now=5, role="supervisor"):
+    """Refused for `reason` (by default sent by the supervisor: the check under test is not the
+    role's, tests/firmware/test_roles.py has those), nothing changed."""
     before = snap(t)
     pending = list(t.out)
     with pytest.raises(CommandError) as e:
-        t.command(kind, body, now)
+        t.command(kind, body, now, role)
     assert e.value.reason == reason, (str(e.value), e.value.reason)
     assert str(e.value)  # a message for people
     assert snap(t) == before
@@ -176,7 +178,7 @@ def test_blocked_until_acknowledged():
     refused(t, "ack", {"ids": "1"}, "bad_field")
     refused(t, "void_round", {}, "no_round")
     refused(t, "close_round", {}, "no_round")
-    t.command("ack", {"id": t.latched[0]["id"]}, 2)
+    t.command("ack", {"id": t.latched[0]["id"]}, 2, "supervisor")
     refused(t, "open_round", seats_body(FCF, (1,)), "deck_not_ready")
 
 
@@ -237,7 +239,7 @@ def test_an_engine_bug_never_crashes_the_table(where):
     if where == "probe":
         t = Table(engine=eng)
         with pytest.raises(CommandError):
-            t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+            t.command("configure", {"game": FCF, "procedure": "hand"}, 0, "supervisor")
         return
     t = make(engine=eng)
     if where == "check_wagers":
@@ -266,12 +268,12 @@ def test_pay_table_must_pay_every_offered_wager():
     doc = json.loads(json.dumps(doc))
     t = Table(engine=real())
     with pytest.raises(CommandError) as e:      # offering a wager the table does not pay
-        t.command("configure_supervised", {"game": FCF, "procedure": "hand", "paytable": doc,
-                                           "offered": ["prime", "all_six"]}, 0)
+        t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
+                                "offered": ["prime", "all_six"]}, 0, "supervisor")
     assert e.value.reason == "wager_not_offered"
     # without `offered`, the table offers what its pay table pays
-    rep = t.command("configure_supervised", {"game": FCF, "procedure": "hand",
-                                             "paytable": doc}, 0)
+    rep = t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0,
+                    "supervisor")
     assert rep["config"]["offered"] == ["prime", "four_card_bonus"]
 
 
@@ -312,7 +314,7 @@ def test_status_fits_one_frame_with_every_latched_irregularity_and_shows_them_al
         assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
-            t.command("ack", {"id": irq["id"]}, 3)
+            t.command("ack", {"id": irq["id"]}, 3, "supervisor")
     assert len(seen) == 16 and st["latched_count"] == 0
 
 
@@ -355,6 +357,6 @@ def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities
         assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
-            t.command("ack", {"id": irq["id"]}, 3)
+            t.command("ack", {"id": irq["id"]}, 3, "supervisor")
     assert len(seen) == 16 and st["latched_count"] == 0
     assert all(len(i["detail"]) == 80 for i in t.latched) or not t.latched   # table keeps them

@@ -17,7 +17,7 @@ def recover(t, now=100, serial=0x5000):
         if p == "open_round":
             return
         if p == "blocked":
-            t.command("ack", {"all": True}, now)
+            t.command("ack", {"all": True}, now, "supervisor")
         elif p == "load_deck":
             lg = t.ledger
             backs = [lg.deck(s)[1] for s in (0, 1) if lg.deck(s) and lg.status(s) != 3]
@@ -160,7 +160,7 @@ def test_round_closed_early_is_too_few(pos):
     t, order = start()
     c0 = engine_calls()
     deal(t, order, pos)
-    t.command("close_round", {}, 1)
+    t.command("close_round", {}, 1, "supervisor" if pos else "table")
     check_void(t, "misdeal_too_few", c0, "void_recheck")
     settles_next(t)
 
@@ -343,7 +343,7 @@ def test_card_out_of_round_latches_and_asks_for_a_recheck():
 def test_supervisor_void_and_power_loss_void(pos):
     t, order = start()
     deal(t, order, pos)
-    t.command("void_round", {"detail": "dealer dropped a card"}, 1)
+    t.command("void_round", {"detail": "dealer dropped a card"}, 1, "supervisor")
     check_void(t, "void_supervisor", engine_calls(), "void_recheck")
     settles_next(t)
     t.command("open_round", seats_body(FCF, (2,)), 300)
@@ -395,7 +395,7 @@ def test_exactly_one_outcome_per_round_over_many_faults(game, proc, cfg):
                     t.reject("no_read", r)
                     t.reject("no_read", r)
                 elif fault == "close":
-                    t.command("close_round", {}, r)
+                    t.command("close_round", {}, r, "supervisor")
             if t.rnd is None:
                 break
             t.card(d[0], d[1], order[i], r)

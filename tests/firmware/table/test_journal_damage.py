@@ -35,7 +35,7 @@ def test_an_exact_state_only_latches():
     t.journal_damaged("journal: 1 bad region(s)", False, 2)
     assert kinds(t.pop_events()).count("irregularity") == 1
     assert t.ledger.status(0) != 3 and t.current_phase() == "blocked"
-    t.command("ack", {"all": True}, 3)
+    t.command("ack", {"all": True}, 3, "supervisor")
     assert t.current_phase() == "open_round"
 
 

@@ -85,7 +85,7 @@ def test_snapshot_at_every_step_resumes_exactly(game, proc, two):
 
 def test_pending_events_survive_a_snapshot():
     t = Table(engine=fake_engine)
-    t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+    t.command("configure", {"game": FCF, "procedure": "hand"}, 0, "supervisor")
     snap = json.loads(json.dumps(t.state()))
     r = Table.from_state(snap, engine=fake_engine)
     assert r.pop_events() == t.pop_events() != []

@@ -35,8 +35,7 @@ class FakeShoe:
 
     def boot(self):
         self.j = Journal(self.root)
-        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id=self.shoe_id, supervisor_key=SUP,
-                           supervised=("ack_error", "configure_supervised"))
+        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id=self.shoe_id, supervisor_key=SUP)
 
     def handle(self, kind, body, ctr):
         ep = self.ep
