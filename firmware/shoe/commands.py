@@ -17,6 +17,7 @@ from shoe import VERSION
 _ENVELOPE = const(64)
 
 # command kinds the link accepts only under the supervisor key (link.endpoint's `supervised`)
+# clause: rules:3-supervisor-ack
 SUPERVISED = ("ack_error", "configure_supervised")
 
 
@@ -61,6 +62,7 @@ def internal(app, kind, body, now):
             "message": "%s: unknown command (acknowledge with ack_error)" % kind}
 
 
+# clause: 684a.11(e)
 def recall(app, kind, body, now):
     """A kept round result or void, as it was sent (packed); without a round: the kept numbers."""
     journal = app.journal

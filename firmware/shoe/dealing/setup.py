@@ -40,6 +40,8 @@ _KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two
          "shuffle_check", "double_reads")
 
 
+# clause: rules:1.4-stub-count, rules:1.1-deck-age, rules:1.3-offered
+# clause: rules:1.6-ties, rules:1.6-raise-not-open
 def configure(body):
     if not isinstance(body, dict):
         raise SetupError("configure needs an object", "bad_command")
@@ -97,6 +99,7 @@ def _table_id(cfg):
     return pt if isinstance(pt, str) else cfg.get("paytable_sha256")
 
 
+# clause: rules:1.4-stub-count
 def guarded(old, new):
     """The security-relevant fields `new` weakens against `old` (None or another game: the
     defaults), in a list (empty: the table key will do)."""
@@ -117,6 +120,7 @@ def guarded(old, new):
     return out
 
 
+# clause: rules:1.1-seats
 def _seat_no(key):
     if isinstance(key, int) and not isinstance(key, bool):
         n = key
@@ -129,6 +133,7 @@ def _seat_no(key):
     return n
 
 
+# clause: rules:1.3-offered
 def _wagers(cfg, seat, wagers):
     """Shape and offer only: the wager rules themselves (Ante = Odds, optional wagers only with
     the Ante, amounts) are the engine's check_wagers, called next by the table."""
@@ -144,6 +149,7 @@ def _wagers(cfg, seat, wagers):
     return out
 
 
+# clause: rules:1.1-seats, rules:2.2-dealing
 def seats(cfg, body):
     """open_round body -> sorted list of [seat, wagers]. Accepts {"seats": {"1": {"wagers":
     {...}}}} or {"seats": [{"seat": 1, "wagers": {...}}, ...]}."""

@@ -265,6 +265,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             payload = self._asm_mv[0:n]
         self._on_data(payload)
 
+    # clause: rules:3-supervisor-ack
     def _key_for(self, kind):
         if kind in self.supervised:
             return self.supervisor_key  # None: refused ("no_key"), never a default key
