@@ -131,6 +131,7 @@ def test_host_restart_with_known_last_event_drops_what_it_has():
     assert [e for k, b, e, m in p.events] == [3, 4]
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_bad_mac_replay_and_out_of_order_commands_are_refused_with_a_reason():
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
@@ -268,6 +269,7 @@ def test_a_reply_too_big_for_a_frame_becomes_an_error_reply():
     assert p.replies[c] == ("error", {"re": c, "reason": "reply_too_big"})
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_supervised_commands_are_refused_when_no_supervisor_key_is_provisioned():
     store = MemoryStore()
     p = Pair(store=store)
