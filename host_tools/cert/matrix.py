@@ -172,7 +172,8 @@ def to_html(m):
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Clause matrix</title>"
              "<style>%s</style></head><body>" % _CSS,
              "<h1>Clause matrix</h1>",
-             "<p>Every clause of the rules the shoe enforces (58 Pa. Code 684a.7, 684a.11, 678a.7; "
+             "<p>Every clause of the rules the shoe enforces (58 Pa. Code 684a.7, 684a.11, "
+             "678a.7; "
              "rules.md 1-4; docs/irregularities.md), the code that implements it and the tests "
              "that prove it. Commit <code>%s</code>%s.</p>" % (
                  e(src.get("commit") or "(not a git checkout)"),

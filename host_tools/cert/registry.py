@@ -215,7 +215,7 @@ CLAUSES = [
        "kickers high to low; flush and high card card by card. Only the four chosen cards "
        "count: the fifth card and suits never break a tie. Equal after that: a tie."),
 
-    # ---- rules.md 1.3 Wagers ---------------------------------------------------------------------
+    # ---- rules.md 1.3 Wagers --------------------------------------------------------------------
     _c("rules:1.3-optional-needs-ante", BOTH, "rules.md 1.3, 2.2 (decision)",
        "An optional wager is accepted only at a seat that also has the main wager (FCF: Ante "
        "and Odds; HCF: Ante)."),
@@ -225,7 +225,7 @@ CLAUSES = [
        "offer is refused, and a pay table that does not pay an offered wager is refused at "
        "configure time."),
 
-    # ---- rules.md 1.4 Dealing --------------------------------------------------------------------
+    # ---- rules.md 1.4 Dealing -------------------------------------------------------------------
     _c("rules:1.4-manual", FCF, "rules.md 1.4 (decision); 684a.8(c)",
        "Manual shoe: with an All-Six wager the first card goes face down to the All-Six area; "
        "then one card at a time to each active seat in seat order, then the dealer, round "
@@ -303,7 +303,7 @@ CLAUSES = [
        "The dealer qualifies: player higher, Ante and Raise paid 1 to 1; tie, both push; "
        "player lower, both lost."),
 
-    # ---- rules.md 3 Irregularities ---------------------------------------------------------------
+    # ---- rules.md 3 Irregularities --------------------------------------------------------------
     _c("rules:3-latched", BOTH, "rules.md 3",
        "Each irregularity is a latched event with a reason code, sent to the host, kept until "
        "acknowledged (it survives a power cut); the blocking ones refuse the next round until "

@@ -103,7 +103,8 @@ def _matrix(args):
 
 def firmware_report(root, workdir, worktree=False, pico=False, pico_sources=None,
                     progress=print):
-    """Build the firmware from a clean clone (or copy) of `root` in `workdir` -> (report, trees)."""
+    """Build the firmware from a clean clone (or copy) of `root` in `workdir`.
+    -> (report, trees)"""
     from host_tools.cert import firmware as fw
 
     src = Path(workdir) / "src" / "shoe"
@@ -165,9 +166,11 @@ def firmware_markdown(rep):
            "each variant is exactly what `shoectl deploy` copies into the shoe's version "
            "directory `shoe_fw/v-<hash>/`, plus the DEPLOYED marker deploy writes last." % (
                "commit %s (a clean clone)" % rep["commit"] if rep["commit"] else "the working "
-               "tree", rep["mpy_cross"]["path"].rsplit("/", 1)[-1], rep["mpy_cross"]["mpy_version"],
+               "tree", rep["mpy_cross"]["path"].rsplit("/", 1)[-1],
+               rep["mpy_cross"]["mpy_version"],
                " ".join(rep["mpy_cross"]["flags"])), "",
-           "| variant | deploy command | version directory | files | bytes | attestation manifest |",
+           "| variant | deploy command | version directory | files | bytes "
+           "| attestation manifest |",
            "|---|---|---|---|---|---|"]
     for label, v in rep["variants"].items():
         out.append("| %s | `%s` | `%s` | %d | %d | `%s` |" % (label, v["deploy"], v["version"],

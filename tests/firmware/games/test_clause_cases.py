@@ -256,10 +256,12 @@ def test_hcf_straight_flush_bonus_and_progressive_pay_what_the_table_lists(devic
                                  hcf(dealer, three, w, 10, table=own),
                                  hcf(dealer, four, w, 10, table=own)])
     # hcf-public-1: SF bonus 3 -> 7, 4 -> 60; progressive tiers from 4 cards only
-    assert res(a, "straight_flush_bonus") == (7, 70) and res(b, "straight_flush_bonus") == (60, 600)
+    assert res(a, "straight_flush_bonus") == (7, 70)
+    assert res(b, "straight_flush_bonus") == (60, 600)
     pa, pb = a["seats"]["1"]["wagers"]["progressive"], b["seats"]["1"]["wagers"]["progressive"]
     assert (pa["tier"], pa["result"]) == (None, -1) and (pb["tier"], pb["result"]) == ("tier-4", 0)
     # a table without the 3-card SF bonus line loses it; its progressive has only a 3-card tier
-    assert res(c, "straight_flush_bonus") == (-1, -10) and res(d, "straight_flush_bonus") == (60, 600)
+    assert res(c, "straight_flush_bonus") == (-1, -10)
+    assert res(d, "straight_flush_bonus") == (60, 600)
     pc, pd = c["seats"]["1"]["wagers"]["progressive"], d["seats"]["1"]["wagers"]["progressive"]
     assert (pc["tier"], pc["result"]) == ("mini", 0) and (pd["tier"], pd["result"]) == (None, -1)

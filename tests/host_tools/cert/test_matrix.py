@@ -33,20 +33,20 @@ def test_every_irregularity_code_of_the_firmware_has_a_clause():
     from shoe import reasons
 
     codes = [x.split(":")[0] for x in reasons.IRREGULARITIES.split()]
-    text = " ".join(c.text + " " + c.id for c in registry.CLAUSES)
     ids = {c.id for c in registry.CLAUSES}
     named = {"misdeal_too_many": "rules:3-misdeal-too-many",
              "misdeal_too_few": "rules:3-misdeal-too-few",
              "misdeal_unreadable": "rules:3-unreadable", "card_foreign": "rules:3-card-foreign",
              "card_forged": "rules:3-card-forged", "card_other_back": "rules:3-card-other-back",
              "card_duplicate": "rules:3-duplicate", "cover_card": "rules:3-cover-card",
-             "stub_misdealt": "rules:3-stub-misdealt", "stub_deck_wrong": "rules:3-stub-deck-wrong",
+             "stub_misdealt": "rules:3-stub-misdealt",
+             "stub_deck_wrong": "rules:3-stub-deck-wrong",
              "deck_unshuffled": "rules:3-unshuffled", "deck_expired": "rules:3-deck-expired",
              "reader_jam": "rules:3-jam", "card_out_of_round": "irr:card-out-of-round",
              "void_supervisor": "irr:void-supervisor", "power_loss": "irr:power-loss",
              "settle_error": "irr:settle-error", "journal_corrupt": "irr:journal-corrupt"}
     assert sorted(codes) == sorted(named), "a new irregularity: give it a clause"
-    assert all(named[c] in ids for c in codes) and text
+    assert all(named[c] in ids for c in codes)
 
 
 def tree(tmp_path, files):
