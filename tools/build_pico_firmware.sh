@@ -89,8 +89,9 @@ fi
 echo "pico-firmware: RPI_PICO with board/pico/manifest.py frozen (about 80 s)"
 # The UF2 holds no build path; the ELF's debug information does (source and build directories).
 # Mapping the work directory to one fixed name makes firmware.elf the same bytes from any
-# checkout path too (docs/certification.md; read at the first configure of build-shoe).
-MAP="-ffile-prefix-map=$WORK=/pico-work"
+# checkout path too (docs/certification.md; read at the first configure of build-shoe). gcc
+# hands only -fdebug-prefix-map on to the assembler (the .S files of the pico-sdk): both.
+MAP="-ffile-prefix-map=$WORK=/pico-work -fdebug-prefix-map=$WORK=/pico-work"
 CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
   || { tail -20 "$OUT/firmware.log" >&2; exit 1; }
