@@ -120,8 +120,13 @@ def firmware_report(root, workdir, worktree=False, pico=False, pico_sources=None
            "variants": fw.describe(trees)}
     from host_tools import build
 
-    rep["mpy_cross"] = {"path": build.mpy_cross(), "mpy_version": "%d.%d" % build.mpy_version(),
-                        "flags": build.flags()}
+    import subprocess
+
+    tool = build.mpy_cross()
+    rep["mpy_cross"] = {"path": tool, "mpy_version": "%d.%d" % build.mpy_version(),
+                        "flags": build.flags(),
+                        "version": subprocess.run([tool, "--version"], capture_output=True,
+                                                  text=True).stdout.strip()}
     if pico:
         why = fw.pico_toolchain()
         if why:
@@ -162,11 +167,11 @@ def _firmware(args):
 
 def firmware_markdown(rep):
     out = ["# Firmware hashes and attestation", "",
-           "Built from %s with mpy-cross %s (.mpy v%s, flags %s) by `shoectl certify firmware`: "
+           "Built from %s with %s (.mpy v%s, flags %s) by `shoectl certify firmware`: "
            "each variant is exactly what `shoectl deploy` copies into the shoe's version "
            "directory `shoe_fw/v-<hash>/`, plus the DEPLOYED marker deploy writes last." % (
                "commit %s (a clean clone)" % rep["commit"] if rep["commit"] else "the working "
-               "tree", rep["mpy_cross"]["path"].rsplit("/", 1)[-1],
+               "tree", rep["mpy_cross"]["version"] or "mpy-cross",
                rep["mpy_cross"]["mpy_version"],
                " ".join(rep["mpy_cross"]["flags"])), "",
            "| variant | deploy command | version directory | files | bytes "
