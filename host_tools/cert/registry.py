@@ -352,9 +352,11 @@ CLAUSES = [
        "reader again before the next round."),
     _c("irr:void-supervisor", BOTH, "docs/irregularities.md",
        "A supervisor voids the open round (void_round): void, deck rechecked."),
-    _c("irr:power-loss", BOTH, "docs/irregularities.md",
-       "After a reset the app cannot know what happened to the open round: it is void "
-       "(power_loss) and the deck rechecked; nothing is settled twice."),
+    _c("irr:power-loss", BOTH, "docs/irregularities.md, docs/architecture.md",
+       "A power cut loses and doubles nothing: the table resumes from the journal (the dealer "
+       "re-presents a card the shoe had not recorded) and every round ends in exactly one "
+       "result or one void. Table.void_in_progress voids an open round the app cannot resume "
+       "(reason power_loss; the app does not call it today)."),
     _c("irr:settle-error", BOTH, "docs/irregularities.md",
        "The engine refuses or fails on a dealt round (a bug): the round is void, never "
        "settled, and the shoe keeps running."),
