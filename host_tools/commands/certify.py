@@ -245,7 +245,8 @@ def _repro(args):
             else:
                 imgs = [fw.pico_image(s, args.pico_sources) for s in srcs]
                 report["pico"] = {"built": True, "builds": imgs,
-                                  "same": imgs[0]["firmware.uf2"] == imgs[1]["firmware.uf2"]}
+                                  "same": all(imgs[0][f] == imgs[1][f]
+                                              for f in ("firmware.uf2", "firmware.elf"))}
     if args.json:
         print(json.dumps(report, indent=1, sort_keys=True))
     else:
@@ -258,9 +259,10 @@ def _repro(args):
                 print("frozen image: not built: %s" % p["why"])
             else:
                 for b in p["builds"]:
-                    print("frozen image: %s  (%s s)" % (b["firmware.uf2"]["sha256"],
-                                                        b["seconds"]))
-                print("frozen images: %s" % ("identical" if p["same"] else "DIFFER"))
+                    print("frozen image: firmware.uf2 %s, firmware.elf %s (%s s)" % (
+                        b["firmware.uf2"]["sha256"], b["firmware.elf"]["sha256"], b["seconds"]))
+                print("frozen images (uf2 and elf): %s" % ("identical" if p["same"]
+                                                           else "DIFFER"))
     same = report["mpy"]["same"] and report.get("pico", {}).get("same", True) is not False
     if not same:
         raise ShoeError("the two builds differ")
