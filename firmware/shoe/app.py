@@ -70,6 +70,7 @@ class App:
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
                                outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw))
         snap = self.journal.state
+        # clause: irr:power-loss
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
             startup.journal_damaged(self, self.journal.recovery, _log)

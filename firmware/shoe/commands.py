@@ -64,6 +64,7 @@ def ack_error(app, kind, body, now, role):
     return app.table.command("ack", body, now, role)
 
 
+# clause: 684a.11(e)
 def recall(app, kind, body, now, role):
     """A kept round result or void, as it was sent (packed); without a round: the kept numbers."""
     journal = app.journal

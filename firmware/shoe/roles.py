@@ -113,6 +113,7 @@ def need(table, kind, body):
     return r if r == TABLE else SUPERVISOR
 
 
+# clause: rules:3-supervisor-ack
 def check(table, kind, body, role):
     """Refuse (CommandError needs_supervisor, nothing changed) a command its role may not send."""
     if not allows(role, need(table, kind, body)):

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from host_tools.sim.provision_sim import shoe_id_of
 from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
@@ -16,6 +18,7 @@ def shoectl(*args):
                           text=True, timeout=120)
 
 
+@pytest.mark.clause("684a.11(e)")
 def test_recall_status_and_verify_after_real_rounds(tmp_path):
     rec = Recorder()
     db = str(tmp_path / "audit.sqlite")       # the table system's audit store

@@ -45,6 +45,7 @@ def refused(link, kind, body, supervisor=False):
     return e.value.reason
 
 
+@pytest.mark.clause("rules:1.4-stub-count")
 def test_authority_demo_flag_and_an_inline_table_in_status(tmp_path):
     with VirtualTable(str(tmp_path / "s"), on_event=Recorder()) as t:
         link = t.link

@@ -39,6 +39,8 @@ KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two_
         "shuffle_check", "double_reads")
 
 
+# clause: rules:1.4-stub-count, rules:1.1-deck-age, rules:1.3-offered
+# clause: rules:1.6-ties, rules:1.6-raise-not-open
 def configure(body):
     if not isinstance(body, dict):
         raise SetupError("configure needs an object", "bad_command")
@@ -90,6 +92,7 @@ def configure(body):
     }
 
 
+# clause: rules:1.1-seats
 def _seat_no(key):
     if isinstance(key, int) and not isinstance(key, bool):
         n = key
@@ -102,6 +105,7 @@ def _seat_no(key):
     return n
 
 
+# clause: rules:1.3-offered
 def _wagers(cfg, seat, wagers):
     """Shape and offer only: the wager rules themselves (Ante = Odds, optional wagers only with
     the Ante, amounts) are the engine's check_wagers, called next by the table."""
@@ -117,6 +121,7 @@ def _wagers(cfg, seat, wagers):
     return out
 
 
+# clause: rules:1.1-seats, rules:2.2-dealing
 def seats(cfg, body):
     """open_round body -> sorted list of [seat, wagers]. Accepts {"seats": {"1": {"wagers":
     {...}}}} or {"seats": [{"seat": 1, "wagers": {...}}, ...]}."""

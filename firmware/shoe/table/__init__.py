@@ -174,6 +174,7 @@ class Table:
         return st
 
     # -- reads --------------------------------------------------------------------------------
+    # clause: rules:3-misdeal-too-many, irr:card-out-of-round
     def card(self, serial, back, card, now):
         if (not isinstance(serial, int) or not isinstance(card, int) or not 0 <= card <= 52
                 or back not in ("R", "B") or not 0 <= serial <= 0xFFFF):
@@ -202,6 +203,7 @@ class Table:
             self._latch("card_out_of_round", code_name(serial, back, card))
         self._after(now)
 
+    # clause: 684a.11(e)
     def _dealt(self, rnd, card, now):
         """A good card of the deal (classify said so): placed and reported, and the state
         change recorded as delta ops (the whole state is not diffed for the hot path)."""
@@ -237,12 +239,14 @@ class Table:
         forged = reason in R.READ_FORGED
         if rnd is not None and rnd.stage != "stub":
             pos = self.tracker.n
+            # clause: rules:3-card-forged
             if forged:
                 self._void("card_forged", "position %d: %s" % (pos, reason), now)
             elif rnd.stage == "decisions":
                 self._void("misdeal_too_many", "position %d: unreadable (%s)" % (pos, reason),
                            now)
             else:
+                # clause: rules:3-unreadable
                 rnd.tries += 1
                 self.t_last = now
                 left = self.cfg["represent_max"] - rnd.tries + 1
@@ -260,6 +264,7 @@ class Table:
             self._latch("card_out_of_round", "unreadable card (%s)" % reason)
         self._after(now)
 
+    # clause: rules:3-jam
     def tick(self, now):
         if self.cfg is None:
             return

@@ -15,6 +15,7 @@ def serial_of(v):
     return None
 
 
+# clause: rules:1.1-deck
 def load_deck(self, body, now):
     if self.cfg is None:
         raise CommandError("load_deck: configure the table first", "not_configured")
@@ -40,6 +41,7 @@ def open_check(self, now):
         self._waiting(now)
 
 
+# clause: rules:3-stub-misdealt, rules:3-stub-deck-wrong, rules:3-never-settle
 def end_pass(self, now, cover):
     lg = self.ledger
     kind = lg.p_kind
@@ -57,6 +59,7 @@ def end_pass(self, now, cover):
         self._emit("deck_check", rep)
 
 
+# clause: rules:1.1-deck-age, rules:3-deck-expired
 def check_age(self, now):
     cfg = self.cfg
     limit = cfg["deck_age_hand_s"] if cfg["procedure"] == "hand" else cfg["deck_age_shoe_s"]

@@ -43,6 +43,7 @@ _PROBE = {FCF: ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
           HCF: ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
 
 
+# clause: rules:1.3-offered
 def _probe(cfg):
     """Every offered wager is in the probe, so a pay table that lacks one is refused at
     configure time, not at the first settlement."""
@@ -105,11 +106,13 @@ def config_summary(self):
     return out
 
 
+# clause: 684a.7(c), 678a.7(c)
 def need_idle(self, what):
     if self.rnd is not None:
         raise CommandError("%s: round %d is open" % (what, self.rnd.n), "round_open")
 
 
+# clause: 684a.7(c), 678a.7(c)
 def open_round(self, body, now):
     if self.cfg is None:
         raise CommandError("open_round: configure the table first", "not_configured")
@@ -151,6 +154,7 @@ def open_round(self, body, now):
     return {"ok": True, "round": rnd.n, "cards": self.tracker.total}
 
 
+# clause: 684a.11(b), 684a.7(c), 678a.7(c), rules:1.5-refused
 def decisions(self, body, now):
     rnd = self.rnd
     if rnd is None:
@@ -197,6 +201,7 @@ def decisions(self, body, now):
     return {"ok": True, "waiting": sorted(waiting)}
 
 
+# clause: rules:3-misdeal-too-few
 def close_round(self, body, now):
     """The deal ends short (misdeal_too_few): like void_round, the table key until a card of the
     round has left the shoe, the supervisor's after (shoe.roles, checked by Table.command)."""
@@ -219,6 +224,7 @@ def sequence(self, stub):
 def settle(self, now, stub_checked):
     rnd = self.rnd
     seq = self._sequence(stub_checked)
+    # clause: rules:3-unshuffled, rules:1.1-shuffle
     finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
     self.shuffle.remember(seq)
     if finding is not None:
@@ -241,6 +247,7 @@ def settle(self, now, stub_checked):
         obj["all_six_card"] = hands["all_six"]
     try:
         res = self.engine.evaluate_round(obj)
+    # clause: irr:settle-error
     except Exception as e:  # never settle on an engine failure: void, keep running
         self._void("settle_error", str(e)[:80], now, remember=False)
         return

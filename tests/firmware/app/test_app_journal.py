@@ -4,6 +4,8 @@ never holds the event loop (the host task runs between cards; the link task feed
 import json
 import struct
 
+import pytest
+
 from shoe.journal import log
 from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
 from tests.mpy import run_mpy
@@ -125,6 +127,7 @@ def _run(tmp_path, fw_build, state, phase):
     return json.loads(out.splitlines()[-1])
 
 
+@pytest.mark.clause("irr:journal-corrupt")
 def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round(tmp_path, fw_build):
     state = tmp_path / "state"
     state.mkdir()

@@ -132,6 +132,7 @@ def test_host_restart_with_known_last_event_drops_what_it_has():
     assert [e for k, b, e, m in p.events] == [3, 4]
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_bad_mac_replay_and_out_of_order_commands_are_refused_with_a_reason():
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
@@ -270,6 +271,7 @@ def test_a_reply_too_big_for_a_frame_becomes_an_error_reply():
     assert p.replies[c] == ("error", {"re": c, "reason": "reply_too_big"})
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_without_a_supervisor_key_nothing_is_delivered_as_the_supervisors():
     """A shoe provisioned without a supervisor key: a command MAC'd with any other key than the
     shoe key is refused (bad_mac), never checked against a default; the shoe key's commands

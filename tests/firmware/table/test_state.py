@@ -118,6 +118,7 @@ def test_config_in_the_constructor():
         Table({"game": "bingo"}, engine=fake_engine)
 
 
+@pytest.mark.clause("rules:3-latched")
 def test_every_latched_irregularity_survives_the_snapshot_not_only_those_status_shows():
     """status shows only the oldest latched irregularities that fit in one frame; the journal's
     snapshot keeps all of them (16 with the longest details)."""

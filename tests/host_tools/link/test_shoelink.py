@@ -33,6 +33,7 @@ def audit(tmp_path):
     a.close()
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_command_events_and_audit(shoe, audit):
     with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
         link.open(timeout=10)
