@@ -3,7 +3,7 @@ the simulation's figures beside them (host_tools.par.sheet builds the rest)."""
 from fractions import Fraction
 
 from host_tools.par import fcf, fcfhands, fcfside
-from host_tools.par.sheet import wager
+from host_tools.par.entry import wager
 from shoe.games.vocab import LOST, ONE
 
 MAIN_METHOD = ("exact: all 2,598,960 x 1,533,939 (player, dealer) pairs, by inclusion-"

@@ -13,7 +13,7 @@ from math import comb
 import numpy as np
 
 from host_tools.par import hcf, hcfhand, hcfmain
-from host_tools.par.sheet import wager
+from host_tools.par.entry import wager
 from shoe.games.vocab import LOST, ONE
 
 N_HANDS = comb(52, 7)

@@ -22,10 +22,12 @@ WAGERS = {"four-card-frenzy": ({"ante": 10, "odds": 10, "prime": 5}, {"ante": 5,
 
 
 def _table(game, procedure="manual-shoe"):
+    from shoe import roles
     from shoe.games import engine
 
     t = Table(engine=engine)
-    t.command("configure_supervised", {"game": game, "procedure": procedure}, 0)
+    t.command("configure_supervised", {"game": game, "procedure": procedure}, 0,
+              roles.SUPERVISOR)
     t.command("load_deck", {"serial": SER, "back": "R"}, 0)
     for c in ORDER:
         t.card(SER, "R", c, 0)
