@@ -221,6 +221,10 @@ def build(root, out, *, presets=None, sim_rounds=None, seed=1, test_report_xml=N
                                                                    info["tests"]["exit"]))
     summary = packdoc.junit(junit_path, root, m)
     test_report(out, summary, how + " The raw report with its times: run/junit.xml.")
+    if not summary["counts"]["tests"]:
+        problems.append("test report: it holds no test")
+    if info.get("tests", {}).get("exit", 0) not in (0, 1):  # 1: tests failed (counted below)
+        problems.append("test run: pytest exited %d" % info["tests"]["exit"])
     if summary["counts"]["failed"] or summary["counts"]["error"]:
         problems.append("test report: %d failed, %d errors" % (
             summary["counts"]["failed"], summary["counts"]["error"]))
