@@ -63,13 +63,14 @@ def _firmware(rep):
     if p.get("built"):
         frozen = "the frozen Pico image firmware.uf2 has SHA-256 %s" % p["firmware.uf2"]["sha256"]
     else:
-        frozen = "the frozen Pico image was not built (%s)" % p["why"]
+        frozen = "the frozen Pico image is not in this pack: %s" % p["why"]
     return [("h2", "3. Firmware hashes, build and attestation"),
-            ("p", ["Built from %s with %s (.mpy v%s). Every file's SHA-256 and the "
+            ("p", ["Built from %s with %s. Every file's SHA-256 and the "
                    "attestation procedure: " % (
                        "commit %s (a clean clone)" % rep["commit"] if rep["commit"]
-                       else "the working tree", rep["mpy_cross"]["version"] or "mpy-cross",
-                       rep["mpy_cross"]["mpy_version"]),
+                       else "the working tree",
+                       rep["mpy_cross"]["version"] or "mpy-cross (.mpy v%s)"
+                       % rep["mpy_cross"]["mpy_version"]),
                    ("firmware/firmware.md", "firmware/firmware.md"), " (",
                    ("JSON", "firmware/firmware.json"), "); ", frozen, ". The version "
                    "directory of each variant as a shoe holds it, to verify a shoe against "
