@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv demo test test-fast bench clean help floor pico-firmware cert
+.PHONY: all venv demo test test-fast bench clean help floor pico-firmware cert pack
 
 help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
@@ -15,6 +15,7 @@ help:
 	@echo "make floor  - a simulated casino floor in the browser (MQTT + PostgreSQL)"
 	@echo "make pico-firmware - a UF2 with the firmware frozen in (docs/hardware.md)"
 	@echo "make cert   - the clause matrix and firmware hashes in build/cert (docs/certification.md)"
+	@echo "make pack   - the submission pack for a gaming lab in build/pack (minutes)"
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
@@ -53,6 +54,11 @@ bench: $(STAMP)
 cert: $(STAMP)
 	$(BIN)/shoectl certify matrix --out build/cert
 	$(BIN)/shoectl certify firmware --out build/cert
+
+# The submission pack (docs/certification.md "The submission pack"): par sheets with the full
+# simulation, the clause matrix, firmware hashes, documents, the clause-marked tests' report.
+pack: $(STAMP)
+	$(BIN)/shoectl certify pack --out build/pack
 
 # Not part of `make test`: Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
 pico-firmware:

@@ -6,6 +6,8 @@
                                            # built from a clean clone; --pico: the frozen image
     shoectl certify repro [--pico]         # build twice from clean clones in two places: same?
     shoectl certify mutate                 # break each listed clause's code: its tests fail?
+    shoectl certify pack --out DIR         # the submission pack: par sheets, matrix, firmware,
+                                           # documents, test report, index, MANIFEST
 """
 import json
 import tempfile
@@ -26,7 +28,11 @@ DESCRIPTION = (
     "against; --pico also builds the frozen Pico image (needs the ARM toolchain). repro: builds "
     "twice from clean clones in two different directories and compares the bytes. mutate: "
     "breaks the code of a list of clauses in a copy of the tree and runs each clause's tests, "
-    "which must fail. Needs a checkout (tests/, board/, tools/).")
+    "which must fail. pack: the submission pack for a lab in one directory (index.md/.html, "
+    "par sheets of every preset table with charts, the clause matrix, the firmware hashes and "
+    "expected trees, protocol/journal/threat-model/certification documents, the test report "
+    "of the clause-marked tests it runs, or of --test-report FILE, and a MANIFEST of SHA-256s; "
+    "minutes with the full simulation). Needs a checkout (tests/, board/, tools/).")
 
 
 def configure(p):
@@ -50,6 +56,27 @@ def configure(p):
                    help="only this mutation or clause (repeatable)")
     u.add_argument("--list", action="store_true", help="list the mutations and exit")
     u.add_argument("--json", action="store_true")
+    k = sub.add_parser("pack", help="the submission pack: everything above in one directory")
+    k.add_argument("--out", default="build/pack",
+                   help="directory (default build/pack; a previous pack there is replaced)")
+    k.add_argument("--sim-rounds", type=int, default=None, metavar="N",
+                   help="rounds of the par sheets' simulation (default: shoectl par's; 0: none)")
+    k.add_argument("--seed", type=int, default=1, help="simulation seed (default 1)")
+    k.add_argument("--paytable", action="append", metavar="NAME",
+                   help="only this preset table (repeatable; default every preset)")
+    k.add_argument("--test-report", metavar="JUNIT_XML",
+                   help="summarise this JUnit XML (e.g. a full run's --junitxml) instead of "
+                   "running the clause-marked tests")
+    k.add_argument("--tests", default="clause", metavar="MARKEXPR",
+                   help="pytest -m expression of the tests to run (default: clause)")
+    k.add_argument("--worktree", action="store_true",
+                   help="the working tree's firmware (with local changes), not HEAD")
+    k.add_argument("--variant", action="append", metavar="NAME",
+                   help="only this firmware variant (repeatable; default all four)")
+    k.add_argument("--pico", action="store_true", help="also build the frozen Pico image")
+    k.add_argument("--pico-sources", help="MicroPython sources tarball (SHOE_PICO_SOURCES)")
+    k.add_argument("--pico-uf2", metavar="FILE",
+                   help="a frozen image built already (make pico-firmware): its SHA-256")
 
 
 def _root():
@@ -62,7 +89,7 @@ def _root():
 
 def run(args):
     return {"check": _check, "matrix": _matrix, "firmware": _firmware, "repro": _repro,
-            "mutate": _mutate}[args.action](args)
+            "mutate": _mutate, "pack": _pack}[args.action](args)
 
 
 def _check(args):
@@ -102,10 +129,12 @@ def _matrix(args):
 
 
 def firmware_report(root, workdir, worktree=False, pico=False, pico_sources=None,
-                    progress=print):
-    """Build the firmware from a clean clone (or copy) of `root` in `workdir`.
-    -> (report, trees)"""
+                    progress=print, variants=None):
+    """Build the firmware from a clean clone (or copy) of `root` in `workdir`; variants: a
+    subset of host_tools.cert.firmware.VARIANTS (default all). -> (report, trees)"""
     from host_tools.cert import firmware as fw
+
+    variants = variants or fw.VARIANTS
 
     src = Path(workdir) / "src" / "shoe"
     if worktree:
@@ -115,9 +144,9 @@ def firmware_report(root, workdir, worktree=False, pico=False, pico_sources=None
         src, commit = fw.clean_copy(root, src)
     progress("building the .mpy sets in %s (%s)" % (src, commit or "working tree"))
     t0 = time.monotonic()
-    trees = fw.build_trees(src)
+    trees = fw.build_trees(src, variants)
     rep = {"commit": commit, "worktree": worktree, "mpy_seconds": round(time.monotonic() - t0, 1),
-           "variants": fw.describe(trees)}
+           "variants": fw.describe(trees, variants)}
     from host_tools import build
 
     import subprocess
@@ -203,8 +232,10 @@ def firmware_markdown(rep):
     if p.get("built"):
         out += ["| file | SHA-256 | bytes |", "|---|---|---|"]
         for name in ("firmware.uf2", "firmware.elf"):
-            out.append("| %s | `%s` | %d |" % (name, p[name]["sha256"], p[name]["bytes"]))
-        out += ["", "Built in %.0f s." % p["seconds"], ""]
+            if name in p:
+                out.append("| %s | `%s` | %d |" % (name, p[name]["sha256"], p[name]["bytes"]))
+        out += ["", "Built in %.0f s." % p["seconds"] if "seconds" in p else
+                "Not built by this run: %s." % p.get("source", "given"), ""]
     else:
         out += ["Not built: %s." % p["why"], ""]
     out += ["## Files", ""]
@@ -289,4 +320,25 @@ def _mutate(args):
     if bad:
         raise ShoeError("not killed: %s" % ", ".join("%s (%s)" % (r["mutation"], r["outcome"])
                                                     for r in bad))
+    return 0
+
+
+def _pack(args):
+    from host_tools.cert import pack
+
+    if args.sim_rounds is not None and args.sim_rounds < 0:
+        raise ShoeError("--sim-rounds must be 0 or more")
+    for f in (args.test_report, args.pico_uf2):
+        if f and not Path(f).is_file():
+            raise ShoeError("no such file: %s" % f)
+    info = pack.build(_root(), args.out, presets=args.paytable, sim_rounds=args.sim_rounds,
+                      seed=args.seed, test_report_xml=args.test_report, test_marker=args.tests,
+                      worktree=args.worktree, variants=args.variant, pico=args.pico,
+                      pico_sources=args.pico_sources, pico_uf2=args.pico_uf2)
+    print("pack: %s/index.html (index.md, MANIFEST) in %.0f s" % (args.out,
+                                                                info["seconds"]["total"]))
+    if info["problems"]:
+        for p in info["problems"]:
+            print("problem: %s" % p)
+        raise ShoeError("the pack is written but has %d problem(s)" % len(info["problems"]))
     return 0

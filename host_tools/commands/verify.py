@@ -125,5 +125,10 @@ def _live(args, k, report):
                           "shoe_manifest": ans.get("manifest", b"").hex(),
                           "local_manifest": local.hex()}
     if not ok:
-        failed.append("firmware: the shoe's answer does not match %s" % ", ".join(roots))
+        failed.append("firmware: the shoe's answer does not match %s%s" % (
+            ", ".join(roots), "" if ans.get("files") else
+            " (the shoe attests no files: a frozen image or no deployed version; its identity "
+            "is the UF2's SHA-256 at flashing, docs/certification.md)"))
+        if not any(os.path.exists(r) for r in roots):
+            failed.append("firmware: no local tree at %s" % ", ".join(roots))
     return failed

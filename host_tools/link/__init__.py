@@ -384,11 +384,15 @@ def _host_refusal(problem, shoe=None):
 
 def verify_attestation(answer, key, nonce, roots):
     """-> (ok, local_manifest): the shoe's MAC is right for this nonce and its manifest equals
-    the one computed from the local firmware tree `roots` (same walk as shoe.attest)."""
-    local = attest.manifest(attest.file_hashes([str(r) for r in roots]))
+    the one computed from the local firmware tree `roots` (same walk as shoe.attest). Never ok
+    when the local tree holds no file (a mistyped root): the manifest of nothing is what a shoe
+    running the frozen image answers, and it proves nothing (docs/certification.md)."""
+    files = attest.file_hashes([str(r) for r in roots])
+    local = attest.manifest(files)
     try:
         mac_ok = attest.attest_mac(key, nonce, answer["manifest"]) == answer["mac"]
-        ok = mac_ok and answer["nonce"] == nonce and answer["manifest"] == local
+        ok = (mac_ok and answer["nonce"] == nonce and answer["manifest"] == local
+              and len(files) > 0)
     except (KeyError, TypeError):
         ok = False
     return ok, local

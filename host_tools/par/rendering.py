@@ -8,13 +8,14 @@ FORMATS = ("md", "json", "html")
 GAMES = {"four-card-frenzy": "Four Card Frenzy", "high-card-flush": "High Card Flush"}
 
 
-def render(sheet, fmt):
+def render(sheet, fmt, drawn=None):
+    """drawn: charts(sheet) already drawn (the submission pack writes them as files too)."""
     if fmt == "json":
         return json.dumps(sheet, indent=1) + "\n"
     if fmt == "md":
         return _md(sheet)
     if fmt == "html":
-        return _html(sheet)
+        return _html(sheet, drawn)
     raise ValueError("format must be one of %s" % ", ".join(FORMATS))
 
 
@@ -43,12 +44,14 @@ def _head(sheet):
              "Rules: " + rules, "Model: " + sheet["model"]]
     sim = sheet.get("simulation")
     if sim:
-        lines.append("Simulation: %d rounds of %d seats (%d hands), seed %d, %s, %.1f s; "
+        lines.append("Simulation: %d rounds of %d seats (%d hands), seed %d, %s%s; "
                      "every figure within %d standard errors: %s" % (
                          sim["rounds"], sim["seats"], sim["hands"], sim["seed"], sim["engine"],
-                         sim["seconds"], sim["sigmas"], "yes" if sim["agrees"] else "NO"))
-    lines.append("Time: exact %.1f s, simulation %.1f s" % (sheet["seconds"]["exact"],
-                                                            sheet["seconds"]["simulation"]))
+                         ", %.1f s" % sim["seconds"] if "seconds" in sim else "",
+                         sim["sigmas"], "yes" if sim["agrees"] else "NO"))
+    if "seconds" in sheet:  # a submission pack keeps the times apart (host_tools/cert/pack.py)
+        lines.append("Time: exact %.1f s, simulation %.1f s" % (sheet["seconds"]["exact"],
+                                                                sheet["seconds"]["simulation"]))
     return lines
 
 
@@ -189,7 +192,7 @@ def _table(head, rows):
     return "\n".join(out)
 
 
-def _html(sheet):
+def _html(sheet, drawn=None):
     e = html.escape
     title = "Par sheet: %s, %s" % (sheet["paytable"]["name"], GAMES[sheet["game"]])
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>%s</title>" % e(title),
@@ -202,7 +205,7 @@ def _html(sheet):
     parts += ["</ul>", "<h2>Summary</h2>",
               _table(("wager", "return per hand", "house edge", "method", "simulation"),
                      _summary_rows(sheet))]
-    first, second = charts(sheet)
+    first, second = drawn or charts(sheet)
     parts += ["<h2>Return by outcome</h2>", first]
     if second:
         parts += ["<h2>Hit frequencies</h2>", second]
