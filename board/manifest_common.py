@@ -78,6 +78,7 @@ FIRMWARE = (
     "shoe/table/irregularities.py",
     "shoe/table/passes.py",
     "shoe/table/round.py",
+    "shoe/table/secret.py",
     "shoe/table/snapshot.py",
     "shoe/wire.py",
 )

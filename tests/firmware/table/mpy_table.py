@@ -2,10 +2,12 @@
 
     args: [fake|real] ; stdin: {"steps": [...], "rounds_for_leak": N}
 Each step: ["cmd", kind, body] | ["card", serial, back, id] | ["reject", reason] | ["tick"].
-Prints {"ev": [kind, body]} per event, {"err": reason} per refused command, then
-{"mem": {...}} with the heap figures and {"state": ...}.
+Prints {"ev": [kind, body]} per event (bytes as hex: a commitment, a revealed secret),
+{"err": reason} per refused command, then {"mem": {...}} with the heap figures and
+{"state": ...}. Round secrets come from helpers.secrets' formula (the same on both runtimes).
 """
 import gc
+import hashlib
 import json
 import sys
 
@@ -21,10 +23,26 @@ else:
 gc.collect()
 free_imported = gc.mem_free()
 
+
+
+def secrets(n):
+    return hashlib.sha256(("test round %d" % n).encode()).digest()[:16]
+
+
+def hexed(x):
+    if isinstance(x, (bytes, bytearray)):
+        return "".join("%02x" % b for b in x)
+    if isinstance(x, dict):
+        return dict((k, hexed(v)) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return [hexed(v) for v in x]
+    return x
+
+
 spec = json.loads(sys.stdin.read())
 gc.collect()
 base = gc.mem_free()  # after the input script is in memory
-t = Table(engine=engine)
+t = Table(engine=engine, secrets=secrets)
 low = base
 i = 0
 for st in spec["steps"]:
@@ -34,7 +52,7 @@ for st in spec["steps"]:
     except CommandError as e:
         print(json.dumps({"err": e.reason}))
     for ev in t.pop_events():
-        print(json.dumps({"ev": [ev[0], ev[1]]}))
+        print(json.dumps({"ev": [ev[0], hexed(ev[1])]}))
     if hasattr(engine, "CALLS"):
         engine.CALLS[:] = []
     gc.collect()

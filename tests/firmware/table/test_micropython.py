@@ -9,21 +9,21 @@ from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
 from tests.firmware.table.steps import apply as apply_step
 from tests.firmware.table.test_state import script
-from tests.firmware.table.helpers import FCF, HCF
+from tests.firmware.table.helpers import FCF, HCF, jsonable, secrets
 from tests.mpy import json_lines, run_mpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def cpython(steps, engine):
-    t = Table(engine=engine)
+    t = Table(engine=engine, secrets=secrets)
     out = []
     for i, st in enumerate(steps, 1):
         try:
             apply_step(t, json.loads(json.dumps(st)), i)
         except CommandError as e:
             out.append({"err": e.reason})
-        out += [{"ev": [k, b]} for k, b in t.pop_events()]
+        out += [{"ev": [k, jsonable(b)]} for k, b in t.pop_events()]
     return out, t.state()
 
 
