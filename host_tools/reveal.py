@@ -204,6 +204,8 @@ class RoundWatch:
         if kind == "round_result":
             from host_tools.events import decode
 
+            if isinstance(body, dict) and isinstance(body.get("packed"), str):
+                body = dict(body, packed=_bytes(body["packed"]) or b"")   # as a store holds it
             try:
                 kind, body = decode(kind, body)
             except Exception:      # not unpackable: re-evaluation reports it
