@@ -171,3 +171,19 @@ def test_a_void_mid_deal_reveals_first_then_names_the_card(tmp_path):
     irq = [m[2] for m in after if m[1] == "irregularity"][0]
     assert order[0] in irq["detail"]               # the duplicate: the round's first card
     assert not rec.of("reveal_mismatch")
+
+
+def test_a_power_cut_mid_deal_keeps_the_secret_and_the_reveal_opens_every_commitment(tmp_path):
+    """The board is killed after the 10th card and powers up again (the journal keeps the
+    round's secret); the deal goes on, and the reveal after the decisions opens the commitments
+    made before the cut too: the host, which checks each one, raises no alert."""
+    listener, rec, out, order, _ = play_listened(
+        tmp_path, FCF, "manual-shoe", [{"kind": "power-cut", "at": 10}], 23)
+    assert out == ["round_result"]
+    n = dealt_count(FCF, "manual-shoe")
+    before, after, _ = split_at_reveal(listener)
+    assert search_all(before, order[:n]) == {}
+    [rev] = rec.of("reveal")
+    assert rev["cards"] == order[:n]
+    assert len(rec.of("card")) == n and not rec.of("reveal_mismatch")
+    assert len({h["boot"] for h in rec.of("hello")}) == 2, rec.of("hello")   # it booted again
