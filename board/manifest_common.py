@@ -13,6 +13,7 @@ FIRMWARE = (
     "shoe/cardcode.py",
     "shoe/cards.py",
     "shoe/collector.py",
+    "shoe/commitment.py",
     "shoe/commands.py",
     "shoe/config.py",
     "shoe/crypto.py",

@@ -1,11 +1,12 @@
 """The host's check of a round's secrecy: every commitment a shoe made, against its reveal.
 
-A shoe sends each dealt card of an open round only as a commitment (firmware/shoe/table/
-secret.py); when the decisions close, or the round is voided, its `reveal` event gives the
-round's secret and every card in dealing order (docs/protocol.md, "Secrecy"). This is the ONE
+A shoe sends each dealt card of an open round only as a commitment (firmware/shoe/
+commitment.py, drawn and revealed by firmware/shoe/table/secret.py); when the decisions close,
+or the round is voided, its `reveal` event gives the round's secret and every card in dealing
+order (docs/protocol.md section 10, "Secrecy"). This is the ONE
 place the host checks them: ShoeLink (at the table), `shoectl verify` (the audit store) and the
 floor collector all feed their events to a RoundWatch, which recomputes every commitment with
-the firmware's own `commit` and alerts on:
+the firmware's own `shoe.commitment.commit` and alerts on:
 
   - a revealed card that does not match its commitment (the shoe, or whoever holds its key,
     changed a card after dealing it),
@@ -27,7 +28,7 @@ still carries its card in clear (firmware before the secrecy change) is checked 
 reveal as it is, and a round made only of such events needs no reveal.
 """
 from shoe import cards as _cards
-from shoe.table.secret import commit
+from shoe.commitment import commit
 
 ALERT = "reveal_mismatch"
 _KEEP = 8      # rounds a watch remembers after their outcome (hands() for a late result)

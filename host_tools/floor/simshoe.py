@@ -5,7 +5,7 @@ ShoeEndpoint with host_tools.link.memstore.MemoryStore: every event sealed with 
 shoe.link.message, chained, kept in the outbox until the host acknowledges it, re-sent after a
 reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
 exactly as the app sends a result), and keeps the cards secret as a shoe does: each card leaves
-as its commitment under a fresh round secret (shoe.table.secret.commit), and the round's
+as its commitment under a fresh round secret (shoe.commitment.commit), and the round's
 `reveal` precedes its result (docs/protocol.md, Secrecy). What it does not run is the card
 reader and the table: the rounds are drawn from a seeded deck, so a floor of 500 fits on one
 machine. For a whole shoe use the virtual board (host_tools/sim/simboard.py) — the gateway
@@ -26,7 +26,7 @@ from shoe.games import engine, packing
 from shoe.games.vocab import FCF
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
-from shoe.table.secret import commit
+from shoe.commitment import commit
 from host_tools.link.memstore import MemoryStore
 
 RANKS = "23456789TJQKA"

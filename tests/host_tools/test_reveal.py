@@ -13,7 +13,7 @@ from host_tools.audit import AuditStore
 from host_tools.floor.simshoe import SimShoe, make_keys
 from host_tools.link import ShoeLink
 from host_tools.reveal import RoundWatch, audit, check_reveal
-from shoe.table.secret import commit
+from shoe.commitment import commit
 from tests.host_tools.lying import HOW, POS, lying_round
 from tests.support import wait_for
 

@@ -23,7 +23,7 @@ from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.errors import CommandError, ShoeError
-from shoe.table.secret import commit
+from shoe.commitment import commit
 from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
 from shoe.table import irregularities as irq, passes, round as rounds, secret, snapshot
 

@@ -1,40 +1,17 @@
-"""Face-down cards stay secret until the round's decisions close (functions of the Table, and
-the commitment every host recomputes).
+"""Face-down cards stay secret until the round's decisions close (functions of the Table).
 
 A round draws a fresh 16-byte secret when it opens (kept in the Round and in state(), so the
 journal keeps it across a power cut; never sent before the reveal). Each dealt card leaves the
-shoe only as its commitment:
-
-    commit(secret, rnd, position, target, card)
-        = SHA-256(b"SHOE1card" + secret + b"%d %d %s %s" % (rnd, position, target, card))[:16]
-
-(the four fields in ASCII, one space between them: round and position in decimal, `target`
-"1".."6" | "dealer" | "all_six" | "discard", `card` "As"; no field holds a space, so the text
-names one deal only). When the last seat has decided, or when the round is
-voided, the `reveal` event gives the secret and every dealt card in dealing order, and from
-then on any event may name the round's cards. A host recomputes every commitment from the
-reveal (host_tools/reveal.py calls this very function). Why a keyed hash and not an HMAC, who
-learns what and when: docs/protocol.md, "Secrecy".
+shoe only as its commitment under that secret (shoe.commitment.commit: the card event's
+"commit"); position and target go in clear (the dealing order is public). When the last seat
+has decided, or when the round is voided, the `reveal` event gives the secret and every dealt
+card in dealing order, and from then on any event may name the round's cards. Who learns what
+and when: docs/protocol.md section 10; the round's events: docs/round-lifecycle.md.
 """
-import hashlib
 from os import urandom
 
-from micropython import const
-
 from shoe.cards import name
-
-SECRET_LEN = const(16)
-COMMIT_LEN = const(16)
-TAG = b"SHOE1card"
-
-
-def commit(secret, rnd, position, target, card):
-    """The 16-byte commitment to `card` (a name, "As") dealt at `position` to `target` in round
-    `rnd`, under the round's secret (bytes). One SHA-256 block for every round a shoe deals."""
-    h = hashlib.sha256(TAG)
-    h.update(secret)
-    h.update(("%d %d %s %s" % (rnd, position, target, card)).encode())
-    return h.digest()[:COMMIT_LEN]
+from shoe.commitment import SECRET_LEN
 
 
 def new_secret(self, n):

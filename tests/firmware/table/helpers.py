@@ -45,7 +45,7 @@ def jsonable(x):
 def revealed(events, rnd=None):
     """The cards the round's `reveal` event names, in dealing order (checked against every
     card event's commitment first)."""
-    from shoe.table.secret import commit
+    from shoe.commitment import commit
 
     rev = [b for k, b in events if k == "reveal" and (rnd is None or b["round"] == rnd)]
     assert len(rev) == 1, rev
