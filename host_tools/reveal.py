@@ -27,6 +27,8 @@ over). Bodies may come as sent (bytes) or as stored in JSON (bytes as hex). A ca
 still carries its card in clear (firmware before the secrecy change) is checked against the
 reveal as it is, and a round made only of such events needs no reveal.
 """
+from host_tools.audit import _jsonable as _norm   # bodies as a store holds them: an event as
+#                                                  sent and loaded again compare equal
 from shoe import cards as _cards
 from shoe.commitment import commit
 
@@ -43,18 +45,6 @@ def _bytes(x):
         except ValueError:
             return None
     return None
-
-
-def _norm(x):
-    """A body as JSON holds it (bytes as hex), so that an event as sent and the same event
-    loaded from a store compare equal."""
-    if isinstance(x, (bytes, bytearray, memoryview)):
-        return bytes(x).hex()
-    if isinstance(x, dict):
-        return {str(k): _norm(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_norm(v) for v in x]
-    return x
 
 
 def _round_of(body):

@@ -11,16 +11,6 @@ import fake_engine
 import steps
 
 
-def hexed(x):
-    if isinstance(x, (bytes, bytearray)):
-        return "".join("%02x" % b for b in x)
-    if isinstance(x, dict):
-        return dict((k, hexed(v)) for k, v in x.items())
-    if isinstance(x, (list, tuple)):
-        return [hexed(v) for v in x]
-    return x
-
-
 spec = json.loads(sys.stdin.read())
 t = Table(engine=fake_engine) if spec["state"] is None else Table.from_state(spec["state"],
                                                                              fake_engine)
@@ -32,5 +22,5 @@ for st in spec["steps"]:
     except CommandError as e:
         print(json.dumps({"err": e.reason}))
     for ev in t.pop_events():
-        print(json.dumps({"ev": [ev[0], hexed(ev[1])]}))
+        print(json.dumps({"ev": [ev[0], steps.hexed(ev[1])]}))
 print(json.dumps({"state": t.state()}))

@@ -24,19 +24,8 @@ gc.collect()
 free_imported = gc.mem_free()
 
 
-
 def secrets(n):
     return hashlib.sha256(("test round %d" % n).encode()).digest()[:16]
-
-
-def hexed(x):
-    if isinstance(x, (bytes, bytearray)):
-        return "".join("%02x" % b for b in x)
-    if isinstance(x, dict):
-        return dict((k, hexed(v)) for k, v in x.items())
-    if isinstance(x, (list, tuple)):
-        return [hexed(v) for v in x]
-    return x
 
 
 spec = json.loads(sys.stdin.read())
@@ -52,7 +41,7 @@ for st in spec["steps"]:
     except CommandError as e:
         print(json.dumps({"err": e.reason}))
     for ev in t.pop_events():
-        print(json.dumps({"ev": [ev[0], hexed(ev[1])]}))
+        print(json.dumps({"ev": [ev[0], steps.hexed(ev[1])]}))
     if hasattr(engine, "CALLS"):
         engine.CALLS[:] = []
     gc.collect()

@@ -1,7 +1,8 @@
 """One step of a scripted table session at time `now`, the same under CPython (test_state,
 test_micropython) and under MicroPython (mpy_table.py, which finds this file on its path):
 ["cmd", kind, body] | ["card", serial, back, id] | ["reject", reason] | ["tick"] (at now + 10).
-A refused command raises CommandError to the caller."""
+A refused command raises CommandError to the caller. hexed(): an event body for JSON (bytes,
+a commitment or a revealed secret, as hex), on either runtime."""
 
 
 def apply(t, st, now):
@@ -13,3 +14,13 @@ def apply(t, st, now):
         t.reject(st[1], now)
     else:
         t.tick(now + 10)
+
+
+def hexed(x):
+    if isinstance(x, (bytes, bytearray)):
+        return "".join("%02x" % b for b in x)
+    if isinstance(x, dict):
+        return dict((k, hexed(v)) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return [hexed(v) for v in x]
+    return x
