@@ -33,7 +33,7 @@ from shoe import cards as _cards
 from shoe.commitment import commit
 
 ALERT = "reveal_mismatch"
-_KEEP = 8      # rounds a watch remembers after their outcome (hands() for a late result)
+_KEEP = 2      # rounds a watch remembers after their outcome (their hands only: hands())
 
 
 def _bytes(x):
@@ -150,13 +150,14 @@ def check_result(result, hands):
 
 
 class _Round:
-    __slots__ = ("opened", "cards", "reveal", "done")
+    __slots__ = ("opened", "cards", "reveal", "done", "hands")
 
     def __init__(self):
         self.opened = False
         self.cards = []
         self.reveal = None
         self.done = False
+        self.hands = None         # kept once the round has ended (its card events let go)
 
 
 class RoundWatch:
@@ -227,7 +228,8 @@ class RoundWatch:
                 out += check_reveal(body, r.cards)
         else:
             out += self._outcome(n, r, kind, body)
-            r.done = True
+            r.hands = self.hands(n)
+            r.cards, r.reveal, r.done = [], None, True   # a floor holds hundreds of watches
             self._forget()
         return [(ALERT, n, d) for d in out]
 
@@ -253,6 +255,8 @@ class RoundWatch:
     def hands(self, n):
         """The revealed hands of round n (None before its reveal)."""
         r = self.rounds.get(n)
+        if r is not None and r.done:
+            return r.hands
         if r is None or r.reveal is None or not isinstance(r.reveal.get("cards"), list):
             return None
         return hands_of(r.reveal["cards"], r.cards)
@@ -262,7 +266,7 @@ class RoundWatch:
         for k in done[:-_KEEP]:
             del self.rounds[k]
         if len(self.rounds) > 4 * _KEEP:     # rounds that never ended (a log cut short)
-            for k in sorted(self.rounds)[:-2 * _KEEP]:
+            for k in sorted(self.rounds)[:-4]:
                 del self.rounds[k]
 
 
