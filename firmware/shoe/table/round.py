@@ -34,7 +34,8 @@ def _seat_msg(seat, e):
 
 # the hand class each set of allowed raise multiples stands for (rules.md 1.5, 2.2)
 _CLASS = {FCF: {1: "below a pair of aces", 3: "a pair of aces or better"},
-          HCF: {1: "a flush of 2 to 4 cards", 2: "a flush of 5 cards", 3: "a flush of 6 or 7 cards"}}
+          HCF: {1: "a flush of 2 to 4 cards", 2: "a flush of 5 cards",
+                3: "a flush of 6 or 7 cards"}}
 
 
 def _raise_msg(eng, game, seat, cards, ante, amount):

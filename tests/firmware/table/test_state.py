@@ -7,7 +7,8 @@ import pytest
 from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
 from tests.firmware.table.steps import apply as apply_step
-from tests.firmware.table.helpers import FCF, HCF, SER, SER2, jsonable, secrets, seats_body, shuffled
+from tests.firmware.table.helpers import (FCF, HCF, SER, SER2, jsonable, secrets, seats_body,
+                                         shuffled)
 
 
 def script(game, proc, two_deck=False, faults=True):
