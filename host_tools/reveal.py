@@ -10,7 +10,8 @@ the firmware's own `shoe.commitment.commit` and alerts on:
 
   - a revealed card that does not match its commitment (the shoe, or whoever holds its key,
     changed a card after dealing it),
-  - a position committed and not revealed, revealed and never committed, or committed twice,
+  - a position committed and not revealed, revealed and never committed, committed twice, or
+    committed after the reveal,
   - a round result whose cards are not the revealed ones,
   - a round that ends (result or void) after dealing committed cards without a reveal.
 
@@ -215,7 +216,11 @@ class RoundWatch:
         out = []
         if kind == "card":
             same = [b for b in r.cards if b.get("position") == body.get("position")]
-            if not same:
+            if r.reveal is not None or r.done:
+                if not same or same[0] != body:
+                    out.append("round %s position %s: committed after the reveal" % (
+                        n, body.get("position")))
+            elif not same:
                 r.cards.append(body)
             elif same[0] != body:     # (the same event again: loaded from the store first)
                 out.append("round %s position %s: committed twice" % (n, body.get("position")))

@@ -139,7 +139,8 @@ def test_a_watch_that_starts_mid_round_loads_what_it_missed_and_checks_everythin
     swapped = dict(rev, cards=["As"] + shown[1:])
     w2 = RoundWatch(loader=lambda n: stored + [("card", e) for e in evs[4:]])
     assert len(w2.feed("reveal", swapped)) == 1
-    # a card committed twice with other contents is a lie too
+    # a card committed after the reveal, or twice with other contents, is a lie too
+    assert "committed after the reveal" in w2.feed("card", dict(evs[0], position=9))[0][2]
     w3 = RoundWatch()
     w3.feed("card", evs[0])
     assert "committed twice" in w3.feed("card", dict(evs[0], commit=bytes(16)))[0][2]
