@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from shoe.link import codec
+from host_tools.events import jsonable as _jsonable
 from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
@@ -54,16 +55,6 @@ CREATE TABLE IF NOT EXISTS flags (
 def default_path():
     import platformdirs
     return Path(platformdirs.user_data_dir("shoectl")) / "audit.sqlite"
-
-
-def _jsonable(x):
-    if isinstance(x, (bytes, bytearray)):
-        return bytes(x).hex()
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 def _signed(kind, body, payload):

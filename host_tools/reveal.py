@@ -28,7 +28,7 @@ over). Bodies may come as sent (bytes) or as stored in JSON (bytes as hex). A ca
 still carries its card in clear (firmware before the secrecy change) is checked against the
 reveal as it is, and a round made only of such events needs no reveal.
 """
-from host_tools.audit import _jsonable as _norm   # bodies as a store holds them: an event as
+from host_tools.events import jsonable as _norm   # bodies as a store holds them: an event as
 #                                                  sent and loaded again compare equal
 from shoe import cards as _cards
 from shoe.commitment import commit
