@@ -84,8 +84,8 @@ def test_a_power_cut_between_a_card_and_the_reveal_keeps_the_secret():
     """The round's secret is drawn with os.urandom at open_round and kept in state(): a shoe
     that loses power mid-deal resumes from its journal's state, and its reveal after the boot
     opens the commitments it made before the cut (checked by the host's own check,
-    host_tools/reveal.py). Two MicroPython processes: the one that dies and the one that
-    boots."""
+    host_tools/reveal.py). Two MicroPython processes, secrets from os.urandom: the one that
+    dies and the one that boots."""
     from host_tools.reveal import check_reveal
     from tests.firmware.table.helpers import shuffled
 
@@ -95,9 +95,10 @@ def test_a_power_cut_between_a_card_and_the_reveal_keeps_the_secret():
     cut = k + 1 + 12                              # the power goes after the 12th card
 
     def run(state, steps):
-        out = json_lines(run_mpy(os.path.join(HERE, "mpy_resume.py"), heap="144k",
-                                 extra_path=(HERE,),
-                                 stdin=json.dumps({"state": state, "steps": steps})))
+        out = json_lines(run_mpy(os.path.join(HERE, "mpy_table.py"), heap="144k",
+                                 extra_path=(HERE,), args=("fake",),
+                                 stdin=json.dumps({"state": state, "steps": steps,
+                                                   "urandom": True})))
         return [x["ev"] for x in out if "ev" in x], [x["state"] for x in out if "state" in x][0]
 
     ev1, state = run(None, [list(x) for x in s[:cut]])
