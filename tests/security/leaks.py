@@ -15,7 +15,7 @@ import json
 import re
 import struct
 
-from shoe.cards import RANKS, SUITS, name
+from shoe.cards import name
 from shoe.link import cobs, codec
 from shoe.link.crc import crc32
 
@@ -26,8 +26,6 @@ _CODE = re.compile(r"[0-9A-F]{4}[RB]([2-9TJQKA][cdhs])")
 _CODE_BYTES = re.compile(rb"[0-9A-F]{4}[RB]([2-9TJQKA][cdhs])[0-9a-f]{8}")
 _CARD_KEYS = re.compile(r"card|hand|dealer|six")
 _ID_KEYS = ("card", "all_six_card", "card_id")
-
-ALL = [r + s for r in RANKS for s in SUITS]
 
 
 def search(obj, cards, where="", out=None, key=None):

@@ -10,11 +10,9 @@ floor page and its JSON and event stream. It searches all of it for every dealt 
 (tests/security/leaks.py: names, codes, card ids) and finds none. After the reveal the store,
 MQTT and the database hold every card (the page shows no cards at all, only the results'
 summaries)."""
-import json
 import queue
 import sqlite3
 import threading
-import time
 import urllib.request
 
 import pytest
