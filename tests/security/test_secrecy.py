@@ -73,7 +73,7 @@ def play_listened(tmp_path, game, proc, faults, seed):
                       faults={"hostile": listener}) as t:
         orig = t.runner.command
 
-        def command(kind, body, supervisor=False):
+        def command(kind, body, supervisor=None):
             if kind == "decisions" and not refused:
                 st = t.link.command("status", {})
                 assert st["round"]["stage"] == "decisions"

@@ -167,7 +167,7 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
 
             orig = t.runner.command
 
-            def command(kind, body, supervisor=False):
+            def command(kind, body, supervisor=None):
                 if kind == "decisions" and not before:
                     # every card dealt, the decisions not closed: everything is downstream
                     last = t.store.last_eseq(shoe)
