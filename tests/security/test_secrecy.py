@@ -7,10 +7,11 @@ a key (COBS, CRC, frame header, fragments joined, the canonical CBOR of every me
 searches all of it for every dealt card: as "8s", as a card code, as a card id in a field named
 like a card. Before the round's `reveal` (sent when the last decision is accepted) it must find
 none: not in the card events, not in deal_complete, not in the double_read or unreadable events
-of the deal, not in a `status` or `recall` reply asked mid-deal, not in the error of a refused
-raise. After the reveal it must find every one (so the search itself works). A round voided
-mid-deal reveals first, then names the offending card. Today payloads are readable (the link
-authenticates, LINK encrypts later): the commitments are what keeps the cards."""
+of the deal, not in a `status`, `recall` or `rounds` (a recall without a round) reply asked
+mid-deal, not in the error of a refused raise. After the reveal it must find every one (so the
+search itself works). A round voided mid-deal reveals first, then names the offending card.
+Today payloads are readable (the link authenticates, LINK encrypts later): the commitments are
+what keeps the cards."""
 import random
 import time
 
@@ -59,8 +60,8 @@ def dealt_count(game, proc):
 
 
 def play_listened(tmp_path, game, proc, faults, seed):
-    """One round through a listening proxy, with a status, a recall and a refused raise asked
-    while the cards are face down. -> (listener, recorder, outcome kinds, deck order,
+    """One round through a listening proxy, with a status, a recall, the rounds list and a
+    refused raise asked while the cards are face down. -> (listener, recorder, outcome kinds, deck order,
     the refused raise's message)."""
     order = stacked(seed)
     spec = {"game": game, "procedure": proc, "seed": seed, "shuffle_check": False,
@@ -81,6 +82,8 @@ def play_listened(tmp_path, game, proc, faults, seed):
                     t.link.command("recall", {"round": st["round"]["round"]})
                 except ShoeError:
                     pass
+                # `shoectl rounds`: the kept rounds' list (its reply crosses the cable too)
+                assert "rounds" in t.link.command("recall", {})
                 try:
                     orig("decisions", {"1": 7})
                 except ShoeError as e:
