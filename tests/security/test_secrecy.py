@@ -10,8 +10,8 @@ none: not in the card events, not in deal_complete, not in the double_read or un
 of the deal, not in a `status`, `recall` or `rounds` (a recall without a round) reply asked
 mid-deal, not in the error of a refused raise. After the reveal it must find every one (so the
 search itself works). A round voided mid-deal reveals first, then names the offending card.
-Today payloads are readable (the link authenticates, LINK encrypts later): the commitments are
-what keeps the cards."""
+Payloads are readable (the link authenticates and does not encrypt, docs/protocol.md section
+10 says why): the commitments are what keeps the cards."""
 import random
 import time
 
