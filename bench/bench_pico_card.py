@@ -84,8 +84,8 @@ def frame_cost(n):
     # one DATA frame of a card event's payload: MAC, CRC, COBS (what link.transmit adds a card)
     from shoe.link import frame
     from shoe.link.message import seal_message
-    p, _ = seal_message(b"k" * 32, "card", {"round": 1, "position": 7, "card": "As",
-                                            "target": "3"}, 9, bytes(16))
+    p, _ = seal_message(b"k" * 32, "card", {"round": 1, "position": 7, "target": "3",
+                                            "commit": bytes(16)}, 9, bytes(16))
     out = bytearray()
     raw = bytearray(frame.MAX_FRAME)
     gc.collect()
@@ -94,6 +94,27 @@ def frame_cost(n):
         out = bytearray(b"\x00")
         frame.build_into(out, raw, frame.DATA, i, 0, p, frame.VERSION, b"s" * 32, b"SHOE2s")
     return time.ticks_diff(time.ticks_us(), t) // n, len(p)
+def commit_cost(n):
+    # a dealt card's commitment (shoe.commitment: SHA-256, one block) beside the HMAC-SHA256
+    # over the canonical CBOR it could have been (shoe.link.message.mac, cached pads)
+    from shoe.commitment import commit
+    from shoe.link.message import mac
+    from shoe.link import codec
+    s = bytes(range(16))
+    mac(s, b"SHOE1card", b"")   # its pads made once (a round's first card)
+    gc.collect()
+    gc.disable()                # the calls alone, no collection in between
+    t = time.ticks_us()
+    for i in range(n):
+        commit(s, 12, i % 52, "dealer", "Td")
+    a = time.ticks_diff(time.ticks_us(), t) // n
+    gc.collect()
+    t = time.ticks_us()
+    for i in range(n):
+        mac(s, b"SHOE1card", codec.encode([12, i % 52, "dealer", "Td"]))
+    b = time.ticks_diff(time.ticks_us(), t) // n
+    gc.enable()
+    return a, b
 def overhead(n):
     # what one stage wrapper costs the card it is in (to read nested figures by)
     def nop():
@@ -154,6 +175,7 @@ STAGES = (
     ("app.table", "card", "table.card"),
     ("app.table.ledger", "classify", "  ledger.classify"),
     ("app.table", "_dealt", "  table._dealt"),
+    (_M % "table", "commit", "    commitment.commit"),
     ("app.table.tracker", "place", "    tracker.place"),
     ("app.table", "_op", "    table._op"),
     ("app.table", "_emit", "    table._emit"),
@@ -270,6 +292,7 @@ def main(argv=None):
                     print("  WARNING: the host had not acknowledged card %d after 3 s" % i)
             over = chip.value("overhead(200)")
             fcost = chip.value("frame_cost(50)")
+            ccost = chip.value("commit_cost(20)")
             stages = chip.value("(P, N)")
             thr = chip.value("app.collector.threshold")
             free = chip.value("(gc.collect(), gc.mem_free())[1]")
@@ -312,6 +335,9 @@ def main(argv=None):
             xs = t[label] + [0] * (len(without) - len(t[label]))
             print("    %-40s %7.2f ms  (max %6.2f; %d calls)" % (
                 label, ms(statistics.median(xs)), ms(max(xs)), k[label]))
+    print("  a card's commitment (commit_cost, 20 calls, collector off): %.2f ms (SHA-256, one "
+          "block); the HMAC-SHA256 over the canonical CBOR instead: %.2f ms" % (
+              ms(ccost[0]), ms(ccost[1])))
     print("  heap free after the cards (collected): %d B" % free)
     print(json.dumps({"clean_gc_us": [x for x, _ in clean_gc], "clean_us": [x for x, _ in clean],
                       "alloc": al, "wrapped_us": [x for x, _ in wrapped], "stages_us": t}))

@@ -13,6 +13,7 @@ FIRMWARE = (
     "shoe/cardcode.py",
     "shoe/cards.py",
     "shoe/collector.py",
+    "shoe/commitment.py",
     "shoe/commands.py",
     "shoe/config.py",
     "shoe/crypto.py",
@@ -79,6 +80,7 @@ FIRMWARE = (
     "shoe/table/irregularities.py",
     "shoe/table/passes.py",
     "shoe/table/round.py",
+    "shoe/table/secret.py",
     "shoe/table/snapshot.py",
     "shoe/wire.py",
 )

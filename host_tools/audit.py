@@ -9,6 +9,8 @@
     store.compare_live(shoe_id, eseq, head, acked)   # the store against the shoe's live chain
     store.export(fileobj, fmt="jsonl"|"csv", shoe_id=None, kinds=None)
     store.payloads(shoe_id, since=0, limit=500)  # [(eseq, signed wire payload)] (floor gateway)
+    store.round_events(shoe_id, rnd)     # [(kind, body)]: a round's round_open, card, reveal
+    store.flag(shoe_id, eseq, kind, rnd, detail) / store.flags(shoe_id)   # reveal alerts
 
 An event is keyed by (shoe id, eseq): a re-sent event is a no-op. `chain` per row: "ok" (prev
 equals the stored hash of eseq-1, or genesis for eseq 1), "broken" (it does not: something was
@@ -21,6 +23,11 @@ readable copy only), and `verify()` reports every row whose copy differs from it
 (`body_mismatch`). Removed rows in the middle show as `gaps`; removed rows at the end cannot be
 seen from the store alone: `compare_live()` checks the store against the shoe's own last event
 number, chain head and acknowledged level (`shoectl verify --port`).
+
+Secrecy (docs/protocol.md): a card event holds its card's commitment, not the card, until the
+round's `reveal`. The link checks every commitment at the reveal (host_tools/reveal.py) and
+records what does not match as a flag (`reveal_mismatch`); `verify()` checks every round of
+the store again from scratch ("reveal").
 
 The host's own state lives here too (host_tools/hoststate.py keeps it, docs/hoststate.md): a
 file that is not a database names itself in a HostStateError at open; `integrity()` runs
@@ -39,6 +46,7 @@ import time
 from pathlib import Path
 
 from shoe.link import codec
+from host_tools.events import jsonable as _jsonable
 from host_tools.hoststate import HostStateError
 from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
@@ -48,6 +56,9 @@ CREATE TABLE IF NOT EXISTS events (
     shoe TEXT NOT NULL, eseq INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
     prev BLOB, hash BLOB, mac BLOB, payload BLOB, chain TEXT, received REAL,
     PRIMARY KEY (shoe, eseq));
+CREATE TABLE IF NOT EXISTS flags (
+    shoe TEXT NOT NULL, eseq INTEGER, kind TEXT NOT NULL, round INTEGER, detail TEXT NOT NULL,
+    raised REAL);
 """
 # the host's state (host_tools/hoststate.py): this store's id, each shoe's host record (the
 # counter floor file holds the same records), the supervisors' acceptances
@@ -64,16 +75,6 @@ CREATE TABLE IF NOT EXISTS acceptances (
 def default_path():
     import platformdirs
     return Path(platformdirs.user_data_dir("shoectl")) / "audit.sqlite"
-
-
-def _jsonable(x):
-    if isinstance(x, (bytes, bytearray)):
-        return bytes(x).hex()
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 def _signed(kind, body, payload):
@@ -180,8 +181,11 @@ class AuditStore:
             elif prev != last_h:
                 broken.append(eseq)
             last_e, last_h = eseq, h
+        from host_tools import reveal
+
         return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
-                "gaps": gaps, "last": last_e, "head": last_h.hex() if last_h else None}
+                "gaps": gaps, "last": last_e, "head": last_h.hex() if last_h else None,
+                "reveal": reveal.audit(self.events(shoe))}
 
     def compare_live(self, shoe, eseq, head, acked, before=None):
         """The store against what the shoe itself says (its `status`): `eseq` its last event
@@ -220,6 +224,39 @@ class AuditStore:
         with self._lock:
             return self._db.execute("SELECT eseq, payload FROM events WHERE shoe=? AND eseq>? "
                                     "ORDER BY eseq LIMIT ?", (shoe, since, limit)).fetchall()
+
+    def round_events(self, shoe, rnd):
+        """[(kind, body)] of round `rnd`'s round_open, card and reveal events (the signed
+        bodies, bytes as hex), in order: what a RoundWatch that starts mid-round loads."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT kind, body, payload FROM events WHERE shoe=? AND kind IN "
+                "('round_open', 'card', 'reveal') AND json_extract(body, '$.round')=? "
+                "ORDER BY eseq", (shoe, rnd)).fetchall()
+        out = []
+        for k, b, p in rows:
+            k, body = _signed(k, json.loads(b), p)
+            if k is not None and isinstance(body, dict) and body.get("round") == rnd:
+                out.append((k, body))
+        return out
+
+    def flag(self, shoe, eseq, kind, rnd, detail):
+        """Record an alert about the stored events (a reveal that does not match)."""
+        with self._lock:
+            self._db.execute("INSERT INTO flags VALUES (?,?,?,?,?,?)",
+                             (shoe, eseq, kind, rnd, detail, time.time()))
+            self._db.commit()
+
+    def flags(self, shoe=None):
+        q = "SELECT shoe, eseq, kind, round, detail, raised FROM flags"
+        args = ()
+        if shoe:
+            q += " WHERE shoe=?"
+            args = (shoe,)
+        with self._lock:
+            rows = self._db.execute(q + " ORDER BY rowid", args).fetchall()
+        return [dict(zip(("shoe", "eseq", "kind", "round", "detail", "raised"), r))
+                for r in rows]
 
     def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
         evs = self.events(shoe, kinds)

@@ -11,7 +11,7 @@ A record is a dict:
     {"t": 1764441600.5,        # seconds (Unix time) of the read attempt
      "outcome": "ok",          # ok | misread | double_read | no_read   (aliases below)
      "deck": "3A7F",           # deck serial (optional: unknown for a no-read)
-     "card": "As",             # the card (optional: known from the deck order / stub check)
+     "card": "As",             # the card (optional: a round's cards are known from its reveal)
      "position": 12}           # draw position in the shoe since the shuffle (optional)
 
 Aliases: card -> ok, garbled / code_format / bad_code -> misread, double / double-read ->

@@ -2,6 +2,11 @@
 went, irregularities and voids, each round's settlement table, and a closing summary. The demo
 shows its rounds with it; it takes the events of any board.
 
+A card of an open round is face down: the shoe sends only its commitment, so the display shows
+the deal as it goes (how many cards, to whom) and each card once the round is revealed (when
+the decisions close, or the round is voided); reveal_mismatch alerts (host_tools/reveal.py)
+are shown in red.
+
     show = RoundDisplay(Console())
     runner = TableRunner(..., on_event=show)       # show(kind, body) for every event
     show.summary(rounds, seconds)
@@ -9,6 +14,8 @@ shows its rounds with it; it takes the events of any board.
 import time
 
 from rich.table import Table as RichTable
+
+from host_tools.reveal import Shown
 
 
 class RoundDisplay:
@@ -20,6 +27,8 @@ class RoundDisplay:
         self.results = []
         self.voids = []
         self.cards = 0
+        self.dealt = 0
+        self.shown = Shown()
         self.t0 = time.monotonic()
 
     def __call__(self, kind, body):
@@ -32,11 +41,22 @@ class RoundDisplay:
                                                               body.get("cards")))
         elif kind == "card":
             self.cards += 1
-            self.line.append("%s→%s" % (body.get("card"), _short(body.get("target"))))
-            if len(self.line) == 7:
-                self._flush()
+            self.dealt += 1
+            self.shown.feed(kind, body)
         elif kind == "deal_complete":
+            c.print("  dealt %d cards face down (the shoe sends each as a commitment)"
+                    % body.get("cards", self.dealt))
+            self.dealt = 0
+        elif kind == "reveal":
+            for _, card, target in self.shown.feed(kind, body) or ():
+                self.line.append("%s→%s" % (card, _short(target)))
+                if len(self.line) == 7:
+                    self._flush()
             self._flush()
+            self.dealt = 0
+        elif kind == "reveal_mismatch":
+            c.print("[bold red]REVEAL MISMATCH[/] round %s: %s" % (body.get("round"),
+                                                                  body.get("detail")))
         elif kind in ("irregularity", "unreadable", "warning"):
             self._flush()
             c.print("[yellow]%s[/] %s" % (kind, _brief(body)))

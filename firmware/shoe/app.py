@@ -154,17 +154,23 @@ class App:
 
     def _report_double_reads(self):
         """The reader dropped a repeated code (one card reported twice): tell the host, for
-        the read-quality diagnostics (shoectl diagnose). It belongs to the last card read."""
+        the read-quality diagnostics (shoectl diagnose). It belongs to the last card read,
+        named by its round and position if that round's cards were still secret when it was
+        read (the host learns the card from the round's reveal), else by the card."""
         n = getattr(self.hw.reader, "double_reads", None)
         if n is None or n == self._double_seen:
             return
         body = {"count": n - self._double_seen}
         self._double_seen = n
-        if self._last_card is not None:
-            from shoe.cards import name
+        last = self._last_card
+        if last is not None:
+            body["deck"] = "%04X" % last[0]
+            if last[2] is not None:
+                body["round"], body["position"] = last[2]
+            else:
+                from shoe.cards import name
 
-            body["deck"] = "%04X" % self._last_card[0]
-            body["card"] = name(self._last_card[1])
+                body["card"] = name(last[1])
         self._emit("double_read", body)
 
     def _show_phase(self):
@@ -208,7 +214,7 @@ class App:
                     self.table.reject(e.reason, now)
                 else:
                     self.table.card(serial, back, card, now)
-                    self._last_card = (serial, card)
+                    self._last_card = (serial, card, self.table.hidden_position())
         elif kind == "noread":
             self.table.reject("no_read", now)
         else:

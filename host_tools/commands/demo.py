@@ -13,7 +13,9 @@ HELP = "deal rounds of Four Card Frenzy to six seats on the virtual board, live"
 DESCRIPTION = (
     "Start the virtual board (the real firmware on the MicroPython unix port) and the world "
     "simulator, load and check a deck, and deal --rounds rounds of Four Card Frenzy (manual "
-    "shoe) to six seats and the dealer. Shows every card the shoe read and where it went, each "
+    "shoe) to six seats and the dealer. The players decide from their own cards on the table; "
+    "the shoe sends each card face down (a commitment) and reveals them when the last player "
+    "has decided. Shows every card the shoe read and where it went (once revealed), each "
     "seat's best hand, the dealer's, every wager's result and payout (example pay tables), and "
     "a summary. About one round in ten gets an injected fault; the shoe voids it and says why. "
     "Demo keys are provisioned for the virtual board: never use them on a casino floor.")

@@ -7,7 +7,8 @@ NAME = "diagnose"
 HELP = "read-quality diagnostics (misread, double-read, no-read rates) and a PNG chart"
 DESCRIPTION = (
     "Compute read quality from the events in the audit store (what `shoectl monitor`, `session` "
-    "or any command with --db stored): every card read, every unreadable card (no read or a "
+    "or any command with --db stored): every card read (each named from its round's reveal: "
+    "a card event holds only a commitment), every unreadable card (no read or a "
     "garbled code, with its position) and every double read the reader de-duplicated. Prints "
     "the rates per deck and per draw position and the worst cards, so a technician can tell a "
     "worn deck from a dirty sensor, and with --chart writes a PNG of read quality over time.")
@@ -22,8 +23,25 @@ def configure(p):
 
 
 def records(events):
-    """Audit-store events -> read records for host_tools.diagnose (pure; tested)."""
+    """Audit-store events -> read records for host_tools.diagnose (pure; tested). A card of a
+    round is known from the round's reveal (its card event holds only a commitment), so is a
+    double read named by its round and position; a card event from firmware that sent cards
+    in clear is taken as it is."""
     deck_of = {}
+    revealed = {}
+    for ev in events:
+        b = ev["body"]
+        if ev["kind"] == "reveal" and isinstance(b.get("cards"), list):
+            revealed[(ev.get("shoe"), b.get("round"))] = b["cards"]
+
+    def card_at(shoe, b):
+        if b.get("card"):
+            return b["card"]
+        cards, p = revealed.get((shoe, b.get("round"))), b.get("position")
+        if cards and isinstance(p, int) and 0 <= p < len(cards):
+            return cards[p]
+        return None
+
     out = []
     for ev in events:
         kind, b, t = ev["kind"], ev["body"], ev["received"]
@@ -32,14 +50,14 @@ def records(events):
             deck_of[(shoe, b.get("round"))] = b.get("deck")
         elif kind == "card":
             out.append({"t": t, "outcome": "ok", "deck": deck_of.get((shoe, b.get("round"))),
-                        "card": b.get("card"), "position": b.get("position")})
+                        "card": card_at(shoe, b), "position": b.get("position")})
         elif kind == "unreadable":
             out.append({"t": t, "outcome": "misread" if b.get("reason") == "code_format" else "no_read",
                         "deck": deck_of.get((shoe, b.get("round"))), "position": b.get("position")})
         elif kind == "double_read":
             for _ in range(int(b.get("count", 1))):
                 out.append({"t": t, "outcome": "double_read", "deck": b.get("deck"),
-                            "card": b.get("card")})
+                            "card": card_at(shoe, b), "position": b.get("position")})
     return out
 
 
@@ -52,7 +70,8 @@ def run(args):
 
     store = AuditStore(args.db)
     try:
-        evs = store.events(args.shoe, kinds=["round_open", "card", "unreadable", "double_read"])
+        evs = store.events(args.shoe, kinds=["round_open", "card", "reveal", "unreadable",
+                                             "double_read"])
     finally:
         store.close()
     recs = records(evs)

@@ -10,6 +10,7 @@ from rich.table import Table as RichTable
 
 from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
+from host_tools.reveal import Shown
 
 NAME = "monitor"
 HELP = "watch a shoe live: table state, cards, results, errors; audit every event"
@@ -18,8 +19,12 @@ DESCRIPTION = (
     "loop://), authenticate with its key, and show the table live: phase, round, cards dealt to "
     "each seat and the dealer, results and latched errors. Every event is stored exactly once in "
     "the SQLite audit store (--db; default under the user's data dir) after its MAC and the hash "
-    "chain are checked, and every round result is re-evaluated from its raw cards with the "
-    "engine: any disagreement is flagged. A shoe configured with an inline pay table reports it "
+    "chain are checked. The cards of an open round are face down: the shoe sends each as a "
+    "commitment, and the view shows them once the round's reveal (when the decisions close, or "
+    "a void) has opened every commitment; a reveal that does not match (a card changed after "
+    "it was dealt, a missing position, a result with other cards) is flagged. Every round "
+    "result is re-evaluated from the revealed cards with the engine: any disagreement is "
+    "flagged. A shoe configured with an inline pay table reports it "
     "by name and SHA-256 only: give the document with --paytable FILE (its digest must match) "
     "to re-evaluate against it. Stops on Ctrl-C, or after --seconds / --count.")
 
@@ -61,6 +66,7 @@ class TableView:
         self.log = deque(maxlen=10)
         self.flags = []
         self.shoe = None
+        self.shown = Shown()
 
     def apply(self, kind, body):
         if kind == "hello":
@@ -73,9 +79,20 @@ class TableView:
             self.hands = {s: [] for s in body.get("seats", {})}
             self.hands["dealer"] = []
             self.results = {}
-        elif kind == "card":
+        elif kind == "card":            # face down until the reveal
+            self.shown.feed(kind, body)
             t = str(body.get("target"))
-            self.hands.setdefault(t, []).append(body.get("card"))
+            self.hands.setdefault(t, []).append("··")
+        elif kind == "reveal":
+            got = self.shown.feed(kind, body)
+            if got and body.get("round") == self.round:
+                hands = {}
+                for _, card, target in got:
+                    hands.setdefault(str(target), []).append(card)
+                self.hands.update(hands)
+        elif kind == "reveal_mismatch":
+            self.flags.append("REVEAL MISMATCH round %s: %s" % (body.get("round"),
+                                                               body.get("detail")))
         elif kind == "round_result":
             for seat, s in body.get("seats", {}).items():
                 self.results[seat] = "%s  net %+d" % (s.get("category"), s.get("net", 0))
@@ -102,15 +119,18 @@ class TableView:
             parts.append("[bold red]latched errors:[/] " + "; ".join(
                 "#%s %s" % kv for kv in sorted(self.latched.items())))
         for f in self.flags[-3:]:
-            parts.append("[bold red]DISAGREEMENT[/] " + f)
+            parts.append("[bold red]%s[/] " % ("ALERT" if f.startswith("REVEAL") else
+                                              "DISAGREEMENT") + f)
         parts.append("\n".join(self.log))
         return Group(*parts)
 
 
 def line(kind, body):
     if kind == "card":
-        return "card %s -> %s (round %s, #%s)" % (body.get("card"), body.get("target"),
-                                                  body.get("round"), body.get("position"))
+        return "card #%s -> %s (round %s, face down)" % (body.get("position"), body.get("target"),
+                                                         body.get("round"))
+    if kind == "reveal":
+        return "reveal round %s: %s" % (body.get("round"), " ".join(body.get("cards") or []))
     short = {k: v for k, v in body.items() if not isinstance(v, (dict, list, bytes))}
     return "%s %s" % (kind, " ".join("%s=%s" % kv for kv in sorted(short.items())))
 
@@ -149,7 +169,8 @@ def run(args):
             seen += 1
             if kind == "round_result":
                 problems = disagreements(body, body.get("paytable") or _table(config, inline),
-                                         body.get("rules", config.get("rules")))
+                                         body.get("rules", config.get("rules")),
+                                         link.watch.hands(body.get("round")))
                 if problems:
                     body = dict(body, disagreement=problems)
                     view.flags.extend(problems)
@@ -174,5 +195,6 @@ def run(args):
         if store:
             store.close()
     if view.flags:
-        raise ShoeError("%d result(s) disagree with the engine" % len(view.flags))
+        raise ShoeError("%d alert(s): result(s) disagreeing with the engine or reveals that "
+                        "do not match" % len(view.flags))
     return 0

@@ -14,8 +14,11 @@ DESCRIPTION = (
     "that runs already (`shoectl sim`, the emulated Pico, a real shoe on /dev/ttyACM0) with the "
     "keys of its provisioning file (--keys); the dealer is the world simulator writing into "
     "--reader URL, or, without --reader, a person at the shoe told what to do (give a long "
-    "--event-timeout). Every round ends in exactly one round_result or round_void; if the board "
-    "powers up again mid-session the runner carries on from the shoe's status. Faults: "
+    "--event-timeout). The cards of an open round are face down: each card event carries its "
+    "commitment, and the round's reveal (once the decisions close, or at a void) prints every "
+    "card; a reveal that does not match its commitments is printed as reveal_mismatch. Every "
+    "round ends in exactly one round_result or round_void; if the board powers up again "
+    "mid-session the runner carries on from the shoe's status. Faults: "
     "misread, double-read, no-read (optional \"times\"), foreign, duplicate, forged, other-back, "
     "extra-card, power-cut, link-drop (optional \"seconds\"). Optional script keys besides those "
     "of the interface: two_deck, stub_every, represent_max, jam_timeout_s, offered, "
@@ -39,10 +42,16 @@ def configure(p):
                    "`shoectl diagnose`")
 
 
-def _human(kind, body):
+def _human(kind, body, shown):
+    """One printed line per event. A card is face down until its round's reveal (the shoe
+    sends its commitment): the card line says where it went; the reveal prints every card."""
+    got = shown.feed(kind, body)
     if kind == "card":
-        return "round %s card %2s  %s -> %s" % (body.get("round"), body.get("position"),
-                                                body.get("card"), body.get("target"))
+        return "round %s card %2s  face down -> %s" % (body.get("round"), body.get("position"),
+                                                       body.get("target"))
+    if kind == "reveal":
+        return "round %s REVEAL %s" % (body.get("round"), "  ".join(
+            "%s %s->%s" % (p, c, t) for p, c, t in got or ()))
     if kind == "round_result":
         seats = body.get("seats", {})
         return "round %s RESULT dealer %s %s; %s" % (
@@ -52,20 +61,27 @@ def _human(kind, body):
                       for k, v in sorted(seats.items())))
     if kind == "round_void":
         return "round %s VOID %s (%s)" % (body.get("round"), body.get("reason"), body.get("detail"))
-    return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=str))
+    return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=_hex))
+
+
+def _hex(x):
+    return bytes(x).hex() if isinstance(x, (bytes, bytearray)) else str(x)
 
 
 def run(args):
     from host_tools.sim.session import load_script
     from host_tools.sim.virtual_table import VirtualTable
 
+    from host_tools.reveal import Shown
+
     script = load_script(args.script)
+    shown = Shown()
 
     def show(kind, body):
         if args.json:
-            print(json.dumps({"event": kind, **body}, sort_keys=True, default=str))
+            print(json.dumps({"event": kind, **body}, sort_keys=True, default=_hex))
         else:
-            print(_human(kind, body))
+            print(_human(kind, body, shown))
         sys.stdout.flush()
 
     if args.port:

@@ -13,8 +13,10 @@ DESCRIPTION = (
     "--no-chain) compare the audit store (--db) with the shoe's live chain: its last event "
     "number, chain head and the events it has seen acknowledged, so rows removed at the end of "
     "the store are caught. Event log (--shoe, or the shoe met on --port): re-check every "
-    "stored event's MAC with the shoe key, that the stored body is the signed one, and the "
-    "hash chain, and the whole SQLite file (integrity_check). Exit code 1 on any mismatch.")
+    "stored event's MAC with the shoe key, that the stored body is the signed one, the "
+    "hash chain, every round's secrecy (each card's commitment recomputed from the round's "
+    "reveal, no position missing, every result's cards the revealed ones) and the whole "
+    "SQLite file (integrity_check). Exit code 1 on any mismatch.")
 
 
 def configure(p):
@@ -59,6 +61,8 @@ def run(args):
         for what in ("bad_mac", "body_mismatch", "broken", "gaps"):
             if rep[what]:
                 failed.append("events: %s at eseq %s" % (what, rep[what][:10]))
+        for p in rep["reveal"][:10]:
+            failed.append("events: reveal_mismatch at eseq %s: %s" % (p["eseq"], p["detail"]))
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:
@@ -69,9 +73,10 @@ def run(args):
         if "events" in report:
             e = report["events"]
             print("events: %d stored, chain head %s, bad MACs %d, edited bodies %d, broken "
-                  "links %d, gaps %d" % (e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
-                                         len(e["body_mismatch"]), len(e["broken"]),
-                                         len(e["gaps"])))
+                  "links %d, gaps %d, reveal mismatches %d" % (
+                      e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
+                      len(e["body_mismatch"]), len(e["broken"]), len(e["gaps"]),
+                      len(e["reveal"])))
         if "chain" in report:
             c = report["chain"]
             print("live chain: shoe at event %s (acknowledged %s), store at %s: %s" % (

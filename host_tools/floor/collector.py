@@ -10,8 +10,11 @@ It trusts no gateway. For each message on floor/shoe/<id>/events it:
      gateway to publish again from head + 1 (floor/shoe/<id>/replay); if the hole is still there
      after `gap_timeout` it is alerted as a gap and the chain goes on ("gap"); an event that
      fills such a hole later is still stored (chain "ok" if its predecessor is held);
-  3. stores the event (INSERT ... ON CONFLICT DO NOTHING keyed by (shoe, eseq)), re-evaluates a
-     round result with the engine (host_tools/engine/reeval.py; a disagreement is an alert), turns
+  3. stores the event (INSERT ... ON CONFLICT DO NOTHING keyed by (shoe, eseq)), checks every
+     card's commitment at its round's reveal and every result's cards against the revealed ones
+     (host_tools/reveal.py; a mismatch is a `reveal_mismatch` alert), re-evaluates a round
+     result with the engine from the revealed cards (host_tools/engine/reeval.py; a
+     disagreement is an alert), turns
      irregularities into open alerts (closed when the shoe reports them cleared), updates the
      table's live row, and NOTIFYs `floor` in the same transaction;
   4. only then acknowledges the MQTT message (manual PUBACK): a collector killed mid-batch leaves
@@ -24,16 +27,19 @@ the others take its shoes within a second and catch up from the database head by
 gateways for a replay. The gateway's retained state (its published cursor) also tells the owner
 when it is behind (a broker restart lost queued messages) and triggers a replay.
 """
+import functools
 import json
 import math
 import queue
 import threading
 import time
 
+from host_tools import reveal
 from host_tools.engine import reeval
 from host_tools.audit import _jsonable
 from host_tools.events import decode
 from host_tools.floor import mqtt, pg
+from host_tools.reveal import RoundWatch
 from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
@@ -41,9 +47,10 @@ _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
 
 
 class _Head:
-    __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since")
+    __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since",
+                 "watch")
 
-    def __init__(self, eseq, h):
+    def __init__(self, eseq, h, loader=None):
         self.eseq = eseq
         self.hash = h
         self.pending = {}         # eseq -> payload (beyond head + 1, waiting for the hole)
@@ -51,6 +58,8 @@ class _Head:
         self.asked_at = 0.0
         self.published = 0        # the gateway's published cursor (retained state)
         self.behind_since = None
+        self.watch = RoundWatch(loader)   # commitments vs reveals (a round begun before the
+        #                                   lease: its events from the database)
 
 
 class Collector:
@@ -166,13 +175,20 @@ class Collector:
     def _take(self, shoe):
         row = self.conn.execute("SELECT head_eseq, head_hash FROM shoes WHERE shoe = %s",
                                 (shoe,)).fetchone()
-        h = _Head(row[0], bytes(row[1]) if row and row[1] else GENESIS) if row else \
-            _Head(0, GENESIS)
+        loader = functools.partial(self._round_events, shoe)
+        h = _Head(row[0], bytes(row[1]) if row and row[1] else GENESIS, loader) if row else \
+            _Head(0, GENESIS, loader)
         self.owned[shoe] = h
         self.conn.execute("INSERT INTO shoes (shoe, owner) VALUES (%s, %s) ON CONFLICT (shoe) "
                           "DO UPDATE SET owner = EXCLUDED.owner, updated_at = clock_timestamp()",
                           (shoe, self.name))
         self._ask_replay(shoe, h, time.monotonic())   # catch up on whatever the last owner missed
+
+    def _round_events(self, shoe, rnd):
+        """A round's round_open, card and reveal events already in the database."""
+        return [(k, b) for k, b in self.conn.execute(
+            "SELECT kind, body FROM events WHERE shoe = %s AND kind IN ('round_open', 'card', "
+            "'reveal') AND body->>'round' = %s ORDER BY eseq", (shoe, str(rnd))).fetchall()]
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):
@@ -318,14 +334,21 @@ class Collector:
                 w.alert(shoe, eseq, "chain_break", "event %d does not follow the stored chain "
                         "head of event %d: something between them was removed or altered"
                         % (eseq, h.eseq))
+        try:
+            found = h.watch.feed(kind, body)
+        except Exception as e:      # never die on a check: say it failed
+            found = [(reveal.ALERT, None, "the reveal check failed: %r" % (e,))]
         kind, shown = decode(kind, body)
         w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload, chain, self.name)
         h.eseq, h.hash = eseq, head
         w.live(shoe, h, kind, shown)
+        for alert, _, detail in found:
+            w.alert(shoe, eseq, alert, detail[:500])
         if kind == "round_result" and isinstance(shown, dict):
             cfg = w.config.get(shoe) or self.config.get(shoe) or {}
             bad = reeval.disagreements(shown, shown.get("paytable") or cfg.get("paytable"),
-                                       shown.get("rules", cfg.get("rules")))
+                                       shown.get("rules", cfg.get("rules")),
+                                       h.watch.hands(shown.get("round")))
             w.round(shoe, eseq, shown.get("round"), "result", _summary(shown),
                     "disagree" if bad else "agree")
             if bad:

@@ -4,15 +4,18 @@ Each SimShoe runs the firmware's own shoe end of the link under CPython (shoe.li
 ShoeEndpoint with host_tools.link.memstore.MemoryStore: every event sealed with the shoe key by
 shoe.link.message, chained, kept in the outbox until the host acknowledges it, re-sent after a
 reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
-exactly as the app sends a result). What it does not run is the card reader and table.py: the
-rounds are drawn from a seeded deck, so a floor of 500 fits on one machine. For a whole shoe use
-the virtual board (host_tools/sim/simboard.py) — the gateway takes either.
+exactly as the app sends a result), and keeps the cards secret as a shoe does: each card leaves
+as its commitment under a fresh round secret (shoe.commitment.commit), and the round's
+`reveal` precedes its result (docs/protocol.md, Secrecy). What it does not run is the card
+reader and the table: the rounds are drawn from a seeded deck, so a floor of 500 fits on one
+machine. For a whole shoe use the virtual board (host_tools/sim/simboard.py) — the gateway
+takes either.
 
     shoe = SimShoe("T001", keys, seed=1)
     link = ShoeLink("sim://T001", keys["shoe"], audit=store, open_port=shoe.open_port,
                     read_timeout=0.2)
     shoe.step(now)        # emit the next event of its current round (phase, round_open, cards,
-                          # deal_complete, round_result ...); returns (kind, eseq)
+                          # deal_complete, reveal, round_result ...); returns (kind, eseq)
 """
 import os
 import random
@@ -23,6 +26,7 @@ from shoe.games import engine, packing
 from shoe.games.vocab import FCF
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
+from shoe.commitment import commit
 from host_tools.link.memstore import MemoryStore
 
 RANKS = "23456789TJQKA"
@@ -161,15 +165,22 @@ class SimShoe:
         hands["dealer"] = []
         pos = 0
         order = [str(s) for s in seats] + ["dealer"]
+        secret = os.urandom(16)     # the round's secret: never sent before the reveal
+
+        def card(pos, c, t):
+            return ("card", {"round": n, "position": pos, "target": t,
+                             "commit": commit(secret, n, pos, t, c)})
+
         for _ in range(5):
             for t in order:
                 c = deck[pos]
                 hands[t].append(c)
-                evs.append(("card", {"round": n, "position": pos, "card": c, "target": t}))
+                evs.append(card(pos, c, t))
                 pos += 1
         six = deck[pos]
-        evs.append(("card", {"round": n, "position": pos, "card": six, "target": "all_six"}))
-        evs.append(("deal_complete", {"round": n, "hands": hands}))
+        evs.append(card(pos, six, "all_six"))
+        evs.append(("deal_complete", {"round": n, "cards": pos + 1}))
+        evs.append(("reveal", {"round": n, "secret": secret, "cards": deck[:pos + 1]}))
         obj = {"game": self.game, "paytable": "fcf-public-1", "rules": {},
                "dealer": hands["dealer"], "all_six_card": six,
                "seats": {s: {"cards": hands[s], "wagers": wagers[s], "raise": wagers[s]["ante"]}

@@ -26,6 +26,11 @@ below the floor is refused (`counter_reset`: its journal went back), also by a l
 process; a damaged, missing, older or foreign state file refuses the shoe (`host_state`: one
 line naming the file) until `shoectl trust --accept`.
 
+Every round's commitments are checked at its reveal (host_tools/reveal.py, RoundWatch): a
+mismatch is flagged in the audit store and queued as a host event `reveal_mismatch`
+{"round", "detail", "eseq"} (eseq 0 in the queue: it is the host's, not the shoe's) right
+after the event that showed it.
+
 Nothing on the cable can end a session from outside: a REFUSE frame (which a peer with another
 key cannot authenticate) or a HELLO that fails its MAC is only remembered, and `open()` reports
 it only if the handshake has not succeeded by its deadline. After `resync_after` commands in a
@@ -112,6 +117,9 @@ class ShoeLink:
         self._port = None
         self._stop = threading.Event()
         self._thread = None
+        from host_tools.reveal import RoundWatch
+
+        self.watch = RoundWatch(loader=self._round_events)   # commitments vs reveals
 
     # ---- life cycle -----------------------------------------------------------------------
     def __enter__(self):
@@ -363,6 +371,30 @@ class ShoeLink:
             raise
         for kind, body, ref, meta in out:
             self.events.put((kind, body, ref))
+            if ref:
+                self._check_reveal(kind, body, ref)
+
+    def _round_events(self, rnd):
+        """A round's events stored before this host process saw them (RoundWatch loader)."""
+        if self.audit is None or not self.shoe_id:
+            return []
+        return self.audit.round_events(self.shoe_id, rnd)
+
+    def _check_reveal(self, kind, body, eseq):
+        """Commitments against the reveal, a result against the revealed cards: each alert is
+        flagged in the audit store and queued after the event that showed it."""
+        try:
+            alerts = self.watch.feed(kind, body)
+        except Exception as e:   # a bug in the check must not stop the link: say so
+            alerts = [("reveal_mismatch", body.get("round") if isinstance(body, dict) else None,
+                       "the reveal check failed: %r" % (e,))]
+        for alert, rnd, detail in alerts:
+            if self.audit is not None:
+                try:
+                    self.audit.flag(self.shoe_id or "?", eseq, alert, rnd, detail)
+                except Exception:
+                    pass   # the queued alert still goes out; `shoectl verify` checks again
+            self.events.put((alert, {"round": rnd, "detail": detail, "eseq": eseq}, 0))
 
     def _store(self, durable):
         """The durable events and the shoe's counter floor (host state: one transaction, then

@@ -13,7 +13,9 @@ FAULT_KINDS = ("foreign", "forged", "duplicate", "extra-card", "no-read-x3", "ot
 
 
 def strategy(rnd, hands, seats):
-    """A simple player: 3x with a pair of aces or better, 1x with any pair, else fold."""
+    """A simple player: 3x with a pair of aces or better, 1x with any pair, else fold. `hands`
+    are the cards on the table (the runner's layout of what the dealer placed where), each
+    player looking at their own: the shoe names no card before the decisions close."""
     out = {}
     for seat, spec in seats.items():
         ante = spec["wagers"]["ante"]

@@ -101,7 +101,7 @@ class TableRunner(PowerReturns):
         self.reboots_seen = 0       # boots the runner noticed and recovered from
         self._rounds_before_open = 0
         self._mark = self.boot_mark()    # the boot the runner knows about (recover() moves it)
-        self.strategy = None     # f(round, hands, seats) -> {seat: raise} when the script has none
+        self.strategy = None     # f(round, hands on the table, seats) -> {seat: raise}
 
     # ---- events --------------------------------------------------------------------------
     def _next(self, timeout):
@@ -225,6 +225,7 @@ class TableRunner(PowerReturns):
             return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         total = reply["cards"]
         self.world.new_round()
+        layout = {}     # the physical table: position -> (the card the dealer placed, target)
         pos = 0
         while True:
             fault = faults.get(pos)
@@ -258,16 +259,19 @@ class TableRunner(PowerReturns):
             self.card_times.append(time.monotonic() - t0)
             if ev[0] in ROUND_END:
                 return self._finish(rnd, ev)
+            layout[pos] = (card, ev[1].get("target"))
             pos += 1
             if pos >= total:
                 break
-        _, done = self._wait_through_boots(("deal_complete",), ours)
+        self._wait_through_boots(("deal_complete",), ours)
         if extra:
             self.world.draw(deck, None, other)
             return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         decisions = {k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()}
         if self.strategy is not None:
-            chosen = self.strategy(rnd, done.get("hands", {}), seats)
+            # each player looks at their own cards on the table (the shoe's events name none
+            # before the decisions close: a card event carries its commitment only)
+            chosen = self.strategy(rnd, _hands_on_table(layout), seats)
             decisions = {k: seats[k]["raise"] if "raise" in seats[k] else chosen[k] for k in seats}
         self._decide(rnd, decisions, seats)
         stub_pos = deck.pos
@@ -359,6 +363,16 @@ class TableRunner(PowerReturns):
                 raise ShoeError("round %d: %s" % (i, e))
         self.settle_phase(rng, back_for_slot)
         return self.outcomes
+
+
+def _hands_on_table(layout):
+    """{target: [card names]} of the cards lying on the table (position -> (card id, target)),
+    in dealing order: what each player sees of their own hand."""
+    out = {}
+    for p in sorted(layout):
+        card, target = layout[p]
+        out.setdefault(target, []).append(cards.name(card))
+    return out
 
 
 def _shuffled_ids(rng):

@@ -19,7 +19,8 @@ SCRIPT = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "do
 
 def test_diagnose_counts_what_the_reader_suffered(tmp_path):
     db = str(tmp_path / "audit.sqlite")
-    with VirtualTable(str(tmp_path / "flash"), on_event=Recorder(), db=db) as t:
+    rec = Recorder()
+    with VirtualTable(str(tmp_path / "flash"), on_event=rec, db=db) as t:
         outcomes = t.runner.play(SCRIPT)
     assert [o[1] for o in outcomes] == ["round_result", "round_result"]
     png = tmp_path / "quality.png"
@@ -30,6 +31,16 @@ def test_diagnose_counts_what_the_reader_suffered(tmp_path):
     assert rep["overall"]["counts"] == {"ok": 25, "misread": 1, "no_read": 1, "double_read": 2}
     assert rep["per_position"]["2"]["counts"]["no_read"] == 1
     assert rep["per_position"]["5"]["counts"]["misread"] == 1
+    # every card named from its round's reveal (the card events hold commitments; a double
+    # read during a deal names its round and position)
+    assert all("card" not in b for b in rec.of("card"))
+    assert all("card" not in b and "position" in b for b in rec.of("double_read"))
+    reveals = {r["round"]: r["cards"] for r in rec.of("reveal")}
+    deck = {b["round"]: b["deck"] for b in rec.of("round_open")}
+    for b in rec.of("double_read"):
+        key = "%s:%s" % (deck[b["round"]], reveals[b["round"]][b["position"]])
+        assert rep["per_card"][key]["counts"]["double_read"] >= 1, key
+    assert sum(s["reads"] for k, s in rep["per_card"].items()) == 25 + 2
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -65,9 +65,13 @@ def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure
     rec = table.recorder
     a6 = any("all_six" in w for w in seats.values())
     want = expected_targets(game, procedure, sorted(seats, key=int), a6)
-    got = [(c["position"], c["card"], str(c["target"])) for c in rec.of("card")]
-    assert [g[1] for g in got] == deck[:len(want)]
-    assert [g[2] for g in got] == want
+    got = [(c["position"], str(c["target"])) for c in rec.of("card")]
+    assert [g[0] for g in got] == list(range(len(want)))
+    assert [g[1] for g in got] == want
+    # each card went out as a commitment; the reveal opens them all (the host checked each)
+    [rev] = rec.of("reveal")
+    assert rev["cards"] == deck[:len(want)]
+    assert all("card" not in c for c in rec.of("card")) and not rec.of("reveal_mismatch")
     [result] = rec.of("round_result")
     assert not rec.of("round_void")
     # The same hands evaluated on the host by the engine give the same result.

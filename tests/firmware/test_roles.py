@@ -28,7 +28,7 @@ HERE = os.path.join(os.path.dirname(__file__), "table")
 
 
 def snap(t):
-    return json.dumps([t.state(), t.out], sort_keys=True)
+    return json.dumps([t.state(), t.out], sort_keys=True, default=lambda b: bytes(b).hex())
 
 
 def refused(t, kind, body, role=T, now=5):

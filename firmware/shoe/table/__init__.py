@@ -1,6 +1,7 @@
 """The round lifecycle: a sans-I/O state machine between the host, the card reader and the engine.
 
     t = Table(engine=None)          # engine: shoe.games.engine (imported when first needed)
+                                    # secrets: f(round) -> 16 bytes (default os.urandom)
     t.command(kind, body, now)      # host command -> reply dict, or CommandError (nothing changed)
     t.card(serial, back, card, now) # an authenticated read from the reader (card id 0..52)
     t.reject(reason, now)           # a read that failed: no_read, code_format, code_mac, ...
@@ -12,7 +13,8 @@
 
 No I/O, no clock: `now` (seconds) is passed in. The parts: round.py (the configuration, the
 open round), passes.py (decks, deck and stub checks), irregularities.py (latch, void),
-snapshot.py (state() and the dealt card's delta). Commands, events, phases and what the table
+secret.py (a dealt card leaves only as a commitment until the reveal), snapshot.py (state() and
+the dealt card's delta). Commands, events, phases and what the table
 must do after every outcome: docs/round-lifecycle.md; irregularities: docs/irregularities.md.
 """
 from shoe import reasons as R
@@ -21,9 +23,10 @@ from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.errors import CommandError, ShoeError
+from shoe.commitment import commit
 from shoe import roles
 from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
-from shoe.table import irregularities as irq, passes, round as rounds, snapshot
+from shoe.table import irregularities as irq, passes, round as rounds, secret, snapshot
 
 _STATUS_NAMES = ("empty", "checking", "ready", "out")
 
@@ -51,9 +54,13 @@ class Table:
     _void = irq.void
     void_in_progress = irq.void_in_progress
     journal_damaged = irq.journal_damaged
+    _new_secret = secret.new_secret
+    _reveal = secret.reveal
+    hidden_position = secret.hidden_position
 
-    def __init__(self, config=None, engine=None):
+    def __init__(self, config=None, engine=None, secrets=None):
         self._engine = engine
+        self._secrets = secrets   # None: os.urandom (tests pass a deterministic f(round))
         self.cfg = None
         self.ledger = Ledger()
         self.tracker = Tracker()
@@ -221,14 +228,18 @@ class Table:
         if self.jammed:
             self.jammed = False
             self._op(JAM, False)
-        self._emit("card", {"round": rnd.n, "position": tr.n - 1, "card": name(card),
-                            "target": target_name(t)})
+        # the card itself stays in the shoe until the reveal: only its commitment goes out
+        # (position and target are public: the dealing order is)
+        p = tr.n - 1
+        tn = target_name(t)
+        self._emit("card", {"round": rnd.n, "position": p, "target": tn,
+                            "commit": commit(rnd.secret, rnd.n, p, tn, name(card))})
         if tr.complete():
             rnd.stage = "decisions"
             self.t_last = None
             self._op(STAGE, "decisions")
             self._op(T_LAST, None)
-            self._emit("deal_complete", {"round": rnd.n, "hands": tr.hands()})
+            self._emit("deal_complete", {"round": rnd.n, "cards": tr.n})
 
     def reject(self, reason, now):
         if not isinstance(reason, str) or not reason:

@@ -97,8 +97,11 @@ def void_round(self, body, now):
 
 # clause: rules:3-never-settle, rules:3-card-other-back
 def void(self, reason, detail, now, remember=True):
+    """The open round is void. Its reveal goes first (unless the decisions already closed it),
+    so the irregularity and round_void after it may name the round's cards."""
     rnd = self.rnd
     lg = self.ledger
+    self._reveal()
     if remember:
         self.shuffle.remember(self._sequence(False))
     irq = self._latch(reason, detail, rnd.n)

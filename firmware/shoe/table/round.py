@@ -12,7 +12,7 @@ from shoe.games.vocab import FCF, HCF
 class Round:
     """The round being dealt (snapshot.py keeps it in state() as a dict of these names)."""
 
-    def __init__(self, n, slot, deck, seats, stub):
+    def __init__(self, n, slot, deck, seats, stub, secret):
         self.n = n            # round number
         self.slot = slot      # ledger slot of its deck
         self.deck = deck      # that deck's serial as text ('3A7F')
@@ -21,16 +21,41 @@ class Round:
         self.stage = "dealing"   # dealing | decisions | stub
         self.tries = 0        # reads of the current position that failed
         self.stub = stub      # a stub check ends this round
+        self.secret = secret  # 16 random bytes: the cards' commitments (secret.py)
+        self.revealed = False  # the reveal is out: the round's cards may be named
 
 
-def _seat_msg(seat, e, cards=None):
-    """The engine's message, naming the seat (and hand) if it does not already."""
+def _seat_msg(seat, e):
+    """The engine's message, naming the seat if it does not already."""
     m = str(e)
     if m.startswith("seat "):
         return m
-    if cards:
-        return "seat %s, hand %s: %s" % (seat, " ".join(cards), m)
     return "seat %s: %s" % (seat, m)
+
+
+# the hand class each set of allowed raise multiples stands for (rules.md 1.5, 2.2)
+_CLASS = {FCF: {1: "below a pair of aces", 3: "a pair of aces or better"},
+          HCF: {1: "a flush of 2 to 4 cards", 2: "a flush of 5 cards",
+                3: "a flush of 6 or 7 cards"}}
+
+
+def _raise_msg(eng, game, seat, cards, ante, amount):
+    """A refused raise, naming the seat, the class of hand the rule depends on and the allowed
+    amounts, never the cards (the engine's own message names them: shoectl eval): the round is
+    open and its cards are face down (docs/protocol.md, Secrecy). The class says no more than
+    the allowed amounts do."""
+    ok = []
+    for k in (1, 2, 3):
+        try:
+            eng.check_raise(game, seat, cards, ante, k * ante)
+            ok.append(str(k * ante))
+        except Exception:
+            pass
+    hand = _CLASS[game].get(len(ok))
+    if hand is None:
+        return "seat %s: raise %d refused" % (seat, amount)
+    return "seat %s: raise %d not allowed with a hand %s: allowed %s or 0 (fold)" % (
+        seat, amount, hand, ", ".join(ok))
 
 
 def _reason(e, default):
@@ -144,7 +169,7 @@ def open_round(self, body, now):
     lg.begin_round(slot)
     self.n_round += 1
     rnd = self.rnd = Round(self.n_round, slot, lg.deck_id(slot), seats,
-                           lg.stub_due(slot, cfg["stub_every"]))
+                           lg.stub_due(slot, cfg["stub_every"]), self._new_secret(self.n_round))
     self._waiting(now)
     self._emit("round_open", {"round": rnd.n, "deck": rnd.deck, "back": lg.back(slot),
                               "seats": dict((str(s[0]), s[1]) for s in seats),
@@ -184,7 +209,8 @@ def decisions(self, body, now):
         try:
             eng.check_raise(game, seat, cards, wagers[seat]["ante"], amount)
         except Exception as e:
-            raise CommandError(_seat_msg(seat, e, cards), _reason(e, "bad_raise"))
+            raise CommandError(_raise_msg(eng, game, seat, cards, wagers[seat]["ante"], amount),
+                               _reason(e, "bad_raise"))
         if seat in seen:
             raise CommandError("decisions: seat %s given twice" % seat, "seat_twice")
         seen.append(seat)
@@ -192,6 +218,7 @@ def decisions(self, body, now):
         rnd.raises[str(k)] = body[k]
     waiting = [s for s in wagers if s not in rnd.raises]
     if not waiting:
+        self._reveal()   # the decisions are closed: the round's cards may be named now
         if rnd.stub:
             rnd.stage = "stub"
             self.ledger.open_pass("stub", rnd.slot)

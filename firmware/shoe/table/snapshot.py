@@ -14,7 +14,7 @@ was ~10 ms of a card's time and ~9 KB of garbage). Every other change leaves the
 from micropython import const
 
 from shoe.dealing.tracker import Tracker
-from shoe.deck.ledger import Ledger
+from shoe.deck.ledger import Ledger, hexs, unhex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.table.round import Round
 
@@ -85,7 +85,8 @@ def state(self):
     rnd = None
     if r is not None:
         rnd = {"n": r.n, "slot": r.slot, "deck": r.deck, "seats": r.seats,
-               "raises": dict(r.raises), "stage": r.stage, "tries": r.tries, "stub": r.stub}
+               "raises": dict(r.raises), "stage": r.stage, "tries": r.tries, "stub": r.stub,
+               "secret": hexs(r.secret), "revealed": r.revealed}
     return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
             "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
             "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
@@ -93,21 +94,25 @@ def state(self):
             "phase": self.phase, "out": list(self.out)}
 
 
-def from_state(cls, st, engine=None):
+def from_state(cls, st, engine=None, secrets=None):
     """A table exactly as it was when `st` = t.state() was taken. ValueError if `st` is not
-    a complete v1 snapshot."""
+    a complete v1 snapshot. A round journalled before rounds had a secret (its cards went out
+    in clear) gets a fresh one for the cards still to come."""
     if not isinstance(st, dict) or st.get("v") != 1:
         raise ValueError("not a table state (v1)")
     try:
-        t = cls(None, engine)
+        t = cls(None, engine, secrets)
         t.cfg = st["cfg"]
         t.ledger = Ledger.from_state(st["ledger"])
         if st["tracker"] is not None:
             t.tracker = Tracker.from_state(st["tracker"])
         rnd = st["round"]
         if rnd is not None:
+            sec = rnd.get("secret")
             r = t.rnd = Round(rnd["n"], rnd["slot"], rnd["deck"],
-                              [[s[0], s[1]] for s in rnd["seats"]], rnd["stub"])
+                              [[s[0], s[1]] for s in rnd["seats"]], rnd["stub"],
+                              t._new_secret(rnd["n"]) if sec is None else bytes(unhex(sec, 16)))
+            r.revealed = rnd.get("revealed", False) is True
             r.raises = dict(rnd["raises"])
             r.stage = rnd["stage"]
             r.tries = rnd["tries"]

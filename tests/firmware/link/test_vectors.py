@@ -5,6 +5,7 @@ import pytest
 
 from host_tools.link import host
 from shoe.link import cobs, codec, crc, frame, message
+from shoe.commitment import commit
 from tests.firmware.link.helpers import from_json, run_fw, vectors
 
 VECTORS = vectors()
@@ -33,6 +34,9 @@ def compute(v):
         p, h = message.seal_message(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
                                     v["eseq"], bytes.fromhex(v["prev"]))
         return p.hex() + "/" + h.hex()
+    if t == "commit":
+        return commit(bytes.fromhex(v["secret"]), v["round"], v["position"], v["target"],
+                      v["card"]).hex()
     raise AssertionError(t)
 
 
@@ -46,7 +50,7 @@ def expected(v):
 
 def test_there_are_vectors_of_every_kind():
     assert {v["t"] for v in VECTORS} == {"codec", "cobs", "crc32", "frame", "command", "message",
-                                         "session"}
+                                         "session", "commit"}
     assert any("key" in v for v in VECTORS if v["t"] == "frame")
 
 
@@ -63,6 +67,11 @@ def test_cpython_matches_vector(v):
         kind, body, eseq, prev, head, _ = host.open_message(bytes.fromhex(v["hex"]),
                                                                bytes.fromhex(v["key"]))
         assert (kind, eseq, head.hex()) == (v["kind"], v["eseq"], v["head"])
+    if v["t"] == "commit":   # the formula docs/protocol.md gives, written out with hashlib
+        import hashlib
+        core = "%d %d %s %s" % (v["round"], v["position"], v["target"], v["card"])
+        assert hashlib.sha256(b"SHOE1card" + bytes.fromhex(v["secret"]) + core.encode()
+                              ).hexdigest()[:32] == v["hex"]
 
 
 MPY_SCRIPT = r"""
@@ -105,6 +114,9 @@ for line in sys.stdin:
         p, h = message.seal_message(unhex(v["key"]), v["kind"], fj(v["body"]), v["eseq"],
                                     unhex(v["prev"]))
         r = hx(p) + "/" + hx(h)
+    elif t == "commit":
+        from shoe.commitment import commit
+        r = hx(commit(unhex(v["secret"]), v["round"], v["position"], v["target"], v["card"]))
     print(json.dumps(r))
 """
 

@@ -1,4 +1,5 @@
 """Shared helpers for the deck/dealing/table tests: a table with a checked deck, passes, deals."""
+import hashlib
 import json
 import random
 
@@ -29,16 +30,46 @@ def expected_targets(game, procedure, seats, a6):
     return out
 
 
+def secrets(n):
+    """Deterministic round secrets (f(round) -> 16 bytes), so that two runs (two runtimes, a
+    table and one resumed from its snapshot) emit the same commitments; the shoe uses
+    os.urandom."""
+    return hashlib.sha256(("test round %d" % n).encode()).digest()[:16]
+
+
+def jsonable(x):
+    """An event or state as JSON holds it: bytes (a commitment, a revealed secret) as hex."""
+    return json.loads(json.dumps(x, default=lambda b: bytes(b).hex()))
+
+
+def revealed(events, rnd=None):
+    """The cards the round's `reveal` event names, in dealing order (checked against every
+    card event's commitment first)."""
+    from shoe.commitment import commit
+
+    rev = [b for k, b in events if k == "reveal" and (rnd is None or b["round"] == rnd)]
+    assert len(rev) == 1, rev
+    rev = rev[0]
+    cards = [b for k, b in events if k == "card" and b["round"] == rev["round"]]
+    assert len(cards) == len(rev["cards"])
+    for c in cards:
+        assert "card" not in c
+        assert c["commit"] == commit(rev["secret"], rev["round"], c["position"], c["target"],
+                                     rev["cards"][c["position"]])
+    return rev["cards"]
+
+
 def shuffled(seed, n=52):
     d = list(range(52))
     random.Random(seed).shuffle(d)
     return d[:n]
 
 
-def make(game=FCF, procedure="manual-shoe", engine=fake_engine, check=True, now=0, **cfg):
+def make(game=FCF, procedure="manual-shoe", engine=fake_engine, check=True, now=0,
+         secret_source=secrets, **cfg):
     body = {"game": game, "procedure": procedure}
     body.update(cfg)
-    t = Table(engine=engine)
+    t = Table(engine=engine, secrets=secret_source)
     t.command("configure", body, now, "supervisor")   # the supervisor sets the table up
     if check:
         load(t, SER, "R", now)
@@ -98,4 +129,4 @@ def play(t, seats, order, raises=None, serial=SER, back="R", a6_seats=(), now=10
 
 
 def snap(t):
-    return json.dumps(t.state(), sort_keys=True)
+    return json.dumps(t.state(), sort_keys=True, default=lambda b: bytes(b).hex())

@@ -1,11 +1,16 @@
 """Runs a table script under MicroPython: steps as JSON on stdin, events as JSON lines out.
 
-    args: [fake|real] ; stdin: {"steps": [...], "rounds_for_leak": N}
+    args: [fake|real] ; stdin: {"steps": [...], "state": a state() to resume from (optional),
+                                "urandom": true (optional)}
 Each step: ["cmd", kind, body] | ["card", serial, back, id] | ["reject", reason] | ["tick"].
-Prints {"ev": [kind, body]} per event, {"err": reason} per refused command, then
-{"mem": {...}} with the heap figures and {"state": ...}.
+Prints {"ev": [kind, body]} per event (bytes as hex: a commitment, a revealed secret),
+{"err": reason} per refused command, then {"mem": {...}} with the heap figures and
+{"state": ...}. Round secrets come from helpers.secrets' formula (the same on both runtimes),
+or with "urandom" from os.urandom as on a shoe (a power cut: one run dies, the next resumes
+from its state as the journal would).
 """
 import gc
+import hashlib
 import json
 import sys
 
@@ -21,10 +26,19 @@ else:
 gc.collect()
 free_imported = gc.mem_free()
 
+
+def secrets(n):
+    return hashlib.sha256(("test round %d" % n).encode()).digest()[:16]
+
+
 spec = json.loads(sys.stdin.read())
 gc.collect()
 base = gc.mem_free()  # after the input script is in memory
-t = Table(engine=engine)
+src = None if spec.get("urandom") else secrets
+if spec.get("state") is None:
+    t = Table(engine=engine, secrets=src)
+else:
+    t = Table.from_state(spec["state"], engine, src)
 low = base
 i = 0
 for st in spec["steps"]:
@@ -34,7 +48,7 @@ for st in spec["steps"]:
     except CommandError as e:
         print(json.dumps({"err": e.reason}))
     for ev in t.pop_events():
-        print(json.dumps({"ev": [ev[0], ev[1]]}))
+        print(json.dumps({"ev": [ev[0], steps.hexed(ev[1])]}))
     if hasattr(engine, "CALLS"):
         engine.CALLS[:] = []
     gc.collect()

@@ -2,7 +2,8 @@
 test_micropython) and under MicroPython (mpy_table.py, which finds this file on its path):
 ["cmd", kind, body(, role)] | ["card", serial, back, id] | ["reject", reason] | ["tick"] (at
 now + 10). A refused command raises CommandError to the caller. A command's role is the
-supervisor's unless the step names one (tests/firmware/test_roles.py names them)."""
+supervisor's unless the step names one (tests/firmware/test_roles.py names them). hexed(): an
+event body for JSON (bytes, a commitment or a revealed secret, as hex), on either runtime."""
 
 
 def apply(t, st, now):
@@ -14,3 +15,13 @@ def apply(t, st, now):
         t.reject(st[1], now)
     else:
         t.tick(now + 10)
+
+
+def hexed(x):
+    if isinstance(x, (bytes, bytearray)):
+        return "".join("%02x" % b for b in x)
+    if isinstance(x, dict):
+        return dict((k, hexed(v)) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return [hexed(v) for v in x]
+    return x

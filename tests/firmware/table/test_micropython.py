@@ -9,21 +9,21 @@ from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
 from tests.firmware.table.steps import apply as apply_step
 from tests.firmware.table.test_state import script
-from tests.firmware.table.helpers import FCF, HCF
+from tests.firmware.table.helpers import FCF, HCF, jsonable, secrets
 from tests.mpy import json_lines, run_mpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def cpython(steps, engine):
-    t = Table(engine=engine)
+    t = Table(engine=engine, secrets=secrets)
     out = []
     for i, st in enumerate(steps, 1):
         try:
             apply_step(t, json.loads(json.dumps(st)), i)
         except CommandError as e:
             out.append({"err": e.reason})
-        out += [{"ev": [k, b]} for k, b in t.pop_events()]
+        out += [{"ev": [k, jsonable(b)]} for k, b in t.pop_events()]
     return out, t.state()
 
 
@@ -39,8 +39,9 @@ def on_device(steps, which, heap):
 @pytest.mark.parametrize("game,proc,two", [(FCF, "automated-shoe", True), (HCF, "hand", False)])
 def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
     steps = [list(s) for s in script(game, proc, two)]
-    # 144k: the harness holds the whole ~8 KB script as text and JSON besides the table
-    dev, dstate, mem = on_device(steps, "fake", "144k")
+    # 160k: the harness holds the whole ~9 KB script as text and JSON besides the table, the
+    # roles allowlist and the round secret
+    dev, dstate, mem = on_device(steps, "fake", "160k")
     ref, rstate = cpython(json.loads(json.dumps(steps)), fake_engine)
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))
@@ -54,7 +55,9 @@ def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
 def test_scripted_session_matches_cpython_real_engine():
     from shoe.games import engine
     steps = [list(s) for s in script(FCF, "manual-shoe", False)]
-    dev, dstate, mem = on_device(steps, "real", "192k")
+    # 208k: the engine, the table and the roles compiled from source on this heap (a board runs
+    # them frozen, outside the heap)
+    dev, dstate, mem = on_device(steps, "real", "208k")
     ref, rstate = cpython(json.loads(json.dumps(steps)), engine)
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))
@@ -78,3 +81,46 @@ def test_many_rounds_heap_flat_and_small(which, heap):
 def test_ledger_and_tracker_hot_paths_do_not_allocate():
     out = run_mpy(os.path.join(HERE, "mpy_hot.py"), heap="64k")
     assert json_lines(out) == [{"dealt": 35, "stub": 17, "ok": True}]
+
+
+def test_a_power_cut_between_a_card_and_the_reveal_keeps_the_secret():
+    """The round's secret is drawn with os.urandom at open_round and kept in state(): a shoe
+    that loses power mid-deal resumes from its journal's state, and its reveal after the boot
+    opens the commitments it made before the cut (checked by the host's own check,
+    host_tools/reveal.py). Two MicroPython processes, secrets from os.urandom: the one that
+    dies and the one that boots."""
+    from host_tools.reveal import check_reveal
+    from tests.firmware.table.helpers import shuffled
+
+    s = script(FCF, "manual-shoe", False, faults=False)
+    k = next(i for i, st in enumerate(s) if st[1] == "open_round")
+    setup, rnd = s[:k], s[k:k + 1 + 21 + 2]       # open, 21 cards, the two decisions
+    cut = k + 1 + 12                              # the power goes after the 12th card
+
+    def run(state, steps):
+        out = json_lines(run_mpy(os.path.join(HERE, "mpy_table.py"), heap="144k",
+                                 extra_path=(HERE,), args=("fake",),
+                                 stdin=json.dumps({"state": state, "steps": steps,
+                                                   "urandom": True})))
+        return [x["ev"] for x in out if "ev" in x], [x["state"] for x in out if "state" in x][0]
+
+    ev1, state = run(None, [list(x) for x in s[:cut]])
+    ev2, _ = run(json.loads(json.dumps(state)), [list(x) for x in s[cut:k + len(rnd)]])
+    cards1 = [b for kd, b in ev1 if kd == "card"]
+    cards2 = [b for kd, b in ev2 if kd == "card"]
+    assert len(cards1) == 12 and len(cards2) == 9 and "reveal" not in [kd for kd, _ in ev1]
+    [rev] = [b for kd, b in ev2 if kd == "reveal"]
+    assert rev["secret"] == state["round"]["secret"]         # journalled, never sent before
+    assert check_reveal(rev, cards1 + cards2) == []
+    assert rev["cards"] == [name_of(c) for c in shuffled(50)[:21]]
+    # a shoe that drew a new secret at the boot would be caught: the early commitments differ
+    other = dict(state, round=dict(state["round"], secret="00" * 16))
+    ev3, _ = run(other, [list(x) for x in s[cut:k + len(rnd)]])
+    [rev3] = [b for kd, b in ev3 if kd == "reveal"]
+    bad = check_reveal(rev3, cards1 + [b for kd, b in ev3 if kd == "card"])
+    assert len(bad) == 12, bad
+
+
+def name_of(c):
+    from shoe.cards import name
+    return name(c)

@@ -8,9 +8,11 @@ import json
 
 import pytest
 
+from shoe.table import CommandError
+
 from tests.firmware.table import fake_engine
 from tests.firmware.table.helpers import (FCF, HCF, SER, expected_targets, kinds, make, of, play,
-                                run_pass, shuffled)
+                                revealed, run_pass, shuffled)
 from shoe.cards import name
 
 PROCS = ("manual-shoe", "hand", "automated-shoe")
@@ -36,14 +38,15 @@ def test_every_card_lands_where_the_rules_say(game, proc, seats, a6):
     targets = expected_targets(game, proc, seats, bool(a6))
     cards = of(ev, "card")
     assert [c["target"] for c in cards] == targets
-    assert [c["card"] for c in cards] == [name(c) for c in order[:len(targets)]]
     assert [c["position"] for c in cards] == list(range(len(targets)))
-    done = of(ev, "deal_complete")[0]["hands"]
+    # the cards leave as commitments; the reveal opens every one of them, in dealing order
+    assert revealed(ev) == [name(c) for c in order[:len(targets)]]
+    assert of(ev, "deal_complete") == [{"round": 1, "cards": len(targets)}]
+    # the reveal comes when the decisions close: after the deal, before the stub and result
+    k = kinds(ev)
+    assert k.index("deal_complete") < k.index("reveal") < k.index("stub") < k.index(
+        "round_result")
     exp = hands_from(order, targets)
-    for s in seats:
-        assert done[str(s)] == exp[str(s)]
-    assert done["dealer"] == exp["dealer"]
-    assert done["all_six"] == (exp["all_six"][0] if a6 else None)
     # what the engine got
     obj = fake_engine.CALLS[-1]
     assert obj["dealer"] == exp["dealer"]
@@ -146,3 +149,53 @@ def test_real_engine_refuses_a_bad_raise_naming_seat_hand_and_amounts():
     assert "seat 3" in str(e.value) and "allowed" in str(e.value)
     assert e.value.reason == "invalid_raise"
     assert t.state() == before
+
+
+def _cards_named(text, ids):
+    return [name(c) for c in ids if name(c) in text]
+
+
+@pytest.mark.parametrize("game,seed,amount,hand,allowed", [
+    (FCF, 11, 25, "below a pair of aces", "allowed 10 or 0"),
+    (HCF, 3, 20, "a flush of 2 to 4 cards", "allowed 10 or 0")])
+def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount, hand,
+                                                              allowed):
+    """rules.md 1.5: the error names the seat, the hand and the allowed amounts. The round is
+    open and the seat's cards are face down (the error goes to the table system, its log, the
+    floor): the project reads "the hand" as the class of hand the rule depends on, which says
+    no more than the allowed amounts do; never the cards (docs/round-lifecycle.md)."""
+    from shoe.games import engine
+
+    t = make(game, "manual-shoe", engine=engine)
+    t.command("open_round", {"seats": {"3": {"wagers": {"ante": 10, "odds": 10} if game == FCF
+                                             else {"ante": 10}}}}, 0)
+    order = shuffled(seed)
+    for c in order[:t.tracker.total]:
+        t.card(SER, "R", c, 0)
+    seat = t.tracker.hand(3)
+    with pytest.raises(CommandError) as e:
+        t.command("decisions", {"3": amount}, 0)
+    msg = str(e.value)
+    assert e.value.reason == "invalid_raise"
+    assert "seat 3" in msg and hand in msg and allowed in msg, msg
+    assert _cards_named(msg, order[:t.tracker.total]) == [], msg
+    # the engine's own message (shoectl eval: every card known) names the seat's hand
+    with pytest.raises(ValueError) as e2:
+        engine.check_raise(game, "3", [name(c) for c in seat], 10, amount)
+    assert _cards_named(str(e2.value), seat), str(e2.value)
+
+
+def test_a_refused_raise_with_a_pair_of_aces_names_the_class_and_the_three_amounts():
+    from shoe.games import engine
+    from shoe.cards import parse
+
+    t = make(FCF, "manual-shoe", engine=engine)
+    t.command("open_round", {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}}}, 0)
+    # seat 1 gets As Ah 7c 4d 2h; the dealer the rest
+    for c in "As Kd Ah Qd 7c Jd 4d 9d 2h 8s".split():
+        t.card(SER, "R", parse(c), 0)
+    with pytest.raises(CommandError) as e:
+        t.command("decisions", {"1": 40}, 0)
+    msg = str(e.value)
+    assert "a pair of aces or better" in msg and "allowed 10, 20, 30 or 0" in msg, msg
+    assert not any(c in msg for c in "As Ah 7c 4d 2h".split()), msg
