@@ -32,16 +32,25 @@ class Killer(threading.Thread):
         self.halt = threading.Event()
 
     def run(self):
-        # Each power-up lives a random 0.3-2.5 s (counted from its start, so a board whose boot
-        # takes longer than the shortest lives still makes progress between cuts): the cuts land
-        # in boot, recovery, handshakes, cards and settlements alike.
-        killed = None
+        # Every third power-up is cut inside its boot (at a random instant of a boot as long as
+        # the last one); the others live a random 0.3-2.5 s counted from their ready line, so
+        # the cuts land in boot, recovery, handshakes, cards and settlements alike, and a board
+        # on a loaded machine (a boot slower than the shortest life) still makes progress.
+        killed, n = None, 0
         while not self.halt.is_set():
             p = self.board.proc
             if p is None or p.poll() is not None or p.pid == killed:
                 self.halt.wait(0.02)                 # wait for the next power-up
                 continue
-            if self.halt.wait(self.rng.uniform(self.lo, self.hi)):
+            n += 1
+            if n % 3 == 0:
+                life = self.rng.uniform(0.0, getattr(self.board, "boot_seconds", 0.5) or 0.5)
+            else:
+                while not (self.board._ready.is_set() or p.poll() is not None
+                           or self.halt.is_set()):
+                    self.halt.wait(0.02)
+                life = self.rng.uniform(self.lo, self.hi)
+            if self.halt.wait(life):
                 return
             try:
                 os.kill(p.pid, signal.SIGKILL)
