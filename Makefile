@@ -40,11 +40,15 @@ demo: $(STAMP)
 floor: $(STAMP)
 	$(BIN)/shoectl floor --demo 20 --http 127.0.0.1:8080
 
+# The suite on every core (pytest-xdist, at most 4 workers); TEST_JOBS=0 runs it in one process.
+TEST_JOBS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) --maxprocesses=4
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
