@@ -162,7 +162,7 @@ STAGES = (
     ("app.table", "take_delta", "table.take_delta"),
     ("_A", "for_wire", "wire.for_wire"),
     ("app.link", "send_many", "link.send_many (seal + journal)"),
-    (_M % "link.sendqueue", "seal_message", "  seal_message"),
+    (_M % "link.sendqueue", "seal", "  seal (message)"),
     (_M % "link.message", "mac", "    message.mac (HMAC)"),
     (_M % "link.message.codec", "encode", "    codec.encode (all callers)"),
     ("app.journal", "outbox_add", "  journal.outbox_add"),

@@ -68,6 +68,9 @@ def run(args):
                   "links %d, gaps %d" % (e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
                                          len(e["body_mismatch"]), len(e["broken"]),
                                          len(e["gaps"])))
+            if e.get("unbound"):
+                print("events: %d recorded under protocol 2 (eseq %d..%d): their MAC does not "
+                      "name the shoe id" % (len(e["unbound"]), e["unbound"][0], e["unbound"][-1]))
         if "chain" in report:
             c = report["chain"]
             print("live chain: shoe at event %s (acknowledged %s), store at %s: %s" % (

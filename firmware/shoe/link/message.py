@@ -3,8 +3,9 @@ halves, open_command and seal_message, and the envelope itself, seal and unseal,
 end (host_tools/link/host.py: seal_command, open_message, chain_next; not firmware) shares.
 
 Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
-chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, no_key,
-bad_mac).
+chain: docs/protocol.md section 4. Both MACs bind the shoe id: the tag they are computed under is
+`bound(CMD_TAG or MSG_TAG, shoe_id)`, which an endpoint computes once. Failures raise LinkError
+with `reason` (malformed, no_key, bad_mac).
 """
 import hashlib
 
@@ -16,8 +17,8 @@ from shoe.link import codec
 
 MAC_LEN = const(16)
 GENESIS = bytes(16)
-CMD_TAG = b"SHOE1cmd"
-MSG_TAG = b"SHOE1msg"
+CMD_TAG = b"SHOE3cmd"
+MSG_TAG = b"SHOE3msg"
 
 
 class LinkError(ShoeError):
@@ -52,6 +53,11 @@ def mac(key, tag, core):
     return o.digest()[:MAC_LEN]
 
 
+def bound(tag, shoe_id):
+    """The MAC tag that binds a shoe id: tag + the id's canonical encoding (self-delimiting)."""
+    return tag + codec.encode(shoe_id)
+
+
 def seal(key, tag, items, head=False):
     """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and hashed
     where it lies, then turned into the payload in place."""
@@ -78,8 +84,9 @@ def unseal(payload, nitems):
     return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
 
 
-def open_command(payload, key_for):
-    """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused)."""
+def open_command(payload, key_for, tag):
+    """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused); `tag`
+    is bound(CMD_TAG, this shoe's id): a command sealed for another shoe fails (bad_mac)."""
     items, core, got = unseal(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
@@ -88,11 +95,12 @@ def open_command(payload, key_for):
     key = key_for(kind)
     if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
         raise LinkError("no_key", ctr)
-    if not equal(mac(key, CMD_TAG, core), got):
+    if not equal(mac(key, tag, core), got):
         raise LinkError("bad_mac", ctr)
     return kind, body, ctr
 
 
-def seal_message(key, kind, body, eseq, prev):
-    """-> (payload, head): head is the new chain head (eseq > 0) or None."""
-    return seal(key, MSG_TAG, [kind, body, eseq, prev], eseq)
+def seal_message(key, kind, body, eseq, prev, shoe_id=""):
+    """-> (payload, head): head is the new chain head (eseq > 0) or None. The MAC binds
+    `shoe_id` (the Endpoint seals with its tag computed once: link/sendqueue.py)."""
+    return seal(key, bound(MSG_TAG, shoe_id), [kind, body, eseq, prev], eseq)
