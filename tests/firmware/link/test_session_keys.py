@@ -11,6 +11,8 @@ CPython with a simulated clock; the firmware's own code, so the same rules hold 
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint
 from host_tools.link.memstore import MemoryStore
@@ -292,3 +294,18 @@ def test_the_receiver_takes_no_number_past_the_limit_and_ends_the_session_there(
     assert not shoe.up and shoe.errors()["seq_limit"] == 1 and shoe.pending()
     out = shoe.transmit(330)
     assert out and all(p[2] == frame.HELLO for p in bytes(out).split(b"\x00") if p)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.binary(min_size=16, max_size=16), st.integers(1, 2), st.sampled_from([1, 6]),
+       st.integers(1, SEQ_LIMIT), st.binary(max_size=300))
+def test_the_keystream_is_aes_ctr_from_a_counter_block_unique_per_number(key, d, ftype, seq, pt):
+    """Counter block i of a frame is direction|type|seq|0^10|i: standard AES-CTR (checked here
+    against the cryptography package's own CTR mode) from a block no other (direction, type,
+    seq) starts from or runs into (i < 2**16: at most 63 blocks a frame)."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from shoe.link.cipher import Ctr
+    iv = bytes([d, ftype, seq >> 8, seq & 0xFF]) + bytes(12)
+    e = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+    assert Ctr(key).crypt(d, ftype, seq, pt) == e.update(pt) + e.finalize()
+    assert Ctr(key).crypt(d, ftype, seq, Ctr(key).crypt(d, ftype, seq, pt)) == pt
