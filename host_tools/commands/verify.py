@@ -13,8 +13,9 @@ DESCRIPTION = (
     "--no-chain) compare the audit store (--db) with the shoe's live chain: its last event "
     "number, chain head and the events it has seen acknowledged, so rows removed at the end of "
     "the store are caught. Event log (--shoe, or the shoe met on --port): re-check every "
-    "stored event's MAC with the shoe key, that the stored body is the signed one, and the "
-    "hash chain. Exit code 1 on any mismatch.")
+    "stored event's MAC with the shoe key and id (another shoe's events relabelled as this "
+    "one's fail; events stored under protocol 2, whose MAC names no shoe, are listed), that "
+    "the stored body is the signed one, and the hash chain. Exit code 1 on any mismatch.")
 
 
 def configure(p):
