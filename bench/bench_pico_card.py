@@ -81,18 +81,22 @@ def service(ms):
         time.sleep_ms(2)
     return app.link.up
 def frame_cost(n):
-    # one DATA frame of a card event's payload: MAC, CRC, COBS (what link.transmit adds a card)
+    # one DATA frame of a card event's payload: encryption, MAC, CRC, COBS (what link.transmit
+    # adds a card)
     from shoe.link import frame
+    from shoe.link.cipher import Ctr
     from shoe.link.message import seal_message
     p, _ = seal_message(b"k" * 32, "card", {"round": 1, "position": 7, "card": "As",
                                             "target": "3"}, 9, bytes(16))
     out = bytearray()
     raw = bytearray(frame.MAX_FRAME)
+    c = Ctr(b"e" * 16)
     gc.collect()
     t = time.ticks_us()
     for i in range(n):
         out = bytearray(b"\x00")
-        frame.build_into(out, raw, frame.DATA, i, 0, p, frame.VERSION, b"s" * 32, b"SHOE2s")
+        frame.build_into(out, raw, frame.DATA, i, 0, c.crypt(1, frame.DATA, i + 1, p),
+                         frame.VERSION, b"s" * 32, b"SHOE3s")
     return time.ticks_diff(time.ticks_us(), t) // n, len(p)
 def overhead(n):
     # what one stage wrapper costs the card it is in (to read nested figures by)
