@@ -7,6 +7,8 @@ CPython), and the time the link takes to recover from a stall. Issue 18: the byt
 adds per frame (none: counter mode) and its time per frame, on both.
 
     .venv/bin/python bench/bench_link.py
+    .venv/bin/python bench/bench_link.py --pico    # only: the frame MAC and the encryption on
+                                                   # the emulated RP2040 (needs SHOE_PICO_UF2)
 """
 import json
 import os
@@ -335,6 +337,81 @@ def stall_recovery():
     return out
 
 
+CHIP_FRAME = r"""
+import time, json, gc
+from shoe.link import frame
+from shoe.link.cipher import Ctr
+from shoe.link.message import seal_message
+from shoe.crypto import equal
+K = b"s" * 16
+C = Ctr(b"e" * 16)
+card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target": "seat3",
+                                           "position": 7, "deck": "3A7F"}, 1, bytes(16))
+raw = bytearray(frame.MAX_FRAME)
+N = 200
+res = {}
+for name, ftype, payload in (("card", frame.DATA, card), ("fragment_120", frame.MORE,
+                                                           bytes(range(120)))):
+    r = {"payload": len(payload)}
+    signed = memoryview(bytes(6) + payload)
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        equal(frame.frame_mac(K, b"SHOE3s", signed), b"12345678")
+    r["us_frame_mac_and_compare"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        C.crypt(1, ftype, i + 1, payload)
+    r["us_encrypt_or_decrypt"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        out = bytearray(b"\x00")
+        frame.build_into(out, raw, ftype, i + 1, 0, payload, frame.VERSION, K, b"SHOE3s")
+    r["us_build_mac_crc_cobs"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    a = gc.mem_alloc()
+    gc.disable()
+    C.crypt(1, ftype, 1, payload)
+    r["bytes_allocated_by_one_encryption"] = gc.mem_alloc() - a
+    gc.enable()
+    res[name] = r
+t0 = time.ticks_us()
+for i in range(20):
+    Ctr(b"e" * 16)
+res["us_new_session_cipher"] = time.ticks_diff(time.ticks_us(), t0) / 20
+print(json.dumps(res))
+"""
+
+
+def chip_figures():
+    """The frame MAC and the payload encryption on the emulated RP2040 (125 MHz, emulated time),
+    with the firmware's own compiled link modules written to the chip's flash (no app)."""
+    from host_tools import deploy as _deploy
+    from host_tools.sim import emu as _emu
+    why = _emu.missing()
+    if why:
+        return {"skipped": "emulated Pico unavailable: " + why}
+    files = _deploy.compile_firmware("pico")
+    want = [p for p in files if p in ("shoe/__init__.mpy", "shoe/crypto.mpy", "shoe/errors.mpy")
+            or p.startswith("shoe/link/")]
+    with tempfile.TemporaryDirectory() as d, _emu.Emulator(Path(d) / "state") as e:
+        with _deploy.Device(e.urls["repl"], op_timeout=900.0) as dev:
+            dev.mkdirs(["bench", "bench/shoe", "bench/shoe/link"])
+            for p in want:
+                dev.write_file("bench/" + p, files[p])
+            dev.run("import sys\nsys.path.insert(0, 'bench')")
+            dev._guard.deadline = time.monotonic() + 900
+            out, err = dev.t.exec_raw(CHIP_FRAME, timeout=900)
+            if err:
+                return {"error": err.decode()[-1000:]}
+    r = json.loads(out.decode().strip().splitlines()[-1])
+    for k in ("card", "fragment_120"):
+        r[k] = {a: round(b, 1) for a, b in r[k].items()}
+    return r
+
+
 def micropython_figures():
     build = mpy_build(tempfile.mkdtemp())
     with tempfile.TemporaryDirectory() as d:
@@ -351,7 +428,11 @@ def micropython_figures():
         return res
 
 
-def main():
+def main(argv=None):
+    if "--pico" in (argv or []):
+        print("frame MAC and encryption on the emulated RP2040 (125 MHz), microseconds per frame "
+              "payload: %s" % json.dumps(chip_figures()))
+        return
     empty = len(frame.build(frame.ACK, 0, 0))
     card_payload, card_wire = wire_size(*CARD)
     body_only = len(codec.encode(CARD[1]))
@@ -401,4 +482,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
