@@ -283,7 +283,7 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
 
 
 def _events(shoe_id, n, key=KEY):
-    """n events of a shoe (its own Endpoint), as the host delivers them: (kind, body, eseq, meta)."""
+    """n events of a shoe (its own Endpoint) as the host delivers them (kind, body, eseq, meta)"""
     from host_tools.link.host import HostEndpoint
     from host_tools.link.memstore import MemoryStore
     shoe_ep = Endpoint("shoe", key, store=MemoryStore(), shoe_id=shoe_id)
