@@ -183,19 +183,20 @@ def unmac_wire(ftype, seq, ack, payload):
     return len(cobs.encode(raw + struct.pack(">I", crc32(raw)))) + 1
 
 
-FRAME_COST = r"""
-import time, json
+FRAME_SETUP = r"""
+import time, json, gc
 from shoe.link import frame
 from shoe.link.message import seal_message
 from shoe.link.cipher import Ctr
-_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
-import gc
+from shoe.crypto import equal
 K = b"s" * 16
 C = Ctr(b"e" * 16)
 card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target": "seat3",
                                            "position": 7, "deck": "3A7F"}, 1, bytes(16))
 raw = bytearray(frame.MAX_FRAME)
-from shoe.crypto import equal
+"""
+FRAME_COST = FRAME_SETUP + r"""
+_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
 N = 1000
 res = {}
 def h(*a):
@@ -337,17 +338,7 @@ def stall_recovery():
     return out
 
 
-CHIP_FRAME = r"""
-import time, json, gc
-from shoe.link import frame
-from shoe.link.cipher import Ctr
-from shoe.link.message import seal_message
-from shoe.crypto import equal
-K = b"s" * 16
-C = Ctr(b"e" * 16)
-card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target": "seat3",
-                                           "position": 7, "deck": "3A7F"}, 1, bytes(16))
-raw = bytearray(frame.MAX_FRAME)
+CHIP_FRAME = FRAME_SETUP + r"""
 N = 200
 res = {}
 for name, ftype, payload in (("card", frame.DATA, card), ("fragment_120", frame.MORE,

@@ -335,7 +335,7 @@ def test_a_partly_sent_volatile_message_is_not_glued_to_the_next_session():
     assert not p.host.errors().get("malformed") and not p.host.errors().get("bad_mac")
 
 
-def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
+def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes(numbers):
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     p.host.auto_ack = False
@@ -357,7 +357,9 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
     h.ack_events()
     p.shoe.receive(h.transmit(t + 20), t + 20)
     assert p.store.outbox() == [] and all(isinstance(x, tuple) for x in p.shoe._txq)
+    before = numbers["again"]
     again = h.receive(p.shoe.transmit(t + 2000), t + 2000)  # the timeout: from the copies
+    assert numbers["again"] - before == 8  # each number again, with the plaintext it carried
     assert again == [] and h.errors().get("dup_event") == 1
     assert not h.errors().get("bad_mac") and not h.errors().get("malformed")
 

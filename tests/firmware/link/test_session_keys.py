@@ -5,27 +5,30 @@ ever completing; the ends must stop at SEQ_LIMIT rather than let the 16-bit numb
 under the same key (a frame recorded 65,536 frames earlier would be taken at its number, and the
 counter-mode keystream of that number would be used twice). And wherever a frame is sent again
 (retransmission, fast retransmission, a message acknowledged while its fragments are in flight,
-new sessions), its number carries byte for byte the same plaintext. Both ends run here under
-CPython with a simulated clock; the firmware's own code, so the same rules hold on the shoe.
+new sessions), its number carries byte for byte the same plaintext (watched at the encryption
+seam: the `numbers` fixture, conftest.py; test_endpoint.py has the message acknowledged while its
+fragments are in flight). And a handshake costs the shoe no flash write. Both ends run here
+under CPython with a simulated clock; the firmware's own code, so the same rules hold on the
+shoe.
 """
 import random
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint
 from host_tools.link.memstore import MemoryStore
-from host_tools.sim.faultproxy import DATA, DOWN, HELLO, MORE, UP, Frame, FrameMitm
-from shoe.link.endpoint import ShoeEndpoint
+from host_tools.sim.faultproxy import DATA, DOWN, HELLO, UP, Frame, FrameMitm
 from shoe.link.sendqueue import SEQ_LIMIT
 from tests.firmware.link.helpers import LossyChannel
+from tests.firmware.link.test_endpoint import Pair
 
 KEY = b"k" * 32
 
 
-class Wire:
-    """Shoe and host endpoints with an attacker between them (FrameMitm: no key, sees frames)."""
+class Wire(Pair):
+    """Shoe and host endpoints with an attacker between them (FrameMitm: no key, sees frames)
+    and optional filters on each way (`lossy`: (down, up), bytes -> bytes)."""
 
     def __init__(self, rule=None, lossy=None, **opts):
         self.store = MemoryStore(limit=4096)
@@ -48,14 +51,6 @@ class Wire:
             up = self.lossy[1](up)
         for kind, body, ctr, _ in self.shoe.receive(up, self.now):
             self.shoe.reply(ctr, {"ok": kind})
-
-    def run_until(self, cond, limit_ms=60_000, dt=10):
-        end = self.now + limit_ms
-        while self.now < end:
-            self.step(dt)
-            if cond():
-                return True
-        return False
 
 
 def _hello_dropper(state):
@@ -126,29 +121,6 @@ def test_dropping_every_hello_never_lets_a_sequence_number_come_round_under_one_
     assert sorted(set(got)) == list(range(1, n_msgs + 1)) and len(got) - n_msgs <= 1
 
 
-@pytest.fixture
-def numbers(monkeypatch):
-    """Every plaintext an end hands to its cipher, by (session, direction, frame type, seq):
-    the counter block's inputs (the session key is the cipher's). Two different plaintexts under
-    one would be a keystream used twice. -> {"uses": {...}, "again": n sent again identical}"""
-    rec = {"uses": {}, "again": 0}
-    orig = ShoeEndpoint._frame
-
-    def _frame(ep, ftype, seq, payload=b""):
-        if ftype in (DATA, MORE):
-            k = (ep._skey, ep._tx_dir, ftype, seq)
-            if k in rec["uses"]:
-                assert rec["uses"][k] == bytes(payload), "number %r given another plaintext" % (
-                    k[1:],)
-                rec["again"] += 1
-            else:
-                rec["uses"][k] = bytes(payload)
-        return orig(ep, ftype, seq, payload)
-
-    monkeypatch.setattr(ShoeEndpoint, "_frame", _frame)
-    return rec
-
-
 def test_a_number_always_carries_the_same_plaintext(numbers):
     """Retransmissions (timeouts and fast ones), fragments, new sessions (a new host process, a
     shoe reset), over a lossy line that drops, duplicates and corrupts: every (session,
@@ -176,33 +148,6 @@ def test_a_number_always_carries_the_same_plaintext(numbers):
     assert errs.get("retransmit", 0) + errs.get("fast_retransmit", 0) > 20
     assert numbers["again"] > 100  # numbers really were sent again
     assert sorted({b["i"] for k, b, e in w.got if k == "ev"}) == list(range(1, sent + 1))
-
-
-def test_a_message_acknowledged_while_in_flight_is_finished_with_the_same_plaintext(numbers):
-    """The host's _ack arrives while all 8 fragments of a message are in flight: the message
-    leaves the shoe's store, its fragments become copies, and the timeout resends exactly the
-    bytes each number carried."""
-    w = Wire()
-    assert w.run_until(lambda: w.host.up and w.shoe.up, 1000)
-    w.host.auto_ack = False
-    w.shoe.send("big", {"pad": "q" * 800})  # 8 fragments
-    assert w.run_until(lambda: w.got, 1000)
-    h = Endpoint("host", KEY, on_peer=lambda hello: 1, auto_ack=False)  # has it already
-    t = w.now
-    for _ in range(20):
-        t += 10
-        w.shoe.receive(h.transmit(t), t)
-        if w.shoe.up and h.up:
-            break
-        h.receive(w.shoe.transmit(t), t)
-    lost = w.shoe.transmit(t + 10)  # all 8 fragments go out ... and are lost
-    assert lost and w.shoe._in_flight == 8
-    before = numbers["again"]
-    h.ack_events()
-    w.shoe.receive(h.transmit(t + 20), t + 20)
-    assert w.store.outbox() == [] and all(isinstance(x, tuple) for x in w.shoe._txq)
-    h.receive(w.shoe.transmit(t + 2000), t + 2000)  # the timeout: resent from the copies
-    assert numbers["again"] - before == 8
 
 
 class CountingStore:
