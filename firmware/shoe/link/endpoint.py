@@ -25,7 +25,7 @@ delivered); the host end's deliveries: host_tools/link/host.py. Protocol errors 
 Reliability (docs/protocol.md section 5): 16-bit transport sequence numbers per session,
 cumulative and selective acks, go-back-N retransmission within `window`, heartbeats, link loss
 after `timeout_ms`, a new handshake by itself on a stall (`stall_ms`) or before the numbering
-runs out, and the session ended at `_LIMIT` frames if that handshake never completes; across
+runs out, and the session ended at SEQ_LIMIT frames if that handshake never completes; across
 sessions and resets the shoe's durable outbox makes delivery exactly-once (the host prunes it
 with the authenticated "_ack" command). Sessions: section 3. DATA/MORE payloads are encrypted
 (shoe/link/cipher.py) under the session's own encryption key; a frame at a given sequence number
