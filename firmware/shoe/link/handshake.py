@@ -5,8 +5,8 @@ Each end offers a fresh nonce in its HELLO (MAC'd with the shoe's key) and bring
 only on a HELLO that echoes the nonce it offered: the peer holds the key and is live now. The
 session's MAC key and encryption key derive from both nonces; a HELLO that proves nothing never
 touches the live session, which is replaced only when the new handshake completes.
-`renegotiate()` starts one from this end (a stall, a counter near its limit); `_expire()` ends a
-session whose sequence numbers ran out. A REFUSE changes nothing: one that names the nonce this
+`renegotiate()` starts one from this end (a stall, a counter near its limit); `_check_limit()`
+ends a session whose sequence numbers ran out. A REFUSE changes nothing: one that names the nonce this
 end offers now is remembered (`refused`, `refused_info`) for a caller to say why no session came
 up, any other is counted (`refuse_stale`) and ignored. The rules in full: docs/protocol.md s.3.
 """
@@ -133,11 +133,9 @@ class Handshake:
         """Either way's numbering reached SEQ_LIMIT: this session ends (docs/protocol.md s.5):
         its keys are forgotten, nothing but HELLOs goes out until a new handshake completes, so
         no number is ever used twice under one key."""
-        if self.up and self._sess is not None and (
-                self._tx_base + self._in_flight > SEQ_LIMIT or self._rx_next > SEQ_LIMIT):
-            self._expire()
-
-    def _expire(self):
+        if not self.up or self._sess is None or (
+                self._tx_base + self._in_flight <= SEQ_LIMIT and self._rx_next <= SEQ_LIMIT):
+            return
         self.renegotiate("seq_limit")  # a fresh nonce, unless one is on offer already
         self.up = False
         self._skey = None
