@@ -5,7 +5,7 @@ end (host_tools/link/host.py: seal_command, open_message, chain_next; not firmwa
 Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
 chain: docs/protocol.md section 4. Both MACs bind the shoe id: the tag they are computed under is
 `bound(CMD_TAG or MSG_TAG, shoe_id)`, which an endpoint computes once. Failures raise LinkError
-with `reason` (malformed, no_key, bad_mac).
+with `reason` (malformed, bad_mac).
 """
 import hashlib
 
@@ -84,20 +84,19 @@ def unseal(payload, nitems):
     return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
 
 
-def open_command(payload, key_for, tag):
-    """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused); `tag`
-    is bound(CMD_TAG, this shoe's id): a command sealed for another shoe fails (bad_mac)."""
+def open_command(payload, keys, tag):
+    """-> (kind, body, ctr, i): i = the index in `keys` of the first key whose MAC the command
+    carries (None entries: no such key provisioned); none of them: bad_mac. `tag` is
+    bound(CMD_TAG, this shoe's id): a command sealed for another shoe fails (bad_mac)."""
     items, core, got = unseal(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
             or ctr < 1):
         raise LinkError("malformed")
-    key = key_for(kind)
-    if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
-        raise LinkError("no_key", ctr)
-    if not equal(mac(key, tag, core), got):
-        raise LinkError("bad_mac", ctr)
-    return kind, body, ctr
+    for i in range(len(keys)):
+        if keys[i] and equal(mac(keys[i], tag, core), got):
+            return kind, body, ctr, i
+    raise LinkError("bad_mac", ctr)
 
 
 def seal_message(key, kind, body, eseq, prev, shoe_id=""):
