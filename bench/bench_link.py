@@ -3,9 +3,12 @@ six-seat round-result frame, bytes on the wire per delivered event over a clean 
 link, journal writes per event and per round, CPU per event (CPython, and MicroPython at a
 device-sized heap), and the heap the link and journal take under MicroPython. Issue 9: the bytes
 and the shoe time the frame MAC adds per frame (MicroPython unix port in a 64 KB data heap, and
-CPython), and the time the link takes to recover from a stall.
+CPython), and the time the link takes to recover from a stall. Issue 18: the bytes encryption
+adds per frame (none: counter mode) and its time per frame, on both.
 
     .venv/bin/python bench/bench_link.py
+    .venv/bin/python bench/bench_link.py --pico    # only: the frame MAC and the encryption on
+                                                   # the emulated RP2040 (needs SHOE_PICO_UF2)
 """
 import json
 import os
@@ -25,6 +28,7 @@ from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import codec, frame  # noqa: E402
 from host_tools.link.host import Endpoint  # noqa: E402
 from shoe.link.message import seal_message  # noqa: E402
+from shoe.link.cipher import Ctr  # noqa: E402
 from tests.firmware.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
                                 mpy_build)
 from shoe.link import cobs  # noqa: E402
@@ -179,17 +183,20 @@ def unmac_wire(ftype, seq, ack, payload):
     return len(cobs.encode(raw + struct.pack(">I", crc32(raw)))) + 1
 
 
-FRAME_COST = r"""
-import time, json
+FRAME_SETUP = r"""
+import time, json, gc
 from shoe.link import frame
 from shoe.link.message import seal_message
-_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
-import gc
+from shoe.link.cipher import Ctr
+from shoe.crypto import equal
 K = b"s" * 16
+C = Ctr(b"e" * 16)
 card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target": "seat3",
                                            "position": 7, "deck": "3A7F"}, 1, bytes(16))
 raw = bytearray(frame.MAX_FRAME)
-from shoe.crypto import equal
+"""
+FRAME_COST = FRAME_SETUP + r"""
+_ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
 N = 1000
 res = {}
 def h(*a):
@@ -203,11 +210,11 @@ for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card)
             t0 = time.ticks_us()
             for i in range(N):
                 out = bytearray()
-                frame.build_into(out, raw, ftype, i, 0, payload, frame.VERSION, key, b"SHOE2s")
+                frame.build_into(out, raw, ftype, i, 0, payload, frame.VERSION, key, b"SHOE3s")
             k = "build_mac" if mac else "build_nomac"
             t[k] = min(t.get(k, 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
             w = bytes(out)
-            df = frame.Deframer((lambda f, s, m: equal(frame.frame_mac(K, b"SHOE2s", s), m))
+            df = frame.Deframer((lambda f, s, m: equal(frame.frame_mac(K, b"SHOE3s", s), m))
                                 if mac else None)
             t0 = time.ticks_us()
             for i in range(N):
@@ -217,13 +224,18 @@ for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card)
         signed = memoryview(bytes(6) + payload)
         t0 = time.ticks_us()
         for i in range(N):
-            equal(frame.frame_mac(K, b"SHOE2s", signed), b"12345678")
+            equal(frame.frame_mac(K, b"SHOE3s", signed), b"12345678")
         t["mac"] = min(t.get("mac", 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
+        t0 = time.ticks_us()
+        for i in range(N):
+            C.crypt(1, ftype, i + 1, payload)
+        t["enc"] = min(t.get("enc", 1e9), time.ticks_diff(time.ticks_us(), t0) / N)
     res[name] = {"wire": len(w), "us_build_no_mac": round(t["build_nomac"], 1),
                  "us_build_with_mac": round(t["build_mac"], 1),
                  "us_receive_no_mac": round(t["check_nomac"], 1),
                  "us_receive_with_mac": round(t["check_mac"], 1),
-                 "us_one_frame_mac_and_compare": round(t["mac"], 1)}
+                 "us_one_frame_mac_and_compare": round(t["mac"], 1),
+                 "us_encrypt_or_decrypt_payload": round(t["enc"], 1)}
 gc.collect()
 res["free_heap"] = gc.mem_free()
 print(json.dumps(res))
@@ -248,17 +260,24 @@ def frame_cost_cpython():
     res = {}
     for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card),
                                  ("fragment_120", frame.MORE, bytes(range(120)))):
-        r = {"wire": len(frame.build(ftype, 1, 0, payload, key=K, tag=b"SHOE2s")),
+        ct = Ctr(b"e" * 16).crypt(1, ftype, 1, payload)
+        r = {"wire": len(frame.build(ftype, 1, 0, ct, key=K, tag=b"SHOE3s")),
+             "wire_clear_payload": len(frame.build(ftype, 1, 0, payload, key=K, tag=b"SHOE3s")),
              "wire_protocol_1": unmac_wire(ftype, 1, 0, payload)}
+        c = Ctr(b"e" * 16)
+        t0 = time.perf_counter()
+        for i in range(2000):
+            c.crypt(1, ftype, i + 1, payload)
+        r["us_encrypt_or_decrypt_payload"] = round((time.perf_counter() - t0) / 2000 * 1e6, 1)
         for mac in (False, True):
             key = K if mac else None
             n = 2000
             t0 = time.perf_counter()
             for i in range(n):
-                w = frame.build(ftype, i, 0, payload, key=key, tag=b"SHOE2s")
+                w = frame.build(ftype, i, 0, payload, key=key, tag=b"SHOE3s")
             r["us_build_%s" % ("with_mac" if mac else "no_mac")] = round(
                 (time.perf_counter() - t0) / n * 1e6, 1)
-            df = frame.Deframer((lambda f, s, m: frame.frame_mac(K, b"SHOE2s", s) == m)
+            df = frame.Deframer((lambda f, s, m: frame.frame_mac(K, b"SHOE3s", s) == m)
                                 if mac else None)
             t0 = time.perf_counter()
             for i in range(n):
@@ -319,6 +338,71 @@ def stall_recovery():
     return out
 
 
+CHIP_FRAME = FRAME_SETUP + r"""
+N = 200
+res = {}
+for name, ftype, payload in (("card", frame.DATA, card), ("fragment_120", frame.MORE,
+                                                           bytes(range(120)))):
+    r = {"payload": len(payload)}
+    signed = memoryview(bytes(6) + payload)
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        equal(frame.frame_mac(K, b"SHOE3s", signed), b"12345678")
+    r["us_frame_mac_and_compare"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        C.crypt(1, ftype, i + 1, payload)
+    r["us_encrypt_or_decrypt"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    t0 = time.ticks_us()
+    for i in range(N):
+        out = bytearray(b"\x00")
+        frame.build_into(out, raw, ftype, i + 1, 0, payload, frame.VERSION, K, b"SHOE3s")
+    r["us_build_mac_crc_cobs"] = time.ticks_diff(time.ticks_us(), t0) / N
+    gc.collect()
+    a = gc.mem_alloc()
+    gc.disable()
+    C.crypt(1, ftype, 1, payload)
+    r["bytes_allocated_by_one_encryption"] = gc.mem_alloc() - a
+    gc.enable()
+    res[name] = r
+t0 = time.ticks_us()
+for i in range(20):
+    Ctr(b"e" * 16)
+res["us_new_session_cipher"] = time.ticks_diff(time.ticks_us(), t0) / 20
+print(json.dumps(res))
+"""
+
+
+def chip_figures():
+    """The frame MAC and the payload encryption on the emulated RP2040 (125 MHz, emulated time),
+    with the firmware's own compiled link modules written to the chip's flash (no app)."""
+    from host_tools import deploy as _deploy
+    from host_tools.sim import emu as _emu
+    why = _emu.missing()
+    if why:
+        return {"skipped": "emulated Pico unavailable: " + why}
+    files = _deploy.compile_firmware("pico")
+    want = [p for p in files if p in ("shoe/__init__.mpy", "shoe/crypto.mpy", "shoe/errors.mpy")
+            or p.startswith("shoe/link/")]
+    with tempfile.TemporaryDirectory() as d, _emu.Emulator(Path(d) / "state") as e:
+        with _deploy.Device(e.urls["repl"], op_timeout=900.0) as dev:
+            dev.mkdirs(["bench", "bench/shoe", "bench/shoe/link"])
+            for p in want:
+                dev.write_file("bench/" + p, files[p])
+            dev.run("import sys\nsys.path.insert(0, 'bench')")
+            dev._guard.deadline = time.monotonic() + 900
+            out, err = dev.t.exec_raw(CHIP_FRAME, timeout=900)
+            if err:
+                return {"error": err.decode()[-1000:]}
+    r = json.loads(out.decode().strip().splitlines()[-1])
+    for k in ("card", "fragment_120"):
+        r[k] = {a: round(b, 1) for a, b in r[k].items()}
+    return r
+
+
 def micropython_figures():
     build = mpy_build(tempfile.mkdtemp())
     with tempfile.TemporaryDirectory() as d:
@@ -335,7 +419,11 @@ def micropython_figures():
         return res
 
 
-def main():
+def main(argv=None):
+    if "--pico" in (argv or []):
+        print("frame MAC and encryption on the emulated RP2040 (125 MHz), microseconds per frame "
+              "payload: %s" % json.dumps(chip_figures()))
+        return
     empty = len(frame.build(frame.ACK, 0, 0))
     card_payload, card_wire = wire_size(*CARD)
     body_only = len(codec.encode(CARD[1]))
@@ -363,9 +451,12 @@ def main():
           "%d writes" % w)
     print("MicroPython (unix port, .mpy): %s" % json.dumps(micropython_figures()))
     cp = frame_cost_cpython()
-    print("frame MAC (issue 9), bytes per frame: %s" % json.dumps(
-        {k: {"protocol_2": v["wire"], "protocol_1": v["wire_protocol_1"],
-             "added": v["wire"] - v["wire_protocol_1"]} for k, v in cp.items()}))
+    print("frame MAC (issue 9) and encryption (issue 18), bytes per frame on the wire: %s"
+          % json.dumps({k: {"protocol_3": v["wire"], "same_payload_in_clear": v[
+              "wire_clear_payload"], "protocol_1_no_mac": v["wire_protocol_1"],
+              "added_by_mac": v["wire_clear_payload"] - v["wire_protocol_1"],
+              "added_by_encryption": v["wire"] - v["wire_clear_payload"]}
+              for k, v in cp.items()}))
     print("frame MAC, CPython microseconds per frame (build / receive, without and with MAC): %s"
           % json.dumps(cp))
     mp = frame_cost_micropython()
@@ -373,11 +464,13 @@ def main():
           % json.dumps(mp))
     for k in ("ack", "card", "fragment_120"):
         if k in mp:
-            print("  %s frame (%d bytes): one frame MAC (HMAC-SHA256 + compare) costs %.1f us on "
-                  "the shoe, once to send and once to receive (unix port on this machine; the "
-                  "chip is slower)" % (k, mp[k]["wire"], mp[k]["us_one_frame_mac_and_compare"]))
+            print("  %s frame (%d bytes): one frame MAC (HMAC-SHA256 + compare) costs %.1f us, "
+                  "encrypting (or decrypting) its payload %.1f us on the shoe, once to send and "
+                  "once to receive (unix port on this machine; the chip: bench/bench_pico.py)"
+                  % (k, mp[k]["wire"], mp[k]["us_one_frame_mac_and_compare"],
+                     mp[k]["us_encrypt_or_decrypt_payload"]))
     print("time to recover from a stall (simulated ms): %s" % json.dumps(stall_recovery()))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -64,6 +64,7 @@ FIRMWARE = (
     "shoe/journal/rounds.py",
     "shoe/journal/store.py",
     "shoe/link/__init__.py",
+    "shoe/link/cipher.py",
     "shoe/link/cobs.py",
     "shoe/link/codec.py",
     "shoe/link/crc.py",

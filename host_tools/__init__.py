@@ -5,3 +5,10 @@ if "micropython" not in sys.modules:  # CPython: the firmware's `from micropytho
     from host_tools import _micropython
 
     sys.modules["micropython"] = _micropython
+if "cryptolib" not in sys.modules:  # CPython: the firmware's link cipher (shoe/link/cipher.py)
+    try:
+        import cryptolib  # noqa: F401 - a MicroPython running host_tools has its own
+    except ImportError:
+        from host_tools import _cryptolib
+
+        sys.modules["cryptolib"] = _cryptolib

@@ -48,7 +48,7 @@ from pathlib import Path
 from shoe.link import codec
 from host_tools.events import jsonable as _jsonable
 from host_tools.hoststate import HostStateError
-from host_tools.link.host import open_message
+from host_tools.link.host import open_event
 from shoe.link.message import GENESIS, LinkError
 
 _SCHEMA = """
@@ -158,19 +158,25 @@ class AuditStore:
         return evs[-last:] if last else evs
 
     def verify(self, shoe, key):
-        """Re-verify every stored event of `shoe`: MAC over the stored payload, the stored copy
-        (kind, body) against the payload, and the chain.
+        """Re-verify every stored event of `shoe`: MAC over the stored payload (it names the
+        shoe id, so another shoe's events relabelled as this one's fail), the stored copy
+        (kind, body) against the payload, and the chain. Events a shoe sealed under protocol 2
+        (their MAC names no shoe id) still verify and are listed in `unbound`; one after an
+        event of protocol 3 cannot be genuine and counts as a bad MAC.
         -> {"events", "bad_mac": [eseq], "body_mismatch": [eseq], "broken": [eseq],
-            "gaps": [eseq], "last": eseq, "head": hex}"""
+            "gaps": [eseq], "unbound": [eseq], "last": eseq, "head": hex}"""
         with self._lock:
             rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body FROM events "
                                     "WHERE shoe=? ORDER BY eseq", (shoe,)).fetchall()
-        bad, broken, gaps, differ = [], [], [], []
-        last_e, last_h = 0, GENESIS
+        bad, broken, gaps, differ, unbound = [], [], [], [], []
+        last_e, last_h, bound_seen = 0, GENESIS, False
         for eseq, payload, prev, h, kind, body in rows:
             try:
-                k2, b2, e2, p2, h2, _ = open_message(payload, key)
-                if e2 != eseq or p2 != prev or h2 != h:
+                k2, b2, e2, p2, h2, _, form = open_event(payload, key, shoe)
+                if form == 2:
+                    unbound.append(eseq)
+                bound_seen = bound_seen or form == 3
+                if e2 != eseq or p2 != prev or h2 != h or (form == 2 and bound_seen):
                     bad.append(eseq)
                 elif k2 != kind or _jsonable(b2) != json.loads(body):
                     differ.append(eseq)
@@ -184,7 +190,8 @@ class AuditStore:
         from host_tools import reveal
 
         return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
-                "gaps": gaps, "last": last_e, "head": last_h.hex() if last_h else None,
+                "gaps": gaps, "unbound": unbound, "last": last_e,
+                "head": last_h.hex() if last_h else None,
                 "reveal": reveal.audit(self.events(shoe))}
 
     def compare_live(self, shoe, eseq, head, acked, before=None):
@@ -356,7 +363,7 @@ class AuditStore:
         last_e, last_h = since, before
         for i, (eseq, payload, prev, h, kind, body, chain) in enumerate(rows):
             try:
-                k2, b2, e2, p2, h2, _ = open_message(payload, key)
+                k2, b2, e2, p2, h2, _, _ = open_event(payload, key, shoe)
                 if (e2, p2, h2) != (eseq, prev, h):
                     problems.append("event %d does not match its signed payload" % eseq)
                 elif k2 != kind or _jsonable(b2) != json.loads(body):

@@ -13,10 +13,12 @@ DESCRIPTION = (
     "--no-chain) compare the audit store (--db) with the shoe's live chain: its last event "
     "number, chain head and the events it has seen acknowledged, so rows removed at the end of "
     "the store are caught. Event log (--shoe, or the shoe met on --port): re-check every "
-    "stored event's MAC with the shoe key, that the stored body is the signed one, the "
-    "hash chain, every round's secrecy (each card's commitment recomputed from the round's "
-    "reveal, no position missing, every result's cards the revealed ones) and the whole "
-    "SQLite file (integrity_check). Exit code 1 on any mismatch.")
+    "stored event's MAC with the shoe key and id (another shoe's events relabelled as this "
+    "one's fail; events stored under protocol 2, whose MAC names no shoe, are listed), that "
+    "the stored body is the signed one, the hash chain, every round's secrecy (each card's "
+    "commitment recomputed from the round's reveal, no position missing, every result's cards "
+    "the revealed ones) and the whole SQLite file (integrity_check). Exit code 1 on any "
+    "mismatch.")
 
 
 def configure(p):
@@ -77,6 +79,9 @@ def run(args):
                       e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
                       len(e["body_mismatch"]), len(e["broken"]), len(e["gaps"]),
                       len(e["reveal"])))
+            if e.get("unbound"):
+                print("events: %d recorded under protocol 2 (eseq %d..%d): their MAC does not "
+                      "name the shoe id" % (len(e["unbound"]), e["unbound"][0], e["unbound"][-1]))
         if "chain" in report:
             c = report["chain"]
             print("live chain: shoe at event %s (acknowledged %s), store at %s: %s" % (

@@ -1,7 +1,8 @@
 """The collector: MQTT -> verify every event again -> PostgreSQL, exactly once per (shoe, eseq).
 
 It trusts no gateway. For each message on floor/shoe/<id>/events it:
-  1. verifies the MAC over the signed payload with that shoe's key (host_tools.link.host.open_message);
+  1. verifies the MAC over the signed payload with that shoe's key and id
+     (host_tools.link.host.open_event: another shoe's event relabelled fails);
      a bad MAC, a malformed payload or an unknown shoe is an alert and is never stored;
   2. checks the hash chain against what PostgreSQL holds: eseq = head + 1 and prev = head hash
      ("ok"), prev differs ("broken": stored, flagged, alerted); an eseq at or below the head is a
@@ -40,7 +41,7 @@ from host_tools.audit import _jsonable
 from host_tools.events import decode
 from host_tools.floor import mqtt, pg
 from host_tools.reveal import RoundWatch
-from host_tools.link.host import open_message
+from host_tools.link.host import open_event
 from shoe.link.message import GENESIS, LinkError
 
 _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
@@ -272,7 +273,7 @@ class Collector:
                 w.alert(shoe, None, "unknown_shoe", "events for a shoe this floor has no key for")
             return
         try:
-            kind, body, eseq, prev, head, mac = open_message(payload, key)
+            kind, body, eseq, prev, head, mac, _ = open_event(payload, key, shoe)
         except LinkError as e:
             self.counts["rejected"] += 1
             w.alert(shoe, None, e.reason, "event rejected: %s (forged or altered on the way)"
@@ -327,7 +328,8 @@ class Collector:
                 del h.pending[e]
 
     def _accept(self, shoe, h, payload, w, opened=None, chain=None):
-        kind, body, eseq, prev, head, mac = opened or open_message(payload, self.keys.get(shoe))
+        kind, body, eseq, prev, head, mac = opened or open_event(payload, self.keys.get(shoe),
+                                                                  shoe)[:6]
         if chain is None:
             chain = "ok" if prev == h.hash else "broken"
             if chain == "broken":

@@ -33,7 +33,9 @@ after the event that showed it.
 
 Nothing on the cable can end a session from outside: a REFUSE frame (which a peer with another
 key cannot authenticate) or a HELLO that fails its MAC is only remembered, and `open()` reports
-it only if the handshake has not succeeded by its deadline. After `resync_after` commands in a
+it only if the handshake has not succeeded by its deadline; a REFUSE counts only if it answers
+the nonce this host offers now (a replayed one is ignored). Frames of another protocol version
+are reported as such (`version`) when no handshake succeeds. After `resync_after` commands in a
 row time out, the link starts a new session by itself (`link.resyncs` counts them), on top of the
 Endpoint's own stall detection.
 """
@@ -50,6 +52,7 @@ from host_tools.hoststate import HostState, HostStateError, refusal
 from shoe.config import DEMO_KEYS
 from shoe import attest, roles
 from host_tools.link.host import Endpoint
+from shoe.link.handshake import PROTOCOL
 
 # The demo keys are host-side only (the firmware holds no key): host_tools.sim.provision_sim writes
 # them into a virtual board's state directory (shoe.json, "demo": true).
@@ -158,6 +161,10 @@ class ShoeLink:
             time.sleep(0.01)
         if refused:
             raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
+        if self.ep.peer_version:  # its frames carry another version byte: it cannot read ours
+            raise ShoeError("link to %s refused: %s (the shoe sends protocol %d frames, this host "
+                            "speaks %d)" % (self.url, REASONS["version"], self.ep.peer_version,
+                                            PROTOCOL))
         why = self.port_error or "no handshake"
         raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
             self.url, timeout, why))

@@ -9,7 +9,10 @@ under MicroPython in tests (MICROPYPATH holds host_tools/link: `import host`).
     out = ep.transmit(now_ms)
 
 Delivered: shoe messages (kind, body, eseq, meta), meta = {"prev", "hash", "mac", "payload"} for a
-durable event (eseq > 0), None for a volatile message (a reply, eseq 0). Durable events with
+durable event (eseq > 0), None for a volatile message (a reply, eseq 0). Commands and messages are
+MAC'd for the shoe id the shoe's HELLO names (docs/protocol.md s.4); a durable event a shoe sealed
+while it ran protocol 2 (no shoe id in its MAC: still in its outbox after a firmware update) is
+delivered too and counted `legacy_event` (open_event). Durable events with
 eseq <= `delivered` are dropped as duplicates (counted `dup_event`); `on_peer(hello)` is called at
 each new session and may return the last eseq the host already holds (its audit store). Once
 delivered, events are acknowledged with an authenticated `_ack` command after `ack_every` events
@@ -31,7 +34,9 @@ from shoe.crypto import equal
 from shoe.link import codec
 from shoe.link.endpoint import ACK_KIND, ShoeEndpoint
 from shoe.link.handshake import PROTOCOL
-from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, mac, seal, unseal
+from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, bound, mac, seal, unseal
+
+MSG_TAG_V2 = b"SHOE1msg"  # protocol 2's message MAC: no shoe id
 
 
 def Endpoint(role, key, **options):
@@ -43,20 +48,42 @@ def Endpoint(role, key, **options):
     raise ValueError("role")
 
 
-def seal_command(key, kind, body, ctr):
-    return seal(key, CMD_TAG, [kind, body, ctr])[0]
+def seal_command(key, kind, body, ctr, shoe_id):
+    """A command for shoe `shoe_id` only (its MAC binds the id)."""
+    return seal(key, bound(CMD_TAG, shoe_id), [kind, body, ctr])[0]
 
 
-def open_message(payload, key):
-    """-> (kind, body, eseq, prev, head, mac); LinkError(malformed | bad_mac)."""
+def _open(payload, key, tag):
     items, core, got = unseal(payload, 5)
     kind, body, eseq, prev = items[0], items[1], items[2], items[3]
     if not isinstance(kind, str) or not isinstance(eseq, int) or not isinstance(prev, bytes):
         raise LinkError("malformed")
-    if not equal(mac(key, MSG_TAG, core), got):
+    if not equal(mac(key, tag, core), got):
         raise LinkError("bad_mac")
     head = hashlib.sha256(core).digest()[:16] if eseq else None
     return kind, body, eseq, prev, head, got
+
+
+def open_message(payload, key, shoe_id):
+    """A message of shoe `shoe_id` -> (kind, body, eseq, prev, head, mac);
+    LinkError(malformed | bad_mac: also another shoe's message)."""
+    return _open(payload, key, bound(MSG_TAG, shoe_id))
+
+
+def open_event(payload, key, shoe_id):
+    """open_message, or a durable event sealed by protocol 2 firmware (before the shoe's update:
+    its MAC names no shoe, so it verifies under any id) -> (kind, body, eseq, prev, head, mac,
+    form): form 3 (bound to `shoe_id`) or 2. A protocol 3 event never verifies as form 2 (its
+    MAC is another HMAC input), so relabelling one as another shoe's fails either way."""
+    try:
+        return open_message(payload, key, shoe_id) + (3,)
+    except LinkError as e:
+        if e.reason != "bad_mac":
+            raise
+    r = _open(payload, key, MSG_TAG_V2)
+    if not r[2]:
+        raise LinkError("bad_mac")  # volatile messages are sealed as they go: always form 3
+    return r + (2,)
 
 
 def chain_next(prev, kind, body, eseq):
@@ -103,7 +130,7 @@ class HostEndpoint(ShoeEndpoint):
 
     def _seal_cmd(self, kind, body, key):
         self.ctr += 1
-        self._queue(seal_command(key, kind, body, self.ctr))
+        self._queue(seal(key, self._cmd_tag, [kind, body, self.ctr])[0])
         return self.ctr
 
     def ack_events(self):
@@ -138,6 +165,7 @@ class HostEndpoint(ShoeEndpoint):
 
     def _requeue(self, h):
         self._fresh = True
+        self._bind(h.get("id"))  # the shoe whose commands and messages we seal and open now
         c = h.get("ctr")
         if isinstance(c, int) and c > self.ctr:
             self.ctr = c
@@ -167,10 +195,20 @@ class HostEndpoint(ShoeEndpoint):
     # ---- shoe messages --------------------------------------------------------------------
     def _on_data(self, payload):
         try:
-            kind, body, eseq, prev, head, got = open_message(payload, self.key)
+            kind, body, eseq, prev, head, got = _open(payload, self.key, self._msg_tag)
         except LinkError as e:
-            self._count(e.reason)
-            return
+            if e.reason != "bad_mac":
+                self._count(e.reason)
+                return
+            try:  # an event the shoe sealed before its update to protocol 3 (open_event)
+                kind, body, eseq, prev, head, got = _open(payload, self.key, MSG_TAG_V2)
+            except LinkError as e2:
+                self._count(e2.reason)
+                return
+            if not eseq:
+                self._count("bad_mac")
+                return
+            self._count("legacy_event")
         if kind == "_nop":
             return
         if eseq:

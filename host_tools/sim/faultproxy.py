@@ -28,6 +28,7 @@ import time
 
 from shoe.link import cobs
 from shoe.link.crc import crc32
+from shoe.link.frame import VERSION
 
 UP, DOWN = "up", "down"
 DATA, ACK, HELLO, REFUSE, PING, MORE = 1, 2, 3, 4, 5, 6
@@ -65,7 +66,7 @@ class Frame:
         return cobs.encode(raw + struct.pack(">I", crc32(raw))) + b"\x00"
 
 
-def forge(ftype, seq=0, ack=0, payload=b"", mac=bytes(8), version=2):
+def forge(ftype, seq=0, ack=0, payload=b"", mac=bytes(8), version=VERSION):
     """The wire bytes of a frame made up by the attacker."""
     return Frame(version, ftype, seq, ack, payload, mac).wire()
 
@@ -152,13 +153,14 @@ class Hostile:
         self.done[k] += 1
         junk = bytes(r.randrange(256) for _ in range(r.randrange(0, 40)))
         if k == "junk_data":
-            out.insert(0, Frame(2, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk, junk[:8].ljust(8)))
+            out.insert(0, Frame(VERSION, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk,
+                                junk[:8].ljust(8)))
         elif k == "forged_ack":
-            out.insert(0, Frame(2, ACK, 0, (f.seq + r.randrange(1, 9)) & 0xFFFF))
+            out.insert(0, Frame(VERSION, ACK, 0, (f.seq + r.randrange(1, 9)) & 0xFFFF))
         elif k == "ping":
-            out.insert(0, Frame(2, PING, 0, r.randrange(65536)))
+            out.insert(0, Frame(VERSION, PING, 0, r.randrange(65536)))
         elif k == "refuse":
-            out.insert(0, Frame(2, REFUSE, 0, 0, b"\xa1freason\x67bad_key"))
+            out.insert(0, Frame(VERSION, REFUSE, 0, 0, b"\xa1freason\x67bad_key"))
         elif k == "flip":
             g = f.copy()
             if g.payload and r.random() < 0.5:

@@ -27,7 +27,7 @@ def test_converted_errors_carry_their_reason():
 def test_a_malformed_message_is_a_link_error_naming_the_codec_reason():
     payload = b"\x84\x61" + b"\x50" + b"m" * MAC_LEN   # a text item cut short
     with pytest.raises(LinkError) as e:
-        open_command(payload, lambda kind: b"k" * 32)
+        open_command(payload, (b"k" * 32,), b"tag")
     assert (e.value.reason, e.value.detail) == ("malformed", "truncated")
 
 

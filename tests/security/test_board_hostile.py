@@ -9,6 +9,7 @@ import pytest
 from host_tools.errors import ShoeError
 from host_tools.sim.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
 from host_tools.link import ShoeLink
+from shoe.link.frame import VERSION
 from tests.support import host_link
 
 
@@ -27,7 +28,7 @@ def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(sim_board):
         if mode["phase"] == "connect" and f.ftype == HELLO:
             # toward the host: a REFUSE "bad_key" and the shoe's HELLO with a broken MAC, each
             # before the genuine HELLO; toward the shoe the same
-            return [Frame(2, REFUSE, 0, 0, b"\xa1freason\x67bad_key"),
+            return [Frame(VERSION, REFUSE, 0, 0, b"\xa1freason\x67bad_key"),
                     f.copy(mac=bytes(8)), f]
         if mode["phase"] == "black_hole" and d == UP and f.ftype == DATA:
             return []  # every command lost, heartbeats pass: the link "looks up"

@@ -25,16 +25,20 @@ host_tools/link/host.py. Protocol errors are counted in `errors()` by reason, ne
 Reliability (docs/protocol.md section 5): 16-bit transport sequence numbers per session,
 cumulative and selective acks, go-back-N retransmission within `window`, heartbeats, link loss
 after `timeout_ms`, a new handshake by itself on a stall (`stall_ms`) or before the numbering
-would wrap; across sessions and resets the shoe's durable outbox makes delivery exactly-once
-(the host prunes it with the authenticated "_ack" command). Sessions: section 3.
+runs out, and the session ended at SEQ_LIMIT frames if that handshake never completes; across
+sessions and resets the shoe's durable outbox makes delivery exactly-once (the host prunes it
+with the authenticated "_ack" command). Sessions: section 3. DATA/MORE payloads are encrypted
+(shoe/link/cipher.py) under the session's own encryption key; a frame at a given sequence number
+always carries the same payload, retransmitted or not (section 2, "Encryption").
 """
 from micropython import const
 
 from shoe.crypto import equal
 from shoe.link import codec, frame
 from shoe.link.frame import ACK, DATA, HELLO, MORE, PING, REFUSE, frame_mac
-from shoe.link.handshake import SUPPORTED, Handshake, new_nonce
-from shoe.link.message import LinkError, open_command
+from shoe.link.handshake import SUPPORTED, Handshake, new_nonce, nonce_of
+from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, bound, open_command
+from shoe.link.sendqueue import SEQ_LIMIT as _LIMIT  # also the highest number accepted
 from shoe.link.sendqueue import SendQueue
 
 ACK_KIND = "_ack"
@@ -42,11 +46,13 @@ _ROLES = ("table", "supervisor")   # whose key MAC'd a command: shoe.roles' TABL
 _MASK = const(0xFFFF)
 _TICKS_MASK = const(0x3FFFFFFF)
 _TICKS_HALF = const(0x20000000)
-_BUDGET = const(0x7000)  # frames per session before a new handshake (16-bit seqs never wrap)
-_T_HELLO = b"SHOE2hello"
-_T_REFUSE = b"SHOE2refuse"
-_T_SHOE = b"SHOE2s"  # session frames sent by the shoe
-_T_HOST = b"SHOE2h"  # ... by the host
+_BUDGET = const(0x7000)  # frames per session (both ways) before a new handshake is started
+_T_HELLO = b"SHOE3hello"
+_T_REFUSE = b"SHOE3refuse"
+_T_SHOE = b"SHOE3s"  # session frames sent by the shoe
+_T_HOST = b"SHOE3h"  # ... by the host
+_D_SHOE = const(1)  # the direction byte of the encryption's counter block: shoe -> host
+_D_HOST = const(2)  # host -> shoe
 
 
 def Endpoint(role, key, **options):
@@ -67,7 +73,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             raise ValueError("store")
         self.key = bytes(key)
         self.store = store
-        self.shoe_id = shoe_id
+        self._bind(shoe_id)
         self.supervisor_key = bytes(supervisor_key) if supervisor_key else None
         self._cmd_keys = (self.key, self.supervisor_key)   # _ROLES[i]: tried in this order
         self.window = window
@@ -86,10 +92,15 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session
-        self._skey = None  # its key
-        self._tx_tag = _T_SHOE if self.role == "shoe" else _T_HOST
-        self._rx_tag = _T_HOST if self.role == "shoe" else _T_SHOE
-        self.refused = None  # the last refusal heard or made (a REFUSE is not authenticated)
+        self._skey = None  # its frame MAC key
+        self._ctr = None  # its cipher (shoe/link/cipher.py: the encryption key inside)
+        shoe = self.role == "shoe"
+        self._tx_tag = _T_SHOE if shoe else _T_HOST
+        self._rx_tag = _T_HOST if shoe else _T_SHOE
+        self._tx_dir = _D_SHOE if shoe else _D_HOST
+        self._rx_dir = _D_HOST if shoe else _D_SHOE
+        self.refused = None  # the last refusal made, or heard in answer to our nonce
+        self.peer_version = 0  # the last other protocol version byte heard (0: none)
         self.hold = None  # a reason not to bring the session up
         self.deframer = frame.Deframer(self._check)
         self._raw = bytearray(frame.MAX_FRAME)  # scratch for building frames
@@ -124,6 +135,13 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._out = []
         self._raw_now = None
         self._clock = 1 << 20  # internal ms clock (starts high: "long ago" stays negative)
+
+    def _bind(self, shoe_id):
+        """The shoe whose commands and messages this end seals and opens: their MACs bind its
+        id (docs/protocol.md s.4); the tags are computed once."""
+        self.shoe_id = shoe_id
+        self._cmd_tag = bound(CMD_TAG, shoe_id)
+        self._msg_tag = bound(MSG_TAG, shoe_id)
 
     # ---- counters -------------------------------------------------------------------------
     def _count(self, reason):
@@ -164,9 +182,14 @@ class ShoeEndpoint(SendQueue, Handshake):
         except Exception as e:  # never raised to the caller: counted
             self._count("internal")
             self.last_internal = repr(e)
-        if self.deframer.bad_version and self._refuse is None:
-            self.deframer.bad_version = 0
-            self._refuse = {"reason": "version", "supported": list(SUPPORTED)}
+        df = self.deframer
+        if df.bad_version:
+            self.peer_version = df.bad_version
+            df.bad_version = 0
+            if self._refuse is None:
+                self._refuse = {"reason": "version", "supported": list(SUPPORTED),
+                                "pn": nonce_of(df.bad_hello) if df.bad_hello else b""}
+        self._check_limit()
         out = self._out
         self._out = []
         return out
@@ -186,7 +209,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             return True
         if ftype == HELLO:  # another key (or a forgery): answered, changes nothing
             self._count("bad_key")
-            self._refuse = {"reason": "bad_key"}
+            self._refuse = {"reason": "bad_key", "pn": nonce_of(signed[frame.HEADER:])}
             if not self.up:
                 self.refused = "bad_key"
         elif ftype == REFUSE:  # a peer with another key cannot MAC it: heard, marked unverified
@@ -219,17 +242,20 @@ class ShoeEndpoint(SendQueue, Handshake):
             return
         self._need_ack = True
         self._frames += 1
+        if seq > _LIMIT or not seq:  # never numbered so under one key (the peer stops first)
+            self._count("seq_limit_rx")
+            return
         ahead = (seq - self._rx_next) & _MASK
         if ahead:
             if ahead >= 0x8000:
                 self._count("dup")
             elif ahead < self.window and seq not in self._rxbuf:
                 self._count("ooo")
-                self._rxbuf[seq] = (ftype, bytes(payload))  # held until the gap is filled
+                self._rxbuf[seq] = (ftype, self._ctr.crypt(self._rx_dir, ftype, seq, payload))
             else:
                 self._count("ooo_drop")
             return
-        self._deliver(ftype, payload)
+        self._deliver(ftype, self._ctr.crypt(self._rx_dir, ftype, seq, payload))
         while self._rxbuf:
             p = self._rxbuf.pop(self._rx_next, None)
             if p is None:
@@ -268,7 +294,7 @@ class ShoeEndpoint(SendQueue, Handshake):
 
     def _on_data(self, payload):  # a host command
         try:
-            kind, body, ctr, i = open_command(payload, self._cmd_keys)
+            kind, body, ctr, i = open_command(payload, self._cmd_keys, self._cmd_tag)
         except LinkError as e:
             self._count(e.reason)
             self._auto_error(e.detail if isinstance(e.detail, int) else None, e.reason)
@@ -289,6 +315,11 @@ class ShoeEndpoint(SendQueue, Handshake):
                 # above anything we have sent: the host cannot hold it; change nothing
                 self._count("ack_ahead")
                 self._auto_error(ctr, "ack_ahead")
+                return
+            if upto < st.outbox_first():
+                # nothing left to prune (the host acknowledges again at every new session):
+                # no journal write, not even of the counter, so handshakes cost no flash
+                self._count("ack_noop")
                 return
             self._detach(upto)
             st.outbox_ack(upto, ctr)
@@ -314,6 +345,8 @@ class ShoeEndpoint(SendQueue, Handshake):
             key, tag = self.key, _T_REFUSE
         else:
             key, tag = self._skey, self._tx_tag
+            if ftype == DATA or ftype == MORE:  # encrypt-then-MAC
+                payload = self._ctr.crypt(self._tx_dir, ftype, seq, payload)
         frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
                          payload, frame.VERSION, key, tag)
 
@@ -322,6 +355,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         now_ms = self._tick(now_ms)
         self._now = now_ms
         self._out_bytes = bytearray(b"\x00")  # a leading delimiter cuts off any line noise
+        self._check_limit()
         self._drop_acked()
         if self._refuse is not None:
             self._frame(REFUSE, 0, codec.encode(self._refuse))

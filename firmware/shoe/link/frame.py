@@ -16,7 +16,7 @@ from shoe.link import cobs
 from shoe.link.crc import crc32
 from shoe.link.message import mac as _hmac
 
-VERSION = const(2)
+VERSION = const(3)
 HEADER = const(6)
 MAC = const(8)  # truncated HMAC-SHA256 per frame
 TRAILER = const(12)  # MAC + CRC
@@ -79,6 +79,7 @@ class Deframer:
         self.errors = {}
         self.frames = 0
         self.bad_version = 0  # last wrong version byte seen (0: none)
+        self.bad_hello = None  # the payload of that frame if it was a HELLO (its nonce: s.3)
 
     def _err(self, reason):
         self.errors[reason] = self.errors.get(reason, 0) + 1
@@ -137,6 +138,7 @@ class Deframer:
         if buf[0] != VERSION:
             self._err("version")
             self.bad_version = buf[0]
+            self.bad_hello = bytes(self.mv[HEADER:m - TRAILER]) if buf[1] == HELLO else None
             return
         ftype = buf[1]
         if ftype < DATA or ftype > MORE:

@@ -1,22 +1,34 @@
 """The session handshake of the link (a mixin of ShoeEndpoint, shoe/link/endpoint.py), protocol
-version 2 (docs/protocol.md section 3).
+version 3 (docs/protocol.md section 3).
 
 Each end offers a fresh nonce in its HELLO (MAC'd with the shoe's key) and brings a session up
 only on a HELLO that echoes the nonce it offered: the peer holds the key and is live now. The
-session key derives from both nonces; a HELLO that proves nothing never touches the live
-session, which is replaced only when the new handshake completes. `renegotiate()` starts one
-from this end (a stall, a counter near wrap). A REFUSE changes nothing: it is remembered
-(`refused`, `refused_info`) for a caller to say why no session came up. The rules in full:
-docs/protocol.md section 3.
+session's MAC key and encryption key derive from both nonces; a HELLO that proves nothing never
+touches the live session, which is replaced only when the new handshake completes.
+`renegotiate()` starts one from this end (a stall, a counter near its limit); `_check_limit()`
+ends a session whose sequence numbers ran out. A REFUSE changes nothing: one that names the nonce this
+end offers now is remembered (`refused`, `refused_info`) for a caller to say why no session came
+up, any other is counted (`refuse_stale`) and ignored. The rules in full: docs/protocol.md s.3.
 """
 from shoe.link import codec
+from shoe.link.cipher import Ctr
 from shoe.link.frame import HELLO
 from shoe.link.message import mac
-from shoe.link.sendqueue import whole_messages
+from shoe.link.sendqueue import SEQ_LIMIT, whole_messages
 
-PROTOCOL = 2
-SUPPORTED = (2,)
-_SESS = b"SHOE2sess"
+PROTOCOL = 3
+SUPPORTED = (3,)
+_SESS = b"SHOE3sess"  # the session's frame MAC key
+_ENC = b"SHOE3enc"  # the session's encryption key (AES-128)
+
+
+def nonce_of(payload):
+    """The nonce `n` a HELLO payload offers (b"" if it has none): what a REFUSE answers."""
+    try:
+        n = codec.decode(payload).get("n")
+        return n if isinstance(n, bytes) and len(n) == 8 else b""
+    except Exception:
+        return b""
 
 
 def new_nonce():
@@ -61,13 +73,14 @@ class Handshake:
             return
         if v not in SUPPORTED:
             self._count("version")
-            self._refuse = {"reason": "version", "supported": list(SUPPORTED), "got": v}
+            self._refuse = {"reason": "version", "supported": list(SUPPORTED), "got": v,
+                            "pn": n if isinstance(n, bytes) else b""}
             self.refused = "version"
             return
         if (role == self.role or not isinstance(n, bytes) or len(n) != 8
                 or not isinstance(pn, bytes)):
             self._count("bad_hello")
-            self._refuse = {"reason": "role"}
+            self._refuse = {"reason": "role", "pn": n if isinstance(n, bytes) else b""}
             return
         if pn == self.nonce and self.pending():
             self._establish(h)  # it answers the nonce we just offered: live, holds the key
@@ -104,6 +117,7 @@ class Handshake:
         self._sess = (self.nonce, n)
         both = self.nonce + n if self.role == "shoe" else n + self.nonce
         self._skey = mac(self.key, _SESS, both)  # 16 bytes: HMAC-SHA256 truncated
+        self._ctr = Ctr(mac(self.key, _ENC, both))  # another 16: AES-128, its own key
         self.up = True
         self.refused = None
         self._last_rx = self._now
@@ -115,10 +129,24 @@ class Handshake:
     def _on_up(self):
         pass
 
+    def _check_limit(self):
+        """Either way's numbering reached SEQ_LIMIT: this session ends (docs/protocol.md s.5):
+        its keys are forgotten, nothing but HELLOs goes out until a new handshake completes, so
+        no number is ever used twice under one key."""
+        if not self.up or self._sess is None or (
+                self._tx_base + self._in_flight <= SEQ_LIMIT and self._rx_next <= SEQ_LIMIT):
+            return
+        self.renegotiate("seq_limit")  # a fresh nonce, unless one is on offer already
+        self.up = False
+        self._skey = None
+        self._ctr = None
+        self._sess = None
+
     def _new_session(self, h):
         self.peer = h
         self.up = False
         self._skey = None
+        self._ctr = None
         self._sess = None
         self._rx_next = 1
         self._rxbuf = {}
@@ -139,16 +167,21 @@ class Handshake:
         self._hello_at = now_ms + min(self.hb_ms, 2 * self.rto_ms)
 
     def _on_refuse(self, payload, verified):
-        """A REFUSE changes nothing: it is remembered (`refused`, `refused_info`) so that a caller
-        whose handshake has not succeeded by its deadline can say why."""
+        """A REFUSE changes nothing. One that answers the HELLO this end offers now (its `pn` is
+        our nonce) is remembered (`refused`, `refused_info`) so that a caller whose handshake has
+        not succeeded by its deadline can say why; any other (a replay of an old refusal, one
+        made up) is counted and ignored."""
+        try:
+            info = codec.decode(payload)
+            pn = info.get("pn")
+        except Exception:
+            info = pn = None
+        if pn != self.nonce:
+            self._count("refuse_stale")
+            return
         self._count("refused")
         if self.up:
             return
-        try:
-            info = codec.decode(payload)
-            self.refused = str(info.get("reason", "refused"))
-            self.refused_info = info
-        except Exception:
-            self.refused = "refused"
-            self.refused_info = {}
-        self.refused_info["verified"] = verified
+        self.refused = str(info.get("reason", "refused"))
+        info["verified"] = verified
+        self.refused_info = info

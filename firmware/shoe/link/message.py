@@ -3,7 +3,9 @@ halves, open_command and seal_message, and the envelope itself, seal and unseal,
 end (host_tools/link/host.py: seal_command, open_message, chain_next; not firmware) shares.
 
 Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
-chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, bad_mac).
+chain: docs/protocol.md section 4. Both MACs bind the shoe id: the tag they are computed under is
+`bound(CMD_TAG or MSG_TAG, shoe_id)`, which an endpoint computes once. Failures raise LinkError
+with `reason` (malformed, bad_mac).
 """
 import hashlib
 
@@ -15,8 +17,8 @@ from shoe.link import codec
 
 MAC_LEN = const(16)
 GENESIS = bytes(16)
-CMD_TAG = b"SHOE1cmd"
-MSG_TAG = b"SHOE1msg"
+CMD_TAG = b"SHOE3cmd"
+MSG_TAG = b"SHOE3msg"
 
 
 class LinkError(ShoeError):
@@ -51,6 +53,11 @@ def mac(key, tag, core):
     return o.digest()[:MAC_LEN]
 
 
+def bound(tag, shoe_id):
+    """The MAC tag that binds a shoe id: tag + the id's canonical encoding (self-delimiting)."""
+    return tag + codec.encode(shoe_id)
+
+
 def seal(key, tag, items, head=False):
     """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and hashed
     where it lies, then turned into the payload in place."""
@@ -77,20 +84,22 @@ def unseal(payload, nitems):
     return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
 
 
-def open_command(payload, keys):
+def open_command(payload, keys, tag):
     """-> (kind, body, ctr, i): i = the index in `keys` of the first key whose MAC the command
-    carries (None entries: no such key provisioned); none of them: bad_mac."""
+    carries (None entries: no such key provisioned); none of them: bad_mac. `tag` is
+    bound(CMD_TAG, this shoe's id): a command sealed for another shoe fails (bad_mac)."""
     items, core, got = unseal(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
             or ctr < 1):
         raise LinkError("malformed")
     for i in range(len(keys)):
-        if keys[i] and equal(mac(keys[i], CMD_TAG, core), got):
+        if keys[i] and equal(mac(keys[i], tag, core), got):
             return kind, body, ctr, i
     raise LinkError("bad_mac", ctr)
 
 
-def seal_message(key, kind, body, eseq, prev):
-    """-> (payload, head): head is the new chain head (eseq > 0) or None."""
-    return seal(key, MSG_TAG, [kind, body, eseq, prev], eseq)
+def seal_message(key, kind, body, eseq, prev, shoe_id=""):
+    """-> (payload, head): head is the new chain head (eseq > 0) or None. The MAC binds
+    `shoe_id` (the Endpoint seals with its tag computed once: link/sendqueue.py)."""
+    return seal(key, bound(MSG_TAG, shoe_id), [kind, body, eseq, prev], eseq)

@@ -5,15 +5,22 @@ do not cover (a mixin of ShoeEndpoint, shoe/link/endpoint.py; docs/protocol.md s
 Queue entries: an int = eseq * 16 + fragment index of a durable message (its bytes stay in the
 store: no heap object per event), bytes = a whole volatile message or host command, or a tuple
 (chunk, frame type, first?) = a fragment of a longer one.
+
+A frame's payload is encrypted under its sequence number (docs/protocol.md s.2), so the entry
+behind a number never changes while it is in flight: entries leave the queue only from the front
+when acknowledged (the numbering moves with them), `_drop_acked` touches only entries not sent
+yet, `_detach` swaps a durable fragment for a copy of the same bytes, and a new session (new
+keys) renumbers from 1. A retransmission is therefore byte for byte the same plaintext.
 """
 from micropython import const
 
 from shoe.errors import ShoeError
 from shoe.link import frame
 from shoe.link.frame import DATA, MORE
-from shoe.link.message import LinkError, seal_message
+from shoe.link.message import LinkError, seal
 
 _MASK = const(0xFFFF)
+SEQ_LIMIT = const(0xC000)  # the highest sequence number sent under one session key (s.5)
 FRAG = const(120)  # message bytes per frame: a 1 %-corrupted byte stream still passes ~25 % of
 # 132-byte frames whole (0.99**132), but almost none of 1 KB ones; bigger messages are split
 
@@ -41,7 +48,7 @@ class SendQueue:
     def send(self, kind, body, durable=True, state=None):
         """One message: durable (journalled, returns its eseq; see send_many) or volatile (0)."""
         if not durable:
-            payload, _ = seal_message(self.key, kind, body, 0, b"")
+            payload, _ = seal(self.key, self._msg_tag, [kind, body, 0, b""])
             self._queue(payload)
             return 0
         return self.send_many(((kind, body),), state)[0]
@@ -61,7 +68,7 @@ class SendQueue:
         head = st.chain
         for kind, body in msgs:
             eseq += 1
-            payload, head = seal_message(self.key, kind, body, eseq, head)
+            payload, head = seal(self.key, self._msg_tag, [kind, body, eseq, head], True)
             if len(payload) > frame.MAX_PAYLOAD:
                 raise LinkError("too_big")
             items.append((eseq, payload, head))
@@ -149,12 +156,11 @@ class SendQueue:
                         k == 0)
 
     def _fragment(self, x):
-        """-> (frame type, payload) of a queue entry."""
+        """-> (frame type, payload) of a queue entry; None if its bytes are gone."""
         if isinstance(x, int):
             p = self.store.payload(x >> 4)
-            if p is None:  # cannot happen (see _detach); keep the seq with a no-op
-                p, _ = seal_message(self.key, "_nop", None, 0, b"")
-                return DATA, p
+            if p is None:  # cannot happen (see _detach)
+                return None
             k = x & 15
             n = len(p)
             return (MORE if (k + 1) * FRAG < n else DATA), p[k * FRAG:(k + 1) * FRAG]
@@ -164,7 +170,13 @@ class SendQueue:
 
     def _send_frame(self, i):
         x = self._txq[i]
-        ftype, payload = self._fragment(x)
+        f = self._fragment(x)
+        if f is None:
+            if i < self._in_flight:  # sent before: a number never carries other bytes
+                self._count("lost_payload")
+                return
+            f = DATA, seal(self.key, self._msg_tag, ["_nop", None, 0, b""])[0]  # keeps the seq
+        ftype, payload = f
         self._frame(ftype, (self._tx_base + i) & _MASK, payload)
         if ftype == DATA and isinstance(x, int) and (x >> 4) > self._sent_max:
             self._sent_max = x >> 4  # the last fragment of durable event eseq went out
@@ -203,7 +215,8 @@ class SendQueue:
                     self._send_frame(i)
             sent_data = True
         self._resend_base = 0
-        while self._in_flight < len(self._txq) and self._in_flight < self.window:
+        while (self._in_flight < len(self._txq) and self._in_flight < self.window
+               and self._tx_base + self._in_flight <= SEQ_LIMIT):
             self._send_frame(self._in_flight)
             if not self._in_flight:
                 self._rto_at = now_ms + self.rto_ms * self._backoff

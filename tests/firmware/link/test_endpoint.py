@@ -141,8 +141,8 @@ def test_bad_mac_replay_and_out_of_order_commands_are_refused_with_a_reason():
     assert p.store.ctr == c1
     before = (p.store.ctr, list(p.commands))
     # an attacker replays the captured command frame, forges one, sends an older counter
-    forged = seal_command(b"x" * 32, "open_round", {}, 50)
-    replay = seal_command(KEY, "open_round", {"seats": {"1": 10}}, c1)
+    forged = seal_command(b"x" * 32, "open_round", {}, 50, "3A7F")
+    replay = seal_command(KEY, "open_round", {"seats": {"1": 10}}, c1, "3A7F")
     p.host._queue(replay)
     p.host._queue(forged)
     p.run_until(lambda: 50 in p.replies and c1 in p.replies and p.replies[c1][0] == "error", 2000)
@@ -166,7 +166,7 @@ def test_forged_ack_cannot_prune_the_outbox():
     for i in range(3):
         p.shoe.send("card", {"n": i})
     p.run_until(lambda: len(p.events) == 3, 1000)
-    p.host._queue(seal_command(b"x" * 32, "_ack", {"upto": 3}, 99))
+    p.host._queue(seal_command(b"x" * 32, "_ack", {"upto": 3}, 99, "3A7F"))
     p.run_until(lambda: 99 in p.replies, 1000)
     assert len(p.store.outbox()) == 3
     p.host.ack_events()
@@ -175,18 +175,24 @@ def test_forged_ack_cannot_prune_the_outbox():
 
 def test_version_mismatch_is_refused_clearly_on_both_sides():
     p = Pair()
-    h = {"v": 3, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False}
-    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h), key=KEY, tag=b"SHOE2hello"), 0)
+    h = {"v": 9, "role": "host", "sid": 5, "n": p.host.nonce, "pn": b"", "up": False}
+    p.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(h), key=KEY, tag=b"SHOE3hello"), 0)
     out = p.shoe.transmit(0)
     assert p.shoe.refused == "version"
     p.host.receive(out, 0)
-    assert p.host.refused == "version" and p.host.refused_info["supported"] == [2]
-    # a frame whose version byte is not ours is counted and answered the same way
+    assert p.host.refused == "version" and p.host.refused_info["supported"] == [3]
+    # a frame whose version byte is not ours is counted, noted and answered (the REFUSE names
+    # the nonce of the HELLO it answers, if the frame was one: a v2 HELLO)
     p2 = Pair()
-    p2.shoe.receive(frame.build(frame.PING, 0, 0, version=9), 0)
-    assert p2.shoe.errors()["frame_version"] == 1
+    v2 = {"v": 2, "role": "host", "sid": 5, "n": p2.host.nonce, "pn": b"", "up": False}
+    p2.shoe.receive(frame.build(frame.HELLO, 0, 0, codec.encode(v2), version=2), 0)
+    assert p2.shoe.errors()["frame_version"] == 1 and p2.shoe.peer_version == 2
     p2.host.receive(p2.shoe.transmit(0), 0)
-    assert p2.host.refused == "version"
+    assert p2.host.refused == "version" and p2.host.refused_info["pn"] == p2.host.nonce
+    # a v2 shoe cannot read our frames (nor we its REFUSE): its frames' version byte says it
+    p3 = Pair()
+    p3.host.receive(frame.build(frame.HELLO, 0, 0, codec.encode(v2), version=2), 0)
+    assert p3.host.peer_version == 2 and p3.host.refused is None
 
 
 def test_wrong_key_is_refused_and_nothing_is_delivered():
@@ -339,7 +345,7 @@ def test_a_partly_sent_volatile_message_is_not_glued_to_the_next_session():
     assert not p.host.errors().get("malformed") and not p.host.errors().get("bad_mac")
 
 
-def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
+def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes(numbers):
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     p.host.auto_ack = False
@@ -361,7 +367,9 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes():
     h.ack_events()
     p.shoe.receive(h.transmit(t + 20), t + 20)
     assert p.store.outbox() == [] and all(isinstance(x, tuple) for x in p.shoe._txq)
+    before = numbers["again"]
     again = h.receive(p.shoe.transmit(t + 2000), t + 2000)  # the timeout: from the copies
+    assert numbers["again"] - before == 8  # each number again, with the plaintext it carried
     assert again == [] and h.errors().get("dup_event") == 1
     assert not h.errors().get("bad_mac") and not h.errors().get("malformed")
 
@@ -372,7 +380,7 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     seq = p.shoe._rx_next
     data = b""
-    k = dict(key=p.host._skey, tag=b"SHOE2h")  # as the host would send them
+    k = dict(key=p.host._skey, tag=b"SHOE3h")  # as the host would send them
     for i in range(12):  # 12 x 100 bytes > the largest message
         data += fr.build(fr.MORE, (seq + i) & 0xFFFF, 0, b"m" * 100, **k)
     data += fr.build(fr.DATA, (seq + 12) & 0xFFFF, 0, b"e" * 10, **k)
@@ -382,7 +390,7 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
 
 def _event_payload(eseq, n):
     from shoe.link.message import seal_message
-    return seal_message(KEY, "card", {"n": n}, eseq, GENESIS)[0]
+    return seal_message(KEY, "card", {"n": n}, eseq, GENESIS, "3A7F")[0]
 
 
 def test_the_host_never_delivers_past_a_gap_and_asks_for_a_new_session():
@@ -421,7 +429,7 @@ def test_the_shoe_refuses_an_ack_above_what_it_has_sent():
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     p.host.auto_ack = False
-    payload, head = seal_message(KEY, "card", {"n": 1}, 1, GENESIS)
+    payload, head = seal_message(KEY, "card", {"n": 1}, 1, GENESIS, "3A7F")
     p.store.outbox_add([(1, payload, head)])  # journalled, not sent yet
     c = p.host.command("_ack", {"upto": 1})
     p.host._ack_ctrs.append(c)

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint, seal_command
+from shoe.link.cipher import Ctr
 from host_tools.link.memstore import MemoryStore
 from shoe.link import cobs, codec, frame
 from shoe.link.message import mac
@@ -18,9 +19,16 @@ KEY = b"k" * 32
 # fixed first nonces (Endpoint option `nonce`): the session key is known, so the corpus can carry
 # frames a host holding it would send, and both runtimes see exactly the same session
 S_NONCE, H_NONCE = b"S" * 8, b"H" * 8
-SKEY = mac(KEY, b"SHOE2sess", S_NONCE + H_NONCE)
-AS_HOST = {"key": SKEY, "tag": b"SHOE2h"}
-HELLO_K = {"key": KEY, "tag": b"SHOE2hello"}
+SKEY = mac(KEY, b"SHOE3sess", S_NONCE + H_NONCE)
+EKEY = mac(KEY, b"SHOE3enc", S_NONCE + H_NONCE)
+HELLO_K = {"key": KEY, "tag": b"SHOE3hello"}
+
+
+def host_frame(ftype, seq, ack, payload, key=SKEY):
+    """A session frame as the host holding the session keys sends it: payload encrypted (host ->
+    shoe direction), then MAC'd."""
+    return frame.build(ftype, seq, ack, Ctr(EKEY).crypt(2, ftype, seq, payload), key=key,
+                       tag=b"SHOE3h")
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=20)
@@ -116,14 +124,14 @@ def test_framed_command_fuzz_gets_reasoned_errors(data):
     ctr = data.draw(st.integers(-3, 5))
     key = data.draw(st.sampled_from([KEY, b"w" * 32]))
     try:
-        payload = seal_command(key, kind, body, ctr)
+        payload = seal_command(key, kind, body, ctr, "F")
     except codec.CodecError:
         return
     payload = data.draw(st.sampled_from([payload, payload[:-3], payload + b"\x00",
                                          b"\x85" + payload[1:]]))
     if len(payload) > frame.MAX_PAYLOAD:
         return
-    out = ep.receive(frame.build(frame.DATA, 1, 0, payload, **AS_HOST), 500)
+    out = ep.receive(host_frame(frame.DATA, 1, 0, payload), 500)
     err = ep.errors()
     assert "internal" not in err
     if out:
@@ -138,19 +146,21 @@ def test_framed_command_fuzz_gets_reasoned_errors(data):
 def corpus(seed=11, n=400):
     """Byte strings for both runtimes: random, truncated, oversized, flipped, wrong-version."""
     rng = random.Random(seed)
-    good = [frame.build(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {"i": i}, 1 + i % 4),
-                        **AS_HOST) for i in range(8)]
-    forged = [frame.build(frame.DATA, 1 + i % 3, 0, seal_command(b"w" * 32, "status", {}, 9 + i),
-                          **AS_HOST) for i in range(4)]
-    forged += [frame.build(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i),
-                           key=b"w" * 16, tag=b"SHOE2h") for i in range(2)]  # bad frame MAC
+    good = [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {"i": i}, 1 + i % 4,
+                                                             "F")) for i in range(8)]
+    forged = [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(b"w" * 32, "status", {}, 9 + i,
+                                                               "F")) for i in range(4)]
+    forged += [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "G"))
+               for i in range(2)]  # a command for another shoe
+    forged += [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "F"),
+                          key=b"w" * 16) for i in range(2)]  # bad frame MAC
     hellos = [frame.build(frame.HELLO, 0, 0, codec.encode(h), **HELLO_K) for h in (
-        {"v": 3, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False},
-        {"v": 2, "role": "shoe", "sid": 7, "n": b"m" * 8, "pn": b""}, [1, 2, 3], "hello")]
+        {"v": 2, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False},
+        {"v": 3, "role": "shoe", "sid": 7, "n": b"m" * 8, "pn": b""}, [1, 2, 3], "hello")]
     hellos.append(frame.build(frame.HELLO, 0, 0, codec.encode(  # another key
-        {"v": 2, "role": "host", "sid": 6, "n": b"o" * 8, "pn": b"", "up": False}),
-        key=b"w" * 32, tag=b"SHOE2hello"))
-    out = []
+        {"v": 3, "role": "host", "sid": 6, "n": b"o" * 8, "pn": b"", "up": False}),
+        key=b"w" * 32, tag=b"SHOE3hello"))
+    out = [forged[0], forged[5]]  # first, at seqs 1 and 2: a wrong message MAC, another shoe's
     for i in range(n):
         k = i % 8
         if k == 6:
@@ -247,8 +257,7 @@ def test_map_keys_are_in_bytewise_order_of_their_encodings(d):
 def _frame_of(kind, body, ctr, key, seq, cut, flip):
     """A framed command, possibly truncated (cut) or with one byte flipped."""
     try:
-        w = bytearray(frame.build(frame.DATA, seq, 0, seal_command(key, kind, body, ctr),
-                                  **AS_HOST))
+        w = bytearray(host_frame(frame.DATA, seq, 0, seal_command(key, kind, body, ctr, "F")))
     except (codec.CodecError, ValueError):
         return b"\x00"
     if flip is not None:

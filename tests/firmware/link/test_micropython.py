@@ -107,10 +107,12 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
                 break
         assert (echoed, blob) == (900, 850)
         # hostile commands against the MicroPython shoe: a replay of command 1, a forged MAC,
-        # a malformed envelope: each gets its reasoned error, none emits anything
+        # a command for another shoe (same key), a malformed envelope: each gets its reasoned
+        # error, none emits anything
         from host_tools.link.host import seal_command
-        host._queue(seal_command(KEY, "emit", {"n": 10}, 1))
-        host._queue(seal_command(b"w" * 32, "emit", {"n": 10}, 10_000))
+        host._queue(seal_command(KEY, "emit", {"n": 10}, 1, "MPY1"))
+        host._queue(seal_command(b"w" * 32, "emit", {"n": 10}, 10_000, "MPY1"))
+        host._queue(seal_command(KEY, "emit", {"n": 10}, 10_001, "MPY2"))  # for another shoe
         host._queue(b"\x84junk")
         errors = []
         n_before = len(events)
@@ -123,10 +125,11 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
                     errors.append((body["re"], body["reason"]))
                 elif kind == "card":
                     events.append(body["n"])
-            if len(errors) == 3:
+            if len(errors) == 4:
                 break
         assert sorted(errors, key=str) == sorted([(1, "replay"), (10_000, "bad_mac"),
-                                                  (None, "malformed")], key=str)
+                                                  (10_001, "bad_mac"), (None, "malformed")],
+                                                 key=str)
         assert len(events) == n_before
     finally:
         proc.stdin.close()

@@ -50,11 +50,12 @@ def test_injected_events_are_rejected_and_alerted(tmp_path, broker, db_url):
         altered = bytearray(real)
         altered[10] ^= 0x01
         ev = lambda s, w: mqtt.topic(s, w)                     # noqa: E731
-        p1, h1 = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 1, GENESIS)
-        p2, h2 = seal_message(xk["shoe"], "round_result", _result_body(1, tamper=True), 2, h1)
-        p3, _ = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 3, os.urandom(16))  # break
-        other1, _ = seal_message(xk["shoe"], "phase", {"phase": "betting"}, 1, GENESIS)
-        far, _ = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 9, os.urandom(16))
+        x = "X001"
+        p1, h1 = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 1, GENESIS, x)
+        p2, h2 = seal_message(xk["shoe"], "round_result", _result_body(1, tamper=True), 2, h1, x)
+        p3, _ = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 3, os.urandom(16), x)  # break
+        other1, _ = seal_message(xk["shoe"], "phase", {"phase": "betting"}, 1, GENESIS, x)
+        far, _ = seal_message(xk["shoe"], "phase", {"phase": "idle"}, 9, os.urandom(16), x)
         forged, _ = seal_message(os.urandom(32), "round_result", _result_body(7), 1, GENESIS)
         _publish(broker.url, [
             (ev("T001", "events"), bytes(altered)),        # altered on the way: bad MAC

@@ -207,6 +207,115 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
         wiped.close()
 
 
+def _events(shoe_id, n, key=KEY):
+    """n events of a shoe (its own Endpoint) as the host delivers them (kind, body, eseq, meta)"""
+    from host_tools.link.host import HostEndpoint
+    from host_tools.link.memstore import MemoryStore
+    shoe_ep = Endpoint("shoe", key, store=MemoryStore(), shoe_id=shoe_id)
+    host = HostEndpoint(key)
+    got = []
+    for i in range(n):
+        shoe_ep.send("card", {"i": i})
+    for t in range(0, 600, 10):
+        got += host.receive(shoe_ep.transmit(t), t)
+        shoe_ep.receive(host.transmit(t), t)
+    assert [e for k, b, e, m in got] == list(range(1, n + 1))
+    return got
+
+
+def test_verify_catches_one_shoes_history_relabelled_as_anothers_with_shared_keys(tmp_path):
+    """Issue 18: two shoes provisioned with the same key. Someone copies shoe A1's stored
+    events into the audit store under shoe B2 (or a gateway publishes them so): every event's
+    MAC names A1, so `verify --shoe B2` reports them all."""
+    a = AuditStore(tmp_path / "a.sqlite")
+    for k, b, e, m in _events("A1", 5):
+        a.store("A1", e, k, b, m)
+    a._db.execute("INSERT INTO events SELECT 'B2', eseq, kind, body, prev, hash, mac, payload, "
+                  "chain, received FROM events WHERE shoe='A1'")
+    a._db.commit()
+    assert a.verify("A1", KEY)["bad_mac"] == []
+    rep = a.verify("B2", KEY)
+    assert rep["bad_mac"] == [1, 2, 3, 4, 5] and rep["unbound"] == []
+
+
+def test_events_stored_under_protocol_2_keep_verifying(tmp_path):
+    """An audit store written before protocol 3 holds events whose MAC names no shoe id (and a
+    shoe's outbox may still hold such events when its firmware is updated): they verify, and
+    are listed as `unbound`; after a protocol 3 event, one of them cannot be genuine."""
+    from host_tools.link.host import HostEndpoint, MSG_TAG_V2
+    from shoe.link.message import GENESIS, seal
+    a = AuditStore(tmp_path / "a.sqlite")
+    prev = GENESIS
+    for e in (1, 2, 3):  # what a protocol 2 shoe sealed, stored by a protocol 2 host
+        p, h = seal(KEY, MSG_TAG_V2, ["card", {"i": e}, e, prev], True)
+        a.store("OLD", e, "card", {"i": e}, {"prev": prev, "hash": h, "mac": p[-16:],
+                                             "payload": p})
+        prev = h
+    rep = a.verify("OLD", KEY)
+    assert rep["bad_mac"] == [] and rep["unbound"] == [1, 2, 3] and rep["broken"] == []
+    # the same shoe, updated: its outbox still holds a protocol 2 event (4), then new ones
+    from host_tools.link.memstore import MemoryStore
+    st = MemoryStore()
+    p4, h4 = seal(KEY, MSG_TAG_V2, ["card", {"i": 4}, 4, prev], True)
+    st.outbox_add([(4, p4, h4)])
+    shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="OLD")
+    shoe_ep.send("card", {"i": 5})
+    host = HostEndpoint(KEY, on_peer=lambda h: 3)
+    got = []
+    for t in range(0, 600, 10):
+        got += host.receive(shoe_ep.transmit(t), t)
+        shoe_ep.receive(host.transmit(t), t)
+    assert [e for k, b, e, m in got] == [4, 5] and host.errors()["legacy_event"] == 1
+    for k, b, e, m in got:
+        a.store("OLD", e, k, b, m)
+    rep = a.verify("OLD", KEY)
+    assert rep["bad_mac"] == [] and rep["unbound"] == [1, 2, 3, 4] and rep["broken"] == []
+    # a protocol 2 event after a protocol 3 one: not something a shoe ever sends
+    p6, h6 = seal(KEY, MSG_TAG_V2, ["card", {"i": 6}, 6, got[-1][3]["hash"]], True)
+    a.store("OLD", 6, "card", {"i": 6}, {"prev": got[-1][3]["hash"], "hash": h6, "mac": p6[-16:],
+                                         "payload": p6})
+    assert a.verify("OLD", KEY)["bad_mac"] == [6]
+
+
+def test_a_protocol_2_shoe_is_refused_as_another_version():
+    """A shoe still running protocol 2 cannot read our frames (their version byte is 3), nor we
+    its REFUSE; its frames' version byte says what it is, and open() says so."""
+    from shoe.link import codec, frame
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    stop = threading.Event()
+
+    def v2_shoe():
+        conn, _ = srv.accept()
+        conn.settimeout(0.05)
+        hello = {"v": 2, "role": "shoe", "sid": 1, "n": b"n" * 8, "pn": b"", "up": False,
+                 "id": "OLD1", "ctr": 0, "eseq": 0}
+        while not stop.is_set():
+            try:
+                conn.recv(4096)
+            except socket.timeout:
+                pass
+            except OSError:
+                break
+            try:
+                conn.sendall(frame.build(frame.HELLO, 0, 0, codec.encode(hello), version=2))
+            except OSError:
+                break
+        conn.close()
+    th = threading.Thread(target=v2_shoe, daemon=True)
+    th.start()
+    try:
+        with ShoeLink("socket://127.0.0.1:%d" % srv.getsockname()[1], KEY) as link:
+            with pytest.raises(ShoeError) as e:
+                link.open(timeout=1.5)
+        assert "incompatible protocol version" in str(e.value) and "protocol 2" in str(e.value)
+    finally:
+        stop.set()
+        th.join(2)
+        srv.close()
+
+
 def test_events_and_the_counter_floor_are_kept_together(shoe, audit):
     """Every batch of events and the floor go into the store's host record in one commit, and
     the floor file follows it: both name the store's last event and the counters seen."""
