@@ -2,6 +2,8 @@
 
     found = search(obj, cards)     # {card name: [where, ...]} of `cards` (names) found in obj
     msgs = messages(chunks)        # the frames in raw captured bytes, reassembled and decoded
+    ins = Insider(table_key, up_chunks, down_chunks)   # decrypts as the link key's holder
+    msgs = messages(chunks, ins.open)
 
 `search` walks anything a reader can get (a decoded CBOR message, a JSON document or its text,
 a database row, bytes): every text string is searched for a card as a token ("8s", as rules.md
@@ -73,9 +75,10 @@ def search(obj, cards, where="", out=None, key=None):
     return out
 
 
-def frames(data):
+def frames(data, opener=None):
     """[(ftype, seq, payload)] of the frames in raw link bytes (COBS, CRC checked): what anyone
-    on the cable decodes without a key."""
+    on the cable decodes without a key; with an `opener` (Insider.open) DATA and MORE payloads
+    are decrypted as the holder of the link's key can."""
     out = []
     for part in bytes(data).split(b"\x00"):
         if not part:
@@ -86,11 +89,46 @@ def frames(data):
             continue
         if len(raw) < 18 or struct.unpack(">I", raw[-4:])[0] != crc32(raw[:-4]):
             continue
-        out.append((raw[1], (raw[2] << 8) | raw[3], raw[6:-12]))
+        payload = raw[6:-12]
+        if opener is not None and raw[1] in (1, 6):
+            payload = opener(raw)
+        out.append((raw[1], (raw[2] << 8) | raw[3], payload))
     return out
 
 
-def messages(chunks):
+class Insider:
+    """Whoever holds the table key, which is the link's key (docs/protocol.md section 10): from
+    the nonces of the HELLOs both ways (clear on the cable) it derives every session's keys and
+    decrypts each DATA/MORE frame under the session whose frame MAC verifies. A stronger
+    listener than a keyless one: the commitments, not the encryption, must keep the cards."""
+
+    def __init__(self, key, chunks_up, chunks_down):
+        from shoe.link import frame as fr
+        from shoe.link.message import mac
+
+        self.key, self._fr = key, fr
+        nonces = {"shoe": set(), "host": set()}
+        for chunks in (chunks_up, chunks_down):
+            for ftype, _, payload in frames(b"".join(bytes(d) for _, d in chunks)):
+                h = _decode(payload) if ftype == 3 else None
+                if isinstance(h, dict) and h.get("role") in nonces and h.get("n"):
+                    nonces[h["role"]].add(bytes(h["n"]))
+        self.sessions = [(mac(key, b"SHOE3sess", s + h), mac(key, b"SHOE3enc", s + h))
+                         for s in nonces["shoe"] for h in nonces["host"]]
+
+    def open(self, raw):
+        """A DATA/MORE frame's plaintext (its ciphertext if no session's MAC verifies)."""
+        from shoe.link.cipher import Ctr
+
+        signed, tag = raw[:-12], raw[-12:-4]
+        for skey, ekey in self.sessions:
+            for t, d in ((b"SHOE3s", 1), (b"SHOE3h", 2)):   # sent by the shoe / by the host
+                if self._fr.frame_mac(skey, t, signed) == tag:
+                    return Ctr(ekey).crypt(d, raw[1], (raw[2] << 8) | raw[3], raw[6:-12])
+        return raw[6:-12]
+
+
+def messages(chunks, opener=None):
     """The messages one direction of a link carried, decoded as far as a listener can:
     chunks = [(t, bytes)] in order -> [(t_first, kind, body, payload)] (MORE fragments joined
     to their DATA frame; a retransmitted copy is decoded again). Payloads that do not decode
@@ -99,7 +137,7 @@ def messages(chunks):
     out = []
     pending, first, last_seq = [], None, None
     t_of = _times(chunks)
-    for i, (ftype, seq, payload) in enumerate(frames(buf)):
+    for i, (ftype, seq, payload) in enumerate(frames(buf, opener)):
         t = t_of[i] if i < len(t_of) else None
         if ftype == 6:                    # MORE
             if pending and last_seq is not None and seq != (last_seq + 1) & 0xFFFF:

@@ -10,8 +10,10 @@ none: not in the card events, not in deal_complete, not in the double_read or un
 of the deal, not in a `status`, `recall` or `rounds` (a recall without a round) reply asked
 mid-deal, not in the error of a refused raise. After the reveal it must find every one (so the
 search itself works). A round voided mid-deal reveals first, then names the offending card.
-Payloads are readable (the link authenticates and does not encrypt, docs/protocol.md section
-10 says why): the commitments are what keeps the cards."""
+The attacker holds the table key, the link's key (an insider: the table system, or a laptop
+with its key file): it decrypts every DATA frame (tests.security.leaks.Insider). A keyless
+listener reads less still (protocol 3 encrypts; tests/security/test_attacks.py): the
+commitments, not the encryption, are what keeps the cards (docs/protocol.md section 10)."""
 import random
 import time
 
@@ -19,6 +21,7 @@ import pytest
 
 from host_tools.errors import ShoeError
 from host_tools.sim.faultproxy import DOWN, UP, FrameMitm
+from host_tools.sim.provision_sim import DEMO_KEYS
 from host_tools.sim.virtual_table import VirtualTable
 from shoe.cards import name
 from tests.e2e.conftest import Recorder
@@ -96,10 +99,12 @@ def play_listened(tmp_path, game, proc, faults, seed):
 
 
 def split_at_reveal(listener):
-    """The messages both ways, cut at the first fragment of the reveal (the moment the
-    decisions closed, as the cable shows it). -> (before, after, t_reveal)."""
-    down = leaks.messages(listener.chunks[DOWN])
-    up = leaks.messages(listener.chunks[UP])
+    """The messages both ways as the table key's holder reads them, cut at the first fragment
+    of the reveal (the moment the decisions closed, as the cable shows it).
+    -> (before, after, t_reveal)."""
+    ins = leaks.Insider(DEMO_KEYS["shoe"], listener.chunks[UP], listener.chunks[DOWN])
+    down = leaks.messages(listener.chunks[DOWN], ins.open)
+    up = leaks.messages(listener.chunks[UP], ins.open)
     first = [i for i, m in enumerate(down) if m[1] == "reveal"]
     assert first, "no reveal on the cable"
     i = first[0]
@@ -136,7 +141,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("game,proc,faults,seed", CASES, ids=["fcf", "fcf-auto", "hcf"])
-def test_a_listener_without_keys_reads_no_face_down_card_before_the_decisions_close(
+def test_a_listener_with_the_table_key_reads_no_face_down_card_before_the_decisions_close(
         tmp_path, game, proc, faults, seed):
     listener, rec, out, order, refused = play_listened(tmp_path, game, proc, faults, seed)
     assert out == ["round_result"]
