@@ -10,7 +10,7 @@ from pathlib import Path
 
 from shoe.journal import extents
 from shoe.journal.ringstore import RingStore
-from shoe.journal.journal import CTR_MARGIN, Journal
+from shoe.journal.journal import Journal
 from shoe.journal.ring import Ring, RingFull
 from tests.fakes.flash import FakeFlash, PowerCut
 from tests.firmware.journal import ringcut
@@ -82,28 +82,39 @@ def test_records_cross_sectors_and_the_ring_wraps():
 
 def ring_journal(dev, root, **kw):
     return Journal(root, max_bytes=1 << 20, outbox_limit=200, outbox_bytes=60000,
-                   store=RingStore(dev, b"1234", list(range(30)),
+                   store=RingStore(dev, b"1234", list(range(32)),
                                    (("journal.log", 24, 2), ("rounds.0", 3, 1),
-                                    ("rounds.1", 3, 1))), **kw)
+                                    ("rounds.1", 3, 1), ("marks", 2, 1))), **kw)
 
 
-def test_bit_flips_in_a_sector_are_detected_latched_and_good_records_after_kept(tmp_path):
+def test_a_bit_flipped_in_a_sector_is_repaired_and_damage_beyond_repair_is_a_hole(tmp_path):
     dev = FakeFlash(32)
     j = ring_journal(dev, str(tmp_path))
     for i in range(60):                     # ~13 KB: four sectors
         j.outbox_add([(i + 1, bytes([65 + i % 26]) * 200, b"h" * 16)], state={"n": i})
-    truth = (j.state, j.eseq, j.ctr)
+    truth = (j.state, j.eseq, j.ctr, j.outbox())
     image = bytes(dev.mem)
     rng = random.Random(20261201)
-    # the second sector of the log (full of records): its stamp and header, then anywhere
-    for trial, at in enumerate([4096 + o for o in range(0, 28, 2)] +
+    # the second sector of the log (full of records): stamp, header, commit and after-tear
+    # bytes, then anywhere in its data
+    for trial, at in enumerate(list(range(4096, 4096 + 32)) +
                                [4096 + 32 + rng.randrange(4064) for _ in range(30)]):
         dev.mem[:] = image
         dev.mem[at] ^= 1 << rng.randrange(8)
         r = ring_journal(dev, str(tmp_path))
+        assert r.recovery is None, (trial, at, r.recovery)
+        assert (r.state, r.eseq, r.outbox()) == (truth[0], truth[1], truth[3]) and \
+            r.ctr >= truth[2], (trial, at)
+        r.close()
+    # two bytes of a record zeroed: beyond repair, a hole; counters keep their marks, the
+    # records after it are kept
+    for at in [4096 + 32 + rng.randrange(4000) for _ in range(10)]:
+        dev.mem[:] = image
+        dev.mem[at:at + 2] = b"\x00\x00"
+        r = ring_journal(dev, str(tmp_path))
         rec = r.recovery
-        assert rec is not None and rec["holes"] >= 1, (trial, at)
-        assert r.eseq == truth[1] and r.ctr >= truth[2] + CTR_MARGIN
+        assert rec is not None and rec["holes"] >= 1 and not rec["tail"], at
+        assert r.eseq == truth[1] and r.ctr >= truth[2]
         assert r.state == {"n": 59} or rec["state"] == "stale"
         assert r.payload(60) == bytes([65 + 59 % 26]) * 200   # the records after it are kept
         r.close()
@@ -111,7 +122,7 @@ def test_bit_flips_in_a_sector_are_detected_latched_and_good_records_after_kept(
 
 def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
     dev = FakeFlash(64)
-    st = RingStore(dev, b"5678", list(range(3, 3 + 46)))
+    st = RingStore(dev, b"5678", list(range(3, 3 + 48)))
     j = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192, store=st)
     eseq = 0
     for rnd in range(40):                   # 40 rounds of 36 cards, acks, a round record each
@@ -126,10 +137,10 @@ def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
         before = dev.erases
         while j.idle():                     # between rounds: erase ahead
             pass
-        assert dev.erases - before <= 3
+        assert dev.erases - before <= 4     # at most one a ring
     assert j.compactions >= 3 and dev.erases / 40.0 <= 2.5
     j2 = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192,
-                 store=RingStore(dev, b"5678", list(range(3, 3 + 46))))
+                 store=RingStore(dev, b"5678", list(range(3, 3 + 48))))
     assert j2.state == {"r": 39, "c": 35} and j2.eseq == eseq and j2.recovery is None
     assert j2.round_numbers()[-100:] == list(range(40)) and j2.round(7)[1]["pay"] == "p" * 300
     # with the next sector pre-erased, the card that enters it programs only (no erase)
