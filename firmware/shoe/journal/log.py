@@ -6,7 +6,7 @@ and a file is a sequence of records (records written before the magic byte exist
 it, are still read). A write cut by a power loss leaves a torn tail (a short header, a short
 payload or a CRC mismatch, with nothing good after it); a flipped bit or a zeroed sector in the
 middle leaves a hole FOLLOWED by good records. `Scan` yields every good record, repairing one flipped bit
-in a record (ecc.py), skipping holes (it finds the next record by its magic byte and CRC) and
+in a record (repair.py), skipping holes (it finds the next record by its magic byte and CRC) and
 counting them, and tells a torn write from a damaged tail, so the caller knows what may have
 been lost and rewrites the file without the bad bytes. Only
 open/read/readinto/seek/tell/write/flush/close, os.rename, os.remove and os.stat are used (all
@@ -64,8 +64,8 @@ class Scan:
         torn      anything at all was discarded (a torn tail or corruption)
         holes     bad regions FOLLOWED by a good record: corruption, not a power cut
         lost      bytes discarded in holes (a torn tail not included)
-        damaged   the bad tail is not what a cut write leaves (tail_damaged): complete records
-                  that do not check, zeroed or garbled bytes where a record should begin
+        damaged   the bad tail is not what a cut write leaves (repair.file_tail): complete
+                  records that do not check, zeroed or garbled bytes where a record should begin
         fixed     records repaired (one flipped bit each)
     `hole` is True while the record just yielded is the first good one after a hole."""
 
@@ -121,26 +121,6 @@ class Scan:
         b = f.read(n)
         return b if len(b) == n else None
 
-    def tail_damaged(self, f, pos, total):
-        """The bad bytes from pos to the end: damage, or a write cut short? A write cut short
-        leaves a prefix of its record: the magic byte first, then a header or a payload that
-        stops at the end of the file. Damage (a flipped bit the repair could not undo, a zeroed
-        or garbled tail: an event record that may have been sent already) leaves a record that
-        is all there but does not check, or bytes where a record should begin that are not one."""
-        f.seek(pos)
-        h = f.read(HEAD)
-        if h[0] != MAGIC and not (self._legacy and h[0] <= _LEGACY_MAX_HI):
-            return True
-        if len(h) < (HEAD if h[0] == MAGIC else 6):
-            return False
-        if h[0] == MAGIC:
-            n = struct.unpack(">H", h[1:3])[0]
-            end = pos + HEAD + n
-        else:
-            n = struct.unpack(">H", h[0:2])[0]
-            end = pos + 6 + n
-        return n == 0 or n > MAX_RECORD or end <= total
-
     def _resync(self, f, pos, total):
         """The offset of the next good (magic) record after pos, or -1."""
         buf = bytearray(64)
@@ -170,7 +150,9 @@ class Scan:
             while pos < total:
                 p = self._record(f, pos, total, True)
                 if p is None:
-                    r = repair(lambda at, n: self._read(f, at, n), pos, total)
+                    from shoe.journal import repair
+
+                    r = repair.record(lambda at, n: self._read(f, at, n), pos, total)
                     if r is not None:
                         self.fixed += 1
                         p, self._end = r
@@ -178,7 +160,7 @@ class Scan:
                     self.torn = True
                     nxt = self._resync(f, pos, total)
                     if nxt < 0:  # nothing good after it: a torn write, or a damaged tail
-                        self.damaged = self.tail_damaged(f, pos, total)
+                        self.damaged = repair.file_tail(self, f, pos, total)
                         return
                     self.holes += 1
                     self.lost += nxt - pos
@@ -191,30 +173,6 @@ class Scan:
                 self.hole = False
         finally:
             f.close()
-
-
-def repair(read, pos, total):
-    """The record at pos (log.pack: magic, length, CRC, payload) with ONE flipped bit anywhere
-    in it -> (payload, end), else None. `read(at, n)` returns n bytes or None; records end
-    by `total`."""
-    from shoe.journal.ecc import fix, near
-
-    h = read(pos, HEAD)
-    if h is None or not near(h[0], MAGIC):
-        return None
-    n, c = struct.unpack(">HI", h[1:])
-    if h[0] == MAGIC and 0 < n <= MAX_RECORD and pos + HEAD + n <= total:
-        p = read(pos + HEAD, n)
-        p = fix(p, c) if p is not None else None   # a bit of the payload or of the CRC
-        if p is not None:
-            return p, pos + HEAD + n
-    # the bit was the magic byte's or the length's: the rest checks as it is
-    for m in ((n,) if h[0] != MAGIC else [n ^ (1 << j) for j in range(16)]):
-        if 0 < m <= MAX_RECORD and pos + HEAD + m <= total:
-            p = read(pos + HEAD, m)
-            if p is not None and crc32(p) == c:
-                return p, pos + HEAD + m
-    return None
 
 
 SECTOR = const(4096)

@@ -17,7 +17,6 @@ from micropython import const
 
 from shoe.errors import ShoeError
 from shoe.journal import log
-from shoe.journal.ecc import mostly_zero
 from shoe.journal.ringscan import RingScan
 from shoe.link.crc import crc32
 
@@ -32,6 +31,16 @@ _DIRTY = const(0)  # must be erased before use
 _CLEAN = const(1)  # erased and stamped
 _LIVE = const(2)  # a sector of the live epoch
 _NEW = const(3)  # a sector of the epoch being written (not committed yet)
+
+
+def _set(x):
+    """A flag byte written 0x00 (0xFF: never written), one flipped bit aside: four or fewer of
+    its bits set."""
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n <= 4
 
 
 class RingFull(ShoeError):
@@ -101,11 +110,11 @@ class Ring:
                 self._k[s] = k
                 # the bytes written after the header: commit and after-tear flags are 0x00
                 # when set, 0xFF when not; one flipped bit cannot turn one into the other
-                self._tear[s] = h[30] | h[31] << 8 if mostly_zero(h[29]) else 0
+                self._tear[s] = h[30] | h[31] << 8 if _set(h[29]) else 0
                 self._st[s] = _NEW  # provisional: a valid header
                 if ep > self.max_epoch:
                     self.max_epoch = ep
-                if mostly_zero(h[28]) and ep > best:
+                if _set(h[28]) and ep > best:
                     best = ep
             elif h[:16] == self._stamp(s) and self._all_ff(s, 16):
                 self._st[s] = _CLEAN
@@ -124,26 +133,14 @@ class Ring:
 
     def _header(self, s, h):
         """Is h (the first 32 bytes of slot s) a valid header of this ring? One flipped bit in
-        its stamp, epoch, index or CRC is repaired in h (ecc.py)."""
-        stamp = self._stamp(s)
-        c = struct.unpack("<I", h[24:28])[0]
-        if h[:16] == stamp and c == crc32(h[:24]):
+        its stamp, epoch, index or CRC is repaired in h (repair.py)."""
+        if h[:16] == self._stamp(s) and struct.unpack("<I", h[24:28])[0] == crc32(h[:24]):
             return h[16:24] != _FF[:8]
         if h[16:DATA] == _FF[:16]:
             return False  # erased after its stamp (or never stamped): no header to repair
-        bad = 0
-        for i in range(16):
-            if h[i] != stamp[i]:
-                bad += 1
-        if bad > 1:
-            return False  # not this ring's (or erased, or another slot's)
-        from shoe.journal.ecc import fix
+        from shoe.journal import repair
 
-        d = fix(bytes(h[:24]), c)
-        if d is None or d[:16] != stamp or d[16:24] == _FF[:8]:
-            return False
-        h[:24] = d
-        return True
+        return repair.header(self, s, h)
 
     def _order(self):
         live = [s for s in range(self.n) if self._st[s] == _LIVE]

@@ -8,7 +8,6 @@ import struct
 from micropython import const
 
 from shoe.journal import log
-from shoe.journal.ecc import near
 
 SECTOR = const(4096)
 DATA = const(32)
@@ -16,21 +15,14 @@ ROOM = const(4064)  # SECTOR - DATA
 _FF = b"\xff" * 256
 
 
-class RingScan:
+class RingScan(log.Scan):
     """log.Scan over the live epoch of a Ring: the same attributes (good_end, torn, holes,
     lost, hole, damaged, fixed). A missing sector (a header beyond repair) is a bad region like
     damaged bytes."""
 
     def __init__(self, ring):
+        log.Scan.__init__(self, None)
         self.r = ring
-        self.good_end = 0
-        self.torn = False
-        self.holes = 0
-        self.lost = 0
-        self.hole = False
-        self.damaged = False
-        self.fixed = 0
-        self._end = 0
 
     def _slots(self):
         r = self.r
@@ -77,7 +69,9 @@ class RingScan:
             b = bytearray(n)
             return bytes(b) if self._get(slots, at, b) else None
 
-        r = log.repair(read, pos, total)
+        from shoe.journal import repair
+
+        r = repair.record(read, pos, total)
         if r is None:
             return None
         self.fixed += 1
@@ -119,32 +113,11 @@ class RingScan:
             if mv != _FF[:n]:
                 for x in mv:
                     if x != 0xFF:
-                        bad += 1 if near(x, 0xFF) else 2
+                        bad += 1 if _near(x, 0xFF) else 2
                 if bad > 1:
                     return False
             off += n
         return True
-
-    def tail_damaged(self, slots, pos, total):
-        """The bad bytes at pos, with nothing good after them: damage, or a write cut short?
-        Pages are programmed in order over erased flash, so a cut write leaves its record's
-        start (the magic byte, maybe with bits still 1) and, from the cut on, erased bytes: the
-        record's last byte reads 0xFF, or lies where no sector was entered. Damage that the
-        repair could not undo (zeroed or garbled flash) leaves anything else."""
-        one = bytearray(1)
-        if not self._get(slots, pos, one) or one[0] & log.MAGIC != log.MAGIC:
-            return True  # (a missing sector there: its header was beyond repair)
-        head = bytearray(log.HEAD)
-        if not self._get(slots, pos, head):
-            return False  # the header runs into a sector never entered
-        n = struct.unpack(">H", head[1:3])[0]
-        if n == 0:
-            return True  # no write leaves a zero length (bits only go from 1 to 0)
-        if n > log.MAX_RECORD or pos + log.HEAD + n > total:
-            return False  # length bytes still (partly) erased
-        if not self._get(slots, pos + log.HEAD + n - 1, one):
-            return False
-        return one[0] != 0xFF
 
     def _next_zeroed(self):
         """Is the sector the ring would enter after its last live one zeroed? A cut leaves a
@@ -173,7 +146,7 @@ class RingScan:
         end_off = SECTOR
         while pos < total:
             v = pos // ROOM
-            if slots[v] >= 0 and self._get(slots, pos, one) and near(one[0], 0xFF) and \
+            if slots[v] >= 0 and self._get(slots, pos, one) and _near(one[0], 0xFF) and \
                     self._erased(slots[v], DATA + pos % ROOM):
                 pos = (v + 1) * ROOM  # this sector's data ends here
                 continue
@@ -182,13 +155,16 @@ class RingScan:
                 p = self._repair(slots, pos, total)
             if p is None:
                 w = slots[v + 1] if v + 1 < len(slots) else -1
-                if w >= 0 and r._tear[w] and near(r._tear[w], DATA + pos % ROOM):
+                if w >= 0 and r._tear[w] and _near(r._tear[w], DATA + pos % ROOM):
                     pos = (v + 1) * ROOM  # a tear found at an earlier boot, skipped then
                     continue
                 nxt = self._resync(slots, pos, total, head, total)
                 self.torn = True
                 if nxt < 0:  # nothing good after it: a torn write, or a damaged tail
-                    self.damaged = self.tail_damaged(slots, pos, total) or self._next_zeroed()
+                    from shoe.journal import repair
+
+                    self.damaged = repair.ring_tail(self, slots, pos, total) or \
+                        self._next_zeroed()
                     r._place(end_off, last_slot)
                     return
                 self.holes += 1
@@ -206,3 +182,8 @@ class RingScan:
         self.damaged = self._next_zeroed()
         r._place(end_off, last_slot)
 
+
+def _near(x, want):
+    """x is `want`, or `want` with one flipped bit."""
+    d = x ^ want
+    return d & (d - 1) == 0

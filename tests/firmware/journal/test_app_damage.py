@@ -72,11 +72,9 @@ else:
 
 
 def _run(tmp_path, fw_build, state, phase):
-    script = tmp_path / "appd.py"
-    script.write_text(SCRIPT)
-    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(str(fw_build),),
-                  args=(str(state), phase))
-    return json.loads(out.splitlines()[-1])
+    (tmp_path / "appd.py").write_text(SCRIPT)
+    return json.loads(run_mpy(str(tmp_path / "appd.py"), heap=APP_ROOM, args=(str(state), phase),
+                              extra_path=(str(fw_build),)).splitlines()[-1])
 
 
 def test_a_damaged_end_of_the_journal_keeps_the_latched_irregularities(tmp_path, fw_build):

@@ -182,12 +182,16 @@ def test_a_zeroed_tail_of_more_commands_than_any_margin_never_lets_the_counter_b
     assert ep is not None
 
 
-def test_a_flipped_bit_in_a_round_record_is_repaired(tmp_path):
-    j = Journal(str(tmp_path))
+def ten_rounds(root):
+    j = Journal(str(root))
     for r in range(10):
         j.add_round(r, "round_result", {"round": r})
     j.close()
-    path = tmp_path / "rounds.0"
+    return root / "rounds.0"
+
+
+def test_a_flipped_bit_in_a_round_record_is_repaired(tmp_path):
+    path = ten_rounds(tmp_path)
     full = path.read_bytes()
     for k in range(0, len(full) * 8, 5):
         data = bytearray(full)
@@ -200,11 +204,7 @@ def test_a_flipped_bit_in_a_round_record_is_repaired(tmp_path):
 
 
 def test_rounds_keep_every_good_record_after_a_hole(tmp_path):
-    j = Journal(str(tmp_path))
-    for r in range(10):
-        j.add_round(r, "round_result", {"round": r})
-    j.close()
-    path = tmp_path / "rounds.0"
+    path = ten_rounds(tmp_path)
     recs = records(str(path))
     off, n = recs[4]
     data = bytearray(path.read_bytes())

@@ -359,3 +359,10 @@ def test_a_dealt_cards_ops_wait_for_idle_but_never_for_whoever_reads_the_state(t
     j2.outbox_add([], ops=[[[0, 1], 10]])
     j2.catch_up()
     assert not j2._pending and j2.state["table"]["t"] == 10
+
+
+def test_the_repair_module_reads_the_record_format_of_log():
+    from shoe.journal import repair
+
+    assert (repair.HEAD, repair.MAGIC, repair.MAX_RECORD, repair._LEGACY_MAX_HI) == \
+        (log.HEAD, log.MAGIC, log.MAX_RECORD, log._LEGACY_MAX_HI)

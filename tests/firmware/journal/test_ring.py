@@ -212,3 +212,43 @@ def test_an_extent_found_twice_or_missing_is_refused(tmp_path):
             pass
         dev.mem[spare * 4096:spare * 4096 + 16] = b"\x00" * 16
     shutil.rmtree(d)
+
+
+def test_a_map_made_for_fewer_streams_grows_and_keeps_the_journal(tmp_path, monkeypatch):
+    """Firmware that adds a stream (the marks) boots on a map of older firmware: the missing
+    extents are made at the end, the old ones and the journal in them kept (remove grow():
+    the map is made again and the journal starts empty, boot count 1)."""
+    dev = FakeFlash(80)
+    monkeypatch.setattr(extents, "LAYOUT", extents.LAYOUT[:3])   # before the marks
+    d = str(tmp_path / "ring")
+    nonce = extents.create(d, 46)
+    blocks = random.Random(3).sample(range(dev.nblocks - 2), 46)
+    for i, b in enumerate(blocks):          # what littlefs did with the files
+        dev.mem[b * 4096:(b + 1) * 4096] = Path(d, "x%02d" % i).read_bytes()
+    extents._write_map(d, nonce, blocks)
+    # a journal as older firmware left it: log and rounds (its marks on two scratch blocks,
+    # erased afterwards: older firmware wrote none)
+    st = RingStore(dev, nonce, blocks + [78, 79])
+    j = Journal(str(tmp_path), store=st)
+    j.outbox_add([(1, b"e" * 50, b"h" * 16)], state={"n": 1})
+    j.close()
+    dev.mem[78 * 4096:] = b"\xff" * 8192
+    for i, b in enumerate(blocks):          # littlefs reads back what the ring wrote
+        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096:(b + 1) * 4096]))
+    monkeypatch.undo()
+
+    real_create = extents.create
+
+    def create(d2, n, nonce=None, start=0):  # the new files land in free blocks of the flash
+        out = real_create(d2, n, nonce, start)
+        free = [b for b in range(dev.nblocks - 2) if start == 0 or b not in blocks]
+        for i in range(start, n):
+            b = free[i - start]
+            dev.mem[b * 4096:(b + 1) * 4096] = Path(d2, "x%02d" % i).read_bytes()
+        return out
+
+    monkeypatch.setattr(extents, "create", create)
+    store = extents.open_store(dev, str(tmp_path))
+    j = Journal(str(tmp_path), store=store)
+    assert j.state == {"n": 1} and j.eseq == 1 and j.boot == 2 and j.recovery is None
+    assert len(extents._load_map(d)[1]) == 48 and extents._load_map(d)[1][:46] == blocks
