@@ -27,6 +27,7 @@ ROOM = const(4064)  # SECTOR - DATA
 _ERASE = const(6)  # MP_BLOCKDEV_IOCTL_BLOCK_ERASE
 _MAGIC = b"SHRG"
 _FF = b"\xff" * PAGE
+_PAGE_BUF = bytearray(PAGE)
 _DIRTY = const(0)  # must be erased before use
 _CLEAN = const(1)  # erased and stamped
 _LIVE = const(2)  # a sector of the live epoch
@@ -55,7 +56,7 @@ class Ring:
         self.rid = ring_id
         self.nonce = bytes(nonce)
         self.reserve = reserve  # sectors fits() keeps free for a compaction
-        self._page = bytearray(PAGE)
+        self._page = _PAGE_BUF  # one page buffer for every ring (used within one call)
         self._hdr = bytearray(DATA)
         self._st = bytearray(self.n)
         self._k = array.array("I", bytes(4 * self.n))  # index in its epoch, live sectors
