@@ -109,9 +109,9 @@ class Ring:
                 ep, k = struct.unpack("<II", h[16:24])
                 self._ep[s] = ep
                 self._k[s] = k
-                # the bytes written after the header: commit and after-tear flags are 0x00
-                # when set, 0xFF when not; one flipped bit cannot turn one into the other
-                self._tear[s] = h[30] | h[31] << 8 if _set(h[29]) else 0
+                # the commit flag, written after the header: 0x00 set, 0xFF not, read by
+                # majority (one flipped bit never commits a half-written epoch)
+                self._tear[s] = h[30] | h[31] << 8 if h[29] != 0xFF else 0
                 self._st[s] = _NEW  # provisional: a valid header
                 if ep > self.max_epoch:
                     self.max_epoch = ep

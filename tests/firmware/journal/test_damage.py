@@ -8,7 +8,9 @@ is used twice, every event the host lacks is a gap it counts and `verify` report
 marks keep the latched irregularities and the round number.
 
 The full sweeps are `slow` (every bit: ~14,000 boots a store, every length); the fast suite
-takes every 23rd bit and every 3rd length (the host part runs once per distinct recovery)."""
+takes every 23rd bit and every 3rd length (the host part runs once per distinct recovery). On
+the rings "every position" is every byte of the live sectors' headers and records, and a
+sample of the erased space after the last record (its first 64 bytes, then every 61st)."""
 import os
 import shutil
 
@@ -30,6 +32,7 @@ class Files:
     def __init__(self, root):
         self.root = root
         self.store = None
+        self.first_erased = []
 
     def freeze(self):
         pass
@@ -86,24 +89,29 @@ class Flash(Files):
 
     def freeze(self):
         """The flash addresses of each ring's live epoch, in stream order, up to what is
-        written, as the shoe left them."""
-        self.spans = {}
+        written (spans), and whole (sectors), as the shoe left them."""
+        self.spans, self.sectors, self.first_erased = {}, [], []
         for name, _, _ in LAYOUT:
             ring = self.store.rings[name]
             out = []
             for s in ring._live:
                 base = ring.blocks[s] * SECTOR
-                out.extend(range(base, base + (ring._off if s == ring._cur else SECTOR)))
+                end = ring._off if s == ring._cur else SECTOR
+                out.extend(range(base, base + end))
+                # the erased space after the last record: its first bytes, then a sample (a
+                # flipped bit there reads the same wherever it is)
+                erased = list(range(base + end, base + SECTOR))
+                self.sectors.extend(out[len(out) - end:] + erased[:64] + erased[64::61])
+                self.first_erased.extend(erased[:1])
             self.spans[name] = out
 
     def _span(self, name):
         return self.spans[name]
 
     def bits(self, image):
-        seen = []
-        for name, _, _ in LAYOUT:
-            seen.extend(self._span(name))
-        return seen
+        """Every byte of the live sectors' headers and records, and of the erased space after
+        the last record its first 64 bytes and every 61st."""
+        return self.sectors
 
     def flip(self, image, where, bit):
         b = bytearray(image)
@@ -148,7 +156,10 @@ def sweep_flips(kind, tmp_path, stride, rig_every):
     assert truth["recovery"] is None
     bad = []
     n = 0
-    for k in range(0, len(where) * 8, stride):
+    # every bit of the first erased byte after a ring's last record (where the next record
+    # would start) whatever the stride, then the sweep
+    always = [where.index(a) * 8 + b for a in st.first_erased for b in range(8)]
+    for k in always + list(range(0, len(where) * 8, stride)):
         damaged = st.flip(image, where[k // 8], k % 8)
         st.put(damaged)
         got = boot(st, rig)
