@@ -165,6 +165,8 @@ class Rig:
         elif rec is None and (st is None or st["table"]["latched"] != b["latched"]):
             bad.append("an exact recovery without the latched irregularities: %r" % (st,))
         held = j.outbox()       # what the journal still holds is sent, never dropped
+        if rec is not None and rec["jump"] and not rec["holes"]:   # kept up to the damage
+            held = [(e, p) for e, p in self.sealed.items() if b["acked"] < e <= rec["jump"][0]]
         self.step([("hello", {"boot": j.boot})])
         self.connect(audit)
         try:

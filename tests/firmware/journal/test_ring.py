@@ -31,6 +31,19 @@ def test_the_same_under_micropython(tmp_path):
     assert r["ops"] > 90 and r["nbad"] == 0, r
 
 
+def test_a_flipped_bit_is_repaired_and_a_zeroed_end_reported_on_both_runtimes(tmp_path):
+    """ringflip.py: a bit flipped at every 29th position of a journal's live sectors, its log's
+    tail zeroed at every 29th length, on CPython and under MicroPython (the repair's tables and
+    the ring's scan on the small port; test_damage.py sweeps every position on CPython)."""
+    from tests.firmware.journal import ringflip
+
+    for r in (ringflip.run(str(tmp_path / "c"), 29),
+              json.loads(run_mpy(str(HERE / "ringflip.py"), heap="4m", extra_path=(str(HERE),),
+                                 args=(str(tmp_path / "m"), "29")).splitlines()[-1])):
+        assert r["flips"] > 1000 and r["bad"] == 0 and r["tails"] > 100 and \
+            r["tails_bad"] == 0, r
+
+
 def recs(ring):
     s = ring.scan()
     return [bytes(p) for p in s], s
