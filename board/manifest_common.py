@@ -76,6 +76,7 @@ FIRMWARE = (
     "shoe/link/sendqueue.py",
     "shoe/modules.py",
     "shoe/reasons.py",
+    "shoe/roles.py",
     "shoe/startup.py",
     "shoe/table/__init__.py",
     "shoe/table/irregularities.py",

@@ -35,6 +35,7 @@ def journal_store(hw):
 JOURNAL_KEEP = (("table", "latched"), ("table", "n"), ("table", "irq"))
 
 
+# clause: irr:journal-corrupt
 def journal_damaged(app, rec, log):
     """The journal found damage (not a torn write): the table latches journal_corrupt (a
     supervisor acknowledges it), takes its latched irregularities and numbers from the
