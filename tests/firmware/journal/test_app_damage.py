@@ -49,7 +49,7 @@ j, t = app.journal, app.table
 if phase == "write":
     app.boot()
     assert app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                        "paytable": "fcf-public-1"})["ok"]
+                                        "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     for c in deck() + [52]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
@@ -58,7 +58,7 @@ if phase == "write":
     for c in deck(60)[:4]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
     mark = j.eseq
-    assert app.on_command("void_round", {"detail": "dealer error"})["ok"]   # the last records
+    assert app.on_command("void_round", {"detail": "dealer error"}, "supervisor")["ok"]  # last records
     print(json.dumps({"round": t.n_round, "irq": t.n_irq, "eseq": j.eseq, "ctr": j.ctr,
                       "boot": j.boot, "void_from": mark,
                       "latched": [i["reason"] for i in t.latched]}))

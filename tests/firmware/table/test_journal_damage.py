@@ -61,7 +61,7 @@ def test_the_journals_marks_give_back_the_latched_list_and_the_numbers():
     assert t.latched[1]["id"] == 5 and t.n_irq >= 5 + 16
     # round 6 was opened in the lost records and never ended: void (the host may hold it)
     assert [b["round"] for k, b in ev if k == "round_void"] == [6] and t.n_round == 6
-    t.command("ack", {"all": True}, 3)
+    t.command("ack", {"all": True}, 3, "supervisor")
     recover(t, 4)
     t.command("open_round", seats_body(FCF, (1,)), 5)
     assert t.rnd.n == 7
