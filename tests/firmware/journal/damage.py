@@ -16,6 +16,8 @@ inside a gap the host counted (event_gap) and the audit store marks (and `verify
 never a broken chain; every event the recovered journal still holds reaches the host byte for
 byte; the journal's marks keep the latched irregularities and the round number.
 """
+import os
+
 from host_tools.audit import AuditStore
 from host_tools.link.host import Endpoint
 from shoe.journal.journal import Journal
@@ -23,6 +25,9 @@ from shoe.journal.journal import Journal
 KEY = b"k" * 32
 ID = "T-DMG"
 KEEP = (("table", "latched"), ("table", "n"), ("table", "irq"))
+# SHOE_SOAK=full: the sweeps at EVERY bit position and zeroed length (minutes); make test
+# samples positions (the journal's damage tests stay a few seconds in all)
+SOAK = os.environ.get("SHOE_SOAK") == "full"
 
 
 class Unsettled(Exception):

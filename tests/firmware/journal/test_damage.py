@@ -7,8 +7,9 @@ after a zeroed tail the event sequence, command counter and boot count never go 
 is used twice, every event the host lacks is a gap it counts and `verify` reports, and the
 marks keep the latched irregularities and the round number.
 
-The full sweeps are `slow` (every bit: ~14,000 boots a store, every length); the fast suite
-takes every 23rd bit and every 3rd length (the host part runs once per distinct recovery). On
+The full sweeps run with SHOE_SOAK=full (also marked `slow`; every bit: ~14,000 boots a store,
+every length; minutes); make test takes every 23rd bit and every 3rd length (the host part runs
+once per distinct recovery). On
 the rings "every position" is every byte of the live sectors' headers and records, and a
 sample of the erased space after the last record (its first 64 bytes, then every 61st)."""
 import os
@@ -19,7 +20,7 @@ import pytest
 from shoe.journal import ringstore
 from shoe.journal.journal import Journal
 from tests.fakes.flash import FakeFlash
-from tests.firmware.journal.damage import KEEP, Rig
+from tests.firmware.journal.damage import KEEP, SOAK, Rig
 
 LAYOUT = (("journal.log", 6, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1), ("marks", 2, 1))
 NONCE = b"dmg1"
@@ -207,6 +208,7 @@ def test_one_flipped_bit_anywhere_is_repaired(tmp_path, kind):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not SOAK, reason="every bit position: SHOE_SOAK=full (make test samples)")
 @pytest.mark.parametrize("kind", ["files", "flash"])
 def test_one_flipped_bit_at_every_position_is_repaired(tmp_path, kind):
     n, bad = sweep_flips(kind, tmp_path, stride=1, rig_every=400)
@@ -220,6 +222,7 @@ def test_a_zeroed_tail_loses_nothing_uncounted(tmp_path, kind):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not SOAK, reason="every zeroed length: SHOE_SOAK=full (make test samples)")
 @pytest.mark.parametrize("kind,away", [("files", False), ("files", True), ("flash", False),
                                        ("flash", True)])
 def test_a_zeroed_tail_of_every_length_loses_nothing_uncounted(tmp_path, kind, away):

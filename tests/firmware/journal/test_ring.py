@@ -14,6 +14,7 @@ from shoe.journal.journal import Journal
 from shoe.journal.ring import Ring, RingFull
 from tests.fakes.flash import FakeFlash, PowerCut
 from tests.firmware.journal import ringcut
+from tests.firmware.journal.damage import SOAK
 from tests.mpy import run_mpy
 
 HERE = Path(__file__).resolve().parent
@@ -32,16 +33,18 @@ def test_the_same_under_micropython(tmp_path):
 
 
 def test_a_flipped_bit_is_repaired_and_a_zeroed_end_reported_on_both_runtimes(tmp_path):
-    """ringflip.py: a bit flipped at every 29th position of a journal's live sectors, its log's
-    tail zeroed at every 29th length, on CPython and under MicroPython (the repair's tables and
-    the ring's scan on the small port; test_damage.py sweeps every position on CPython)."""
+    """ringflip.py: a bit flipped at every 97th position of a journal's live sectors (~360
+    flips), its log's tail zeroed at every 97th length, on CPython and under MicroPython (the
+    repair's tables and the ring's scan on the small port; test_damage.py sweeps the positions
+    on CPython with a host). SHOE_SOAK=full: every 7th (~5,000 flips a runtime)."""
     from tests.firmware.journal import ringflip
 
-    for r in (ringflip.run(str(tmp_path / "c"), 29),
+    stride = 7 if SOAK else 97
+    for r in (ringflip.run(str(tmp_path / "c"), stride),
               json.loads(run_mpy(str(HERE / "ringflip.py"), heap="4m", extra_path=(str(HERE),),
-                                 args=(str(tmp_path / "m"), "29")).splitlines()[-1])):
-        assert r["flips"] > 1000 and r["bad"] == 0 and r["tails"] > 100 and \
-            r["tails_bad"] == 0, r
+                                 args=(str(tmp_path / "m"), str(stride))).splitlines()[-1])):
+        assert r["flips"] > 30000 // stride and r["bad"] == 0 and \
+            r["tails"] > 3600 // stride and r["tails_bad"] == 0, r
 
 
 def recs(ring):
