@@ -68,7 +68,8 @@ class App:
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
-                               outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw))
+                               outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw),
+                               keep=startup.JOURNAL_KEEP)
         snap = self.journal.state
         # clause: irr:power-loss
         self.table = Table.from_state(snap["table"]) if snap else Table()

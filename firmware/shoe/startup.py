@@ -30,13 +30,23 @@ def journal_store(hw):
     return store
 
 
+# the table's values the journal keeps a second copy of (its marks): what a damaged log must
+# not take with it (Journal(keep=...), docs/journal.md "One bad bit")
+JOURNAL_KEEP = (("table", "latched"), ("table", "n"), ("table", "irq"))
+
+
 # clause: irr:journal-corrupt
 def journal_damaged(app, rec, log):
-    """The journal found corruption (not a torn tail): the table latches journal_corrupt
-    (a supervisor acknowledges it); a state that may be stale voids the open round."""
+    """The journal found damage (not a torn write): the table latches journal_corrupt (a
+    supervisor acknowledges it), takes its latched irregularities and numbers from the
+    journal's marks; a state that may be stale voids the open round."""
     stale = rec["state"] == "stale"
     detail = "journal: %d bad region(s), %d bytes, %d events lost, state %s" % (
         rec["holes"], rec["lost_bytes"], rec["events_lost"], rec["state"])
+    if rec.get("jump"):
+        detail += ", end damaged: events %d..%d may be lost" % (rec["jump"][0] + 1,
+                                                                 rec["jump"][1])
     log(detail)
-    nos = app.journal.round_numbers() if stale else None
-    app.table.journal_damaged(detail, stale, app.clock(), max(nos) if nos else 0)
+    nos = app.journal.round_numbers()
+    app.table.journal_damaged(detail, stale, app.clock(), max(nos) if stale and nos else 0,
+                              rec.get("kept"), nos)

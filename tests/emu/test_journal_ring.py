@@ -56,7 +56,7 @@ def test_deploy_and_boot_make_the_ring_and_the_journal_lives_in_it(pico_shoe, tm
     recs, found, img = log_records(tmp_path / "pico" / "flash.bin")
     boots = [r[1] for r in recs if r[0] == "B"]
     assert boots[-1] == second["boot"] and [r for r in recs if r[0] == "P"]   # hello events
-    assert set(found) == {0, 1, 2}                  # log and both rounds segments stamped
+    assert set(found) == {0, 1, 2, 3}               # log, both rounds segments, marks stamped
 
 
 def test_a_power_cut_half_way_through_a_ring_program_or_erase_loses_nothing(pico_shoe, tmp_path):

@@ -77,17 +77,19 @@ def check(dev, d, blocks, n=None):
     return True
 
 
-def create(d, n):
-    """Make the n extent files in d (anything else there is removed). -> nonce"""
-    try:
-        os.mkdir(d)
-    except OSError:
-        pass
-    for name in os.listdir(d):  # the map did not check out: start again from nothing
-        os.remove(d + "/" + name)
-    nonce = os.urandom(4)
+def create(d, n, nonce=None, start=0):
+    """Make the extent files start..n-1 in d (from 0: anything else there is removed first).
+    -> nonce"""
+    if not start:
+        try:
+            os.mkdir(d)
+        except OSError:
+            pass
+        for name in os.listdir(d):  # the map did not check out: start again from nothing
+            os.remove(d + "/" + name)
+        nonce = os.urandom(4)
     pad = b"\xff" * _PAGE
-    for i in range(n):
+    for i in range(start, n):
         with open(_name(d, i), "wb") as f:
             f.write(_HEAD + nonce + struct.pack("<H", i) + pad[:_PAGE - 14])
             for _ in range(SECTOR // _PAGE - 1):
@@ -95,8 +97,8 @@ def create(d, n):
     return nonce
 
 
-def locate(dev, nonce, n):
-    """The block of each extent, found by its header with raw reads."""
+def locate(dev, nonce, n, start=0):
+    """The block of each extent start..n-1, found by its header with raw reads."""
     blocks = [-1] * n
     h = bytearray(14)
     want = _HEAD + nonce
@@ -104,20 +106,16 @@ def locate(dev, nonce, n):
         dev.readblocks(blk, h, 0)
         if h[:12] == want:
             i = h[12] | h[13] << 8
-            if i < n:
+            if start <= i < n:
                 if blocks[i] >= 0:
                     raise ExtentError("extent %d found twice" % i)
                 blocks[i] = blk
-    if -1 in blocks:
+    if -1 in blocks[start:]:
         raise ExtentError("extent not found on the flash")
-    return blocks
+    return blocks[start:]
 
 
-def make(dev, d):
-    """Create the extent files, find their blocks, write the map. -> (nonce, blocks)"""
-    n = _count()
-    nonce = create(d, n)
-    blocks = locate(dev, nonce, n)
+def _write_map(d, nonce, blocks):
     import json
 
     with open(d + "/map.new", "w") as f:
@@ -127,13 +125,33 @@ def make(dev, d):
     except OSError:
         pass
     os.rename(d + "/map.new", d + "/map")
+
+
+def make(dev, d):
+    """Create the extent files, find their blocks, write the map. -> (nonce, blocks)"""
+    n = _count()
+    nonce = create(d, n)
+    blocks = locate(dev, nonce, n)
+    _write_map(d, nonce, blocks)
     return nonce, blocks
+
+
+def grow(dev, d, nonce, blocks):
+    """A map made for fewer streams (older firmware): add the missing extents at the end and
+    keep the others (and the journal in them). -> blocks"""
+    n = _count()
+    create(d, n, nonce, len(blocks))
+    blocks = blocks + locate(dev, nonce, n, len(blocks))
+    _write_map(d, nonce, blocks)
+    return blocks
 
 
 def open_store(dev, root):
     """The ring store on `dev` (rp2.Flash shape), its extents kept in <root>/ring."""
     d = _files(root)
     nonce, blocks = _load_map(d)
+    if nonce is not None and len(blocks) < _count() and check(dev, d, blocks, len(blocks)):
+        blocks = grow(dev, d, nonce, blocks)
     if nonce is None or not check(dev, d, blocks):
         if nonce is not None:
             print("[shoe] journal ring: the extent map does not check out: made again")

@@ -12,13 +12,14 @@ from micropython import const
 
 from shoe.errors import ShoeError
 from shoe.journal import delta, log
+from shoe.journal.marks import E_AHEAD, Marks
 from shoe.journal.outbox import Outbox
 from shoe.journal.store import FileStore
 from shoe.journal.rounds import ROUNDS_PER_SEGMENT, Rounds  # noqa: F401 (re-exported)
 from shoe.link import codec
 
 LOG = "journal.log"
-CTR_MARGIN = const(16)  # command-counter floor raised by this much after any recovery
+CTR_MARGIN = const(16)  # without marks (older firmware's journal): the counter floor's margin
 GENESIS = bytes(16)  # the hash-chain head before the first event (= shoe.link.message.GENESIS)
 
 
@@ -27,9 +28,11 @@ class JournalError(ShoeError):
         super().__init__(None, reason)
 
 
-class Journal(Rounds):
-    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096, store=None):
+class Journal(Rounds, Marks):
+    def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096, store=None,
+                 keep=()):
         self.root = root
+        self._keep = keep  # paths of state values kept in the marks too (marks.py)
         self.path = root + "/" + LOG
         # where the records live: files in root (default) or raw flash rings (extents.py)
         self._store = store if store is not None else FileStore(root)
@@ -38,6 +41,7 @@ class Journal(Rounds):
         self.bytes_written = 0
         self.erases = 0
         self.recovered_torn = 0
+        self.fixed = 0  # records the boot's recovery repaired (one flipped bit each)
         self.compactions = 0
         self.recovery = None
         self._st = None
@@ -56,11 +60,15 @@ class Journal(Rounds):
             os.mkdir(root)  # a fresh board: create the state directory
         except OSError:
             pass
+        self._marks_open()
         self._recover()
         self._keys.clear()  # what the boot's replay cached; the running shoe fills it again
         self._rounds_open()
         self.boot += 1
         self._append(["B", self.boot, self.ctr, self.eseq])
+        if self.recovery is None and self._keep and self._st is not None:
+            self._kept = self._kept_of(self._st)  # exact: else the marks' copy is the newer
+        self._mark()
 
     @property
     def state(self):
@@ -101,20 +109,47 @@ class Journal(Rounds):
         torn = scan.torn or undecodable
         if torn:
             self.recovered_torn += 1
+        self.fixed = scan.fixed
         if self._hctr > self.ctr:
             self.ctr = self._hctr
         if self._heseq > self.eseq:  # events after the last one kept are lost: never go back
             self._lose(self._heseq)
-        if torn:
-            self.ctr += CTR_MARGIN
-        if holes:
+        # the end of the log is gone, not cut short by a power loss: a damaged tail (complete
+        # records that do not check, zeroed or garbled bytes), or the marks show that the log
+        # once held more than it does now (an event, a command; a boot: only the boot records
+        # hold it, and a hole may have taken one)
+        tail = scan.damaged or undecodable or self.m_eseq > self.eseq or \
+            self.m_ctr > self.ctr or (self.m_boot > self.boot and not holes)
+        if self.m_boot > self.boot:
+            self.boot = self.m_boot
+        if torn or tail:  # a lost record may have accepted a command: above every one accepted
+            self.ctr = self._cc if self._cc > self.ctr else self.ctr + CTR_MARGIN
+        jump = None
+        if tail:
+            # its events may have been sent: go on above every number ever used, so none is
+            # used twice and the host counts the numbers it lacks as one gap (docs/journal.md)
+            self._stale = True
+            jump = [self.eseq, self._ce if self._ce > self.eseq else self.eseq + E_AHEAD]
+            self._jump(jump[1])
+        if holes or tail:
             self.recovery = {"holes": holes, "lost_bytes": scan.lost,
-                             "events_lost": self._lost_events,
+                             "events_lost": self._lost_events, "tail": tail, "jump": jump,
+                             "kept": self._kept,
                              "state": "stale" if self._stale else "exact", "ctr": self.ctr,
                              "eseq": self.eseq}
         self._size = scan.good_end
-        if torn or scan.good_end > self.max_bytes:
+        if torn or tail or self.fixed or scan.good_end > self.max_bytes:
             self.compact()
+
+    def _jump(self, to):
+        """Number the next event to + 1 (the outbox keeps what it holds: one hole; a second
+        one drops what lies before the first, counted lost)."""
+        ob = self._out
+        if ob.skip:
+            n = ob.count
+            ob.prune(ob.skip_at - 1)
+            self._lost_events += n - ob.count
+        self.eseq = to
 
     def _hwm(self, ctr, eseq):
         if ctr > self._hctr:
@@ -201,6 +236,12 @@ class Journal(Rounds):
                 self._st = r[2]
         elif t == "S":  # legacy
             self._st = r[1]
+        elif t == "J":  # the numbers after r[1] up to r[2] are never used (a damaged journal)
+            if self.eseq < r[1]:
+                self._lose(r[1])
+            if r[2] > self.eseq:
+                self.eseq = r[2]
+            self._hwm(0, r[2])
         # "Z" and unknown tags: nothing to restore
 
     def _snapshot(self):
@@ -208,11 +249,18 @@ class Journal(Rounds):
                                   "first": self.outbox_first(), "boot": self.boot,
                                   "state": self._st, "errors": []}])  # read by old firmware
         ob = self._out
+        prev = ob.first - 1
         for i in range(ob.count):
-            p = ob.get(ob.first + i)
+            e = ob.eseq_at(i)
+            if e != prev + 1:  # the outbox's hole (numbers never to be used)
+                yield codec.encode(["J", prev, e - 1])
+            prev = e
+            p = ob.get(e)
             last = i == ob.count - 1  # only the last head matters; stored if not derivable
-            yield codec.encode(["P", ob.first + i, [p], self.chain if last and
+            yield codec.encode(["P", e, [p], self.chain if last and
                                 chain_head(p) != self.chain else None, None, self.ctr])
+        if ob.count and self.eseq > prev:  # a jump after the last message held
+            yield codec.encode(["J", prev, self.eseq])
         yield codec.encode(["Z"])
 
     def compact(self):
@@ -271,6 +319,8 @@ class Journal(Rounds):
 
     # ---- the Endpoint's store interface ---------------------------------------------------
     def set_ctr(self, ctr):
+        if ctr >= self._cc:
+            self._mark(c=ctr)   # the ceiling first: a damaged log never lets ctr go back
         self._append(["C", ctr, self.eseq])
         self.ctr = ctr
 
@@ -286,6 +336,8 @@ class Journal(Rounds):
             return
         first = items[0][0] if items else self.eseq + 1
         head = items[-1][2] if items else self.chain
+        if items and items[-1][0] >= self._ce:
+            self._mark(e=items[-1][0])   # the ceiling first (marks.py)
         # the head follows from the last payload (16 bytes saved per record): the Endpoint's
         # heads are chain_head(payload) by construction (seal_message; tests check it), so it
         # is stored only when there is no payload to derive it from
@@ -302,12 +354,15 @@ class Journal(Rounds):
             self._keys.clear()
             if ops:
                 self._st = delta.apply(self._st, ops)
+            self._keep_check(state)   # before its events can leave
         elif ops:   # a dealt card's: applied at idle() or before the state is next needed
             self._pending.extend(ops)
             if len(self._pending) > 24:
                 self.catch_up()
 
     def outbox_ack(self, upto, ctr):
+        if ctr >= self._cc:
+            self._mark(c=ctr)
         if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
             self._out.prune(upto)
             self.ctr = ctr

@@ -5,9 +5,10 @@ A record on flash is   0xA5  length:2 (big-endian)  crc32:4 (of the payload)  pa
 and a file is a sequence of records (records written before the magic byte existed, without
 it, are still read). A write cut by a power loss leaves a torn tail (a short header, a short
 payload or a CRC mismatch, with nothing good after it); a flipped bit or a zeroed sector in the
-middle leaves a hole FOLLOWED by good records. `Scan` yields every good record, skipping holes
-(it finds the next record by its magic byte and CRC) and counting them, so the caller can tell
-corruption from a tear and rewrite the file without the bad bytes. Only
+middle leaves a hole FOLLOWED by good records. `Scan` yields every good record, repairing one flipped bit
+in a record (repair.py), skipping holes (it finds the next record by its magic byte and CRC) and
+counting them, and tells a torn write from a damaged tail, so the caller knows what may have
+been lost and rewrites the file without the bad bytes. Only
 open/read/readinto/seek/tell/write/flush/close, os.rename, os.remove and os.stat are used (all
 present in MicroPython's VFS on littlefs/FAT and in the unix port).
 """
@@ -54,14 +55,18 @@ def pack(payload):
 
 
 class Scan:
-    """Iterate the good records of a file: `for payload in Scan(path)`. A bad record (short
+    """Iterate the good records of a file: `for payload in Scan(path)`. A record with one
+    flipped bit (in its magic byte, length, CRC or payload) is repaired. A bad record (short
     header, impossible length, CRC mismatch) is skipped: the scan looks for the next record
-    that starts with the magic byte and passes its CRC, so a flipped bit in flash loses only the
-    record(s) it hit, never the valid ones after it. Afterwards:
+    that starts with the magic byte and passes its CRC, so damage loses only the record(s) it
+    hit, never the valid ones after it. Afterwards:
         good_end  the byte offset after the last good record
         torn      anything at all was discarded (a torn tail or corruption)
         holes     bad regions FOLLOWED by a good record: corruption, not a power cut
         lost      bytes discarded in holes (a torn tail not included)
+        damaged   the bad tail is not what a cut write leaves (repair.file_tail): complete
+                  records that do not check, zeroed or garbled bytes where a record should begin
+        fixed     records repaired (one flipped bit each)
     `hole` is True while the record just yielded is the first good one after a hole."""
 
     def __init__(self, path):
@@ -71,6 +76,10 @@ class Scan:
         self.holes = 0
         self.lost = 0
         self.hole = False
+        self.damaged = False
+        self.fixed = 0
+        self._legacy = False
+        self._end = 0
 
     def _record(self, f, pos, total, legacy_ok):
         """The payload of a good record at pos, or None."""
@@ -102,7 +111,15 @@ class Scan:
             return None
         if len(p) < n or crc32(p) != c:
             return None
+        self._end = end
+        if end == pos + 6 + n:
+            self._legacy = True  # an old log: its tail is judged by the old format's rules
         return p
+
+    def _read(self, f, at, n):
+        f.seek(at)
+        b = f.read(n)
+        return b if len(b) == n else None
 
     def _resync(self, f, pos, total):
         """The offset of the next good (magic) record after pos, or -1."""
@@ -133,16 +150,24 @@ class Scan:
             while pos < total:
                 p = self._record(f, pos, total, True)
                 if p is None:
+                    from shoe.journal import repair
+
+                    r = repair.record(lambda at, n: self._read(f, at, n), pos, total)
+                    if r is not None:
+                        self.fixed += 1
+                        p, self._end = r
+                if p is None:
                     self.torn = True
                     nxt = self._resync(f, pos, total)
-                    if nxt < 0:
-                        return  # a torn tail: nothing good after it
+                    if nxt < 0:  # nothing good after it: a torn write, or a damaged tail
+                        self.damaged = repair.file_tail(self, f, pos, total)
+                        return
                     self.holes += 1
                     self.lost += nxt - pos
                     self.hole = True
                     pos = nxt
                     continue
-                pos = f.tell()
+                pos = self._end
                 self.good_end = pos
                 yield p
                 self.hole = False

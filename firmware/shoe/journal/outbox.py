@@ -5,10 +5,14 @@ outbox is the range first..last of eseq and their payloads lie one after another
 (wrapping to the start when the end is too short). No heap object exists per message: a 64 KB
 heap stays unfragmented however long the host is away.
 
+One hole is allowed: after a damaged journal the event sequence jumps past every number that
+may have been used (docs/journal.md "One bad bit"), while the events kept from before the damage
+stay to be sent; `skip` numbers are missing before the message numbered `skip_at`.
+
     ob = Outbox(nbytes=8192, nmax=64)
-    ob.fits(n) / ob.add(eseq, payload)      # add raises ValueError("outbox_full")
+    ob.fits(n) / ob.add(eseq, payload)      # add raises ValueError("outbox_full" | "outbox_order")
     ob.get(eseq) -> memoryview | None       # valid until the next add/prune
-    ob.prune(upto); ob.first; ob.count; ob.items()
+    ob.prune(upto); ob.first; ob.count; ob.last(); ob.items()
 """
 import array
 
@@ -26,6 +30,8 @@ class Outbox:
         self.first = 1  # eseq of the oldest message (when count > 0)
         self.wpos = 0
         self.used = 0  # payload bytes held
+        self.skip = 0  # numbers missing before skip_at (one hole at most)
+        self.skip_at = 0
 
     def _at(self, n, w, count, start):
         """Offset for n more bytes after `count` messages ending at w, the oldest at `start`."""
@@ -73,8 +79,12 @@ class Outbox:
         if self.count == 0:
             self.first = eseq
             self.head = 0
-        elif eseq != self.first + self.count:
-            raise ValueError("outbox_order")
+            self.skip = 0
+        elif eseq != self.last() + 1:
+            if self.skip or eseq < self.last():
+                raise ValueError("outbox_order")
+            self.skip = eseq - self.last() - 1
+            self.skip_at = eseq
         slot = (self.head + self.count) % self.nmax
         self.buf[at:at + n] = payload
         self.off[slot] = at
@@ -83,8 +93,17 @@ class Outbox:
         self.count += 1
         self.used += n
 
+    def last(self):
+        """The eseq of the newest message (first - 1 when empty)."""
+        return self.first + self.count - 1 + self.skip
+
+    def _index(self, eseq):
+        if self.skip and eseq >= self.skip_at - self.skip:
+            return eseq - self.first - self.skip if eseq >= self.skip_at else -1
+        return eseq - self.first
+
     def get(self, eseq):
-        i = eseq - self.first
+        i = self._index(eseq)
         if i < 0 or i >= self.count:
             return None
         slot = (self.head + i) % self.nmax
@@ -97,16 +116,26 @@ class Outbox:
             self.head = (self.head + 1) % self.nmax
             self.count -= 1
             self.first += 1
+            if self.skip and self.first == self.skip_at - self.skip:
+                self.first = self.skip_at  # the hole is behind: consecutive again
+                self.skip = 0
         if self.count == 0:
             self.wpos = 0
             self.head = 0
+            self.skip = 0
 
     def clear(self):
         self.count = 0
         self.head = 0
         self.wpos = 0
         self.used = 0
+        self.skip = 0
+
+    def eseq_at(self, i):
+        """The eseq of the i-th message, oldest first."""
+        e = self.first + i
+        return e + self.skip if self.skip and e >= self.skip_at - self.skip else e
 
     def items(self):
         """[(eseq, bytes)] oldest first (allocates: for snapshots and tests)."""
-        return [(self.first + i, bytes(self.get(self.first + i))) for i in range(self.count)]
+        return [(self.eseq_at(i), bytes(self.get(self.eseq_at(i)))) for i in range(self.count)]

@@ -17,6 +17,7 @@ from micropython import const
 
 from shoe.errors import ShoeError
 from shoe.journal import log
+from shoe.journal.ringscan import RingScan
 from shoe.link.crc import crc32
 
 SECTOR = const(4096)
@@ -26,10 +27,21 @@ ROOM = const(4064)  # SECTOR - DATA
 _ERASE = const(6)  # MP_BLOCKDEV_IOCTL_BLOCK_ERASE
 _MAGIC = b"SHRG"
 _FF = b"\xff" * PAGE
+_PAGE_BUF = bytearray(PAGE)
 _DIRTY = const(0)  # must be erased before use
 _CLEAN = const(1)  # erased and stamped
 _LIVE = const(2)  # a sector of the live epoch
 _NEW = const(3)  # a sector of the epoch being written (not committed yet)
+
+
+def _set(x):
+    """A flag byte written 0x00 (0xFF: never written), one flipped bit aside: four or fewer of
+    its bits set."""
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n <= 4
 
 
 class RingFull(ShoeError):
@@ -44,7 +56,7 @@ class Ring:
         self.rid = ring_id
         self.nonce = bytes(nonce)
         self.reserve = reserve  # sectors fits() keeps free for a compaction
-        self._page = bytearray(PAGE)
+        self._page = _PAGE_BUF  # one page buffer for every ring (used within one call)
         self._hdr = bytearray(DATA)
         self._st = bytearray(self.n)
         self._k = array.array("I", bytes(4 * self.n))  # index in its epoch, live sectors
@@ -93,19 +105,19 @@ class Ring:
         for s in range(self.n):
             self._read(s, 0, h)
             self._st[s] = _DIRTY
-            if h[:16] != self._stamp(s):
-                continue
-            ep, k, c = struct.unpack("<III", h[16:28])
-            if c == crc32(h[:24]) and h[16:24] != _FF[:8]:
+            if self._header(s, h):
+                ep, k = struct.unpack("<II", h[16:24])
                 self._ep[s] = ep
                 self._k[s] = k
+                # the commit flag, written after the header: 0x00 set, 0xFF not, read by
+                # majority (one flipped bit never commits a half-written epoch)
                 self._tear[s] = h[30] | h[31] << 8 if h[29] != 0xFF else 0
                 self._st[s] = _NEW  # provisional: a valid header
                 if ep > self.max_epoch:
                     self.max_epoch = ep
-                if h[28] != 0xFF and ep > best:
+                if _set(h[28]) and ep > best:
                     best = ep
-            elif self._all_ff(s, 16):
+            elif h[:16] == self._stamp(s) and self._all_ff(s, 16):
                 self._st[s] = _CLEAN
         self.epoch = best
         for s in range(self.n):
@@ -119,6 +131,17 @@ class Ring:
         self._known = False  # the write position is known once a scan has run to its end
         self._wep = best
         self._committed = True
+
+    def _header(self, s, h):
+        """Is h (the first 32 bytes of slot s) a valid header of this ring? One flipped bit in
+        its stamp, epoch, index or CRC is repaired in h (repair.py)."""
+        if h[:16] == self._stamp(s) and struct.unpack("<I", h[24:28])[0] == crc32(h[:24]):
+            return h[16:24] != _FF[:8]
+        if h[16:DATA] == _FF[:16]:
+            return False  # erased after its stamp (or never stamped): no header to repair
+        from shoe.journal import repair
+
+        return repair.header(self, s, h)
 
     def _order(self):
         live = [s for s in range(self.n) if self._st[s] == _LIVE]
@@ -163,8 +186,10 @@ class Ring:
             self._tear_next = end
 
     # ---- writing ------------------------------------------------------------------------------
-    def _next_free(self):
-        s = self._cur
+    def _next_free(self, s=None):
+        """The slot the ring enters after slot s (default: the current one), or -1."""
+        if s is None:
+            s = self._cur
         for _ in range(self.n):
             s = (s + 1) % self.n
             if self._st[s] < _LIVE:
@@ -294,104 +319,3 @@ class Ring:
         self._order()
         return 1, nbytes
 
-
-class RingScan:
-    """log.Scan over the live epoch of a Ring: the same attributes (good_end, torn, holes,
-    lost, hole). A missing sector (a damaged header) is a bad region like damaged bytes."""
-
-    def __init__(self, ring):
-        self.r = ring
-        self.good_end = 0
-        self.torn = False
-        self.holes = 0
-        self.lost = 0
-        self.hole = False
-
-    def _slots(self):
-        r = self.r
-        live = r._live
-        if not live:
-            return []
-        last = r._k[live[-1]]
-        slots = [-1] * (last + 1)  # virtual sector v -> slot (or -1: missing)
-        for s in live:
-            slots[r._k[s]] = s
-        return slots
-
-    def _get(self, slots, pos, buf):
-        """Read len(buf) stream bytes at pos; False if any is in a missing sector."""
-        n = len(buf)
-        i = 0
-        while i < n:
-            v = pos // ROOM
-            if v >= len(slots) or slots[v] < 0:
-                return False
-            o = pos % ROOM
-            k = n - i
-            if k > ROOM - o:
-                k = ROOM - o
-            self.r._read(slots[v], DATA + o, memoryview(buf)[i:i + k])
-            i += k
-            pos += k
-        return True
-
-    def _record(self, slots, pos, total, head):
-        if not self._get(slots, pos, head) or head[0] != log.MAGIC:
-            return None
-        n, c = struct.unpack(">HI", head[1:])
-        if n == 0 or n > log.MAX_RECORD or pos + log.HEAD + n > total:
-            return None
-        p = bytearray(n)
-        if not self._get(slots, pos + log.HEAD, p) or crc32(p) != c:
-            return None
-        return bytes(p)
-
-    def _resync(self, slots, pos, total, head, limit):
-        one = bytearray(1)
-        q = pos + 1
-        while q < limit:
-            if self._get(slots, q, one) and one[0] == log.MAGIC and \
-                    self._record(slots, q, total, head) is not None:
-                return q
-            q += 1
-        return -1
-
-    def __iter__(self):
-        r = self.r
-        slots = self._slots()
-        total = len(slots) * ROOM
-        head = bytearray(log.HEAD)
-        one = bytearray(1)
-        pos = 0
-        last_slot = -1
-        end_off = SECTOR
-        while pos < total:
-            v = pos // ROOM
-            if slots[v] >= 0 and self._get(slots, pos, one) and one[0] == 0xFF and \
-                    r._all_ff(slots[v], DATA + pos % ROOM):
-                pos = (v + 1) * ROOM  # this sector's data ends here
-                continue
-            p = self._record(slots, pos, total, head)
-            if p is None:
-                w = slots[v + 1] if v + 1 < len(slots) else -1
-                if w >= 0 and r._tear[w] == DATA + pos % ROOM:
-                    pos = (v + 1) * ROOM  # a tear found at an earlier boot, skipped then
-                    continue
-                nxt = self._resync(slots, pos, total, head, total)
-                self.torn = True
-                if nxt < 0:
-                    r._place(end_off, last_slot)
-                    return  # a torn tail: nothing good after it
-                self.holes += 1
-                self.lost += nxt - pos
-                self.hole = True
-                pos = nxt
-                continue
-            pos += log.HEAD + len(p)
-            self.good_end = pos
-            v = (pos - 1) // ROOM
-            last_slot = slots[v]
-            end_off = DATA + pos - v * ROOM
-            yield p
-            self.hole = False
-        r._place(end_off, last_slot)

@@ -9,11 +9,14 @@ from shoe.journal.ring import Ring
 # (stream, sectors, sectors kept free for a rewrite). The log: 64 KiB + one record live (17
 # sectors of 4064 data bytes), a compaction's snapshot (state + an outbox of up to 8 KiB: 5 kept
 # free), and room to spare. A rounds segment: 100 records of up to ~400 bytes in 10 sectors, and
-# one free so that emptying it (a new epoch) always has a sector to start in.
+# one free so that emptying it (a new epoch) always has a sector to start in. The marks
+# (marks.py): at most 3 KiB live, rewritten into the other sector. Streams are only ever added
+# at the end (extents.open_store grows an older map).
 LOG_SECTORS = const(24)
 ROUND_SECTORS = const(11)
+MARK_SECTORS = const(2)
 LAYOUT = (("journal.log", LOG_SECTORS, 5), ("rounds.0", ROUND_SECTORS, 1),
-          ("rounds.1", ROUND_SECTORS, 1))
+          ("rounds.1", ROUND_SECTORS, 1), ("marks", MARK_SECTORS, 1))
 
 
 class RingStore:

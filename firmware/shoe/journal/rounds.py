@@ -1,8 +1,8 @@
 """The last 100+ rounds for recall (a mixin of Journal, shoe/journal/journal.py): two segment
 files of at most ROUNDS_PER_SEGMENT round records, [count, round_no, kind, body] (count =
 journal-wide order); the older segment is emptied when the newer one is full, so the last 100
-rounds are always there. A segment keeps every good record after a damaged one (log.Scan) and
-is rewritten without the bad bytes."""
+rounds are always there. A segment keeps every good record after a damaged one (log.Scan), has
+a record with one flipped bit repaired, and is rewritten without the bad bytes."""
 import array
 
 from micropython import const
@@ -36,8 +36,8 @@ class Rounds:
                 except Exception:
                     scan.torn = True
                     break
-            if scan.torn:  # forget the torn tail (a file is rewritten without it)
-                self.recovered_torn += 1
+            if scan.torn or scan.fixed:  # forget the torn tail, write repaired records clean
+                self.recovered_torn += 1 if scan.torn else 0
                 self._store.drop_tail(self._seg(i), self._n[i])
         self._cur = 1 if self._last[1] > self._last[0] else 0
 

@@ -104,10 +104,12 @@ class SendQueue:
         return self.send("error", b, durable)
 
     def _requeue(self, h):
-        """A new session: the whole durable outbox again, then the volatile messages."""
+        """A new session: the whole durable outbox again, then the volatile messages. (An
+        outbox may skip numbers: a damaged journal's jump, docs/journal.md.)"""
         out = []
         for e in range(self.store.outbox_first(), self.store.eseq + 1):
-            for i in range(nfrag(len(self.store.payload(e)))):
+            p = self.store.payload(e)
+            for i in range(nfrag(len(p)) if p is not None else 0):
                 out.append(e * 16 + i)
         self._txq = out + self._txq
 

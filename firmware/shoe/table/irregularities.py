@@ -133,18 +133,38 @@ def void_in_progress(self, reason, now):
 
 
 # clause: irr:journal-corrupt
-def journal_damaged(self, detail, stale, now, last_round=0):
-    """The journal lost records to flash corruption (docs/journal.md): latch
-    journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state
-    may be older than what happened (`stale`), the open round is void, the loaded decks
-    are out (load and check a deck again) and round numbers continue after `last_round`, the
-    highest the journal's kept results show (the lost records may have used the ones before)."""
+def journal_damaged(self, detail, stale, now, last_round=0, kept=None, ended=()):
+    """The journal lost records to flash damage (docs/journal.md): latch journal_corrupt (it
+    blocks until a supervisor acknowledges it). `kept` is the journal's redundant copy of the
+    latched irregularities and the round and irregularity numbers (its marks, newer than a
+    stale state): the latched list is taken from it, the numbers never go back. If the
+    restored state may be older than what happened (`stale`), the open round is void unless it
+    ended (`ended`: the round numbers the journal kept a result or void of, or a later round was
+    opened), a round opened in the lost records is void too, the loaded decks are out (load and
+    check a deck again) and round numbers continue after `last_round` and the kept one."""
+    kept = kept if isinstance(kept, dict) else {}
+    if isinstance(kept.get("latched"), list):
+        self.latched = [i for i in kept["latched"] if isinstance(i, dict)]
+    if isinstance(kept.get("irq"), int) and kept["irq"] > self.n_irq:
+        self.n_irq = kept["irq"]
+    lost = kept.get("n") if isinstance(kept.get("n"), int) else 0
+    rnd = self.rnd
+    if stale and rnd is not None and (rnd.n in ended or lost > rnd.n):
+        self.rnd = None   # it ended in the lost records: its outcome was reported then
+        self.t_last = None
+        rnd = None
     if stale and last_round > self.n_round:
         self.n_round = last_round
-    if stale and self.rnd is not None:
+    if stale and rnd is not None:
         self._void("journal_corrupt", detail, now, remember=False)
     else:
-        self._latch("journal_corrupt", detail, None)
+        irq = self._latch("journal_corrupt", detail, None)
+        if stale and lost > self.n_round and lost not in ended:
+            # opened in the lost records, never ended: void (the host may hold its cards)
+            self._emit("round_void", {"round": lost, "reason": "journal_corrupt",
+                                      "detail": detail, "irregularity": irq["id"], "deck": None})
+    if lost > self.n_round:
+        self.n_round = lost
     if stale:
         for s in (0, 1):
             self.ledger.mark(s, OUT)

@@ -132,7 +132,8 @@ def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round
     state = tmp_path / "state"
     state.mkdir()
     w = _run(tmp_path, fw_build, state, "write")
-    # flip a bit in a record of the open round (a card; good records follow it)
+    # damage a record of the open round beyond repair (a card; good records follow it; one
+    # flipped bit would be repaired: tests/firmware/journal/test_damage.py)
     path = state / "journal.log"
     data = bytearray(path.read_bytes())
     offs, pos = [], 0
@@ -140,7 +141,7 @@ def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round
         offs.append(pos)
         pos += log.HEAD + struct.unpack(">H", bytes(data[pos + 1:pos + 3]))[0]
     mid = offs[-2]
-    data[mid + 9] ^= 0x04
+    data[mid + 9:mid + 11] = b"\x00\x00"
     path.write_bytes(bytes(data))
     r = _run(tmp_path, fw_build, state, "read")
     assert r["recovery"] is not None and r["recovery"]["holes"] == 1

@@ -10,13 +10,13 @@ except ImportError:
 from shoe.journal.ringstore import RingStore
 from shoe.journal.journal import Journal
 
-LAYOUT = (("journal.log", 5, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1))
+LAYOUT = (("journal.log", 5, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1), ("marks", 2, 1))
 NONCE = b"\x11\x22\x33\x44"
 HEAD = b"h" * 16
 
 
 def store(dev):
-    return RingStore(dev, NONCE, list(range(11)), LAYOUT)
+    return RingStore(dev, NONCE, list(range(13)), LAYOUT)
 
 
 def journal(root, dev):

@@ -1,17 +1,22 @@
-"""Corruption is not a tear (issue 9): a bad record FOLLOWED by good ones (a flipped bit, zeroed
-bytes, garbage) at EVERY record position of the journal. Every good record is kept, the
-command counter and event sequence never go back (high-water marks in every record, counter
-floor raised after any recovery), the damage is reported (`recovery`, which the app latches as
-journal_corrupt) and a damaged tail is still a plain torn write. MicroPython runs the same
-sweep in tests/firmware/journal/test_journal_micropython.py."""
+"""Corruption is not a tear (issue 9), and one bad bit loses nothing (issue 18): at EVERY record
+position of the journal, a flipped bit is repaired (the journal recovers exactly); a record
+beyond repair (zeroed, garbage) FOLLOWED by good ones is a hole: every good record is kept, the
+command counter and event sequence never go back (high-water marks in every record, the marks'
+ceilings) and the damage is reported (`recovery`, which the app latches as journal_corrupt);
+the same at the tail is a damaged tail, not a torn write: reported, and the event sequence goes
+on above every number it may have used. MicroPython runs the same sweep in
+tests/firmware/journal/test_journal_micropython.py; tests/firmware/journal/test_damage.py sweeps
+every bit and every zeroed tail with a host."""
 import random
 import struct
 
 import pytest
 
 from shoe.journal import log
-from shoe.journal.journal import CTR_MARGIN, Journal
+from shoe.journal.journal import Journal
+from shoe.journal.marks import C_AHEAD, E_AHEAD
 from shoe.link.endpoint import Endpoint
+from tests.firmware.journal.damage import SOAK
 
 KEY = b"k" * 32
 
@@ -84,24 +89,33 @@ def test_corruption_at_every_record_keeps_every_good_record(tmp_path, how):
     kinds, truths = build(root)
     path = root / "journal.log"
     full = path.read_bytes()
+    marks = (root / "marks").read_bytes()
     recs = records(str(path))
     assert len(recs) == len(kinds) >= 15
     truth = truths[-1]
     rnd = random.Random(how)
     for i, (off, n) in enumerate(recs):
         path.write_bytes(damage(full, off, n, how, rnd))
+        (root / "marks").write_bytes(marks)   # as the shoe left them (boots write marks)
         r = Journal(str(root), max_bytes=1 << 20)
         got = snap(r)
         before = truths[i - 1] if i else {"state": None, "ctr": 0, "eseq": 0, "outbox": []}
         where = (i, kinds[i])
-        if i == len(recs) - 1:  # the tail: indistinguishable from a torn write
-            assert r.recovery is None, where
-            assert got == dict(before, ctr=before["ctr"] + CTR_MARGIN, chain=got["chain"]), where
+        rec = r.recovery
+        if how == "flip":  # repaired: nothing lost, nothing to report
+            assert rec is None and r.fixed == 1 and got == truth, where
+        elif i == len(recs) - 1:  # a damaged tail: its events may have been sent
+            assert rec is not None and rec["tail"] and rec["holes"] == 0, where
+            assert rec["state"] == "stale" and got["state"] == before["state"], where
+            # above every number used (the boot's mark: E_AHEAD past 0), the outbox kept
+            assert got["eseq"] == E_AHEAD and rec["jump"] == [before["eseq"], E_AHEAD], where
+            assert got["outbox"] == before["outbox"] and got["ctr"] == C_AHEAD, where
         else:
-            rec = r.recovery
             assert rec is not None and rec["holes"] == 1 and rec["lost_bytes"] >= n, where
-            # never back: the last record is good and carries the high-water marks
-            assert got["ctr"] == truth["ctr"] + CTR_MARGIN, where
+            assert not rec["tail"] and rec["jump"] is None, where
+            # never back: the last record is good and carries the high-water marks; the
+            # counter floor rises to the marks' ceiling
+            assert got["ctr"] == C_AHEAD, where
             assert got["eseq"] == truth["eseq"] and got["chain"] == truth["chain"], where
             # the state: the last one before the hole (later deltas cannot be trusted), unless
             # a full state follows it (record 1 holds the first state whole)
@@ -123,6 +137,7 @@ def test_corruption_at_every_record_keeps_every_good_record(tmp_path, how):
         again = Journal(str(root), max_bytes=1 << 20)
         assert again.recovery is None and again.state == {"after": i}, where
         assert (again.ctr, again.eseq, again.chain) == (got["ctr"], got["eseq"], got["chain"])
+        assert again.outbox() == got["outbox"], where
         again.close()
 
 
@@ -144,38 +159,58 @@ def test_the_high_water_marks_survive_losing_every_command_record(tmp_path):
     path.write_bytes(bytes(data))
     r = Journal(str(tmp_path), max_bytes=1 << 20)
     assert r.recovery is not None and r.recovery["holes"] == 1
-    assert r.ctr >= 40 + CTR_MARGIN and r.eseq == 1
+    assert r.ctr >= 40 and r.eseq == 1
     assert [e for e, _ in r.outbox()] == [1]
 
 
-def test_a_damaged_last_command_record_is_never_accepted_again(tmp_path):
-    """The last record looks like a torn write, but it may have been acted upon: the counter
-    floor rises above it (remove the margin: the captured command is accepted again)."""
+def test_a_zeroed_tail_of_more_commands_than_any_margin_never_lets_the_counter_back(tmp_path):
+    """The last 30 command records zeroed: each may have been acted upon. The marks' ceiling,
+    written before a counter passes it, holds more than the old margin (16) would have (remove
+    the ceiling: the counter recovers at 70 + 16 and a captured command is accepted again)."""
     j = Journal(str(tmp_path))
-    for c in range(1, 32):
+    for c in range(1, 101):
         j.set_ctr(c)
     j.close()
     path = tmp_path / "journal.log"
-    off, n = records(str(path))[-1]
+    start = records(str(path))[-30][0]
     data = bytearray(path.read_bytes())
-    data[off + n - 1] ^= 0x01
+    data[start:] = bytes(len(data) - start)
     path.write_bytes(bytes(data))
     r = Journal(str(tmp_path))
-    assert r.ctr > 31
-    store_ep = Endpoint("shoe", KEY, store=r, shoe_id="T")
-    assert store_ep is not None
+    assert r.recovery is not None and r.recovery["tail"]
+    assert r.ctr >= 100
+    ep = Endpoint("shoe", KEY, store=r, shoe_id="T")
+    assert ep is not None
 
 
-def test_rounds_keep_every_good_record_after_a_hole(tmp_path):
-    j = Journal(str(tmp_path))
+def ten_rounds(root):
+    j = Journal(str(root))
     for r in range(10):
         j.add_round(r, "round_result", {"round": r})
     j.close()
-    path = tmp_path / "rounds.0"
+    return root / "rounds.0"
+
+
+def test_a_flipped_bit_in_a_round_record_is_repaired(tmp_path):
+    """Every 37th bit of the round segment (SHOE_SOAK=full: every bit)."""
+    path = ten_rounds(tmp_path)
+    full = path.read_bytes()
+    for k in range(0, len(full) * 8, 1 if SOAK else 37):
+        data = bytearray(full)
+        data[k // 8] ^= 1 << (k % 8)
+        path.write_bytes(bytes(data))
+        r = Journal(str(tmp_path))
+        assert r.round_numbers() == list(range(10)) and r.round(9) == ("round_result", {"round": 9}), k
+        r.close()
+        path.write_bytes(full)
+
+
+def test_rounds_keep_every_good_record_after_a_hole(tmp_path):
+    path = ten_rounds(tmp_path)
     recs = records(str(path))
     off, n = recs[4]
     data = bytearray(path.read_bytes())
-    data[off + 3] ^= 0x10
+    data[off + 9:off + 11] = b"\x00\x00"   # beyond repair (one bit would be repaired)
     path.write_bytes(bytes(data))
     r = Journal(str(tmp_path))
     assert r.round_numbers() == [0, 1, 2, 3, 5, 6, 7, 8, 9]
