@@ -84,6 +84,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.up = False
         self._new_nonce = nonce_source or new_nonce  # () -> 8 fresh bytes (transcripts: seeded)
         self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
+        self._derive = False  # the nonce source repeated itself: derive them (handshake.py)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session
         self._skey = None  # its key
@@ -340,9 +341,13 @@ class ShoeEndpoint(SendQueue, Handshake):
         if not self.pending() and (
                 self._frames >= _BUDGET
                 or (now_ms - min(self._tx_prog, self._rx_prog) >= self.stall_ms
-                    and now_ms - self._last_rx < self.timeout_ms)):
-            # frames arrive but nothing moves (or the numbering would wrap): a new handshake
-            self.renegotiate("stall" if self._frames < _BUDGET else "rekey")
+                    and now_ms - self._last_rx < self.timeout_ms)
+                or (self._in_flight and now_ms - self._last_rx >= self.stall_ms)):
+            # frames arrive but nothing moves, or nothing authentic arrives while frames wait
+            # for an ack (a peer gone, or one whose session key is not ours), or the numbering
+            # would wrap: a new handshake (fresh keys; the live session carries on meanwhile)
+            self.renegotiate("rekey" if self._frames >= _BUDGET else "stall" if
+                             now_ms - self._last_rx < self.timeout_ms else "silent")
             self._send_hello(now_ms)
         self._before_data(now_ms)
         sent_data = self._send_data(now_ms)
