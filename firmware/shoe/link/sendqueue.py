@@ -182,6 +182,7 @@ class SendQueue:
         self._backoff = 1
         self._rto_at = self._now + self.rto_ms
         self._tx_prog = self._now
+        self._patience = 1
 
     def _send_data(self, now_ms):
         """The data frames of one transmit(): on timeout everything in flight again (go-back-N,
