@@ -156,3 +156,30 @@ def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
         proc.stdin.close()
         proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+def test_renegotiations_that_bring_nothing_back_off():
+    """The shoe's data frames never reach the host (HELLOs, ACKs and PINGs do): every stall
+    renegotiation completes and changes nothing. Each waits twice as long as the one before (up
+    to 8 x stall_ms), so a peer slower than our timers is not buried under handshakes."""
+    from shoe.link import cobs
+
+    p = Pair()
+    assert p.run_until(lambda: p.host.up and p.shoe.up, 2000)
+
+    def no_data(data):
+        keep = [part for part in bytes(data).split(b"\x00")
+                if part and cobs.decode(part)[1] not in (1, 6)]   # DATA, MORE dropped
+        return b"\x00" + b"\x00".join(keep) + b"\x00" if keep else b""
+    p.down_ch = no_data
+    p.shoe.send("card", {"n": 1})
+    times = []
+    while p.now < 200_000:
+        n = p.shoe.errors().get("stall", 0)
+        p.step()
+        if p.shoe.errors().get("stall", 0) > n:
+            times.append(p.now)
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    stall = p.shoe.stall_ms
+    assert len(times) >= 4 and gaps[0] >= 2 * stall, times
+    assert all(b >= a for a, b in zip(gaps, gaps[1:])) and max(gaps) <= 8 * stall + 3000, gaps
