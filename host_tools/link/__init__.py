@@ -362,7 +362,9 @@ class ShoeLink:
                 self.ep.ctr_seen[sid] = max(answers, self.ep.ctr_seen.get(sid, 0))
             if kind in ("reply", "error") and answers in self._waiting:
                 ctr = body["re"]
-                self._replies[ctr] = (kind, body)
+                # the first answer wins: a command re-sent in a new session may also draw
+                # "replay" after the shoe's own reply (carried over from the old session)
+                self._replies.setdefault(ctr, (kind, body))
                 self._waiting[ctr].set()
                 if not ref:
                     continue

@@ -92,7 +92,7 @@ class RemoteTable(TableParts):
             self._open_store(self.db)
             self.link = ShoeLink(self.url, self.keys["shoe"], supervisor_key=self.keys.get(
                 "supervisor"), audit=self.store, reconnect_s=0.1)
-            self.link.open(timeout=min(self.event_timeout, 30))
+            self.link.open(timeout=max(self.event_timeout, 20))  # a slow board: --event-timeout
             if self.reader_url:
                 self.port = ReaderPort(*reader_address(self.reader_url))
                 world = World(self.port, card_key=self.keys["card"])

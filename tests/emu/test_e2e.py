@@ -291,3 +291,33 @@ def test_a_round_survives_power_cuts_on_the_pico(chip_sessions, unix_results):
         runner.outcomes
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()
+
+
+def test_the_readmes_session_flow_leaves_the_chip_answering(tmp_path, pico_image, optical_image):
+    """Issue 19: the README's path, as a newcomer types it, on the emulated Pico with the optical
+    reader: `shoectl status`, `shoectl session --port UART0 --reader UART1 --keys ... --script`
+    (one round), then `shoectl status` again. It used to wedge the chip's link for good (the
+    chip's random source repeats its nonce: docs/protocol.md section 3); now every step answers.
+    Timeouts are generous because the emulated chip runs at a tenth of real time or less on a
+    loaded machine; the link's own timers are the defaults a newcomer gets."""
+    s = script("high-card-flush")
+    (tmp_path / "script.json").write_text(json.dumps(s))
+    keys = str(pico_image["keys"])
+    with chip(tmp_path, optical_image) as e:
+        u = e.urls
+        db = str(tmp_path / "audit.db")
+
+        def shoectl(*argv, timeout=900):
+            p = subprocess.run([sys.executable, "-m", "host_tools"] + list(argv),
+                               capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+            assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
+            return p.stdout
+
+        base = ["--port", u["uart0"], "--keys", keys, "--db", db]
+        shoectl("status", *base, "--timeout", "300")          # the chip has booted and answers
+        out = shoectl("session", *base, "--reader", u["uart1"], "--script",
+                      str(tmp_path / "script.json"), "--event-timeout", "300", "--json")
+        kinds = [json.loads(line).get("event") for line in out.splitlines()
+                 if line.startswith("{")]
+        assert "round_result" in kinds, out[-800:]
+        shoectl("status", *base, "--timeout", "120")          # and still answers afterwards

@@ -90,6 +90,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         self.up = False
         self._new_nonce = nonce_source or new_nonce  # () -> 8 fresh bytes (transcripts: seeded)
         self.nonce = nonce or self._new_nonce()  # offered in our HELLO (`nonce`: a fixed first one)
+        self._derive = False  # the nonce source repeated itself: derive them (handshake.py)
         self.peer_nonce = b""  # the peer's nonce we answer
         self._sess = None  # (our nonce, peer's nonce) of the live session
         self._skey = None  # its frame MAC key
@@ -125,6 +126,7 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._frames = 0  # frames numbered in this session (both ways)
         self._peer_up = False  # the peer is known to have the live session too
         self._tx_prog = self._rx_prog = 0  # the last progress each way
+        self._patience = 1  # x stall_ms: doubled by each stall renegotiation, 1 on progress
         self._sent_max = 0  # the highest eseq sent whole since boot (store: until acked)
         self._need_hello = True
         self._hello_at = 0
@@ -274,6 +276,7 @@ class ShoeEndpoint(SendQueue, Handshake):
     def _deliver(self, ftype, payload):
         self._rx_next = (self._rx_next + 1) & _MASK
         self._rx_prog = self._now
+        self._patience = 1
         n = self._asm_n
         if ftype == MORE or n:  # reassemble in the preallocated buffer
             m = len(payload)
@@ -371,12 +374,21 @@ class ShoeEndpoint(SendQueue, Handshake):
             self._tx_prog = now_ms
         if not self._rxbuf:
             self._rx_prog = now_ms
+        stall = self.stall_ms * self._patience
         if not self.pending() and (
                 self._frames >= _BUDGET
-                or (now_ms - min(self._tx_prog, self._rx_prog) >= self.stall_ms
-                    and now_ms - self._last_rx < self.timeout_ms)):
-            # frames arrive but nothing moves (or the numbering would wrap): a new handshake
-            self.renegotiate("stall" if self._frames < _BUDGET else "rekey")
+                or (now_ms - min(self._tx_prog, self._rx_prog) >= stall
+                    and now_ms - self._last_rx < self.timeout_ms)
+                or (self._in_flight and now_ms - self._last_rx >= stall)):
+            # frames arrive but nothing moves, or nothing authentic arrives while frames wait
+            # for an ack (a peer gone, or one whose session key is not ours), or the numbering
+            # would wrap: a new handshake (fresh keys; the live session carries on meanwhile).
+            # Until something moves again each one waits twice as long (up to 8 x stall_ms): a
+            # peer slower than our timers is not buried under handshakes it cannot keep up with
+            if self._frames < _BUDGET:
+                self._patience = min(self._patience * 2, 8)
+            self.renegotiate("rekey" if self._frames >= _BUDGET else "stall" if
+                             now_ms - self._last_rx < self.timeout_ms else "silent")
             self._send_hello(now_ms)
         self._before_data(now_ms)
         sent_data = self._send_data(now_ms)

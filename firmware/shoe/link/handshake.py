@@ -20,6 +20,7 @@ PROTOCOL = 3
 SUPPORTED = (3,)
 _SESS = b"SHOE3sess"  # the session's frame MAC key
 _ENC = b"SHOE3enc"  # the session's encryption key (AES-128)
+_NONCE = b"SHOE3nonce"  # a nonce derived when the random source repeats itself
 
 
 def nonce_of(payload):
@@ -53,11 +54,25 @@ class Handshake:
         """True while this end offers a nonce no session uses yet (a handshake under way)."""
         return self._sess is None or self._sess[0] != self.nonce
 
+    def _fresh_nonce(self):
+        """A nonce this end has not offered before: the source's, unless it repeats the last one
+        (a random source stuck on the same bytes, as the emulated RP2040's is); from then on a
+        MAC of it, the last nonce and the boot count. With a repeated nonce the peer brought up
+        a session this end never made: the old key on one side, the new one on the other."""
+        n = self._new_nonce()
+        if n == self.nonce or self._derive:
+            if not self._derive:
+                self._count("nonce_repeat")
+            self._derive = True
+            boot = str(getattr(self.store, "boot", 0)).encode()
+            n = mac(self.key, _NONCE, self.nonce + n + boot)[:8]
+        return n
+
     def renegotiate(self, reason="renegotiate"):
         """Start a new handshake; the live session carries on until it completes."""
         self._count(reason)
         if not self.pending():
-            self.nonce = self._new_nonce()
+            self.nonce = self._fresh_nonce()
         self._need_hello = True
         self._hello_last = -1 << 30
 
@@ -100,7 +115,7 @@ class Handshake:
         # the live session, if any, stays until the peer answers it
         self._count("hello_new")
         if not self.pending():
-            self.nonce = self._new_nonce()
+            self.nonce = self._fresh_nonce()
         self.peer_nonce = n
         self._need_hello = True
 

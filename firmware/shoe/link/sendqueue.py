@@ -4,12 +4,13 @@ do not cover (a mixin of ShoeEndpoint, shoe/link/endpoint.py; docs/protocol.md s
 
 Queue entries: an int = eseq * 16 + fragment index of a durable message (its bytes stay in the
 store: no heap object per event), bytes = a whole volatile message or host command, or a tuple
-(chunk, frame type, first?) = a fragment of a longer one.
+(message, fragment index, durable?) = a fragment of a longer one (the whole message's bytes,
+shared by its fragments: a new session can send it again from its first fragment).
 
 A frame's payload is encrypted under its sequence number (docs/protocol.md s.2), so the entry
 behind a number never changes while it is in flight: entries leave the queue only from the front
 when acknowledged (the numbering moves with them), `_drop_acked` touches only entries not sent
-yet, `_detach` swaps a durable fragment for a copy of the same bytes, and a new session (new
+yet, `_detach` swaps a durable fragment for a copy of the same message, and a new session (new
 keys) renumbers from 1. A retransmission is therefore byte for byte the same plaintext.
 """
 from micropython import const
@@ -30,16 +31,20 @@ def nfrag(n):
 
 
 def whole_messages(q):
-    """The volatile entries of a queue (durable ones come back from the store), without the
-    tail of a message already partly sent."""
+    """The volatile entries of a queue for a new session (durable ones come back from the store):
+    a message whose first fragments went in the old session is sent again whole (the peer's
+    reassembly starts afresh with the session), the copies of durable messages the peer has
+    acknowledged (_detach) are dropped."""
     out = []
-    skipping = True
     for x in q:
         if isinstance(x, int):
             continue
-        if isinstance(x, tuple) and not x[2] and skipping:
-            continue  # a continuation whose first fragment went in the old session
-        skipping = False
+        if isinstance(x, tuple):
+            if x[2] or (out and isinstance(out[-1], tuple) and out[-1][0] is x[0]):
+                continue  # a durable message the host holds, or one already in `out` whole
+            for i in range(nfrag(len(x[0]))):  # from its first fragment, whatever went before
+                out.append((x[0], i, False))
+            continue
         out.append(x)
     return out
 
@@ -120,8 +125,8 @@ class SendQueue:
         if n <= FRAG:
             self._txq.append(payload)  # a whole message in one DATA frame
             return
-        for i in range(0, n, FRAG):  # (chunk, frame type, first fragment?)
-            self._txq.append((payload[i:i + FRAG], MORE if i + FRAG < n else DATA, i == 0))
+        for i in range(nfrag(n)):  # (message, fragment index, durable?)
+            self._txq.append((payload, i, False))
 
     def _drop_acked(self):
         """Forget queued (not yet sent) durable events the host has already acknowledged:
@@ -150,12 +155,8 @@ class SendQueue:
             x = q[i]
             if isinstance(x, int) and (x >> 4) in sent:
                 p = self.store.payload(x >> 4)
-                if p is None:
-                    continue
-                k = x & 15
-                n = len(p)
-                q[i] = (bytes(p[k * FRAG:(k + 1) * FRAG]), MORE if (k + 1) * FRAG < n else DATA,
-                        k == 0)
+                if p is not None:
+                    q[i] = (bytes(p), x & 15, True)
 
     def _fragment(self, x):
         """-> (frame type, payload) of a queue entry; None if its bytes are gone."""
@@ -164,11 +165,12 @@ class SendQueue:
             if p is None:  # cannot happen (see _detach)
                 return None
             k = x & 15
-            n = len(p)
-            return (MORE if (k + 1) * FRAG < n else DATA), p[k * FRAG:(k + 1) * FRAG]
-        if isinstance(x, tuple):
-            return x[1], x[0]
-        return DATA, x
+        elif isinstance(x, tuple):
+            p, k = x[0], x[1]
+        else:
+            return DATA, x
+        n = len(p)
+        return (MORE if (k + 1) * FRAG < n else DATA), memoryview(p)[k * FRAG:(k + 1) * FRAG]
 
     def _send_frame(self, i):
         x = self._txq[i]
@@ -194,6 +196,7 @@ class SendQueue:
         self._backoff = 1
         self._rto_at = self._now + self.rto_ms
         self._tx_prog = self._now
+        self._patience = 1
 
     def _send_data(self, now_ms):
         """The data frames of one transmit(): on timeout everything in flight again (go-back-N,

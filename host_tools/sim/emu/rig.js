@@ -197,7 +197,8 @@ class Rig {
       if (!q.length) continue;
       const u = this.mcu.uart[i];
       const t = this.now();
-      if (!u.enabled || t < this.uartNext[i]) continue;
+      if (!u.enabled) { q.length = 0; continue; } // no receiver yet (booting): the bytes are lost
+      if (t < this.uartNext[i]) continue;
       const baud = u.baudDivider ? u.baudRate : 115200;
       if (!u.rxFIFO.full) {
         u.feedByte(q.shift());

@@ -384,3 +384,14 @@ def test_a_durable_reply_raises_the_counter_floor_at_once(shoe, audit):
         rep = link.command("ack_error", {"ids": []}, supervisor=True)
         assert rep["re"] > 0
         assert wait_for(lambda: audit.host_record("T1")["ctr"] == rep["re"])
+
+
+def test_the_first_answer_to_a_command_wins():
+    """A command re-sent in a new session draws `replay` after the shoe's own reply (carried over
+    from the old session, docs/protocol.md section 3): the caller gets the reply."""
+    link = ShoeLink("loop://", KEY)
+    ev = threading.Event()
+    link._waiting[7] = ev
+    link._dispatch([("reply", {"re": 7, "ok": True, "n": 1}, 0, None),
+                    ("error", {"re": 7, "reason": "replay"}, 0, None)])
+    assert ev.is_set() and link._replies[7] == ("reply", {"re": 7, "ok": True, "n": 1})
