@@ -5,3 +5,7 @@ if "micropython" not in sys.modules:  # CPython: the firmware's `from micropytho
     from host_tools import _micropython
 
     sys.modules["micropython"] = _micropython
+if "cryptolib" not in sys.modules:  # CPython: the firmware's AES (shoe/cmac.py)
+    from host_tools import _cryptolib
+
+    sys.modules["cryptolib"] = _cryptolib
