@@ -255,7 +255,7 @@ class Ntag424:
             if s["options"] & 0x80:
                 sv2 += self.uid
             if s["options"] & 0x40:
-                sv2 += ctr[::-1]
+                sv2 += self.sdm_ctr.to_bytes(3, "little")
             sv2 += bytes((16 - len(sv2) % 16) % 16)
             ks = cmac(self.keys[s["file"]], sv2)
             mac = mact(cmac(ks, bytes(out[s["mac_in"]:s["mac_at"]])))

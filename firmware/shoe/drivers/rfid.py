@@ -4,9 +4,14 @@
     kind, raw = await reader.read()     # ("card", b"3A7FRAs1d52a21b"), ("noread", b"") or
                                         # ("garbled", raw16): a tag in another layout
     shoe.cardcode.CardCodes(key).parse(raw)   # as for the optical module
+                                        # ("tag", raw62): an authenticated tag (NTAG 424 DNA):
+                                        # flags + UID + its SUN message, for shoe.sun.check
 
 The tag layout, polling (REQA, halting, fast polls while dealing), de-duplication of a tag
-that answers again, noreads and chip faults: docs/hardware.md section 4.
+that answers again, noreads and chip faults: docs/hardware.md section 4. A plain tag (NTAG21x)
+that answers again within hold_ms is dropped by its UID; an authenticated one is read again
+and returned with the REPEAT flag: only its fresh MAC and count can tell it from a copy with
+its UID (the app decides, shoe.sun and Ledger.tag_read).
 """
 from micropython import const
 import asyncio
@@ -54,6 +59,7 @@ class RFIDReader:
         self._ready = False
         self._fail_reported = False  # the failure episode in the field got its noread already
         self._halt_due = False  # the tag just read still waits for its HLTA (next poll)
+        self._dep = None  # ISO 14443-4 (drivers/isodep.py), made for the first such tag
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
@@ -136,34 +142,58 @@ class RFIDReader:
                 except (RFIDError, OSError) as e:
                     reason = _reason(e)
                     continue
+            auth = None
             try:
                 uid = chip.select()
-                if uid == self._last_uid:
+                if chip.sak & 0x20:  # ISO 14443-4: an authenticated tag, read even if heard
+                    auth = self._auth_read(uid)
+                elif uid == self._last_uid:
                     self.counts["duplicate"] += 1
                     self._heard = self._answered
                     self._halt()
                     return None
-                chip.read_pages(CODE_PAGE, self._buf)
+                else:
+                    chip.read_pages(CODE_PAGE, self._buf)
             except (RFIDError, OSError) as e:
                 reason = _reason(e)
+                if chip.l4:  # a tag in ISO 14443-4 answers no WUPA until deselected
+                    self._halt()
                 if reason in ("rfid_stuck", "rfid_overflow", "rfid_bus"):
                     break
                 continue
             self._halt_due = True  # with the next poll: the card goes out first
             swapped = (self._failing > 0 and not self._fail_reported
                        and self._fail_uid is not None and uid != self._fail_uid)
+            if auth is not None and uid == self._last_uid:
+                self.counts["duplicate"] += 1  # an authenticated tag again: the app checks it
+            else:
+                self.counts["card"] += 1
             self._last_uid = uid
             self._heard = self._answered
             self._fail_reported = False
             self._failing = 0
             self._fail_uid = None
-            self.counts["card"] += 1
+            r = self._result() if auth is None else auth
             if swapped:  # the failing tag left and this one came in between two polls
-                self._queued = self._result()
+                self._queued = r
                 self.counts["noread"] += 1
                 return "noread", b""
-            return self._result()
+            return r
         return self._failed(reason, uid)
+
+    def _auth_read(self, uid):
+        """Read an NTAG 424 DNA (drivers/ntag424.py) -> ("tag", raw) or ("garbled", status
+        word): an ISO 14443-4 tag that is not a card's. RFIDError on the air."""
+        from shoe.drivers import ntag424
+
+        if self._dep is None:
+            from shoe.drivers.isodep import IsoDep
+
+            self._dep = IsoDep(self.chip)
+        raw = ntag424.read(self._dep, uid, 1 if uid == self._last_uid else 0)
+        if raw is None:
+            return "garbled", self._dep.sw
+        return "tag", raw
 
     def _failed(self, reason, uid):
         self.last_reason = reason
