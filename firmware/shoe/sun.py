@@ -35,7 +35,6 @@ MAC_AT = const(38)           # SDMMAC (16 hex digits); the MAC covers the read's
 KEY_APP = const(0)           # the tag's application master key (changes its settings)
 KEY_SDM = const(1)           # SDMFileReadKey: the SUN's MAC
 REPEAT = const(1)            # flags bit: the reader heard this UID a moment ago (shoe.drivers.rfid)
-_SEP = const(0x78)           # "x" between the fields (NFC Forum's separator of UID and counter)
 _SV2 = b"\x3c\xc3\x00\x01\x00\x80"
 
 _master = [None, None, None]   # card key -> (tag master key, its CMAC subkeys), the last one
@@ -81,12 +80,12 @@ def check(key, raw):
         return "forged", "tag_mac", -1
     uid = raw[1:8]
     d = raw[8:]
-    if d[15] != _SEP or d[30] != _SEP or d[37] != _SEP:
-        return "forged", "tag_mac", -1
-    mirrored = _unhex(d[UID_AT:UID_AT + 14])
+    # the mirrored UID and the separators need no check of their own: the MAC covers them, and
+    # the key and the session vector are made from the UID the tag answered anticollision with,
+    # so the message of another tag (another UID) fails the MAC
     ctr = _unhex(d[CTR_AT:CTR_AT + 6])
     mac = _unhex(d[MAC_AT:MAC_AT + 16])
-    if mirrored is None or ctr is None or mac is None or not equal(mirrored, uid):
+    if ctr is None or mac is None:
         return "forged", "tag_mac", -1
     ctr = int.from_bytes(ctr, "big")
     k = tag_key(key, uid, d[:7], KEY_SDM)
