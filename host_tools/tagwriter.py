@@ -196,6 +196,22 @@ class SimWriter:
             Path(self.path).write_text(json.dumps({c: m.spec() for c, m in cards}, indent=1))
 
 
+def simulated_deck(card_key, serial=0x3A7F, back="R", count=53, path=None):
+    """A deck of simulated tags written as `shoectl tags provision --writer sim` writes them
+    (cards by id, then the cover card) -> {code: spec}; path: also saved there."""
+    from shoe.cardcode import CardCodes
+
+    codes = CardCodes(card_key)
+    w = SimWriter(count, path=path)
+    done = []
+    for i, tag in enumerate(w.tags()):
+        code = codes.make(serial, back, i % 53)
+        provision(tag, code, card_key)
+        done.append((code, tag.model))
+    w.save(done)
+    return {c: m.spec() for c, m in done}
+
+
 def open_writer(url, count, path=None):
     """--writer: "sim" (simulated tags); a real writer is a PC/SC contactless reader, which
     this build does not drive (docs/hardware.md section 4, "Writing the tags")."""

@@ -522,3 +522,26 @@ class MFRC522Chip:
         r[COMIRQ] |= 0x20  # RxIRq
         if err:
             r[COMIRQ] |= 0x02  # ErrIRq
+
+
+class AirClock:
+    """Stands in for the time module of the RFID driver modules (shoe.drivers.mfrc522,
+    isodep): records every sleep_us and advances a fake microsecond clock by it (the chip model
+    answers at once)."""
+
+    def __init__(self):
+        self.us = 0
+        self.sleeps = []
+
+    def ticks_us(self):
+        return self.us
+
+    def ticks_diff(self, a, b):
+        return a - b
+
+    def sleep_us(self, us):
+        self.sleeps.append(us)
+        self.us += us
+
+    def sleep_ms(self, ms):
+        self.us += ms * 1000

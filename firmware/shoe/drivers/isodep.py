@@ -49,8 +49,10 @@ class IsoDep:
         c = crc_a(buf, 1, n + 1)
         buf[n + 1] = c & 0xFF
         buf[n + 2] = c >> 8
-        count = self.chip.block(memoryview(buf)[:n + 3], self.rx, air_us(9 * (n + 2), rx_bytes),
-                                ticks)
+        chip = self.chip   # (the MFRC522's transceive, with the block's buffers: no method
+        chip._timer(ticks)  # of its own, which would cost every RFID shoe RAM at boot)
+        count = chip._transceive(n + 2, False, air_us(9 * (n + 2), rx_bytes),
+                                 memoryview(buf)[:n + 3], self.rx)
         if count < 0:
             raise RFIDError("no answer from the tag", "rfid_timeout")
         if count < 3:

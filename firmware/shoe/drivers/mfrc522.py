@@ -8,7 +8,6 @@
     chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
                                         # and not waited for (the next frame waits for it)
     chip.sak                            # the SAK of the tag selected last: 0x20 = ISO 14443-4
-    n = chip.block(tx, rx, wait_us, ticks)   # one ISO 14443-4 block (drivers/isodep.py)
 
 Everything that goes wrong on the air raises RFIDError with a short `reason` (rfid_timeout,
 rfid_crc, ...). The reasons, the SPI framing and the timing: docs/hardware.md section 4.
@@ -70,6 +69,9 @@ _ERR_PROTOCOL = const(0x01)
 _POLL_LIMIT = const(2000)  # status polls before declaring the chip stuck
 _FIFO = const(64)  # the longest answer of an ISO 14443-4 block (the FSD the shoe announces)
 _STEP_US = const(200)  # an ISO 14443-4 answer not complete yet: the status is read again after
+# S(DESELECT) is answered: its timer runs 1 ms (40 ticks) and the next frame waits for its end as
+# for HLTA's (its answer, if any, is flushed): its 27 bits (255 us) + 41 ticks + 20 us
+_W_DESEL = const(1300)
 _PRESCALER = const(0xA9)  # timer: 13.56 MHz / (2 * 169 + 1) = 40 kHz, one tick = 25 us
 _TICK_US = const(25)
 _RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
@@ -113,9 +115,6 @@ class MFRC522:
         self._w_halt = air_us(36, 0) - 86 + silence + 20
         self._halt_t = 0  # ticks_us of the last HLTA's StartSend
         self._halting = False  # an HLTA (or a DESELECT and its answer) may still be on the air
-        # S(DESELECT) is answered: its timer runs 1 ms (40 ticks) and the next frame waits for
-        # its end as for HLTA's (the answer, if any, is flushed)
-        self._w_desel = air_us(27, 0) - 86 + 41 * _TICK_US + 20
         self.l4 = False  # the tag selected last is in ISO 14443-4 (halt() deselects it)
         self.sak = 0
         self._rpage = -1  # the page of the prebuilt READ frame in self._rframe
@@ -225,14 +224,14 @@ class MFRC522:
         """Send self._fb[1:n+1] (short: 7 bits, REQA/WUPA); the answer lands in self._rx[1:].
         -> byte count, or -1 if no answer came before the timer ran out (no exception: an
         empty field is the common case and must not allocate). self.rx_last_bits = valid bits
-        of the last byte (0 = all 8). An ISO 14443-4 block (block()) comes from tx (its FIFO
-        write burst) and its answer of up to 64 bytes goes to rx[1:]; its tag may think for
-        longer than the air time, so its status is read every _STEP_US until the timer (FWT)."""
+        of the last byte (0 = all 8). An ISO 14443-4 block (drivers/isodep.py) comes from tx
+        (its FIFO write burst), its answer (64 bytes at most) to rx[1:], and its status is
+        read every _STEP_US until the timer (the tag's FWT)."""
         cs = self._cs
         put = self._put
         st = self._st
         if self._halting:  # the HLTA sent last must be off the air before anything else
-            d = self._w_desel if self._halting == 2 else self._w_halt
+            d = _W_DESEL if self._halting == 2 else self._w_halt
             self._halting = False
             d -= time.ticks_diff(time.ticks_us(), self._halt_t)
             if d > 0:
@@ -397,13 +396,6 @@ class MFRC522:
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
         out[0:16] = self._data
         return out
-
-    def block(self, tx, rx, wait_us, ticks):
-        """One ISO 14443-4 frame (drivers/isodep.py): tx = the FIFO write burst (0x12, the
-        frame with its CRC_A); the answer (up to 64 bytes) to rx[1:]. -> its byte count, or -1
-        if the timer (ticks of 25 us: the tag's FWT) ran out first. The CPU sleeps wait_us."""
-        self._timer(ticks)
-        return self._transceive(len(tx) - 1, False, wait_us, tx, rx)
 
     def halt(self):
         """HLTA, sent and not waited for: a correct halt gets no answer, so there is nothing to

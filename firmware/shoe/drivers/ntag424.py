@@ -5,6 +5,7 @@ Loaded with the first such tag (shoe.drivers.rfid), not at boot.
 
     raw = read(dep, uid, flags)     # bytes: flags + UID + the 54 bytes, or None: an ISO 14443-4
                                     # tag that is not a card's (its status word in dep.sw)
+    kind, raw = read_tag(reader, uid)   # for RFIDReader: ("tag", raw) or ("garbled", sw)
 """
 from shoe.sun import FILE_NO, READ_AT, READ_LEN
 
@@ -25,3 +26,16 @@ def read(dep, uid, flags):
         dep.sw = bytes(rx[2 + n - 2:2 + n]) if n >= 2 else b""
         return None
     return bytes((flags,)) + bytes(uid) + bytes(rx[2:2 + READ_LEN])
+
+
+def read_tag(rd, uid):
+    """The RFIDReader's read of an NTAG 424 DNA it selected -> ("tag", raw) (flagged REPEAT if
+    the reader had just read this UID) or ("garbled", status word). RFIDError on the air."""
+    if rd.dep is None:
+        from shoe.drivers.isodep import IsoDep
+
+        rd.dep = IsoDep(rd.chip)
+    raw = read(rd.dep, uid, 1 if uid == rd._last_uid else 0)
+    if raw is None:
+        return "garbled", rd.dep.sw
+    return "tag", raw

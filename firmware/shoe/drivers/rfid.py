@@ -59,7 +59,7 @@ class RFIDReader:
         self._ready = False
         self._fail_reported = False  # the failure episode in the field got its noread already
         self._halt_due = False  # the tag just read still waits for its HLTA (next poll)
-        self._dep = None  # ISO 14443-4 (drivers/isodep.py), made for the first such tag
+        self.dep = None  # ISO 14443-4 (drivers/isodep.py), made for the first such tag
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
@@ -146,7 +146,9 @@ class RFIDReader:
             try:
                 uid = chip.select()
                 if chip.sak & 0x20:  # ISO 14443-4: an authenticated tag, read even if heard
-                    auth = self._auth_read(uid)
+                    from shoe.drivers.ntag424 import read_tag
+
+                    auth = read_tag(self, uid)
                 elif uid == self._last_uid:
                     self.counts["duplicate"] += 1
                     self._heard = self._answered
@@ -180,20 +182,6 @@ class RFIDReader:
                 return "noread", b""
             return r
         return self._failed(reason, uid)
-
-    def _auth_read(self, uid):
-        """Read an NTAG 424 DNA (drivers/ntag424.py) -> ("tag", raw) or ("garbled", status
-        word): an ISO 14443-4 tag that is not a card's. RFIDError on the air."""
-        from shoe.drivers import ntag424
-
-        if self._dep is None:
-            from shoe.drivers.isodep import IsoDep
-
-            self._dep = IsoDep(self.chip)
-        raw = ntag424.read(self._dep, uid, 1 if uid == self._last_uid else 0)
-        if raw is None:
-            return "garbled", self._dep.sw
-        return "tag", raw
 
     def _failed(self, reason, uid):
         self.last_reason = reason

@@ -10,7 +10,6 @@ import json
 import pytest
 
 from host_tools import runtime, tagwriter
-from shoe.cardcode import CardCodes
 from tests.mpy import run_mpy
 
 KEY = b"demo-card-key"   # the virtual board's card key: the App's shoe.json below
@@ -20,7 +19,6 @@ SCRIPT = r"""
 import sys, json
 import shoe.modules
 from shoe.app import App, Hardware
-from shoe.cardcode import CardCodes
 from ntag424 import Ntag424
 
 shoe.modules.preload()
@@ -166,14 +164,7 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
     d = tmp_path_factory.mktemp("tags")
-    w = tagwriter.SimWriter(53, path=d / "deck.json")
-    codes = CardCodes(KEY)
-    done = []
-    for c, tag in zip(range(53), w.tags()):
-        code = codes.make(0x3A7F, "R", c)
-        tagwriter.provision(tag, code, KEY)
-        done.append((code, tag.model))
-    w.save(done)
+    tagwriter.simulated_deck(KEY, path=d / "deck.json")
     return d / "deck.json"
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 
 import machine
-from mfrc522_chip import MFRC522Chip, Tag, crc_a, with_crc
+from mfrc522_chip import AirClock, MFRC522Chip, Tag, crc_a, with_crc
 from mpycheck import run
 from shoe.drivers.mfrc522 import MFRC522, RFIDError, crc_a as driver_crc
 from shoe.drivers.rfid import RFIDReader
@@ -508,27 +508,6 @@ def check_fast_read_loop():
     out("fast_read_loop", slow=slow, fast=fast)
 
 
-class _Clock:
-    """Stands in for the time module in shoe.drivers.mfrc522: records every sleep_us and
-    advances a fake microsecond clock by it (the model answers at once)."""
-    def __init__(self):
-        self.us = 0
-        self.sleeps = []
-
-    def ticks_us(self):
-        return self.us
-
-    def ticks_diff(self, a, b):
-        return a - b
-
-    def sleep_us(self, us):
-        self.sleeps.append(us)
-        self.us += us
-
-    def sleep_ms(self, ms):
-        self.us += ms * 1000
-
-
 def check_air_waits():
     """The CPU sleeps through each frame's air time before its status read (so that read sees
     the answer complete), and the frame after an HLTA waits until the HLTA is off the air and
@@ -536,7 +515,7 @@ def check_air_waits():
     import shoe.drivers.mfrc522 as m
 
     real = m.time
-    clk = m.time = _Clock()
+    clk = m.time = AirClock()
     try:
         tag = Tag.with_code(UID7, CODE)
         chip, drv, cs = rig([tag])

@@ -9,7 +9,7 @@ import json
 import sys
 
 import machine
-from mfrc522_chip import IsoTag, MFRC522Chip, Tag, crc_a, with_crc
+from mfrc522_chip import IsoTag, AirClock, MFRC522Chip, Tag, crc_a, with_crc
 from mpycheck import run
 from ntag424 import Ntag424
 from shoe.drivers.mfrc522 import MFRC522
@@ -218,32 +218,13 @@ def check_mixed_field_and_no_alloc():
     out("mixed_field", seen=seen)
 
 
-class _Clock:
-    def __init__(self):
-        self.us = 0
-        self.sleeps = []
-
-    def ticks_us(self):
-        return self.us
-
-    def ticks_diff(self, a, b):
-        return a - b
-
-    def sleep_us(self, us):
-        self.sleeps.append(us)
-        self.us += us
-
-    def sleep_ms(self, ms):
-        self.us += ms * 1000
-
-
 def check_guard_times():
     """After the ATS the reader keeps the tag's SFGT (SFGI 1: 604 us) before its first block;
     the frame after a DESELECT waits until its 1 ms answer window is over."""
     import shoe.drivers.mfrc522 as m
     import shoe.drivers.isodep as d
 
-    clk = _Clock()
+    clk = AirClock()
     real = m.time, d.time
     m.time = d.time = clk
     try:

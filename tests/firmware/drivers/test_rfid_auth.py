@@ -1,12 +1,10 @@
 """The RFID reader with authenticated tags (NTAG 424 DNA over ISO 14443-4) under MicroPython:
 one run of tests/firmware/drivers/check_rfid_auth.py against a deck written by the host's own
 provisioning code (host_tools/tagwriter.py on the simulated tags), one test per check."""
-import json
 
 import pytest
 
 from host_tools import runtime, tagwriter
-from shoe.cardcode import CardCodes
 from tests.mpy import run_checks
 
 SCRIPT = "tests/firmware/drivers/check_rfid_auth.py"
@@ -18,14 +16,7 @@ KEY = b"casino-card-key-0123456789"
 @pytest.fixture(scope="module")
 def rfid(tmp_path_factory):
     d = tmp_path_factory.mktemp("tags")
-    w = tagwriter.SimWriter(10, path=d / "deck.json")
-    codes = CardCodes(KEY)
-    done = []
-    for i, tag in enumerate(w.tags()):
-        code = codes.make(0x3A7F, "R", i)
-        tagwriter.provision(tag, code, KEY)
-        done.append((code, tag.model))
-    w.save(done)
+    tagwriter.simulated_deck(KEY, count=10, path=d / "deck.json")
     return run_checks(SCRIPT, heap="256k", extra_path=(runtime.ROOT / "host_tools" / "sim",),
                       args=(d / "deck.json", KEY.hex()))
 
