@@ -19,6 +19,7 @@ SCRIPT = r"""
 import sys, json
 import shoe.modules
 from shoe.app import App, Hardware
+from shoe.cardcode import CardCodes
 from ntag424 import Ntag424
 
 shoe.modules.preload()
