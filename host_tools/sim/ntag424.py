@@ -552,6 +552,14 @@ class Ntag424:
         return Clone(self.uid, data)
 
 
+def copy_spec(spec, ctr):
+    """The spec() of a copy of the tag `spec` that answers what the tag answered the read that
+    took its counter to ctr (a recorded SUN message, replayed; no key, no SDM of its own)."""
+    t = Ntag424.from_spec(dict(spec, ctr=ctr - 1))
+    return {"uid": spec["uid"], "ndef": "".join("%02x" % x for x in t._dynamic(2, ("copy",))),
+            "ctr": 0, "read": _FREE}
+
+
 class Clone(Ntag424):
     """A tag emulator that copied an NTAG 424 DNA's UID and what its NDEF file answered once:
     it answers every read with that same message (it has no key to make a new one)."""
