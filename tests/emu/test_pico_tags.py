@@ -37,7 +37,7 @@ def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags)
     spec = deck_tags[code]
     pico_shoe.control("pin", pin=22, value=0)
     pico_shoe.control("reset")
-    with repl(pico_shoe, timeout=300) as dev:
+    with repl(pico_shoe, timeout=60) as dev:
         dev.run("import main, asyncio\nhw = main.build()\nr = hw.reader\nimport shoe.sun as sun\n"
                 "K = bytes.fromhex(%r)" % KEY.hex())
         seen = []

@@ -29,6 +29,8 @@ _ACTIVATION_TICKS = const(214)  # the ATS within FWT(activation) = 71680 / fc = 
 _TICK_US = const(25)
 _RETRIES = const(2)       # R(NAK)/R(ACK) recoveries of one exchange
 _SFGT_MARGIN_US = const(100)
+_BURST = const(30)        # FIFO bytes read in one SPI transfer (with its address byte: < 32)
+_RD_ALL = b"\x92" * _BURST + b"\x00"   # a FIFO read burst (its tail is sliced)
 
 
 class IsoDep:
@@ -55,11 +57,35 @@ class IsoDep:
                                  memoryview(buf)[:n + 3], self.rx)
         if count < 0:
             raise RFIDError("no answer from the tag", "rfid_timeout")
+        self._read_fifo(count)
         if count < 3:
             raise RFIDError("ISO 14443-4 answer of %d bytes" % count, "rfid_length")
         if crc_run(memoryview(self.rx)[1:count + 1], 0x6363):
             raise RFIDError("CRC_A of the answer does not match", "rfid_crc")
         return count - 2
+
+    def _read_fifo(self, count):
+        """The answer from the MFRC522's FIFO to rx[1:count + 1], in bursts under 32 bytes: the
+        rp2 port moves 32 bytes or more by DMA, which the emulated Pico (rp2040js) does not pace
+        by the SPI; two CPU bursts cost about what one does for a 59-byte answer."""
+        chip = self.chip
+        rx = self.rx
+        mv = memoryview(rx)
+        i = 0
+        try:
+            while i < count:
+                k = min(count - i, _BURST)
+                keep = rx[i]   # the address byte's answer lands before this burst's data
+                chip._cs(0)
+                chip._xfer(memoryview(_RD_ALL)[_BURST - k:], mv[i:i + k + 1])
+                chip._cs(1)
+                if i:
+                    rx[i] = keep
+                i += k
+        except OSError:
+            chip._cs(1)
+            chip._rearm = chip._flush = True
+            raise
 
     def rats(self):
         """Activate the selected tag's ISO 14443-4 layer -> the ATS (its TL byte first)."""

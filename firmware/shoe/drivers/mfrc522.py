@@ -54,7 +54,6 @@ _READ = const(0x30)
 _HLTA = const(0x50)
 _HLTA_FRAME = b"\x50\x00\x57\xcd"  # HLTA with its CRC_A (ISO 14443-3 worked example)
 _DESELECT_FRAME = b"\xc2\xe0\xb4"  # ISO 14443-4 S(DESELECT) with its CRC_A
-_RD_ALL = b"\x92" * 64 + b"\x00"  # a FIFO read burst of up to 64 bytes (its tail is sliced)
 
 # ComIrqReg bits: TxIRq 0x40, RxIRq 0x20, IdleIRq 0x10, ErrIRq 0x02, TimerIRq 0x01
 _IRQ_DONE = const(0x30)  # RxIRq | IdleIRq
@@ -224,9 +223,7 @@ class MFRC522:
         """Send self._fb[1:n+1] (short: 7 bits, REQA/WUPA); the answer lands in self._rx[1:].
         -> byte count, or -1 if no answer came before the timer ran out (no exception: an
         empty field is the common case and must not allocate). self.rx_last_bits = valid bits
-        of the last byte (0 = all 8). An ISO 14443-4 block (drivers/isodep.py) comes from tx
-        (its FIFO write burst), its answer (64 bytes at most) to rx[1:], and its status is
-        read every _STEP_US until the timer (the tag's FWT)."""
+        of the last byte (0 = all 8). tx, rx: an ISO 14443-4 block (drivers/isodep.py)."""
         cs = self._cs
         put = self._put
         st = self._st
@@ -283,12 +280,9 @@ class MFRC522:
             if err or count > (_RESP if rx is None else _FIFO):
                 self._rearm = self._flush = True
                 self._raise(err, count)
-            if count:
+            if count and rx is None:  # (an ISO 14443-4 block's answer: isodep reads it)
                 cs(0)
-                if rx is None:
-                    xfer(self._rdv[count], self._rxv[count])
-                else:
-                    xfer(memoryview(_RD_ALL)[_FIFO - count:], memoryview(rx)[:count + 1])
+                xfer(self._rdv[count], self._rxv[count])
                 cs(1)
             return count
         except OSError:
@@ -400,8 +394,7 @@ class MFRC522:
     def halt(self):
         """HLTA, sent and not waited for: a correct halt gets no answer, so there is nothing to
         read; the chip transmits it while the CPU goes on, and the next frame waits until it
-        is off the air (self._w_halt after StartSend). A tag in ISO 14443-4 ignores HLTA and
-        gets S(DESELECT) instead, whose answer the next frame waits for and flushes."""
+        is off the air (self._w_halt after StartSend). A tag in ISO 14443-4: S(DESELECT)."""
         fb = self._fb
         if self.l4:
             self.l4 = False

@@ -4,14 +4,11 @@
     kind, raw = await reader.read()     # ("card", b"3A7FRAs1d52a21b"), ("noread", b"") or
                                         # ("garbled", raw16): a tag in another layout
     shoe.cardcode.CardCodes(key).parse(raw)   # as for the optical module
-                                        # ("tag", raw62): an authenticated tag (NTAG 424 DNA):
-                                        # flags + UID + its SUN message, for shoe.sun.check
+                                        # ("tag", raw): an NTAG 424 DNA (shoe.sun.check)
 
 The tag layout, polling (REQA, halting, fast polls while dealing), de-duplication of a tag
-that answers again, noreads and chip faults: docs/hardware.md section 4. A plain tag (NTAG21x)
-that answers again within hold_ms is dropped by its UID; an authenticated one is read again
-and returned with the REPEAT flag: only its fresh MAC and count can tell it from a copy with
-its UID (the app decides, shoe.sun and Ledger.tag_read).
+that answers again (an authenticated one is read again), noreads and chip faults:
+docs/hardware.md section 4.
 """
 from micropython import const
 import asyncio

@@ -8,7 +8,8 @@ import json
 import sys
 
 import machine
-from mfrc522_chip import AirClock, MFRC522Chip, Tag, crc_a, with_crc
+from iso_tag import AirClock
+from mfrc522_chip import MFRC522Chip, Tag, crc_a, with_crc
 from mpycheck import run
 from shoe.drivers.mfrc522 import MFRC522, RFIDError, crc_a as driver_crc
 from shoe.drivers.rfid import RFIDReader

@@ -9,7 +9,8 @@ import json
 import sys
 
 import machine
-from mfrc522_chip import IsoTag, AirClock, MFRC522Chip, Tag, crc_a, with_crc
+from iso_tag import AirClock, IsoTag
+from mfrc522_chip import MFRC522Chip, Tag, with_crc
 from mpycheck import run
 from ntag424 import Ntag424
 from shoe.drivers.mfrc522 import MFRC522
