@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv demo test test-fast bench clean help floor pico-firmware
+.PHONY: all venv demo test test-fast bench clean help floor pico-firmware cert
 
 help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  - run the benchmarks (figures, not tests)"
 	@echo "make floor  - a simulated casino floor in the browser (MQTT + PostgreSQL)"
 	@echo "make pico-firmware - a UF2 with the firmware frozen in (docs/hardware.md)"
+	@echo "make cert   - the clause matrix and firmware hashes in build/cert (docs/certification.md)"
 	@echo "make clean  - remove .venv and build output"
 
 venv: $(STAMP)
@@ -46,6 +47,12 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The certification material (docs/certification.md): the clause matrix (fails if a rule clause
+# lacks code or a test) and the firmware hashes / attestation manifests, in build/cert.
+cert: $(STAMP)
+	$(BIN)/shoectl certify matrix --out build/cert
+	$(BIN)/shoectl certify firmware --out build/cert
 
 # Not part of `make test`: Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
 pico-firmware:

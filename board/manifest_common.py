@@ -77,6 +77,7 @@ FIRMWARE = (
     "shoe/link/sendqueue.py",
     "shoe/modules.py",
     "shoe/reasons.py",
+    "shoe/roles.py",
     "shoe/startup.py",
     "shoe/sun.py",
     "shoe/table/__init__.py",

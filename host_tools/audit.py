@@ -21,15 +21,25 @@ readable copy only), and `verify()` reports every row whose copy differs from it
 (`body_mismatch`). Removed rows in the middle show as `gaps`; removed rows at the end cannot be
 seen from the store alone: `compare_live()` checks the store against the shoe's own last event
 number, chain head and acknowledged level (`shoectl verify --port`).
+
+The host's own state lives here too (host_tools/hoststate.py keeps it, docs/hoststate.md): a
+file that is not a database names itself in a HostStateError at open; `integrity()` runs
+SQLite's quick_check; `transaction()` makes a batch of `store()` calls and the shoe's host
+record (`host_record` / `put_host_record`: its counter floor, last event, generation, MAC'd)
+one commit; `tail_problems()` re-checks the last events at each link open; `acceptances`
+keep who accepted a shoe again (`shoectl trust`).
 """
+import contextlib
 import csv
 import json
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
 from shoe.link import codec
+from host_tools.hoststate import HostStateError
 from host_tools.link.host import open_message
 from shoe.link.message import GENESIS, LinkError
 
@@ -38,6 +48,16 @@ CREATE TABLE IF NOT EXISTS events (
     shoe TEXT NOT NULL, eseq INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
     prev BLOB, hash BLOB, mac BLOB, payload BLOB, chain TEXT, received REAL,
     PRIMARY KEY (shoe, eseq));
+"""
+# the host's state (host_tools/hoststate.py): this store's id, each shoe's host record (the
+# counter floor file holds the same records), the supervisors' acceptances
+_HOST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS host_record (
+    shoe TEXT PRIMARY KEY, gen INTEGER NOT NULL, ctr INTEGER NOT NULL, eseq INTEGER NOT NULL,
+    head BLOB NOT NULL, base INTEGER NOT NULL, mac BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS acceptances (
+    shoe TEXT NOT NULL, at REAL NOT NULL, record TEXT NOT NULL, mac BLOB NOT NULL);
 """
 
 
@@ -73,9 +93,16 @@ class AuditStore:
     def __init__(self, path=None):
         self.path = Path(path) if path else default_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.existed = self.path.exists()   # False: created now (hoststate: "the store is gone")
+        self._lock = threading.RLock()      # re-entered by store() inside transaction()
+        self._batch = 0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-        self._db.executescript(_SCHEMA)
-        self._lock = threading.Lock()
+        try:
+            self._db.executescript(_SCHEMA + _HOST_SCHEMA)
+        except sqlite3.DatabaseError as e:  # not a database, truncated, damaged header
+            self._db.close()
+            raise HostStateError(self.path, "is not a readable SQLite database (%s): restore it "
+                                 "from a backup, or give another --db" % e, "store_damaged")
 
     def close(self):
         self._db.close()
@@ -105,7 +132,7 @@ class AuditStore:
                 "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (shoe, eseq, kind, json.dumps(_jsonable(body), sort_keys=True), prev,
                  meta.get("hash"), meta.get("mac"), meta.get("payload"), chain, time.time()))
-            self._db.commit()
+            self._commit()
         return "new"
 
     def events(self, shoe=None, kinds=None, since=0):
@@ -208,3 +235,116 @@ class AuditStore:
         else:
             raise ValueError("format must be jsonl or csv")
         return len(evs)
+
+    # ---- host state (host_tools/hoststate.py): integrity, one transaction, the host record ----
+    def _commit(self):
+        if not self._batch:
+            self._db.commit()
+
+    @contextlib.contextmanager
+    def transaction(self):
+        """store() calls and put_host_record() inside commit once, together (or not at all)."""
+        with self._lock:
+            self._batch += 1
+            try:
+                yield self
+            except BaseException:
+                self._batch -= 1
+                if not self._batch:
+                    self._db.rollback()
+                raise
+            self._batch -= 1
+            self._commit()
+
+    def integrity(self, full=False):
+        """None, or what SQLite says is wrong with the file: quick_check (every page's
+        structure: a damaged page, a truncated file), or with `full` integrity_check (also
+        every index against its table; `shoectl verify --shoe`)."""
+        try:
+            with self._lock:
+                rows = self._db.execute("PRAGMA %s" % ("integrity_check" if full else
+                                                       "quick_check")).fetchall()
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        bad = [r[0] for r in rows if r[0] != "ok"]
+        return "; ".join(bad[:3]) if bad else None
+
+    def store_id(self, create=False):
+        """This store's random 16-byte identity (the counter floor file names it; `create`: make
+        one if it has none yet), or None."""
+        with self._lock:
+            r = self._db.execute("SELECT value FROM store_meta WHERE key='id'").fetchone()
+            if r is None and create:
+                r = (os.urandom(16),)
+                self._db.execute("INSERT INTO store_meta VALUES ('id', ?)", r)
+                self._commit()
+        return None if r is None else bytes(r[0]) if isinstance(r[0], bytes) else str(r[0]).encode()
+
+    def used(self):
+        """True when the store holds any event or host record."""
+        with self._lock:
+            return bool(self._db.execute("SELECT 1 FROM events UNION ALL SELECT 1 FROM "
+                                         "host_record LIMIT 1").fetchone())
+
+    def hash_at(self, shoe, eseq):
+        """The stored chain hash of event `eseq` (GENESIS for 0), or None."""
+        with self._lock:
+            return self._hash_of(shoe, eseq)
+
+    def host_record(self, shoe):
+        """The shoe's host record as stored ({gen, ctr, eseq, head, base, mac}), or None."""
+        with self._lock:
+            r = self._db.execute("SELECT gen, ctr, eseq, head, base, mac FROM host_record "
+                                 "WHERE shoe=?", (shoe,)).fetchone()
+        return None if r is None else dict(zip(("gen", "ctr", "eseq", "head", "base", "mac"), r))
+
+    def put_host_record(self, shoe, rec):
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO host_record VALUES (?,?,?,?,?,?,?)",
+                             (shoe, rec["gen"], rec["ctr"], rec["eseq"], rec["head"],
+                              rec["base"], rec["mac"]))
+            self._commit()
+
+    def tail_problems(self, shoe, key, since, link_first=True):
+        """Re-check the shoe's events after eseq `since`: each payload's MAC, the stored copy and
+        hash against it, and the link to the event before (when that one is held; a row that
+        arrived after a gap says so in its chain column; the first one's only if link_first).
+        -> list of problems (text)."""
+        with self._lock:
+            rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body, chain FROM "
+                                    "events WHERE shoe=? AND eseq>? ORDER BY eseq",
+                                    (shoe, since)).fetchall()
+            before = self._hash_of(shoe, since) if since else GENESIS
+        problems = []
+        last_e, last_h = since, before
+        for i, (eseq, payload, prev, h, kind, body, chain) in enumerate(rows):
+            try:
+                k2, b2, e2, p2, h2, _ = open_message(payload, key)
+                if (e2, p2, h2) != (eseq, prev, h):
+                    problems.append("event %d does not match its signed payload" % eseq)
+                elif k2 != kind or _jsonable(b2) != json.loads(body):
+                    problems.append("event %d was edited" % eseq)
+            except (LinkError, TypeError, ValueError):
+                problems.append("event %d fails its MAC" % eseq)
+            if i == 0 and not link_first:
+                pass
+            elif eseq != last_e + 1 or last_h is None:
+                if chain != "gap":
+                    problems.append("events before %d were removed" % eseq)
+            elif prev != last_h:
+                problems.append("event %d does not follow the one before (broken chain)" % eseq)
+            last_e, last_h = eseq, h
+        return problems
+
+    def add_acceptance(self, shoe, record, mac):
+        """Keep a supervisor's acceptance of a shoe (`shoectl trust --accept`): JSON + MAC."""
+        with self._lock:
+            self._db.execute("INSERT INTO acceptances VALUES (?,?,?,?)",
+                             (shoe, time.time(), record, mac))
+            self._commit()
+
+    def acceptances(self, shoe):
+        """[(at, record JSON text, mac)] of the shoe, oldest first."""
+        with self._lock:
+            return self._db.execute("SELECT at, record, mac FROM acceptances WHERE shoe=? "
+                                    "ORDER BY rowid", (shoe,)).fetchall()

@@ -35,7 +35,8 @@ def build_parser():
     parser = _Parser(
         prog="shoectl",
         description="Host tools for the smart dealing shoe (Four Card Frenzy, High Card Flush): "
-        "the virtual board, the demo, evaluation, sessions, link, audit and deployment.",
+        "the virtual board, the demo, evaluation, par sheets, sessions, link, audit and "
+        "deployment.",
         epilog="Ports are pyserial URLs: /dev/ttyACM0, socket://127.0.0.1:PORT, loop://. "
         "`shoectl COMMAND --help` explains each command.",
     )

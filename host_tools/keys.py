@@ -9,6 +9,8 @@ command line), checked by the shoe's own rule (shoe.config: 16..64 bytes, the de
     --demo-keys        the virtual board's demo keys (labelled demo; never on a casino floor)
 
     load(args)                      -> {"shoe": bytes, ..., "shoe_id": str|None, "demo": bool}
+                                       ("supervisor": None if not given: a table system's
+                                       file holds no supervisor key, docs/roles.md)
     for_provisioning(path, environ) -> {"shoe": hex, "supervisor": hex, "card": hex}
     from_file(path)                 -> (shoe_id|None, {name: hex}): the floor's key ring
 """
@@ -48,7 +50,7 @@ def read_file(path):
     return sid, {k: keys[k] for k in KEY_NAMES if k in keys}, bool(doc.get("demo"))
 
 
-def _collect(path, environ):
+def _collect(path, environ, optional=()):
     env = os.environ if environ is None else environ
     sid, keys, demo = read_file(path) if path else (None, {}, False)
     for k in KEY_NAMES:
@@ -57,6 +59,8 @@ def _collect(path, environ):
             keys[k] = v
     for k in KEY_NAMES:
         v = keys.get(k)
+        if not v and k in optional:
+            continue
         if not v:
             raise ShoeError("missing key %r: put it in --keys FILE or %s%s"
                             % (k, ENV_PREFIX, k.upper()))
@@ -66,7 +70,7 @@ def _collect(path, environ):
             shoe_config.check_key(k, bytes.fromhex(v))
         except shoe_config.ConfigError as e:
             raise ShoeError("%s (the value is not shown)" % e) from None
-    return sid, {k: keys[k].lower() for k in KEY_NAMES}, demo
+    return sid, {k: keys[k].lower() for k in KEY_NAMES if keys.get(k)}, demo
 
 
 def from_file(path):
@@ -92,6 +96,8 @@ def load(args, environ=None):
     if not given:
         raise ShoeError("no key: give --keys FILE (the shoe's provisioning file) or --demo-keys "
                         "for the virtual board")
-    sid, hexkeys, demo = _collect(path, env)
+    sid, hexkeys, demo = _collect(path, env, optional=("supervisor",))
     keys = {k: bytes.fromhex(v) for k, v in hexkeys.items()}
-    return dict(keys, shoe_id=sid, demo=demo or shoe_config.is_demo(keys))
+    demo = demo or shoe_config.is_demo(keys)
+    keys.setdefault("supervisor", None)     # the table's key alone: what shoe.roles allows it
+    return dict(keys, shoe_id=sid, demo=demo)

@@ -281,7 +281,7 @@ def shoe_endpoint(header, keys):
     store.boot = header["boot"]
     sup = keys.get("supervisor") if header.get("supervisor_key_id") else None
     return Endpoint("shoe", keys["shoe"], store=store, shoe_id=header["shoe_id"],
-                    supervisor_key=sup, supervised=tuple(header["supervised"]),
+                    supervisor_key=sup,
                     sid=header["sid"], nonce=bytes.fromhex(header["nonce"]),
                     nonce_source=_GivenNonces(header["nonces"]), **header["options"])
 
@@ -299,7 +299,7 @@ def _shoe_call(ep, row):
     op = row["op"]
     if op == "rx":
         got = ep.receive(bytes.fromhex(row["hex"]), row["t"])
-        return "got", [[k, codec.encode(b).hex(), c] for k, b, c, _ in got]
+        return "got", [[k, codec.encode(b).hex(), c, r] for k, b, c, r in got]
     if op == "tx":
         return "hex", bytes(ep.transmit(row["t"])).hex()
     if op == "up":

@@ -4,10 +4,12 @@
 # (SHOE_PICO_SOURCES, default ../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz).
 # Needs Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
 # Output: build/pico-firmware/firmware.uf2 (+ firmware.elf, and stock.elf/stock.uf2: the same
-# sources without our manifest, for bench_pico --profile). Build paths and the build date end up
-# in the image: the date is pinned (SOURCE_DATE_EPOCH, default 2026-11-30, the shared UF2's), and
-# with SHOE_PICO_WORK=/tmp/mpb the stock UF2 is byte-identical to the shared one (sha256
-# b3f13fa8...), so stock.elf names the functions of the image the emulator runs.
+# sources without our manifest, for bench_pico --profile). Reproducible (docs/certification.md):
+# the build date is pinned (SOURCE_DATE_EPOCH, default 2026-11-30, the shared UF2's), the
+# version is the sources' own (GIT_CEILING_DIRECTORIES below), and the frozen image's debug
+# paths are mapped to /pico-work, so two clean clones in different directories give the same
+# firmware.uf2 and firmware.elf. With SHOE_PICO_WORK=/tmp/mpb the stock UF2 is byte-identical
+# to the shared one (sha256 b3f13fa8...), so stock.elf names the functions the emulator runs.
 set -euo pipefail
 # the date in MicroPython's banner (py/makeversionhdr.py) and gcc's __DATE__ (pico-sdk binary info)
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1795996800}"
@@ -15,11 +17,17 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SRC="${SHOE_PICO_SOURCES:-$ROOT/../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz}"
 OUT="$ROOT/build/pico-firmware"
 WORK="${SHOE_PICO_WORK:-$OUT/work}"   # where the sources are unpacked and built
+mkdir -p "$WORK"
+WORK="$(cd "$WORK" && pwd)"
+# The unpacked sources are no git repository: without a ceiling, makeversionhdr.py's
+# `git describe` found the checkout around them and put *its* commit (and "-dirty") into the
+# banner, so the image changed with every commit and local edit of this project. It falls back
+# to the sources' own version (py/mpconfig.h: v1.27.0), as in the shared UF2.
+export GIT_CEILING_DIRECTORIES="$WORK"
 for t in arm-none-eabi-gcc cmake make; do
   command -v "$t" >/dev/null || { echo "pico-firmware: $t missing: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential" >&2; exit 1; }
 done
 [ -f "$SRC" ] || { echo "pico-firmware: no sources at $SRC (set SHOE_PICO_SOURCES)" >&2; exit 1; }
-mkdir -p "$WORK"
 if [ ! -d "$WORK/micropython" ]; then
   echo "pico-firmware: unpacking $SRC"
   tar xzf "$SRC" -C "$WORK"
@@ -79,6 +87,12 @@ if [ "${SHOE_PICO_STOCK:-0}" = 1 ]; then
   cp "$MP/ports/rp2/build-RPI_PICO/firmware.elf" "$OUT/stock.elf"
 fi
 echo "pico-firmware: RPI_PICO with board/pico/manifest.py frozen (about 80 s)"
+# The UF2 holds no build path; the ELF's debug information does (source and build directories).
+# Mapping the work directory to one fixed name makes firmware.elf the same bytes from any
+# checkout path too (docs/certification.md; read at the first configure of build-shoe). gcc
+# hands only -fdebug-prefix-map on to the assembler (the .S files of the pico-sdk): both.
+MAP="-ffile-prefix-map=$WORK=/pico-work -fdebug-prefix-map=$WORK=/pico-work"
+CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
   || { tail -20 "$OUT/firmware.log" >&2; exit 1; }
 cp "$MP/ports/rp2/build-shoe/firmware.uf2" "$MP/ports/rp2/build-shoe/firmware.elf" "$OUT/"

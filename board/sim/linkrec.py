@@ -4,7 +4,7 @@ it as one JSON line, with what it returned; tests/transcripts/ replays them into
 under CPython (host_tools/transcript.py, format there).
 
     {"op": "init", "sid", "nonce", "boot", "shoe_id", "options", ...}   at the first call
-    {"op": "rx", "t", "hex", "got": [[kind, cbor hex, ctr], ...]}
+    {"op": "rx", "t", "hex", "got": [[kind, cbor hex, ctr, role], ...]}
     {"op": "tx", "t", "hex"}                                 a non-empty transmit()
     {"op": "send_many", "msgs": [[kind, cbor hex], ...], "ret": [eseq, ...] | "raised": reason}
     {"op": "send" | "reply" | "error", ...}, {"op": "up", "t", "ret"}, {"op": "nonce", "hex"}
@@ -43,7 +43,7 @@ def _first(ep):
         return
     _st["ep"] = ep
     _line({"op": "init", "sid": ep.sid, "nonce": _hex(ep.nonce), "shoe_id": ep.shoe_id,
-           "boot": getattr(ep.store, "boot", None), "supervised": list(ep.supervised),
+           "boot": getattr(ep.store, "boot", None),
            "supervisor_key": ep.supervisor_key is not None, "room": ep.store.outbox_room(),
            "options": {k: getattr(ep, k) for k in ("window", "rto_ms", "hb_ms", "timeout_ms",
                                                    "stall_ms")}})
@@ -86,7 +86,7 @@ def _wrap(cls, name, record):
 
 def _rx(args, kw, ret):
     return {"op": "rx", "t": _t(args[1]), "hex": _hex(args[0]),
-            "got": [[k, _hex(codec.encode(b)), c] for k, b, c, _ in (ret or ())]}
+            "got": [[k, _hex(codec.encode(b)), c, r] for k, b, c, r in (ret or ())]}
 
 
 def _tx(args, kw, ret):

@@ -23,7 +23,7 @@ from os import urandom as _urandom
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.collector import Collector
-from shoe.commands import HANDLERS as _HANDLERS, SUPERVISED, roots, table as _table_command
+from shoe.commands import roots, run as _run_command
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 from shoe.errors import ShoeError
 from shoe.wire import for_wire
@@ -70,6 +70,7 @@ class App:
         self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
                                outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw))
         snap = self.journal.state
+        # clause: irr:power-loss
         self.table = Table.from_state(snap["table"]) if snap else Table()
         if self.journal.recovery is not None:
             startup.journal_damaged(self, self.journal.recovery, _log)
@@ -78,7 +79,7 @@ class App:
         # Unprovisioned: a random key nobody knows, so no command is ever accepted.
         self.link = Endpoint("shoe", keys.get("shoe") or _urandom(32), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
-                             supervised=SUPERVISED, rto_ms=_RTO_MS)
+                             rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
@@ -246,11 +247,12 @@ class App:
         return "forged", why, -1
 
     # ---- commands ------------------------------------------------------------------------
-    def on_command(self, kind, body):
-        """An authenticated command: its handler from shoe.commands.HANDLERS, else the table's."""
+    def on_command(self, kind, body, role="table"):
+        """An authenticated command of `role` (the key the link verified: "table" or
+        "supervisor"): shoe.commands.run, which lets shoe.roles decide what the role may do."""
         now = self.clock()
         try:
-            reply = _HANDLERS.get(kind, _table_command)(self, kind, body, now)
+            reply = _run_command(self, kind, body, now, role)
         except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
             reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
                      "message": str(e)}
@@ -309,9 +311,9 @@ class App:
 
     def on_host_bytes(self, data, now_ms):
         """Bytes from the host UART: authenticated commands are dispatched and answered."""
-        for kind, body, ctr, _meta in self.link.receive(data, now_ms):
+        for kind, body, ctr, role in self.link.receive(data, now_ms):
             try:
-                reply = self.on_command(kind, body)
+                reply = self.on_command(kind, body, role)
             except Exception as e:
                 self.fault("command " + kind, e)
                 reply = {"ok": False, "reason": "internal", "message": repr(e)[:120]}

@@ -84,6 +84,7 @@ class CardCodes:
         body = ("%04X%s%s" % (serial, back, cards.name(card))).encode()
         return (body + "".join("%02x" % x for x in self.mac(body)).encode()).decode()
 
+    # clause: rules:3-card-forged
     def parse(self, raw):
         """raw: bytes or str, surrounding whitespace ignored. -> (serial, back, card)."""
         if isinstance(raw, str):

@@ -1,26 +1,36 @@
 """The shoe's commands: one table from a command's kind to its handler (as mpremote's).
 
-    reply = handler(app, kind, body, now)    # a dict: {"ok": True, ...} or ok False + reason
+    reply = run(app, kind, body, now, role)   # a dict: {"ok": True, ...} or ok False + reason
+    reply = handler(app, kind, body, now, role)
 
-`App.on_command` looks the kind up in HANDLERS; a kind not there is the table's own
-(`Table.command`: configure, load_deck, open_round, ...). The commands and their replies:
-docs/protocol.md. The link has already checked each command's MAC (and, for the kinds the
-table SUPERVISED names, the supervisor's key) before it reaches a handler.
+`App.on_command` calls run(): a kind in HANDLERS is the app's own (status, recall, attest, ...),
+any other is the table's (`Table.command`: configure, load_deck, open_round, ...). The commands
+and their replies: docs/protocol.md. The link has already checked each command's MAC and says
+which key it carries: `role` ("table": the shoe key, "supervisor": the supervisor key). What
+each role may do is shoe.roles (one allowlist, docs/roles.md): run() checks the app's kinds,
+the table checks its own (their rules may depend on its state).
 """
 import gc
 
 from micropython import const
 
-from shoe import VERSION
+from shoe import VERSION, roles
 
 # a reply's envelope around its body (shoe.link.message.seal): kind, "re", eseq, prev, MAC
 _ENVELOPE = const(64)
 
-# command kinds the link accepts only under the supervisor key (link.endpoint's `supervised`)
-SUPERVISED = ("ack_error", "configure_supervised")
+
+def run(app, kind, body, now, role):
+    """The command `kind` of `role`: refused (needs_supervisor, nothing changed) unless the
+    roles allow it."""
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        return table(app, kind, body, now, role)   # the table checks its kinds' roles
+    roles.check(app.table, kind, body, role)
+    return handler(app, kind, body, now, role)
 
 
-def status(app, kind=None, body=None, now=None):
+def status(app, kind=None, body=None, now=None, role=None):
     """The table's status and the shoe's own figures (also the answer to `hello`)."""
     gc.collect()
     t = app.table.command("status", {}, app.clock())
@@ -49,19 +59,13 @@ def fit_latched(table, reply):
         MAX_PAYLOAD - _ENVELOPE - len(codec.encode(reply)))
 
 
-def ack_error(app, kind, body, now):
-    """The supervisor acknowledges a latched error (the link checked the supervisor's key)."""
-    return app.table.command("ack", body, now)
+def ack_error(app, kind, body, now, role):
+    """Acknowledge latched errors: the table's `ack` (the supervisor's: shoe.roles)."""
+    return app.table.command("ack", body, now, role)
 
 
-def internal(app, kind, body, now):
-    """The table's own name for ack_error: the host may not use it (it would bypass the
-    supervisor key)."""
-    return {"ok": False, "reason": "bad_command",
-            "message": "%s: unknown command (acknowledge with ack_error)" % kind}
-
-
-def recall(app, kind, body, now):
+# clause: 684a.11(e)
+def recall(app, kind, body, now, role):
     """A kept round result or void, as it was sent (packed); without a round: the kept numbers."""
     journal = app.journal
     want = body.get("round")
@@ -73,7 +77,7 @@ def recall(app, kind, body, now):
     return {"ok": True, "round": want, "record": [rec[0], rec[1]]}   # (kind, body as sent)
 
 
-def attest(app, kind, body, now):
+def attest(app, kind, body, now, role):
     """The firmware's hashes under the host's nonce, MACed with the shoe key (shoe.attest)."""
     from shoe import attest as _attest
 
@@ -85,9 +89,9 @@ def attest(app, kind, body, now):
     return ans
 
 
-def table(app, kind, body, now):
+def table(app, kind, body, now, role):
     """Every other kind: the table's command; a configuration may change the reader's policy."""
-    reply = app.table.command(kind, body, now)
+    reply = app.table.command(kind, body, now, role)
     if kind[:9] == "configure":
         app.reader_policy()
     return reply
@@ -98,5 +102,5 @@ def roots(hw):
     return [hw.firmware_root] if hw.firmware_root else []
 
 
-HANDLERS = {"hello": status, "status": status, "ack_error": ack_error, "ack": internal,
-            "recall": recall, "attest": attest}
+HANDLERS = {"hello": status, "status": status, "ack_error": ack_error, "recall": recall,
+            "attest": attest}

@@ -59,8 +59,8 @@ IRREGULARITIES = (
 #   decision_repeat  the seat has already decided
 #   unknown_irregularity  ack of an id that is not latched
 #   bad_deck         serial/back malformed, or two decks with the same back
-#   needs_supervisor a security-relevant setting (pay table, stub_every, shuffle check, two-deck
-#                    alternation, double_reads) sent with the table key: configure_supervised
+#   needs_supervisor sent with the table key, what the allowlist gives the supervisor (shoe/roles.py:
+#                    any configuration change, ack, a void once a card is out, a held deck)
 COMMAND_ERRORS = (
     " bad_command bad_field unknown_game unknown_procedure not_configured out_of_sequence"
     " round_open no_round pass_open deck_not_ready blocked too_many_seats no_seats seat_twice"

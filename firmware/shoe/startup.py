@@ -30,6 +30,7 @@ def journal_store(hw):
     return store
 
 
+# clause: irr:journal-corrupt
 def journal_damaged(app, rec, log):
     """The journal found corruption (not a torn tail): the table latches journal_corrupt
     (a supervisor acknowledges it); a state that may be stale voids the open round."""

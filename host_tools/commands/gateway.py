@@ -31,7 +31,8 @@ def run(args):
 
     k = keyfile.load(args)
     store = AuditStore(args.db)
-    link = ShoeLink(args.port, k["shoe"], supervisor_key=k.get("supervisor"), audit=store)
+    # the table key only: the gateway reads (status) and stores; it never needs the supervisor
+    link = ShoeLink(args.port, k["shoe"], audit=store)
     gw = None
     try:
         link.open(timeout=args.timeout)

@@ -131,7 +131,7 @@ def run(args):
     if args.paytable:
         with open(args.paytable) as f:
             inline = json.load(f)
-    link = ShoeLink(args.port, k["shoe"], supervisor_key=k["supervisor"], audit=store)
+    link = ShoeLink(args.port, k["shoe"], audit=store)   # it reads: the table key will do
     live = None
     try:
         link.open(timeout=args.timeout)

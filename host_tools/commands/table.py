@@ -6,12 +6,15 @@ A technician at a bench shoe (or a newcomer at `shoectl sim`) runs rounds with i
     shoectl table load-deck --serial 3A7F --back R ...   (then run the deck through the reader)
     shoectl table open --seat 1:ante=10,odds=10 --seat 2:ante=5,odds=5 ...   (then deal)
     shoectl table decide 1=20 2=0 ...                     (raise per seat, 0 = fold)
-    shoectl table void --detail "dropped card"            (supervisor key)
+    shoectl table void --detail "dropped card"            (supervisor key once a card is out)
     shoectl table ack 3 | all                             (supervisor key)
     shoectl table status
 
 Each action is one authenticated command; the reply is printed (JSON with --json), and the
-events the connection carries go to the audit store (--db) like every other command.
+events the connection carries go to the audit store (--db) like every other command. The key
+comes from the firmware's roles table (shoe.roles, docs/roles.md): the shoe (table) key where it
+always does, else the supervisor key if the key file holds one; a command the key may not send
+is refused by the shoe (`needs_supervisor`), changing nothing.
 `shoectl monitor` in another terminal shows the events as the round goes.
 """
 import json
@@ -25,9 +28,13 @@ DESCRIPTION = (
     "Send one table-system command to a shoe (virtual, emulated or real) and print the reply. "
     "Actions: configure (game, pay table, procedure), load-deck (then run the deck through the "
     "reader: the shoe checks it), open (a round with its seats and wagers; then deal), decide "
-    "(each seat's raise once the deal is complete; 0 folds), void (the open round, supervisor "
-    "key), ack (a latched error, supervisor key), status (phase, decks, round). Watch the "
-    "events with `shoectl monitor` in another terminal.")
+    "(each seat's raise once the deal is complete; 0 folds), void (the open round; the "
+    "supervisor key once a card of it is out), ack (a latched error, supervisor key), status "
+    "(phase, decks, round). The key each command needs comes from the roles table "
+    "(docs/roles.md): every configuration change, acknowledging errors, voiding a round once "
+    "a card is out and loading again a deck the shoe holds need the supervisor key, which is "
+    "used whenever the key file holds it; without it the shoe refuses them (needs_supervisor). "
+    "Watch the events with `shoectl monitor` in another terminal.")
 
 ACTIONS = ("configure", "load-deck", "open", "decide", "void", "ack", "status")
 
@@ -44,8 +51,9 @@ def configure(p):
     c.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                    help="any other configuration key, e.g. two_deck=true, stub_every=1")
     c.add_argument("--supervisor", action="store_true",
-                   help="with the supervisor's authority (configure_supervised, supervisor key): "
-                   "security-relevant settings need it")
+                   help="insist on the supervisor key (an error if the key file has none); "
+                   "without it the supervisor key is used when the key file holds one: every "
+                   "configuration change needs it (docs/roles.md)")
     d = sub.add_parser("load-deck", help="load a deck (then run it through the reader)")
     d.add_argument("--serial", required=True, help="the deck's serial, 4 hex digits")
     d.add_argument("--back", default="R", help="back colour letter (default R)")
@@ -54,7 +62,7 @@ def configure(p):
                    help="a seat and its wagers (repeat per seat)")
     de = sub.add_parser("decide", help="the seats' raises: N=AMOUNT ... (0 folds)")
     de.add_argument("raises", nargs="+", metavar="N=AMOUNT")
-    v = sub.add_parser("void", help="void the open round (supervisor key)")
+    v = sub.add_parser("void", help="void the open round (supervisor key once a card is out)")
     v.add_argument("--detail", required=True, help="why (recorded with the void)")
     a = sub.add_parser("ack", help="acknowledge a latched error (supervisor key)")
     a.add_argument("id", help="the error id, or all")
@@ -102,7 +110,8 @@ def parse_raises(items):
 
 
 def build(args):
-    """-> (command kind, body, supervisor) for the action."""
+    """-> (command kind, body, supervisor) for the action; supervisor None: the key the roles
+    table asks for (ShoeLink.command)."""
     a = args.action
     if a == "configure":
         cfg = {"game": args.game, "procedure": args.procedure,
@@ -116,11 +125,9 @@ def build(args):
                 cfg[k] = json.loads(v)
             except ValueError:
                 raise ShoeError("--set %s: %r is not JSON (strings in quotes)" % (k, v))
-        # security-relevant settings (another pay table, stub_every > 1, ...) need the
-        # supervisor's authority: the shoe's `configure_supervised`
-        return ("configure_supervised" if args.supervisor else "configure"), cfg, args.supervisor
+        return "configure", cfg, (True if args.supervisor else None)
     if a == "load-deck":
-        return "load_deck", {"serial": args.serial.upper(), "back": args.back}, False
+        return "load_deck", {"serial": args.serial.upper(), "back": args.back}, None
     if a == "open":
         seats = {}
         for text in args.seat:
@@ -128,15 +135,15 @@ def build(args):
             if seat in seats:
                 raise ShoeError("seat %s given twice" % seat)
             seats[seat] = {"wagers": wagers}
-        return "open_round", {"seats": seats}, False
+        return "open_round", {"seats": seats}, None
     if a == "decide":
-        return "decisions", parse_raises(args.raises), False
+        return "decisions", parse_raises(args.raises), None
     if a == "void":
-        return "void_round", {"detail": args.detail}, True
+        return "void_round", {"detail": args.detail}, None
     if a == "ack":
         body = {"all": True} if args.id == "all" else {"id": _int(args.id, "error id")}
-        return "ack_error", body, True
-    return "status", {}, False
+        return "ack_error", body, None
+    return "status", {}, None
 
 
 def _jsonable(x):

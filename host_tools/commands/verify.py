@@ -14,7 +14,7 @@ DESCRIPTION = (
     "number, chain head and the events it has seen acknowledged, so rows removed at the end of "
     "the store are caught. Event log (--shoe, or the shoe met on --port): re-check every "
     "stored event's MAC with the shoe key, that the stored body is the signed one, and the "
-    "hash chain. Exit code 1 on any mismatch.")
+    "hash chain, and the whole SQLite file (integrity_check). Exit code 1 on any mismatch.")
 
 
 def configure(p):
@@ -46,9 +46,13 @@ def run(args):
         from host_tools.audit import AuditStore
         store = AuditStore(args.db)
         try:
+            damaged = store.integrity(full=True)   # every page, every index against its table
             rep = store.verify(shoe, k["shoe"])
         finally:
             store.close()
+        if damaged:
+            failed.append("store: %s is damaged (SQLite: %s)" % (store.path, damaged))
+        report["store_damaged"] = damaged
         report["events"] = rep
         if not rep["events"] and "chain" not in report:
             failed.append("events: none stored for shoe %s" % shoe)

@@ -94,7 +94,7 @@ class SimShoe:
         self.keys = keys
         self.store = MemoryStore(limit=100000)
         self.ep = Endpoint("shoe", keys["shoe"], store=self.store, shoe_id=shoe_id,
-                           supervisor_key=keys.get("supervisor"), supervised=("ack_error",))
+                           supervisor_key=keys.get("supervisor"))
         self.rng = random.Random(seed)
         self.game = game
         self.seats = seats

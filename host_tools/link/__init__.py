@@ -5,7 +5,8 @@
         link.open(timeout=10)                       # handshake; ShoeError if refused / silent
         reply = link.command("status", {})          # reply body; ShoeError(reason) on error reply
         ev = link.next_event(timeout=1.0)           # (kind, body, eseq) or None
-        link.command("ack_error", {...}, supervisor=True)   # MAC'd with the supervisor key
+        link.command("ack_error", {...})            # MAC'd with the supervisor key (the roles
+                                                    # table, shoe.roles, says it needs it)
 
 One reader thread owns the port and the Endpoint (shoe.link.endpoint, the firmware's own
 protocol code): it feeds every chunk read, stores each new durable event in the audit store (if
@@ -16,9 +17,14 @@ virtual board restarted and closed its socket, a cable pulled) it reopens the UR
 Events are acknowledged to the shoe automatically once stored (Endpoint auto_ack), which prunes
 the shoe's outbox. The shoe id is learnt from the handshake (`link.shoe_id`).
 
-The highest command counter each shoe was seen to accept is kept beside the audit store
-(`<audit>.counters.json`, or `counters=`): a shoe whose HELLO counter is below it is refused
-(`counter_reset`: its journal went back), also by a later host process.
+With an audit store the link keeps the host's state about the shoe (host_tools/hoststate.py,
+docs/hoststate.md): it locks the store against a second host process, checks the store and the
+counter floor file (`<audit>.counters.json`, or `counters=`) at each handshake, and stores each
+batch of events together with the shoe's host record (the highest command counter it was seen
+to accept) in one transaction, then rewrites the file atomically. A shoe whose HELLO counter is
+below the floor is refused (`counter_reset`: its journal went back), also by a later host
+process; a damaged, missing, older or foreign state file refuses the shoe (`host_state`: one
+line naming the file) until `shoectl trust --accept`.
 
 Nothing on the cable can end a session from outside: a REFUSE frame (which a peer with another
 key cannot authenticate) or a HELLO that fails its MAC is only remembered, and `open()` reports
@@ -26,7 +32,6 @@ it only if the handshake has not succeeded by its deadline. After `resync_after`
 row time out, the link starts a new session by itself (`link.resyncs` counts them), on top of the
 Endpoint's own stall detection.
 """
-import json
 import os
 import queue
 import sys
@@ -36,8 +41,9 @@ import time
 import serial
 
 from host_tools.errors import ShoeError
+from host_tools.hoststate import HostState, HostStateError, refusal
 from shoe.config import DEMO_KEYS
-from shoe import attest
+from shoe import attest, roles
 from host_tools.link.host import Endpoint
 
 # The demo keys are host-side only (the firmware holds no key): host_tools.sim.provision_sim writes
@@ -52,17 +58,21 @@ REASONS = {
     "replay": "command refused: replayed or out-of-order counter",
     "malformed": "command refused: malformed",
     "unknown": "command refused: unknown command",
-    "no_key": "command refused: the shoe has no supervisor key provisioned",
+    "needs_supervisor": "command refused: the allowlist gives it to the supervisor "
+                        "(docs/roles.md)",
     "reply_too_big": "the shoe's reply does not fit in one frame",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
                       "journal was reset, or another shoe uses its id): refusing to mix the logs; "
-                      "use another audit store (--db)",
+                      "a supervisor can start a new audit store for it with its counter raised: "
+                      "shoectl trust --accept --new-db PATH",
     "counter_reset": "the shoe's command counter went back (it is below a counter this host saw "
                      "it accept: its journal was rolled back or replaced, so commands it already "
                      "executed could be replayed): refusing the shoe",
     "ack_ahead": "the shoe refused an acknowledgement of events it has not sent",
+    "host_state": "the host's own state about the shoe (audit store, counter floor file) is "
+                  "damaged",
 }
-LOCAL = ("sequence_reset", "counter_reset")  # decided here from an authenticated, fresh HELLO
+LOCAL = ("sequence_reset", "counter_reset", "host_state")  # decided here from a fresh HELLO
 
 
 def _now_ms():
@@ -75,10 +85,10 @@ class ShoeLink:
                  counters=None):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
-        if counters is None and getattr(audit, "path", None):
-            counters = str(audit.path) + ".counters.json"
-        self.counters = counters
-        self._ctr_saved = _load_counters(counters)
+        # the host's state about the shoe beside the audit store (none without one)
+        self.hoststate = HostState(audit, counters) if getattr(audit, "path", None) else None
+        self.counters = self.hoststate.path if self.hoststate else None
+        self.host_problem = None  # the HostStateError that refused the shoe
         self.url = url
         self.resync_after = resync_after
         self.resyncs = 0  # new sessions started after commands timed out
@@ -89,7 +99,7 @@ class ShoeLink:
         self._open_port = open_port or (lambda u: serial.serial_for_url(
             u, baudrate=115200, timeout=read_timeout))
         self.supervisor_key = supervisor_key
-        self.ep = Endpoint("host", key, on_peer=self._on_peer, ctr_seen=self._ctr_saved,
+        self.ep = Endpoint("host", key, on_peer=self._on_peer, peer_check=self._check_peer,
                            **(endpoint_options or {}))
         self.shoe_id = None
         self.events = queue.Queue()
@@ -111,7 +121,15 @@ class ShoeLink:
         self.close()
 
     def start(self):
+        """Start the reader thread; with an audit store first lock it and check it and the
+        counter floor file (HostStateError: one line naming the file)."""
         if self._thread is None:
+            if self.hoststate is not None and not self.hoststate.opened:
+                try:
+                    self.hoststate.open()
+                except HostStateError as e:
+                    self.host_problem = e
+                    raise _host_refusal(e) from None
             self._thread = threading.Thread(target=self._run, name="shoe-link", daemon=True)
             self._thread.start()
 
@@ -128,13 +146,20 @@ class ShoeLink:
                     return self
                 refused = self.ep.refused
             if refused in LOCAL:
-                raise ShoeError("link to %s refused: %s" % (self.url, REASONS[refused]))
+                raise self._local_refusal(refused, "link to %s refused" % self.url)
             time.sleep(0.01)
         if refused:
             raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
         why = self.port_error or "no handshake"
         raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
             self.url, timeout, why))
+
+    def _local_refusal(self, refused, prefix):
+        """This host's own refusal: `.reason` stays None (a host failure, not the shoe's word);
+        a host-state refusal carries the HostStateError (its code) as `.host_state`."""
+        if refused == "host_state" and self.host_problem is not None:
+            return _host_refusal(self.host_problem, self.shoe_id)
+        return ShoeError("%s: %s" % (prefix, REASONS[refused]))
 
     def close(self):
         self._stop.set()
@@ -147,6 +172,8 @@ class ShoeLink:
             except Exception:
                 pass
             self._port = None
+        if self.hoststate is not None:
+            self.hoststate.close()   # the lock: another host process may use the store now
 
     def up(self):
         with self._lock:
@@ -159,11 +186,18 @@ class ShoeLink:
                     "resyncs": self.resyncs, "errors": self.ep.errors()}
 
     # ---- application API ------------------------------------------------------------------
-    def command(self, kind, body=None, timeout=5.0, supervisor=False):
+    def command(self, kind, body=None, timeout=5.0, supervisor=None):
         """Send an authenticated command and wait for its reply body; ShoeError on an error reply
-        (message names the shoe's reason; `.reason` holds it) or on timeout."""
+        (message names the shoe's reason; `.reason` holds it) or on timeout. The key: the
+        supervisor's if `supervisor` (ShoeError if this link has none), the shoe key if False;
+        None = from the firmware's roles table (shoe.roles): the shoe key when it always does,
+        else the supervisor key if this link holds one (the shoe decides and refuses with
+        `needs_supervisor`, changing nothing, a command its key may not send)."""
         if supervisor and not self.supervisor_key:
-            raise ShoeError("%s needs the supervisor key" % kind)
+            raise ShoeError("%s needs the supervisor key (this host has none)" % kind,
+                            "needs_supervisor")
+        if supervisor is None:
+            supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         deadline = time.monotonic() + timeout
         while True:
             if self.fatal:
@@ -178,7 +212,7 @@ class ShoeLink:
                     break
                 refused = self.ep.refused
             if refused in LOCAL:
-                raise ShoeError("link refused: %s" % REASONS[refused])
+                raise self._local_refusal(refused, "link refused")
             if time.monotonic() >= deadline:
                 why = (" (refused: %s)" % REASONS.get(refused, refused)) if refused else ""
                 raise ShoeError("%s: the shoe is not connected (%s)%s" % (kind, self.url, why))
@@ -244,6 +278,26 @@ class ShoeLink:
             return self.audit.last_eseq(self.shoe_id)
         return None
 
+    def _check_peer(self, hello):
+        """At each handshake (reader thread): the host state about this shoe; its counter floor
+        goes to the Endpoint (counter_reset below it), a problem refuses the shoe."""
+        if self.hoststate is None:
+            return None
+        sid = hello.get("id") or "?"
+        try:
+            floor = self.hoststate.check(sid, self.ep.key)
+        except HostStateError as e:
+            self.host_problem = e
+            return "host_state"
+        except Exception as e:   # the store failed under us: refuse, never guess
+            self.host_problem = HostStateError(self.hoststate.store.path, "failed (%s)" % e,
+                                               "store_damaged")
+            return "host_state"
+        self.host_problem = None
+        key = hello.get("id")   # the Endpoint's own key for the shoe (None when it has no id)
+        self.ep.ctr_seen[key] = max(floor, self.ep.ctr_seen.get(key, 0))
+        return None
+
     def _run(self):
         while not self._stop.is_set():
             if self._port is None:
@@ -270,10 +324,6 @@ class ShoeLink:
                     except Exception:
                         return  # fatal (audit store): stop before anything is acknowledged
                     out = self.ep.transmit(now)
-                    seen = self.ep.ctr_seen
-                    if seen != self._ctr_saved:
-                        self._ctr_saved = dict(seen)
-                        _save_counters(self.counters, self._ctr_saved)
                 if out:
                     self._port.write(out)
                     self._port.flush()
@@ -288,48 +338,48 @@ class ShoeLink:
                 self._stop.wait(self.reconnect_s)
 
     def _dispatch(self, msgs):
+        out = []
         for kind, body, ref, meta in msgs:
             answers = body.get("re") if isinstance(body, dict) else None
+            if kind == "reply" and ref and isinstance(answers, int) and not isinstance(
+                    answers, bool):   # a durable reply: the shoe journalled that counter too
+                sid = self.shoe_id
+                self.ep.ctr_seen[sid] = max(answers, self.ep.ctr_seen.get(sid, 0))
             if kind in ("reply", "error") and answers in self._waiting:
                 ctr = body["re"]
                 self._replies[ctr] = (kind, body)
                 self._waiting[ctr].set()
                 if not ref:
                     continue
-            if ref and self.audit is not None:
-                try:
-                    self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
-                except Exception as e:  # not stored: it must not be acknowledged either
-                    self.fatal = "the audit store failed: %s" % e
-                    self._stop.set()
-                    for ev in self._waiting.values():  # wake every waiting command
-                        ev.set()
-                    raise
+            out.append((kind, body, ref, meta))
+        try:
+            self._store([m for m in out if m[2]])
+        except Exception as e:  # not stored: it must not be acknowledged either
+            self.fatal = str(e) if isinstance(e, HostStateError) else (
+                "the audit store failed: %s" % e)
+            self._stop.set()
+            for ev in self._waiting.values():  # wake every waiting command
+                ev.set()
+            raise
+        for kind, body, ref, meta in out:
             self.events.put((kind, body, ref))
 
+    def _store(self, durable):
+        """The durable events and the shoe's counter floor (host state: one transaction, then
+        the floor file) before anything can be acknowledged."""
+        if self.hoststate is not None:
+            if durable or self.ep.up:
+                self.hoststate.commit(self.shoe_id or "?", self.ep.key,
+                                      self.ep.ctr_seen.get(self.shoe_id, 0), durable)
+        elif self.audit is not None:
+            for kind, body, ref, meta in durable:
+                self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
 
-def _load_counters(path):
-    """{shoe id: highest command counter seen accepted} from `path` ({} if none or unreadable)."""
-    if not path:
-        return {}
-    try:
-        with open(path) as f:
-            d = json.load(f)
-        return {str(k): int(v) for k, v in d.items()}
-    except (OSError, ValueError, AttributeError, TypeError):
-        return {}
 
-
-def _save_counters(path, seen):
-    if not path:
-        return
-    try:
-        tmp = "%s.tmp" % path
-        with open(tmp, "w") as f:
-            json.dump({str(k): v for k, v in seen.items() if k is not None}, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # the check then covers this host process only
+def _host_refusal(problem, shoe=None):
+    err = ShoeError(refusal(problem, shoe))
+    err.host_state = problem
+    return err
 
 
 def verify_attestation(answer, key, nonce, roots):

@@ -22,7 +22,8 @@ if the first event of that fresh session still lies beyond the gap (the shoe no 
 missing ones) is it delivered, counted `event_gap` (the audit store marks the row).
 The host refuses a session (`hold`) whose HELLO says the shoe's event sequence is below what this
 host stored (`sequence_reset`) or its command counter is below one this host saw it accept
-(`counter_reset`): its journal went back.
+(`counter_reset`): its journal went back. Before those, `peer_check(hello)` (ShoeLink: the
+host's own state about that shoe, host_tools/hoststate.py) may return a reason to refuse it.
 """
 import hashlib
 
@@ -67,11 +68,12 @@ class HostEndpoint(ShoeEndpoint):
     role = "host"
 
     def __init__(self, key, delivered=None, on_peer=None, auto_ack=True, ack_every=8,
-                 ack_delay_ms=200, ctr_seen=None, **options):
+                 ack_delay_ms=200, ctr_seen=None, peer_check=None, **options):
         ShoeEndpoint.__init__(self, key, **options)
         self.ctr = 0  # the last command counter used
         self.delivered = delivered  # the last durable eseq delivered (None: unknown)
         self.on_peer = on_peer
+        self.peer_check = peer_check  # hello -> None, or why this host refuses the shoe
         self.auto_ack = auto_ack
         self.ack_every = ack_every
         self.ack_delay_ms = ack_delay_ms
@@ -137,7 +139,6 @@ class HostEndpoint(ShoeEndpoint):
     def _requeue(self, h):
         self._fresh = True
         c = h.get("ctr")
-        seen = self.ctr_seen.get(h.get("id"), 0)
         if isinstance(c, int) and c > self.ctr:
             self.ctr = c
         if self.on_peer is not None:
@@ -146,8 +147,11 @@ class HostEndpoint(ShoeEndpoint):
                 self.delivered = d
         self._acked = 0
         e = h.get("eseq")
-        self.hold = None
-        if isinstance(e, int) and self.delivered is not None and e < self.delivered:
+        self.hold = self.peer_check(h) if self.peer_check is not None else None
+        seen = self.ctr_seen.get(h.get("id"), 0)  # after peer_check: it sets the host's floor
+        if self.hold:
+            self.reset_info = {}  # the host's own state about this shoe is damaged
+        elif isinstance(e, int) and self.delivered is not None and e < self.delivered:
             # the shoe's event sequence went back: its journal was wiped or it is another shoe
             # with the same id; merging would drop its events as duplicates, so refuse
             self.hold = "sequence_reset"

@@ -33,9 +33,10 @@ class PowerReturns:
             return ("b", self.board.boots)
         return ("s", self.link.ep.stats.get("sessions", 0))
 
-    def command(self, kind, body, supervisor=False):
-        """Send a command; if the board boots again before the reply (power returned), find out
-        from its status whether the command took effect, and send it again only if not."""
+    def command(self, kind, body, supervisor=None):
+        """Send a command (with the key the roles table asks for: ShoeLink.command); if the
+        board boots again before the reply (power returned), find out from its status whether
+        the command took effect, and send it again only if not."""
         mark = self._mark
         box = {}
 

@@ -159,7 +159,7 @@ class TableRunner(PowerReturns):
         for _ in range(8 + 4 * self.reboots_seen):
             st = self.status()
             for irq in st.get("latched", []):
-                self.command("ack_error", {"id": irq["id"]}, supervisor=True)
+                self.command("ack_error", {"id": irq["id"]})
             st = self.status() if st.get("latched") else st
             phase = st.get("phase")
             if phase == "open_round":
@@ -197,8 +197,7 @@ class TableRunner(PowerReturns):
         """Only after a power failure: a round the runner lost track of is voided by the
         supervisor (its outcome is the void event, with its reason)."""
         rnd = st["round"]["round"]
-        self.command("void_round", {"detail": "table system lost the round (power failure)"},
-                     supervisor=True)
+        self.command("void_round", {"detail": "table system lost the round (power failure)"})
         self.wait_for(ROUND_END, pred=lambda b: b.get("round") == rnd)
 
     # ---- one round -----------------------------------------------------------------------
@@ -337,9 +336,9 @@ class TableRunner(PowerReturns):
                   "shuffle_check", "double_reads"):
             if k in script:
                 cfg[k] = script[k]
-        # the table system holds the supervisor key: pay table, stub_every, ... need it
-        sup = bool(getattr(self.link, "supervisor_key", None))
-        self.command("configure_supervised" if sup else "configure", cfg, supervisor=sup)
+        # every field of the configuration is the supervisor's (shoe.roles): the link uses the
+        # supervisor key if it holds one; without, only a shoe set up so already accepts it
+        self.command("configure", cfg)
         two = bool(script.get("two_deck"))
         backs = ("R", "B")
 

@@ -39,6 +39,9 @@ VOIDING = [
 ]
 
 
+@pytest.mark.clause(
+    "rules:3-never-settle", "rules:3-card-foreign", "rules:3-card-other-back",
+    "rules:3-card-forged", "rules:3-duplicate", "rules:3-unreadable")
 @pytest.mark.parametrize("at", [1, 9, 20])
 @pytest.mark.parametrize("kind,extra,reason,two", [v for v in VOIDING if v[2]])
 def test_irregular_card_voids_before_settlement_and_next_round_settles(table, kind, extra,
@@ -53,6 +56,7 @@ def test_irregular_card_voids_before_settlement_and_next_round_settles(table, ki
     assert [i["reason"] for i in rec.of("irregularity")][:1] == [reason]
 
 
+@pytest.mark.clause("rules:3-misdeal-too-many")
 def test_a_card_after_the_deal_is_a_misdeal(table):
     outcomes, rec = play(table, [{"kind": "extra-card"}])
     assert [o[1] for o in outcomes] == ["round_void", "round_result"]

@@ -51,6 +51,7 @@ class Killer(threading.Thread):
                 pass
 
 
+@pytest.mark.clause("irr:power-loss")
 def test_session_completes_every_round_while_the_board_is_killed_from_outside(tmp_path):
     rec = Recorder()
     # 12 rounds: ~10 s on a quiet machine, long enough for at least 3 power-ups to be cut

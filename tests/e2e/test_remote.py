@@ -129,10 +129,10 @@ def test_a_round_by_hand_with_shoectl_table(board, tmp_path, capsys):
     assert "round_result" in kinds and "irregularity" not in kinds, kinds
 
 
-def test_table_refuses_bad_input_in_one_line(board, capsys):
+def test_table_refuses_bad_input_in_one_line(board, capsys, tmp_path):
     from host_tools import cli
 
-    k = ["--port", board.host_url, "--demo-keys"]
+    k = ["--port", board.host_url, "--demo-keys", "--db", str(tmp_path / "audit.sqlite")]
     assert cli.main(["table", "open", "--seat", "one:ante=10", *k]) == 1
     assert "--seat must look like" in capsys.readouterr().err
     assert cli.main(["table", "decide", "1=-5", *k]) == 1

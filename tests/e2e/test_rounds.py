@@ -49,6 +49,9 @@ HCF_SEATS = {"2": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
              "5": {"ante": 10, "progressive": 1}}
 
 
+@pytest.mark.clause(
+    "684a.11(c)", "rules:1.2-best-four", "rules:1.4-manual", "rules:1.4-hand",
+    "rules:1.4-automated", "rules:2.2-dealing")
 @pytest.mark.parametrize("game,procedure,seats,seed", [
     ("four-card-frenzy", "manual-shoe", FCF_SEATS, 101),
     ("four-card-frenzy", "hand", FCF_SEATS, 102),

@@ -132,6 +132,7 @@ def test_noise_and_hostile_frames_deliver_every_event_exactly_once(tmp_path):
     assert attacker.done["replay"] and attacker.done["junk_data"] and attacker.done["flip"]
 
 
+@pytest.mark.clause("rules:3-latched")
 def test_latched_error_survives_a_power_cut_until_acknowledged(tmp_path):
     rec = Recorder()
     with VirtualTable(str(tmp_path), on_event=rec) as t:

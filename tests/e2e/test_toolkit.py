@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from host_tools.sim.provision_sim import shoe_id_of
 from host_tools.sim.virtual_table import VirtualTable
 from tests.e2e.conftest import Recorder
@@ -16,6 +18,7 @@ def shoectl(*args):
                           text=True, timeout=120)
 
 
+@pytest.mark.clause("684a.11(e)")
 def test_recall_status_and_verify_after_real_rounds(tmp_path):
     rec = Recorder()
     db = str(tmp_path / "audit.sqlite")       # the table system's audit store
@@ -23,6 +26,7 @@ def test_recall_status_and_verify_after_real_rounds(tmp_path):
         t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 4,
                        "rounds": [{"seats": SEATS},
                                   {"seats": SEATS, "faults": [{"kind": "forged", "at": 3}]}]})
+        t.link.close()   # the technician's commands take the board and its store over
         port = "socket://127.0.0.1:%d" % t.board.host_port       # straight to the board
         common = ["--port", port, "--demo-keys", "--db", db]
         r = shoectl("rounds", *common, "--json")
@@ -43,7 +47,7 @@ def test_recall_status_and_verify_after_real_rounds(tmp_path):
         r = shoectl("verify", *common)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "live chain" in r.stdout and "MATCHES" in r.stdout
-        # someone removes the last two rows of the store: the shoe's live chain catches it
+        # someone removes the last two rows of the store: refused
         import sqlite3
         c = sqlite3.connect(db)
         last = c.execute("SELECT MAX(eseq) FROM events").fetchone()[0]
@@ -51,4 +55,6 @@ def test_recall_status_and_verify_after_real_rounds(tmp_path):
         c.commit()
         c.close()
         r = shoectl("verify", *common, "--timeout", "3")
-        assert r.returncode == 1 and "removed at the end" in r.stderr, r.stdout + r.stderr
+        # the host's record of the store catches it at the link's open, before the live chain
+        assert r.returncode == 1 and "[store_truncated]" in r.stderr, r.stdout + r.stderr
+        assert "events were removed" in r.stderr and r.stderr.count("\n") == 1

@@ -43,6 +43,7 @@ def test_interface_example_code():
     assert codes.parse("3A7FRAs1d52a21b\r\n") == (0x3A7F, "R", 51)
 
 
+@pytest.mark.clause("rules:3-card-forged")
 @given(st.integers(0, 0xFFFF), st.sampled_from("RB"), st.integers(0, 52))
 def test_codes_round_trip_and_match_reference_hmac(serial, back, card):
     codes = CardCodes(KEY)
@@ -60,6 +61,7 @@ def test_garbage_codes_are_refused_with_a_reason(raw):
         assert e.reason in ("code_format", "code_mac")
 
 
+@pytest.mark.clause("rules:3-card-forged")
 @given(st.integers(0, 14), st.integers(1, 255))
 def test_any_flipped_byte_is_refused(pos, flip):
     code = bytearray(b"3A7FRAs1d52a21b")

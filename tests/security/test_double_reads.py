@@ -63,7 +63,7 @@ def test_on_the_virtual_board_a_second_read_voids_the_round_unless_configured(tm
         # turning the check off is a supervisor's decision
         try:
             t.link.command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                         "double_reads": True}, timeout=10)
+                                         "double_reads": True}, timeout=10, supervisor=False)
             raise AssertionError("double_reads accepted with the table key")
         except ShoeError as e:
             assert e.reason == "needs_supervisor"

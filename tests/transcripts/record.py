@@ -222,7 +222,7 @@ def _shoe_transcript(name, rows):
               "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]) if init["supervisor_key"]
               else None, "sid": init["sid"], "boot": init["boot"], "nonce": init["nonce"],
               "nonces": [r["hex"] for r in rows if r["op"] == "nonce"],
-              "options": init["options"], "supervised": init["supervised"],
+              "options": init["options"],
               "outbox_limit": init["room"]}
     order = ("n", "dir", "op", "t")
     return header, [dict([(k, r[k]) for k in order if k in r]

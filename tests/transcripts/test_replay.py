@@ -61,7 +61,7 @@ def _what_the_sessions_hold():
 
 def test_the_transcripts_cover_the_session():
     kinds, cmds = _what_the_sessions_hold()
-    assert {"configure_supervised", "load_deck", "open_round", "decisions", "ack_error",
+    assert {"configure", "load_deck", "open_round", "decisions", "ack_error",
             "status", "recall"} <= cmds
     assert {"card", "deal_complete", "round_result", "round_void", "irregularity",
             "deck_check", "reply"} <= kinds

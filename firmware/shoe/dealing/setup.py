@@ -3,11 +3,9 @@
 Both functions return a normalised copy or raise SetupError(message, reason) with a reason code
 of shoe.reasons; they never change anything. Field meanings: docs/round-lifecycle.md.
 
-`guarded(old, new)` names the security-relevant settings a configure changes in the weaker
-direction: a pay table other than the current one (its payout limit is part of it), a larger
-`stub_every`, the shuffle check or two-deck alternation turned off, `double_reads` turned on.
-The table accepts those only from the supervisor (command `configure_supervised`). Before the
-first configuration (or for another game) the comparison is with the defaults.
+Who may change which field of the configuration (KEYS, and what configure() returns) is not
+decided here but in shoe.roles, against the normalised result: every value that changes counts,
+the defaults a field takes when the body leaves it out (another game, say) included.
 """
 
 from shoe.errors import ShoeError
@@ -35,16 +33,19 @@ def _num(body, key, default):
     return v
 
 
-_KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two_deck",
-         "represent_max", "jam_timeout_s", "deck_age_hand_s", "deck_age_shoe_s",
-         "shuffle_check", "double_reads")
+# the configuration's fields (shoe.roles gives each its role; docs/roles.md)
+KEYS = ("game", "procedure", "paytable", "rules", "offered", "stub_every", "two_deck",
+        "represent_max", "jam_timeout_s", "deck_age_hand_s", "deck_age_shoe_s",
+        "shuffle_check", "double_reads")
 
 
+# clause: rules:1.4-stub-count, rules:1.1-deck-age, rules:1.3-offered
+# clause: rules:1.6-ties, rules:1.6-raise-not-open
 def configure(body):
     if not isinstance(body, dict):
         raise SetupError("configure needs an object", "bad_command")
     for k in body:
-        if k not in _KEYS:
+        if k not in KEYS:
             raise SetupError("configure: unknown field %r" % (k,), "bad_field")
     game = body.get("game")
     if game not in (FCF, HCF):
@@ -91,32 +92,7 @@ def configure(body):
     }
 
 
-def _table_id(cfg):
-    """A preset by its name, an inline table by its digest (set by the table at configure)."""
-    pt = cfg["paytable"]
-    return pt if isinstance(pt, str) else cfg.get("paytable_sha256")
-
-
-def guarded(old, new):
-    """The security-relevant fields `new` weakens against `old` (None or another game: the
-    defaults), in a list (empty: the table key will do)."""
-    if old is None or old["game"] != new["game"]:
-        old = {"paytable": DEFAULT_PAYTABLE[new["game"]], "stub_every": 1,
-               "shuffle_check": True, "two_deck": False, "double_reads": False}
-    out = []
-    if _table_id(new) != _table_id(old):
-        out.append("paytable")
-    if new["stub_every"] > old["stub_every"]:
-        out.append("stub_every")
-    if old["shuffle_check"] and not new["shuffle_check"]:
-        out.append("shuffle_check")
-    if old["two_deck"] and not new["two_deck"]:
-        out.append("two_deck")
-    if new["double_reads"] and not old.get("double_reads", False):
-        out.append("double_reads")
-    return out
-
-
+# clause: rules:1.1-seats
 def _seat_no(key):
     if isinstance(key, int) and not isinstance(key, bool):
         n = key
@@ -129,6 +105,7 @@ def _seat_no(key):
     return n
 
 
+# clause: rules:1.3-offered
 def _wagers(cfg, seat, wagers):
     """Shape and offer only: the wager rules themselves (Ante = Odds, optional wagers only with
     the Ante, amounts) are the engine's check_wagers, called next by the table."""
@@ -144,6 +121,7 @@ def _wagers(cfg, seat, wagers):
     return out
 
 
+# clause: rules:1.1-seats, rules:2.2-dealing
 def seats(cfg, body):
     """open_round body -> sorted list of [seat, wagers]. Accepts {"seats": {"1": {"wagers":
     {...}}}} or {"seats": [{"seat": 1, "wagers": {...}}, ...]}."""

@@ -42,6 +42,7 @@ class Tracker:
         self.n = 0  # cards placed
         self.total = 0
 
+    # clause: rules:1.4-card-count, rules:2.2-dealing
     def reset(self, game, procedure, seats, a6):
         """Start a round. seats: iterable of seat numbers 1..6 (sorted here)."""
         if game not in (FCF, HCF):
@@ -63,6 +64,7 @@ class Tracker:
     def per_hand(self):
         return 7 if self.game == HCF else 5
 
+    # clause: rules:1.4-manual, rules:1.4-hand, rules:1.4-automated, rules:2.2-dealing
     def target(self, p):
         """Target of position p (0-based), or 0 if p is past the end of the deal."""
         if p < 0 or p >= self.total:
@@ -89,6 +91,7 @@ class Tracker:
     def complete(self):
         return self.n >= self.total
 
+    # clause: rules:3-misdeal-too-many
     def place(self, card):
         """Record the next card; returns its target. DealError(misdeal_too_many) after the end."""
         t = self.target(self.n)

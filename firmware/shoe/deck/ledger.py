@@ -126,6 +126,7 @@ class Ledger:
                 return i
         return -1
 
+    # clause: rules:1.1-two-decks
     def load(self, serial, back, now):
         """Put a deck in a slot and open its check pass. Returns the slot."""
         if not isinstance(serial, int) or not 0 <= serial <= 0xFFFF or back not in ("R", "B"):
@@ -206,6 +207,7 @@ class Ledger:
                 return i
         return -1
 
+    # clause: rules:1.1-deck-age
     def expired(self, slot, now, limit):
         s = self.slots[slot]
         return s is not None and s[_STATUS] != OUT and now - s[_LOADED] > limit
@@ -217,6 +219,7 @@ class Ledger:
         s[_WARNED] = True
         return True
 
+    # clause: rules:1.4-stub-count
     def stub_due(self, slot, every):
         s = self.slots[slot]
         return s is not None and s[_SINCE] + 1 >= every
@@ -226,6 +229,7 @@ class Ledger:
         _clear(self.seen)
         self.round_slot = slot
 
+    # clause: rules:1.1-two-decks
     def end_round(self, stub_checked):
         s = self.slots[self.round_slot] if self.round_slot >= 0 else None
         if s is not None:
@@ -234,6 +238,7 @@ class Ledger:
         if self.two_deck:
             self.next = 1 - self.next
 
+    # clause: rules:3-card-foreign, rules:3-card-other-back, rules:3-cover-card, rules:3-duplicate
     def classify(self, serial, back, card, slot):
         """The irregularity reason of a read in a deal from `slot`, or None if the card is its own
         and new (does not record it)."""
@@ -273,6 +278,7 @@ class Ledger:
         if len(self.p_extra) < _MAX_EXTRA:
             self.p_extra.append(text)
 
+    # clause: rules:1.1-deck, rules:1.1-cover-last
     def pass_read(self, serial, back, card):
         """One card of the running pass. Returns True when the pass ended (the cover card)."""
         s = self.slots[self.p_slot]
@@ -297,6 +303,7 @@ class Ledger:
         else:
             self.p_unread += 1
 
+    # clause: rules:1.1-deck, rules:1.1-cover-last, rules:3-stub-misdealt, rules:3-stub-deck-wrong
     def close_pass(self, cover=True):
         """End the running pass -> report dict (JSON-able). The caller acts on report['ok'].
         cover=False: the pass ended without the cover card (timeout)."""

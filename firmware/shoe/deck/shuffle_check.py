@@ -75,6 +75,7 @@ class ShuffleCheck:
     def __init__(self):
         self.prints = []  # successor maps (bytearray(52)) of recent rounds, newest last
 
+    # clause: rules:1.1-shuffle, rules:3-unshuffled
     def repeat(self, seq):
         best = 0
         for fp in self.prints:
@@ -86,6 +87,7 @@ class ShuffleCheck:
                 best = m
         return best
 
+    # clause: rules:3-unshuffled
     def check(self, seq):
         """None if the sequence looks shuffled, else a JSON-able finding dict."""
         L = len(seq)

@@ -26,6 +26,7 @@ def _run5(m):
     return e & (e >> 1) & (e >> 2) & (e >> 3) & (e >> 4)
 
 
+# clause: 684a.7(d)(4), 684a.11(d)(3), rules:1.6-all-six
 def category(cards, extra=-1):
     """Category id of the best five of six card ids (distinct, trusted), or None.
     `extra` (the All-Six card) may be given apart from the seat's five `cards`.

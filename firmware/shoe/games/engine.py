@@ -127,6 +127,7 @@ def _seat_cards(k, names, n, owner, t):
     fail("hand_dup", _what(k), "?")  # not reached: the caller found a bad, doubled or held card
 
 
+# clause: 684a.7(d)(1), 678a.7(d)(1), 678a.7(d)(4), rules:1.3-optional-needs-ante
 def check_wagers(game, wagers, seat=None, table=None):
     """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
 
@@ -161,6 +162,7 @@ def check_wagers(game, wagers, seat=None, table=None):
         _offered(game, t, wagers, "" if seat is None else seat)
 
 
+# clause: rules:1.3-offered
 def _offered(game, table, w, seat):
     for key in OPTIONAL[game]:
         if key not in table.sections and w.get(key, 0):
@@ -199,6 +201,7 @@ def module(game, settlement=False):
     return m
 
 
+# clause: 684a.11(b)(1), rules:2.2-raise-caps, rules:1.5-refused
 def _check_raise(game, seat, ids, ante, amount, g):
     """-> the hand's value (fcf.value / hcf.flush_value), settlement uses it again."""
     try:
@@ -218,6 +221,7 @@ def _check_raise(game, seat, ids, ante, amount, g):
     return v
 
 
+# clause: rules:1.6-ties, rules:1.6-raise-not-open
 def _rules(game, rules):
     spec = _RULES[game]
     out = {}
@@ -343,6 +347,7 @@ def validate(obj):
                 if key not in known or a is True or a is False or not 0 <= (a | 0) <= MAX_AMOUNT:
                     raise TypeError
             ante = w.get("ante", 0)
+            # clause: 684a.7(d)(1), 678a.7(d)(1), rules:1.3-optional-needs-ante
             if ante == 0 or (n == 5 and ante != w.get("odds", 0)) or (
                     six is None and w.get("all_six", 0)):
                 raise TypeError
@@ -355,6 +360,7 @@ def validate(obj):
                 if r is True or r is False:
                     raise TypeError
                 r | 0
+                # clause: 684a.11(b)(1), rules:2.2-raise-caps
                 if r != 0 and r != ante and (r % ante or r // ante not in g.raise_multiples(v)):
                     raise TypeError
         except TypeError:

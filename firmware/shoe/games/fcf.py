@@ -88,6 +88,7 @@ def _top4(m):
     return n if n4 else m
 
 
+# clause: rules:1.2-categories, rules:1.2-ace, rules:1.2-best-four, rules:1.2-tiebreak, 684a.11(c)
 def value5(a, b, c, d, e):
     """The value of the best four of five card ids (0..51, distinct, trusted)."""
     V = _V
@@ -142,16 +143,19 @@ def category(v):
     return v >> _SHIFT
 
 
+# clause: rules:1.6-four-card-bonus
 def is_royal(v):
     """A-K-Q-J suited: split out of the straight flushes for the Four Card Bonus."""
     return v == STRAIGHT_FLUSH << _SHIFT | _ROYAL_RUN
 
 
+# clause: 684a.11(c)(2)(i), rules:1.6-dealer-opens
 def dealer_opens(v):
     """Pair or better, or king high or better (the top card of a high-card hand is in the four)."""
     return v >> _SHIFT != HIGH_CARD or v & (_KING | _ACE) != 0
 
 
+# clause: 684a.11(b)(1)
 def raise_multiples(v):
     """Allowed Raise multiples of the Ante (rules.md 1.5): pair of aces or better -> 1, 2, 3."""
     cat = v >> _SHIFT
@@ -160,6 +164,7 @@ def raise_multiples(v):
     return (1,)
 
 
+# clause: rules:1.2-best-four
 def best_cards(hand, v):
     """The four chosen card ids of a five-card hand of value v, in display order.
 

@@ -44,6 +44,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
            emit=None):
     """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit.
     values: fcf.value of each seat's hand (computed by the engine's raise check)."""
+    # clause: 684a.11(c)
     dv = fcf.value(dealer)
     opens = fcf.dealer_opens(dv)
     head["dealer"] = {"cards": dealer_names,
@@ -72,25 +73,32 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
         w = s["wagers"]
         ante = w["ante"]
         cat = pv >> 26  # fcf.category(pv)
+        # clause: rules:1.6-ties
         if pv > dv:
             cmp = ONE
         elif pv == dv:
             cmp = ONE if tie_wins else 0
         else:
             cmp = LOST
+        # clause: 684a.11(b)(2)
         if rz == 0:
             e_ante = entry(ante, LOST)
             e_odds = entry(ante, LOST)
             e_raise = entry(0, 0)
         else:
+            # clause: 684a.11(c)(4)(i)(A), 684a.11(c)(4)(i)(B), rules:1.6-odds-by-hands
             if cat >= _STRAIGHT:
                 odds = (odds_win if pv >= dv else odds_bad).get(names_of[cat], LOST)
             else:
+                # clause: 684a.11(c)(4)(ii)(A), 684a.11(c)(4)(ii)(B)
                 odds = 0 if pv >= dv else LOST
+            # clause: 684a.11(c)(2)(i), 684a.11(c)(2)(ii)(A), 684a.11(c)(2)(ii)(B)
             e_ante = entry(ante, cmp if opens else 0)
             e_odds = entry(ante, odds)
+            # clause: 684a.11(c)(3)(i), 684a.11(c)(3)(ii), rules:1.6-raise-not-open
             e_raise = entry(rz, ONE if raise_wins and not opens else cmp)
         e_prime = e_bonus = e_six = None
+        # clause: 684a.7(d)(2), 684a.11(d)(1)
         a = w.get("prime", 0)
         if a:
             red = (red_of[ids[0]] + red_of[ids[1]] + red_of[ids[2]] + red_of[ids[3]]
@@ -99,6 +107,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
                   "four_one_colour" if red == 1 or red == 4 else None)
             fx = sec_prime.get(pc, LOST)
             e_prime = entry(a, fx)
+        # clause: 684a.7(d)(3), 684a.11(d)(2), rules:1.6-four-card-bonus
         a = w.get("four_card_bonus", 0)
         if a:
             bc = None
@@ -106,6 +115,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
                 bc = "royal_flush" if fcf.is_royal(pv) else names_of[cat]
             fx = sec_bonus.get(bc, LOST)
             e_bonus = entry(a, fx, bc)
+        # clause: 684a.7(d)(4), 684a.11(d)(3)
         a = w.get("all_six", 0)
         if a:
             if allsix is None:
@@ -139,6 +149,7 @@ def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names,
                 else:
                     losses -= p
             net = uncapped = wins - losses
+            # clause: rules:1.6-payout-limit
             capped = limit is not None and wins > limit
             if capped:
                 net = limit - losses

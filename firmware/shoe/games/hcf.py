@@ -41,6 +41,7 @@ def _fill(hand):
     return ms
 
 
+# clause: rules:2.1-flush, rules:2.1-compare
 def flush_value(hand):
     """length << 13 | mask of the hand's flush (the best suit)."""
     ms = _fill(hand)
@@ -73,12 +74,14 @@ def length(v):
     return v >> _SHIFT
 
 
+# clause: rules:2.2-dealer-qualifies
 def qualifies(v):
     """Dealer: a 3-card flush whose highest card is 9 or more, or any flush of 4 or more."""
     n = v >> _SHIFT
     return n >= 4 or (n == 3 and (v & _RANKS) >= _NINE)
 
 
+# clause: rules:2.1-straight-flush
 def straight_flush(hand):
     """Length (3..7) of the longest straight flush, 0 if none."""
     ms = _fill(hand)
@@ -95,6 +98,7 @@ def straight_flush(hand):
     return best if best >= 3 else 0
 
 
+# clause: rules:2.2-raise-caps
 def raise_multiples(v):
     """Allowed Raise multiples of the Ante: flush 2-4 -> 1; 5 -> 1, 2; 6-7 -> 1, 2, 3."""
     n = v >> _SHIFT
@@ -105,6 +109,7 @@ def raise_multiples(v):
     return (1,)
 
 
+# clause: rules:2.1-flush
 def flush_cards(hand, v):
     """The flush's card ids, high to low."""
     suit = flush_suit(hand)

@@ -34,22 +34,28 @@ def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit
     for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
         sf = hcf.straight_flush(ids)
+        # clause: rules:2.2-fold
         if rz == 0:
             wg = {"ante": wager(w["ante"], LOST), "raise": wager(0, 0)}
+        # clause: rules:2.2-not-qualified
         elif not q:
             wg = {"ante": wager(w["ante"], ONE), "raise": wager(rz, 0)}
         else:
+            # clause: rules:2.2-qualified
             r = ONE if pv > dv else 0 if pv == dv else LOST
             wg = {"ante": wager(w["ante"], r), "raise": wager(rz, r)}
+        # clause: 678a.7(d)(2)
         a = w.get("flush_bonus", 0)
         if a:
             n = hcf.length(pv)
             fx = _pay(table.sections.get("flush_bonus"), n) if n >= 4 else LOST
             wg["flush_bonus"] = wager(a, fx)
+        # clause: 678a.7(d)(3)
         a = w.get("straight_flush_bonus", 0)
         if a:
             wg["straight_flush_bonus"] = wager(
                 a, _pay(table.sections.get("straight_flush_bonus"), sf) if sf >= 3 else LOST)
+        # clause: 678a.7(d)(4)
         a = w.get("progressive", 0)
         if a:
             tier = None
@@ -59,6 +65,7 @@ def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit
             e = wager(a, 0 if tier is not None else LOST)
             e["tier"] = tier
             wg["progressive"] = e
+        # clause: rules:1.6-payout-limit
         net, capped, uncapped = net_of(wg.values(), table.payout_limit)
         seat = {"cards": s["cards"], "flush": _flush(s["cards"], ids, pv), "straight_flush": sf,
                 "wagers": wg, "net": net, "capped": capped, "uncapped_net": uncapped}

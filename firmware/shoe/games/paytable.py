@@ -45,6 +45,7 @@ def clear_cache():
     _cache.clear()
 
 
+# clause: rules:4-paytable-data
 def load(obj_or_name, game=None):
     """A preset name, a pay table document or a Table -> a validated Table (presets cached)."""
     if isinstance(obj_or_name, Table):

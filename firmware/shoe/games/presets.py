@@ -7,6 +7,7 @@ were not obtainable). The All-Six Bonus table is illustrative only (no public ta
 the document says so in `illustrative` and `notes`.
 """
 
+# clause: rules:4-examples
 TEXT = (
     '{"name": "fcf-public-1", "game": "four-card-frenzy", "example": true, '
     '"notes": "example values from public game descriptions; the all_six table is '

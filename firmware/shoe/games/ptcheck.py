@@ -53,6 +53,7 @@ def _check_keys(doc, known, field, what):
             raise _err("pt_unknown", field, what, (k,), ", ".join(known))
 
 
+# clause: rules:4-paytable-data
 def validate(doc, game=None):
     """A pay table document (dict) -> Table. `game`, if given, must match doc["game"]."""
     _object(doc, "document")

@@ -11,6 +11,7 @@ from shoe.games.vocab import LOST, ONE
 _NO = ()  # "no category key" (a category may be None)
 
 
+# clause: rules:4-round-down
 def wager(amount, fx, category=_NO):
     """The wager entry {amount, result, payout[, rounded][, category]} for fixed-point fx."""
     if fx < 0:
@@ -28,6 +29,7 @@ def wager(amount, fx, category=_NO):
     return w
 
 
+# clause: rules:4-paytable-data
 def pay(section, cat):
     """Fixed-point odds of cat in a pay table section; a missing section or category loses."""
     if section is None or cat is None:
@@ -36,6 +38,7 @@ def pay(section, cat):
     return LOST if fx is None else fx
 
 
+# clause: rules:1.6-payout-limit
 def net_of(entries, limit):
     """(net, capped, uncapped_net) of wager entries: net = min(wins, limit) - losses."""
     wins = 0

@@ -8,6 +8,7 @@ from micropython import const
 FCF = "four-card-frenzy"
 HCF = "high-card-flush"
 PROCEDURES = ("manual-shoe", "hand", "automated-shoe")
+# clause: rules:1.1-seats, rules:2.2-dealing
 MAX_SEATS = const(6)
 ONE = const(10000)  # fixed point: odds and results are integers in units of 1/10000
 LOST = const(-10000)  # the result of a lost wager (-1)

@@ -41,6 +41,7 @@ class Rounds:
                 self._store.drop_tail(self._seg(i), self._n[i])
         self._cur = 1 if self._last[1] > self._last[0] else 0
 
+    # clause: 684a.11(e)
     def add_round(self, no, kind, body):
         """Keep a round_result / round_void (body as sent, codec types) for recall."""
         cur = self._cur

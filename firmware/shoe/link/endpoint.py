@@ -7,8 +7,7 @@ host_tools/link/host.py, not firmware) subclasses it, so both ends run the same 
 and retransmission code. It never touches a port or a clock: the caller feeds it bytes and the
 time. The protocol itself: docs/protocol.md.
 
-    ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk,
-                  supervised=("ack_error",))
+    ep = Endpoint("shoe", key, store=journal, shoe_id="3A7F", supervisor_key=sk)
     msgs = ep.receive(chunk, now_ms)      # -> [(kind, body, ref, meta)], verified, exactly once
     out = ep.transmit(now_ms)             # -> bytes-like to write now (empty if nothing)
     ep.send(kind, body)                   # shoe: durable event (journalled first) -> eseq
@@ -17,10 +16,11 @@ time. The protocol itself: docs/protocol.md.
     ep.reply(ctr, body) / ep.error(ctr, reason)   # shoe: answer command `ctr`
     ep.link_up(now_ms)                    # handshake done and peer heard within timeout_ms
 
-Delivered messages: shoe role gets host commands (kind, body, ctr, None), already authenticated
+Delivered messages: shoe role gets host commands (kind, body, ctr, role), already authenticated
 and counter-checked (failures are answered by an automatic error reply {"re", "reason"} and never
-delivered); the host end's deliveries: host_tools/link/host.py. Protocol errors are counted in
-`errors()` by reason, never raised.
+delivered); role = whose key MAC'd it, "table" (the shoe key) or "supervisor" (the supervisor
+key): what each may do is the app's (shoe.roles). The host end's deliveries:
+host_tools/link/host.py. Protocol errors are counted in `errors()` by reason, never raised.
 
 Reliability (docs/protocol.md section 5): 16-bit transport sequence numbers per session,
 cumulative and selective acks, go-back-N retransmission within `window`, heartbeats, link loss
@@ -38,6 +38,7 @@ from shoe.link.message import LinkError, open_command
 from shoe.link.sendqueue import SendQueue
 
 ACK_KIND = "_ack"
+_ROLES = ("table", "supervisor")   # whose key MAC'd a command: shoe.roles' TABLE, SUPERVISOR
 _MASK = const(0xFFFF)
 _TICKS_MASK = const(0x3FFFFFFF)
 _TICKS_HALF = const(0x20000000)
@@ -59,16 +60,16 @@ def Endpoint(role, key, **options):
 class ShoeEndpoint(SendQueue, Handshake):
     role = "shoe"
 
-    def __init__(self, key, store=None, shoe_id="", supervisor_key=None, supervised=(),
-                 window=8, rto_ms=300, hb_ms=1000, timeout_ms=3500, stall_ms=6000, sid=None,
-                 nonce=None, nonce_source=None):
+    def __init__(self, key, store=None, shoe_id="", supervisor_key=None, window=8, rto_ms=300,
+                 hb_ms=1000, timeout_ms=3500, stall_ms=6000, sid=None, nonce=None,
+                 nonce_source=None):
         if store is None and self.role == "shoe":
             raise ValueError("store")
         self.key = bytes(key)
         self.store = store
         self.shoe_id = shoe_id
         self.supervisor_key = bytes(supervisor_key) if supervisor_key else None
-        self.supervised = supervised
+        self._cmd_keys = (self.key, self.supervisor_key)   # _ROLES[i]: tried in this order
         self.window = window
         self.rto_ms = rto_ms
         self.hb_ms = hb_ms
@@ -265,14 +266,9 @@ class ShoeEndpoint(SendQueue, Handshake):
             payload = self._asm_mv[0:n]
         self._on_data(payload)
 
-    def _key_for(self, kind):
-        if kind in self.supervised:
-            return self.supervisor_key  # None: refused ("no_key"), never a default key
-        return self.key
-
     def _on_data(self, payload):  # a host command
         try:
-            kind, body, ctr = open_command(payload, self._key_for)
+            kind, body, ctr, i = open_command(payload, self._cmd_keys)
         except LinkError as e:
             self._count(e.reason)
             self._auto_error(e.detail if isinstance(e.detail, int) else None, e.reason)
@@ -303,7 +299,7 @@ class ShoeEndpoint(SendQueue, Handshake):
             self._auto_error(ctr, "unknown")
             return
         st.set_ctr(ctr)  # persisted before the application acts on it
-        self._out.append((kind, body, ctr, None))
+        self._out.append((kind, body, ctr, _ROLES[i]))
 
     def _auto_error(self, ctr, reason):
         try:

@@ -3,8 +3,7 @@ halves, open_command and seal_message, and the envelope itself, seal and unseal,
 end (host_tools/link/host.py: seal_command, open_message, chain_next; not firmware) shares.
 
 Commands [kind, body, ctr, mac], messages [kind, body, eseq, prev, mac], the MACs and the hash
-chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, no_key,
-bad_mac).
+chain: docs/protocol.md section 4. Failures raise LinkError with `reason` (malformed, bad_mac).
 """
 import hashlib
 
@@ -78,19 +77,18 @@ def unseal(payload, nitems):
     return items, bytes(core), bytes(payload[len(payload) - MAC_LEN:])
 
 
-def open_command(payload, key_for):
-    """-> (kind, body, ctr). key_for(kind) gives the key to verify with (None: refused)."""
+def open_command(payload, keys):
+    """-> (kind, body, ctr, i): i = the index in `keys` of the first key whose MAC the command
+    carries (None entries: no such key provisioned); none of them: bad_mac."""
     items, core, got = unseal(payload, 4)
     kind, body, ctr = items[0], items[1], items[2]
     if (not isinstance(kind, str) or not isinstance(ctr, int) or ctr is True or ctr is False
             or ctr < 1):
         raise LinkError("malformed")
-    key = key_for(kind)
-    if not key:  # e.g. a supervised command on a shoe provisioned without a supervisor key
-        raise LinkError("no_key", ctr)
-    if not equal(mac(key, CMD_TAG, core), got):
-        raise LinkError("bad_mac", ctr)
-    return kind, body, ctr
+    for i in range(len(keys)):
+        if keys[i] and equal(mac(keys[i], CMD_TAG, core), got):
+            return kind, body, ctr, i
+    raise LinkError("bad_mac", ctr)
 
 
 def seal_message(key, kind, body, eseq, prev):

@@ -23,6 +23,7 @@ from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
 from shoe.errors import CommandError, ShoeError
+from shoe import roles
 from shoe.table.snapshot import CARDS, JAM, PHASE, SEEN, STAGE, T_LAST, TRIES
 from shoe.table import irregularities as irq, passes, round as rounds, snapshot
 
@@ -73,7 +74,7 @@ class Table:
         self._delta = None
         self._paths = None   # the delta paths of the fields a dealt card changes (make_paths)
         if config is not None:
-            self.command("configure_supervised", config, 0)
+            self.command("configure", config, 0, roles.SUPERVISOR)   # the code's own set-up
 
     @property
     def engine(self):
@@ -129,7 +130,9 @@ class Table:
             self._emit("phase", body)
 
     # -- host commands ------------------------------------------------------------------------
-    def command(self, kind, body, now):
+    def command(self, kind, body, now, role=roles.TABLE):
+        """A host command of `role` (the key that MAC'd it: shoe.roles; the allowlist decides
+        what it may do) -> reply dict, or CommandError (nothing changed)."""
         if body is None:
             body = {}
         fn = _COMMANDS.get(kind)
@@ -138,10 +141,14 @@ class Table:
                                "bad_command")
         if not isinstance(body, dict):
             raise CommandError("%s: the body must be an object" % kind, "bad_command")
+        roles.check(self, kind, body, role)
         if kind != "status":
             self._dirty()   # a command may change anything (the phase a status finds: _after)
         try:
-            reply = fn(self, body, now)
+            if roles.rule(kind) == "fields":   # configure: each changed field's role
+                reply = fn(self, body, now, role)
+            else:
+                reply = fn(self, body, now)
         except CommandError:
             raise
         except ShoeError as e:   # SetupError, LedgerError: each carries its reason
@@ -171,6 +178,7 @@ class Table:
         return st
 
     # -- reads --------------------------------------------------------------------------------
+    # clause: rules:3-misdeal-too-many, irr:card-out-of-round
     def card(self, serial, back, card, now):
         if (not isinstance(serial, int) or not isinstance(card, int) or not 0 <= card <= 52
                 or back not in ("R", "B") or not 0 <= serial <= 0xFFFF):
@@ -199,6 +207,7 @@ class Table:
             self._latch("card_out_of_round", code_name(serial, back, card))
         self._after(now)
 
+    # clause: 684a.11(e)
     def _dealt(self, rnd, card, now):
         """A good card of the deal (classify said so): placed and reported, and the state
         change recorded as delta ops (the whole state is not diffed for the hot path)."""
@@ -234,12 +243,14 @@ class Table:
         forged = reason in R.READ_FORGED
         if rnd is not None and rnd.stage != "stub":
             pos = self.tracker.n
+            # clause: rules:3-card-forged
             if forged:
                 self._void("card_forged", "position %d: %s" % (pos, reason), now)
             elif rnd.stage == "decisions":
                 self._void("misdeal_too_many", "position %d: unreadable (%s)" % (pos, reason),
                            now)
             else:
+                # clause: rules:3-unreadable
                 rnd.tries += 1
                 self.t_last = now
                 left = self.cfg["represent_max"] - rnd.tries + 1
@@ -257,6 +268,7 @@ class Table:
             self._latch("card_out_of_round", "unreadable card (%s)" % reason)
         self._after(now)
 
+    # clause: rules:3-jam
     def tick(self, now):
         if self.cfg is None:
             return

@@ -10,6 +10,7 @@ _MAX_LATCHED = const(16)
 _LATCHED_BYTES = const(480)  # of the status reply (frame payload <= 1006 B) for latched entries
 
 
+# clause: rules:3-latched
 def latch(self, reason, detail, rnd_n=None):
     self._dirty()   # every outcome but a dealt card latches, or comes through command(),
     #                 reject() or card()'s other branches, which leave the delta unknown too
@@ -27,6 +28,7 @@ def latch(self, reason, detail, rnd_n=None):
     return irq
 
 
+# clause: rules:3-latched
 def blocked(self):
     for irq in self.latched:
         if irq["blocks"]:
@@ -34,6 +36,7 @@ def blocked(self):
     return False
 
 
+# clause: rules:3-latched
 def ack(self, body, now):
     known = [i["id"] for i in self.latched]
     ids = body.get("ids")
@@ -79,7 +82,10 @@ def latched_fitting(self, room=_LATCHED_BYTES):
     return out
 
 
+# clause: irr:void-supervisor
 def void_round(self, body, now):
+    """The host voids the open round: the table key until a card of it has left the shoe, the
+    supervisor's after (shoe.roles, checked by Table.command)."""
     if self.rnd is None:
         raise CommandError("void_round: no round is open", "no_round")
     detail = body.get("detail", "")
@@ -89,6 +95,7 @@ def void_round(self, body, now):
     return {"ok": True}
 
 
+# clause: rules:3-never-settle, rules:3-card-other-back
 def void(self, reason, detail, now, remember=True):
     rnd = self.rnd
     lg = self.ledger
@@ -111,6 +118,7 @@ def void(self, reason, detail, now, remember=True):
     self.t_last = None
 
 
+# clause: irr:power-loss
 def void_in_progress(self, reason, now):
     """The app cannot know what happened to the open round: void it (default reason
     power_loss). Returns True if a round was voided."""
@@ -121,6 +129,7 @@ def void_in_progress(self, reason, now):
     return True
 
 
+# clause: irr:journal-corrupt
 def journal_damaged(self, detail, stale, now, last_round=0):
     """The journal lost records to flash corruption (docs/journal.md): latch
     journal_corrupt (it blocks until a supervisor acknowledges it). If the restored state

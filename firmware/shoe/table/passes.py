@@ -3,7 +3,8 @@ through the reader, ended by the cover card), and the deck's age (functions of t
 from shoe.errors import CommandError
 
 
-def _serial(v):
+def serial_of(v):
+    """A deck serial as sent (4 upper-case hex digits, or 0..65535) -> int, or None."""
     if isinstance(v, str) and len(v) == 4:
         try:
             return int(v, 16) if v.upper() == v else None
@@ -14,11 +15,12 @@ def _serial(v):
     return None
 
 
+# clause: rules:1.1-deck
 def load_deck(self, body, now):
     if self.cfg is None:
         raise CommandError("load_deck: configure the table first", "not_configured")
     self._need_idle("load_deck")
-    serial = _serial(body.get("serial"))
+    serial = serial_of(body.get("serial"))
     if serial is None:
         raise CommandError("load_deck: serial must be 4 upper-case hex digits or 0..65535",
                            "bad_deck")
@@ -39,6 +41,7 @@ def open_check(self, now):
         self._waiting(now)
 
 
+# clause: rules:3-stub-misdealt, rules:3-stub-deck-wrong, rules:3-never-settle
 def end_pass(self, now, cover):
     lg = self.ledger
     kind = lg.p_kind
@@ -56,6 +59,7 @@ def end_pass(self, now, cover):
         self._emit("deck_check", rep)
 
 
+# clause: rules:1.1-deck-age, rules:3-deck-expired
 def check_age(self, now):
     cfg = self.cfg
     limit = cfg["deck_age_hand_s"] if cfg["procedure"] == "hand" else cfg["deck_age_shoe_s"]

@@ -1,9 +1,10 @@
 """The rounds (functions of the Table): the configuration every round follows (checked by
-shoe.dealing.setup, the pay table and rules proved by the engine on a fixed round, the guarded
-settings only under the supervisor key), the open round (a Round), its seats, decisions and
+shoe.dealing.setup, the pay table and rules proved by the engine on a fixed round, each field
+changed only by the role shoe.roles gives it), the open round (a Round), its seats, decisions and
 settlement. Fields, phases and what each outcome does: docs/round-lifecycle.md."""
 from shoe.errors import CommandError, ShoeError
 from shoe.cards import name
+from shoe import roles
 from shoe.deck.ledger import READY
 from shoe.games.vocab import FCF, HCF
 
@@ -42,6 +43,7 @@ _PROBE = {FCF: ("2c 3d 4h 5s 7c", "9c Td Jh Qs Kc"),
           HCF: ("2c 3d 4h 5s 7c 8d 9h", "Tc Jd Qh Ks Ac 6d 6h")}
 
 
+# clause: rules:1.3-offered
 def _probe(cfg):
     """Every offered wager is in the probe, so a pay table that lacks one is refused at
     configure time, not at the first settlement."""
@@ -58,7 +60,9 @@ def _probe(cfg):
     return obj
 
 
-def configure(self, body, now, supervised=False):
+def configure(self, body, now, role):
+    """The new configuration, normalised; refused (needs_supervisor) if it changes a field
+    `role` may not change (shoe.roles: every field, against the current configuration)."""
     self._need_idle("configure")
     if self.ledger.p_kind is not None:
         raise CommandError("configure: a deck check is running", "pass_open")
@@ -72,14 +76,11 @@ def configure(self, body, now, supervised=False):
         cfg["paytable_sha256"] = paytable.digest(pt)
         if "offered" not in body:    # the default: what the pay table offers
             cfg["offered"] = [w for w in cfg["offered"] if w in pt]
+    roles.check_fields(role, self.cfg, cfg)
     try:
         self.engine.evaluate_round(_probe(cfg))
     except Exception as e:  # EngineError, PaytableError; anything else is refused too
         raise CommandError("configure: %s" % e, _reason(e, "bad_field"))
-    weaker = [] if supervised else setup.guarded(self.cfg, cfg)
-    if weaker:
-        raise CommandError("configure: %s needs the supervisor key (configure_supervised)"
-                           % ", ".join(weaker), "needs_supervisor")
     if self.cfg is None or cfg["two_deck"] != self.ledger.two_deck:
         self.ledger.set_two_deck(cfg["two_deck"])
     self.cfg = cfg
@@ -87,8 +88,9 @@ def configure(self, body, now, supervised=False):
 
 
 def configure_supervised(self, body, now):
-    """configure with the supervisor's authority (the link checked the supervisor key)."""
-    return configure(self, body, now, True)
+    """configure under the supervisor's authority (the kind an older host sends with the
+    supervisor key; shoe.roles lets only the supervisor send it)."""
+    return configure(self, body, now, roles.SUPERVISOR)
 
 
 def config_summary(self):
@@ -104,11 +106,13 @@ def config_summary(self):
     return out
 
 
+# clause: 684a.7(c), 678a.7(c)
 def need_idle(self, what):
     if self.rnd is not None:
         raise CommandError("%s: round %d is open" % (what, self.rnd.n), "round_open")
 
 
+# clause: 684a.7(c), 678a.7(c)
 def open_round(self, body, now):
     if self.cfg is None:
         raise CommandError("open_round: configure the table first", "not_configured")
@@ -150,6 +154,7 @@ def open_round(self, body, now):
     return {"ok": True, "round": rnd.n, "cards": self.tracker.total}
 
 
+# clause: 684a.11(b), 684a.7(c), 678a.7(c), rules:1.5-refused
 def decisions(self, body, now):
     rnd = self.rnd
     if rnd is None:
@@ -196,7 +201,10 @@ def decisions(self, body, now):
     return {"ok": True, "waiting": sorted(waiting)}
 
 
+# clause: rules:3-misdeal-too-few
 def close_round(self, body, now):
+    """The deal ends short (misdeal_too_few): like void_round, the table key until a card of the
+    round has left the shoe, the supervisor's after (shoe.roles, checked by Table.command)."""
     if self.rnd is None:
         raise CommandError("close_round: no round is open", "no_round")
     if self.rnd.stage != "dealing":
@@ -216,6 +224,7 @@ def sequence(self, stub):
 def settle(self, now, stub_checked):
     rnd = self.rnd
     seq = self._sequence(stub_checked)
+    # clause: rules:3-unshuffled, rules:1.1-shuffle
     finding = self.shuffle.check(seq) if self.cfg["shuffle_check"] else None
     self.shuffle.remember(seq)
     if finding is not None:
@@ -238,6 +247,7 @@ def settle(self, now, stub_checked):
         obj["all_six_card"] = hands["all_six"]
     try:
         res = self.engine.evaluate_round(obj)
+    # clause: irr:settle-error
     except Exception as e:  # never settle on an engine failure: void, keep running
         self._void("settle_error", str(e)[:80], now, remember=False)
         return

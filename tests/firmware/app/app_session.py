@@ -52,6 +52,7 @@ def main():
     hw = Hardware(host=None, reader=None, state_dir=state, board_name="inproc")
     app = App(hw)
     host = Endpoint("host", KEYS["shoe"])
+    sup = {"configure": KEYS["supervisor"]}   # the supervisor configures (shoe.roles)
     codes = CardCodes(KEYS["card"])
     import heapshape
 
@@ -80,7 +81,7 @@ def main():
     replies = {}
 
     def command(kind, body):
-        ctr = host.command(kind, body)
+        ctr = host.command(kind, body, sup.get(kind))
         for _ in range(40):
             pump(1)
             while events:

@@ -4,6 +4,8 @@ never holds the event loop (the host task runs between cards; the link task feed
 import json
 import struct
 
+import pytest
+
 from shoe.journal import log
 from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
 from tests.mpy import run_mpy
@@ -72,7 +74,7 @@ _ballast = _data_heap(64 * 1024)
 if phase == "write":
     app.boot()
     assert app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                        "paytable": "fcf-public-1"})["ok"]
+                                        "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     for k, code in reads:
         app.on_read(k, code)
@@ -88,7 +90,7 @@ elif phase == "read":
                       "ctr": app.journal.ctr, "recovery": app.journal.recovery}))
 else:  # burst: the deck check's 53 reads arrive at once
     assert app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                        "paytable": "fcf-public-1"})["ok"]
+                                        "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     seq = []
     on_read = app.on_read
@@ -125,6 +127,7 @@ def _run(tmp_path, fw_build, state, phase):
     return json.loads(out.splitlines()[-1])
 
 
+@pytest.mark.clause("irr:journal-corrupt")
 def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round(tmp_path, fw_build):
     state = tmp_path / "state"
     state.mkdir()

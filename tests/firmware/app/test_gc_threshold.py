@@ -91,7 +91,8 @@ r = Reader()
 app = App(Hardware(host=None, reader=r, state_dir=%r, board_name="inproc"))
 app.boot()
 idle = r.dealing
-app.on_command("configure_supervised", {"game": "four-card-frenzy", "procedure": "manual-shoe"})
+app.on_command("configure_supervised", {"game": "four-card-frenzy", "procedure": "manual-shoe"},
+               "supervisor")
 app.on_command("load_deck", {"serial": "3A7F", "back": "R"})
 checking = r.dealing
 print(json.dumps({"idle": idle, "checking": checking, "phase": app.table.current_phase()}))

@@ -96,8 +96,12 @@ async def main():
     out["faults"] = app.faults
     out["host_errors"] = host.errors()
     out["shoe_errors"] = app.link.errors()
-    out["alive"] = [any(n == name and not t.done() for t, n in app._running.items())
-                    for name in ("host", "link")]
+    # a task that faulted is restarted a tick later (App._restart): wait for it, a loaded
+    # machine may sample the tick in between
+    alive = lambda: [any(n == name and not t.done() for t, n in app._running.items())
+                     for name in ("host", "link")]
+    await until(lambda: all(alive()), 5000)
+    out["alive"] = alive()
     print(json.dumps(out))
     for t in app._running:
         t.cancel()

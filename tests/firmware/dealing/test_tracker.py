@@ -12,6 +12,7 @@ def names(tr):
     return [target_name(tr.target(p)) for p in range(tr.total)]
 
 
+@pytest.mark.clause("rules:1.4-manual")
 def test_fcf_manual_with_all_six_explicit():
     tr = Tracker()
     tr.reset(FCF, "manual-shoe", [3, 1], True)
@@ -19,18 +20,23 @@ def test_fcf_manual_with_all_six_explicit():
     assert tr.total == 16
 
 
+@pytest.mark.clause("rules:1.4-automated")
 def test_fcf_automated_with_all_six_explicit():
     tr = Tracker()
     tr.reset(FCF, "automated-shoe", [2], True)
     assert names(tr) == ["2"] * 5 + ["dealer"] * 5 + ["all_six"] + ["discard"] * 4
 
 
+@pytest.mark.clause("rules:2.2-dealing")
 def test_hcf_stacks_of_seven():
     tr = Tracker()
     tr.reset(HCF, "automated-shoe", [1, 6], True)  # no All-Six in HCF
     assert names(tr) == ["1"] * 7 + ["6"] * 7 + ["dealer"] * 7
 
 
+@pytest.mark.clause(
+    "rules:1.4-manual", "rules:1.4-hand", "rules:1.4-automated", "rules:1.4-card-count",
+    "rules:2.2-dealing", "rules:3-misdeal-too-many")
 @given(st.sampled_from((FCF, HCF)), st.sampled_from(PROCS),
        st.sets(st.integers(1, 6), min_size=1, max_size=6), st.booleans())
 def test_matches_rules_and_counts(game, proc, seats, a6):

@@ -29,6 +29,7 @@ def test_bitmaps():
     assert len(members(m, True)) == 48
 
 
+@pytest.mark.clause("rules:1.1-deck", "rules:1.1-cover-last")
 def test_deck_check_ok_and_faults():
     lg = checked()
     assert lg.status(0) == READY
@@ -54,6 +55,7 @@ def test_deck_check_ok_and_faults():
         assert rep["extra_count"] == (1 if fault in ("foreign", "forged") else 0)
 
 
+@pytest.mark.clause("rules:3-card-foreign", "rules:3-duplicate", "rules:3-cover-card")
 def test_deal_classification():
     lg = checked()
     lg.begin_round(0)
@@ -67,6 +69,7 @@ def test_deal_classification():
     assert count(lg.seen) == 1
 
 
+@pytest.mark.clause("rules:1.1-two-decks", "rules:3-card-other-back")
 def test_two_deck_other_back():
     lg = checked(True)
     lg.load(0x0B0B, "B", 0)
@@ -98,6 +101,7 @@ def stub_outcome(dealt, stub, foreign=0, cover=True):
     return lg.close_pass(cover)
 
 
+@pytest.mark.clause("rules:3-stub-misdealt", "rules:3-stub-deck-wrong")
 def test_stub_outcomes():
     d = shuffled(1)
     assert stub_outcome(d[:20], d[20:])["ok"]
@@ -111,6 +115,7 @@ def test_stub_outcomes():
     assert r["reason"] == "stub_deck_wrong"
 
 
+@pytest.mark.clause("rules:1.4-stub-count")
 def test_stub_due():
     lg = checked()
     assert lg.stub_due(0, 1)
@@ -126,6 +131,7 @@ def test_stub_due():
 reads = st.lists(st.tuples(st.sampled_from([0] * 8 + [1, 2]), st.integers(0, 51)), max_size=70)
 
 
+@pytest.mark.clause("rules:1.1-deck")
 @settings(max_examples=300, deadline=None)
 @given(st.permutations(list(range(52))), st.integers(0, 52), st.integers(0, 52), reads)
 def test_deck_check_accounts_exactly_or_fails(perm, drop, dup, extra):

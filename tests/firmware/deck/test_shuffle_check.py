@@ -35,6 +35,7 @@ def test_limit_is_a_tail_bound():
     assert limit(9, 5 / 51) <= 9
 
 
+@pytest.mark.clause("rules:3-unshuffled")
 def test_quiet_on_random_shuffles():
     sc = ShuffleCheck()
     for seed in range(2000):
@@ -42,6 +43,7 @@ def test_quiet_on_random_shuffles():
             assert sc.check(shuffled(seed, n)) is None
 
 
+@pytest.mark.clause("rules:3-unshuffled")
 @pytest.mark.parametrize("n", (10, 15, 35, 52))
 def test_new_deck_order_and_reversed(n):
     sc = ShuffleCheck()
@@ -50,6 +52,7 @@ def test_new_deck_order_and_reversed(n):
     assert sc.check(list(range(52))[:n]) is not None
 
 
+@pytest.mark.clause("rules:3-unshuffled")
 def test_riffle_once_of_new_deck_order():
     rng = random.Random(3)
     sc = ShuffleCheck()
@@ -57,6 +60,7 @@ def test_riffle_once_of_new_deck_order():
     assert hits >= 195
 
 
+@pytest.mark.clause("rules:1.1-shuffle")
 def test_repeated_deck_even_after_a_cut():
     sc = ShuffleCheck()
     d = shuffled(8)

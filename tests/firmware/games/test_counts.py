@@ -9,11 +9,15 @@ import itertools
 from collections import Counter
 from math import comb, prod
 
+import pytest
 
 from shoe.games import allsix, fcf, hcf
 from tests.oracle import naive
 
 
+@pytest.mark.clause(
+    "684a.11(b)(1)", "rules:1.2-ace", "rules:1.2-categories", "rules:1.6-dealer-opens",
+    "rules:1.6-four-card-bonus")
 def test_fcf_best_four_counts_over_all_five_card_hands():
     cats = [0] * 8
     opens = raise3 = 0
@@ -41,6 +45,7 @@ def test_fcf_best_four_counts_over_all_five_card_hands():
     assert royal + low == 192
 
 
+@pytest.mark.clause("rules:1.2-best-four")
 def test_fcf_fast_evaluator_equals_naive_all_subsets_on_a_sample():
     # the naive evaluator tries the five four-card subsets; it is the independent method
     import random
@@ -51,6 +56,7 @@ def test_fcf_fast_evaluator_equals_naive_all_subsets_on_a_sample():
         assert fcf.value(h) == naive.value(h), h
 
 
+@pytest.mark.clause("rules:1.2-tiebreak")
 def test_fcf_rank_patterns_against_naive_exhaustively():
     # every rank multiset (6175) with every way of making a four-card flush or not
     for ranks in itertools.combinations_with_replacement(range(13), 5):
@@ -78,6 +84,7 @@ def test_fcf_rank_patterns_against_naive_exhaustively():
                 assert fcf.value(h) == naive.value(h), h
 
 
+@pytest.mark.clause("684a.7(d)(2)", "684a.11(d)(1)")
 def test_prime_counts_by_the_settlement():
     """Prime pays on the colours of the player's five cards only: the settlement (engine) gives
     each hand's Prime result, seeded hands of every red count 0..5; the arithmetic weighs each
@@ -149,6 +156,7 @@ def _allsix_flush_part():
     return out
 
 
+@pytest.mark.clause("rules:1.6-all-six")
 def test_all_six_category_counts_over_all_six_card_hands():
     got = _allsix_rank_part() + _allsix_flush_part()
     assert dict(got) == {
@@ -187,6 +195,7 @@ def _compositions():
                 yield (a, b, c, d)
 
 
+@pytest.mark.clause("rules:2.1-flush")
 def test_hcf_flush_length_distribution():
     got = Counter()
     for comp in _compositions():
@@ -196,6 +205,7 @@ def test_hcf_flush_length_distribution():
     assert dict(got) == {7: 6864, 6: 267696, 5: 3814668, 4: 26137540, 3: 78881088, 2: 24676704}
 
 
+@pytest.mark.clause("rules:2.1-straight-flush", "rules:2.2-dealer-qualifies")
 def test_hcf_straight_flush_distribution_and_dealer_qualification():
     per = _per_suit_classes()
     sf_count = {k: Counter() for k in per}
@@ -229,6 +239,7 @@ def test_hcf_straight_flush_distribution_and_dealer_qualification():
     assert comb(52, 7) - not_q == 100825036
 
 
+@pytest.mark.clause("rules:1.2-best-four")
 def test_best_cards_are_four_of_the_hand_worth_its_value():
     import random
 

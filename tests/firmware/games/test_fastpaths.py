@@ -178,6 +178,7 @@ def test_best_names_of_every_category_equal_best_cards():
     assert seen == set(range(8))
 
 
+@pytest.mark.clause("684a.11(d)(3)")
 def test_all_six_card_given_apart_equals_six_cards():
     import random
 

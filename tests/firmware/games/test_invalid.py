@@ -106,6 +106,7 @@ def test_invalid_hcf_input(path, value, reason, words):
         assert w in str(e.value), (w, str(e.value))
 
 
+@pytest.mark.clause("rules:1.3-offered")
 def test_wager_not_offered_by_table():
     table = paytable.preset("fcf-public-1")
     del table["all_six"]
@@ -114,6 +115,9 @@ def test_wager_not_offered_by_table():
     assert e.value.reason == "wager_not_offered" and "all_six" in str(e.value)
 
 
+@pytest.mark.clause(
+    "684a.7(d)(1)", "684a.11(b)(1)", "678a.7(d)(1)", "678a.7(d)(4)",
+    "rules:1.3-optional-needs-ante", "rules:1.5-refused")
 def test_check_wagers_and_check_raise_api():
     engine.check_wagers("four-card-frenzy", {"ante": 5, "odds": 5, "prime": 1})
     engine.check_wagers("high-card-flush", {"ante": 5, "progressive": 1})
@@ -160,6 +164,7 @@ PAYTABLE_CASES = [
 ]
 
 
+@pytest.mark.clause("rules:4-paytable-data")
 @pytest.mark.parametrize("change,words", PAYTABLE_CASES)
 def test_bad_pay_tables_name_the_field(change, words):
     doc = paytable.preset("fcf-public-1")
@@ -174,6 +179,7 @@ def test_bad_pay_tables_name_the_field(change, words):
     assert e.value.reason == "paytable"
 
 
+@pytest.mark.clause("rules:4-paytable-data")
 def test_bad_hcf_pay_tables():
     for change, word in [({"flush_bonus": {"3": 1}}, '"3"'),
                          ({"progressive": {"7": ""}}, "progressive.7"),

@@ -5,6 +5,7 @@ from shoe.games import paytable, ptcheck
 from shoe.games.settle import wager
 
 
+@pytest.mark.clause("rules:4-examples")
 def test_presets_are_examples_with_rules_values():
     assert paytable.PRESETS == ("fcf-public-1", "hcf-public-1", "hcf-public-2")
     f = paytable.load("fcf-public-1", "four-card-frenzy")
@@ -36,12 +37,14 @@ def test_presets_are_examples_with_rules_values():
     assert all(paytable.preset(n)["example"] is True for n in paytable.PRESETS)
 
 
+@pytest.mark.clause("rules:4-round-down")
 @pytest.mark.parametrize("x,fixed", [(1.5, 15000), (0.1, 1000), (2.675, 26750),
                                      (1.2345, 12345), (7, 70000), (0, 0), (1e6, 10 ** 10)])
 def test_odds_are_exact_fixed_point(x, fixed):
     assert ptcheck.odds_value(x, "f") == fixed
 
 
+@pytest.mark.clause("rules:4-round-down")
 @pytest.mark.parametrize("amount,odds,payout,rounded", [
     (5, 15000, 7, True), (10, 15000, 15, False), (3, 1000, 0, True), (10, 1000, 1, False),
     (1000000000, 26750, 2675000000, False), (7, 12345, 8, True), (3, -10000, -3, False),

@@ -1,6 +1,7 @@
 """Hypothesis properties of the engine (CPython): invariances and monotonic payouts."""
 import copy
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,7 @@ def test_fcf_suit_permutation_and_card_order_do_not_change_results(ids, wagers, 
     assert strip(c) == strip(base)
 
 
+@pytest.mark.clause("684a.11(c)")
 @settings(max_examples=300, deadline=None)
 @given(deal(15), st.integers(1, 100), st.sampled_from(["player", "push"]),
        st.sampled_from(["compare", "win"]))
@@ -83,6 +85,7 @@ def test_fcf_better_hand_never_pays_less(ids, ante, ties, rwdno):
     assert r["seats"]["1"]["net"] >= r["seats"]["2"]["net"]
 
 
+@pytest.mark.clause("rules:2.1-compare")
 @settings(max_examples=300, deadline=None)
 @given(deal(21), st.integers(1, 100), SUIT_PERMS, st.randoms(use_true_random=False))
 def test_hcf_invariances_and_monotonic(ids, ante, perm, rnd):
@@ -108,12 +111,14 @@ def test_hcf_invariances_and_monotonic(ids, ante, perm, rnd):
     assert strip(engine.evaluate_round(obj(d2, a2, b2))) == strip(r)
 
 
+@pytest.mark.clause("rules:1.2-tiebreak")
 @settings(max_examples=200, deadline=None)
 @given(deal(5), SUIT_PERMS)
 def test_fcf_value_is_suit_blind_except_flushes(ids, perm):
     assert fcf.value(ids) == fcf.value(permute_suits(ids, perm))
 
 
+@pytest.mark.clause("rules:1.2-categories")
 @settings(max_examples=100, deadline=None)
 @given(deal(11), WAGERS)
 def test_categories_agree_with_the_naive_oracle_and_input_untouched(ids, wagers):

@@ -42,16 +42,19 @@ TIES = [
 ]
 
 
+@pytest.mark.clause("rules:1.2-ace", "rules:1.2-categories", "rules:1.2-tiebreak")
 @pytest.mark.parametrize("hi,lo", BETTER)
 def test_better_hand_compares_higher(hi, lo):
     assert v(hi) > v(lo)
 
 
+@pytest.mark.clause("rules:1.2-tiebreak")
 @pytest.mark.parametrize("a,b", TIES)
 def test_ties(a, b):
     assert v(a) == v(b)
 
 
+@pytest.mark.clause("684a.11(c)", "rules:1.2-ace", "rules:1.2-best-four")
 @pytest.mark.parametrize("hand,category,best", [
     ("As Ks Qs Js 2d", "straight_flush", "As Ks Qs Js"),
     ("Ah 2c 3d 4s 9h", "straight", "4s 3d 2c Ah"),
@@ -70,6 +73,7 @@ def test_category_and_best_four(hand, category, best):
     assert sorted(got) == sorted(parse(c) for c in best.split())
 
 
+@pytest.mark.clause("rules:1.6-dealer-opens", "684a.11(c)(2)(i)")
 @pytest.mark.parametrize("hand,opens", [
     ("Kc 9d 7h 4s 2c", True),    # king high opens
     ("Qc Jd 9h 4s 2c", False),   # queen high does not
@@ -81,6 +85,7 @@ def test_dealer_opens(hand, opens):
     assert fcf.dealer_opens(v(hand)) is opens
 
 
+@pytest.mark.clause("684a.11(b)(1)")
 @pytest.mark.parametrize("hand,mult", [
     ("Kc Kd 7h 4s 2c", (1,)),       # pair of kings: exactly the Ante
     ("Ac Ad 7h 4s 2c", (1, 2, 3)),  # pair of aces: 1x, 2x, 3x
@@ -104,6 +109,9 @@ def results(r, seat="1"):
     return {k: (w["result"], w["payout"]) for k, w in r["seats"][seat]["wagers"].items()}
 
 
+@pytest.mark.clause(
+    "684a.7(d)(3)", "684a.11(c)", "684a.11(c)(2)(ii)(A)", "684a.11(c)(4)(i)(A)", "684a.11(d)(1)",
+    "684a.11(d)(2)", "rules:1.6-four-card-bonus")
 def test_interface_example_round():
     r = rnd("Ah Kd 7c 7s 2h", "As Ks Qs Js 2d",
             {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}, 30,
@@ -123,6 +131,7 @@ def test_interface_example_round():
     assert s["net"] == 10 + 150 + 30 + 250 + 5 - 5 and s["capped"] is False
 
 
+@pytest.mark.clause("684a.11(c)(2)(ii)(A)", "684a.11(c)(3)(i)", "684a.11(c)(4)(ii)(A)")
 def test_king_high_dealer_that_does_not_beat_the_player():
     # dealer opens with K high; the player's A high beats it: Ante and Raise win
     r = rnd("Kc 9d 7h 4s 2c", "Ad Qh 8c 5d 3s", {"ante": 10, "odds": 10}, 10)
@@ -130,6 +139,9 @@ def test_king_high_dealer_that_does_not_beat_the_player():
     assert results(r) == {"ante": (1, 10), "odds": (0, 0), "raise": (1, 10)}
 
 
+@pytest.mark.clause(
+    "684a.11(c)(2)(i)", "684a.11(c)(3)(i)", "684a.11(c)(3)(ii)", "684a.11(c)(4)(ii)(B)",
+    "rules:1.6-raise-not-open")
 def test_dealer_not_open_variants():
     args = ("Qc Jd 9h 4s 2c", "Kd 8h 7c 5d 3s", {"ante": 10, "odds": 10}, 10)
     assert results(rnd(*args)) == {"ante": (0, 0), "odds": (0, 0), "raise": (1, 10)}
@@ -139,6 +151,8 @@ def test_dealer_not_open_variants():
     assert got == {"ante": (0, 0), "odds": (-1, -10), "raise": (1, 10)}
 
 
+@pytest.mark.clause(
+    "684a.11(c)(2)(ii)(A)", "684a.11(c)(3)(i)", "684a.11(c)(4)(ii)(A)", "rules:1.6-ties")
 def test_ties_variant():
     tie = ("Ac Kd 9h 8s 2c", "Ah Kc 9c 8d 3c", {"ante": 10, "odds": 10}, 10)
     assert results(rnd(*tie)) == {"ante": (1, 10), "odds": (0, 0), "raise": (1, 10)}
@@ -146,6 +160,9 @@ def test_ties_variant():
         "ante": (0, 0), "odds": (0, 0), "raise": (0, 0)}
 
 
+@pytest.mark.clause(
+    "684a.11(b)(2)", "684a.11(c)(2)(ii)(B)", "684a.11(c)(3)(ii)", "684a.11(c)(4)(i)(B)",
+    "684a.11(d)(2)")
 def test_bad_beat_and_fold():
     # player flush loses to dealer trips: Odds pays the bad beat 3 to 1
     r = rnd("9c 9d 9h 4s 2c", "Ah Kh 8h 5h 3s", {"ante": 10, "odds": 10}, 10)
@@ -157,12 +174,14 @@ def test_bad_beat_and_fold():
                           "four_card_bonus": (50, 50)}
 
 
+@pytest.mark.clause("rules:4-round-down")
 def test_fractional_odds_round_down_and_say_so():
     r = rnd("9c 9d 4h 4s 2c", "Ah Kh 8h 5h 3s", {"ante": 5, "odds": 5}, 5)
     w = r["seats"]["1"]["wagers"]["odds"]
     assert w == {"amount": 5, "result": 1.5, "payout": 7, "rounded": True}
 
 
+@pytest.mark.clause("rules:1.6-payout-limit")
 def test_payout_limit_caps_wins_not_losses():
     table = {"name": "capped", "game": "four-card-frenzy", "example": True,
              "odds": {"straight_flush": {"win": 15, "bad_beat": 50}},
@@ -174,6 +193,7 @@ def test_payout_limit_caps_wins_not_losses():
     assert s["capped"] is True and s["net"] == 100 - 7 and s["uncapped_net"] == 420 - 7
 
 
+@pytest.mark.clause("684a.7(d)(4)", "684a.11(d)(3)", "rules:1.6-all-six")
 @pytest.mark.parametrize("cards,category", [
     ("Ah Kh Qh Jh Th 9h", "six_card_royal_flush"),
     ("Ah Kh Qh Jh Th 2c", "royal_flush"),
@@ -197,6 +217,7 @@ def h7(text):
     return [parse(c) for c in text.split()]
 
 
+@pytest.mark.clause("rules:2.1-flush")
 def test_hcf_flush_and_tie_between_suits():
     hand = h7("Ah 9h 3h Kc Qc 2c 5d")
     v = hcf.flush_value(hand)
@@ -206,6 +227,7 @@ def test_hcf_flush_and_tie_between_suits():
     assert hcf.flush_cards(hand, hcf.flush_value(hand)) == h7("Kc Qc 2c")
 
 
+@pytest.mark.clause("rules:2.1-compare")
 def test_hcf_comparison():
     fv = hcf.flush_value
     assert fv(h7("2h 3h 4h 5h Ac Kd Qs")) > fv(h7("Ah Kh Qh Jc Tc 9d 8s"))  # length first
@@ -213,6 +235,7 @@ def test_hcf_comparison():
     assert fv(h7("Ah Kh 2h Jc Tc 9d 8s")) == fv(h7("Ad Kd 2d Jh Tc 9c 8s"))  # off-suit: no
 
 
+@pytest.mark.clause("678a.7(d)(3)", "rules:2.1-straight-flush")
 @pytest.mark.parametrize("cards,run", [
     ("Ah 2h 3h 9c Tc 4d Kh", 3),    # A-2-3 counts
     ("Qh Kh Ah 2h 9c 5d 7s", 3),    # Q-K-A, not Q-K-A-2 (no wrap)
@@ -224,6 +247,7 @@ def test_hcf_longest_straight_flush(cards, run):
     assert hcf.straight_flush(h7(cards)) == run
 
 
+@pytest.mark.clause("rules:2.2-dealer-qualifies")
 @pytest.mark.parametrize("cards,q", [
     ("9h 5h 2h Kc Qd 7s 3c", True),    # 3-card flush, 9 high
     ("8h 5h 2h Kc Qd 7s 3c", False),   # 8 high
@@ -241,6 +265,9 @@ def hcf_round(dealer, cards, wagers, raise_, table="hcf-public-1"):
                                                   "raise": raise_}}})
 
 
+@pytest.mark.clause(
+    "678a.7(d)(2)", "678a.7(d)(3)", "678a.7(d)(4)", "rules:2.2-fold", "rules:2.2-not-qualified",
+    "rules:2.2-qualified")
 def test_hcf_settlement():
     # dealer does not qualify: Ante wins, Raise pushes
     r = hcf_round("8h 5h 2h Kc Qd 7s 3c", "As Ks 4s Jd Td 6c 9h", {"ante": 10}, 10)
@@ -265,6 +292,7 @@ def test_hcf_settlement():
     assert results(r) == {"ante": (-1, -10), "raise": (0, 0), "flush_bonus": (-1, -1)}
 
 
+@pytest.mark.clause("rules:2.2-raise-caps")
 @pytest.mark.parametrize("cards,allowed", [
     ("As Ks 4s Jd Td 6c 9h", (10,)),           # 3-card flush
     ("As Ks 4s 2s Td 6c 9h", (10,)),           # 4

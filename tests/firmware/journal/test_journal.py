@@ -175,6 +175,7 @@ def test_outbox_ring_matches_a_plain_list(ops):
         assert sum(len(p) for _, p in model) <= 2048
 
 
+@pytest.mark.clause("684a.11(e)")
 def test_rounds_keep_at_least_the_last_hundred_and_survive_torn_writes(tmp_path):
     j = Journal(str(tmp_path))
     for r in range(1, 251):

@@ -24,10 +24,10 @@ class Pair:
         self.events = []
         self.replies = {}
         self.commands = []
+        self.roles = {}     # ctr -> the role the shoe end delivered the command with
 
     def new_shoe(self, **opts):
-        return Endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP,
-                        supervised=("ack_error",), **opts)
+        return Endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP, **opts)
 
     def step(self, dt=10):
         self.now += dt
@@ -38,8 +38,9 @@ class Pair:
             else:
                 self.events.append((kind, body, ref, meta))
         d = self.host.transmit(self.now)
-        for kind, body, ctr, _ in self.shoe.receive(self.up_ch(d), self.now):
+        for kind, body, ctr, role in self.shoe.receive(self.up_ch(d), self.now):
             self.commands.append((kind, body, ctr))
+            self.roles[ctr] = role
             self.shoe.reply(ctr, {"ok": True, "kind": kind})
 
     def run_until(self, cond, limit_ms=600_000, dt=10):
@@ -131,6 +132,7 @@ def test_host_restart_with_known_last_event_drops_what_it_has():
     assert [e for k, b, e, m in p.events] == [3, 4]
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_bad_mac_replay_and_out_of_order_commands_are_refused_with_a_reason():
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
@@ -147,13 +149,14 @@ def test_bad_mac_replay_and_out_of_order_commands_are_refused_with_a_reason():
     assert p.replies[50] == ("error", {"re": 50, "reason": "bad_mac"})
     assert p.replies[c1] == ("error", {"re": c1, "reason": "replay"})
     assert (p.store.ctr, p.commands) == before
-    # a supervised command signed with the ordinary key is refused; with the supervisor's, runs
+    # the link delivers whose key MAC'd a command (what the role may do is the app's:
+    # shoe.roles): the shoe key -> "table", the supervisor key -> "supervisor"
     c2 = p.host.command("ack_error", {"id": 1})
     p.run_until(lambda: c2 in p.replies, 1000)
-    assert p.replies[c2] == ("error", {"re": c2, "reason": "bad_mac"})
+    assert p.commands[-1] == ("ack_error", {"id": 1}, c2) and p.roles[c2] == "table"
     c3 = p.host.command("ack_error", {"id": 1}, key=SUP)
     p.run_until(lambda: c3 in p.replies, 1000)
-    assert p.replies[c3][0] == "reply" and p.commands[-1] == ("ack_error", {"id": 1}, c3)
+    assert p.commands[-1] == ("ack_error", {"id": 1}, c3) and p.roles[c3] == "supervisor"
 
 
 def test_forged_ack_cannot_prune_the_outbox():
@@ -268,16 +271,23 @@ def test_a_reply_too_big_for_a_frame_becomes_an_error_reply():
     assert p.replies[c] == ("error", {"re": c, "reason": "reply_too_big"})
 
 
-def test_supervised_commands_are_refused_when_no_supervisor_key_is_provisioned():
+@pytest.mark.clause("rules:3-supervisor-ack")
+def test_without_a_supervisor_key_nothing_is_delivered_as_the_supervisors():
+    """A shoe provisioned without a supervisor key: a command MAC'd with any other key than the
+    shoe key is refused (bad_mac), never checked against a default; the shoe key's commands
+    arrive as the table's (and the app refuses what the table may not do)."""
     store = MemoryStore()
     p = Pair(store=store)
-    p.shoe = Endpoint("shoe", KEY, store=store, shoe_id="3A7F", supervised=("ack_error",))
+    p.shoe = Endpoint("shoe", KEY, store=store, shoe_id="3A7F")
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
-    for key in (bytes(32), KEY, b""):
-        c = p.host.command("ack_error", {"all": True}, key=key or None)
+    for key in (bytes(32), SUP, bytes(16)):
+        c = p.host.command("ack_error", {"all": True}, key=key)
         p.run_until(lambda: c in p.replies, 1000)
-        assert p.replies[c] == ("error", {"re": c, "reason": "no_key"})
+        assert p.replies[c] == ("error", {"re": c, "reason": "bad_mac"})
     assert p.commands == []
+    c = p.host.command("ack_error", {"all": True})
+    p.run_until(lambda: c in p.replies, 1000)
+    assert p.commands == [("ack_error", {"all": True}, c)] and p.roles[c] == "table"
 
 
 def test_a_shoe_whose_sequence_went_back_is_refused_by_the_host():

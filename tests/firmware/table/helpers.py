@@ -39,7 +39,7 @@ def make(game=FCF, procedure="manual-shoe", engine=fake_engine, check=True, now=
     body = {"game": game, "procedure": procedure}
     body.update(cfg)
     t = Table(engine=engine)
-    t.command("configure_supervised", body, now)   # the supervisor sets the table up
+    t.command("configure", body, now, "supervisor")   # the supervisor sets the table up
     if check:
         load(t, SER, "R", now)
         if cfg.get("two_deck"):

@@ -25,7 +25,7 @@ deck = bytearray(range(52))
 gc.collect()
 before = gc.mem_free()
 t = Table(engine=engine)
-t.command("configure", {"game": "four-card-frenzy", "procedure": "automated-shoe"}, 0)
+t.command("configure", {"game": "four-card-frenzy", "procedure": "automated-shoe"}, 0, "supervisor")
 t.command("load_deck", {"serial": S, "back": "R"}, 0)
 for c in range(53):
     t.card(S, "R", c, 0)

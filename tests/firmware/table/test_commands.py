@@ -16,11 +16,13 @@ def real():
     return engine
 
 
-def refused(t, kind, body, reason, now=5):
+def refused(t, kind, body, reason, now=5, role="supervisor"):
+    """Refused for `reason` (by default sent by the supervisor: the check under test is not the
+    role's, tests/firmware/test_roles.py has those), nothing changed."""
     before = snap(t)
     pending = list(t.out)
     with pytest.raises(CommandError) as e:
-        t.command(kind, body, now)
+        t.command(kind, body, now, role)
     assert e.value.reason == reason, (str(e.value), e.value.reason)
     assert str(e.value)  # a message for people
     assert snap(t) == before
@@ -52,6 +54,7 @@ def test_unconfigured():
     refused(t, "status", [1], "bad_command")
 
 
+@pytest.mark.clause("rules:1.4-stub-count", "rules:4-paytable-data")
 @pytest.mark.parametrize("body,reason", [
     ({"game": "poker", "procedure": "hand"}, "unknown_game"),
     ({"game": FCF, "procedure": "by-drone"}, "unknown_procedure"),
@@ -72,6 +75,7 @@ def test_bad_configure(body, reason):
     refused(t, "configure", body, reason)
 
 
+@pytest.mark.clause("rules:1.1-seats", "rules:2.2-dealing")
 @pytest.mark.parametrize("body,reason", [
     ({"seats": {"1": {"wagers": W}, "2": {"wagers": W}, "3": {"wagers": W}, "4": {"wagers": W},
                 "5": {"wagers": W}, "6": {"wagers": W}, "7": {"wagers": W}}}, "too_many_seats"),
@@ -92,6 +96,7 @@ def test_bad_open_round(body, reason):
     refused(t, "open_round", body, reason)
 
 
+@pytest.mark.clause("684a.7(d)(1)", "rules:1.3-optional-needs-ante")
 @pytest.mark.parametrize("body,reason", [
     ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
     ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
@@ -108,12 +113,14 @@ def test_wager_rules_come_from_the_engine(body, reason):
     assert "seat" in msg
 
 
+@pytest.mark.clause("rules:1.3-offered")
 def test_optional_wager_not_offered():
     t = make(offered=["prime"])
     refused(t, "open_round", {"seats": {"1": {"wagers": {"ante": 1, "odds": 1, "all_six": 1}}}},
             "wager_not_offered")
 
 
+@pytest.mark.clause("678a.7(d)(1)", "rules:1.3-optional-needs-ante")
 def test_hcf_needs_ante():
     t = make(HCF, "hand", engine=real())
     refused(t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}},
@@ -130,6 +137,7 @@ def test_out_of_sequence_while_dealing():
     refused(t, "load_deck", {"serial": 9, "back": "R"}, "round_open")
 
 
+@pytest.mark.clause("684a.11(b)", "rules:1.5-refused")
 def test_bad_decisions():
     t = at_decisions()
     refused(t, "decisions", {}, "bad_field")
@@ -144,6 +152,7 @@ def test_bad_decisions():
     refused(t, "close_round", {}, "out_of_sequence")
 
 
+@pytest.mark.clause("rules:1.1-deck")
 def test_deck_commands():
     t = make(check=False)
     refused(t, "load_deck", {"serial": "3a7f", "back": "R"}, "bad_deck")
@@ -155,6 +164,7 @@ def test_deck_commands():
     refused(t, "configure", {"game": FCF, "procedure": "hand"}, "pass_open")
 
 
+@pytest.mark.clause("rules:1.1-two-decks")
 def test_two_deck_backs_must_differ():
     t = make(two_deck=True, check=False)
     t.command("load_deck", {"serial": 1, "back": "R"}, 0)
@@ -167,6 +177,7 @@ def test_two_deck_backs_must_differ():
     refused(t, "load_deck", {"serial": 1, "back": "B"}, "bad_deck")
 
 
+@pytest.mark.clause("rules:3-latched")
 def test_blocked_until_acknowledged():
     t = dealing()
     t.card(0x4444, "R", 3, 1)  # foreign: void, quarantine
@@ -176,7 +187,7 @@ def test_blocked_until_acknowledged():
     refused(t, "ack", {"ids": "1"}, "bad_field")
     refused(t, "void_round", {}, "no_round")
     refused(t, "close_round", {}, "no_round")
-    t.command("ack", {"id": t.latched[0]["id"]}, 2)
+    t.command("ack", {"id": t.latched[0]["id"]}, 2, "supervisor")
     refused(t, "open_round", seats_body(FCF, (1,)), "deck_not_ready")
 
 
@@ -188,6 +199,7 @@ def test_status_changes_nothing():
     assert snap(t) == before
 
 
+@pytest.mark.clause("rules:3-latched")
 def test_every_reason_used_is_in_the_catalogue():
     import re
     from pathlib import Path
@@ -231,13 +243,14 @@ class _BrokenEngine:
         return fake_engine.evaluate_round(obj)
 
 
+@pytest.mark.clause("irr:settle-error")
 @pytest.mark.parametrize("where", ["check_wagers", "check_raise", "evaluate_round", "probe"])
 def test_an_engine_bug_never_crashes_the_table(where):
     eng = _BrokenEngine(where)
     if where == "probe":
         t = Table(engine=eng)
         with pytest.raises(CommandError):
-            t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+            t.command("configure", {"game": FCF, "procedure": "hand"}, 0, "supervisor")
         return
     t = make(engine=eng)
     if where == "check_wagers":
@@ -257,6 +270,7 @@ def test_an_engine_bug_never_crashes_the_table(where):
     assert [b["reason"] for k, b in ev if k == "round_void"] == ["settle_error"]
 
 
+@pytest.mark.clause("rules:1.3-offered")
 def test_pay_table_must_pay_every_offered_wager():
     doc = {"name": "no-all-six", "game": FCF, "example": True,
            "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},
@@ -266,12 +280,12 @@ def test_pay_table_must_pay_every_offered_wager():
     doc = json.loads(json.dumps(doc))
     t = Table(engine=real())
     with pytest.raises(CommandError) as e:      # offering a wager the table does not pay
-        t.command("configure_supervised", {"game": FCF, "procedure": "hand", "paytable": doc,
-                                           "offered": ["prime", "all_six"]}, 0)
+        t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
+                                "offered": ["prime", "all_six"]}, 0, "supervisor")
     assert e.value.reason == "wager_not_offered"
     # without `offered`, the table offers what its pay table pays
-    rep = t.command("configure_supervised", {"game": FCF, "procedure": "hand",
-                                             "paytable": doc}, 0)
+    rep = t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0,
+                    "supervisor")
     assert rep["config"]["offered"] == ["prime", "four_card_bonus"]
 
 
@@ -312,7 +326,7 @@ def test_status_fits_one_frame_with_every_latched_irregularity_and_shows_them_al
         assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
-            t.command("ack", {"id": irq["id"]}, 3)
+            t.command("ack", {"id": irq["id"]}, 3, "supervisor")
     assert len(seen) == 16 and st["latched_count"] == 0
 
 
@@ -355,6 +369,6 @@ def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities
         assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
-            t.command("ack", {"id": irq["id"]}, 3)
+            t.command("ack", {"id": irq["id"]}, 3, "supervisor")
     assert len(seen) == 16 and st["latched_count"] == 0
     assert all(len(i["detail"]) == 80 for i in t.latched) or not t.latched   # table keeps them

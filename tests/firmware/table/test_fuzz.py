@@ -39,7 +39,8 @@ action = st.one_of(
 @given(st.lists(action, max_size=80))
 def test_hostile_sequences(actions):
     t = Table(engine=fake_engine)
-    t.command("configure", {"game": FCF, "procedure": "manual-shoe", "jam_timeout_s": 50}, 0)
+    t.command("configure", {"game": FCF, "procedure": "manual-shoe", "jam_timeout_s": 50}, 0,
+              "supervisor")
     t.command("load_deck", {"serial": SER, "back": "R"}, 0)
     for c in range(53):
         t.card(SER, "R", c, 0)

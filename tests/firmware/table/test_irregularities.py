@@ -17,7 +17,7 @@ def recover(t, now=100, serial=0x5000):
         if p == "open_round":
             return
         if p == "blocked":
-            t.command("ack", {"all": True}, now)
+            t.command("ack", {"all": True}, now, "supervisor")
         elif p == "load_deck":
             lg = t.ledger
             backs = [lg.deck(s)[1] for s in (0, 1) if lg.deck(s) and lg.status(s) != 3]
@@ -79,6 +79,7 @@ def engine_calls():
     return len(fake_engine.CALLS)
 
 
+@pytest.mark.clause("rules:3-never-settle", "rules:3-card-foreign")
 @pytest.mark.parametrize("proc", PROCS)
 @pytest.mark.parametrize("pos", (0, 1, 7, 14))
 def test_foreign_card(proc, pos):
@@ -93,6 +94,7 @@ def test_foreign_card(proc, pos):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-card-forged")
 @pytest.mark.parametrize("pos", (0, 5, 14))
 def test_forged_card(pos):
     t, order = start()
@@ -104,6 +106,7 @@ def test_forged_card(pos):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-card-other-back")
 @pytest.mark.parametrize("pos", (0, 4, 9))
 def test_other_back_card_in_two_deck_mode(pos):
     t, order = start(two_deck=True)
@@ -115,6 +118,7 @@ def test_other_back_card_in_two_deck_mode(pos):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-duplicate")
 @pytest.mark.parametrize("proc", PROCS)
 @pytest.mark.parametrize("pos", (1, 6, 14))
 def test_duplicate_card(proc, pos):
@@ -127,6 +131,7 @@ def test_duplicate_card(proc, pos):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:1.1-cover-last", "rules:3-cover-card")
 @pytest.mark.parametrize("pos", (0, 3, 14))
 def test_cover_card_during_a_deal(pos):
     t, order = start()
@@ -138,6 +143,7 @@ def test_cover_card_during_a_deal(pos):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-misdeal-too-many")
 @pytest.mark.parametrize("proc", PROCS)
 def test_too_many_cards(proc):
     t, order = start(proc=proc)
@@ -147,6 +153,7 @@ def test_too_many_cards(proc):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-misdeal-too-many")
 def test_unreadable_card_after_the_deal_is_too_many():
     t, order = start()
     c0 = engine_calls()
@@ -155,16 +162,18 @@ def test_unreadable_card_after_the_deal_is_too_many():
     check_void(t, "misdeal_too_many", c0, "void_recheck")
 
 
+@pytest.mark.clause("rules:3-misdeal-too-few")
 @pytest.mark.parametrize("pos", (0, 7, 14))
 def test_round_closed_early_is_too_few(pos):
     t, order = start()
     c0 = engine_calls()
     deal(t, order, pos)
-    t.command("close_round", {}, 1)
+    t.command("close_round", {}, 1, "supervisor" if pos else "table")
     check_void(t, "misdeal_too_few", c0, "void_recheck")
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-unreadable")
 @pytest.mark.parametrize("pos", (0, 8, 14))
 @pytest.mark.parametrize("represent", (0, 2))
 def test_unreadable_card(pos, represent):
@@ -181,6 +190,7 @@ def test_unreadable_card(pos, represent):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-unreadable")
 def test_re_presented_card_is_accepted():
     t, order = start(represent_max=2)
     deal(t, order, 3)
@@ -199,6 +209,7 @@ def _to_stub(t, order):
     assert t.current_phase() == "stub"
 
 
+@pytest.mark.clause("rules:3-stub-misdealt")
 def test_stub_misdealt_all_cards_present():
     t, order = start()
     c0 = engine_calls()
@@ -212,6 +223,7 @@ def test_stub_misdealt_all_cards_present():
     settles_next(t)
 
 
+@pytest.mark.clause("rules:1.1-cover-last", "rules:3-never-settle", "rules:3-stub-deck-wrong")
 @pytest.mark.parametrize("fault", ("missing", "foreign", "forged", "no_cover", "unreadable"))
 def test_stub_deck_wrong(fault):
     t, order = start()
@@ -242,6 +254,7 @@ def test_stub_deck_wrong(fault):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-unshuffled")
 @pytest.mark.parametrize("proc", PROCS)
 def test_new_deck_order_is_unshuffled(proc):
     t, order = start(proc=proc)
@@ -257,6 +270,7 @@ def test_new_deck_order_is_unshuffled(proc):
     settles_next(t)
 
 
+@pytest.mark.clause("rules:3-unshuffled")
 def test_suit_order_without_stub_is_unshuffled():
     t = make(FCF, "manual-shoe", stub_every=5)
     order = [s + 4 * r for s in range(4) for r in range(13)]  # 2c 3c 4c ... suit order
@@ -267,6 +281,7 @@ def test_suit_order_without_stub_is_unshuffled():
     check_void(t, "deck_unshuffled", c0, "void_recheck")
 
 
+@pytest.mark.clause("rules:1.1-shuffle", "rules:3-unshuffled")
 def test_repeated_deck_order_is_unshuffled():
     t, order = start()
     _to_stub(t, order)
@@ -281,6 +296,7 @@ def test_repeated_deck_order_is_unshuffled():
     assert of(ev, "warning")[0]["stat"] == "repeat"
 
 
+@pytest.mark.clause("rules:1.1-deck-age", "rules:3-deck-expired")
 def test_deck_expired_is_a_warning_and_the_round_settles():
     t = make(FCF, "manual-shoe", deck_age_shoe_s=100)
     t.tick(50)
@@ -295,12 +311,14 @@ def test_deck_expired_is_a_warning_and_the_round_settles():
     settles_next(t)
 
 
+@pytest.mark.clause("rules:1.1-deck-age", "rules:3-deck-expired")
 def test_hand_dealt_deck_age_limit_is_the_hand_one():
     t = make(FCF, "hand", deck_age_hand_s=10, deck_age_shoe_s=1000)
     t.tick(11)
     assert of(t.pop_events(), "warning")
 
 
+@pytest.mark.clause("rules:3-jam")
 def test_reader_jam_is_an_event_and_the_deal_goes_on():
     t, order = start(jam_timeout_s=5)
     deal(t, order, 4)
@@ -319,6 +337,7 @@ def test_reader_jam_is_an_event_and_the_deal_goes_on():
     assert len(of(t.pop_events(), "round_result")) == 1
 
 
+@pytest.mark.clause("rules:1.1-cover-last", "rules:3-jam")
 def test_deck_check_stall_fails_the_check():
     t = make(FCF, "manual-shoe", check=False, jam_timeout_s=5)
     t.command("load_deck", {"serial": SER, "back": "R"}, 0)
@@ -330,6 +349,7 @@ def test_deck_check_stall_fails_the_check():
     assert t.current_phase() == "load_deck"
 
 
+@pytest.mark.clause("irr:card-out-of-round")
 def test_card_out_of_round_latches_and_asks_for_a_recheck():
     t = make()
     t.card(SER, "R", 7, 1)
@@ -339,11 +359,12 @@ def test_card_out_of_round_latches_and_asks_for_a_recheck():
     settles_next(t)
 
 
+@pytest.mark.clause("irr:void-supervisor", "irr:power-loss")
 @pytest.mark.parametrize("pos", (0, 9))
 def test_supervisor_void_and_power_loss_void(pos):
     t, order = start()
     deal(t, order, pos)
-    t.command("void_round", {"detail": "dealer dropped a card"}, 1)
+    t.command("void_round", {"detail": "dealer dropped a card"}, 1, "supervisor")
     check_void(t, "void_supervisor", engine_calls(), "void_recheck")
     settles_next(t)
     t.command("open_round", seats_body(FCF, (2,)), 300)
@@ -353,6 +374,7 @@ def test_supervisor_void_and_power_loss_void(pos):
     assert t.void_in_progress("power_loss", 302) is False
 
 
+@pytest.mark.clause("irr:settle-error")
 def test_settle_error_voids():
     t, order = start()
     t.cfg["paytable"] = "boom"  # the fake engine refuses this pay table
@@ -362,6 +384,7 @@ def test_settle_error_voids():
     check_void(t, "settle_error", c0 + 1, "void_recheck")  # the engine was asked, refused
 
 
+@pytest.mark.clause("rules:3-never-settle")
 @pytest.mark.parametrize("game,proc,cfg", [
     (FCF, "automated-shoe", {}), (FCF, "hand", {"two_deck": True}),
     (HCF, "manual-shoe", {"stub_every": 3}), (HCF, "automated-shoe", {"two_deck": True,
@@ -395,7 +418,7 @@ def test_exactly_one_outcome_per_round_over_many_faults(game, proc, cfg):
                     t.reject("no_read", r)
                     t.reject("no_read", r)
                 elif fault == "close":
-                    t.command("close_round", {}, r)
+                    t.command("close_round", {}, r, "supervisor")
             if t.rnd is None:
                 break
             t.card(d[0], d[1], order[i], r)

@@ -1,11 +1,14 @@
 """What the table does with a damaged journal (Table.journal_damaged, called by the app at boot
 when the journal reports corruption): journal_corrupt is latched and blocks until a supervisor
 acknowledges it; a state that may be stale voids the open round and takes the decks out."""
+import pytest
+
 from shoe import reasons as R
 from tests.firmware.table.helpers import FCF, kinds, make, seats_body, shuffled
 from tests.firmware.table.test_irregularities import recover
 
 
+@pytest.mark.clause("irr:journal-corrupt")
 def test_a_stale_state_voids_the_open_round_and_blocks_until_acknowledged():
     t = make(FCF, "manual-shoe")
     t.command("open_round", seats_body(FCF, (1, 3)), 1)
@@ -30,12 +33,13 @@ def test_a_stale_state_voids_the_open_round_and_blocks_until_acknowledged():
     assert t.rnd is not None
 
 
+@pytest.mark.clause("irr:journal-corrupt")
 def test_an_exact_state_only_latches():
     t = make(FCF, "manual-shoe")
     t.journal_damaged("journal: 1 bad region(s)", False, 2)
     assert kinds(t.pop_events()).count("irregularity") == 1
     assert t.ledger.status(0) != 3 and t.current_phase() == "blocked"
-    t.command("ack", {"all": True}, 3)
+    t.command("ack", {"all": True}, 3, "supervisor")
     assert t.current_phase() == "open_round"
 
 

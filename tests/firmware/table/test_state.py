@@ -85,7 +85,7 @@ def test_snapshot_at_every_step_resumes_exactly(game, proc, two):
 
 def test_pending_events_survive_a_snapshot():
     t = Table(engine=fake_engine)
-    t.command("configure", {"game": FCF, "procedure": "hand"}, 0)
+    t.command("configure", {"game": FCF, "procedure": "hand"}, 0, "supervisor")
     snap = json.loads(json.dumps(t.state()))
     r = Table.from_state(snap, engine=fake_engine)
     assert r.pop_events() == t.pop_events() != []
@@ -118,6 +118,7 @@ def test_config_in_the_constructor():
         Table({"game": "bingo"}, engine=fake_engine)
 
 
+@pytest.mark.clause("rules:3-latched")
 def test_every_latched_irregularity_survives_the_snapshot_not_only_those_status_shows():
     """status shows only the oldest latched irregularities that fit in one frame; the journal's
     snapshot keeps all of them (16 with the longest details)."""

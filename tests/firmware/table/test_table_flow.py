@@ -25,6 +25,8 @@ def hands_from(order, targets):
     return h
 
 
+@pytest.mark.clause(
+    "684a.11(e)", "rules:1.4-manual", "rules:1.4-hand", "rules:1.4-automated", "rules:2.2-dealing")
 @pytest.mark.parametrize("game,proc,seats,a6", CASES)
 def test_every_card_lands_where_the_rules_say(game, proc, seats, a6):
     t = make(game, proc)
@@ -55,6 +57,7 @@ def test_every_card_lands_where_the_rules_say(game, proc, seats, a6):
     assert [p["phase"] for p in of(ev, "phase")] == ["dealing", "decisions", "stub", "open_round"]
 
 
+@pytest.mark.clause("rules:1.4-card-count")
 @pytest.mark.parametrize("game", (FCF, HCF))
 def test_card_counts_per_round(game):
     for proc in PROCS:
@@ -70,6 +73,7 @@ def test_card_counts_per_round(game):
             assert r["cards"] == k * (n + 1) + extra
 
 
+@pytest.mark.clause("rules:1.1-two-decks", "rules:1.4-stub-count")
 def test_stub_every_n_rounds_and_alternating_decks():
     t = make(FCF, "automated-shoe", stub_every=3, two_deck=True)
     seen_stub = []
@@ -83,6 +87,7 @@ def test_stub_every_n_rounds_and_alternating_decks():
     assert seen_stub == [False, False, False, False, True, True, False, False]
 
 
+@pytest.mark.clause("684a.11(b)")
 def test_decisions_can_come_seat_by_seat():
     t = make(FCF, "hand")
     order = shuffled(5)
@@ -126,6 +131,7 @@ def test_results_equal_the_real_engine(game, proc, seats, a6):
     assert res == want
 
 
+@pytest.mark.clause("684a.11(b)(1)", "rules:1.5-refused")
 def test_real_engine_refuses_a_bad_raise_naming_seat_hand_and_amounts():
     from shoe.games import engine
     from shoe.table import CommandError

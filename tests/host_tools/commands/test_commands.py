@@ -52,7 +52,7 @@ def test_firmware_verification_fails_against_another_tree(board, tmp_path, capsy
     other.mkdir()
     (other / "main.py").write_text("print('not the shoe')\n")
     rc, out, err = shoectl(capsys, "verify", "--port", board.host_url, "--demo-keys",
-                           "--firmware", other)
+                           "--firmware", other, "--db", tmp_path / "a.sqlite")
     assert rc == 1 and "does not match" in err
 
 

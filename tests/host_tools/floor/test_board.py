@@ -22,6 +22,7 @@ def test_virtual_board_through_shoectl_gateway(tmp_path, broker, db_url):
                        "rounds": [{"seats": SEATS}]})
         ring = keyring.load(flash / "shoe.json")
         [sid] = ring.shoes()                      # the board's id (provisioned in its flash)
+        t.link.close()   # the gateway takes the shoe and its audit store over (one host each)
         c = Collector(broker.url, db_url, ring, "collector-board").start()
         gw = subprocess.Popen(
             [sys.executable, "-m", "host_tools", "gateway", "--port",

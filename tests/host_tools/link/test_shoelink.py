@@ -6,96 +6,17 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
+from host_tools.hoststate import parse_floor
 from host_tools.link import ShoeLink
-from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
+from tests.host_tools.link.fakeshoe import KEY, SUP, FakeShoe
 from tests.support import wait_for
-
-KEY = b"k" * 32
-SUP = b"s" * 32
-
-
-class FakeShoe:
-    """A shoe application on 127.0.0.1: Journal + ShoeEndpoint + a few commands. `reboot()`
-    closes the connection and starts over from the journal, as the virtual board does."""
-
-    def __init__(self, root):
-        self.root = str(root)
-        self.srv = socket.socket()
-        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(1)
-        self.srv.settimeout(0.05)
-        self.url = "socket://127.0.0.1:%d" % self.srv.getsockname()[1]
-        self.stop = threading.Event()
-        self.reboots = threading.Event()
-        self.lock = threading.Lock()
-        self.boot()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def boot(self):
-        self.j = Journal(self.root)
-        self.ep = Endpoint("shoe", KEY, store=self.j, shoe_id="T1", supervisor_key=SUP,
-                           supervised=("ack_error",))
-
-    def handle(self, kind, body, ctr):
-        ep = self.ep
-        if kind == "status":
-            ep.reply(ctr, {"eseq": self.j.eseq, "boot": self.j.boot,
-                           "outbox": len(self.j.outbox())})
-        elif kind == "emit":
-            n = (self.j.state or {}).get("n", 0)
-            ep.send_many([("card", {"n": n + i + 1}) for i in range(body["n"])],
-                         state={"n": n + body["n"]})
-            ep.reply(ctr, {"ok": True})
-        elif kind == "ack_error":
-            ep.reply(ctr, {"acked": body["id"]}, durable=True)
-        else:
-            ep.error(ctr, "unknown_command")
-
-    def run(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.srv.accept()
-            except socket.timeout:
-                continue
-            conn.settimeout(0.01)
-            while not self.stop.is_set() and not self.reboots.is_set():
-                try:
-                    data = conn.recv(4096)
-                    if not data:
-                        break
-                except socket.timeout:
-                    data = b""
-                except OSError:
-                    break
-                now = int(time.monotonic() * 1000)
-                with self.lock:
-                    for kind, body, ctr, _ in self.ep.receive(data, now):
-                        self.handle(kind, body, ctr)
-                    out = self.ep.transmit(now)
-                if out:
-                    try:
-                        conn.sendall(out)
-                    except OSError:
-                        break
-            conn.close()
-            if self.reboots.is_set():
-                with self.lock:
-                    self.j.close()
-                    self.boot()
-                self.reboots.clear()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.srv.close()
 
 
 @pytest.fixture
@@ -112,6 +33,7 @@ def audit(tmp_path):
     a.close()
 
 
+@pytest.mark.clause("rules:3-supervisor-ack")
 def test_command_events_and_audit(shoe, audit):
     with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
         link.open(timeout=10)
@@ -124,9 +46,11 @@ def test_command_events_and_audit(shoe, audit):
         with pytest.raises(ShoeError) as e:
             link.command("explode", {})
         assert e.value.reason == "unknown_command" and "unknown_command" in str(e.value)
+        link.supervisor_key = b"w" * 32     # a key the shoe does not have: no role
         with pytest.raises(ShoeError) as e:
-            link.command("ack_error", {"id": 4})  # not signed with the supervisor key
+            link.command("ack_error", {"id": 4})
         assert e.value.reason == "bad_mac"
+        link.supervisor_key = SUP
         before = link.ep.ctr
         rep = link.command("ack_error", {"id": 4}, supervisor=True)
         # the reply names the request's counter (later frames, e.g. acks, may follow it at once)
@@ -267,8 +191,9 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
             link.open(timeout=10)
             for _ in range(3):
                 link.command("status")
-            assert wait_for(lambda: json.loads(open(str(audit.path) + ".counters.json").read())
-                            == {"T1": link.ep.ctr})
+            floor = Path(str(audit.path) + ".counters.json")
+            assert wait_for(lambda: parse_floor(floor.read_bytes())["shoes"]["T1"]["ctr"]
+                            == link.ep.ctr)
     finally:
         first.close()
     wiped = FakeShoe(tmp_path / "wiped")  # the same shoe id, its journal gone: counter 0
@@ -280,3 +205,73 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
         assert wiped.j.ctr == 0  # and nothing was sent to it
     finally:
         wiped.close()
+
+
+def test_events_and_the_counter_floor_are_kept_together(shoe, audit):
+    """Every batch of events and the floor go into the store's host record in one commit, and
+    the floor file follows it: both name the store's last event and the counters seen."""
+    with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 12})
+        assert wait_for(lambda: audit.last_eseq("T1") == 12)
+        link.command("status")
+        ctr = link.ep.ctr_seen["T1"]
+        assert wait_for(lambda: audit.host_record("T1")["ctr"] == ctr)
+        rec = audit.host_record("T1")
+        assert rec["eseq"] == 12 and rec["head"] == audit.hash_at("T1", 12)
+        floor = Path(str(audit.path) + ".counters.json")
+        assert wait_for(lambda: parse_floor(floor.read_bytes())["shoes"]["T1"] == rec)
+
+
+def test_a_damaged_host_state_refuses_at_once_and_sends_nothing(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 2})
+        assert wait_for(lambda: audit.host_record("T1") and audit.host_record("T1")["eseq"] == 2)
+    ctr = shoe.j.ctr
+    audit._db.execute("UPDATE host_record SET ctr = 0")   # someone lowers the floor
+    audit._db.commit()
+    t0 = time.monotonic()
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=20)
+    assert time.monotonic() - t0 < 10                      # refused at the handshake
+    assert e.value.host_state.reason == "store_record" and str(audit.path) in str(e.value)
+    assert e.value.reason is None                          # the host's own refusal
+    assert shoe.j.ctr == ctr                               # no command reached the shoe
+
+
+def test_a_floor_file_that_cannot_be_written_stops_the_link_before_acknowledging(shoe, audit):
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:
+        link.open(timeout=10)
+        link.command("emit", {"n": 3})
+        assert wait_for(lambda: link.command("status")["outbox"] == 0)  # stored, acknowledged
+        Path(str(audit.path) + ".counters.json.tmp").mkdir()  # the next write cannot happen
+        with pytest.raises(ShoeError) as e:
+            link.command("emit", {"n": 2})
+        assert "[floor_write]" in str(e.value) and link.fatal
+    assert wait_for(lambda: [e for e, _ in shoe.j.outbox()] == [4, 5])  # never acknowledged
+    # the store committed that batch with its record; the file stayed one write behind
+    rec = audit.host_record("T1")
+    floor = Path(str(audit.path) + ".counters.json")
+    assert rec["eseq"] == audit.last_eseq("T1") >= 4
+    assert parse_floor(floor.read_bytes())["shoes"]["T1"]["gen"] == rec["gen"] - 1
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # still unwritable: refused
+        with pytest.raises(ShoeError) as e:
+            link.open(timeout=10)
+        assert e.value.host_state.reason == "floor_write"
+    Path(str(audit.path) + ".counters.json.tmp").rmdir()
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # writable again: caught up
+        link.open(timeout=10)
+        assert wait_for(lambda: not shoe.j.outbox() and audit.last_eseq("T1") == 5)
+    assert parse_floor(floor.read_bytes())["shoes"]["T1"] == audit.host_record("T1")
+
+
+def test_a_durable_reply_raises_the_counter_floor_at_once(shoe, audit):
+    """A reply journalled as an event (eseq > 0) says the shoe accepted its counter just as a
+    volatile reply does: the floor follows it without waiting for the next handshake."""
+    with ShoeLink(shoe.url, KEY, supervisor_key=SUP, audit=audit) as link:
+        link.open(timeout=10)
+        rep = link.command("ack_error", {"ids": []}, supervisor=True)
+        assert rep["re"] > 0
+        assert wait_for(lambda: audit.host_record("T1")["ctr"] == rep["re"])
