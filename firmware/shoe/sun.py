@@ -76,6 +76,7 @@ def check(key, raw):
     """raw = flags + the tag's UID from anticollision (7 bytes) + what it answered (READ_LEN).
     -> ("card", code (15 bytes), SDMReadCtr) when the SUN message is this tag's own, else
     ("forged", "tag_mac", -1): a tag that answers as an authenticated one and fails."""
+    # clause: rules:3-card-forged
     if len(raw) != 8 + READ_LEN:
         return "forged", "tag_mac", -1
     uid = raw[1:8]

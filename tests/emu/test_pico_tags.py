@@ -54,6 +54,7 @@ def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags)
         assert seen == [spec["ctr"] + 1, spec["ctr"] + 2, spec["ctr"] + 2], seen
 
 
+@pytest.mark.clause("rules:3-card-forged")
 def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image, deck_tags):
     state = tmp_path / "pico"
     state.mkdir()

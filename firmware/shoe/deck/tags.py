@@ -29,6 +29,7 @@ def tag_read(lg, serial, back, card, ctr, repeat=False):
     whose counter rose, or -1. The deck's check (its first pass) makes it an authenticated one
     with its first authenticated read; plain reads in the same check then fail it
     (Ledger.close_pass: plain_tags)."""
+    # clause: rules:3-card-forged
     s = lg.slot_for(serial, back)
     if s < 0 or not 0 <= card <= _COVER:
         return ("repeat" if repeat else None), -1

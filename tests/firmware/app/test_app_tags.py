@@ -181,6 +181,7 @@ def _run(tmp_path, state, specs, phase):
     return json.loads(out.splitlines()[-1])
 
 
+@pytest.mark.clause("rules:3-card-forged")
 def test_copies_of_authenticated_tags_are_forged_before_and_after_a_power_cut(tmp_path, specs):
     state = tmp_path / "state"
     state.mkdir()

@@ -3,6 +3,7 @@ the deck's life, replays and plain copies, mixed decks, what a snapshot keeps; a
 Table, the dealt card's delta op of a counter (the journal's copy equals state())."""
 import json
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from shoe.deck import tags
@@ -89,6 +90,7 @@ def test_the_snapshot_keeps_them_and_old_snapshots_load():
     assert lg2.tc == [None, None] and lg2.p_plain == 0
 
 
+@pytest.mark.clause("rules:3-card-forged")
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 52), st.integers(-1, 40), st.booleans()), max_size=60))
 def test_a_counter_never_goes_back_and_a_count_is_accepted_once(reads):
