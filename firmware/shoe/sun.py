@@ -20,6 +20,7 @@ card: Ledger.tag_read). docs/hardware.md section 4 has the scheme, the file and 
     kind, data, ctr = check(card_key, raw)   # raw: flags (1) + anticollision UID (7) + 54 bytes
     -> ("card", code, counter) or ("forged", "tag_mac", -1)
 """
+from binascii import unhexlify
 from micropython import const
 
 from shoe.cmac import cmac, diversify, mact, subkeys
@@ -64,8 +65,6 @@ def sun_mac(key, uid, ctr, data):
 
 
 def _unhex(b):
-    from binascii import unhexlify
-
     try:
         return unhexlify(b)
     except ValueError:
