@@ -358,14 +358,16 @@ class MFRC522:
             if r[2] != c & 0xFF or r[3] != c >> 8:
                 raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
             self.sak = r[1]
-            if fb[3] == _CASCADE_TAG:
-                uid[n:n + 3] = self._fbv[6][4:7]
-                n += 3
-            else:
+            if not r[1] & 0x04:  # SAK cascade bit clear: UID complete, these 4 bytes its last
                 uid[n:n + 4] = self._fbv[6][3:7]
-                n += 4
-            if not r[1] & 0x04:  # SAK cascade bit clear: UID complete
-                return bytes(uid[:n])
+                return bytes(uid[:n + 4])
+            # more levels follow: this one is the cascade tag and 3 UID bytes. The SAK says so,
+            # not the first byte's value: 0x88 is a UID byte at the last level (a 7-byte UID's
+            # 4th byte), where taking it for the cascade tag lost a byte of the UID
+            if fb[3] != _CASCADE_TAG:
+                raise RFIDError("UID CLn without its cascade tag", "rfid_length")
+            uid[n:n + 3] = self._fbv[6][4:7]
+            n += 3
         raise RFIDError("UID longer than 3 cascade levels", "rfid_length")
 
     def read_pages(self, page, out):

@@ -16,6 +16,9 @@ from shoe.drivers.rfid import RFIDReader
 
 CODE = b"3A7FRAs1d52a21b"
 UID7 = b"\x04\x11\x22\x33\x44\x55\x66"
+# 0x88 as its 4th byte: the cascade tag's value, a UID byte at the last level (the rig's
+# random tag UIDs had it 1 time in 256: the driver took it for a cascade tag and lost a byte)
+UID7_88 = b"\x04\x11\x22\x88\x44\x55\x66"
 UID4 = b"\xde\xad\xbe\xef"
 
 
@@ -553,6 +556,7 @@ def check_air_waits():
 
 run([check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
      check_crc_vector, check_init, ("select_and_read_uid7", lambda: check_select_and_read(UID7)),
-     ("select_and_read_uid4", lambda: check_select_and_read(UID4)), check_faults,
+     ("select_and_read_uid4", lambda: check_select_and_read(UID4)),
+     ("select_and_read_uid7_88", lambda: check_select_and_read(UID7_88)), check_faults,
      check_reader_dedup, check_reader_retries, check_reader_chip_fault, check_async_read,
      check_mid_poll, check_fast_period, check_fast_read_loop, check_air_waits])
