@@ -256,8 +256,25 @@ class App:
         except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
             reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
                      "message": str(e)}
+        if (kind == "load_deck" or kind == "open_round") and reply.get("ok"):
+            self._prepare_tags()   # before the reply: the host sends the cards after it
         self._flush_table()
         return reply
+
+    def _prepare_tags(self):
+        """Cards are coming: an RFID reader loads what an authenticated tag's read needs and
+        the tag master key is derived now, not with the first tag in the field (shoe.drivers.
+        rfid.RFIDReader.prepare). Once per boot; nothing on an optical shoe."""
+        prepare = getattr(self.hw.reader, "prepare", None)
+        if prepare is None or self.codes is None:
+            return
+        try:
+            prepare()
+            from shoe.sun import master
+
+            master(self.cfg["keys"]["card"])
+        except Exception as e:   # MemoryError: the first tag loads them as before
+            self.fault("prepare_tags", e)
 
     # ---- tasks ---------------------------------------------------------------------------
     def fault(self, where, exc):
