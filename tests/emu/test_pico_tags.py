@@ -8,8 +8,10 @@ over the chip's SPI0 and checked by the firmware as shipped:
 - end to end: a deck check with the deck's tags, then a round in which a copy of a card's tag
   (its UID and memory, the answer of its read at the deck check played back) comes out of the
   shoe in place of that card: the round is void, card_forged (tag_replay), at a dealer's pace
-  of a card every 250 ms.
+  of a card every 250 ms. The deck in play was not cloneable; SHOE_SOAK=full also checks the
+  deck that replaces the quarantined one (53 more cards, on plain tags: cloneable).
 """
+import os
 import random
 import shutil
 
@@ -23,6 +25,7 @@ from shoe.cardcode import CardCodes
 from tests.emu.test_rig import repl
 
 KEY = _emu.EMU_KEYS["card"]
+SOAK = os.environ.get("SHOE_SOAK") == "full"
 PACE = {"pitch_ms": 250, "dwell_ms": 200, "beam_at_ms": 175}
 
 
@@ -78,7 +81,7 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image,
             # the 4th card of the deal (line 53 + 3): a copy of its tag plays back the answer
             # its read at the deck check gave (the air recorded it)
             port.substitute[53 + 3] = lambda p, code: p.replay_of(victim)
-            t.runner.play(script)
+            t.runner.play(script, settle=SOAK)
             st = t.runner.status()
         assert e.control("stats")["resets"] == 0
     outcomes = t.runner.outcomes
@@ -89,6 +92,12 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image,
     checks = [b for k, b in events if k == "deck_check"]
     assert checks and checks[0]["deck"] == "3A7F" and checks[0]["ok"], checks
     assert port.sent[53 + 3] == victim.encode()
-    # card_forged quarantines the deck: the runner loads the next one (3A80), whose cards come
-    # on plain tags (none were written for it), and the status says it is cloneable
+    # the deck in play when the round opened had its tags' counters: not cloneable
+    assert t.runner.ready["cloneable"] is False, t.runner.ready
+    if not SOAK:   # card_forged took the deck out of play: no deck in play
+        assert [(d["deck"], d["status"]) for d in st["decks"]] == [("3A7F", "out")], st
+        assert st["phase"] == "load_deck" and st["cloneable"] is None, st
+        return
+    # the runner loads the next one (3A80), whose cards come on plain tags (none were written
+    # for it), and the status says it is cloneable
     assert [d["deck"] for d in st["decks"]] == ["3A80"] and st["cloneable"] is True, st
