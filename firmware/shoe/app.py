@@ -227,7 +227,7 @@ class App:
         self._flush_table()
 
     def _tag(self, raw):
-        """An authenticated RFID tag's read (NTAG 424 DNA; shoe.sun loads with the first one)
+        """An authenticated RFID tag's read (NTAG 424 DNA; shoe.sun loads at load_deck: _prepare_tags)
         -> ("card", code, read counter) when its SUN message is its own, ("forged", reason,
         -1) when not; (None, ..): the reader had just read it and its count rose (one card)."""
         if self.codes is None:

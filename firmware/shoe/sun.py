@@ -1,5 +1,5 @@
 """Authenticated RFID tags (NTAG 424 DNA): the SUN message a card's tag answers each read with,
-and its check. Loaded when the first such tag is read (shoe.app), not at boot.
+and its check. Loaded when a deck is loaded on an RFID shoe (shoe.app: _prepare_tags), not at boot.
 
 The tag's NDEF file (file 2) holds the card code and placeholders the tag fills in on every
 unauthenticated read (Secure Dynamic Messaging, NT4H2421Gx 9.3): its UID, its read counter

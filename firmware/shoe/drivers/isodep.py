@@ -1,5 +1,5 @@
 """ISO/IEC 14443-4 (ISO-DEP) over the MFRC522: the block protocol an NTAG 424 DNA speaks once
-selected (SAK 0x20). Loaded with the first such tag (shoe.drivers.rfid), not at boot.
+selected (SAK 0x20). Loaded when a deck is loaded (RFIDReader.prepare), not at boot.
 
     dep = IsoDep(chip)
     dep.rats()                            # RATS -> ATS: the tag's frame size, FWT, SFGT

@@ -1,7 +1,7 @@
 """Reading an authenticated card tag (NXP NTAG 424 DNA) as the shoe does it: ISO 14443-4 up
 (RATS), the NDEF application selected, and one ISOReadBinary of the 54 bytes from the card code
 to the SUN message's MAC (the layout and its check: shoe/sun.py; docs/hardware.md section 4).
-Loaded with the first such tag (shoe.drivers.rfid), not at boot.
+Loaded when a deck is loaded (RFIDReader.prepare), not at boot.
 
     raw = read(dep, uid, flags)     # bytes: flags + UID + the 54 bytes, or None: an ISO 14443-4
                                     # tag that is not a card's (its status word in dep.sw)

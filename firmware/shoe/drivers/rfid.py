@@ -56,7 +56,7 @@ class RFIDReader:
         self._ready = False
         self._fail_reported = False  # the failure episode in the field got its noread already
         self._halt_due = False  # the tag just read still waits for its HLTA (next poll)
-        self.dep = None  # ISO 14443-4 (drivers/isodep.py), made for the first such tag
+        self.dep = None  # ISO 14443-4 (drivers/isodep.py), made by prepare() (load_deck) or the first such tag
         self.fault = None
         self.last_reason = None
         self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
