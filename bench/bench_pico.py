@@ -262,7 +262,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
         t.runner.on_event = on_event
         orig_command = t.runner.command
 
-        def command(kind, body, supervisor=False):
+        def command(kind, body, supervisor=None):   # None: the key the roles ask for
             if kind == "open_round":
                 state["flash0"] = emu.control("flash")
             if kind == "decisions":
