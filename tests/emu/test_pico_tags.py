@@ -94,9 +94,9 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image,
     assert port.sent[53 + 3] == victim.encode()
     # the deck in play when the round opened had its tags' counters: not cloneable
     assert t.runner.ready["cloneable"] is False, t.runner.ready
-    if not SOAK:   # card_forged took the deck out of play: no deck in play
+    if not SOAK:   # card_forged took the deck out of play (latched: blocked until acknowledged)
         assert [(d["deck"], d["status"]) for d in st["decks"]] == [("3A7F", "out")], st
-        assert st["phase"] == "load_deck" and st["cloneable"] is None, st
+        assert st["phase"] == "blocked" and st["cloneable"] is None, st
         return
     # the runner loads the next one (3A80), whose cards come on plain tags (none were written
     # for it), and the status says it is cloneable
