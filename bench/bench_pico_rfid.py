@@ -18,6 +18,11 @@ the MFRC522 model of host_tools/sim/emu/mfrc522.js, air time at 106 kbit/s in em
                    the same with the chip just sleeping (REPL overhead)
   pace             53 tags dealt at pitch/dwell ms through `reader.read()`: cards read, lost
   --deck           the app's deck check (host_tools.sim.emu.table.play) at the default dealing pace
+  --auth           authenticated tags (NTAG 424 DNA, written by host_tools/tagwriter.py with the
+                   shoe's card key): the complete read (REQA .. ISOReadBinary, one poll), the
+                   SUN check (shoe.sun.check) and the card code's HMAC check on the chip, their
+                   sum (target <= 30 ms), the DESELECT the next poll sends, and 53 of them
+                   dealt at --auth-paces (pitch/dwell ms)
 
 Beside them the unix-port figures of bench/bench_drivers.py and its 160x RP2040 estimate.
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
@@ -134,6 +139,83 @@ class Chip:
         return (s1["busy_ns"] - s0["busy_ns"]) / (el * 1000.0), blocked / float(el), polls
 
 
+AUTH_SETUP = """
+import shoe.sun as sun
+from shoe.cardcode import CardCodes
+K = bytes.fromhex(%r)
+codes = CardCodes(K)
+def auth_one():
+    t0 = time.ticks_us()
+    k, raw = r.poll()
+    t1 = time.ticks_us()
+    got = sun.check(K, raw)
+    t2 = time.ticks_us()
+    codes._known.clear()   # every card's code checked in full, as at its first read
+    card = codes.parse(got[1])
+    t3 = time.ticks_us()
+    return (time.ticks_diff(t1, t0), time.ticks_diff(t2, t1), time.ticks_diff(t3, t2), k,
+            got[0], card[2])
+"""
+
+
+def auth_tags(n):
+    """n NTAG 424 DNA specs written with the emulated shoe's card key: [(code, spec)]."""
+    from host_tools import tagwriter
+
+    return list(tagwriter.simulated_deck(_emu.EMU_KEYS["card"], count=n).items())
+
+
+def auth_figures(chip, tags):
+    """One authenticated tag in the field per read, each a different card: read, SUN check,
+    code check (chip time), SPI transfers; then the poll that deselects it."""
+    chip.emu.control("tags", tags=[])
+    chip.val("polls(3)")
+    reads, checks, codes, xfs, desel = [], [], [], [], []
+    for i, (code, spec) in enumerate(tags):
+        chip.emu.control("tags", tags=[spec])
+        chip.dev.run("r._last_uid = None")
+        x0 = chip.xfers()
+        rd, ck, cc, kind, ok, card = chip.val("auth_one()")
+        x1 = chip.xfers()
+        assert kind == "tag" and ok == "card", (kind, ok)
+        d, _ = chip.val("one()")      # DESELECT + REQA (the tag stays in the field, deselected)
+        chip.emu.control("tags", tags=[])
+        chip.val("polls(2)")
+        if i:                          # the first one loads the modules (lazy imports)
+            reads.append(rd)
+            checks.append(ck)
+            codes.append(cc)
+            xfs.append(x1 - x0)
+            desel.append(d)
+    return {"read_us": statistics.median(reads), "max_read_us": max(reads),
+            "check_us": statistics.median(checks), "code_us": statistics.median(codes),
+            "total_us": statistics.median([a + b + c for a, b, c in zip(reads, checks, codes)]),
+            "max_total_us": max(a + b + c for a, b, c in zip(reads, checks, codes)),
+            "xfers": statistics.median(xfs), "deselect_us": statistics.median(desel),
+            "n": len(reads)}
+
+
+def auth_pace(chip, tags, pitch, dwell, rng):
+    chip.val("polls(4)")
+    chip.dev.run("r._last_uid = None")
+    starts = []
+    for i, (code, spec) in enumerate(tags):
+        d = 1500 + i * pitch
+        r = chip.emu.control("card", reader="rfid", tag=spec, dwell_ms=dwell, pitch_ms=0,
+                             beam=False, delay_ms=d)
+        starts.append(chip.tick_of(r["ns"]))
+    t0, out = chip.long("reads(%d, %d)" % (len(tags), 1500 + pitch * len(tags) + 2000))
+    kinds = [k for _, k in out]
+    rel = sorted((x - t0) & MASK for x in starts)
+    lat = []
+    for t, kind in out:
+        t = (t - t0) & MASK
+        before = [x for x in rel if x <= t]
+        if kind == "tag" and before:
+            lat.append(t - before[-1])
+    return kinds.count("tag"), len(kinds) - kinds.count("tag"), lat
+
+
 def sync_figures(chip):
     chip.emu.control("tags", tags=[])
     chip.val("r.poll()")  # init
@@ -242,6 +324,9 @@ def main(argv=None):
     ap.add_argument("--wired", action="store_true",
                     help="also the wiring's settings as shipped (the fast period after a tag)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--auth", action="store_true", help="authenticated tags (NTAG 424 DNA)")
+    ap.add_argument("--auth-reads", type=int, default=12)
+    ap.add_argument("--auth-paces", default="250/200,120/80")
     args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
     if why:
@@ -301,6 +386,31 @@ def main(argv=None):
                          blocked * 100, cpu * 100, base * 100))
                 sys.stdout.flush()
             mode(chip)
+            if args.auth:
+                chip.dev._guard.deadline = time.monotonic() + 300
+                out, err = dev.t.exec_raw(AUTH_SETUP % _emu.EMU_KEYS["card"].hex(), timeout=300)
+                if err:
+                    raise RuntimeError("chip: %s" % err.decode()[-300:])
+                tags = auth_tags(max(args.auth_reads + 1, 53))
+                a = auth_figures(chip, tags[:args.auth_reads + 1])
+                print("  authenticated tag (NTAG 424 DNA), %d reads: complete read %.2f ms (max "
+                      "%.2f), %.0f SPI transfers; SUN check %.2f ms; card code HMAC %.2f ms; read "
+                      "+ check %.2f ms (max %.2f; target 30 ms); the next poll's DESELECT + REQA "
+                      "%.2f ms" % (a["n"], ms(a["read_us"]), ms(a["max_read_us"]), a["xfers"],
+                                   ms(a["check_us"]), ms(a["code_us"]), ms(a["total_us"]),
+                                   ms(a["max_total_us"]), ms(a["deselect_us"])))
+                sys.stdout.flush()
+                mode(chip)
+                for spec in args.auth_paces.split(","):
+                    if not spec:
+                        continue
+                    pitch, dwell = (int(x) for x in spec.split("/"))
+                    got, other, lat = auth_pace(chip, tags[:53], pitch, dwell, rng)
+                    print("  authenticated tags at a card every %d ms, %d ms in the field: %d of "
+                          "53 read, %d other, %d lost; tag enters -> read returned median %.2f "
+                          "ms, max %.2f ms" % (pitch, dwell, got, other, 53 - got - other,
+                                               ms(med(lat)), ms(max(lat or [float("nan")]))))
+                    sys.stdout.flush()
             for spec in args.paces.split(","):
                 if not spec:
                     continue

@@ -5,7 +5,7 @@ if "micropython" not in sys.modules:  # CPython: the firmware's `from micropytho
     from host_tools import _micropython
 
     sys.modules["micropython"] = _micropython
-if "cryptolib" not in sys.modules:  # CPython: the firmware's link cipher (shoe/link/cipher.py)
+if "cryptolib" not in sys.modules:  # CPython: the firmware's AES (shoe/link/cipher.py, cmac.py)
     try:
         import cryptolib  # noqa: F401 - a MicroPython running host_tools has its own
     except ImportError:

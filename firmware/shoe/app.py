@@ -202,6 +202,11 @@ class App:
     # ---- cards ---------------------------------------------------------------------------
     def on_read(self, kind, data):
         now = self.clock()
+        ctr = -1   # a plain read; an authenticated tag's read counter (shoe.sun)
+        if kind == "tag":
+            kind, data, ctr = self._tag(data)
+            if kind is None:
+                return   # the tag just read, read again with a fresh count: the same card
         self.reads += 1
         self._read_ms = self.ticks_ms()
         self.per.on_read()
@@ -214,13 +219,39 @@ class App:
                 except CodeError as e:
                     self.table.reject(e.reason, now)
                 else:
-                    self.table.card(serial, back, card, now)
-                    self._last_card = (serial, card, self.table.hidden_position())
+                    why = self.table.tag_read(serial, back, card, ctr)
+                    if why is not None:   # a copy of an authenticated tag
+                        self.table.reject(why, now)
+                    else:
+                        self.table.card(serial, back, card, now)
+                        self._last_card = (serial, card, self.table.hidden_position())
         elif kind == "noread":
             self.table.reject("no_read", now)
+        elif kind == "forged":
+            self.table.reject(data, now)
         else:
             self.table.reject("code_format", now)
         self._flush_table()
+
+    def _tag(self, raw):
+        """An authenticated RFID tag's read (NTAG 424 DNA; shoe.sun loads at load_deck: _prepare_tags)
+        -> ("card", code, read counter) when its SUN message is its own, ("forged", reason,
+        -1) when not; (None, ..): the reader had just read it and its count rose (one card)."""
+        if self.codes is None:
+            return "card", b"", -1
+        from shoe.sun import REPEAT, check
+
+        kind, data, ctr = check(self.cfg["keys"]["card"], raw)
+        if kind != "card" or not raw[0] & REPEAT:
+            return kind, data, ctr
+        try:
+            serial, back, card = self.codes.parse(data)
+        except CodeError:
+            return kind, data, ctr
+        why = self.table.tag_read(serial, back, card, ctr, True)
+        if why == "repeat":   # (its counter goes to the journal with the next record)
+            return None, None, -1
+        return "forged", why, -1
 
     # ---- commands ------------------------------------------------------------------------
     def on_command(self, kind, body, role="table"):
@@ -232,8 +263,25 @@ class App:
         except ValueError as e:   # CommandError, EngineError, ConfigError: ShoeErrors
             reply = {"ok": False, "reason": e.reason if isinstance(e, ShoeError) else "bad_command",
                      "message": str(e)}
+        if (kind == "load_deck" or kind == "open_round") and reply.get("ok"):
+            self._prepare_tags()   # before the reply: the host sends the cards after it
         self._flush_table()
         return reply
+
+    def _prepare_tags(self):
+        """Cards are coming: an RFID reader loads what an authenticated tag's read needs and
+        the tag master key is derived now, not with the first tag in the field (shoe.drivers.
+        rfid.RFIDReader.prepare). Once per boot; nothing on an optical shoe."""
+        prepare = getattr(self.hw.reader, "prepare", None)
+        if prepare is None or self.codes is None:
+            return
+        try:
+            prepare()
+            from shoe.sun import master
+
+            master(self.cfg["keys"]["card"])
+        except Exception as e:   # MemoryError: the first tag loads them as before
+            self.fault("prepare_tags", e)
 
     # ---- tasks ---------------------------------------------------------------------------
     def fault(self, where, exc):

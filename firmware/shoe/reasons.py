@@ -14,7 +14,9 @@ checks that every code used in firmware/shoe/{table,deck,dealing} is listed here
 #   misdeal_too_few     the round was closed (close_round) before the deal completed
 #   misdeal_unreadable  a card still unreadable after represent_max re-presentations
 #   card_foreign        an authenticated card of another deck
-#   card_forged         the code's MAC fails (reader reason code_mac)
+#   card_forged         the code's MAC fails (reader reason code_mac), or an authenticated RFID
+#                       tag's answer does (tag_mac), is one seen before (tag_replay), or a plain
+#                       tag or code reads for a card of a deck of authenticated tags (tag_plain)
 #   card_other_back     two-deck mode: a card of the other deck
 #   card_duplicate      a card already seen since the shuffle
 #   cover_card          the cover card left the shoe during a deal
@@ -67,7 +69,7 @@ COMMAND_ERRORS = (
 )
 
 # reader rejections that mean "forged or foreign"; every other reason means "unreadable"
-READ_FORGED = ("code_mac",)
+READ_FORGED = ("code_mac", "tag_mac", "tag_replay", "tag_plain")
 
 
 def action(reason):

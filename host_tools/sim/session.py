@@ -94,6 +94,7 @@ class TableRunner(PowerReturns):
         self.decks = {}
         self.serial_next = 0x6000
         self.outcomes = []
+        self.ready = None          # the status that let the last round open (play)
         self.cards_read = 0
         self.power_cuts = 0
         self.link_drops = 0
@@ -332,7 +333,10 @@ class TableRunner(PowerReturns):
         self.cut_link(float(fault.get("seconds", 1.0)))
 
     # ---- a whole script ------------------------------------------------------------------
-    def play(self, script):
+    def play(self, script, settle=True):
+        """Configure, load and check the decks, play the rounds -> the outcomes. self.ready: the
+        status that let the last round open. settle=False: stop when the last round ends (no
+        deck replaced and checked after it)."""
         rng = random.Random(script.get("seed", 0))
         cfg = {"game": script["game"], "procedure": script.get("procedure", "manual-shoe"),
                "paytable": script.get("paytable") or _default_paytable(script["game"])}
@@ -354,14 +358,15 @@ class TableRunner(PowerReturns):
             for slot in ((0, 1) if two else (0,)):
                 self.load_and_check(DEFAULT_SERIALS[slot], back_for_slot(slot), seed=rng.random())
         for i, spec in enumerate(script["rounds"]):
-            self.settle_phase(rng, back_for_slot)
+            self.ready = self.settle_phase(rng, back_for_slot)
             order = spec.get("deck")
             ids = [cards.parse(c) for c in order] if order else _shuffled_ids(rng)
             try:
                 self.play_round(spec, ids, rng)
             except WorldError as e:
                 raise ShoeError("round %d: %s" % (i, e))
-        self.settle_phase(rng, back_for_slot)
+        if settle:
+            self.settle_phase(rng, back_for_slot)
         return self.outcomes
 
 

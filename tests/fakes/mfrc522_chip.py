@@ -18,6 +18,8 @@ transceive completes at the StartSend write, and "no answer" sets TimerIRq (the 
 `Tag` is an NTAG21x / MIFARE Ultralight: 4- or 7-byte UID (cascade levels, BCC, SAK), states
 IDLE/READY/ACTIVE/HALT, REQA/WUPA/ANTICOLLISION/SELECT/READ/HLTA, and fault modes for tags that
 answer badly: see `Tag.FAULTS`. Several tags in the field at once collide bit by bit.
+
+An ISO 14443-4 tag (an NTAG 424 DNA) is tests/fakes/iso_tag.py's IsoTag, a Tag of its own.
 """
 
 # registers
@@ -87,7 +89,9 @@ class Tag:
     #   mute       answers nothing at all (as if absent)
     FAULTS = ("crc", "silent", "short", "parity", "nak", "bcc", "sak_crc", "mute")
 
-    IDLE, READY, ACTIVE, HALT = 0, 1, 2, 3
+    IDLE, READY, ACTIVE, HALT, PROTOCOL = 0, 1, 2, 3, 4
+    ATQA = b"\x44\x00"
+    SAK = 0x00
 
     def __init__(self, uid, pages=None, fault=None, fault_times=None, npages=45):
         if len(uid) not in (4, 7):
@@ -149,7 +153,7 @@ class Tag:
             if self.state in (Tag.IDLE, Tag.HALT) or frame[0] == 0x52:
                 self.state = Tag.READY
                 self.level = 1
-                atqa = b"\x44\x00" if len(self.uid) == 7 else b"\x04\x00"
+                atqa = self.ATQA if len(self.uid) == 7 else b"\x04\x00"
                 return atqa, 0, 0
             return None
         if tx_last_bits != 0:
@@ -171,7 +175,7 @@ class Tag:
                     sak = 0x04  # cascade bit: UID not complete
                 else:
                     self.state = Tag.ACTIVE
-                    sak = 0x00  # Ultralight / NTAG
+                    sak = self.SAK  # 0x00: Ultralight / NTAG21x
                 out = bytearray(with_crc(bytes((sak,))))
                 if self._faulty("sak_crc"):
                     out[2] ^= 0xFF
@@ -179,36 +183,40 @@ class Tag:
             self.state = Tag.IDLE
             return None
         if self.state == Tag.ACTIVE:
-            if len(frame) == 4 and frame[0] == 0x50 and frame[1] == 0x00:  # HLTA
-                if crc_a(frame[:2]) == (frame[2], frame[3]):
-                    self.state = Tag.HALT
-                return None
-            if len(frame) == 4 and frame[0] == 0x30:  # READ
-                if crc_a(frame[:2]) != (frame[2], frame[3]):
-                    self.state = Tag.IDLE
-                    return bytes((0x01,)), 4, 0  # NAK for CRC error
-                page = frame[1]
-                npages = len(self.mem) // 4
-                if page >= npages or self._faulty("nak"):
-                    self.state = Tag.IDLE
-                    return bytes((0x00,)), 4, 0  # NAK (4 bits)
-                self.reads += 1
-                data = bytearray()
-                for i in range(4):
-                    p = (page + i) % npages
-                    data += self.mem[p * 4 : p * 4 + 4]
-                if self._faulty("silent"):
-                    return None
-                out = bytearray(with_crc(bytes(data)))
-                if self._faulty("crc"):
-                    out[16] ^= 0xFF
-                if self._faulty("short"):
-                    return bytes(out[:10]), 0, 0
-                if self._faulty("parity"):
-                    return bytes(out), 0, 0x02
-                return bytes(out), 0, 0
-            self.state = Tag.IDLE
+            return self.active(frame)
+        return None
+
+    def active(self, frame):
+        """A frame in the ACTIVE state (selected): the Type 2 commands."""
+        if len(frame) == 4 and frame[0] == 0x50 and frame[1] == 0x00:  # HLTA
+            if crc_a(frame[:2]) == (frame[2], frame[3]):
+                self.state = Tag.HALT
             return None
+        if len(frame) == 4 and frame[0] == 0x30:  # READ
+            if crc_a(frame[:2]) != (frame[2], frame[3]):
+                self.state = Tag.IDLE
+                return bytes((0x01,)), 4, 0  # NAK for CRC error
+            page = frame[1]
+            npages = len(self.mem) // 4
+            if page >= npages or self._faulty("nak"):
+                self.state = Tag.IDLE
+                return bytes((0x00,)), 4, 0  # NAK (4 bits)
+            self.reads += 1
+            data = bytearray()
+            for i in range(4):
+                p = (page + i) % npages
+                data += self.mem[p * 4 : p * 4 + 4]
+            if self._faulty("silent"):
+                return None
+            out = bytearray(with_crc(bytes(data)))
+            if self._faulty("crc"):
+                out[16] ^= 0xFF
+            if self._faulty("short"):
+                return bytes(out[:10]), 0, 0
+            if self._faulty("parity"):
+                return bytes(out), 0, 0x02
+            return bytes(out), 0, 0
+        self.state = Tag.IDLE
         return None
 
 

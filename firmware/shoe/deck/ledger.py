@@ -11,6 +11,9 @@ stub = exactly the deck). During a deal `classify()` gives the reason code of th
 irregularity unless the card belongs to the round's deck and was not seen since the shuffle,
 and `accept()` records it. Card sets are 7-byte bitmaps (bit c = card id c), never Python
 sets: the state stays a few hundred bytes and JSON-able (`to_state()` / `from_state()`).
+
+A deck checked with authenticated RFID tags keeps its tags' read counters here, `tc` (3 bytes a
+card, for the deck's life; the rules and their part of the snapshot: shoe/deck/tags.py).
 """
 from shoe.errors import ShoeError
 from binascii import hexlify, unhexlify
@@ -105,12 +108,15 @@ class Ledger:
         self.p_extra = []  # foreign cards (names), at most _MAX_EXTRA
         self.p_extra_n = 0
         self.p_unread = 0
+        self.tc = [None, None]  # per slot: its tags' read counters (shoe.deck.tags), or None
+        self.p_plain = 0  # plain reads of the deck in its running check (shoe.deck.tags)
 
     # decks -------------------------------------------------------------------------------------
     def set_two_deck(self, two):
         self.two_deck = bool(two)
         if not self.two_deck:
             self.slots[1] = None
+            self.tc[1] = None
             self.next = 0
 
     def slot_for(self, serial, back):
@@ -152,6 +158,9 @@ class Ledger:
                 raise LedgerError("two-deck mode needs two decks with different backs", "bad_deck")
         if self.p_kind == "check" and self.p_slot != slot:
             raise LedgerError("finish the running deck check first", "pass_open")
+        old = self.slots[slot]
+        if old is None or old[_SERIAL] != serial or old[_BACK] != back:
+            self.tc[slot] = None  # another deck: its tags' counters start afresh
         self.slots[slot] = [serial, back, CHECKING, now, 0, False]
         self.open_pass("check", slot)
         return slot
@@ -167,8 +176,8 @@ class Ledger:
         return self.slots[slot][_BACK]
 
     def age(self, slot, now):
-        """Seconds since the deck in `slot` was loaded."""
-        return now - self.slots[slot][_LOADED]
+        """Whole seconds since the deck in `slot` was loaded (int: the status reply's room)."""
+        return int(now - self.slots[slot][_LOADED])
 
     def status(self, slot):
         s = self.slots[slot]
@@ -262,6 +271,7 @@ class Ledger:
             self.p_extra.pop()
         self.p_extra_n = 0
         self.p_unread = 0
+        self.p_plain = 0
 
     def _extra(self, text):
         self.p_extra_n += 1
@@ -322,6 +332,9 @@ class Ledger:
                 rep["ok"], rep["reason"] = False, "stub_deck_wrong"
         else:
             rep["ok"] = not missing and not dups and not self.p_extra_n and cover
+            if self.p_plain and self.tc[self.p_slot] is not None:
+                rep["ok"] = False  # plain reads among authenticated tags (shoe.deck.tags)
+                rep["plain_tags"] = self.p_plain
             s[_STATUS] = READY if rep["ok"] else OUT
             if rep["ok"]:
                 s[_SINCE] = 0

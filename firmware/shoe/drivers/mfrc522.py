@@ -7,6 +7,7 @@
     chip.read_pages(4, buf)             # NTAG/Ultralight READ: 16 bytes = pages 4..7 into buf
     chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
                                         # and not waited for (the next frame waits for it)
+    chip.sak                            # the SAK of the tag selected last: 0x20 = ISO 14443-4
 
 Everything that goes wrong on the air raises RFIDError with a short `reason` (rfid_timeout,
 rfid_crc, ...). The reasons, the SPI framing and the timing: docs/hardware.md section 4.
@@ -52,6 +53,7 @@ _CASCADE_TAG = const(0x88)
 _READ = const(0x30)
 _HLTA = const(0x50)
 _HLTA_FRAME = b"\x50\x00\x57\xcd"  # HLTA with its CRC_A (ISO 14443-3 worked example)
+_DESELECT_FRAME = b"\xc2\xe0\xb4"  # ISO 14443-4 S(DESELECT) with its CRC_A
 
 # ComIrqReg bits: TxIRq 0x40, RxIRq 0x20, IdleIRq 0x10, ErrIRq 0x02, TimerIRq 0x01
 _IRQ_DONE = const(0x30)  # RxIRq | IdleIRq
@@ -64,6 +66,11 @@ _ERR_PARITY = const(0x02)
 _ERR_PROTOCOL = const(0x01)
 
 _POLL_LIMIT = const(2000)  # status polls before declaring the chip stuck
+_FIFO = const(64)  # the longest answer of an ISO 14443-4 block (the FSD the shoe announces)
+_STEP_US = const(200)  # an ISO 14443-4 answer not complete yet: the status is read again after
+# S(DESELECT) is answered: its timer runs 1 ms (40 ticks) and the next frame waits for its end as
+# for HLTA's (its answer, if any, is flushed): its 27 bits (255 us) + 41 ticks + 20 us
+_W_DESEL = const(1300)
 _PRESCALER = const(0xA9)  # timer: 13.56 MHz / (2 * 169 + 1) = 40 kHz, one tick = 25 us
 _TICK_US = const(25)
 _RESP = const(18)  # longest answer: READ, 16 data bytes + CRC_A
@@ -106,7 +113,9 @@ class MFRC522:
         # (so no TimerIRq of it can land after that frame's IRQ clear) are over
         self._w_halt = air_us(36, 0) - 86 + silence + 20
         self._halt_t = 0  # ticks_us of the last HLTA's StartSend
-        self._halting = False  # an HLTA may still be on the air
+        self._halting = False  # an HLTA (or a DESELECT and its answer) may still be on the air
+        self.l4 = False  # the tag selected last is in ISO 14443-4 (halt() deselects it)
+        self.sak = 0
         self._rpage = -1  # the page of the prebuilt READ frame in self._rframe
         self._rframe = bytearray(4)
         self._th = self._tl = -1  # TReload high / low byte as programmed (-1: unknown)
@@ -181,6 +190,7 @@ class MFRC522:
         self._th = self._tl = -1
         self._rearm = self._flush = True
         self._halting = False  # the reset ended any HLTA on the air
+        self.l4 = False
         self._timer(self._data_ticks)
         self._wr(_TXASK, 0x40)  # force 100 % ASK modulation
         self._wr(_MODE, 0x3D)  # CRC preset 0x6363 (ISO 14443-3 CRC_A)
@@ -209,17 +219,18 @@ class MFRC522:
             self._wr(_TXCONTROL, v & 0xFC)
 
     # -- the air -----------------------------------------------------------------------------
-    def _transceive(self, n, short, wait_us):
+    def _transceive(self, n, short, wait_us, tx=None, rx=None):
         """Send self._fb[1:n+1] (short: 7 bits, REQA/WUPA); the answer lands in self._rx[1:].
         -> byte count, or -1 if no answer came before the timer ran out (no exception: an
         empty field is the common case and must not allocate). self.rx_last_bits = valid bits
-        of the last byte (0 = all 8)."""
+        of the last byte (0 = all 8). tx, rx: an ISO 14443-4 block (drivers/isodep.py)."""
         cs = self._cs
         put = self._put
         st = self._st
         if self._halting:  # the HLTA sent last must be off the air before anything else
+            d = _W_DESEL if self._halting == 2 else self._w_halt
             self._halting = False
-            d = self._w_halt - time.ticks_diff(time.ticks_us(), self._halt_t)
+            d -= time.ticks_diff(time.ticks_us(), self._halt_t)
             if d > 0:
                 time.sleep_us(d)
         try:
@@ -237,7 +248,7 @@ class MFRC522:
             put(_W_IRQ_CLEAR)
             cs(1)
             cs(0)
-            put(self._fbv[n])
+            put(self._fbv[n] if tx is None else tx)
             cs(1)
             cs(0)
             put(_W_SEND7 if short else _W_SEND)
@@ -261,13 +272,15 @@ class MFRC522:
                 if k > _POLL_LIMIT:
                     self._rearm = self._flush = True
                     raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
+                if rx is not None:
+                    time.sleep_us(_STEP_US)
             err = st[2]
             count = st[3] & 0x7F
             self.rx_last_bits = st[4] & 0x07
-            if err or count > _RESP:
+            if err or count > (_RESP if rx is None else _FIFO):
                 self._rearm = self._flush = True
                 self._raise(err, count)
-            if count:
+            if count and rx is None:  # (an ISO 14443-4 block's answer: isodep reads it)
                 cs(0)
                 xfer(self._rdv[count], self._rxv[count])
                 cs(1)
@@ -344,14 +357,17 @@ class MFRC522:
             c = 0x63 ^ CRC_TABLE[0x63 ^ r[1]]  # CRC_A of the one SAK byte (crc_a unrolled)
             if r[2] != c & 0xFF or r[3] != c >> 8:
                 raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
-            if fb[3] == _CASCADE_TAG:
-                uid[n:n + 3] = self._fbv[6][4:7]
-                n += 3
-            else:
+            self.sak = r[1]
+            if not r[1] & 0x04:  # SAK cascade bit clear: UID complete, these 4 bytes its last
                 uid[n:n + 4] = self._fbv[6][3:7]
-                n += 4
-            if not r[1] & 0x04:  # SAK cascade bit clear: UID complete
-                return bytes(uid[:n])
+                return bytes(uid[:n + 4])
+            # more levels follow: this one is the cascade tag and 3 UID bytes. The SAK says so,
+            # not the first byte's value: 0x88 is a UID byte at the last level (a 7-byte UID's
+            # 4th byte), where taking it for the cascade tag lost a byte of the UID
+            if fb[3] != _CASCADE_TAG:
+                raise RFIDError("UID CLn without its cascade tag", "rfid_length")
+            uid[n:n + 3] = self._fbv[6][4:7]
+            n += 3
         raise RFIDError("UID longer than 3 cascade levels", "rfid_length")
 
     def read_pages(self, page, out):
@@ -380,10 +396,17 @@ class MFRC522:
     def halt(self):
         """HLTA, sent and not waited for: a correct halt gets no answer, so there is nothing to
         read; the chip transmits it while the CPU goes on, and the next frame waits until it
-        is off the air (self._w_halt after StartSend)."""
+        is off the air (self._w_halt after StartSend). A tag in ISO 14443-4: S(DESELECT)."""
         fb = self._fb
-        fb[1:5] = _HLTA_FRAME
-        self._timer(self._detect_ticks)  # silence is the expected answer: its timer runs short
+        if self.l4:
+            self.l4 = False
+            fb[1:4] = _DESELECT_FRAME
+            n = 3
+            self._timer(40)  # 1 ms for its answer: the timer must not cut it short
+        else:
+            fb[1:5] = _HLTA_FRAME
+            n = 4
+            self._timer(self._detect_ticks)  # silence is the expected answer: a short timer
         cs = self._cs
         put = self._put
         try:
@@ -397,7 +420,7 @@ class MFRC522:
                 cs(1)
                 self._flush = False
             cs(0)
-            put(self._fbv[4])
+            put(self._fbv[n])
             cs(1)
             cs(0)
             put(_W_SEND)
@@ -410,3 +433,6 @@ class MFRC522:
             self._rearm = True  # the receiver waits for an answer that does not come
         self._halt_t = time.ticks_us()
         self._halting = True
+        if n == 3:  # the DESELECT's answer lands in the FIFO: the next frame waits and flushes
+            self._flush = True
+            self._halting = 2

@@ -5,6 +5,7 @@
     t.command(kind, body, now)      # host command -> reply dict, or CommandError (nothing changed)
     t.card(serial, back, card, now) # an authenticated read from the reader (card id 0..52)
     t.reject(reason, now)           # a read that failed: no_read, code_format, code_mac, ...
+    t.tag_read(serial, back, card, ctr)   # an RFID read against its deck's tag counters (first)
     t.tick(now)                     # timers: reader jam, deck age
     t.pop_events()                  # [(kind, body), ...] to report, in order
     t.state() / Table.from_state(snapshot)   # JSON-able snapshot; resumes exactly
@@ -19,6 +20,7 @@ must do after every outcome: docs/round-lifecycle.md; irregularities: docs/irreg
 """
 from shoe import reasons as R
 from shoe.cards import name
+from shoe.deck import tags
 from shoe.deck.ledger import Ledger, READY, CHECKING, OUT, EMPTY, code_name, hexs
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.dealing.tracker import Tracker, target_name
@@ -37,6 +39,7 @@ class Table:
     state = snapshot.state
     from_state = classmethod(snapshot.from_state)
     take_delta = snapshot.take_delta
+    tag_read = snapshot.tag_read
     delta_failed = snapshot.delta_failed
     _dirty = snapshot.delta_failed
     make_paths = snapshot.make_paths
@@ -171,7 +174,8 @@ class Table:
         st = {"ok": True, "phase": self.current_phase(), "config": self.config_summary(),
               "decks": decks,
               "latched": self.latched_fitting(), "latched_count": len(self.latched),
-              "rounds": self.n_round, "next_slot": lg.next}
+              "rounds": self.n_round, "next_slot": lg.next,
+              "cloneable": tags.cloneable(lg)}   # no authenticated tags in play (shoe.sun)
         if rnd is not None:
             t = self.tracker.next_target()
             st["round"] = {"round": rnd.n, "stage": rnd.stage, "dealt": self.tracker.n,

@@ -14,6 +14,7 @@ was ~10 ms of a card's time and ~9 KB of garbage). Every other change leaves the
 from micropython import const
 
 from shoe.dealing.tracker import Tracker
+from shoe.deck import tags
 from shoe.deck.ledger import Ledger, hexs, unhex
 from shoe.deck.shuffle_check import ShuffleCheck
 from shoe.table.round import Round
@@ -23,7 +24,8 @@ _DELTA_MAX = const(24)  # delta ops kept between two take_delta() (the app takes
 # (make_paths) with the journal's compact steps (a key's rank in its dict's sorted keys: one
 # byte each, where names cost up to 8), the journal's state root being {"table": state()}
 _FIELDS = ((("ledger",), "seen"), (("tracker",), "cards"), (("round",), "tries"),
-           (("round",), "stage"), ((), "t_last"), ((), "jam"), ((), "phase"))
+           (("round",), "stage"), ((), "t_last"), ((), "jam"), ((), "phase"),
+           (("ledger",), "t0"), (("ledger",), "t1"))
 SEEN = const(0)
 CARDS = const(1)
 TRIES = const(2)
@@ -31,6 +33,7 @@ STAGE = const(3)
 T_LAST = const(4)
 JAM = const(5)
 PHASE = const(6)
+TAGS = const(7)   # + slot: an authenticated deck's read counters (ledger t0 / t1)
 
 
 def make_paths(self):
@@ -46,7 +49,8 @@ def make_paths(self):
             d = d[k]
             if d is None:
                 break
-        out.append(None if d is None else path + [sorted(d).index(key)])
+        # (a key that is not there: ledger t0/t1 of a cloneable deck, shoe.deck.tags)
+        out.append(None if d is None or key not in d else path + [sorted(d).index(key)])
     self._paths = out
     return out
 
@@ -80,6 +84,21 @@ def op(self, field, value, kind=0):
             d.append([p, value, kind] if kind else [p, value])
 
 
+def tag_read(self, serial, back, card, ctr, repeat=False):
+    """shoe.deck.tags.tag_read (a read against its deck's tag counters) -> None, "repeat" or
+    the reason the read is forged; a counter that rose in a deal is recorded as its delta op (a
+    3-byte splice of ledger t0/t1), elsewhere the whole state is diffed."""
+    lg = self.ledger
+    why, s = tags.tag_read(lg, serial, back, card, ctr, repeat)
+    if s >= 0:
+        r = self.rnd
+        if r is not None and r.stage == "dealing":
+            self._op(TAGS + s, [6 * card, hexs(lg.tc[s][3 * card:3 * card + 3])], 2)
+        else:
+            self._dirty()
+    return why
+
+
 def state(self):
     r = self.rnd
     rnd = None
@@ -87,7 +106,9 @@ def state(self):
         rnd = {"n": r.n, "slot": r.slot, "deck": r.deck, "seats": r.seats,
                "raises": dict(r.raises), "stage": r.stage, "tries": r.tries, "stub": r.stub,
                "secret": hexs(r.secret), "revealed": r.revealed}
-    return {"v": 1, "cfg": self.cfg, "ledger": self.ledger.to_state(),
+    lst = self.ledger.to_state()
+    tags.add_state(self.ledger, lst)
+    return {"v": 1, "cfg": self.cfg, "ledger": lst,
             "tracker": self.tracker.to_state() if rnd else None, "round": rnd,
             "latched": list(self.latched), "n": self.n_round, "irq": self.n_irq,
             "t_last": self.t_last, "jam": self.jammed, "shuffle": self.shuffle.to_state(),
@@ -104,6 +125,7 @@ def from_state(cls, st, engine=None, secrets=None):
         t = cls(None, engine, secrets)
         t.cfg = st["cfg"]
         t.ledger = Ledger.from_state(st["ledger"])
+        tags.load_state(t.ledger, st["ledger"])
         if st["tracker"] is not None:
             t.tracker = Tracker.from_state(st["tracker"])
         rnd = st["round"]

@@ -10,6 +10,8 @@
  *                 control <-> JSON lines: clock, pins (beam GP14, lid GP15, service GP22, LED
  *                            GP25), MFRC522 tag field, flash statistics, power cut, reset
  *   DIR/flash.bin  the 2 MB QSPI flash, written through on every program/erase (flash.js)
+ *   DIR/ntag.json  the read counters of the NTAG 424 DNA tags put in the field (they are the
+ *                  tags' own: a power cut of the shoe keeps them)
  *
  * It prints one JSON line {"repl": port, "uart0": ..., "uart1": ..., "control": ...} when
  * listening. Gaps of stock rp2040js closed here (see ../shared/pico/README.md): flash
@@ -84,7 +86,7 @@ class Rig {
     this.rxHeldNext = [0, 0];
     this.resetCauses = {}; // resets of this rig by cause: watchdog, control, machine.reset
     this.replIn = [];
-    this.mfrc = new MFRC522(() => this.now());
+    this.mfrc = new MFRC522(() => this.now(), path.join(this.opt.state, 'ntag.json'));
     this.stats = null;
     this.resetRequested = false;
     this.instructions = 0;
@@ -341,7 +343,8 @@ class Rig {
   /**
    * A card leaving the shoe, in emulated time: cards queue behind each other (one every
    * pitch_ms, as a dealer's hand or the shoe's exit allows). The reader sees it (optical: its
-   * code line on UART1; rfid: a tag holding the code in the MFRC522's field for dwell_ms), then
+   * code line on UART1; rfid: a tag holding the code in the MFRC522's field for dwell_ms, or the
+   * authenticated tag `tag` (an NTAG 424 DNA's spec, host_tools/sim/ntag424.py)), then
    * it breaks the exit beam (GP14 low) beam_at_ms after it started, for beam_ms. delay_ms: not
    * before that long from now (a benchmark scheduling cards ahead of the chip's read loop).
    * Returns the emulated ns at which the card reaches the reader.
@@ -353,7 +356,7 @@ class Rig {
     this.cardFree = start + ms(msg.pitch_ms, 120);
     const at = (t, fn) => { const a = this.clock.createAlarm(fn); a.schedule(Math.max(0, t - this.now())); };
     if (msg.reader === 'rfid') {
-      at(start, () => this.mfrc.setTags([{uid: msg.uid, code: msg.code}]));
+      at(start, () => this.mfrc.setTags([msg.tag || {uid: msg.uid, code: msg.code}]));
       at(start + ms(msg.dwell_ms, 60), () => this.mfrc.setTags([]));
     } else {
       at(start, () => {

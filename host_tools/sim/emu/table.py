@@ -5,9 +5,12 @@ feeding the fitted reader, and the session runner (host_tools/sim/session.py) pl
         t.runner.play(script)        # the same runner and scripts as the unix virtual board
 
 The dealer's cards reach the chip through the rig's control channel, timed in emulated time
-(`card`): for "rfid" a tag holding the card code enters the MFRC522's field on SPI0, for
-"optical" the code line arrives on UART1; then the card breaks the exit beam (GP14). Power cuts
-of the runner kill the emulator (SIGKILL) and power it up on the same flash.
+(`card`): for "rfid" a tag holding the card code enters the MFRC522's field on SPI0 (an NTAG
+424 DNA when the deck's tags were written: `tags`, {code: spec} from `shoectl tags provision
+--sim-tags`; a code with no tag, e.g. a forged one, comes on a plain tag), for "optical" the
+code line arrives on UART1; then the card breaks the exit beam (GP14). Power cuts of the runner
+kill the emulator (SIGKILL) and power it up on the same flash. `substitute` puts another tag
+(a copy: replay_of) in place of the card drawn at a given index.
 
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
@@ -27,12 +30,14 @@ class EmuReaderPort:
     PACE = {"rfid": {"pitch_ms": 400, "dwell_ms": 250, "beam_at_ms": 200},
             "optical": {"pitch_ms": 250, "beam_at_ms": 40}}
 
-    def __init__(self, emu, reader, pace=None):
+    def __init__(self, emu, reader, pace=None, tags=None):
         if reader not in ("rfid", "optical"):
             raise ValueError("reader must be 'rfid' or 'optical'")
         self.emu = emu
         self.reader = reader
         self.pace = dict(self.PACE[reader], **(pace or {}))
+        self.tags = tags or {}    # code -> an authenticated tag's spec (NTAG 424 DNA)
+        self.substitute = {}      # index of a line -> fn(port, code) -> the spec presented instead
         self.sent = []
         self.uid = 0x04A10000
         self.times = []           # emulated ns at which each card was presented
@@ -45,12 +50,35 @@ class EmuReaderPort:
                 self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
                 return
             self.uid += 1
-            r = self.emu.control("card", reader=self.reader, code=data.decode("latin-1"),
-                                 uid="%08x" % self.uid, **self.pace)
+            code = data.decode("latin-1")
+            sub = self.substitute.pop(len(self.sent) - 1, None)
+            spec = sub(self, code) if sub else self.tags.get(code)
+            if spec is not None and self.reader == "rfid":
+                r = self.emu.control("card", reader="rfid", tag=spec, **self.pace)
+            else:
+                r = self.emu.control("card", reader=self.reader, code=code,
+                                     uid="%08x" % self.uid, **self.pace)
         except (OSError, ShoeError) as e:
             # the power is off (the rig was killed): the runner waits for it to come back
             raise WorldError("cannot reach the emulated Pico's reader: %s" % e)
         self.times.append(r["ns"])
+
+    def counter(self, code):
+        """The read counter of the tag of `code` now (the rig's tags keep theirs in ntag.json)."""
+        import json
+        import os
+
+        spec = self.tags[code]
+        path = os.path.join(self.emu.state_dir, "ntag.json")
+        with open(path) as f:
+            return json.load(f).get("%s:%s" % (spec["uid"], spec["sdm"]["key"]), spec["ctr"])
+
+    def replay_of(self, code):
+        """A copy of the tag of `code` (its UID and memory) that plays back the answer of its
+        last read: what a copier recording the air gets (host_tools/sim/ntag424.py copy_spec)."""
+        from host_tools.sim.ntag424 import copy_spec
+
+        return copy_spec(self.tags[code], self.counter(code))
 
     def reconnect(self):
         pass              # the control channel reconnects by itself after a power cut
@@ -70,10 +98,11 @@ LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 
 class EmuTable:
     def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
-                 pace=None, link_options=None):
+                 pace=None, link_options=None, tags=None):
         from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
+        self.tags = tags
         self.link_options = LINK_OPTIONS if link_options is None else link_options
         self.emu = emu
         self.reader = reader
@@ -91,7 +120,7 @@ class EmuTable:
                              endpoint_options=self.link_options)
         try:
             self.link.open(timeout=self.event_timeout)
-            self.port = EmuReaderPort(self.emu, self.reader, self.pace)
+            self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags)
             world = World(self.port, card_key=self.keys["card"])
             self.runner = TableRunner(self.emu, self.link, world, on_event=self.on_event,
                                       event_timeout=self.event_timeout)
@@ -105,8 +134,9 @@ class EmuTable:
             self.link.close()
 
 
-def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0, pace=None):
+def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0, pace=None, tags=None):
     """Play a session script on the emulated board -> the runner (outcomes, counters)."""
-    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace) as t:
+    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace,
+                  tags=tags) as t:
         t.runner.play(script)
         return t.runner

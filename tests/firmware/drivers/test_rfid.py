@@ -6,7 +6,8 @@ from tests.mpy import run_checks
 
 SCRIPT = "tests/firmware/drivers/check_rfid.py"
 CHECKS = ["chip_edge_cases", "idle_poll_allocates_nothing", "random_field", "crc_vector", "init",
-          "select_and_read_uid7", "select_and_read_uid4", "faults", "reader_dedup",
+          "select_and_read_uid7", "select_and_read_uid4", "select_and_read_uid7_88",
+          "faults", "reader_dedup",
           "reader_retries", "reader_chip_fault", "async_read", "mid_poll", "fast_period",
           "fast_read_loop", "air_waits"]
 

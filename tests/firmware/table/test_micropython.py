@@ -39,9 +39,9 @@ def on_device(steps, which, heap):
 @pytest.mark.parametrize("game,proc,two", [(FCF, "automated-shoe", True), (HCF, "hand", False)])
 def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
     steps = [list(s) for s in script(game, proc, two)]
-    # 160k: the harness holds the whole ~9 KB script as text and JSON besides the table, the
-    # roles allowlist and the round secret
-    dev, dstate, mem = on_device(steps, "fake", "160k")
+    # 168k: the harness holds the whole ~9 KB script as text and JSON besides the table, the
+    # roles allowlist, the round secret and the tag counters (shoe.deck.tags), compiled from source
+    dev, dstate, mem = on_device(steps, "fake", "168k")
     ref, rstate = cpython(json.loads(json.dumps(steps)), fake_engine)
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))
@@ -55,9 +55,9 @@ def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
 def test_scripted_session_matches_cpython_real_engine():
     from shoe.games import engine
     steps = [list(s) for s in script(FCF, "manual-shoe", False)]
-    # 208k: the engine, the table and the roles compiled from source on this heap (a board runs
-    # them frozen, outside the heap)
-    dev, dstate, mem = on_device(steps, "real", "208k")
+    # 216k: the engine, the table, the roles and the tag counters compiled from source on this
+    # heap (a board runs them frozen, outside the heap)
+    dev, dstate, mem = on_device(steps, "real", "216k")
     ref, rstate = cpython(json.loads(json.dumps(steps)), engine)
     assert dev == json.loads(json.dumps(ref))
     assert dstate == json.loads(json.dumps(rstate))

@@ -1,0 +1,103 @@
+"""Authenticated RFID tags (NTAG 424 DNA) on the emulated Pico: the deck written by the host's own
+provisioning code with the shoe's card key (the simulated writer), the tags in the rig's MFRC522
+model (host_tools/sim/emu/mfrc522.js: ISO 14443-4, SDM, its own AES), read by the real driver
+over the chip's SPI0 and checked by the firmware as shipped:
+
+- at the REPL (service jumper): a tag reads and checks on the chip; its count rises by one per
+  read; a copy playing back its last answer reads with that same count;
+- end to end: a deck check with the deck's tags, then a round in which a copy of a card's tag
+  (its UID and memory, the answer of its read at the deck check played back) comes out of the
+  shoe in place of that card: the round is void, card_forged (tag_replay), at a dealer's pace
+  of a card every 250 ms. The deck in play was not cloneable; SHOE_SOAK=full also checks the
+  deck that replaces the quarantined one (53 more cards, on plain tags: cloneable).
+"""
+import os
+import random
+import shutil
+
+import pytest
+
+from host_tools.sim import emu as _emu
+from host_tools.sim.emu.table import EmuTable
+from host_tools.sim.ntag424 import copy_spec
+from host_tools import tagwriter
+from shoe.cardcode import CardCodes
+from tests.emu.test_rig import repl
+
+KEY = _emu.EMU_KEYS["card"]
+SOAK = os.environ.get("SHOE_SOAK") == "full"
+PACE = {"pitch_ms": 250, "dwell_ms": 200, "beam_at_ms": 175}
+
+
+@pytest.fixture(scope="module")
+def deck_tags():
+    """The 53 tags of deck 3A7F R, written with the emulated shoe's card key: {code: spec}."""
+    return tagwriter.simulated_deck(KEY)
+
+
+def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags):
+    code = sorted(deck_tags)[0]
+    spec = deck_tags[code]
+    pico_shoe.control("pin", pin=22, value=0)
+    pico_shoe.control("reset")
+    with repl(pico_shoe, timeout=60) as dev:
+        dev.run("import main, asyncio\nhw = main.build()\nr = hw.reader\nimport shoe.sun as sun\n"
+                "K = bytes.fromhex(%r)" % KEY.hex())
+        seen = []
+        for tag in (spec, spec, None):
+            if tag is None:   # a copy: its UID and the answer of the last read, played back
+                tag = copy_spec(spec, seen[-1])
+            pico_shoe.control("card", reader="rfid", tag=tag, dwell_ms=2000, beam=False)
+            dev.run("k, raw = asyncio.run(r.read())")
+            assert dev.value("k") == "tag"
+            got = dev.value("sun.check(K, raw)")
+            assert got[0] == "card" and got[1] == code.encode(), got
+            seen.append(got[2])
+            dev.run("r._last_uid = None\nr.poll()")    # its deselect; the next one is new
+        assert seen == [spec["ctr"] + 1, spec["ctr"] + 2, spec["ctr"] + 2], seen
+
+
+@pytest.mark.clause("rules:3-card-forged")
+def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image, deck_tags):
+    state = tmp_path / "pico"
+    state.mkdir()
+    shutil.copy(pico_image["flash"], state / "flash.bin")
+    shutil.copy(pico_image["unique_id"], state / "unique_id")
+    deck = ["%s%s" % (r, s) for s in "shdc" for r in "A23456789TJQK"]
+    random.Random(19).shuffle(deck)
+    seats = {"1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10},
+             "2": {"wagers": {"ante": 5, "odds": 5}, "raise": 0}}
+    script = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 3,
+              "rounds": [{"deck": deck, "seats": seats}]}
+    events = []
+    codes = CardCodes(KEY)
+    from shoe import cards
+
+    victim = codes.make(0x3A7F, "R", cards.parse(deck[3]))
+    with _emu.Emulator(state) as e:
+        with EmuTable(e, "rfid", event_timeout=900.0, pace=PACE, tags=deck_tags,
+                      on_event=lambda k, b: events.append((k, b))) as t:
+            port = t.port
+            # the 4th card of the deal (line 53 + 3): a copy of its tag plays back the answer
+            # its read at the deck check gave (the air recorded it)
+            port.substitute[53 + 3] = lambda p, code: p.replay_of(victim)
+            t.runner.play(script, settle=SOAK)
+            st = t.runner.status()
+        assert e.control("stats")["resets"] == 0
+    outcomes = t.runner.outcomes
+    assert [k for _, k, _ in outcomes] == ["round_void"], outcomes
+    body = outcomes[0][2]
+    assert body["reason"] == "card_forged" and "tag_replay" in body["detail"], body
+    # the deck checked with its tags before the deal (every card read and checked on the chip)
+    checks = [b for k, b in events if k == "deck_check"]
+    assert checks and checks[0]["deck"] == "3A7F" and checks[0]["ok"], checks
+    assert port.sent[53 + 3] == victim.encode()
+    # the deck in play when the round opened had its tags' counters: not cloneable
+    assert t.runner.ready["cloneable"] is False, t.runner.ready
+    if not SOAK:   # card_forged took the deck out of play (latched: blocked until acknowledged)
+        assert [(d["deck"], d["status"]) for d in st["decks"]] == [("3A7F", "out")], st
+        assert st["phase"] == "blocked" and st["cloneable"] is None, st
+        return
+    # the runner loads the next one (3A80), whose cards come on plain tags (none were written
+    # for it), and the status says it is cloneable
+    assert [d["deck"] for d in st["decks"]] == ["3A80"] and st["cloneable"] is True, st
