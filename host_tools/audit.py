@@ -311,7 +311,28 @@ class AuditStore:
         except sqlite3.DatabaseError as e:
             return str(e)
         bad = [r[0] for r in rows if r[0] != "ok"]
-        return "; ".join(bad[:3]) if bad else None
+        if bad:
+            return "; ".join(bad[:3])
+        return self._schema_problem()
+
+    def _schema_problem(self):
+        """None, or which table's definition is not the one this program creates (a flipped
+        byte in the schema's text passes quick_check and breaks every query naming a column)."""
+        ref = sqlite3.connect(":memory:")
+        try:
+            ref.executescript(_SCHEMA + _HOST_SCHEMA)
+            want = dict(ref.execute("SELECT name, sql FROM sqlite_master WHERE type='table'"))
+        finally:
+            ref.close()
+        try:
+            with self._lock:
+                have = dict(self._db.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall())
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        wrong = sorted(n for n in set(want) | set(have) if want.get(n) != have.get(n))
+        return ("the schema of table %s is not the audit store's" % ", ".join(wrong)
+                if wrong else None)
 
     def store_id(self, create=False):
         """This store's random 16-byte identity (the counter floor file names it; `create`: make

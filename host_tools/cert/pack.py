@@ -94,7 +94,7 @@ def par_sheets(out, presets, sim_rounds, seed, epoch, progress):
 
 def firmware(root, out, worktree, variants, pico, pico_sources, pico_uf2, progress):
     from host_tools.cert import firmware as fw
-    from host_tools.commands.certify import firmware_markdown, firmware_report
+    from host_tools.cert.fwreport import firmware_markdown, firmware_report
 
     vs = tuple(v for v in fw.VARIANTS if not variants or v[0] in variants)
     if variants and len(vs) != len(set(variants)):
