@@ -40,9 +40,10 @@ demo: $(STAMP)
 floor: $(STAMP)
 	$(BIN)/shoectl floor --demo 20 --http 127.0.0.1:8080
 
-# The suite on every core (pytest-xdist, at most 4 workers); TEST_JOBS=0 runs it in one process.
+# The suite on every core (pytest-xdist, at most 4 workers; worksteal: an idle worker takes tests
+# queued for a busy one, so the long emulated-Pico tests do not make a tail); TEST_JOBS=0: one process.
 TEST_JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) --maxprocesses=4
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) --maxprocesses=4 --dist worksteal
 
 test: $(STAMP)
 	$(PYTEST)
