@@ -49,6 +49,12 @@ def _log(*args):
 
 class App:
     def __init__(self, hw, clock=time.time, ticks_ms=time.ticks_ms):
+        # the outbox's 8 KB in one piece first, while the heap is whole: the journal, link and
+        # table bytecode loaded below scatters it (an RFID Pico had no 8 KB hole left at boot)
+        from shoe.journal.outbox import Outbox
+
+        gc.collect()
+        outbox = Outbox(_OUTBOX_BYTES, _OUTBOX_MAX)
         from shoe.journal.journal import Journal
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
@@ -67,8 +73,8 @@ class App:
         self.cfg, self.provisioned = startup.load_config(hw.state_dir, _log)
         keys = self.cfg["keys"] or {}
         self.codes = CardCodes(keys["card"]) if keys else None
-        self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox_bytes=_OUTBOX_BYTES,
-                               outbox_limit=_OUTBOX_MAX, store=startup.journal_store(hw),
+        self.journal = Journal(hw.state_dir, max_bytes=_JOURNAL_BYTES, outbox=outbox,
+                               store=startup.journal_store(hw),
                                keep=startup.JOURNAL_KEEP)
         snap = self.journal.state
         # clause: irr:power-loss

@@ -30,7 +30,7 @@ class JournalError(ShoeError):
 
 class Journal(Rounds, Marks):
     def __init__(self, root, max_bytes=32768, outbox_limit=48, outbox_bytes=4096, store=None,
-                 keep=()):
+                 keep=(), outbox=None):
         self.root = root
         self._keep = keep  # paths of state values kept in the marks too (marks.py)
         self.path = root + "/" + LOG
@@ -49,7 +49,8 @@ class Journal(Rounds, Marks):
         self.ctr = 0
         self.eseq = 0
         self.chain = GENESIS
-        self._out = Outbox(outbox_bytes, outbox_limit)
+        # outbox: one made early by the caller (its buffer in one piece: shoe.app)
+        self._out = outbox if outbox is not None else Outbox(outbox_bytes, outbox_limit)
         self._dirty = False
         self._want_compact = False
         self._keys = {}  # delta.apply's cache of sorted dict keys (a few dicts of the state)

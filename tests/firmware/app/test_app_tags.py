@@ -13,7 +13,7 @@ from host_tools import runtime, tagwriter
 from tests.mpy import run_mpy
 
 KEY = b"demo-card-key"   # the virtual board's card key: the App's shoe.json below
-APP_ROOM = "512k"
+APP_ROOM = "576k"  # the whole app (tags, secret, roles) compiled from source, then its data
 
 SCRIPT = r"""
 import sys, json
