@@ -108,7 +108,9 @@ def test_noisy_link_and_cable_pulls_deliver_every_event_exactly_once(tmp_path):
         tmp_path, script, rounds_script(n, 4, seats=1),
         faults={"seed": 7, "corrupt": 0.01, "drop": 0.01, "dup": 0.01})
     assert_same_and_exactly_once(ref, got, rec, eseqs, n)
-    assert proxy["corrupted"] > 100 and proxy["dropped"] > 5 and proxy["duplicated"] > 5
+    # the property is above; here only that each kind of fault was in play at all (how many a
+    # seeded 1 % injector happened to make is its luck, not the shoe's)
+    assert proxy["corrupted"] and proxy["dropped"] and proxy["duplicated"], proxy
     assert proxy["cuts"] == drops >= 1         # every cable pull really happened
 
 
