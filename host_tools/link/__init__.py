@@ -90,7 +90,7 @@ def _now_ms():
 class ShoeLink:
     def __init__(self, url, key, supervisor_key=None, audit=None, reconnect_s=0.2,
                  read_timeout=0.02, endpoint_options=None, open_port=None, resync_after=2,
-                 counters=None):
+                 counters=None, clock_ms=None):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
         # the host's state about the shoe beside the audit store (none without one)
@@ -98,6 +98,9 @@ class ShoeLink:
         self.counters = self.hoststate.path if self.hoststate else None
         self.host_problem = None  # the HostStateError that refused the shoe
         self.url = url
+        # the link's timers (retransmission, heartbeats, handshake repeats) run on clock_ms():
+        # the wall clock, or the board's own (an emulated chip runs slower than real time)
+        self._clock_ms = clock_ms or _now_ms
         self.resync_after = resync_after
         self.resyncs = 0  # new sessions started after commands timed out
         self._timeouts = 0
@@ -192,11 +195,11 @@ class ShoeLink:
 
     def up(self):
         with self._lock:
-            return self.ep.link_up(_now_ms())
+            return self.ep.link_up(self._clock_ms())
 
     def stats(self):
         with self._lock:
-            return {"up": self.ep.link_up(_now_ms()), "shoe_id": self.shoe_id,
+            return {"up": self.ep.link_up(self._clock_ms()), "shoe_id": self.shoe_id,
                     "delivered": self.ep.delivered, "reconnects": self.reconnects,
                     "resyncs": self.resyncs, "errors": self.ep.errors()}
 
@@ -331,7 +334,7 @@ class ShoeLink:
                     waiting = self._port.in_waiting
                     if waiting:
                         data += self._port.read(min(waiting, 4096))
-                now = _now_ms()
+                now = self._clock_ms()
                 with self._lock:
                     msgs = self.ep.receive(data, now) if data else []
                     try:

@@ -157,13 +157,16 @@ class Emulator:
         if self._ctl is None:
             self._ctl = socket.create_connection(("127.0.0.1", self.ports["control"]), timeout=10)
         kw["op"] = op
-        self._ctl.sendall(json.dumps(kw).encode() + b"\n")
-        while b"\n" not in self._buf:
-            d = self._ctl.recv(65536)
-            if not d:
-                self._close_ctl()
-                raise ShoeError("the emulator closed its control channel")
-            self._buf += d
+        try:
+            self._ctl.sendall(json.dumps(kw).encode() + b"\n")
+            while b"\n" not in self._buf:
+                d = self._ctl.recv(65536)
+                if not d:
+                    raise ShoeError("the emulator closed its control channel")
+                self._buf += d
+        except (OSError, ShoeError):
+            self._close_ctl()   # a reply may still come: the next request starts afresh
+            raise
         line, self._buf = self._buf.split(b"\n", 1)
         reply = json.loads(line)
         if "error" in reply:

@@ -15,6 +15,8 @@ kill the emulator (SIGKILL) and power it up on the same flash. `substitute` puts
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
+import time
+
 from host_tools.errors import ShoeError
 from host_tools.sim.session import TableRunner
 from host_tools.sim.world import World, WorldError
@@ -87,12 +89,42 @@ class EmuReaderPort:
         pass
 
 
-# The host's link timers run on the wall clock, the chip's on the emulated one, and busy chip
-# code runs slower than real time (a third on an idle core, a tenth or less on a loaded
-# machine): the host must not take a chip that is busy for a few hundred emulated ms for a dead
-# link and start handshake after handshake (suspected cause of a `status` left unanswered for
-# 900 s after `configure` on a machine loaded with 7 emulators). A power cut closes the rig's
-# sockets, which the link sees at once, so long host timeouts cost nothing there.
+class EmuClock:
+    """The host link's clock for the emulated board: the chip's emulated ms (ShoeLink clock_ms).
+
+    Busy chip code runs slower than real time (about half on an idle core, a tenth or less on a
+    loaded machine). On the wall clock the host's link timers (retransmission after 300 ms,
+    heartbeats, HELLO repeats) fired many times per emulated card on a loaded machine: the chip
+    spent its time on retransmitted frames and HELLOs and missed the tags in its field (CI: a
+    deck check with 30 of 52 cards unread; a power-cut round whose status went unanswered). On
+    the chip's own time the host keeps the pace a real board would see, however loaded the
+    machine. Asked of the rig at most every `every_s` of wall time; never goes back (a power-up
+    starts the chip's clock again at 0); while the board is off it stands still."""
+
+    def __init__(self, emu, every_s=0.05):
+        self.emu = emu
+        self.every_s = every_s
+        self._asked = None    # wall time of the last question
+        self._raw = None      # the chip's last answer (ms since its power-up)
+        self._ms = 0          # this clock: the sum of the chip's forward steps
+
+    def __call__(self):
+        t = time.monotonic()
+        if self._asked is None or t - self._asked >= self.every_s:
+            self._asked = t
+            try:
+                raw = int(self.emu.clock_ns()) // 1000000   # the rig's ns may be a float
+            except (OSError, ShoeError, ValueError):
+                return self._ms   # the power is off: the link sees its socket close
+            if self._raw is not None and raw > self._raw:
+                self._ms += raw - self._raw
+            self._raw = raw
+        return self._ms
+
+
+# With the host on the chip's clock (EmuClock) a quiet link is not a dead one for longer than a
+# real board's would be; these are generous all the same (a power cut closes the rig's sockets,
+# which the link sees at once, so long timeouts cost nothing there).
 LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 
 
@@ -117,7 +149,7 @@ class EmuTable:
 
         self.link = ShoeLink(self.emu.urls["uart0"], self.keys["shoe"],
                              supervisor_key=self.keys["supervisor"], reconnect_s=0.2,
-                             endpoint_options=self.link_options)
+                             endpoint_options=self.link_options, clock_ms=EmuClock(self.emu))
         try:
             self.link.open(timeout=self.event_timeout)
             self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags)
