@@ -421,7 +421,7 @@ class App:
     def boot(self):
         from shoe import attest
 
-        self.collector.tune()
+        self.collector.tune(getattr(self.hw, "gc_min", None))
         if self.hw.firmware_root:
             from shoe.crypto import hexlify
 

@@ -24,7 +24,7 @@ class Collector:
         self.live = gc.mem_alloc()   # heap in use after the last collection we made
         self.idle_collections = 0
 
-    def tune(self):
+    def tune(self, least=None):
         """The collection threshold for the heap the app runs in. On a device-sized heap (64 KB
         of data) collect after every 4 KB allocated: freed holes are reused before long-lived
         objects get scattered between them. Measured on the 64 KB board: without it the heap
@@ -32,9 +32,15 @@ class Collector:
         journal write fails; with it the peak stays near 36 KB (tests/firmware/app/app_session.py).
         A bigger heap may use what it has free beyond 72 KB between collections: a fixed 4 KB
         made a Pico (~240 KB heap, ~150 KB live) mark its whole heap every 4 KB allocated, 60 %
-        of its time while dealing (docs/hardware.md section 8)."""
+        of its time while dealing (docs/hardware.md section 8).
+
+        `least`: the board's own floor (wiring `gc["threshold_min"]`). A board whose live heap
+        is large (the Pico running the firmware from .mpy files: its bytecode is in RAM, a
+        collection marks ~150 KB, ~30 ms) and which boots with little more than 72 KB free got
+        4-10 KB from the rule above, and a collection fell inside most authenticated tags'
+        read-and-check: at a card every 250 ms a deck check missed cards (CI, 2026-12-01)."""
         gc.collect()
-        self.threshold = max(_GC_MIN, gc.mem_free() - _GC_ROOM)
+        self.threshold = max(_GC_MIN, least or 0, gc.mem_free() - _GC_ROOM)
         if hasattr(gc, "threshold"):
             gc.threshold(self.threshold)
         self.live = gc.mem_alloc()

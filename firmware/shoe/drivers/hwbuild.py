@@ -97,6 +97,7 @@ def build(machine, wiring, firmware_root=None, state_dir=None, flash=None):
                   state_dir=state_dir or getattr(wiring, "state_dir", "state"))
     hw.service = service_mode(machine, wiring)
     hw.crashes = crash_count(hw.state_dir)
+    hw.gc_min = getattr(wiring, "gc", {}).get("threshold_min")
     hw.host = _uart(machine, wiring.host_uart)
     hw.flash = _flash(wiring, flash)
     hw.reader = _reader(machine, wiring)

@@ -39,6 +39,17 @@ def test_a_big_heap_collects_less_often_and_keeps_72k_after_a_collection(tmp_pat
     assert r["free"] - r["threshold"] >= 72 * 1024 - 4096, r
 
 
+def test_a_boards_floor_raises_the_threshold_of_a_64k_data_heap(tmp_path, fw_build):
+    """A board whose collections are long (the Pico: ~150 KB of bytecode in RAM to mark) sets a
+    floor in its wiring (gc threshold_min), which the app's boot applies."""
+    state = tmp_path / "floor"
+    state.mkdir()
+    script = SCRIPT.replace('board_name="inproc"', 'board_name="inproc", gc_min=16384')
+    out = run_code(script % (str(state), 64 * 1024, 64 * 1024), heap="512k",
+                   extra_path=(str(fw_build),))
+    assert json.loads(out.splitlines()[-1])["threshold"] == 16384
+
+
 IDLE = DATA_HEAP_PRELUDE + r"""
 import json, gc
 import shoe.modules
