@@ -25,6 +25,9 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
+    # the emulated-Pico tests first: they are the longest (minutes of emulated chip each) and
+    # with xdist they then run beside the rest of the suite instead of alone at its end
+    items.sort(key=lambda it: 0 if "tests/emu/" in str(it.fspath).replace("\\", "/") else 1)
     if config.getoption("--device"):
         return
     skip = pytest.mark.skip(reason="needs --device PORT (a real board)")
