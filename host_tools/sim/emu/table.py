@@ -15,6 +15,7 @@ kill the emulator (SIGKILL) and power it up on the same flash. `substitute` puts
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
+import threading
 import time
 
 from host_tools.errors import ShoeError
@@ -95,8 +96,9 @@ class EmuClock:
     Busy chip code runs slower than real time (about half on an idle core, a tenth or less on a
     loaded machine). On the wall clock the host's link timers (retransmission after 300 ms,
     heartbeats, HELLO repeats) fired many times per emulated card on a loaded machine: the chip
-    spent its time on retransmitted frames and HELLOs and missed the tags in its field (CI: a
-    deck check with 30 of 52 cards unread; a power-cut round whose status went unanswered). On
+    spent its time on retransmitted frames and HELLOs and missed the tags in its field (a deck
+    check with 30 of 52 cards unread; in CI, deck checks never reported and a power-cut round's
+    status unanswered). On
     the chip's own time the host keeps the pace a real board would see, however loaded the
     machine. Asked of the rig at most every `every_s` of wall time; never goes back (a power-up
     starts the chip's clock again at 0); while the board is off it stands still."""
@@ -107,8 +109,13 @@ class EmuClock:
         self._asked = None    # wall time of the last question
         self._raw = None      # the chip's last answer (ms since its power-up)
         self._ms = 0          # this clock: the sum of the chip's forward steps
+        self._lock = threading.Lock()   # the link's thread and its callers (link_up) share it
 
     def __call__(self):
+        with self._lock:
+            return self._read()
+
+    def _read(self):
         t = time.monotonic()
         if self._asked is None or t - self._asked >= self.every_s:
             self._asked = t
