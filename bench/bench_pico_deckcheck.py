@@ -65,15 +65,13 @@ def one(image, clock, tags, pitch, dwell):
     for name in ("flash.bin", "unique_id"):
         shutil.copy(image / name, work / name)
     events, lines = [], []
-    original = _table.EmuClock
-    if clock == "wall":   # the host link on the wall clock, as before EmuClock
-        _table.EmuClock = lambda emu: None
     try:
         with _emu.Emulator(work) as e:
             tap_repl(e, lines)
             pace = {"pitch_ms": pitch, "dwell_ms": dwell, "beam_at_ms": max(0, dwell - 25)}
             with _table.EmuTable(e, "rfid", event_timeout=900.0, pace=pace, tags=tags,
-                                 on_event=lambda k, b: events.append((k, b))) as t:
+                                 on_event=lambda k, b: events.append((k, b)),
+                                 wall_clock=clock == "wall") as t:
                 hellos = [0]
                 send_hello = t.link.ep._send_hello
 
@@ -92,7 +90,6 @@ def one(image, clock, tags, pitch, dwell):
                 ns1, w1 = e.clock_ns(), time.monotonic()
                 errs = t.link.ep.errors()
     finally:
-        _table.EmuClock = original
         shutil.rmtree(work, ignore_errors=True)
     thr = [int(m.group(1)) for x in lines for m in [re.search(r"gc_threshold (\d+)", x)] if m]
     return {"clock": clock, "missing": len(ev.get("missing", [])), "ok": ev.get("ok"),

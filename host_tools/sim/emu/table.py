@@ -98,9 +98,8 @@ class EmuClock:
     heartbeats, HELLO repeats) fired many times per emulated card on a loaded machine: the chip
     spent its time on retransmitted frames and HELLOs and missed the tags in its field (a deck
     check with 30 of 52 cards unread; in CI, deck checks never reported and a power-cut round's
-    status unanswered). On
-    the chip's own time the host keeps the pace a real board would see, however loaded the
-    machine. Asked of the rig at most every `every_s` of wall time; never goes back (a power-up
+    status unanswered). On the chip's own time the host keeps the pace a real board would see,
+    however loaded the machine. Asked of the rig at most every `every_s` of wall time; never goes back (a power-up
     starts the chip's clock again at 0); while the board is off it stands still."""
 
     def __init__(self, emu, every_s=0.05):
@@ -137,12 +136,14 @@ LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 
 class EmuTable:
     def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
-                 pace=None, link_options=None, tags=None):
+                 pace=None, link_options=None, tags=None, wall_clock=False):
         from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
         self.tags = tags
         self.link_options = LINK_OPTIONS if link_options is None else link_options
+        self.wall_clock = wall_clock   # the host's link timers on the wall clock (a benchmark's
+                                       # comparison), not the chip's (EmuClock)
         self.emu = emu
         self.reader = reader
         self.keys = keys or EMU_KEYS
@@ -156,7 +157,8 @@ class EmuTable:
 
         self.link = ShoeLink(self.emu.urls["uart0"], self.keys["shoe"],
                              supervisor_key=self.keys["supervisor"], reconnect_s=0.2,
-                             endpoint_options=self.link_options, clock_ms=EmuClock(self.emu))
+                             endpoint_options=self.link_options,
+                             clock_ms=None if self.wall_clock else EmuClock(self.emu))
         try:
             self.link.open(timeout=self.event_timeout)
             self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags)
