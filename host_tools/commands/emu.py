@@ -28,14 +28,20 @@ def run(args):
         why = _emu.missing()
         if why:
             raise ShoeError("emulated Pico unavailable: %s" % why)
+    import os
+
     board = _emu.Emulator(args.state, uf2=args.uf2, bootrom=args.bootrom)
+    drive = _emu.BootselDrive(board, os.path.join(args.state, "RPI-RP2"))
+
     def announce():
+        drive.start()
         u = board.urls
         print("emulated Pico up (rp2040js, pid %d), flash %s/flash.bin" % (board.pid, args.state))
         print("USB REPL:     %s" % u["repl"])
         print("UART0 (host): %s" % u["uart0"])
         print("UART1 (optical reader): %s" % u["uart1"])
         print("control:      %s" % u["control"])
+        print("BOOTSEL drive: %s (shoectl flash --drive)" % drive.path)
         print("next: shoectl deploy --board pico --port %s; shoectl provision --port %s ..."
               % (u["repl"], u["repl"]))
 
@@ -43,6 +49,9 @@ def run(args):
         if not board.alive():
             raise ShoeError("the emulator stopped (exit %s)" % board.proc.returncode)
 
-    run_until_stopped(board, announce, check)
+    try:
+        run_until_stopped(board, announce, check)
+    finally:
+        drive.stop()
     print("emulated Pico stopped")
     return 0

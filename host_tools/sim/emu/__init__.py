@@ -213,6 +213,69 @@ class Emulator:
         self.stop()
 
 
+class BootselDrive:
+    """The emulated Pico's BOOTSEL drive: a directory that looks like the RPI-RP2 drive a real
+    Pico mounts in its boot loader (INFO_UF2.TXT, INDEX.HTM). A UF2 file copied into it is
+    handed, once complete, to the rig (control "uf2": the blocks programmed over the sectors
+    they touch, the rest of the flash kept, then a reset) and disappears, as the real drive
+    does when the board restarts. Unlike a real Pico the drive is there the whole time the
+    emulator runs (no BOOTSEL button to hold). A file that is not a UF2 for this chip is
+    left beside a .refused note, and the flash is untouched."""
+
+    INFO = "UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: RPI-RP2\n"
+
+    def __init__(self, emu, path, poll=0.1):
+        self.emu = emu
+        self.path = Path(path)
+        self.poll = poll
+        self.flashed = []         # (file name, sectors erased) in order
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self.path.mkdir(parents=True, exist_ok=True)
+        (self.path / "INFO_UF2.TXT").write_text(self.INFO)
+        (self.path / "INDEX.HTM").write_text("<html><body>Raspberry Pi Pico (emulated)</body></html>\n")
+        self._thread = threading.Thread(target=self._run, name="bootsel", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+
+    def _complete(self, f):
+        """The file is whole: a multiple of 512 bytes, as many blocks as its first one says."""
+        try:
+            data = f.read_bytes()
+        except OSError:
+            return None
+        if len(data) < 512 or len(data) % 512:
+            return None
+        total = int.from_bytes(data[24:28], "little")
+        return data if total * 512 == len(data) else None
+
+    def _run(self):
+        from host_tools import uf2
+
+        layout = uf2.board_layout("pico")
+        while not self._stop.wait(self.poll):
+            for f in sorted(self.path.iterdir()):
+                if f.suffix.lower() != ".uf2" or not f.is_file():
+                    continue
+                data = self._complete(f)
+                if data is None:
+                    continue
+                try:
+                    uf2.parse(data, layout, f.name)
+                    reply = self.emu.control("uf2", path=str(f))
+                    self.flashed.append((f.name, reply.get("sectors")))
+                except ShoeError as e:
+                    (self.path / (f.name + ".refused")).write_text(str(e) + "\n")
+                f.unlink()
+
+
 def service_repl(emu, attempts=3):
     """Reset the chip with the service jumper fitted (GP22 low: main.py builds the hardware and
     leaves the REPL free) and open its REPL -> an entered host_tools.deploy.Device (close it

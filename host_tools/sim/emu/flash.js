@@ -181,26 +181,52 @@ function installFlash(rp2040, flashModel) {
   rp2040.peripherals[0x40018] = new IOQSPI(rp2040, 'IO_QSPI');
 }
 
+/** The main-flash blocks of a UF2 file: [{addr (from the start of flash), data}], or throws. */
+function uf2Blocks(uf2, name) {
+  const out = [];
+  for (let off = 0; off + 512 <= uf2.length; off += 512) {
+    const b = uf2.subarray(off, off + 512);
+    if (b.readUInt32LE(0) !== 0x0a324655 || b.readUInt32LE(4) !== 0x9e5d5157) {
+      throw new Error('not a UF2 file: ' + name);
+    }
+    if (b.readUInt32LE(8) & 1) continue; // not main flash
+    const addr = b.readUInt32LE(12) - 0x10000000, size = b.readUInt32LE(16);
+    if (addr < 0 || addr + size > FLASH_SIZE || size > 476) throw new Error('UF2 block outside flash');
+    out.push({addr, data: b.subarray(32, 32 + size)});
+  }
+  if (!out.length) throw new Error('no flash blocks in UF2 file: ' + name);
+  return out;
+}
+
 /** A 2 MB image: the state file if there is one, else the UF2's blocks on erased flash. */
 function loadImage(stateFile, uf2Path) {
   if (fs.existsSync(stateFile) && fs.statSync(stateFile).size === FLASH_SIZE) {
     return new Uint8Array(fs.readFileSync(stateFile));
   }
   const img = new Uint8Array(FLASH_SIZE).fill(0xff);
-  const uf2 = fs.readFileSync(uf2Path);
-  for (let off = 0; off + 512 <= uf2.length; off += 512) {
-    const b = uf2.subarray(off, off + 512);
-    if (b.readUInt32LE(0) !== 0x0a324655 || b.readUInt32LE(4) !== 0x9e5d5157) {
-      throw new Error('not a UF2 file: ' + uf2Path);
-    }
-    if (b.readUInt32LE(8) & 1) continue; // not main flash
-    const addr = b.readUInt32LE(12) - 0x10000000, size = b.readUInt32LE(16);
-    if (addr < 0 || addr + size > FLASH_SIZE) throw new Error('UF2 block outside flash');
-    img.set(b.subarray(32, 32 + size), addr);
-  }
+  for (const {addr, data} of uf2Blocks(fs.readFileSync(uf2Path), uf2Path)) img.set(data, addr);
   fs.writeFileSync(stateFile + '.tmp', img);
   fs.renameSync(stateFile + '.tmp', stateFile);
   return img;
 }
 
-module.exports = {W25Q, installFlash, loadImage, FLASH_SIZE};
+/**
+ * What the boot ROM's BOOTSEL drive does with a UF2 file copied onto it: every 4 KB sector a
+ * block lands in is erased, then the blocks are programmed; the rest of the flash (MicroPython's
+ * filesystem, the journal's rings) is left as it was. mem: the live flash array; fd: the state
+ * file (written through). Returns the number of sectors erased.
+ */
+function programUF2(mem, fd, uf2, name) {
+  const blocks = uf2Blocks(uf2, name);
+  const sectors = new Set();
+  for (const {addr, data} of blocks) {
+    for (let s = addr >> 12; s <= (addr + data.length - 1) >> 12; s++) sectors.add(s);
+  }
+  for (const s of sectors) mem.fill(0xff, s << 12, (s + 1) << 12);
+  for (const {addr, data} of blocks) mem.set(data, addr);
+  for (const s of sectors) fs.writeSync(fd, mem, s << 12, 4096, s << 12);
+  fs.fsyncSync(fd);
+  return sectors.size;
+}
+
+module.exports = {W25Q, installFlash, loadImage, programUF2, FLASH_SIZE};

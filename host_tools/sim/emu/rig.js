@@ -8,7 +8,8 @@
  *                 uart0   <-> UART0 GP0/GP1 (host link, ShoeLink)
  *                 uart1   <-> UART1 GP4/GP5 (optical reader module)
  *                 control <-> JSON lines: clock, pins (beam GP14, lid GP15, service GP22, LED
- *                            GP25), MFRC522 tag field, flash statistics, power cut, reset
+ *                            GP25), MFRC522 tag field, flash statistics, power cut, reset,
+ *                            uf2 (a UF2 file copied onto the BOOTSEL drive: programmed, reset)
  *   DIR/flash.bin  the 2 MB QSPI flash, written through on every program/erase (flash.js)
  *   DIR/ntag.json  the read counters of the NTAG 424 DNA tags put in the field (they are the
  *                  tags' own: a power cut of the shoe keeps them)
@@ -29,7 +30,7 @@ const path = require('path');
 const {RP2040, USBCDC} = require('rp2040js');
 // not in the package's exports map; the same module instance the package itself loads
 const {SimulationClock} = require(path.join(path.dirname(require.resolve('rp2040js')), 'clock/simulation-clock.js'));
-const {W25Q, installFlash, loadImage} = require('./flash.js');
+const {W25Q, installFlash, loadImage, programUF2} = require('./flash.js');
 const {MFRC522} = require('./mfrc522.js');
 
 function args() {
@@ -332,6 +333,12 @@ class Rig {
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
     if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }
     if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
+    if (op === 'uf2') {
+      // the BOOTSEL drive: a UF2 file copied onto it is programmed, then the chip restarts
+      const sectors = programUF2(this.mem, this.fd, fs.readFileSync(msg.path), msg.path);
+      this.resetRequested = true; this.resetCause = 'uf2'; this.kick();
+      return {sectors};
+    }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
               usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers,
