@@ -10,8 +10,8 @@ Steps, each checked:
 3. copy the image onto the drive: the boot loader programs it and restarts the board (the
    filesystem, the shoe's keys and its journal are outside the image and stay);
 4. with --port: wait for the REPL (fit the service jumper, as for `shoectl deploy`), check that
-   the running MicroPython is the image's (its firmware's modules are frozen: `shoe.app` comes
-   from `.frozen`), install `main.py` (board/main.py), put the wiring for --reader in `/` (or
+   the running MicroPython is the image's (`shoe.app` imports with `.frozen` alone on
+   sys.path), install `main.py` (board/main.py), put the wiring for --reader in `/` (or
    remove one), and retire a deployed `.mpy` version (its pointer `shoe_fw/active`: main.py
    prefers a deployed version to the frozen firmware). Then reset without the jumper.
 
@@ -28,6 +28,29 @@ from host_tools.runtime import BOARD, ROOT
 
 DEFAULT_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"
 FW_DIR = "shoe_fw"
+
+
+_FROZEN_PROBE = """
+def _shoe_frozen():
+    import sys
+    path = sys.path[:]
+    mods = {}
+    for k in list(sys.modules):
+        if k == 'shoe' or k.startswith('shoe.'):
+            mods[k] = sys.modules.pop(k)
+    sys.path[:] = ['.frozen']
+    try:
+        import shoe.app
+        return True
+    except ImportError:
+        return False
+    finally:
+        sys.path[:] = path
+        for k in list(sys.modules):
+            if k == 'shoe' or k.startswith('shoe.'):
+                del sys.modules[k]
+        sys.modules.update(mods)
+"""
 
 
 def enter_bootloader(port, timeout=5.0):
@@ -70,10 +93,11 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
     from host_tools.deploy import wiring_source
 
     dev.identify()
-    where = dev.value("__import__('shoe.app').app.__file__", "frozen check")
-    if not str(where).startswith(".frozen"):
-        raise ShoeError("the board runs shoe.app from %r, not from the frozen image: the image "
-                        "on it is not a shoe firmware image" % (where,))
+    # main.py may have put a deployed version first on sys.path: ask the frozen modules alone
+    dev.run(_FROZEN_PROBE, "frozen check")
+    if dev.value("_shoe_frozen()", "frozen check") is not True:
+        raise ShoeError("the board's MicroPython has no shoe firmware frozen in (no shoe.app "
+                        "among its frozen modules): the image on it is not a shoe image")
     main_src = (BOARD / "main.py").read_bytes()
     dev.write_file("main.py.new", main_src)
     h = dev.value("__import__('binascii').hexlify(__import__('hashlib').sha256("

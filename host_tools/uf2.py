@@ -35,6 +35,22 @@ class Image:
         self.hi = hi          # one past the last
         self.sha256 = hashlib.sha256(data).hexdigest()
 
+    def flash(self, sector=4096):
+        """The flash from 0 to the end of the last sector the image touches, as a board holds
+        it after the image was copied onto its drive: the blocks over erased (0xFF) sectors.
+        What a shoe's `attest` hashes for its frozen image (image_bytes = len of this)."""
+        n = -(-self.hi // sector) * sector
+        out = bytearray(b"\xff") * n
+        for i in range(len(self.data) // 512):
+            b = self.data[i * 512:(i + 1) * 512]
+            flags = int.from_bytes(b[8:12], "little")
+            if flags & _NOT_MAIN_FLASH:
+                continue
+            off = int.from_bytes(b[12:16], "little") - _XIP
+            size = int.from_bytes(b[16:20], "little")
+            out[off:off + size] = b[32:32 + size]
+        return bytes(out)
+
 
 def board_layout(board):
     """board/<board>/image.json: the chip family, flash size and where storage starts."""

@@ -27,3 +27,7 @@ state_dir = "state"
 # (~150 KB, ~30 ms); at 4 KB most authenticated tags' reads paid one (shoe.collector.tune)
 gc = {"threshold_min": 16384}
 journal = {"store": "ring"}  # the journal on raw flash rings (rp2.Flash), docs/journal.md
+# the flash below MicroPython's filesystem, where the firmware image lives (XIP address): the
+# `attest` command hashes its first image_bytes when the host asks (a frozen image's identity);
+# 640 KB = 2 MB - the rp2 port's 1408 KB of storage (board/pico/image.json says the same)
+image = {"xip": 0x10000000, "bytes": 655360}

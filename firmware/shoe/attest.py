@@ -5,6 +5,7 @@ challenge (a fresh nonce), so a lab or a table system can prove which program ru
     m = manifest(files)                               # SHA-256 over every name, 0, hash
     answer = attest(key, nonce, roots)                # {"nonce", "files", "manifest", "mac"}
     page = listing(roots, start, count)               # [[name, hash], ...]: find a differing file
+    attest(key, nonce, [], image=xip[:n])             # a frozen image: its flash, entry "image"
 
 The roots, the manifest and the MAC (the host checks them with
 host_tools.link.verify_attestation): docs/protocol.md, "Attestation".
@@ -79,10 +80,25 @@ def manifest(files):
     return h.digest()
 
 
-def attest(key, nonce, roots):
+def image_hash(image, chunk=4096):
+    """SHA-256 of a firmware image in memory (the frozen image: the XIP flash the chip runs
+    from, a memoryview over it), in slices: no copy of the image in RAM."""
+    h = hashlib.sha256()
+    mv = memoryview(image)
+    for off in range(0, len(mv), chunk):
+        h.update(mv[off:off + chunk])
+    return h.digest()
+
+
+def attest(key, nonce, roots, image=None):
+    """image: the frozen firmware's flash (memoryview) when the host asked for it; it is
+    hashed as the entry "image" of the manifest beside the files."""
     if not isinstance(nonce, bytes) or not 8 <= len(nonce) <= 64:
         raise ValueError("bad_nonce")
     files = file_hashes(roots)
+    if image is not None:
+        files.append(("image", image_hash(image)))
+        files.sort()
     m = manifest(files)
     return {"nonce": nonce, "files": len(files), "manifest": m, "mac": attest_mac(key, nonce, m)}
 

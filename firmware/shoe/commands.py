@@ -84,7 +84,18 @@ def attest(app, kind, body, now, role):
     nonce = body.get("nonce") if isinstance(body, dict) else None
     if not isinstance(nonce, (bytes, bytearray)) or not 8 <= len(nonce) <= 64:
         return {"ok": False, "reason": "bad_nonce", "message": "nonce must be 8..64 bytes"}
-    ans = _attest.attest(app.cfg["keys"]["shoe"], bytes(nonce), roots(app.hw))
+    image = None
+    n = body.get("image_bytes")
+    if n is not None:   # the frozen image: the host names how much of the flash it built
+        src = getattr(app.hw, "image", None)
+        if src is None:
+            return {"ok": False, "reason": "no_image",
+                    "message": "no firmware image in flash to hash on this board"}
+        if not isinstance(n, int) or n <= 0 or n % 4096 or n > len(src):
+            return {"ok": False, "reason": "bad_image_bytes",
+                    "message": "image_bytes must be a multiple of 4096 up to %d" % len(src)}
+        image = memoryview(src)[:n]
+    ans = _attest.attest(app.cfg["keys"]["shoe"], bytes(nonce), roots(app.hw), image)
     ans["ok"] = True
     return ans
 

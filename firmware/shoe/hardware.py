@@ -16,7 +16,7 @@ MAX_CRASHES = 3
 class Hardware:
     def __init__(self, host=None, reader=None, state_dir="state", board_name=None,
                  firmware_root=None, beam=None, lid=None, led=None, wdt=None, flash=None,
-                 beam_window_ms=400, service=False, crashes=0, gc_min=None):
+                 beam_window_ms=400, service=False, crashes=0, gc_min=None, image=None):
         self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
         self.reader = reader          # `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir    # journal + provisioned config (shoe.json) directory
@@ -31,6 +31,7 @@ class Hardware:
         self.service = service        # the service jumper: main.py starts no app, no watchdog
         self.crashes = crashes        # boots in a row that ended in an exception out of the app
         self.gc_min = gc_min          # the board's least collection threshold (shoe.collector)
+        self.image = image            # the firmware image's flash (bytes-like) or None (attest)
 
 
 def crash_count(state_dir):

@@ -27,6 +27,10 @@ def configure(p):
     p.add_argument("--firmware", action="append", metavar="PATH",
                    help="local firmware root(s) to compare with (repeatable; default: "
                    "firmware/shoe)")
+    p.add_argument("--firmware-image", metavar="UF2",
+                   help="the frozen image the shoe should run (e.g. build/pico-firmware/"
+                   "firmware.uf2): the shoe hashes that much of its firmware flash; with no "
+                   "--firmware, no deployed files are expected beside it")
     p.add_argument("--shoe", help="verify the audit store's events of this shoe id")
     p.add_argument("--db", help="audit store (SQLite); default under the user's data dir")
     p.add_argument("--no-chain", action="store_true",
@@ -101,13 +105,25 @@ def _live(args, k, report):
     from host_tools.link import ShoeLink, verify_attestation
     from host_tools.runtime import FIRMWARE
     failed = []
-    roots = args.firmware or [str(FIRMWARE / "shoe")]
+    image = None
+    if args.firmware_image:
+        from host_tools import uf2
+
+        image = uf2.read(args.firmware_image, uf2.board_layout("pico")).flash()
+        roots = args.firmware or []
+    else:
+        roots = args.firmware or [str(FIRMWARE / "shoe")]
     nonce = os.urandom(16)
     store = None if args.no_chain else AuditStore(args.db)
     try:
         with ShoeLink(args.port, k["shoe"], audit=store) as link:
             link.open(timeout=args.timeout)
-            ans = link.command("attest", {"nonce": nonce}, timeout=args.timeout)
+            ask = {"nonce": nonce} if image is None else {"nonce": nonce,
+                                                          "image_bytes": len(image)}
+            ans = link.command("attest", ask, timeout=args.timeout)
+            if ans.get("ok") is False:
+                raise ShoeError("the shoe refused the firmware challenge: %s (%s)" % (
+                    ans.get("reason"), ans.get("message")))
             if store is not None:
                 asked = time.time()
                 st = link.command("status", {}, timeout=args.timeout)
@@ -130,15 +146,38 @@ def _live(args, k, report):
     finally:
         if store is not None:
             store.close()
-    ok, local = verify_attestation(ans, k["shoe"], nonce, roots)
+    if image is None:
+        ok, local = verify_attestation(ans, k["shoe"], nonce, roots)
+    else:
+        ok, local = _verify_image(ans, k["shoe"], nonce, roots, image)
     report["firmware"] = {"ok": ok, "files": ans.get("files"),
                           "shoe_manifest": ans.get("manifest", b"").hex(),
                           "local_manifest": local.hex()}
     if not ok:
         failed.append("firmware: the shoe's answer does not match %s%s" % (
-            ", ".join(roots), "" if ans.get("files") else
+            ", ".join(roots + ([args.firmware_image] if image else [])),
+            "" if ans.get("files") or image else
             " (the shoe attests no files: a frozen image or no deployed version; its identity "
             "is the UF2's SHA-256 at flashing, docs/certification.md)"))
-        if not any(os.path.exists(r) for r in roots):
+        if roots and not any(os.path.exists(r) for r in roots):
             failed.append("firmware: no local tree at %s" % ", ".join(roots))
     return failed
+
+
+def _verify_image(ans, key, nonce, roots, image):
+    """(ok, local manifest) for a challenge that asked for the firmware image: the local
+    files (if any) and the entry "image" = SHA-256 of the image's flash (shoe.attest)."""
+    import hashlib
+
+    from shoe import attest
+
+    files = attest.file_hashes([str(r) for r in roots])
+    files.append(("image", hashlib.sha256(image).digest()))
+    files.sort()
+    local = attest.manifest(files)
+    try:
+        ok = (attest.attest_mac(key, nonce, ans["manifest"]) == ans["mac"]
+              and ans["nonce"] == nonce and ans["manifest"] == local)
+    except (KeyError, TypeError):
+        ok = False
+    return ok, local

@@ -94,11 +94,23 @@ def test_shoectl_flash_makes_the_frozen_image_the_running_shoe(pico_shoe, tmp_pa
         drive.stop()
     assert p.returncode == 0, p.stderr + p.stdout
     assert "retired the deployed version" in p.stdout
+    emu.control("reset")                      # jumper still fitted: main.py builds, no app
     with repl(emu) as dev:
-        assert dev.value("__import__('shoe.app').app.__file__").startswith(".frozen")
+        # a frozen module's __file__ is its manifest path; a deployed one's /shoe_fw/v-.../
+        assert dev.value("__import__('shoe.app').app.__file__") == "shoe/app.py"
         assert dev.value("_shoe_read('shoe_fw/active')") is None
         assert dev.value("'shoe.json' in os.listdir('state')")
     emu.control("pin", pin=22, value=1)
     emu.control("reset")
     st = status(emu, tmp_path)
     assert st["shoe_id"] == _emu.EMU_SHOE_ID
+    # the lab's check: the shoe hashes its firmware flash under a fresh nonce
+    def verify(image):
+        return subprocess.run([sys.executable, "-m", "host_tools", "verify", "--port",
+                               emu.urls["uart0"], "--keys", str(emu.keys_file), "--no-chain",
+                               "--firmware-image", str(image), "--timeout", "300"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=900)
+    v = verify(frozen.DEFAULT_UF2)
+    assert v.returncode == 0 and "firmware: VERIFIED" in v.stdout, v.stderr + v.stdout
+    v = verify(os.environ["SHOE_PICO_UF2"])      # the stock image is not what runs
+    assert v.returncode != 0 and "MISMATCH" in v.stdout, v.stderr + v.stdout

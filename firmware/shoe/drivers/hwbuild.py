@@ -92,7 +92,23 @@ def _flash(wiring, flash):
     return flash
 
 
-def build(machine, wiring, firmware_root=None, state_dir=None, flash=None):
+def _image(wiring, image):
+    """The flash the firmware image lives in, read in place (the rp2 port runs from XIP flash):
+    what `attest` hashes for a frozen image. None on a board without it, and off the chip
+    (the unix port standing in) unless a test hands one in."""
+    spec = getattr(wiring, "image", None)
+    if not spec or image is not None:
+        return image if spec else None
+    import sys
+
+    if sys.platform != getattr(wiring, "platform", None):
+        return None
+    import uctypes
+
+    return uctypes.bytearray_at(spec["xip"], spec["bytes"])
+
+
+def build(machine, wiring, firmware_root=None, state_dir=None, flash=None, image=None):
     hw = Hardware(board_name=wiring.board, firmware_root=firmware_root,
                   state_dir=state_dir or getattr(wiring, "state_dir", "state"))
     hw.service = service_mode(machine, wiring)
@@ -100,6 +116,7 @@ def build(machine, wiring, firmware_root=None, state_dir=None, flash=None):
     hw.gc_min = getattr(wiring, "gc", {}).get("threshold_min")
     hw.host = _uart(machine, wiring.host_uart)
     hw.flash = _flash(wiring, flash)
+    hw.image = _image(wiring, image)
     hw.reader = _reader(machine, wiring)
     b = getattr(wiring, "beam", None)
     if b:

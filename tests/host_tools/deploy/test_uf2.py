@@ -91,3 +91,13 @@ def test_the_flash_command_refuses_a_bad_image_before_the_drive(tmp_path, capsys
     assert rc != 0
     assert "journal" in capsys.readouterr().err
     assert sorted(p.name for p in d.iterdir()) == ["INFO_UF2.TXT"]
+
+
+def test_the_wiring_and_the_host_agree_where_the_image_ends():
+    """The shoe hashes wiring.image's region (attest image_bytes); the host refuses images that
+    reach past image.json's storage_offset: the same boundary, written in two board files."""
+    from host_tools.deploy import board_wiring
+
+    w = board_wiring("pico")
+    assert w["image"]["xip"] == 0x10000000
+    assert w["image"]["bytes"] == LAYOUT["storage_offset"]
