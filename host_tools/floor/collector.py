@@ -455,8 +455,11 @@ class Collector:
                                        "counted in the table's state_refused)" % detail)[:500])
 
     def _state(self, shoe, h, payload, w):
+        key = self.keys.get(shoe)
+        if key is None:                     # (quarantined before it gets here)
+            return
         try:
-            st, ctr, mac = _keyring.open_state(self.keys.get(shoe), shoe, payload)
+            st, ctr, mac = _keyring.open_state(key, shoe, payload)
         except _keyring.StateError as e:
             self._refuse_state(shoe, "bad_state", {
                 "bad_mac": "forged, altered or another table's (its MAC does not verify)",

@@ -118,6 +118,9 @@ def test_state_is_verified_unknown_shoes_quarantined_replays_counted(tmp_path, b
             n = shoe_row("T001")[0]
             wait_for(lambda: shoe_row("T001")[0] > n, what="states taken after the attack")
             # the last counter taken outlives the collector: its successor refuses `old` too
+            # (the gateway stopped: no newer state can reach it before `old` does)
+            f.driver.stop()
+            f.gateway.stop()
             col.kill()
             nxt = f.start_collector("collector-2")
             wait_for(lambda: "T001" in nxt.owned, what="the lease taken over")
