@@ -49,6 +49,17 @@ class _Tap:
         self.c.disconnect()
 
 
+def _publish_retained(url, topic, payload):
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+    c = paho.Client(CallbackAPIVersion.VERSION2, client_id="intruder-retained")
+    c.connect("127.0.0.1", int(url.rsplit(":", 1)[1]))
+    c.loop_start()
+    c.publish(topic, payload, qos=1, retain=True).wait_for_publish(10)
+    c.loop_stop()
+    c.disconnect()
+
+
 def _ctr(payload):
     return json.loads(json.loads(payload)["state"])["ctr"]
 
@@ -117,16 +128,16 @@ def test_state_is_verified_unknown_shoes_quarantined_replays_counted(tmp_path, b
             # the real tables go on: a later state is still taken
             n = shoe_row("T001")[0]
             wait_for(lambda: shoe_row("T001")[0] > n, what="states taken after the attack")
-            # the last counter taken outlives the collector: its successor refuses `old` too
-            # (the gateway stopped: no newer state can reach it before `old` does)
+            # the last counter taken outlives the collector: `old`, now the retained state (an
+            # intruder may publish retained), is the first its successor sees, and is refused
             f.driver.stop()
-            f.gateway.stop()
+            f.gateway.stop()                   # no newer state from the gateway from now on
             col.kill()
-            nxt = f.start_collector("collector-2")
-            wait_for(lambda: "T001" in nxt.owned, what="the lease taken over")
             refused = shoe_row("T001")[3]
-            _publish(broker.url, [(top, old)])
+            _publish_retained(broker.url, top, old)
+            nxt = f.start_collector("collector-2")
             wait_for(lambda: shoe_row("T001")[3] > refused, what="the old state refused again")
+            assert nxt.owned["T001"].state_ctr > _ctr(old)
         finally:
             tap.close()
 
