@@ -22,6 +22,9 @@ def configure(p):
     p.add_argument("--forget-session", metavar="CLIENT_ID", action="append",
                    help="end the persistent session a retired or renamed collector left on the "
                    "broker, and exit (repeatable)")
+    p.add_argument("--per-lease", action="store_true",
+                   help="subscribe to the events of this collector's leased shoes only (not to "
+                   "every shoe's events, dropping the others'); the state messages of all")
     p.add_argument("--replay-alert", type=int, default=1000, metavar="N",
                    help="alert when one table's events arrive again N times within a minute "
                    "(default 1000; each one is counted anyway)")
@@ -58,7 +61,8 @@ def run(args):
         return 0
     ring = keyring.load(args.keys)
     c = Collector(args.broker, args.db, ring, args.name, role=args.role or None,
-                  migrate=not args.no_migrate, replay_alert=args.replay_alert).start()
+                  migrate=not args.no_migrate, replay_alert=args.replay_alert,
+                  per_lease=args.per_lease).start()
     name = c.name
     print("collector %s: %d shoe keys, %s -> PostgreSQL" % (name, len(ring), args.broker),
           flush=True)

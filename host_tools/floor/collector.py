@@ -42,6 +42,9 @@ Nothing on the broker is trusted for the shape of the floor (docs/floor.md, Trus
     is a `conflict` at once.
 The collector's MQTT client id is its name, stable across restarts (default collector-<host>),
 and its session persistent: a restart takes up the broker's queue for it instead of leaving it.
+With per_lease it subscribes to the events of its leased shoes only (and to every shoe's state,
+which says which shoes there are): a lease taken subscribes before it asks for a replay, a lease
+given back unsubscribes; events that went to nobody in between come again by that replay.
 """
 import functools
 import json
@@ -89,8 +92,13 @@ class _Head:
 class Collector:
     def __init__(self, broker_url, db_url, keyring, name=None, role="floor_collector",
                  prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True,
-                 replay_alert=1000, replay_window=60.0):
+                 replay_alert=1000, replay_window=60.0, per_lease=False):
         self.migrate = migrate
+        # per_lease: subscribe to the events of the leased shoes only (the states of all: they
+        # say which shoes there are); else to every shoe's events, dropping others' shoes'
+        self.per_lease = per_lease
+        self._subscribed = set()          # per_lease: the shoes whose events we subscribe to
+        self._resubscribe = None          # per_lease: set by a (re)connection: None/new/kept
         self.broker_url = broker_url
         self.db_url = db_url
         self.keys = keyring
@@ -110,7 +118,7 @@ class Collector:
         self.owned = {}                   # shoe -> _Head
         self.config = {}                  # shoe -> {"paytable", "rules"} from the gateway state
         self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0,
-                       "quarantined": 0, "state_refused": 0}
+                       "quarantined": 0, "state_refused": 0, "foreign": 0}
         self._stop = threading.Event()
         self._thread = None
         self._alert_once = set()
@@ -181,8 +189,33 @@ class Collector:
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if not reason_code.is_failure:
             self.sessions.append(bool(flags.session_present))
+            if self.per_lease:                # the events: _subscriptions(), in the loop
+                self._resubscribe = "kept" if flags.session_present else "new"
+                client.subscribe(self.prefix + "/shoe/+/state", 1)
+                return
             client.subscribe([(self.prefix + "/shoe/+/events", 1),
                               (self.prefix + "/shoe/+/state", 1)])
+
+    def _subscriptions(self):
+        """per_lease: subscribe to the events of every leased shoe, and only those."""
+        again, self._resubscribe = self._resubscribe, None
+        if again:
+            gone = set(self._subscribed)
+            if again == "kept":          # a session from before this start: drop what it holds
+                gone |= set(self.keys.shoes())
+            self._subscribed = set()
+        else:
+            gone = self._subscribed - set(self.owned)
+        gone -= set(self.owned)
+        if gone:
+            self.client.unsubscribe([mqtt.topic(s, "events", self.prefix) for s in sorted(gone)])
+            self._subscribed -= gone
+        for shoe in sorted(set(self.owned) - self._subscribed):
+            self._subscribe(shoe)
+
+    def _subscribe(self, shoe):
+        self.client.subscribe(mqtt.topic(shoe, "events", self.prefix), 1)
+        self._subscribed.add(shoe)
 
     def _on_message(self, client, userdata, msg):
         self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos))
@@ -230,6 +263,8 @@ class Collector:
         if row:
             h.state_ctr, h.state_mac = row[2], bytes(row[3]) if row[3] else None
         self.owned[shoe] = h
+        if self.per_lease and self.client is not None:
+            self._subscribe(shoe)           # before the replay request below
         self.conn.execute("INSERT INTO shoes (shoe, owner) VALUES (%s, %s) ON CONFLICT (shoe) "
                           "DO UPDATE SET owner = EXCLUDED.owner, updated_at = clock_timestamp()",
                           (shoe, self.name))
@@ -251,6 +286,8 @@ class Collector:
                     self._leases()
                 except Exception as e:  # database away: keep trying
                     self.last_error = str(e)
+                if self.per_lease:
+                    self._subscriptions()
                 next_lease = now + 0.5
             batch = []
             try:
@@ -280,7 +317,9 @@ class Collector:
                     self._try_take(shoe)
             h = self.owned.get(shoe)
             if h is None:
-                continue                       # another collector's shoe
+                if what == "events":
+                    self.counts["foreign"] += 1   # another collector's shoe (per_lease: few)
+                continue
             if what == "events":
                 self._event(shoe, h, payload, w)
             elif what == "state":

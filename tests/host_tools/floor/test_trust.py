@@ -18,7 +18,7 @@ from host_tools.floor.collector import Collector
 from host_tools.floor.harness import Floor
 from host_tools.floor.simshoe import make_keys
 from shoe.link.message import GENESIS, seal_message
-from tests.host_tools.floor.conftest import wait_for
+from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 from tests.host_tools.floor.test_hostile import _publish
 
 
@@ -246,3 +246,32 @@ def test_collector_keeps_one_session_across_restarts(tmp_path, db_url):
             c.stop()
         assert mqtt.forget_session(broker.url, other) is True      # a stale session, ended
         assert mqtt.forget_session(broker.url, other) is False
+
+
+def test_per_lease_subscriptions_bring_each_collector_only_its_shoes(tmp_path, broker, db_url):
+    with Floor(tmp_path, tables=4, collectors=0, rate=20, broker_url=broker.url, db_url=db_url,
+               view=False) as f:
+        conn = pg.connect(db_url)
+        for i in (1, 2):
+            f.collectors.append(Collector(broker.url, db_url, f.ring, "collector-%d" % i,
+                                          per_lease=True).start())
+        f.driver.start()
+        wait_for(lambda: all(c.owned for c in f.collectors) and sum(len(c.owned) for c in
+                                                                   f.collectors) == 4,
+                 what="shared leases")
+        wait_for(lambda: all(c.counts["stored"] > 20 for c in f.collectors), what="stored")
+        owned = [set(c.owned) for c in f.collectors]
+        foreign = [c.counts["foreign"] for c in f.collectors]
+        n = sum(f.emitted().values())
+        wait_for(lambda: sum(f.emitted().values()) > n + 100, what="more events")
+        # (subscribed to every shoe's events, each would have had ~half of these)
+        grew = [c.counts["foreign"] - n0 for c, n0 in zip(f.collectors, foreign)]
+        assert [set(c.owned) for c in f.collectors] == owned      # (no lease moved meanwhile)
+        assert grew == [0, 0]
+        # a collector dies: the survivor subscribes to its shoes and misses nothing
+        f.collectors[0].kill()
+        wait_for(lambda: len(f.collectors[1].owned) == 4, what="take-over")
+        assert f.collectors[1]._subscribed == set(f.keys)
+        f.driver.stop()
+        wait_all_stored(f, conn)
+        assert conn.execute("SELECT count(*) FROM alerts").fetchone()[0] == 0
