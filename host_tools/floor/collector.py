@@ -511,16 +511,22 @@ class Collector:
             self._refuse_state(shoe, "state_replay", "counter %d is not above the last one "
                                "taken (%d): an old state replayed" % (ctr, h.state_ctr), w)
             return
-        h.state_ctr, h.state_mac = ctr, mac
+        shown = {k: st.get(k) for k in ("gateway", "link", "published", "head", "at")}
         try:
-            h.published = int(st.get("published") or 0)
+            published = int(st.get("published") or 0)
             at = float(st.get("at") or 0)
-        except (ValueError, TypeError):
-            h.published, at = 0, 0.0
+            json.dumps(shown, allow_nan=False)
+            if not (math.isfinite(at) and 0 <= published < 2 ** 63):
+                raise ValueError(at)
+        except (ValueError, TypeError, OverflowError):
+            # signed, so from the gateway itself: a bug there, refused like a forgery
+            self._refuse_state(shoe, "bad_state", "signed, but not a state this floor can "
+                               "store", w)
+            return
+        h.state_ctr, h.state_mac, h.published = ctr, mac, published
         # link health, the published cursor and the configuration; phase, round and results
         # on the tile come from verified events only
-        w.gateway[shoe] = ({k: st.get(k) for k in ("gateway", "link", "published", "head", "at")},
-                           ctr, mac, min(at, time.time()))
+        w.gateway[shoe] = (shown, ctr, mac, min(at, time.time()))
         if isinstance(st.get("config"), dict):   # the table's pay table and rules (status reply)
             self.config[shoe] = st["config"]
 

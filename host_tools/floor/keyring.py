@@ -66,8 +66,8 @@ def open_state(shoe_key, shoe, payload):
         raise StateError("malformed", "a signed state that is not a state")
     if not isinstance(st, dict) or st.get("shoe") != shoe:
         raise StateError("wrong_shoe", "signed for %r" % (st.get("shoe"),))
-    if not isinstance(ctr, int) or isinstance(ctr, bool) or ctr < 1:
-        raise StateError("malformed", "no counter")
+    if not isinstance(ctr, int) or isinstance(ctr, bool) or not 0 < ctr < 2 ** 63:
+        raise StateError("malformed", "no counter (or not a 63-bit one)")
     return st, ctr, got
 
 

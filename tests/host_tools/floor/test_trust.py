@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import types
 import urllib.request
 
 import psycopg
@@ -275,3 +276,25 @@ def test_per_lease_subscriptions_bring_each_collector_only_its_shoes(tmp_path, b
         f.driver.stop()
         wait_all_stored(f, conn)
         assert conn.execute("SELECT count(*) FROM alerts").fetchone()[0] == 0
+
+
+def test_a_signed_state_the_floor_cannot_store_is_refused_not_a_crash(db_url):
+    """Bad input never stops the collector: a signed state with NaN time or an overflowing
+    cursor is refused as bad_state (the batch and the next good state still commit)."""
+    k = make_keys()
+    ring = keyring.KeyRing({"X001": k["shoe"]})
+    c = Collector("mqtt://127.0.0.1:1", db_url, ring, "c-bad")
+    pg.migrate(db_url)
+    c.conn = pg.connect(db_url)
+    c.conn.execute("SET ROLE floor_collector")
+    c.client = types.SimpleNamespace(publish=lambda *a, **k: None, ack=lambda *a: None)  # no broker
+    c._take("X001")
+    top = mqtt.topic("X001", "state")
+    c._process([(top, keyring.seal_state(k["shoe"], "X001", {"at": float("nan")}, 5), 0, 0),
+                (top, keyring.seal_state(k["shoe"], "X001", {"published": 10 ** 30}, 6), 0, 0),
+                (top, keyring.seal_state(k["shoe"], "X001", {"link": {"up": True}, "at": 1.0},
+                                         7), 0, 0)])
+    assert c.last_error is None
+    row = c.conn.execute("SELECT state_refused, state_ctr, gateway->'link'->>'up' FROM shoes"
+                         ).fetchone()
+    assert row == (2, 7, "true")
