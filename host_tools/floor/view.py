@@ -25,10 +25,10 @@ from host_tools.floor import pg
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
-               "gateway_at, owner, updated_at, replays, state_refused, (SELECT count(*) FROM alerts a WHERE a.shoe = "
-               "s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT count(*) FROM alerts a "
-               "WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = 'irregularity') AS "
-               "irregularities")
+               "gateway_at, owner, updated_at, replays, state_refused, (SELECT count(*) FROM "
+               "alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT "
+               "count(*) FROM alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = "
+               "'irregularity') AS irregularities")
 
 
 def _row(cur, r):

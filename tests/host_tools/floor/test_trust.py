@@ -287,7 +287,7 @@ def test_a_signed_state_the_floor_cannot_store_is_refused_not_a_crash(db_url):
     pg.migrate(db_url)
     c.conn = pg.connect(db_url)
     c.conn.execute("SET ROLE floor_collector")
-    c.client = types.SimpleNamespace(publish=lambda *a, **k: None, ack=lambda *a: None)  # no broker
+    c.client = types.SimpleNamespace(publish=lambda *a, **k: None, ack=lambda *a: None)
     c._take("X001")
     top = mqtt.topic("X001", "state")
     c._process([(top, keyring.seal_state(k["shoe"], "X001", {"at": float("nan")}, 5), 0, 0),
