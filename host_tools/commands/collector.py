@@ -13,10 +13,21 @@ DESCRIPTION = (
 
 def configure(p):
     p.add_argument("--broker", help="MQTT broker URL (mqtt://host:1883, mqtts://)")
-    p.add_argument("--db", required=True, help="PostgreSQL URL (postgresql://user@host/db)")
+    p.add_argument("--db", help="PostgreSQL URL (postgresql://user@host/db)")
     p.add_argument("--keys", metavar="DIR", required=False,
                    help="directory of the shoes' provisioning files (or one file)")
-    p.add_argument("--name", help="this collector's name and MQTT client id (default: host-pid)")
+    p.add_argument("--name", help="this collector's name and MQTT client id, the same at every "
+                   "restart so the broker's persistent session is taken up again (default: "
+                   "collector-<host name>; give each collector on one host its own)")
+    p.add_argument("--forget-session", metavar="CLIENT_ID", action="append",
+                   help="end the persistent session a retired or renamed collector left on the "
+                   "broker, and exit (repeatable)")
+    p.add_argument("--per-lease", action="store_true",
+                   help="subscribe to the events of this collector's leased shoes only (not to "
+                   "every shoe's events, dropping the others'); the state messages of all")
+    p.add_argument("--replay-alert", type=int, default=1000, metavar="N",
+                   help="alert when one table's events arrive again N times within a minute "
+                   "(default 1000; each one is counted anyway)")
     p.add_argument("--migrate-only", action="store_true",
                    help="apply the migrations (as the database owner) and exit")
     p.add_argument("--no-migrate", action="store_true",
@@ -26,14 +37,21 @@ def configure(p):
 
 
 def run(args):
-    import os
-    import socket
-
     from host_tools.floor import keyring
     from host_tools.floor.collector import Collector
     from host_tools.floor.runner import wait_for_signal
 
     from host_tools.errors import ShoeError
+    if args.forget_session:
+        from host_tools.floor import mqtt
+        if not args.broker:
+            raise ShoeError("give --broker URL")
+        for cid in args.forget_session:
+            had = mqtt.forget_session(args.broker, cid)
+            print("session %s: %s" % (cid, "ended" if had else "none on the broker"))
+        return 0
+    if not args.db:
+        raise ShoeError("give --db postgresql://...")
     if not args.migrate_only and not (args.keys and args.broker):
         raise ShoeError("give --broker URL and --keys DIR (the shoes' provisioning files)")
     if args.migrate_only:
@@ -42,9 +60,10 @@ def run(args):
         print("migrations applied: %s" % (", ".join(map(str, done)) or "none (up to date)"))
         return 0
     ring = keyring.load(args.keys)
-    name = args.name or "collector-%s-%d" % (socket.gethostname(), os.getpid())
-    c = Collector(args.broker, args.db, ring, name, role=args.role or None,
-                  migrate=not args.no_migrate).start()
+    c = Collector(args.broker, args.db, ring, args.name, role=args.role or None,
+                  migrate=not args.no_migrate, replay_alert=args.replay_alert,
+                  per_lease=args.per_lease).start()
+    name = c.name
     print("collector %s: %d shoe keys, %s -> PostgreSQL" % (name, len(ring), args.broker),
           flush=True)
     try:

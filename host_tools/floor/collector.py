@@ -27,6 +27,24 @@ Several collectors share a floor through per-shoe leases: PostgreSQL session adv
 the others take its shoes within a second and catch up from the database head by asking the
 gateways for a replay. The gateway's retained state (its published cursor) also tells the owner
 when it is behind (a broker restart lost queued messages) and triggers a replay.
+
+Nothing on the broker is trusted for the shape of the floor (docs/floor.md, Trust):
+  - a shoe id with no key in the keyring is quarantined (table `quarantine`, one open
+    `unknown_shoe` alert per id): never leased, never a row in `shoes`, so never a tile;
+  - the state message is used only if it verifies (keyring.open_state: a MAC under the shoe key's
+    state label, bound to the shoe id) and its counter is above the last one taken (kept in
+    shoes.state_ctr across restarts and lease moves); anything else is refused, counted
+    (shoes.state_refused) and alerted (`bad_state`, `state_replay`); the tile's phase, round and
+    results come from verified events only, the state gives link health, the published cursor
+    and the table's configuration;
+  - an event received again is counted per shoe (shoes.replays) and alerted past
+    `replay_alert` within `replay_window` seconds (`replay`); other contents under a stored eseq
+    is a `conflict` at once.
+The collector's MQTT client id is its name, stable across restarts (default collector-<host>),
+and its session persistent: a restart takes up the broker's queue for it instead of leaving it.
+With per_lease it subscribes to the events of its leased shoes only (and to every shoe's state,
+which says which shoes there are): a lease taken subscribes before it asks for a replay, a lease
+given back unsubscribes; events that went to nobody in between come again by that replay.
 """
 import functools
 import json
@@ -39,17 +57,20 @@ from host_tools import reveal
 from host_tools.engine import reeval
 from host_tools.audit import _jsonable
 from host_tools.events import decode
-from host_tools.floor import mqtt, pg
+from host_tools.errors import ShoeError
+from host_tools.floor import keyring as _keyring, mqtt, pg
 from host_tools.reveal import RoundWatch
 from host_tools.link.host import open_event
 from shoe.link.message import GENESIS, LinkError
 
 _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
+_QUARANTINE_MAX = 1000   # distinct unknown ids a collector tracks; the rest are counted as "*"
+_ALERT_EVERY = 30.0      # at most one alert per shoe and kind of refused state this often
 
 
 class _Head:
     __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since",
-                 "watch")
+                 "watch", "state_ctr", "state_mac", "dups", "dup_since", "dup_alerted")
 
     def __init__(self, eseq, h, loader=None):
         self.eseq = eseq
@@ -61,16 +82,32 @@ class _Head:
         self.behind_since = None
         self.watch = RoundWatch(loader)   # commitments vs reveals (a round begun before the
         #                                   lease: its events from the database)
+        self.state_ctr = 0        # the last verified state message's counter and MAC
+        self.state_mac = None
+        self.dups = 0             # events received again in the current window
+        self.dup_since = 0.0
+        self.dup_alerted = False
 
 
 class Collector:
-    def __init__(self, broker_url, db_url, keyring, name, role="floor_collector",
-                 prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True):
+    def __init__(self, broker_url, db_url, keyring, name=None, role="floor_collector",
+                 prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True,
+                 replay_alert=1000, replay_window=60.0, per_lease=False):
         self.migrate = migrate
+        # per_lease: subscribe to the events of the leased shoes only (the states of all: they
+        # say which shoes there are); else to every shoe's events, dropping others' shoes'
+        self.per_lease = per_lease
+        self._subscribed = set()          # per_lease: the shoes whose events we subscribe to
+        self._resubscribe = None          # per_lease: set by a (re)connection: None/new/kept
         self.broker_url = broker_url
         self.db_url = db_url
         self.keys = keyring
-        self.name = name
+        self.name = name or mqtt.default_name("collector")
+        self.replay_alert = replay_alert
+        self.replay_window = replay_window
+        self.sessions = []                # session_present of each CONNACK (a restart: True)
+        self.quarantined = {}             # unknown shoe id -> messages seen
+        self._state_alerted = {}          # (shoe, kind) -> when last alerted
         self.role = role
         self.prefix = prefix
         self.gap_timeout = gap_timeout
@@ -80,7 +117,8 @@ class Collector:
         self.known = set()                # shoes seen on the broker
         self.owned = {}                   # shoe -> _Head
         self.config = {}                  # shoe -> {"paytable", "rules"} from the gateway state
-        self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0}
+        self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0,
+                       "quarantined": 0, "state_refused": 0, "foreign": 0}
         self._stop = threading.Event()
         self._thread = None
         self._alert_once = set()
@@ -96,6 +134,7 @@ class Collector:
         self.conn = pg.connect(self.db_url)
         if self.role:
             self.conn.execute("SET ROLE %s" % self.role)
+        self._one_of_this_name()
         self.conn.execute("INSERT INTO collectors (name) VALUES (%s) ON CONFLICT (name) DO "
                           "UPDATE SET seen_at = clock_timestamp()", (self.name,))
         self.client = mqtt.client(self.broker_url, self.name, clean=False,
@@ -104,6 +143,22 @@ class Collector:
         self._thread = threading.Thread(target=self._run, name="collector", daemon=True)
         self._thread.start()
         return self
+
+    def _one_of_this_name(self):
+        """Two live collectors under one name would take the broker session from each other:
+        wait out a crashed predecessor's heartbeat (live_s), refuse a live one."""
+        deadline = time.monotonic() + self.live_s + 1.0
+        while True:
+            live = self.conn.execute(
+                "SELECT seen_at > clock_timestamp() - make_interval(secs => %s) FROM collectors "
+                "WHERE name = %s", (self.live_s, self.name)).fetchone()
+            if not live or not live[0]:
+                return
+            if time.monotonic() > deadline:
+                self.conn.close()
+                raise ShoeError("a collector named %s is running (its heartbeat is fresh): give "
+                                "this one another --name" % self.name)
+            time.sleep(0.2)
 
     def stop(self):
         if self._stop.is_set():
@@ -133,8 +188,34 @@ class Collector:
     # ---- MQTT -------------------------------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if not reason_code.is_failure:
+            self.sessions.append(bool(flags.session_present))
+            if self.per_lease:                # the events: _subscriptions(), in the loop
+                self._resubscribe = "kept" if flags.session_present else "new"
+                client.subscribe(self.prefix + "/shoe/+/state", 1)
+                return
             client.subscribe([(self.prefix + "/shoe/+/events", 1),
                               (self.prefix + "/shoe/+/state", 1)])
+
+    def _subscriptions(self):
+        """per_lease: subscribe to the events of every leased shoe, and only those."""
+        again, self._resubscribe = self._resubscribe, None
+        if again:
+            gone = set(self._subscribed)
+            if again == "kept":          # a session from before this start: drop what it holds
+                gone |= set(self.keys.shoes())
+            self._subscribed = set()
+        else:
+            gone = self._subscribed - set(self.owned)
+        gone -= set(self.owned)
+        if gone:
+            self.client.unsubscribe([mqtt.topic(s, "events", self.prefix) for s in sorted(gone)])
+            self._subscribed -= gone
+        for shoe in sorted(set(self.owned) - self._subscribed):
+            self._subscribe(shoe)
+
+    def _subscribe(self, shoe):
+        self.client.subscribe(mqtt.topic(shoe, "events", self.prefix), 1)
+        self._subscribed.add(shoe)
 
     def _on_message(self, client, userdata, msg):
         self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos))
@@ -174,12 +255,16 @@ class Collector:
             self._take(shoe)
 
     def _take(self, shoe):
-        row = self.conn.execute("SELECT head_eseq, head_hash FROM shoes WHERE shoe = %s",
-                                (shoe,)).fetchone()
+        row = self.conn.execute("SELECT head_eseq, head_hash, state_ctr, state_mac FROM shoes "
+                                "WHERE shoe = %s", (shoe,)).fetchone()
         loader = functools.partial(self._round_events, shoe)
         h = _Head(row[0], bytes(row[1]) if row and row[1] else GENESIS, loader) if row else \
             _Head(0, GENESIS, loader)
+        if row:
+            h.state_ctr, h.state_mac = row[2], bytes(row[3]) if row[3] else None
         self.owned[shoe] = h
+        if self.per_lease and self.client is not None:
+            self._subscribe(shoe)           # before the replay request below
         self.conn.execute("INSERT INTO shoes (shoe, owner) VALUES (%s, %s) ON CONFLICT (shoe) "
                           "DO UPDATE SET owner = EXCLUDED.owner, updated_at = clock_timestamp()",
                           (shoe, self.name))
@@ -201,6 +286,8 @@ class Collector:
                     self._leases()
                 except Exception as e:  # database away: keep trying
                     self.last_error = str(e)
+                if self.per_lease:
+                    self._subscriptions()
                 next_lease = now + 0.5
             batch = []
             try:
@@ -221,13 +308,18 @@ class Collector:
             shoe, what = mqtt.shoe_of(topic, self.prefix)
             if shoe is None:
                 continue
+            if shoe not in self.known and self.keys.get(shoe) is None:
+                self._quarantine(shoe, topic, w)   # never leased: never a row, never a tile
+                continue
             if shoe not in self.known:          # a new shoe: lease it now if it is our share
                 self.known.add(shoe)
                 if len(self.owned) < math.ceil(len(self.known) / self._live):
                     self._try_take(shoe)
             h = self.owned.get(shoe)
             if h is None:
-                continue                       # another collector's shoe
+                if what == "events":
+                    self.counts["foreign"] += 1   # another collector's shoe (per_lease: few)
+                continue
             if what == "events":
                 self._event(shoe, h, payload, w)
             elif what == "state":
@@ -292,6 +384,7 @@ class Collector:
                 same = bytes(r[0]) if r else None
             if same == payload:
                 self.counts["duplicates"] += 1
+                self._replayed(shoe, h, eseq, w)
             elif same is None:
                 # a late arrival into a hole already alerted as a gap: store it, chained to
                 # its predecessor if that is held
@@ -305,6 +398,7 @@ class Collector:
                         "ok" if before == prev else "gap", self.name)
             else:
                 self.counts["rejected"] += 1
+                self._replayed(shoe, h, eseq, w)
                 w.alert(shoe, eseq, "conflict", "event %d arrived again with other contents (a "
                         "valid MAC): the shoe's key or journal is suspect; the stored one is kept"
                         % eseq)
@@ -364,14 +458,75 @@ class Collector:
         elif kind == "irregularity_cleared" and isinstance(shown, dict):
             w.closes.append((shoe, str(shown.get("id"))))
 
+    def _quarantine(self, shoe, topic, w):
+        self.counts["quarantined"] += 1
+        shoe = shoe[:64]
+        if shoe not in self.quarantined and len(self.quarantined) >= _QUARANTINE_MAX:
+            shoe = "*"                      # a flood of made-up ids: one row for the rest
+        first = shoe not in self.quarantined
+        self.quarantined[shoe] = self.quarantined.get(shoe, 0) + 1
+        q = w.quarantine.setdefault(shoe, [0, topic[:200]])
+        q[0] += 1
+        if first:
+            w.unknown.append(shoe)
+
+    def _replayed(self, shoe, h, eseq, w):
+        """An event this floor already holds came again: counted; past `replay_alert` within
+        `replay_window` seconds, alerted (a re-sent batch after an outage stays far below)."""
+        now = time.monotonic()
+        if now - h.dup_since > self.replay_window:
+            h.dup_since, h.dups, h.dup_alerted = now, 0, False
+        h.dups += 1
+        w.replays[shoe] = w.replays.get(shoe, 0) + 1
+        if h.dups >= self.replay_alert and not h.dup_alerted:
+            h.dup_alerted = True
+            w.alert(shoe, eseq, "replay", "%d events received again within %.0f s (the last: "
+                    "event %d): replayed on the broker, or a gateway re-sending its store"
+                    % (h.dups, self.replay_window, eseq))
+
+    def _refuse_state(self, shoe, kind, detail, w):
+        self.counts["state_refused"] += 1
+        w.state_refused[shoe] = w.state_refused.get(shoe, 0) + 1
+        now = time.monotonic()
+        if now - self._state_alerted.get((shoe, kind), -1e9) >= _ALERT_EVERY:
+            self._state_alerted[(shoe, kind)] = now
+            w.alert(shoe, None, kind, ("state message refused, not shown: %s (further ones are "
+                                       "counted in the table's state_refused)" % detail)[:500])
+
     def _state(self, shoe, h, payload, w):
-        try:
-            st = json.loads(payload)
-            h.published = int(st.get("published") or 0)
-        except (ValueError, TypeError, AttributeError):
+        key = self.keys.get(shoe)
+        if key is None:                     # (quarantined before it gets here)
             return
-        w.gateway[shoe] = {k: st.get(k) for k in ("gateway", "link", "published", "head", "at",
-                                                   "phase", "round")}
+        try:
+            st, ctr, mac = _keyring.open_state(key, shoe, payload)
+        except _keyring.StateError as e:
+            self._refuse_state(shoe, "bad_state", {
+                "bad_mac": "forged, altered or another table's (its MAC does not verify)",
+                "wrong_shoe": "signed for another table",
+            }.get(e.reason, "not a signed state message (%s)" % e), w)
+            return
+        if ctr == h.state_ctr and mac == h.state_mac:
+            return                          # the retained message delivered again
+        if ctr <= h.state_ctr:
+            self._refuse_state(shoe, "state_replay", "counter %d is not above the last one "
+                               "taken (%d): an old state replayed" % (ctr, h.state_ctr), w)
+            return
+        shown = {k: st.get(k) for k in ("gateway", "link", "published", "head", "at")}
+        try:
+            published = int(st.get("published") or 0)
+            at = float(st.get("at") or 0)
+            json.dumps(shown, allow_nan=False)
+            if not (math.isfinite(at) and 0 <= published < 2 ** 63):
+                raise ValueError(at)
+        except (ValueError, TypeError, OverflowError):
+            # signed, so from the gateway itself: a bug there, refused like a forgery
+            self._refuse_state(shoe, "bad_state", "signed, but not a state this floor can "
+                               "store", w)
+            return
+        h.state_ctr, h.state_mac, h.published = ctr, mac, published
+        # link health, the published cursor and the configuration; phase, round and results
+        # on the tile come from verified events only
+        w.gateway[shoe] = (shown, ctr, mac, min(at, time.time()))
         if isinstance(st.get("config"), dict):   # the table's pay table and rules (status reply)
             self.config[shoe] = st["config"]
 
@@ -413,14 +568,34 @@ class Collector:
                     "WHERE s.head_eseq < EXCLUDED.head_eseq",
                     (shoe, lv["eseq"], lv["hash"], lv.get("phase"), lv.get("round"), lv["kind"],
                      json.dumps(lv["result"]) if lv.get("result") else None, self.name))
-            for shoe, st in w.gateway.items():
-                c.execute("UPDATE shoes SET gateway=%s, gateway_at=clock_timestamp(), "
-                          "updated_at=clock_timestamp() WHERE shoe=%s",
-                          (json.dumps(st), shoe))
+            for shoe, (st, ctr, mac, at) in w.gateway.items():
+                # gateway_at: the signed time (a retained state of a dead gateway shows as old)
+                c.execute("UPDATE shoes SET gateway=%s, gateway_at=to_timestamp(%s), "
+                          "state_ctr=%s, state_mac=%s, updated_at=clock_timestamp() "
+                          "WHERE shoe=%s AND state_ctr < %s",
+                          (json.dumps(st), at, ctr, mac, shoe, ctr))
+            for shoe, n in w.replays.items():
+                c.execute("UPDATE shoes SET replays = replays + %s, updated_at=clock_timestamp() "
+                          "WHERE shoe=%s", (n, shoe))
+            for shoe, n in w.state_refused.items():
+                c.execute("UPDATE shoes SET state_refused = state_refused + %s, "
+                          "updated_at=clock_timestamp() WHERE shoe=%s", (n, shoe))
+            for shoe, (n, topic) in w.quarantine.items():
+                c.execute("INSERT INTO quarantine AS q (shoe, collector, messages, last_topic) "
+                          "VALUES (%s,%s,%s,%s) ON CONFLICT (shoe, collector) DO UPDATE SET "
+                          "messages = q.messages + EXCLUDED.messages, last_topic = "
+                          "EXCLUDED.last_topic, last_seen = clock_timestamp()",
+                          (shoe, self.name, n, topic))
+            for shoe in w.unknown:          # one open alert per unknown id on the floor
+                c.execute("INSERT INTO alerts (shoe, kind, detail, collector) SELECT %s, "
+                          "'unknown_shoe', %s, %s WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE "
+                          "shoe = %s AND kind = 'unknown_shoe' AND closed_at IS NULL)",
+                          (shoe, "messages for a shoe id this floor has no key for: quarantined "
+                           "(not shown as a table; counts in quarantine)", self.name, shoe))
             c.execute("SELECT pg_notify('floor', %s)", (",".join(sorted(w.touched))[:7000],))
         t = time.time()
         self.counts["stored"] += len(w.events)
-        self.counts["alerts"] += len(w.alerts)
+        self.counts["alerts"] += len(w.alerts) + len(w.unknown)
         if self.on_commit and w.events:
             self.on_commit([(e[0], e[1]) for e in w.events], t)
 
@@ -441,9 +616,14 @@ class _Writes:
         self.gateway = {}
         self.config = {}
         self.touched = set()
+        self.replays = {}
+        self.state_refused = {}
+        self.quarantine = {}
+        self.unknown = []
 
     def empty(self):
-        return not (self.events or self.alerts or self.lives or self.gateway or self.closes)
+        return not (self.events or self.alerts or self.lives or self.gateway or self.closes or
+                    self.replays or self.state_refused or self.quarantine)
 
     def event(self, shoe, eseq, kind, body, prev, head, mac, payload, chain, collector):
         self.events.append((shoe, eseq, kind, json.dumps(body, sort_keys=True), prev, head, mac,

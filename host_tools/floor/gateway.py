@@ -15,7 +15,8 @@ no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": ese
 publishes again from there (its store holds every event). Every 5 s, and when the phase, round,
 result, irregularities or link state change, a retained floor/shoe/<id>/state message carries
 the live table state (phase, round, last result, open irregularities, link health, store head,
-published cursor, the shoe's game/pay table/rules from its status): no key, no MAC. Publishing
+published cursor, the shoe's game/pay table/rules from its status), no key, signed with a key
+derived from the shoe key and a counter that only goes up (keyring.seal_state). Publishing
 does not wait: up to 200 events per table are in flight, and the cursor follows the PUBACKs in
 eseq order.
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 from host_tools.events import decode
-from host_tools.floor import mqtt
+from host_tools.floor import keyring, mqtt
 
 _BATCH = 200
 
@@ -286,8 +287,12 @@ class Gateway:
                 continue
             st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link),
                       at=now)
+            # signed under the shoe key's state label, with a counter that only goes up (the
+            # collector refuses an older or equal one): keyring.seal_state
+            t.state_ctr = max(getattr(t, "state_ctr", 0) + 1, int(now * 1000))
             self.client.publish(mqtt.topic(t.shoe, "state", self.prefix),
-                                json.dumps(st, sort_keys=True), qos=1, retain=True)
+                                keyring.seal_state(t.link.ep.key, t.shoe, st, t.state_ctr),
+                                qos=1, retain=True)
             t.state_sent = True
             t.changed = False
             t.state_at = now

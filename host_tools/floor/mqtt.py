@@ -5,6 +5,9 @@
         env SHOE_MQTT_CA names the CA file for mqtts (default: the system's CAs).
     client(url, client_id, clean=False)  a paho client (MQTT 3.1.1, persistent session unless
         clean), connected asynchronously with automatic reconnection (loop_start).
+    default_name("collector") -> "collector-<host>"  a stable identity: the same after a restart,
+        so the broker's persistent session is taken up again instead of left behind.
+    forget_session(url, client_id)  end a stale persistent session (connect clean, disconnect).
     EmbeddedBroker(port=0).start() -> "mqtt://127.0.0.1:PORT"; .stop(); .restart() (same port).
 
 Production points the same commands at Mosquitto or EMQX: nothing here is specific to amqtt.
@@ -54,6 +57,54 @@ class BrokerURL:
     def __str__(self):
         return "%s://%s%s:%d" % ("mqtts" if self.tls else "mqtt",
                                  self.user + "@" if self.user else "", self.host, self.port)
+
+
+def default_name(role, host=None):
+    """A client id that survives restarts: the role and the host name, never a PID (each restart
+    of a PID-named client left a persistent session, and its queue, on the broker)."""
+    host = host if host is not None else socket.gethostname()
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in host)[:40] or "host"
+    return "%s-%s" % (role, safe)
+
+
+def forget_session(url, client_id, timeout=10.0):
+    """End the persistent session `client_id` left on the broker (a collector renamed or retired):
+    connect under that id without a clean session (the broker says whether it holds one), then
+    with a clean session, which discards it. -> whether there was one."""
+    return [_connect_once(url, client_id, clean, timeout) for clean in (False, True)][0]
+
+
+def _connect_once(url, client_id, clean, timeout):
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    b = BrokerURL.parse(url)
+    present = []
+    done = threading.Event()
+
+    def on_connect(c, userdata, flags, reason_code, properties):
+        present.append(bool(flags.session_present))
+        done.set()
+
+    c = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
+                    protocol=paho.MQTTv311)
+    if b.user:
+        c.username_pw_set(b.user, os.environ.get("SHOE_MQTT_PASSWORD"))
+    if b.tls:
+        c.tls_set(ca_certs=os.environ.get("SHOE_MQTT_CA") or None)
+    c.on_connect = on_connect
+    try:
+        c.connect(b.host, b.port, keepalive=10)
+    except OSError as e:
+        raise ShoeError("cannot reach the broker %s: %s" % (b, e))
+    c.loop_start()
+    try:
+        if not done.wait(timeout):
+            raise ShoeError("the broker did not answer for %s" % client_id)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+    return present[0]
 
 
 def client(url, client_id, clean=False, on_connect=None, on_message=None, manual_ack=False):

@@ -6,7 +6,8 @@
     GET /table/<shoe>   drill-down: the table's recent rounds (with the engine's verdict), alerts
     GET /alerts         every open alert (and the latest closed ones)
     GET /events         server-sent events: "floor" messages with the changed tables
-    GET /api/floor | /api/table/<shoe> | /api/alerts     the same as JSON
+    GET /api/floor | /api/table/<shoe> | /api/alerts     the same as JSON (/api/alerts also
+                        lists the quarantined shoe ids: messages for shoes with no key, no tile)
 
 A listener connection LISTENs on `floor` (the collector NOTIFYs in its write transaction), reads
 the tables changed since the last look and pushes them to every open page; a one-second tick
@@ -24,10 +25,10 @@ from host_tools.floor import pg
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
-               "gateway_at, owner, updated_at, (SELECT count(*) FROM alerts a WHERE a.shoe = "
-               "s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT count(*) FROM alerts a "
-               "WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = 'irregularity') AS "
-               "irregularities")
+               "gateway_at, owner, updated_at, replays, state_refused, (SELECT count(*) FROM "
+               "alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT "
+               "count(*) FROM alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = "
+               "'irregularity') AS irregularities")
 
 
 def _row(cur, r):
@@ -97,6 +98,12 @@ class FloorView:
                           " ALL (SELECT id, shoe, eseq, kind, detail, collector, raised_at, "
                           "closed_at FROM alerts WHERE closed_at IS NOT NULL ORDER BY id DESC "
                           "LIMIT 50) ORDER BY id DESC")
+
+    def quarantine(self):
+        """Shoe ids seen on the broker that the floor has no key for (never tables)."""
+        return self.query("SELECT shoe, sum(messages) AS messages, min(first_seen) AS first_seen,"
+                          " max(last_seen) AS last_seen FROM quarantine GROUP BY shoe ORDER BY "
+                          "max(last_seen) DESC LIMIT 200")
 
     # ---- change feed ----------------------------------------------------------------------------
     def _publish(self, rows):
@@ -198,7 +205,8 @@ class FloorView:
                     elif path.startswith("/api/table/"):
                         self._json(view.table(path[len("/api/table/"):]))
                     elif path == "/api/alerts":
-                        self._json({"alerts": view.alerts(), "now": time.time()})
+                        self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
+                                    "now": time.time()})
                     elif path == "/events":
                         self.send_response(200)
                         self.send_header("Content-Type", "text/event-stream")
