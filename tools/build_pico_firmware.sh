@@ -2,7 +2,8 @@
 # `make pico-firmware`: a MicroPython v1.27.0 UF2 for the Raspberry Pi Pico with the shoe
 # firmware frozen in (board/pico/manifest.py), from the shared sources
 # (SHOE_PICO_SOURCES, default ../shared/pico/micropython-v1.27.0-rp2-sources.tar.gz).
-# Needs Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential.
+# Needs Debian's gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake
+# build-essential.
 # Output: build/pico-firmware/firmware.uf2 (+ firmware.elf, and stock.elf/stock.uf2: the same
 # sources without our manifest, for bench_pico --profile). Reproducible (docs/certification.md):
 # the build date is pinned (SOURCE_DATE_EPOCH, default 2026-11-30, the shared UF2's), the
@@ -25,8 +26,11 @@ WORK="$(cd "$WORK" && pwd)"
 # to the sources' own version (py/mpconfig.h: v1.27.0), as in the shared UF2.
 export GIT_CEILING_DIRECTORIES="$WORK"
 for t in arm-none-eabi-gcc cmake make; do
-  command -v "$t" >/dev/null || { echo "pico-firmware: $t missing: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi cmake build-essential" >&2; exit 1; }
+  command -v "$t" >/dev/null || { echo "pico-firmware: $t missing: apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake build-essential" >&2; exit 1; }
 done
+# the pico-sdk has C++ files (new_delete.cpp): without the newlib C++ headers the build fails at ~60 %
+echo '#include <cstdlib>' | arm-none-eabi-g++ -x c++ -fsyntax-only - 2>/dev/null \
+  || { echo "pico-firmware: the ARM C++ headers are missing: apt-get install libstdc++-arm-none-eabi-newlib" >&2; exit 1; }
 [ -f "$SRC" ] || { echo "pico-firmware: no sources at $SRC (set SHOE_PICO_SOURCES)" >&2; exit 1; }
 if [ ! -d "$WORK/micropython" ]; then
   echo "pico-firmware: unpacking $SRC"
