@@ -167,6 +167,7 @@ class TableAPI:
             os.umask(old)
         os.chmod(path, 0o600)
         s.listen(8)
+        s.settimeout(0.5)           # accept() wakes up to see stop()
         return s
 
     def _listen_tcp(self):
@@ -179,6 +180,7 @@ class TableAPI:
             raise ShoeError("cannot listen on %s:%d: %s" % (self.tcp_host, self.tcp_port,
                                                             e.strerror or e)) from None
         s.listen(8)
+        s.settimeout(0.5)
         self.tcp_port = s.getsockname()[1]
         return s
 
@@ -227,6 +229,8 @@ class TableAPI:
         while not self._stop.is_set():
             try:
                 sock, addr = lsock.accept()
+            except socket.timeout:
+                continue
             except OSError:
                 if self._stop.is_set():
                     return
