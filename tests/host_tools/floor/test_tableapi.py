@@ -197,6 +197,12 @@ def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
                            prep["shoe"])
     rep = ask(sup, {"t": "sealed", "kind": "ack_error", "ctr": prep["ctr"], "payload": payload})
     assert rep["ok"] is False and rep["reason"] in ("needs_supervisor", "stale_counter"), rep
+    # the link's own command sealed and declared as another: the gateway reads the payload
+    prep = ask(sup, {"t": "prepare"})
+    payload = seal_command(DEMO_KEYS["supervisor"], "_ack", {"upto": 1}, prep["ctr"],
+                           prep["shoe"])
+    rep = ask(sup, {"t": "sealed", "kind": "void_round", "ctr": prep["ctr"], "payload": payload})
+    assert rep["ok"] is False and rep["reason"] == "malformed", rep
     sup.close()
 
 
@@ -279,6 +285,11 @@ def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
     r = shoectl("table", "status", "--port", gw.unix + "?key=%s" % (tmp_path / "none"),
                 "--demo-keys")
     assert r.returncode == 1 and "No such file" in r.stderr, r.stderr
+    shared = tmp_path / "shared.key"           # the right key, but readable by others
+    shared.write_bytes(open(gw.key, "rb").read())
+    shared.chmod(0o644)
+    r = shoectl("table", "status", "--port", gw.unix + "?key=%s" % shared, "--demo-keys")
+    assert r.returncode == 1 and "is open to others (mode 644)" in r.stderr, r.stderr
     # by hand: the proof is an HMAC over the gateway's fresh nonce; the secret never goes out
     secret = apiwire.load_secret(gw.key)
     for mac in (lambda n, c: apiwire.client_proof(b"x" * 32, n, c, "supervisor"),
