@@ -14,6 +14,7 @@ state ({"t": "link", "up", "sessions"}) when it changes, and the replies to its 
     {"t": "sealed", "id", "kind", "ctr", "payload"}    the command the client sealed with the
                                                        supervisor key for it, forwarded unchanged
     {"t": "round", "id", "round"}                      a round's stored round_open/card/reveal
+    {"t": "stats", "id"}                               the link's figures (ShoeLink.stats)
 
 Role rules (the firmware's allowlist, shoe/roles.py): `reader` may ask status, recall and attest;
 `table` also what the table key may send (a kind the allowlist gives only to the supervisor is
@@ -343,8 +344,11 @@ class TableAPI:
 
     def _request(self, c, msg):
         t, rid = msg.get("t"), msg.get("id")
-        if t not in ("command", "prepare", "sealed", "round") or not isinstance(rid, int):
+        if t not in ("command", "prepare", "sealed", "round", "stats") or \
+                not isinstance(rid, int):
             raise apiwire.WireError("unknown request %r" % (t,))
+        if t == "stats":     # the link's figures: no key, no MAC, no payload
+            return c.push({"t": "reply", "id": rid, "ok": True, "body": self.link.stats()})
         if t == "prepare":
             if c.role != "supervisor":
                 return c.push(_refusal(rid, "not_allowed", "only the supervisor role seals "

@@ -537,6 +537,8 @@ def connect(args, audit=True, read_only=False):
     from host_tools.audit import AuditStore
     k = keyfile.load(args)
     if is_gateway_url(args.port):   # the gateway's audit store keeps every event
+        if getattr(args, "db", None):
+            raise ShoeError("--db: through a gateway its own audit store keeps every event")
         link = link_for(args.port, k["shoe"], supervisor_key=k.get("supervisor"))
         try:
             link.open(timeout=args.timeout)

@@ -149,8 +149,16 @@ class GatewayLink:
         return self.ep.up and not self.fatal
 
     def stats(self):
-        return {"up": self.up(), "shoe_id": self.shoe_id, "via": self.url,
-                "sessions": self.ep.stats.get("sessions", 0), "role": self.role}
+        """The gateway's link figures (as ShoeLink.stats: no key, no payload) and `via`."""
+        out = {"up": self.up(), "shoe_id": self.shoe_id}
+        try:
+            rep = self._request({"t": "stats"}, 5.0)
+            if rep.get("ok") and isinstance(rep.get("body"), dict):
+                out = dict(rep["body"])
+        except ShoeError:
+            pass
+        out["via"] = self.url
+        return out
 
     # ---- the reader thread ----------------------------------------------------------------
     def _link_state(self, msg):

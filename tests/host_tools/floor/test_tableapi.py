@@ -351,11 +351,19 @@ def test_the_client_checks_the_gateway_knows_the_key(tmp_path):
 
 
 def test_a_second_direct_opener_is_refused(gw):
+    def link():
+        r = shoectl("status", "--json", "--port", gw.unix, "--demo-keys")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["link"]
+
+    before = link()
+    assert before["up"] is True and before["via"] == gw.unix
     r = shoectl("table", "status", "--port", "socket://localhost:%d" % gw.board.host_port,
                 "--demo-keys")
     assert r.returncode == 1
     assert "held by PID %d (shoectl gateway" % gw.proc.pid in r.stderr, r.stderr
     assert "go through it with --port %s" % gw.unix in r.stderr, r.stderr
-    # the gateway's link never went down: it still answers through the API
-    r = shoectl("table", "status", "--port", gw.unix, "--demo-keys")
-    assert r.returncode == 0, r.stderr
+    # the gateway's link never went down nor started again
+    after = link()
+    assert after["up"] is True
+    assert (after["reconnects"], after["resyncs"]) == (before["reconnects"], before["resyncs"])
