@@ -73,7 +73,8 @@ def run(args):
         shoe = link.shoe_id or k.get("shoe_id")
         if not shoe:
             raise ShoeError("the shoe did not say its id")
-        api = TableAPI(link, secret, unix_path=sock, tcp_port=args.api_tcp).start()
+        api = TableAPI(link, secret, unix_path=sock, tcp_port=args.api_tcp,
+                       note=lambda text: print("gateway: %s" % text, flush=True)).start()
         for url in api.urls():
             print("gateway: table system API on %s (key %s)" % (url, key_file), flush=True)
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")

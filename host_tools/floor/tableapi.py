@@ -40,6 +40,7 @@ from shoe.link.message import LinkError, unseal
 READ_ONLY = ("status", "recall", "attest")
 INTERNAL = ("_ack", "hello")
 QUEUE = 20000          # events a client may lag behind before it is dropped
+IN_FLIGHT = 16         # requests of one client waiting on the shoe at once
 MAX_CLIENTS = 32
 LOGIN_S = 5.0
 
@@ -72,6 +73,7 @@ class _Client:
         self.dead = threading.Event()
         self.why = None
         self.writing = None       # the writer thread
+        self.busy = 0             # requests waiting on the shoe
 
     def push(self, msg):
         """Queue a message (never blocks: a client that does not keep up is dropped)."""
@@ -114,10 +116,13 @@ class _Client:
                 apiwire.send(self.sock, msg)
         except OSError:
             pass
+        except Exception as e:    # a message the codec cannot carry: end this client, say why
+            self.drop("could not send a message (%s)" % e)
 
 
 class TableAPI:
-    def __init__(self, link, secret, unix_path=None, tcp_port=None, tcp_host="127.0.0.1"):
+    def __init__(self, link, secret, unix_path=None, tcp_port=None, tcp_host="127.0.0.1",
+                 note=None):
         if not unix_path and tcp_port is None:
             raise ValueError("the API needs a Unix socket or a TCP port")
         if tcp_port is not None and tcp_host not in ("127.0.0.1", "::1", "localhost"):
@@ -129,6 +134,7 @@ class TableAPI:
         self.tcp_host = tcp_host
         self.clients = set()
         self.refused = 0             # logins refused (tests, figures)
+        self.note = note or (lambda text: None)   # a line for the operator (refused logins)
         self._lock = threading.Lock()
         self._socks = []
         self._stop = threading.Event()
@@ -329,6 +335,7 @@ class TableAPI:
             why = ("credential", "wrong API key (the gateway's key file)")
         if why:
             self.refused += 1
+            self.note("API login refused (%s) from %s" % (why[1], c.name))
             try:
                 apiwire.send(sock, {"t": "refused", "reason": why[0], "message": why[1]})
             except OSError:
@@ -358,9 +365,21 @@ class TableAPI:
                 return c.push(_refusal(rid, "not_up", "the gateway's link to the shoe is down"))
             return c.push({"t": "prepared", "id": rid, "ok": True, "ctr": ctr, "shoe": shoe})
         # the others may wait on the shoe: one thread each, the client's reads go on
+        with self._lock:
+            if c.busy >= IN_FLIGHT:
+                return c.push(_refusal(rid, "busy", "%d requests of this client are waiting "
+                                       "on the shoe already" % IN_FLIGHT))
+            c.busy += 1
         threading.Thread(target=self._answer, args=(c, t, rid, msg), daemon=True).start()
 
     def _answer(self, c, t, rid, msg):
+        try:
+            self._answer1(c, t, rid, msg)
+        finally:
+            with self._lock:
+                c.busy -= 1
+
+    def _answer1(self, c, t, rid, msg):
         try:
             c.push(dict(self._do(c, t, msg), t="reply", id=rid))
         except ShoeError as e:
