@@ -1,6 +1,7 @@
-"""shoectl gateway: the table's gateway, one shoe's events from its audit store to MQTT."""
+"""shoectl gateway: the table's link holder; the table system's API; its events to MQTT."""
 NAME = "gateway"
-HELP = "hold the link to one shoe and publish its verified events to the floor's MQTT broker"
+HELP = ("hold the link to one shoe, serve the table system on a local API, and publish its "
+        "verified events to the floor's MQTT broker")
 DESCRIPTION = (
     "Connect to the shoe (authenticated link, keys from --keys), store every event in the local "
     "audit store (--db) before acknowledging it, and publish every stored event to the broker "
@@ -14,13 +15,16 @@ DESCRIPTION = (
     "random key file written 0600 at each start, or --api-key FILE); `shoectl table`, "
     "`session --port` and `monitor` take --port gateway+unix:///PATH.sock. The gateway holds "
     "the port alone: another process opening it is refused and told to go through the API. "
-    "Runs until Ctrl-C.")
+    "Without --broker it holds the link and serves the API only (a bench, the hand-dealt "
+    "round of the README). Runs until Ctrl-C.")
 
 
 def configure(p):
     from host_tools.link import add_port_arguments
     add_port_arguments(p)
-    p.add_argument("--broker", required=True, help="MQTT broker URL (mqtt://host:1883)")
+    p.add_argument("--broker", help="MQTT broker URL (mqtt://host:1883); without it the gateway "
+                   "only holds the link for the table system and stores every event (a bench, "
+                   "a table off the floor)")
     p.add_argument("--state", help="file keeping the published cursor (default: next to --db)")
     p.add_argument("--name", help="MQTT client id (default gw-<shoe id>)")
     p.add_argument("--api-socket", metavar="PATH",
@@ -34,7 +38,16 @@ def configure(p):
                    "(<socket without .sock>.key) at each start")
 
 
+def _drain(link, stop):
+    while not stop.is_set():
+        try:
+            link.next_event(0.5)
+        except Exception:      # the link stopped for good (its store failed): it says so
+            stop.wait(0.5)
+
+
 def run(args):
+    import threading
     from pathlib import Path
 
     from host_tools.audit import AuditStore
@@ -68,6 +81,7 @@ def run(args):
     link.port_via = ("gateway+unix://%s" % sock) if sock else "gateway+tcp://127.0.0.1:%s" % (
         args.api_tcp or "PORT")
     gw = api = None
+    stop = threading.Event()
     try:
         link.open(timeout=args.timeout)
         shoe = link.shoe_id or k.get("shoe_id")
@@ -77,6 +91,14 @@ def run(args):
                        note=lambda text: print("gateway: %s" % text, flush=True)).start()
         for url in api.urls():
             print("gateway: table system API on %s (key %s)" % (url, key_file), flush=True)
+        if not args.broker:      # the store has every event: the link's queue is not needed
+            drain = threading.Thread(target=_drain, args=(link, stop), daemon=True)
+            drain.start()
+            print("gateway: shoe %s on %s, no broker (store %s)" % (shoe, args.port,
+                                                                    store.path), flush=True)
+            wait_for_signal(lambda: print("gateway: link %s" % (
+                "up" if link.up() else "down"), flush=True), every=30.0)
+            return 0
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
                      fetch_config=True)
@@ -88,6 +110,7 @@ def run(args):
             gw.published, gw.tables[shoe].cursor, "up" if link.up() else "down"), flush=True),
             every=30.0)
     finally:
+        stop.set()
         if api:
             api.stop()
         if gw:

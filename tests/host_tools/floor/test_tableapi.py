@@ -367,3 +367,28 @@ def test_a_second_direct_opener_is_refused(gw):
     after = link()
     assert after["up"] is True
     assert (after["reconnects"], after["resyncs"]) == (before["reconnects"], before["resyncs"])
+
+
+def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
+    ensure_demo_keys(tmp_path / "flash")
+    board = SimBoard(str(tmp_path / "flash"), power_returns=False)
+    key = tmp_path / "operator.key"
+    key.write_text("a key the operator chose, long enough\n")
+    key.chmod(0o600)
+    board.start()
+    proc = popen("gateway", "--port", "socket://127.0.0.1:%d" % board.host_port, "--demo-keys",
+                 "--db", tmp_path / "gw.sqlite", "--api-socket", "none", "--api-tcp", 0,
+                 "--api-key", key)
+    try:
+        line = proc.stdout.readline()
+        assert "table system API on gateway+tcp://127.0.0.1:" in line, proc.stderr.read()
+        url = line.split(" on ")[1].split()[0]
+        assert not list(tmp_path.glob("*.sock")) and not list(tmp_path.glob("*.api.key"))
+        r = shoectl("table", "status", "--port", url + "?key=%s" % key, "--demo-keys")
+        assert r.returncode == 0 and r.stdout.startswith("phase configure"), r.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        board.stop()
+    assert proc.returncode == 0, err
+    assert "no broker" in out
