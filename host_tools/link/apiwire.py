@@ -89,7 +89,11 @@ def load_secret(path):
 def new_secret_file(path):
     """Write a fresh random credential (64 hex digits) to `path`, mode 0600, atomically."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.unlink(tmp)           # left by a killed gateway of the same PID
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         os.fchmod(fd, 0o600)
         os.write(fd, os.urandom(32).hex().encode() + b"\n")

@@ -35,6 +35,11 @@ def lock_dir():
     d = os.environ.get("SHOE_LOCK_DIR") or os.path.join(
         tempfile.gettempdir(), "shoectl-locks-%d" % os.getuid())
     os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.lstat(d)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(d) or \
+            os.path.islink(d):
+        raise ShoeError("the port lock directory %s is not this user's own (owner uid %d, mode "
+                        "%o): remove it, or set SHOE_LOCK_DIR" % (d, st.st_uid, st.st_mode & 0o7777))
     return d
 
 
