@@ -163,6 +163,8 @@ def run(args):
     live = None
     try:
         link.open(timeout=args.timeout)
+        if via:                        # the shoe's hello went to the gateway, not to us
+            view.shoe = "%s (through %s)" % (link.shoe_id, args.port)
         config = link.command("status", {}).get("config") or {}
         if not args.json and console.is_terminal:
             live = Live(view.render(), console=console, refresh_per_second=8)
