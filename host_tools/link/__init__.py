@@ -26,6 +26,14 @@ below the floor is refused (`counter_reset`: its journal went back), also by a l
 process; a damaged, missing, older or foreign state file refuses the shoe (`host_state`: one
 line naming the file) until `shoectl trust --accept`.
 
+One host process per port: start() takes the port's lock (host_tools/link/portlock.py; a
+device is also opened with pyserial's exclusive=True) and close() releases it; a second opener
+is refused naming the holder (and, for `shoectl gateway`, its API address: `port_via`). A
+gateway's API address (gateway+unix://, gateway+tcp://) is not a port: `link_for()` gives a
+GatewayLink for it (host_tools/link/viagateway.py). `listeners` get a copy of every queued
+event (the gateway's API); `next_counter()`/`command_sealed()` send a command sealed elsewhere
+(the supervisor's, through the gateway).
+
 Every round's commitments are checked at its reveal (host_tools/reveal.py, RoundWatch): a
 mismatch is flagged in the audit store and queued as a host event `reveal_mismatch`
 {"round", "detail", "eseq"} (eseq 0 in the queue: it is the host's, not the shoe's) right
