@@ -19,6 +19,11 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile("explore" if __import__("os").environ.get("SHOE_HYPOTHESIS") == "explore"
                       else "shoe")
 
+# the one-process-per-port locks (host_tools/link/portlock.py) of this test run alone: other
+# runs on the machine (same user, same /tmp) get the same 127.0.0.1 port numbers in turn
+__import__("os").environ.setdefault("SHOE_LOCK_DIR", __import__("tempfile").mkdtemp(
+    prefix="shoe-locks-"))
+
 
 def pytest_addoption(parser):
     parser.addoption("--device", default=None, help="serial port of a real board for hardware tests")

@@ -1,6 +1,7 @@
-"""shoectl gateway: the table's gateway, one shoe's events from its audit store to MQTT."""
+"""shoectl gateway: the table's link holder; the table system's API; its events to MQTT."""
 NAME = "gateway"
-HELP = "hold the link to one shoe and publish its verified events to the floor's MQTT broker"
+HELP = ("hold the link to one shoe, serve the table system on a local API, and publish its "
+        "verified events to the floor's MQTT broker")
 DESCRIPTION = (
     "Connect to the shoe (authenticated link, keys from --keys), store every event in the local "
     "audit store (--db) before acknowledging it, and publish every stored event to the broker "
@@ -8,18 +9,45 @@ DESCRIPTION = (
     "from that store: a broker outage or a gateway restart loses nothing, publishing resumes from "
     "the saved cursor (--state). A retained floor/shoe/<id>/state message carries the live table "
     "state. Broker: mqtt://HOST:PORT or mqtts://HOST:PORT (TLS; CA file in env SHOE_MQTT_CA); a "
-    "user name in the URL takes its password from env SHOE_MQTT_PASSWORD. Runs until Ctrl-C.")
+    "user name in the URL takes its password from env SHOE_MQTT_PASSWORD. The table system "
+    "reaches the shoe through the gateway's API (docs/floor.md): a Unix socket (default "
+    "next to --db, mode 0600) and/or 127.0.0.1:--api-tcp, with its own credential (a fresh "
+    "random key file written 0600 at each start, or --api-key FILE); `shoectl table`, "
+    "`session --port` and `monitor` take --port gateway+unix:///PATH.sock. The gateway holds "
+    "the port alone: another process opening it is refused and told to go through the API. "
+    "Without --broker it holds the link and serves the API only (a bench, the hand-dealt "
+    "round of the README). Runs until Ctrl-C.")
 
 
 def configure(p):
     from host_tools.link import add_port_arguments
     add_port_arguments(p)
-    p.add_argument("--broker", required=True, help="MQTT broker URL (mqtt://host:1883)")
+    p.add_argument("--broker", help="MQTT broker URL (mqtt://host:1883); without it the gateway "
+                   "only holds the link for the table system and stores every event (a bench, "
+                   "a table off the floor)")
     p.add_argument("--state", help="file keeping the published cursor (default: next to --db)")
     p.add_argument("--name", help="MQTT client id (default gw-<shoe id>)")
+    p.add_argument("--api-socket", metavar="PATH",
+                   help="the table system's API on this Unix socket (default: next to --db, "
+                   "<db>.api.sock); 'none' for no socket")
+    p.add_argument("--api-tcp", type=int, metavar="PORT",
+                   help="also (or only) on 127.0.0.1:PORT (0: a free port, printed)")
+    p.add_argument("--api-key", metavar="FILE",
+                   help="the API credential: a key file the operator gives (mode 0600, at least "
+                   "16 bytes); default: a fresh random key written 0600 beside the socket "
+                   "(<socket without .sock>.key) at each start")
+
+
+def _drain(link, stop):
+    while not stop.is_set():
+        try:
+            link.next_event(0.5)
+        except Exception:      # the link stopped for good (its store failed): it says so
+            stop.wait(0.5)
 
 
 def run(args):
+    import threading
     from pathlib import Path
 
     from host_tools.audit import AuditStore
@@ -29,16 +57,48 @@ def run(args):
     from host_tools import keys as keyfile
     from host_tools.link import ShoeLink
 
+    from host_tools.floor.tableapi import TableAPI
+    from host_tools.link import apiwire
+
     k = keyfile.load(args)
+    if apiwire.is_gateway_url(args.port):
+        raise ShoeError("the gateway holds the shoe's port itself: --port is the UART")
     store = AuditStore(args.db)
-    # the table key only: the gateway reads (status) and stores; it never needs the supervisor
+    sock = None if args.api_socket == "none" else Path(
+        args.api_socket or store.path.with_suffix(".api.sock")).absolute()
+    if sock is None and args.api_tcp is None:
+        raise ShoeError("--api-socket none needs --api-tcp PORT: the table system must reach "
+                        "the shoe through the gateway")
+    if args.api_key:
+        secret, key_file = apiwire.load_secret(args.api_key), args.api_key
+    else:
+        key_file = (sock.with_suffix(".key") if sock and sock.suffix == ".sock" else
+                    Path(str(sock or store.path.with_suffix(".api")) + ".key"))
+        secret = apiwire.new_secret_file(str(key_file))
+    # the table key only: the gateway reads (status), stores and forwards; the supervisor's
+    # commands come sealed by the supervisor's own client (docs/floor.md)
     link = ShoeLink(args.port, k["shoe"], audit=store)
-    gw = None
+    link.port_via = ("gateway+unix://%s" % sock) if sock else "gateway+tcp://127.0.0.1:%s" % (
+        args.api_tcp or "PORT")
+    gw = api = None
+    stop = threading.Event()
     try:
         link.open(timeout=args.timeout)
         shoe = link.shoe_id or k.get("shoe_id")
         if not shoe:
             raise ShoeError("the shoe did not say its id")
+        api = TableAPI(link, secret, unix_path=sock, tcp_port=args.api_tcp,
+                       note=lambda text: print("gateway: %s" % text, flush=True)).start()
+        for url in api.urls():
+            print("gateway: table system API on %s (key %s)" % (url, key_file), flush=True)
+        if not args.broker:      # the store has every event: the link's queue is not needed
+            drain = threading.Thread(target=_drain, args=(link, stop), daemon=True)
+            drain.start()
+            print("gateway: shoe %s on %s, no broker (store %s)" % (shoe, args.port,
+                                                                    store.path), flush=True)
+            wait_for_signal(lambda: print("gateway: link %s" % (
+                "up" if link.up() else "down"), flush=True), every=30.0)
+            return 0
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
                      fetch_config=True)
@@ -50,6 +110,9 @@ def run(args):
             gw.published, gw.tables[shoe].cursor, "up" if link.up() else "down"), flush=True),
             every=30.0)
     finally:
+        stop.set()
+        if api:
+            api.stop()
         if gw:
             gw.stop()
         link.close()

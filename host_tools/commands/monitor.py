@@ -26,7 +26,9 @@ DESCRIPTION = (
     "result is re-evaluated from the revealed cards with the engine: any disagreement is "
     "flagged. A shoe configured with an inline pay table reports it "
     "by name and SHA-256 only: give the document with --paytable FILE (its digest must match) "
-    "to re-evaluate against it. Stops on Ctrl-C, or after --seconds / --count.")
+    "to re-evaluate against it. Through a gateway (--port gateway+unix:///PATH.sock) it "
+    "watches as the reader role and the gateway's audit store keeps the events. Stops on "
+    "Ctrl-C, or after --seconds / --count.")
 
 
 def _table(config, inline):
@@ -40,7 +42,9 @@ def _table(config, inline):
 
 
 def configure(p):
-    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART")
+    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host "
+                   "UART, or the API of the `shoectl gateway` holding it: "
+                   "gateway+unix:///PATH.sock or gateway+tcp://127.0.0.1:PORT[?key=FILE]")
     keyfile.add_arguments(p)
     p.add_argument("--db", help="audit store (SQLite file); default under the user's data dir")
     p.add_argument("--no-store", action="store_true", help="do not write the audit store")
@@ -138,11 +142,14 @@ def line(kind, body):
 def run(args):
     from host_tools.audit import AuditStore
     from host_tools.events import decode
-    from host_tools.link import ShoeLink
+    from host_tools.link import is_gateway_url, link_for
     from host_tools.engine.reeval import disagreements
 
     k = keyfile.load(args)
-    store = None if args.no_store else AuditStore(args.db)
+    via = is_gateway_url(args.port)     # the gateway's audit store keeps every event
+    if via and args.db:
+        raise ShoeError("--db: through a gateway its own audit store keeps every event")
+    store = None if (args.no_store or via) else AuditStore(args.db)
     console = Console(highlight=False)
     view = TableView()
     seen = 0
@@ -151,10 +158,13 @@ def run(args):
     if args.paytable:
         with open(args.paytable) as f:
             inline = json.load(f)
-    link = ShoeLink(args.port, k["shoe"], audit=store)   # it reads: the table key will do
+    # it reads: the table key will do (through a gateway: the reader role)
+    link = link_for(args.port, k["shoe"], audit=store, role="reader")
     live = None
     try:
         link.open(timeout=args.timeout)
+        if via:                        # the shoe's hello went to the gateway, not to us
+            view.shoe = "%s (through %s)" % (link.shoe_id, args.port)
         config = link.command("status", {}).get("config") or {}
         if not args.json and console.is_terminal:
             live = Live(view.render(), console=console, refresh_per_second=8)

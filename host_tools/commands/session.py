@@ -29,8 +29,9 @@ def configure(p):
     from host_tools import keys as keyfile
 
     p.add_argument("--script", required=True, help="the session script (JSON file)")
-    p.add_argument("--port", help="the host UART of a running board (pyserial URL); default: "
-                   "start a virtual board")
+    p.add_argument("--port", help="the host UART of a running board (pyserial URL), or the API "
+                   "of the `shoectl gateway` holding it (gateway+unix:///PATH.sock, "
+                   "gateway+tcp://127.0.0.1:PORT[?key=FILE]); default: start a virtual board")
     p.add_argument("--reader", help="with --port: the board's reader endpoint "
                    "(socket://HOST:PORT) for the world simulator; without it a person deals")
     keyfile.add_arguments(p)
@@ -92,6 +93,9 @@ def run(args):
             raise ShoeError("--state is for the virtual board: a board on --port has its own")
         check_script_for(script, person=not args.reader)
         keys = keyfile.load(args)
+        from host_tools.link import is_gateway_url
+        if args.db and is_gateway_url(args.port):
+            raise ShoeError("--db: through a gateway its own audit store keeps every event")
         with RemoteTable(args.port, keys, args.reader, on_event=show,
                          event_timeout=args.event_timeout, db=args.db) as table:
             outcomes = table.runner.play(script)

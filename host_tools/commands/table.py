@@ -15,7 +15,10 @@ events the connection carries go to the audit store (--db) like every other comm
 comes from the firmware's roles table (shoe.roles, docs/roles.md): the shoe (table) key where it
 always does, else the supervisor key if the key file holds one; a command the key may not send
 is refused by the shoe (`needs_supervisor`), changing nothing.
-`shoectl monitor` in another terminal shows the events as the round goes.
+`shoectl monitor` in another terminal shows the events as the round goes: both go through the
+`shoectl gateway` that holds the shoe's port (--port gateway+unix:///PATH.sock; one process
+per port). Through a gateway the key file's supervisor key seals the supervisor's commands
+here; the gateway seals the others with the table key (docs/floor.md).
 """
 import json
 
@@ -34,7 +37,8 @@ DESCRIPTION = (
     "(docs/roles.md): every configuration change, acknowledging errors, voiding a round once "
     "a card is out and loading again a deck the shoe holds need the supervisor key, which is "
     "used whenever the key file holds it; without it the shoe refuses them (needs_supervisor). "
-    "Watch the events with `shoectl monitor` in another terminal.")
+    "Watch the events with `shoectl monitor` in another terminal, both through the `shoectl "
+    "gateway` holding the shoe's port (--port gateway+unix:///PATH.sock).")
 
 ACTIONS = ("configure", "load-deck", "open", "decide", "void", "ack", "status")
 

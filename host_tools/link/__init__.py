@@ -26,6 +26,14 @@ below the floor is refused (`counter_reset`: its journal went back), also by a l
 process; a damaged, missing, older or foreign state file refuses the shoe (`host_state`: one
 line naming the file) until `shoectl trust --accept`.
 
+One host process per port: start() takes the port's lock (host_tools/link/portlock.py; a
+device is also opened with pyserial's exclusive=True) and close() releases it; a second opener
+is refused naming the holder (and, for `shoectl gateway`, its API address: `port_via`). A
+gateway's API address (gateway+unix://, gateway+tcp://) is not a port: `link_for()` gives a
+GatewayLink for it (host_tools/link/viagateway.py). `listeners` get a copy of every queued
+event (the gateway's API); `next_counter()`/`command_sealed()` send a command sealed elsewhere
+(the supervisor's, through the gateway).
+
 Every round's commitments are checked at its reveal (host_tools/reveal.py, RoundWatch): a
 mismatch is flagged in the audit store and queued as a host event `reveal_mismatch`
 {"round", "detail", "eseq"} (eseq 0 in the queue: it is the host's, not the shoe's) right
@@ -52,6 +60,8 @@ from host_tools.hoststate import HostState, HostStateError, refusal
 from shoe.config import DEMO_KEYS
 from shoe import attest, roles
 from host_tools.link.host import Endpoint
+from host_tools.link.apiwire import is_gateway_url
+from host_tools.link.portlock import PortLock
 from shoe.link.handshake import PROTOCOL
 
 # The demo keys are host-side only (the firmware holds no key): host_tools.sim.provision_sim writes
@@ -93,6 +103,10 @@ class ShoeLink:
                  counters=None, clock_ms=None):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
+        if is_gateway_url(url):
+            raise ShoeError("%s is a gateway's API, not a port: this command opens the shoe's "
+                            "port itself (`shoectl table`, `session --port` and `monitor` go "
+                            "through a gateway)" % url)
         # the host's state about the shoe beside the audit store (none without one)
         self.hoststate = HostState(audit, counters) if getattr(audit, "path", None) else None
         self.counters = self.hoststate.path if self.hoststate else None
@@ -108,7 +122,13 @@ class ShoeLink:
         self.reconnect_s = reconnect_s
         self.read_timeout = read_timeout
         self._open_port = open_port or (lambda u: serial.serial_for_url(
-            u, baudrate=115200, timeout=read_timeout))
+            u, baudrate=115200, timeout=read_timeout,
+            **({} if "://" in u else {"exclusive": True})))   # a device: TIOCEXCL/flock too
+        # one host process per port (portlock.py): not for a port only this process can open
+        self.port_lock = None if open_port else PortLock(url)
+        self.port_via = None      # the gateway's API address, named to a refused second opener
+        self.listeners = []       # f((kind, body, eseq)) for each queued event (reader thread,
+                                  # under the link's lock: must not block)
         self.supervisor_key = supervisor_key
         self.ep = Endpoint("host", key, on_peer=self._on_peer, peer_check=self._check_peer,
                            **(endpoint_options or {}))
@@ -138,6 +158,8 @@ class ShoeLink:
         """Start the reader thread; with an audit store first lock it and check it and the
         counter floor file (HostStateError: one line naming the file)."""
         if self._thread is None:
+            if self.port_lock is not None:
+                self.port_lock.acquire(self.port_via)   # ShoeError naming the holder
             if self.hoststate is not None and not self.hoststate.opened:
                 try:
                     self.hoststate.open()
@@ -192,6 +214,8 @@ class ShoeLink:
             self._port = None
         if self.hoststate is not None:
             self.hoststate.close()   # the lock: another host process may use the store now
+        if self.port_lock is not None:
+            self.port_lock.release()
 
     def up(self):
         with self._lock:
@@ -217,17 +241,48 @@ class ShoeLink:
         if supervisor is None:
             supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         deadline = time.monotonic() + timeout
+        key = self.supervisor_key if supervisor else None
+        ctr, ev, sessions = self._queue_command(
+            kind, deadline, lambda: self.ep.command(kind, {} if body is None else body, key))
+        return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
+
+    def next_counter(self):
+        """(the counter the next command will carry, the shoe id) while the link is up, else
+        (None, id): a command sealed elsewhere (the supervisor's, through the gateway) takes it
+        with command_sealed()."""
+        with self._lock:
+            return (self.ep.ctr + 1 if self.ep.up else None), self.shoe_id
+
+    def command_sealed(self, kind, payload, ctr, timeout=5.0):
+        """Send a command sealed elsewhere with counter `ctr` (seal_command with another key:
+        the shoe checks that key's MAC and role as for any command) and wait for its reply, as
+        command(). ShoeError reason `stale_counter` if the link used `ctr` meanwhile: seal it
+        again with next_counter()."""
+        deadline = time.monotonic() + timeout
+
+        def queue_it():
+            if self.ep.ctr + 1 != ctr:
+                raise ShoeError("%s: counter %d is no longer the next one" % (kind, ctr),
+                                "stale_counter")
+            self.ep.ctr = ctr
+            self.ep.queue_sealed(payload)
+            return ctr
+
+        ctr, ev, sessions = self._queue_command(kind, deadline, queue_it)
+        return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
+
+    def _queue_command(self, kind, deadline, seal):
+        """Wait for the link to be up, then seal and queue (under the lock) -> (ctr, Event,
+        sessions)."""
         while True:
             if self.fatal:
                 raise ShoeError(self.fatal)
             with self._lock:
                 if self.ep.up:
-                    key = self.supervisor_key if supervisor else None
-                    ctr = self.ep.command(kind, {} if body is None else body, key)
+                    ctr = seal()
                     ev = threading.Event()
                     self._waiting[ctr] = ev
-                    sessions = self.ep.stats.get("sessions", 0)
-                    break
+                    return ctr, ev, self.ep.stats.get("sessions", 0)
                 refused = self.ep.refused
             if refused in LOCAL:
                 raise self._local_refusal(refused, "link refused")
@@ -235,6 +290,8 @@ class ShoeLink:
                 why = (" (refused: %s)" % REASONS.get(refused, refused)) if refused else ""
                 raise ShoeError("%s: the shoe is not connected (%s)%s" % (kind, self.url, why))
             time.sleep(0.01)
+
+    def _await_reply(self, kind, ctr, ev, sessions, deadline, timeout):
         ok = ev.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
             self._waiting.pop(ctr, None)
@@ -382,7 +439,7 @@ class ShoeLink:
                 ev.set()
             raise
         for kind, body, ref, meta in out:
-            self.events.put((kind, body, ref))
+            self._emit((kind, body, ref))
             if ref:
                 self._check_reveal(kind, body, ref)
 
@@ -406,7 +463,15 @@ class ShoeLink:
                     self.audit.flag(self.shoe_id or "?", eseq, alert, rnd, detail)
                 except Exception:
                     pass   # the queued alert still goes out; `shoectl verify` checks again
-            self.events.put((alert, {"round": rnd, "detail": detail, "eseq": eseq}, 0))
+            self._emit((alert, {"round": rnd, "detail": detail, "eseq": eseq}, 0))
+
+    def _emit(self, ev):
+        self.events.put(ev)
+        for fn in list(self.listeners):
+            try:
+                fn(ev)
+            except Exception:
+                pass      # a listener (the gateway's API) never stops the link
 
     def _store(self, durable):
         """The durable events and the shoe's counter floor (host state: one transaction, then
@@ -442,11 +507,25 @@ def verify_attestation(answer, key, nonce, roots):
     return ok, local
 
 
+def link_for(url, key, supervisor_key=None, audit=None, role=None, **options):
+    """A ShoeLink on the shoe's port, or a GatewayLink (host_tools/link/viagateway.py) for a
+    gateway's API address (gateway+unix://PATH, gateway+tcp://127.0.0.1:PORT): the same
+    open/command/next_event/close; through a gateway the gateway's store keeps the events
+    (`audit` is not written) and `role` says what this client speaks as (default: supervisor
+    with a supervisor key, else table)."""
+    if is_gateway_url(url):
+        from host_tools.link.viagateway import GatewayLink
+        return GatewayLink(url, key, supervisor_key=supervisor_key, role=role)
+    return ShoeLink(url, key, supervisor_key=supervisor_key, audit=audit, **options)
+
+
 def add_port_arguments(p, db=True):
     """The options every `shoectl` command that talks to a shoe shares."""
     from host_tools import keys as keyfile
     p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART "
-                   "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...)")
+                   "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...), or the "
+                   "API of the `shoectl gateway` holding it: gateway+unix:///PATH.sock or "
+                   "gateway+tcp://127.0.0.1:PORT[?key=FILE]")
     keyfile.add_arguments(p)
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the shoe to answer (default 10)")
@@ -465,6 +544,16 @@ def connect(args, audit=True, read_only=False):
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
     k = keyfile.load(args)
+    if is_gateway_url(args.port):   # the gateway's audit store keeps every event
+        if getattr(args, "db", None):
+            raise ShoeError("--db: through a gateway its own audit store keeps every event")
+        link = link_for(args.port, k["shoe"], supervisor_key=k.get("supervisor"))
+        try:
+            link.open(timeout=args.timeout)
+        except BaseException:
+            link.close()
+            raise
+        return link, k, None
     store = AuditStore(getattr(args, "db", None)) if audit else None
     link = ShoeLink(args.port, k["shoe"], supervisor_key=k.get("supervisor"), audit=store)
     try:

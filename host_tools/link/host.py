@@ -133,6 +133,13 @@ class HostEndpoint(ShoeEndpoint):
         self._queue(seal(key, self._cmd_tag, [kind, body, self.ctr])[0])
         return self.ctr
 
+    def queue_sealed(self, payload):
+        """Queue a command sealed elsewhere (seal_command) whose counter the caller set as
+        self.ctr; only while the link is up (the counter binds it to this session's order)."""
+        if not self.up:
+            raise LinkError("not_up")
+        self._queue(bytes(payload))
+
     def ack_events(self):
         """Acknowledge every durable event delivered so far (prunes the shoe's outbox)."""
         if self.delivered and self.delivered > self._acked and self.up:

@@ -86,11 +86,11 @@ class RemoteTable(TableParts):
         self.out = out
 
     def __enter__(self):
-        from host_tools.link import ShoeLink
+        from host_tools.link import link_for
 
         try:
             self._open_store(self.db)
-            self.link = ShoeLink(self.url, self.keys["shoe"], supervisor_key=self.keys.get(
+            self.link = link_for(self.url, self.keys["shoe"], supervisor_key=self.keys.get(
                 "supervisor"), audit=self.store, reconnect_s=0.1)
             self.link.open(timeout=max(self.event_timeout, 20))  # a slow board: --event-timeout
             if self.reader_url:

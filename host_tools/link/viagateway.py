@@ -1,0 +1,277 @@
+"""GatewayLink: the table system's end of a gateway's API, with ShoeLink's face.
+
+    link = GatewayLink("gateway+unix:///var/lib/shoe/T01.api.sock", supervisor_key=k, role=None)
+    link.open(timeout=10); link.command("open_round", {...}); link.next_event(1.0); link.close()
+
+`shoectl table`, `session --port` and `monitor` use it where they would use a ShoeLink (the
+factory host_tools.link.link_for picks it for a gateway+unix:// or gateway+tcp:// address). The
+gateway holds the shoe's link; this process proves the API credential (apiwire.py) and says its
+role: `reader` (status and events), `table` (what the gateway's table key may send; the shoe
+decides the rest) or `supervisor` (this process holds the supervisor key: a command the table
+key does not always suffice for is sealed HERE with it, for the counter the gateway offers,
+exactly as a direct link would seal it; the gateway forwards the sealed bytes and the shoe
+checks the key and the role). Events arrive as the gateway's link delivers them (the same
+face-down commitments and reveals): from the moment this client is welcome, in order.
+The gateway's reveal checks arrive as its `reveal_mismatch` events; `watch` (RoundWatch) here
+only keeps the revealed hands for a re-evaluation (`monitor`), loading a round's earlier events
+from the gateway's store when this client joined mid-round.
+"""
+import os
+import queue
+import threading
+import time
+
+from host_tools.errors import ShoeError
+from host_tools.link import apiwire
+from host_tools.link.host import seal_command
+from shoe import roles
+
+
+class _EpView:
+    """What callers read of a ShoeLink's Endpoint: its session count and key."""
+
+    def __init__(self):
+        self.stats = {"sessions": 0}
+        self.key = None
+        self.refused = None
+        self.up = False
+
+
+class GatewayLink:
+    def __init__(self, url, key=None, supervisor_key=None, audit=None, role=None,
+                 reconnect_s=None, **_ignored):
+        self.url = url
+        self.key_file = apiwire.key_path(url)
+        self.supervisor_key = supervisor_key
+        self.role = role or ("supervisor" if supervisor_key else "table")
+        if self.role not in apiwire.ROLES:
+            raise ValueError("role")
+        if self.role == "supervisor" and not supervisor_key:
+            raise ShoeError("the supervisor role needs the supervisor key")
+        self.audit = None            # the gateway's store holds every event
+        self.shoe_id = None
+        self.ep = _EpView()
+        self.events = queue.Queue()
+        self.fatal = None
+        self.resyncs = 0
+        self.reconnects = 0
+        self._sock = None
+        self._send_lock = threading.Lock()
+        self._ids = 0
+        self._waiting = {}           # request id -> [Event, reply]
+        self._thread = None
+        self._closed = False
+        from host_tools.reveal import RoundWatch
+        self.watch = RoundWatch(loader=self._round_events)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- life cycle -----------------------------------------------------------------------
+    def open(self, timeout=10.0):
+        """Connect, prove the credential, and wait until the gateway's link to the shoe is up;
+        ShoeError naming what failed."""
+        secret = apiwire.load_secret(self.key_file)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                sock = apiwire.connect(self.url, max(0.1, deadline - time.monotonic()))
+                break
+            except OSError as e:
+                if time.monotonic() >= deadline:
+                    raise ShoeError("no gateway answers on %s (%s): is `shoectl gateway` running "
+                                    "with this API address?" % (self.url, e.strerror or e))
+                time.sleep(0.1)
+        try:
+            welcome = self._handshake(sock, secret, deadline)
+        except BaseException:
+            sock.close()
+            raise
+        sock.settimeout(None)
+        self._sock = sock
+        self.shoe_id = welcome.get("shoe")
+        self._link_state(welcome)
+        self._thread = threading.Thread(target=self._run, name="gateway-client", daemon=True)
+        self._thread.start()
+        while not self.ep.up:
+            if self.fatal:
+                raise ShoeError(self.fatal)
+            if time.monotonic() >= deadline:
+                raise ShoeError("the gateway on %s has no link to the shoe (its link has been "
+                                "down for %.0f s)" % (self.url, timeout))
+            time.sleep(0.02)
+        return self
+
+    def _handshake(self, sock, secret, deadline):
+        sock.settimeout(max(0.5, deadline - time.monotonic()))
+        try:
+            ch = apiwire.recv(sock)
+            if ch.get("t") != "challenge" or not isinstance(ch.get("nonce"), bytes):
+                raise ShoeError("%s is not a shoe gateway's API" % self.url)
+            if ch.get("v") != apiwire.VERSION:
+                raise ShoeError("the gateway on %s speaks API version %r, this host %d"
+                                % (self.url, ch.get("v"), apiwire.VERSION))
+            cnonce = os.urandom(16)
+            apiwire.send(sock, {"t": "auth", "role": self.role, "cnonce": cnonce,
+                                "mac": apiwire.client_proof(secret, ch["nonce"], cnonce,
+                                                            self.role)})
+            rep = apiwire.recv(sock)
+        except (apiwire.WireError, OSError) as e:
+            raise ShoeError("the gateway on %s closed the connection during the login (%s)"
+                            % (self.url, e)) from None
+        if rep.get("t") == "refused":
+            raise ShoeError("the gateway on %s refused this client: %s" % (
+                self.url, rep.get("message") or rep.get("reason")), rep.get("reason"))
+        import hmac
+        want = apiwire.server_proof(secret, ch["nonce"], cnonce, self.role)
+        if rep.get("t") != "welcome" or not hmac.compare_digest(
+                want, rep.get("mac") if isinstance(rep.get("mac"), bytes) else b""):
+            raise ShoeError("the gateway on %s did not prove the API key: not our gateway"
+                            % self.url)
+        return rep
+
+    def close(self):
+        self._closed = True
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(2)
+            except OSError:
+                pass
+            self._sock.close()
+        if self._thread is not None:
+            self._thread.join(2.0)
+            self._thread = None
+
+    def up(self):
+        return self.ep.up and not self.fatal
+
+    def stats(self):
+        """The gateway's link figures (as ShoeLink.stats: no key, no payload) and `via`."""
+        out = {"up": self.up(), "shoe_id": self.shoe_id}
+        try:
+            rep = self._request({"t": "stats"}, 5.0)
+            if rep.get("ok") and isinstance(rep.get("body"), dict):
+                out = dict(rep["body"])
+        except ShoeError:
+            pass
+        out["via"] = self.url
+        return out
+
+    # ---- the reader thread ----------------------------------------------------------------
+    def _link_state(self, msg):
+        self.ep.up = bool(msg.get("up"))
+        if isinstance(msg.get("sessions"), int):
+            self.ep.stats["sessions"] = msg["sessions"]
+
+    def _run(self):
+        try:
+            while True:
+                msg = apiwire.recv(self._sock)
+                t = msg["t"]
+                if t == "event":
+                    self.events.put((msg.get("kind"), msg.get("body"), msg.get("eseq") or 0))
+                elif t == "link":
+                    self._link_state(msg)
+                elif t in ("reply", "prepared"):
+                    w = self._waiting.get(msg.get("id"))
+                    if w is not None:
+                        w[1] = msg
+                        w[0].set()
+                elif t == "bye":
+                    raise apiwire.WireError(msg.get("message") or "the gateway said bye")
+        except (apiwire.WireError, OSError, KeyError) as e:
+            if not self._closed:
+                self.fatal = "the gateway on %s closed the connection (%s)" % (self.url, e)
+        finally:
+            self.ep.up = False
+            for w in list(self._waiting.values()):
+                w[0].set()
+
+    # ---- requests -------------------------------------------------------------------------
+    def _request(self, msg, timeout):
+        if self.fatal:
+            raise ShoeError(self.fatal)
+        with self._send_lock:
+            self._ids += 1
+            rid = msg["id"] = self._ids
+            w = self._waiting[rid] = [threading.Event(), None]
+            try:
+                apiwire.send(self._sock, msg)
+            except OSError as e:
+                self._waiting.pop(rid, None)
+                raise ShoeError("the gateway on %s: %s" % (self.url, e)) from None
+        w[0].wait(timeout)
+        self._waiting.pop(rid, None)
+        if w[1] is None:
+            raise ShoeError(self.fatal or "%s: no answer from the gateway on %s within %.1f s"
+                            % (msg.get("kind") or msg["t"], self.url, timeout))
+        return w[1]
+
+    @staticmethod
+    def _result(rep):
+        if rep.get("ok"):
+            return rep.get("body")
+        err = ShoeError(rep.get("message") or rep.get("reason") or "refused", rep.get("reason"))
+        if isinstance(rep.get("body"), dict):
+            err.body = rep["body"]
+        raise err
+
+    def command(self, kind, body=None, timeout=5.0, supervisor=None):
+        """As ShoeLink.command: the key from the roles table (the supervisor's, sealed here,
+        when this client holds it and the table key does not always do), or as told."""
+        if supervisor and not self.supervisor_key:
+            raise ShoeError("%s needs the supervisor key (this host has none)" % kind,
+                            "needs_supervisor")
+        if supervisor is None:
+            supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
+        body = {} if body is None else body
+        if not supervisor:
+            return self._result(self._request({"t": "command", "kind": kind, "body": body,
+                                               "timeout": float(timeout)}, timeout + 5.0))
+        deadline = time.monotonic() + timeout
+        while True:      # seal for the counter the gateway's link will use next
+            left = deadline - time.monotonic()
+            prep = self._request({"t": "prepare"}, max(left, 0.0) + 5.0)
+            ctr, shoe = prep.get("ctr"), prep.get("shoe")
+            if not prep.get("ok") or not isinstance(ctr, int) or not isinstance(shoe, str):
+                if prep.get("reason") != "not_up" or left <= 0:
+                    return self._result(prep)
+                time.sleep(0.02)
+                continue
+            payload = seal_command(self.supervisor_key, kind, body, ctr, shoe)
+            rep = self._request({"t": "sealed", "kind": kind, "ctr": ctr, "payload": payload,
+                                 "timeout": max(left, 0.5)}, max(left, 0.5) + 5.0)
+            if rep.get("reason") == "stale_counter" and time.monotonic() < deadline:
+                continue   # the gateway's link sent a command meanwhile (an ack): seal again
+            return self._result(rep)
+
+    def _round_events(self, rnd):
+        try:
+            rep = self._request({"t": "round", "round": rnd}, 10.0)
+        except ShoeError:
+            return []
+        evs = (rep.get("body") or {}).get("events") if rep.get("ok") else None
+        return [tuple(e) for e in evs or () if isinstance(e, list) and len(e) == 2]
+
+    def next_event(self, timeout=None):
+        """The next event (kind, body, eseq) in order, or None after `timeout` seconds."""
+        if self.fatal and self.events.empty():
+            raise ShoeError(self.fatal)
+        try:
+            ev = self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        try:
+            self.watch.feed(ev[0], ev[1])     # the hands for a re-evaluation; the alerts are
+        except Exception:                    # the gateway's (its reveal_mismatch events)
+            pass
+        return ev
+
+    def __iter__(self):
+        while not self._closed:
+            ev = self.next_event(0.1)
+            if ev is not None:
+                yield ev
