@@ -6,6 +6,10 @@ ShoeLinks with real audit stores (SQLite, one per table as at a real table) in `
 
     with Floor(workdir, tables=20) as f:   # f.view.url, f.shoes, f.collectors, f.gateway
         f.driver.start()                   # every shoe emits `rate` events/s
+        f.login                            # ("admin", password): the view's generated demo user
+
+Without `users` (host_tools/floor/auth.Users) the view gets a users file in `workdir` with one
+admin whose password is generated for this run (f.login): the demo's one-time credentials.
 """
 import threading
 from pathlib import Path
@@ -22,7 +26,7 @@ from host_tools.link import ShoeLink
 class Floor:
     def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
                  view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
-                 http_port=0, processes=False):
+                 http_port=0, processes=False, users=None, view_options=None):
         # processes: the broker and every collector run in processes of their own (`shoectl
         # collector`), as on a real floor; killing a collector is then a real SIGKILL
         self.processes = processes
@@ -37,6 +41,9 @@ class Floor:
         self.gap_timeout = gap_timeout
         self.on_commit = on_commit
         self.http = (http_host, http_port)
+        self.users = users
+        self.view_options = dict(view_options or {})
+        self.login = None
         self.broker = None
         self.pg = None
         self.shoes = []
@@ -73,7 +80,14 @@ class Floor:
         for i in range(self.n_collectors):
             self.start_collector("collector-%d" % (i + 1))
         if self.want_view:
-            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1]).start()
+            if self.users is None and not self.view_options.get("trust_header"):
+                from host_tools.floor.auth import Users, generate_password
+                self.users = Users(self.dir / "floor-users.json")
+                self.login = ("admin", generate_password())
+                self.users.add(self.login[0], "admin", self.login[1], replace=True)
+                self.users.save()
+            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1],
+                                  users=self.users, **self.view_options).start()
         self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)
         return self
 
