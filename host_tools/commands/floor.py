@@ -78,11 +78,11 @@ def run(args):
         from host_tools.floor.harness import Floor
         floor = Floor(args.dir or tempfile.mkdtemp(prefix="shoe-floor-"), tables=args.demo,
                       rate=args.rate, db_url=args.db, http_host=host, http_port=port,
-                      users=users, view_options=opts).start()
+                      users=users, view_options=opts, broker_acl=True).start()
         floor.driver.start()
         view = floor.view
-        print("floor demo: %d simulated tables, broker %s, database %s" % (
-            args.demo, floor.broker_url, floor.db_url), flush=True)
+        print("floor demo: %d simulated tables, broker %s (users and ACL in %s), database %s" % (
+            args.demo, floor.broker_url, floor.dir / "broker", floor.db_url), flush=True)
         if floor.login:
             print("floor demo login (DEMO ONLY, generated for this run, gone when it stops): "
                   "user %s password %s" % floor.login, flush=True)

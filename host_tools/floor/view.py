@@ -546,7 +546,8 @@ class FloorView:
                                                  do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         threading.Thread(target=self._listen, name="floor-listen", daemon=True).start()
-        threading.Thread(target=self.server.serve_forever, name="floor-http", daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.1,), name="floor-http",
+                         daemon=True).start()
         return self
 
     @property

@@ -226,3 +226,23 @@ def test_mosquitto_client_certificates_name_the_user_the_acl_applies_to(tmp_path
             assert Peer(port, tls={"ca": ca, "cert": c, "key": k}).state == "refused"
             assert Peer(port, "gw-T001", "x").state == "refused"            # plain, no TLS
         _check(port, login, stranger_refused, suback_refuses=False)
+
+
+def test_a_whole_floor_runs_through_the_embedded_broker_with_its_acl(tmp_path, db_url):
+    """The real gateway and collector under their own users (the demo's set-up): every event
+    stored, no alert; strangers and wrong passwords are not let in."""
+    from host_tools.floor import pg
+    from host_tools.floor.harness import Floor
+    from tests.host_tools.floor.conftest import wait_all_stored
+    with Floor(tmp_path, tables=3, rate=20, db_url=db_url, view=False, broker_acl=True) as f:
+        assert "gw-floor@" in f.gateway.broker_url
+        conn = pg.connect(db_url)
+        f.driver.start()
+        wait_for(lambda: sum(f.emitted().values()) > 60, what="events")
+        pw = (tmp_path / "broker" / "credentials" / "gw-floor.password").read_text().strip()
+        assert Peer(f.broker.port).state == "refused"
+        assert Peer(f.broker.port, "gw-floor", pw + "x").state == "refused"
+        f.driver.stop()
+        wait_all_stored(f, conn)
+        assert conn.execute("SELECT count(*) FROM alerts").fetchone()[0] == 0
+    assert "SHOE_MQTT_CREDENTIALS" not in __import__("os").environ

@@ -19,10 +19,18 @@ from tests.host_tools.floor.web import Web
 PW = {r: "password-of-" + r for r in ROLES}
 
 
+_HASHED = {}
+
+
 def _users(tmp_path):
-    u = Users(tmp_path / "users.json")
-    for r in ROLES:
-        u.add("u-" + r, r, PW[r])
+    """A users file with one user per role. argon2id hashes with light parameters: the view
+    verifies with the parameters in each hash, and the defaults take ~0.25 s a login here (the
+    floor-user test below uses the defaults)."""
+    if not _HASHED:
+        from argon2 import PasswordHasher
+        light = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+        _HASHED.update({"u-" + r: {"role": r, "hash": light.hash(PW[r])} for r in ROLES})
+    u = Users(tmp_path / "users.json", {k: dict(v) for k, v in _HASHED.items()})
     u.save()
     return u
 
@@ -236,12 +244,24 @@ def test_identity_provider_header_only_when_configured(tmp_path, db_url):
         v.stop()
 
 
-def test_users_file_and_the_floor_user_command(tmp_path):
+def test_users_file_and_the_floor_user_command(tmp_path, monkeypatch, capsys):
+    import io
+
+    from host_tools import cli as shoectl
     f = tmp_path / "users.json"
 
+    class Result:
+        def __init__(self, rc, out):
+            self.returncode, self.stdout = rc, out
+
     def cli(*a, stdin=""):
-        return subprocess.run([sys.executable, "-m", "host_tools", "floor-user", *a, "--users",
-                               str(f)], input=stdin, text=True, capture_output=True)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))   # not a terminal: one line
+        capsys.readouterr()
+        try:
+            rc = shoectl.main(["floor-user", *a, "--users", str(f)])
+        except SystemExit as e:                                   # argparse: a bad --role
+            rc = e.code
+        return Result(rc, capsys.readouterr().out)
     assert cli("add", "ana", "--role", "pit", stdin="a long password\n").returncode == 0
     assert f.stat().st_mode & 0o777 == 0o600
     text = f.read_text()
@@ -272,3 +292,28 @@ def test_a_changed_users_file_ends_the_sessions_it_takes_away(tmp_path, view):
     assert w.get("api/floor")[0] == 401
     assert Web(view.url).post("login", {"username": "u-admin",
                                         "password": PW["admin"]})[0] == 401
+
+
+def test_the_demo_prints_a_one_time_login_that_works(tmp_path, db_url):
+    """`shoectl floor --demo N` (make floor) for someone new: the printed demo login opens it."""
+    p = subprocess.Popen([sys.executable, "-m", "host_tools", "floor", "--demo", "2", "--db",
+                          db_url, "--http", "127.0.0.1:0", "--dir", str(tmp_path / "demo"),
+                          "--rate", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = [p.stdout.readline() for _ in range(3)]
+        login = [x for x in lines if x.startswith("floor demo login (DEMO ONLY")]
+        url = [x.split()[-1] for x in lines if x.startswith("floor view: ")]
+        assert login and url, lines
+        words = login[0].split()
+        user, password = words[words.index("user") + 1], words[words.index("password") + 1]
+        assert Web(url[0]).get("api/floor")[0] == 401
+        w = Web(url[0]).login(user, password)
+        assert w.me()["role"] == "admin"
+        from tests.host_tools.floor.conftest import wait_for
+        wait_for(lambda: len(w.json("api/floor")["tables"]) == 2, what="the demo's tables")
+        assert Web(url[0]).post("login", {"username": user, "password": "demo"})[0] == 401
+    finally:
+        p.terminate()
+        p.wait(30)
+    assert p.returncode == 0, p.stderr.read()[-2000:]
