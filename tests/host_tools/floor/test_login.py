@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -145,7 +146,9 @@ def test_sessions_expire_idle_and_absolute_and_logout_ends_them(view):
     status, _, _ = w.post("logout", csrf=csrf)
     assert status == 200 and w.cookie is None
     got = b""
+    deadline = time.monotonic() + 20
     while b"event: logout" not in got:                     # the open stream ends itself
+        assert time.monotonic() < deadline, "the stream went on after the logout"
         chunk = r.read1(4096)
         assert chunk, got
         got += chunk
