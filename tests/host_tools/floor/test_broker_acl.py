@@ -138,6 +138,28 @@ def test_embedded_broker_enforces_the_generated_users_and_acl(tmp_path):
         _check(port, lambda u: Peer(port, u, pw[u]), stranger_refused)
 
 
+def test_acl_rules_match_topics_and_cover_subscriptions():
+    acl = brokerauth.Acl.parse(brokerauth.Plan.build(SHOES, ["c1"]).acl().text())
+    assert acl.allows("gw-T001", "write", "floor/shoe/T001/events")
+    assert not acl.allows("gw-T001", "write", "floor/shoe/T001/events/x")
+    assert not acl.allows("gw-T001", "write", "floor/shoe/T002/events")
+    assert not acl.allows("gw-T001", "read", "floor/shoe/T001/events")
+    assert acl.allows("gw-T001", "subscribe", "floor/shoe/T001/replay")
+    assert not acl.allows("gw-T001", "subscribe", "floor/shoe/+/replay")
+    assert acl.allows("c1", "subscribe", "floor/shoe/+/events")
+    assert acl.allows("c1", "subscribe", "floor/shoe/T002/events")
+    assert not acl.allows("c1", "subscribe", "floor/shoe/#")
+    assert not acl.allows("c1", "subscribe", "floor/+/+/events")
+    assert acl.allows("c1", "read", "floor/shoe/T009/state")
+    assert not acl.allows("c1", "write", "floor/shoe/T001/events")
+    assert not acl.allows("nobody", "read", "floor/shoe/T001/events")
+    assert not acl.allows("c1", "read", "$SYS/broker/uptime")
+    with pytest.raises(Exception):
+        brokerauth.Acl.parse("user gw\ntopic all floor/#\n")
+    with pytest.raises(Exception):
+        brokerauth.Plan.build(SHOES, ["c1"], {"gw-x": ["T009"]})     # a shoe with no key
+
+
 def test_the_password_comes_from_the_credentials_directory_not_the_url(tmp_path):
     out, pw = _config(tmp_path, 1883)
     url = BrokerURL.parse("mqtt://gw-T001@broker.floor:1883")

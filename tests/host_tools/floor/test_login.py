@@ -75,6 +75,9 @@ def test_every_route_needs_a_session_and_a_role_that_may_use_it(view):
             assert status == 401, (method, path, status)
             assert b"tables" not in body and b"T001" not in body
     assert anon.first_event()[0] == 401                  # the live stream too
+    # an identity-provider header counts for nothing unless the view was told to trust it
+    assert anon.get("api/floor", headers={"X-Remote-User": "u-admin",
+                                          "X-Remote-Groups": "admin"})[0] == 401
     assert anon.get("nothing/here")[0] == 404
     assert anon.get("login")[0] == 200
     # a made-up cookie is no session
