@@ -84,4 +84,17 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         b.wait("location.pathname === '/login'")
         b.call("Page.navigate", url=f.view.url + "alerts")
         b.wait("location.pathname === '/login' && location.search === '?next=/alerts'")
+        # a pit user: the floor, no link to the alerts or the access log, and /alerts refused
+        f.users.add("pat", "pit", "a pit password")
+        f.users.save()
+        b.eval("document.getElementById('username').value = 'pat';"
+               "document.getElementById('password').value = 'a pit password';"
+               "document.getElementById('next').value = '/';"
+               "document.getElementById('login').submit()")
+        b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 8")
+        assert b.eval("document.getElementById('nav').innerText").split() == ["tables"]
+        assert "pat (pit)" in b.eval("document.getElementById('who').textContent")
+        b.screenshot(str(ARTIFACTS / "floor-pit.png"))
+        b.call("Page.navigate", url=f.view.url + "alerts")
+        b.wait("document.readyState === 'complete' && document.body.innerText.includes('403')")
     assert (ARTIFACTS / "floor.png").stat().st_size > 10000
