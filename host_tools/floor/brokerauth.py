@@ -35,7 +35,7 @@ def check_user(name):
     return name
 
 
-# ---- Mosquitto's password hashes ($7$: PBKDF2-SHA512) ----------------------------------------------
+# ---- Mosquitto's password hashes ($7$: PBKDF2-SHA512) ----------------------------------------
 def hash_password(password, iterations=ITERATIONS, salt=None):
     salt = salt or os.urandom(12)
     dk = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, iterations)
@@ -98,7 +98,7 @@ def _covers(pattern, sub):
 
 class Acl:
     def __init__(self, rules=None):
-        self.rules = rules or {}          # user -> [(access, pattern)]; access read|write|readwrite
+        self.rules = rules or {}    # user -> [(access, pattern)]; access read|write|readwrite
 
     @classmethod
     def parse(cls, text):
@@ -142,7 +142,7 @@ class Acl:
         return "\n".join(out) + "\n"
 
 
-# ---- the plan: who is who ------------------------------------------------------------------------
+# ---- the plan: who is who ---------------------------------------------------------------------
 class Plan:
     def __init__(self, gateways, collectors, prefix=PREFIX):
         self.gateways = {check_user(g): sorted(s) for g, s in gateways.items()}

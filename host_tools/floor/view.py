@@ -85,9 +85,9 @@ class FloorView:
                  users=None, trust_header=None, trust_groups_header="X-Remote-Groups",
                  role_map=None, cert=None, key=None, idle=1800.0, absolute=12 * 3600.0,
                  login_limit=5, login_window=300.0, access_log=None):
-        if users is None and not trust_header:
+        if (users is None) == (not trust_header):
             raise ShoeError("the floor view needs users (shoectl floor-user add ... --users FILE)"
-                            " or an identity provider header (--trust-header)")
+                            " or an identity provider header (--trust-header), one of the two")
         if (cert is None) != (key is None):
             raise ShoeError("TLS needs both --cert and --key")
         self.users = users
@@ -256,7 +256,7 @@ class FloorView:
                     .encode())
         wfile.flush()
 
-    # ---- who is asking ----------------------------------------------------------------------------
+    # ---- who is asking --------------------------------------------------------------------------
     def _users_check(self):
         """Re-read the users file when `shoectl floor-user` changed it (at most once a second);
         sessions of users removed or given another role end."""
@@ -290,12 +290,13 @@ class FloorView:
         wait = self.throttle.wait(keys)
         if wait > 0:
             self.note("login_throttled", name, None, addr)
-            return None, (429, "too many failed logins: try again in %d s" % (wait + 1))
+            return None, (429, "too many failed logins: try again in %d s" % (wait + 1),
+                          int(wait + 1))
         role = self.users.verify(name, password) if self.users else None
         if role is None:
             self.throttle.fail(keys)
             self.note("login_failed", name, None, addr)
-            return None, (401, "wrong user name or password")
+            return None, (401, "wrong user name or password", None)
         s = self.sessions.create(name, role)
         self.note("login", name, role, addr)
         return s, None
@@ -416,9 +417,6 @@ class FloorView:
                     return s, why
                 return view.sessions.get(sid), None
 
-            def do_HEAD(self):
-                self.do_GET()
-
             def do_GET(self):
                 self._handle("GET")
 
@@ -485,8 +483,8 @@ class FloorView:
                     nxt = "/"
                 s, err = view.login(name, password, self.addr)
                 if err:
-                    code, reason = err
-                    hdr = [("Retry-After", reason.split()[-2])] if code == 429 else []
+                    code, reason, retry = err
+                    hdr = [("Retry-After", str(retry))] if retry else []
                     return self._login_page(code, reason, hdr)
                 self.send_response(303)
                 self.send_header("Location", nxt)
@@ -531,8 +529,7 @@ class FloorView:
                     return None
                 return self._error(404, "not found", kind)
 
-        self.server = ThreadingHTTPServer((self.host, self.port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server((self.host, self.port), Handler)
         if self.tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -561,6 +558,17 @@ class FloorView:
         if self.server:
             self.server.shutdown()
             self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # a client that fails the TLS handshake or goes away is no error of the view's
+        import sys
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def _may(role):

@@ -52,7 +52,8 @@ class Clock:
 def view(tmp_path, db_url):
     pg.migrate(db_url)
     c = pg.connect(db_url)
-    c.execute("INSERT INTO alerts (shoe, kind, detail, collector) VALUES ('T001', 'bad_mac', 'test', 'c1')")
+    c.execute("INSERT INTO alerts (shoe, kind, detail, collector) "
+              "VALUES ('T001', 'bad_mac', 'test', 'c1')")
     c.execute("INSERT INTO shoes (shoe, phase) VALUES ('T001', 'idle')")
     c.close()
     v = FloorView(db_url, users=_users(tmp_path), login_limit=3, idle=60, absolute=600)
