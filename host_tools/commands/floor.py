@@ -84,7 +84,7 @@ def run(args):
         print("floor demo: %d simulated tables, broker %s (users and ACL in %s), database %s" % (
             args.demo, floor.broker_url, floor.dir / "broker", floor.db_url), flush=True)
         if floor.login:
-            print("floor demo login (DEMO ONLY, generated for this run, gone when it stops): "
+            print("floor demo login (DEMO ONLY, a new password each run): "
                   "user %s password %s" % floor.login, flush=True)
     else:
         if not args.db:
