@@ -312,8 +312,8 @@ def test_the_demo_prints_a_one_time_login_that_works(tmp_path, db_url):
         login = [x for x in lines if x.startswith("floor demo login (DEMO ONLY")]
         url = [x.split()[-1] for x in lines if x.startswith("floor view: ")]
         assert login and url, lines
-        words = login[0].split()
-        user, password = words[words.index("user") + 1], words[words.index("password") + 1]
+        import re
+        user, password = re.search(r": user (\S+) password (\S+)$", login[0].strip()).groups()
         assert Web(url[0]).get("api/floor")[0] == 401
         w = Web(url[0]).login(user, password)
         assert w.me()["role"] == "admin"
