@@ -44,16 +44,23 @@ def pct(xs, p):
 class PageWatcher:
     """Reads the floor's server-sent events as a page does; notes when each eseq shows."""
 
-    def __init__(self, url):
+    def __init__(self, url, login):
+        import http.cookiejar
+        from urllib.parse import urlencode
         self.url = url + "events"
         self.seen = {}            # shoe -> [(head_eseq, time)]
         self._stop = False
+        # logged in as the page would be (the demo admin); the session cookie in a jar
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener.open(url + "login", urlencode({"username": login[0],
+                                                   "password": login[1]}).encode(), timeout=30)
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self):
         while not self._stop:
             try:
-                with urllib.request.urlopen(self.url, timeout=30) as r:
+                with self.opener.open(self.url, timeout=30) as r:
                     for line in r:
                         if self._stop:
                             return
@@ -123,7 +130,7 @@ def run(label, args, broker_url=None, db_url=None, faults=False, restart=None):
                db_url=db_url, gap_timeout=60, processes=True) as f:
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
-        page = PageWatcher(f.view.url)
+        page = PageWatcher(f.view.url, f.login)
         time.sleep(1.0)
         t0 = time.time()
         f.driver.start()

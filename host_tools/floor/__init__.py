@@ -5,7 +5,10 @@
     pg.py         embedded PostgreSQL (pgserver), versioned migrations (migrations/*.sql), roles
     gateway.py    at the table: ShoeLink -> local audit store -> MQTT (QoS 1, from the store)
     collector.py  MQTT -> verify MAC and chain again -> PostgreSQL, re-evaluate, alerts, leases
-    view.py       the floor page (HTTP + server-sent events), drill-down, alerts; reader role
+    view.py       the floor page (HTTP(S) + server-sent events), drill-down, alerts; reader role;
+                  every route behind a login and a role allowlist
+    auth.py       the view's users (argon2id, a 0600 file), sessions, failed-login throttle
+    brokerauth.py MQTT users per gateway/collector, the topic ACL, Mosquitto's files; amqtt plugins
     keyring.py    which key belongs to which shoe (provisioning files), never sent anywhere
 
 Topics (prefix "floor" by default): floor/shoe/<id>/events (QoS 1, the shoe's signed payload

@@ -6,6 +6,15 @@ ShoeLinks with real audit stores (SQLite, one per table as at a real table) in `
 
     with Floor(workdir, tables=20) as f:   # f.view.url, f.shoes, f.collectors, f.gateway
         f.driver.start()                   # every shoe emits `rate` events/s
+        f.login                            # ("admin", password): the view's generated demo user
+
+With broker_acl=True the embedded broker admits only the floor's own users with the ACL that
+`shoectl floor-broker-config` writes (brokerauth.py): the gateway as gw-floor (all the demo's
+shoes), each collector under its name; their passwords come from SHOE_MQTT_CREDENTIALS, which the
+floor sets while it runs (the demo's own process).
+
+Without `users` (host_tools/floor/auth.Users) the view gets a users file in `workdir` with one
+admin whose password is generated for this run (f.login): the demo's one-time credentials.
 """
 import threading
 from pathlib import Path
@@ -22,7 +31,8 @@ from host_tools.link import ShoeLink
 class Floor:
     def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
                  view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
-                 http_port=0, processes=False):
+                 http_port=0, processes=False, users=None, view_options=None,
+                 broker_acl=False):
         # processes: the broker and every collector run in processes of their own (`shoectl
         # collector`), as on a real floor; killing a collector is then a real SIGKILL
         self.processes = processes
@@ -37,6 +47,11 @@ class Floor:
         self.gap_timeout = gap_timeout
         self.on_commit = on_commit
         self.http = (http_host, http_port)
+        self.users = users
+        self.view_options = dict(view_options or {})
+        self.login = None
+        self.broker_acl = broker_acl
+        self._env = None
         self.broker = None
         self.pg = None
         self.shoes = []
@@ -52,13 +67,6 @@ class Floor:
 
     def start(self):
         self.dir.mkdir(parents=True, exist_ok=True)
-        if not self.broker_url:
-            self.broker = mqtt.BrokerProcess() if self.processes else mqtt.EmbeddedBroker()
-            self.broker_url = self.broker.start()
-        if not self.db_url:
-            self.pg = pg.EmbeddedPostgres()
-            self.db_url = self.pg.start()
-        pg.migrate(self.db_url)
         keydir = self.dir / "keys"
         for i in range(self.n):
             sid = "T%03d" % (i + 1)
@@ -66,14 +74,31 @@ class Floor:
             self.keys[sid] = k
             keyring.write(keydir, sid, k)
         self.ring = keyring.load(keydir)
-        self.gateway = Gateway(self.broker_url, "gw-floor", cursor_path=self.dir / "gw.json")
+        if not self.broker_url:
+            files = self._broker_files() if self.broker_acl else {}
+            self.broker = (mqtt.BrokerProcess if self.processes else mqtt.EmbeddedBroker)(
+                passwd=files.get("passwd"), acl=files.get("acl"))
+            self.broker_url = self.broker.start()
+        if not self.db_url:
+            self.pg = pg.EmbeddedPostgres()
+            self.db_url = self.pg.start()
+        pg.migrate(self.db_url)
+        self.gateway = Gateway(self.url_for("gw-floor"), "gw-floor",
+                               cursor_path=self.dir / "gw.json")
         for i, sid in enumerate(sorted(self.keys)):
             self.add_table(sid, seed=self.seed * 100003 + i)
         self.gateway.start()
         for i in range(self.n_collectors):
             self.start_collector("collector-%d" % (i + 1))
         if self.want_view:
-            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1]).start()
+            if self.users is None and not self.view_options.get("trust_header"):
+                from host_tools.floor.auth import Users, generate_password
+                self.users = Users(self.dir / "floor-users.json")
+                self.login = ("admin", generate_password())
+                self.users.add(self.login[0], "admin", self.login[1], replace=True)
+                self.users.save()
+            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1],
+                                  users=self.users, **self.view_options).start()
         self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)
         return self
 
@@ -89,12 +114,31 @@ class Floor:
         self.gateway.add(sid, link, store)
         return shoe
 
+    def _broker_files(self):
+        import os
+
+        from host_tools.floor import brokerauth
+        plan = brokerauth.Plan.build(self.keys, ["collector-%d" % (i + 1) for i in
+                                                 range(self.n_collectors + 4)],
+                                     {"gw-floor": list(self.keys)})
+        files = brokerauth.write(self.dir / "broker", plan, port=0, bind="127.0.0.1",
+                                 data=self.dir / "broker")
+        self._env = (os.environ.get("SHOE_MQTT_CREDENTIALS"),)
+        os.environ["SHOE_MQTT_CREDENTIALS"] = str(files["credentials"])
+        return files
+
+    def url_for(self, user):
+        """The broker URL as `user` (with broker_acl; else the URL as given)."""
+        if not self.broker_acl:
+            return self.broker_url
+        return self.broker_url.replace("://", "://%s@" % user, 1)
+
     def start_collector(self, name):
         if self.processes:
             c = CollectorProcess(self, name)
             self.collectors.append(c)
             return c
-        c = Collector(self.broker_url, self.db_url, self.ring, name,
+        c = Collector(self.url_for(name), self.db_url, self.ring, name,
                       gap_timeout=self.gap_timeout, on_commit=self.on_commit).start()
         self.collectors.append(c)
         return c
@@ -116,6 +160,12 @@ class Floor:
             self.broker.stop()
         if self.pg:
             self.pg.stop()
+        if self._env is not None:             # what SHOE_MQTT_CREDENTIALS was before start()
+            import os
+            os.environ.pop("SHOE_MQTT_CREDENTIALS", None)
+            if self._env[0] is not None:
+                os.environ["SHOE_MQTT_CREDENTIALS"] = self._env[0]
+            self._env = None
 
     def __enter__(self):
         try:
@@ -147,7 +197,7 @@ class CollectorProcess:
         import sys
         self.name = name
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "host_tools", "collector", "--broker", floor.broker_url,
+            [sys.executable, "-m", "host_tools", "collector", "--broker", floor.url_for(name),
              "--db", floor.db_url, "--keys", str(floor.dir / "keys"), "--name", name],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.counts = {}

@@ -1,14 +1,19 @@
 """MQTT for the floor: broker URLs, paho clients, and an embedded amqtt broker for tests/laptops.
 
     BrokerURL.parse("mqtt://host:1883")  mqtts://host:8883 for TLS; a user name in the URL
-        (mqtt://gw7@host) with the password from env SHOE_MQTT_PASSWORD (never the command line);
-        env SHOE_MQTT_CA names the CA file for mqtts (default: the system's CAs).
+        (mqtt://gw-T007@host), its password never on the command line: from env
+        SHOE_MQTT_PASSWORD, or the file SHOE_MQTT_PASSWORD_FILE names, or
+        $SHOE_MQTT_CREDENTIALS/<user>.password (the directory shoectl floor-broker-config
+        writes). For mqtts: SHOE_MQTT_CA the CA file (default: the system's CAs), and
+        SHOE_MQTT_CERT/SHOE_MQTT_KEY a client certificate (Mosquitto can take its CN as the user).
     client(url, client_id, clean=False)  a paho client (MQTT 3.1.1, persistent session unless
         clean), connected asynchronously with automatic reconnection (loop_start).
     default_name("collector") -> "collector-<host>"  a stable identity: the same after a restart,
         so the broker's persistent session is taken up again instead of left behind.
     forget_session(url, client_id)  end a stale persistent session (connect clean, disconnect).
-    EmbeddedBroker(port=0).start() -> "mqtt://127.0.0.1:PORT"; .stop(); .restart() (same port).
+    EmbeddedBroker(port=0, passwd=None, acl=None).start() -> "mqtt://127.0.0.1:PORT"; .stop();
+        .restart() (same port). With passwd and acl (brokerauth.py's files, the same Mosquitto
+        uses) it admits only those users and enforces the ACL; without, it is open (tests).
 
 Production points the same commands at Mosquitto or EMQX: nothing here is specific to amqtt.
 """
@@ -57,6 +62,27 @@ class BrokerURL:
     def __str__(self):
         return "%s://%s%s:%d" % ("mqtts" if self.tls else "mqtt",
                                  self.user + "@" if self.user else "", self.host, self.port)
+
+    def password(self, env=None):
+        """The user's password from the environment (see the module's docstring), or None."""
+        env = os.environ if env is None else env
+        if not self.user:
+            return None
+        if env.get("SHOE_MQTT_PASSWORD_FILE"):
+            return _read_secret(env["SHOE_MQTT_PASSWORD_FILE"])
+        if env.get("SHOE_MQTT_CREDENTIALS"):
+            f = os.path.join(env["SHOE_MQTT_CREDENTIALS"], self.user + ".password")
+            if os.path.exists(f):
+                return _read_secret(f)
+        return env.get("SHOE_MQTT_PASSWORD")
+
+
+def _read_secret(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        raise ShoeError("cannot read the MQTT password file %s: %s" % (path, e.strerror))
 
 
 def default_name(role, host=None):
@@ -119,9 +145,13 @@ def client(url, client_id, clean=False, on_connect=None, on_message=None, manual
     c.max_queued_messages_set(0)
     c.reconnect_delay_set(0.2, 2)
     if b.user:
-        c.username_pw_set(b.user, os.environ.get("SHOE_MQTT_PASSWORD"))
+        c.username_pw_set(b.user, b.password())
     if b.tls:
-        c.tls_set(ca_certs=os.environ.get("SHOE_MQTT_CA") or None)
+        cert, key = os.environ.get("SHOE_MQTT_CERT"), os.environ.get("SHOE_MQTT_KEY")
+        if bool(cert) != bool(key):
+            raise ShoeError("a client certificate needs both SHOE_MQTT_CERT and SHOE_MQTT_KEY")
+        c.tls_set(ca_certs=os.environ.get("SHOE_MQTT_CA") or None, certfile=cert or None,
+                  keyfile=key or None)
     if on_connect:
         c.on_connect = on_connect
     if on_message:
@@ -165,8 +195,11 @@ class LocalBroker:
 class EmbeddedBroker(LocalBroker):
     """amqtt (pinned from PyPI) in a thread with its own event loop, on 127.0.0.1."""
 
-    def __init__(self, port=0):
+    def __init__(self, port=0, passwd=None, acl=None):
         super().__init__(port)
+        if (passwd is None) != (acl is None):
+            raise ShoeError("the embedded broker takes a password file and an ACL file together")
+        self.passwd, self.acl = passwd, acl
         self._loop = None
         self._thread = None
         self._broker = None
@@ -196,11 +229,18 @@ class EmbeddedBroker(LocalBroker):
             asyncio.set_event_loop(loop)
             try:
                 from amqtt.broker import Broker
+                if self.passwd:
+                    plugins = {"host_tools.floor.brokerauth.FloorAuth":
+                               {"password_file": str(self.passwd)},
+                               "host_tools.floor.brokerauth.FloorTopics":
+                               {"acl_file": str(self.acl)}}
+                else:
+                    plugins = {"amqtt.plugins.authentication.AnonymousAuthPlugin":
+                               {"allow_anonymous": True}}
                 cfg = {"listeners": {"default": {"type": "tcp",
                                                  "bind": "127.0.0.1:%d" % self.port,
                                                  "max_connections": 0}},
-                       "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
-                                   {"allow_anonymous": True}}}
+                       "plugins": plugins}
                 self._broker = Broker(cfg, loop=loop)
                 loop.run_until_complete(self._broker.start())
             except Exception as e:  # reported to start()
@@ -254,15 +294,17 @@ class BrokerProcess(LocalBroker):
     """The embedded amqtt broker in a process of its own (`python -m host_tools.floor.mqtt
     PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
 
-    def __init__(self, port=0):
+    def __init__(self, port=0, passwd=None, acl=None):
         super().__init__(port)
+        self.passwd, self.acl = passwd, acl
         self.proc = None
 
     def start(self, timeout=30.0):
         import subprocess
         import sys
+        files = [str(self.passwd), str(self.acl)] if self.passwd else []
         self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.floor.mqtt",
-                                      str(self.port)], stdout=subprocess.PIPE, text=True)
+                                      str(self.port), *files], stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("ready"):
             raise ShoeError("the broker process did not start")
@@ -279,9 +321,9 @@ class BrokerProcess(LocalBroker):
             self.proc = None
 
 
-def _serve(port):
+def _serve(port, passwd=None, acl=None):
     import signal
-    b = EmbeddedBroker(port)
+    b = EmbeddedBroker(port, passwd, acl)
     b.start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
@@ -295,4 +337,4 @@ def _serve(port):
 
 if __name__ == "__main__":
     import sys
-    _serve(int(sys.argv[1]))
+    _serve(int(sys.argv[1]), *sys.argv[2:4])

@@ -1,27 +1,43 @@
 """The floor view: every table live in the browser, from PostgreSQL, as the reader role.
 
-    view = FloorView(db_url, host="127.0.0.1", port=0).start()   # view.url
-    GET /               the floor: one tile per table (phase, round, last result, open
-                        irregularities and alerts, link health, age of the last event)
-    GET /table/<shoe>   drill-down: the table's recent rounds (with the engine's verdict), alerts
-    GET /alerts         every open alert (and the latest closed ones)
-    GET /events         server-sent events: "floor" messages with the changed tables
-    GET /api/floor | /api/table/<shoe> | /api/alerts     the same as JSON (/api/alerts also
-                        lists the quarantined shoe ids: messages for shoes with no key, no tile)
+    view = FloorView(db_url, users=Users.load(path), host="127.0.0.1", port=0,
+                     cert=None, key=None).start()          # view.url (https:// with cert/key)
+    GET  /login, POST /login    the login form (argon2-hashed users, auth.py); POST /logout
+    GET  /               the floor: one tile per table (phase, round, last result, open
+                         irregularities and alerts, link health, age of the last event)
+    GET  /table/<shoe>   drill-down: the table's recent rounds (with the engine's verdict), alerts
+    GET  /alerts         every open alert (and the latest closed ones); acknowledgement
+    GET  /audit          the view's own access log (logins, failures, acknowledgements, refusals)
+    GET  /events         server-sent events: "floor" messages with the changed tables
+    GET  /api/me | /api/floor | /api/table/<shoe> | /api/alerts | /api/audit   JSON (/api/alerts
+                         also lists the quarantined shoe ids: messages for shoes with no key)
+    POST /api/alerts/<id>/ack                                                    (CSRF token)
+
+Every route is in ROUTES with the roles that may use it; anything else is refused (deny by
+default). Without a session a page redirects to /login and the API and stream answer 401; a role
+not listed gets 403. Sessions are a random id in an HttpOnly, SameSite=Strict cookie (Secure under
+TLS) that expires after an idle time and an absolute time; every POST carries the session's CSRF
+token. Failed logins are throttled per user name and per client address. With trust_header the
+user comes from an upstream identity provider's header instead (only when configured).
 
 A listener connection LISTENs on `floor` (the collector NOTIFYs in its write transaction), reads
 the tables changed since the last look and pushes them to every open page; a one-second tick
 re-sends link health. The view connects with SET ROLE floor_reader (SELECT only). No key, MAC or
-payload column is ever selected: nothing secret can reach a page.
+payload column is ever selected: nothing secret can reach a page, whatever the role.
 """
+import collections
 import json
+import re
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from host_tools.errors import ShoeError
 from host_tools.floor import pg
+from host_tools.floor.auth import ROLES, Sessions, Throttle
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
@@ -40,8 +56,56 @@ def _row(cur, r):
     return out
 
 
+_ALL = frozenset(ROLES)
+_WATCH = frozenset(("surveillance", "auditor", "admin"))
+_AUDIT = frozenset(("auditor", "admin"))
+_ACK = frozenset(("surveillance", "admin"))
+# The allowlist: (method, path pattern, roles, kind). kind: page (redirect to /login without a
+# session), api and stream (401). What is not here is 404 for everyone.
+ROUTES = (
+    ("GET", r"/", _ALL, "page"),
+    ("GET", r"/table/[^/]+", _ALL, "page"),
+    ("GET", r"/alerts", _WATCH, "page"),
+    ("GET", r"/audit", _AUDIT, "page"),
+    ("GET", r"/events", _ALL, "stream"),
+    ("GET", r"/api/me", _ALL, "api"),
+    ("GET", r"/api/floor", _ALL, "api"),
+    ("GET", r"/api/table/[^/]+", _ALL, "api"),
+    ("GET", r"/api/alerts", _WATCH, "api"),
+    ("GET", r"/api/audit", _AUDIT, "api"),
+    ("POST", r"/api/alerts/[0-9]{1,18}/ack", _ACK, "api"),
+    ("POST", r"/logout", _ALL, "api"),
+)
+_ROUTES = [(m, re.compile(p + r"\Z"), roles, kind) for m, p, roles, kind in ROUTES]
+COOKIE = "floor_session"
+_MAX_BODY = 16384
+
+
 class FloorView:
-    def __init__(self, db_url, host="127.0.0.1", port=0, role="floor_reader", tick=1.0):
+    def __init__(self, db_url, host="127.0.0.1", port=0, role="floor_reader", tick=1.0,
+                 users=None, trust_header=None, trust_groups_header="X-Remote-Groups",
+                 role_map=None, cert=None, key=None, idle=1800.0, absolute=12 * 3600.0,
+                 login_limit=5, login_window=300.0, access_log=None):
+        if (users is None) == (not trust_header):
+            raise ShoeError("the floor view needs users (shoectl floor-user add ... --users FILE)"
+                            " or an identity provider header (--trust-header), one of the two")
+        if (cert is None) != (key is None):
+            raise ShoeError("TLS needs both --cert and --key")
+        self.users = users
+        self.trust_header = trust_header
+        self.trust_groups_header = trust_groups_header
+        self.role_map = dict(role_map or {})
+        for r in self.role_map.values():
+            if r not in ROLES:
+                raise ShoeError("role map: no role %r (roles: %s)" % (r, ", ".join(ROLES)))
+        self.cert, self.key = cert, key
+        self.tls = cert is not None
+        self.sessions = Sessions(idle=idle, absolute=absolute)
+        self.throttle = Throttle(limit=login_limit, window=login_window)
+        self.access = collections.deque(maxlen=2000)
+        self.access_log = Path(access_log) if access_log else None
+        self.acks = {}                # alert id -> {"by", "role", "at"} (this view's memory)
+        self._alock = threading.Lock()
         self.db_url = db_url
         self.role = role
         self.tick = tick
@@ -93,11 +157,36 @@ class FloorView:
         return {"table": t[0], "rounds": rounds, "alerts": alerts}
 
     def alerts(self):
-        return self.query("(SELECT id, shoe, eseq, kind, detail, collector, raised_at, closed_at"
+        rows = self.query("(SELECT id, shoe, eseq, kind, detail, collector, raised_at, closed_at"
                           " FROM alerts WHERE closed_at IS NULL ORDER BY id DESC LIMIT 500) UNION"
                           " ALL (SELECT id, shoe, eseq, kind, detail, collector, raised_at, "
                           "closed_at FROM alerts WHERE closed_at IS NOT NULL ORDER BY id DESC "
                           "LIMIT 50) ORDER BY id DESC")
+        with self._alock:
+            for r in rows:
+                a = self.acks.get(r["id"])
+                r["ack_by"], r["ack_at"] = (a["by"], a["at"]) if a else (None, None)
+        return rows
+
+    # ---- the view's own record: logins, failures, acknowledgements, refusals --------------------
+    def note(self, what, user=None, role=None, addr=None, detail=None):
+        rec = {"at": time.time(), "what": what, "user": user, "role": role, "addr": addr,
+               "detail": detail}
+        with self._alock:
+            self.access.append(rec)
+            if self.access_log:
+                with open(self.access_log, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+        return rec
+
+    def acknowledge(self, alert_id, session, addr):
+        if not self.query("SELECT id FROM alerts WHERE id = %s", (alert_id,)):
+            return None
+        with self._alock:
+            a = self.acks.setdefault(alert_id, {"by": session.user, "role": session.role,
+                                                "at": time.time()})
+        self.note("ack", session.user, session.role, addr, "alert %d" % alert_id)
+        return a
 
     def quarantine(self):
         """Shoe ids seen on the broker that the floor has no key for (never tables)."""
@@ -150,13 +239,16 @@ class FloorView:
         with self._cond:
             return [r for r in rows if self.tables.get(r["shoe"]) != r]
 
-    def stream(self, wfile):
-        """Server-sent events for one page until it goes away."""
+    def stream(self, wfile, alive=lambda: True):
+        """Server-sent events for one page until it goes away or its session ends."""
         with self._cond:
             snap = list(self.tables.values())
             seen = self.version
         self._send(wfile, "floor", {"tables": snap, "full": True, "now": time.time()})
         while not self._stop.is_set():
+            if not alive():
+                self._send(wfile, "logout", {})
+                return
             with self._cond:
                 self._cond.wait_for(lambda: self.version != seen or self._stop.is_set(), 15)
                 changed = [] if self.version == seen else getattr(self, "_pending", [])
@@ -171,63 +263,300 @@ class FloorView:
                     .encode())
         wfile.flush()
 
+    # ---- who is asking --------------------------------------------------------------------------
+    def _users_check(self):
+        """Re-read the users file when `shoectl floor-user` changed it (at most once a second);
+        sessions of users removed or given another role end."""
+        u = self.users
+        now = time.monotonic()
+        if u is None or u.path is None or now - getattr(self, "_users_at", 0) < 1.0:
+            return
+        self._users_at = now
+        try:
+            mtime = u.path.stat().st_mtime_ns
+        except OSError:
+            return
+        if getattr(self, "_users_mtime", None) in (None, mtime):
+            self._users_mtime = mtime
+            return
+        from host_tools.floor.auth import Users
+        try:
+            fresh = Users.load(u.path)
+        except ShoeError as e:
+            self.note("users_file_refused", detail=str(e))
+            return
+        self._users_mtime = mtime
+        u.users = fresh.users
+        self.sessions.retain(lambda s: s.via != "password" or
+                             u.users.get(s.user, {}).get("role") == s.role)
+        self.note("users_reloaded", detail="%d users" % len(u.users))
+
+    def login(self, name, password, addr):
+        """(session, None) or (None, (status, reason)): throttled, then argon2-verified."""
+        keys = ("user:" + str(name)[:64], "addr:" + str(addr))
+        wait = self.throttle.wait(keys)
+        if wait > 0:
+            self.note("login_throttled", name, None, addr)
+            return None, (429, "too many failed logins: try again in %d s" % (wait + 1),
+                          int(wait + 1))
+        role = self.users.verify(name, password) if self.users else None
+        if role is None:
+            self.throttle.fail(keys)
+            self.note("login_failed", name, None, addr)
+            return None, (401, "wrong user name or password", None)
+        s = self.sessions.create(name, role)
+        self.note("login", name, role, addr)
+        return s, None
+
+    def from_header(self, headers, sid):
+        """The upstream identity provider's user (trust_header): a session bound to it."""
+        user = (headers.get(self.trust_header) or "").strip()
+        if not user:
+            return None, None
+        groups = [g.strip() for g in (headers.get(self.trust_groups_header) or "").split(",")]
+        roles = {self.role_map[g] for g in groups if g in self.role_map}
+        if len(roles) != 1:
+            return None, "groups %r map to %s" % (groups, sorted(roles) or "no role")
+        role = roles.pop()
+        s = self.sessions.get(sid)
+        if s is None or s.user != user or s.role != role:
+            s = self.sessions.create(user, role, via="header")
+        return s, None
+
     # ---- HTTP -----------------------------------------------------------------------------------
     def start(self):
         view = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            server_version = "floor"
+            sys_version = ""
+            timeout = 60              # a client that connects and says nothing is let go
 
             def log_message(self, *a):
                 pass
 
-            def _reply(self, code, body, ctype):
+            @property
+            def addr(self):
+                return self.client_address[0]
+
+            def _reply(self, code, body, ctype, headers=()):
                 data = body if isinstance(body, bytes) else body.encode()
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
-                self.send_header("Cache-Control", "no-store")
+                self._common(headers)
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":
+                    self.wfile.write(data)
 
-            def _json(self, obj):
-                self._reply(200 if obj is not None else 404, json.dumps(obj, default=str),
-                            "application/json")
+            def _common(self, headers=()):
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.send_header("X-Frame-Options", "DENY")
+                self.send_header("Referrer-Policy", "same-origin")
+                if view.tls:
+                    self.send_header("Strict-Transport-Security", "max-age=31536000")
+                for k, v in headers:
+                    self.send_header(k, v)
+
+            def _json(self, obj, code=200, headers=()):
+                self._reply(code if obj is not None else 404, json.dumps(obj, default=str),
+                            "application/json", headers)
+
+            def _error(self, code, reason, kind):
+                if kind == "page":
+                    self._reply(code, "<!doctype html><p>%d: %s. <a href=\"/\">floor</a></p>\n"
+                                % (code, reason), "text/html; charset=utf-8")
+                else:
+                    self._json({"error": reason}, code)
+
+            def _cookie(self, value, clear=False):
+                c = "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (COOKIE, value)
+                if view.tls:
+                    c += "; Secure"
+                if clear:
+                    c += "; Max-Age=0"
+                return ("Set-Cookie", c)
+
+            def _sid(self):
+                for part in (self.headers.get("Cookie") or "").split(";"):
+                    k, _, v = part.strip().partition("=")
+                    if k == COOKIE:
+                        return v
+                return None
+
+            def _body(self):
+                try:
+                    n = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    n = -1
+                if n < 0 or n > _MAX_BODY:
+                    return None
+                return self.rfile.read(n).decode("utf-8", "replace") if n else ""
+
+            def _same_origin(self):
+                # a browser always sends Origin on a POST: another site's form is refused here
+                # as well as by the CSRF token and the SameSite cookie
+                origin = self.headers.get("Origin")
+                if origin is None:       # not a browser: the CSRF token still decides
+                    return True
+                host = self.headers.get("Host") or ""
+                return origin == "%s://%s" % ("https" if view.tls else "http", host)
+
+            def _login_page(self, code=200, message="", headers=()):
+                page = (STATIC / "login.html").read_text()
+                if view.trust_header:
+                    message = "Log in through your identity provider."
+                page = page.replace("<!--MESSAGE-->", _html(message))
+                self._reply(code, page, "text/html; charset=utf-8", headers)
+
+            def _route(self, method, path):
+                for m, rx, roles, kind in _ROUTES:
+                    if m == method and rx.match(path):
+                        return roles, kind
+                return None, None
+
+            def _who(self):
+                sid = self._sid()
+                if view.trust_header:
+                    s, why = view.from_header(self.headers, sid)
+                    return s, why
+                return view.sessions.get(sid), None
 
             def do_GET(self):
-                path = unquote(self.path.split("?", 1)[0])
+                self._handle("GET")
+
+            def do_POST(self):
+                self._handle("POST")
+
+            def _handle(self, method):
+                url = urlsplit(self.path)
+                path = unquote(url.path)
                 try:
-                    if path in ("/", "/alerts") or path.startswith("/table/"):
-                        self._reply(200, (STATIC / "floor.html").read_bytes(),
-                                    "text/html; charset=utf-8")
-                    elif path == "/api/floor":
-                        self._json({"tables": view.floor(), "now": time.time()})
-                    elif path.startswith("/api/table/"):
-                        self._json(view.table(path[len("/api/table/"):]))
-                    elif path == "/api/alerts":
-                        self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
-                                    "now": time.time()})
-                    elif path == "/events":
-                        self.send_response(200)
-                        self.send_header("Content-Type", "text/event-stream")
-                        self.send_header("Cache-Control", "no-store")
-                        self.end_headers()
-                        view.stream(self.wfile)
-                    else:
-                        self._reply(404, "not found\n", "text/plain")
-                except (BrokenPipeError, ConnectionResetError):
+                    if path == "/login" and method == "GET":
+                        return self._login_page()
+                    view._users_check()
+                    if path == "/login" and method == "POST":
+                        return self._do_login()
+                    roles, kind = self._route("GET" if method == "HEAD" else method, path)
+                    if roles is None:
+                        return self._error(404, "not found", "api")
+                    s, why = self._who()
+                    if s is None:
+                        if why:
+                            view.note("refused", None, None, self.addr, why)
+                        if kind == "page":
+                            self.send_response(303)
+                            self.send_header("Location", "/login?next=" + quote(path))
+                            self.send_header("Content-Length", "0")
+                            self._common()
+                            return self.end_headers()
+                        return self._error(401, "log in first", kind)
+                    extra = []
+                    if view.trust_header and s.id != self._sid():
+                        extra.append(self._cookie(s.id))
+                    if s.role not in roles:
+                        view.note("denied", s.user, s.role, self.addr, "%s %s" % (method, path))
+                        return self._error(403, "not for the %s role" % s.role, kind)
+                    if method == "POST":
+                        body = self._body()
+                        if body is None:
+                            return self._error(413, "request too large", kind)
+                        form = parse_qs(body)
+                        token = self.headers.get("X-CSRF-Token") or \
+                            (form.get("csrf") or [None])[0]
+                        if not self._same_origin() or not s.csrf_ok(token):
+                            view.note("csrf_refused", s.user, s.role, self.addr, path)
+                            return self._error(403, "missing or wrong CSRF token", kind)
+                        return self._post(path, s)
+                    return self._get(path, s, kind, extra)
+                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
 
-        self.server = ThreadingHTTPServer((self.host, self.port), Handler)
-        self.server.daemon_threads = True
+            def _do_login(self):
+                if view.trust_header:
+                    return self._login_page(403)
+                body = self._body()
+                if body is None:
+                    return self._error(413, "request too large", "page")
+                if not self._same_origin():
+                    return self._login_page(403, "refused: the form came from another site")
+                form = parse_qs(body)
+                name = (form.get("username") or [""])[0]
+                password = (form.get("password") or [""])[0]
+                nxt = (form.get("next") or ["/"])[0]
+                if not nxt.startswith("/") or nxt.startswith("//") or "\\" in nxt:
+                    nxt = "/"
+                s, err = view.login(name, password, self.addr)
+                if err:
+                    code, reason, retry = err
+                    hdr = [("Retry-After", str(retry))] if retry else []
+                    return self._login_page(code, reason, hdr)
+                self.send_response(303)
+                self.send_header("Location", nxt)
+                self.send_header("Content-Length", "0")
+                self._common([self._cookie(s.id)])
+                self.end_headers()
+
+            def _post(self, path, s):
+                if path == "/logout":
+                    view.sessions.drop(s.id)
+                    view.note("logout", s.user, s.role, self.addr)
+                    return self._json({"ok": True}, headers=[self._cookie("", clear=True)])
+                alert = int(path.split("/")[3])
+                a = view.acknowledge(alert, s, self.addr)
+                return self._json(a)
+
+            def _get(self, path, s, kind, extra):
+                if kind == "page":
+                    return self._reply(200, (STATIC / "floor.html").read_bytes(),
+                                       "text/html; charset=utf-8", extra)
+                if path == "/api/me":
+                    return self._json({"user": s.user, "role": s.role, "csrf": s.csrf,
+                                       "via": s.via, "may": _may(s.role)}, headers=extra)
+                if path == "/api/floor":
+                    return self._json({"tables": view.floor(), "now": time.time()}, headers=extra)
+                if path.startswith("/api/table/"):
+                    return self._json(view.table(path[len("/api/table/"):]), headers=extra)
+                if path == "/api/alerts":
+                    return self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
+                                       "now": time.time()}, headers=extra)
+                if path == "/api/audit":
+                    with view._alock:
+                        log = list(view.access)[::-1]
+                    return self._json({"access": log, "now": time.time()}, headers=extra)
+                if path == "/events":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self._common(extra)
+                    self.end_headers()
+                    view.stream(self.wfile, alive=lambda: view.sessions.valid(s))
+                    self.close_connection = True
+                    return None
+                return self._error(404, "not found", kind)
+
+        self.server = _Server((self.host, self.port), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            try:
+                ctx.load_cert_chain(self.cert, self.key)
+            except (OSError, ssl.SSLError) as e:
+                self.server.server_close()
+                raise ShoeError("cannot load the TLS certificate/key: %s" % e)
+            # the handshake happens in the request's thread, not in the accepting one
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         threading.Thread(target=self._listen, name="floor-listen", daemon=True).start()
-        threading.Thread(target=self.server.serve_forever, name="floor-http", daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.1,), name="floor-http",
+                         daemon=True).start()
         return self
 
     @property
     def url(self):
-        return "http://%s:%d/" % (self.host, self.port)
+        return "%s://%s:%d/" % ("https" if self.tls else "http", self.host, self.port)
 
     def stop(self):
         self._stop.set()
@@ -236,3 +565,23 @@ class FloorView:
         if self.server:
             self.server.shutdown()
             self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # a client that fails the TLS handshake or goes away is no error of the view's
+        import sys
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def _may(role):
+    """The routes this role may use (the page draws its links from it)."""
+    return sorted({p for m, p, roles, kind in ROUTES if role in roles})
+
+
+def _html(s):
+    return (s or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,13 +1,12 @@
 """The floor end to end on real engines: simulated shoes -> ShoeLink -> audit stores -> gateway ->
 amqtt -> collectors -> PostgreSQL -> floor view; collectors die, the broker restarts, nothing is
 lost or stored twice."""
-import json
-import urllib.request
 
 from host_tools.floor import pg
 from host_tools.floor.gateway import Gateway
 from host_tools.floor.harness import Floor
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
+from tests.host_tools.floor.web import Web
 
 
 def _no_dups(conn):
@@ -56,10 +55,11 @@ def test_floor_survives_collector_death_broker_restart_and_gateway_restart(tmp_p
         rounds = conn.execute("SELECT reeval, count(*) FROM rounds GROUP BY reeval").fetchall()
         assert dict(rounds).get("agree", 0) >= 6 and "disagree" not in dict(rounds)
         # the view serves every table with its live state
-        tables = json.load(urllib.request.urlopen(f.view.url + "api/floor"))["tables"]
+        web = Web(f.view.url).login(*f.login)
+        tables = web.json("api/floor")["tables"]
         assert {t["shoe"]: t["head_eseq"] for t in tables} == f.emitted()
         assert all(t["gateway"]["link"]["up"] for t in tables)
-        one = json.load(urllib.request.urlopen(f.view.url + "api/table/T001"))
+        one = web.json("api/table/T001")
         assert one["rounds"] and one["rounds"][0]["reeval"] == "agree"
 
 

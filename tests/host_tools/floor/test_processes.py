@@ -1,15 +1,14 @@
 """The commands as separate processes, as on a real floor: `shoectl collector` x 2 (one killed
 with SIGKILL mid-run), the broker in its own process, and `shoectl floor --db` serving the page."""
-import json
 import subprocess
 import sys
 import time
-import urllib.request
 
 from host_tools.floor import pg
 from host_tools.floor.harness import Floor
 from host_tools.floor.mqtt import free_port
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
+from tests.host_tools.floor.web import Web
 
 
 def test_collector_processes_and_the_floor_command(tmp_path, db_url):
@@ -28,16 +27,23 @@ def test_collector_processes_and_the_floor_command(tmp_path, db_url):
         assert {r[0] for r in conn.execute("SELECT owner FROM shoes")} == {"collector-2"}
 
         port = free_port()
+        users = tmp_path / "users.json"
+        subprocess.run([sys.executable, "-m", "host_tools", "floor-user", "add", "pat", "--role",
+                        "pit", "--users", str(users)], input="a pit password\n", text=True,
+                       check=True, capture_output=True)
         view = subprocess.Popen([sys.executable, "-m", "host_tools", "floor", "--db", db_url,
-                                 "--http", "127.0.0.1:%d" % port], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                 "--http", "127.0.0.1:%d" % port, "--users", str(users)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert view.stdout.readline().startswith("floor view: http://127.0.0.1:%d/" % port)
 
+            web = Web("http://127.0.0.1:%d/" % port)
+            assert web.get("api/floor")[0] == 401                # no session: refused
+            web.login("pat", "a pit password")
+
             def tables():
                 try:
-                    return json.load(urllib.request.urlopen(
-                        "http://127.0.0.1:%d/api/floor" % port, timeout=5))["tables"]
+                    return web.json("api/floor")["tables"]
                 except OSError:
                     time.sleep(0.1)
                     return None

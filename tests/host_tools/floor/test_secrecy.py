@@ -6,23 +6,25 @@ While the players decide (every card dealt, the round's decisions not yet closed
 reads everything each party can: every row and column of the gateway's audit store (SQLite), every
 MQTT message on floor/# (events and the retained state messages) through a subscriber of its
 own, every row of every table the `floor_reader` role can SELECT (payloads included), and the
-floor page and its JSON and event stream. It searches all of it for every dealt card
+floor page and its JSON and event stream as each role sees them (pit, surveillance, auditor,
+admin: every route each may use, logged in). It searches all of it for every dealt card
 (tests/security/leaks.py: names, codes, card ids) and finds none. After the reveal the store,
 MQTT and the database hold every card (the page shows no cards at all, only the results'
 summaries)."""
 import queue
 import sqlite3
 import threading
-import urllib.request
 
 import pytest
 
 from host_tools.floor import keyring, mqtt, pg
+from host_tools.floor.auth import ROLES, Users
 from host_tools.floor.collector import Collector
 from host_tools.floor.gateway import Gateway
-from host_tools.floor.view import FloorView
+from host_tools.floor.view import FloorView, ROUTES
 from host_tools.sim.virtual_table import VirtualTable
 from tests.host_tools.floor.conftest import wait_for
+from tests.host_tools.floor.web import Web
 from tests.security import leaks
 from shoe.link import codec
 from tests.security.test_secrecy import FCF, HCF, dealt_count, seats, stacked
@@ -99,16 +101,30 @@ def _reader_rows(db_url):
         c.close()
 
 
-def _page(view, shoe):
+def _logins(view, users):
+    """One logged-in client per role."""
+    out = {}
+    for role in ROLES:
+        users.add("u-" + role, role, "password-of-" + role, replace=True)
+        out[role] = Web(view.url).login("u-" + role, "password-of-" + role)
+    return out
+
+
+def _page(webs, shoe):
     out = []
-    for path in ("", "alerts", "table/" + shoe, "api/floor", "api/alerts", "api/table/" + shoe):
-        with urllib.request.urlopen(view.url + path, timeout=10) as r:
-            out.append((path, r.read().decode()))
-    with urllib.request.urlopen(view.url + "events", timeout=10) as r:   # the live stream
-        first = b""
-        while b"\n\n" not in first:
-            first += r.read1(4096)
-        out.append(("events", first.decode()))
+    paths = ("", "alerts", "audit", "table/" + shoe, "api/me", "api/floor", "api/alerts",
+             "api/audit", "api/table/" + shoe)
+    for role, w in webs.items():
+        may = {p for m, p, roles, kind in ROUTES if role in roles and m == "GET"}
+        for path in paths:
+            status, _, body = w.get(path)
+            route = "/" + path if not path.startswith("table/") and \
+                not path.startswith("api/table/") else "/" + path.rsplit("/", 1)[0] + "/[^/]+"
+            assert status == (200 if route in may else 403), (role, path, status)
+            out.append((role + " " + path, body.decode()))
+        status, first = w.first_event("events")      # the live stream
+        assert status == 200
+        out.append((role + " events", first.decode()))
     return out
 
 
@@ -120,11 +136,11 @@ def _search(where, rows, cards):
     return found
 
 
-def _everything(t, store_path, sniffer, db_url, view, shoe, cards):
+def _everything(t, store_path, sniffer, db_url, webs, shoe, cards):
     return {"store": _search("store", _store_rows(store_path), cards),
             "mqtt": _search("mqtt", sniffer.snapshot(), cards),
             "floor_reader": _search("db", _reader_rows(db_url), cards),
-            "page": _search("page", _page(view, shoe), cards)}
+            "page": _search("page", _page(webs, shoe), cards)}
 
 
 @pytest.mark.parametrize("game", (FCF, HCF))
@@ -155,8 +171,10 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
             gw.add(shoe, _GatewaysLink(t.link, gw_events), t.store)
             gw.start()
             parts.append(gw)
-            view = FloorView(db_url).start()
+            users = Users()
+            view = FloorView(db_url, users=users).start()
             parts.append(view)
+            webs = _logins(view, users)
             conn = pg.connect(db_url)
 
             def stored_up_to(eseq):
@@ -175,7 +193,7 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
                     kinds = [e["kind"] for e in t.store.events(shoe)]
                     assert kinds.count("card") == n and "deal_complete" in kinds
                     assert "reveal" not in kinds
-                    before.update(_everything(t, store_path, sniffer, db_url, view, shoe,
+                    before.update(_everything(t, store_path, sniffer, db_url, webs, shoe,
                                               cards))
                 return orig(kind, body, supervisor)
 
@@ -184,7 +202,7 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
             assert [o[1] for o in out] == ["round_result"]
             last = t.store.last_eseq(shoe)
             wait_for(lambda: stored_up_to(last), what="the round in PostgreSQL")
-            after = _everything(t, store_path, sniffer, db_url, view, shoe, cards)
+            after = _everything(t, store_path, sniffer, db_url, webs, shoe, cards)
             alerts = conn.execute("SELECT kind, detail FROM alerts").fetchall()
         finally:
             for p in reversed(parts):
