@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import types
-import urllib.request
 
 import psycopg
 import pytest
@@ -21,6 +20,7 @@ from host_tools.floor.simshoe import make_keys
 from shoe.link.message import GENESIS, seal_message
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 from tests.host_tools.floor.test_hostile import _publish
+from tests.host_tools.floor.web import Web
 
 
 class _Tap:
@@ -119,11 +119,12 @@ def test_state_is_verified_unknown_shoes_quarantined_replays_counted(tmp_path, b
             assert conn.execute("SELECT count(*) FROM alerts WHERE shoe='Z999'").fetchone()[0] == 1
             wait_for(lambda: conn.execute("SELECT sum(messages) FROM quarantine WHERE shoe="
                                           "'Z999'").fetchone()[0] == 2, what="quarantine count")
-            page = json.load(urllib.request.urlopen(f.view.url + "api/floor"))["tables"]
+            web = Web(f.view.url).login(*f.login)
+            page = web.json("api/floor")["tables"]
             assert sorted(t["shoe"] for t in page) == ["T001", "T002"]
             t1 = [t for t in page if t["shoe"] == "T001"][0]
             assert t1["gateway"]["link"]["up"] and t1["replays"] >= 6
-            alerts = json.load(urllib.request.urlopen(f.view.url + "api/alerts"))
+            alerts = web.json("api/alerts")
             assert [q["shoe"] for q in alerts["quarantine"]] == ["Z999"]
             assert "unknown_shoe" in {a["kind"] for a in alerts["alerts"]}
             # the real tables go on: a later state is still taken
