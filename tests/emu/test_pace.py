@@ -1,0 +1,85 @@
+"""A dealer's pace on the firmware that ships (the frozen image, docs/hardware.md section 5):
+every card at 250 ms through each reader, the deck check included, on the emulated Pico; every
+card read once (the results equal the unix board's: a missed card is a misdeal, a doubled one a
+duplicate, either voids the round), every event once, no reset.
+
+The shoe is made as a technician makes one from the image: the UF2 on a blank board, then
+`shoectl flash --no-image --port REPL [--reader optical]` (main.py, the wiring) and
+`shoectl provision`. In `make test`: one round through the RFID reader (about 3 minutes of one
+core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader; SHOE_SOAK=full: 50 rounds
+each (SHOE_EMU_PACE_ROUNDS, SHOE_EMU_PACE_MS to try another pace).
+Needs the frozen image (`make pico-firmware`; `.ci/run` builds it), else skips.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from host_tools import frozen
+from host_tools.sim import emu as _emu
+from host_tools.sim.emu.table import EmuTable
+from tests.emu.test_e2e import ROOT, SOAK, EventLog, results, script, unix_results  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not frozen.DEFAULT_UF2.is_file(),
+                                reason="no frozen image: `make pico-firmware` builds "
+                                       "build/pico-firmware/firmware.uf2")
+
+ROUNDS = int(os.environ.get("SHOE_EMU_PACE_ROUNDS", "50" if SOAK else "1"))
+PITCH_MS = int(os.environ.get("SHOE_EMU_PACE_MS", "250"))
+# a tag stays in the field 80 % of the pitch and the card breaks the beam at 70 %; a printed
+# code is read as it passes the optical module, the beam 40 ms later
+PACE = {"rfid": {"pitch_ms": PITCH_MS, "dwell_ms": PITCH_MS * 4 // 5,
+                 "beam_at_ms": PITCH_MS * 7 // 10},
+        "optical": {"pitch_ms": PITCH_MS, "beam_at_ms": 40}}
+GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
+
+
+def shoectl(*argv):
+    p = subprocess.run([sys.executable, "-m", "host_tools", *argv], capture_output=True,
+                       text=True, cwd=ROOT, timeout=900)
+    assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
+    return p.stdout
+
+
+@pytest.fixture(scope="module", params=[
+    "rfid", pytest.param("optical", marks=pytest.mark.skipif(
+        not (SOAK or os.environ.get("SHOE_EMU_E2E")),
+        reason="the optical reader at this pace on the frozen image: SHOE_SOAK=full or "
+               "SHOE_EMU_E2E=1 (make test plays it with the .mpy deploy, test_e2e)"))])
+def frozen_shoe(request, tmp_path_factory):
+    reader = request.param
+    d = tmp_path_factory.mktemp("frozen-" + reader)
+    keys = _emu.write_keys_file(d / "shoe.json")
+    with _emu.Emulator(d / "state", uf2=str(frozen.DEFAULT_UF2)) as e:
+        extra = ["--reader", "optical"] if reader == "optical" else []
+        out = shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
+        assert "main.py installed" in out
+        shoectl("provision", "--port", e.urls["repl"], "--shoe-id", _emu.EMU_SHOE_ID,
+                "--keys", str(keys), "--force")
+    return {"reader": reader, "state": d / "state", "keys": keys}
+
+
+def test_every_card_at_a_dealers_pace_on_the_frozen_image(frozen_shoe, tmp_path, unix_results):
+    reader = frozen_shoe["reader"]
+    state = tmp_path / "pico"
+    state.mkdir()
+    for f in ("flash.bin", "unique_id"):
+        shutil.copy(frozen_shoe["state"] / f, state / f)
+    s = script(GAME[reader], rounds=ROUNDS)
+    with _emu.Emulator(state, uf2=str(frozen.DEFAULT_UF2)) as e:
+        with EmuTable(e, reader, event_timeout=900.0, pace=PACE[reader]) as t:
+            log = EventLog(t.link)
+            t.runner.play(s)
+            runner = t.runner
+            presented = list(t.port.times)
+        stats = e.control("stats")
+    assert stats["resets"] == 0, stats["reset_causes"]              # no watchdog reset
+    assert stats["rx_held"] == [0, 0]                # no UART byte held at a full receive FIFO
+    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * ROUNDS, runner.outcomes
+    assert results(runner.outcomes) == unix_results(s)               # every card once, right
+    log.check_once_and_none_missing()
+    # the pace held: cards went in at the pitch asked, in emulated time
+    gaps = sorted((b - a) / 1e6 for a, b in zip(presented, presented[1:]))
+    assert gaps[len(gaps) // 2] <= PITCH_MS * 1.5, gaps[len(gaps) // 2]
