@@ -290,3 +290,20 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
             store._db.execute("UPDATE pruned SET upto = upto - 1")
             store._db.commit()
         assert store.verify("T001", key)["gaps"]
+
+
+def test_alerts_to_syslog():
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    rx.settimeout(10)
+    fw = Forwarder(syslog="127.0.0.1:%d" % rx.getsockname()[1])
+    try:
+        fw.send([{"shoe": "T001", "eseq": 7, "kind": "bad_mac", "detail": "forged"}])
+        line = rx.recv(2048).decode()
+        # <PRI>: local0 (16) * 8 + warning (4) = 132
+        assert line.startswith("<132>shoe-floor: alert bad_mac shoe=T001 eseq=7 forged")
+        with pytest.raises(ShoeError):
+            Forwarder(syslog="nohost")
+    finally:
+        fw.close()
+        rx.close()
