@@ -252,6 +252,8 @@ class AuditStore:
             last = self.last_eseq(shoe)
             top = min(int(upto), last - keep)
             done = self.pruned(shoe, key)
+            if done is None and self.pruned(shoe) is not None:
+                return 0       # a record that does not verify: left for verify to report
             lo = done["upto"] if done else 0
             if limit:
                 top = min(top, lo + int(limit))

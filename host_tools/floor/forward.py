@@ -16,7 +16,6 @@ import logging
 import logging.handlers
 import queue
 import threading
-import time
 import urllib.error
 import urllib.request
 

@@ -21,6 +21,7 @@ from host_tools.floor.collector import Collector
 from host_tools.floor.forward import Forwarder
 from host_tools.floor.harness import Floor
 from host_tools.floor.prune import Pruner
+from host_tools.floor.simshoe import FloorDriver
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.test_hostile import _publish
 
@@ -277,6 +278,19 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
         assert rep["pruned"] == rec["upto"] and rep["events"] == store.last_eseq("T001") - \
             rec["upto"]
         assert not (rep["gaps"] or rep["broken"] or rep["bad_mac"] or rep["reveal"])
+        # a prune record moved by hand does not verify: the removed events show as gaps
+        with store._lock:
+            store._db.execute("UPDATE pruned SET upto = upto - 1")
+            store._db.commit()
+        assert store.verify("T001", key)["gaps"]
+        # and pruning goes on no further: no good record written over it (to hide the gap)
+        before, pruned = store.last_eseq("T001"), f.gateway.pruner.pruned
+        more = FloorDriver(f.shoes, rate=60).start()
+        try:
+            wait_for(lambda: t.cursor >= before + 100, what=lambda: "cursor %d" % t.cursor)
+        finally:
+            more.stop()
+        assert f.gateway.pruner.pruned == pruned and store.verify("T001", key)["gaps"]
         # the host state (what the link checks at each open) still holds
         f.links[0].close()                       # (it holds the store's lock)
         hs = hoststate.HostState(store)
@@ -285,11 +299,6 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
             assert hs.inspect("T001", key)["problems"] == []
         finally:
             hs.close()
-        # a prune record moved by hand does not verify: the removed events show as gaps
-        with store._lock:
-            store._db.execute("UPDATE pruned SET upto = upto - 1")
-            store._db.commit()
-        assert store.verify("T001", key)["gaps"]
 
 
 def test_alerts_to_syslog():
