@@ -316,3 +316,27 @@ def test_alerts_to_syslog():
     finally:
         fw.close()
         rx.close()
+
+
+def test_healthz_says_what_is_wrong():
+    """503 with the reason: a link down or the broker gone (gateway), a stalled loop (collector)."""
+    up = types.SimpleNamespace(up=lambda: True)
+    down = types.SimpleNamespace(up=lambda: False)
+    client = types.SimpleNamespace(is_connected=lambda: True)
+    gw = types.SimpleNamespace(name="gw", client=client, tables={
+        "T001": types.SimpleNamespace(link=up), "T002": types.SimpleNamespace(link=down)})
+    srv = metrics.serve("127.0.0.1:0", lambda: [], lambda: metrics.gateway_health(gw))
+    try:
+        code, body = _get(srv.url + "/healthz")
+        assert code == 503 and json.loads(body)["problems"] == ["link to T002 is down"]
+        gw.tables.pop("T002")
+        assert _get(srv.url + "/healthz")[0] == 200
+        assert _get(srv.url + "/nothing")[0] == 404
+    finally:
+        srv.stop()
+    c = Collector("mqtt://127.0.0.1:1", "postgresql://x", None, "c-health")
+    c.client, c.conn = client, types.SimpleNamespace(closed=False)
+    assert metrics.collector_health(c)[0] is True
+    c.ops.loop_at -= 10
+    ok, details = metrics.collector_health(c)
+    assert not ok and "has not run" in details["problems"][0]
