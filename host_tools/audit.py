@@ -70,6 +70,21 @@ CREATE TABLE IF NOT EXISTS host_record (
 CREATE TABLE IF NOT EXISTS acceptances (
     shoe TEXT NOT NULL, at REAL NOT NULL, record TEXT NOT NULL, mac BLOB NOT NULL);
 """
+# the floor gateway's pruning (prune()): per shoe the last event removed and its chain hash,
+# MAC'd under the shoe key, where verify() starts the chain
+_PRUNE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pruned (
+    shoe TEXT PRIMARY KEY, upto INTEGER NOT NULL, hash BLOB NOT NULL, at REAL NOT NULL,
+    mac BLOB NOT NULL);
+"""
+_PRUNE_TAG = b"shoectl-pruned\0"
+
+
+def _prune_mac(key, store_id, shoe, upto, h):
+    import hashlib
+    import hmac
+    return hmac.new(key, _PRUNE_TAG + codec.encode([bytes(store_id), str(shoe), int(upto),
+                                                     bytes(h)]), hashlib.sha256).digest()
 
 
 def default_path():
@@ -99,7 +114,7 @@ class AuditStore:
         self._batch = 0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
         try:
-            self._db.executescript(_SCHEMA + _HOST_SCHEMA)
+            self._db.executescript(_SCHEMA + _HOST_SCHEMA + _PRUNE_SCHEMA)
         except sqlite3.DatabaseError as e:  # not a database, truncated, damaged header
             self._db.close()
             raise HostStateError(self.path, "is not a readable SQLite database (%s): restore it "
@@ -165,11 +180,15 @@ class AuditStore:
         event of protocol 3 cannot be genuine and counts as a bad MAC.
         -> {"events", "bad_mac": [eseq], "body_mismatch": [eseq], "broken": [eseq],
             "gaps": [eseq], "unbound": [eseq], "last": eseq, "head": hex}"""
+        pruned = self.pruned(shoe, key)
         with self._lock:
             rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body FROM events "
-                                    "WHERE shoe=? ORDER BY eseq", (shoe,)).fetchall()
+                                    "WHERE shoe=? AND eseq>? ORDER BY eseq",
+                                    (shoe, pruned["upto"] if pruned else 0)).fetchall()
         bad, broken, gaps, differ, unbound = [], [], [], [], []
         last_e, last_h, bound_seen = 0, GENESIS, False
+        if pruned:        # the chain goes on from the last pruned event's recorded hash
+            last_e, last_h = pruned["upto"], pruned["hash"]
         for eseq, payload, prev, h, kind, body in rows:
             try:
                 k2, b2, e2, p2, h2, _, form = open_event(payload, key, shoe)
@@ -192,7 +211,67 @@ class AuditStore:
         return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
                 "gaps": gaps, "unbound": unbound, "last": last_e,
                 "head": last_h.hex() if last_h else None,
-                "reveal": reveal.audit(self.events(shoe))}
+                "pruned": pruned["upto"] if pruned else 0,
+                "reveal": reveal.audit(self.events(shoe, since=pruned["upto"] if pruned
+                                                   else 0))}
+
+    # ---- pruning (the floor gateway: host_tools/floor/prune.py) --------------------------------
+    def received_before(self, shoe, when):
+        """The highest eseq of `shoe` stored before time.time() `when` (0: none)."""
+        with self._lock:
+            r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND received<?",
+                                 (shoe, when)).fetchone()
+        return r[0] or 0
+
+    def pruned(self, shoe, key=None):
+        """The shoe's prune record {upto, hash, at} when it verifies under `key` (or with no key
+        given), else None: a record that does not verify is ignored, and verify() then sees
+        the removed events as gaps."""
+        with self._lock:
+            r = self._db.execute("SELECT upto, hash, at, mac FROM pruned WHERE shoe=?",
+                                 (shoe,)).fetchone()
+        if r is None:
+            return None
+        if key is not None:
+            import hmac
+            sid = self.store_id()
+            if sid is None or not hmac.compare_digest(
+                    _prune_mac(key, sid, shoe, r[0], bytes(r[1])), bytes(r[3])):
+                return None
+        return {"upto": r[0], "hash": bytes(r[1]), "at": r[2]}
+
+    def prune(self, shoe, key, upto, keep=64, limit=None):
+        """Remove the shoe's events up to `upto` (the caller's: what the floor holds), keeping
+        at least its last `keep` events (the host state re-checks the last 32 at each open,
+        and its record names the last one), cut back to the end of a round (after its
+        round_result or round_void) so no open round loses its commitments, and at most
+        `limit` rows at a time. The last removed event's eseq and chain hash are recorded,
+        MAC'd under the shoe key: verify() and the chain go on from there. -> rows removed."""
+        keep = max(int(keep), 33)
+        with self.transaction():
+            last = self.last_eseq(shoe)
+            top = min(int(upto), last - keep)
+            done = self.pruned(shoe, key)
+            if done is None and self.pruned(shoe) is not None:
+                return 0       # a record that does not verify: left for verify to report
+            lo = done["upto"] if done else 0
+            if limit:
+                top = min(top, lo + int(limit))
+            r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq>? AND "
+                                 "eseq<=? AND kind IN ('round_result', 'round_void')",
+                                 (shoe, lo, top)).fetchone()
+            top = r[0] if r and r[0] else 0
+            if top <= lo:
+                return 0
+            h = self._hash_of(shoe, top)
+            if h is None:
+                return 0
+            n = self._db.execute("DELETE FROM events WHERE shoe=? AND eseq<=?",
+                                 (shoe, top)).rowcount
+            sid = self.store_id(create=True)
+            self._db.execute("INSERT OR REPLACE INTO pruned VALUES (?,?,?,?,?)",
+                             (shoe, top, h, time.time(), _prune_mac(key, sid, shoe, top, h)))
+        return n
 
     def compare_live(self, shoe, eseq, head, acked, before=None):
         """The store against what the shoe itself says (its `status`): `eseq` its last event
@@ -320,7 +399,7 @@ class AuditStore:
         byte in the schema's text passes quick_check and breaks every query naming a column)."""
         ref = sqlite3.connect(":memory:")
         try:
-            ref.executescript(_SCHEMA + _HOST_SCHEMA)
+            ref.executescript(_SCHEMA + _HOST_SCHEMA + _PRUNE_SCHEMA)
             want = dict(ref.execute("SELECT name, sql FROM sqlite_master WHERE type='table'"))
         finally:
             ref.close()

@@ -34,6 +34,18 @@ def configure(p):
                    help="do not apply migrations (the login may not create tables or roles)")
     p.add_argument("--role", default="floor_collector",
                    help="SET ROLE to this after connecting (default floor_collector; '' for none)")
+    p.add_argument("--metrics", metavar="HOST:PORT",
+                   help="serve /healthz and Prometheus /metrics here (e.g. 127.0.0.1:9101)")
+    p.add_argument("--syslog", metavar="HOST:PORT|PATH",
+                   help="forward every alert to syslog (UDP HOST:PORT, or a socket like /dev/log)")
+    p.add_argument("--webhook", metavar="URL",
+                   help="forward alerts as JSON POSTs to this URL (retried, bounded queue; "
+                   "never delays a commit)")
+    p.add_argument("--skew-alert", type=float, default=5.0, metavar="S",
+                   help="alert when a gateway's clock is more than S seconds off this one's "
+                   "(default 5; 0: never)")
+    p.add_argument("--partitions-ahead", type=int, default=3, metavar="DAYS",
+                   help="create the daily event partitions this many days ahead (default 3)")
 
 
 def run(args):
@@ -60,15 +72,33 @@ def run(args):
         print("migrations applied: %s" % (", ".join(map(str, done)) or "none (up to date)"))
         return 0
     ring = keyring.load(args.keys)
+    fw = srv = None
+    if args.syslog or args.webhook:
+        from host_tools.floor.forward import Forwarder
+        fw = Forwarder(syslog=args.syslog, webhook=args.webhook)
+    if args.metrics:
+        from host_tools.floor import metrics
+        metrics.address(args.metrics)          # a bad address: refused before anything starts
+    if not 1 <= args.partitions_ahead <= 60:
+        raise ShoeError("--partitions-ahead must be 1..60 days")
     c = Collector(args.broker, args.db, ring, args.name, role=args.role or None,
                   migrate=not args.no_migrate, replay_alert=args.replay_alert,
-                  per_lease=args.per_lease).start()
+                  per_lease=args.per_lease, forward=fw, skew_alert=args.skew_alert,
+                  partitions_ahead=args.partitions_ahead).start()
     name = c.name
-    print("collector %s: %d shoe keys, %s -> PostgreSQL" % (name, len(ring), args.broker),
-          flush=True)
     try:
+        if args.metrics:
+            srv = metrics.serve(args.metrics, lambda: metrics.collector_samples(c),
+                                lambda: metrics.collector_health(c))
+        print("collector %s: %d shoe keys, %s -> PostgreSQL%s" % (
+            name, len(ring), args.broker, ", metrics %s/metrics" % srv.url if srv else ""),
+            flush=True)
         wait_for_signal(lambda: print("collector %s: %s, %d shoes held" % (
             name, c.counts, len(c.owned)), flush=True), every=30.0)
     finally:
+        if srv:
+            srv.stop()
         c.stop()
+        if fw:
+            fw.close()
     return 0

@@ -36,6 +36,14 @@ def configure(p):
                    help="the API credential: a key file the operator gives (mode 0600, at least "
                    "16 bytes); default: a fresh random key written 0600 beside the socket "
                    "(<socket without .sock>.key) at each start")
+    # ---- ops (issue 20, item 5): metrics and store pruning (host_tools/floor/prune.py)
+    p.add_argument("--metrics", metavar="HOST:PORT",
+                   help="serve /healthz and Prometheus /metrics here (e.g. 127.0.0.1:9102)")
+    p.add_argument("--prune-after", type=float, metavar="HOURS",
+                   help="remove from the local store the events the broker acknowledged more "
+                   "than HOURS ago (keeping the last --prune-keep); default: keep everything")
+    p.add_argument("--prune-keep", type=int, default=1000, metavar="N",
+                   help="with --prune-after: always keep the last N events (default 1000)")
 
 
 def _drain(link, stop):
@@ -103,6 +111,7 @@ def run(args):
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
                      fetch_config=True)
         gw.add(shoe, link, store)
+        _ops(args, gw)     # ops: pruning, /metrics (host_tools/floor/prune.py, metrics.py)
         gw.start()
         print("gateway: shoe %s on %s -> %s (store %s)" % (shoe, args.port, args.broker,
                                                          store.path), flush=True)
@@ -113,8 +122,26 @@ def run(args):
         stop.set()
         if api:
             api.stop()
+        if gw and getattr(gw, "metrics_server", None):
+            gw.metrics_server.stop()
         if gw:
             gw.stop()
         link.close()
         store.close()
     return 0
+
+
+def _ops(args, gw):
+    """--prune-after and --metrics: the pruner on the gateway, the metrics server started."""
+    from host_tools.errors import ShoeError
+    if args.prune_after is not None:
+        from host_tools.floor.prune import Pruner
+        if args.prune_after <= 0:
+            raise ShoeError("--prune-after must be a positive number of hours")
+        gw.pruner = Pruner(keep_s=args.prune_after * 3600.0, keep=args.prune_keep)
+    gw.metrics_server = None
+    if args.metrics:
+        from host_tools.floor import metrics
+        gw.metrics_server = metrics.serve(args.metrics, lambda: metrics.gateway_samples(gw),
+                                          lambda: metrics.gateway_health(gw))
+    return gw.metrics_server

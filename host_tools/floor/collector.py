@@ -92,8 +92,13 @@ class _Head:
 class Collector:
     def __init__(self, broker_url, db_url, keyring, name=None, role="floor_collector",
                  prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True,
-                 replay_alert=1000, replay_window=60.0, per_lease=False):
+                 replay_alert=1000, replay_window=60.0, per_lease=False, forward=None,
+                 skew_alert=5.0, partitions_ahead=3):
         self.migrate = migrate
+        self.forward = forward            # forward.Forwarder: alerts to syslog / a webhook
+        self.skew_alert = skew_alert      # seconds of gateway clock skew that raise an alert
+        self.partitions_ahead = partitions_ahead
+        self.ops = _Ops()                 # figures for /metrics and /healthz (metrics.py)
         # per_lease: subscribe to the events of the leased shoes only (the states of all: they
         # say which shoes there are); else to every shoe's events, dropping others' shoes'
         self.per_lease = per_lease
@@ -218,7 +223,8 @@ class Collector:
         self._subscribed.add(shoe)
 
     def _on_message(self, client, userdata, msg):
-        self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos))
+        self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos, bool(msg.retain),
+                    time.time()))
 
     def _ask_replay(self, shoe, h, now):
         # at most every 3 s per shoe: a replay re-sends the whole range, and asking again
@@ -281,6 +287,9 @@ class Collector:
         next_lease = 0.0
         while not self._stop.is_set():
             now = time.monotonic()
+            self.ops.loop_at = time.time()
+            if now >= self.ops.next_maintain:
+                self._maintain(now)
             if now >= next_lease:
                 try:
                     self._leases()
@@ -300,11 +309,33 @@ class Collector:
                 self._process(batch)
             except Exception as e:   # never die: what was not acknowledged comes again (replay)
                 self.last_error = "%s: %s" % (type(e).__name__, e)
+                self.ops.error_at = time.time()
+
+    def _maintain(self, now):
+        """Every minute: the event partitions for today and `partitions_ahead` days on
+        (migrations/004_partitions.sql: created by the owner's function, not owned by this
+        role), and the number of open alerts (metrics)."""
+        self.ops.next_maintain = now + 60.0
+        try:
+            made = self.conn.execute("SELECT floor_event_partitions(clock_timestamp(), %s)",
+                                     (self.partitions_ahead + 1,)).fetchall()
+            self.ops.partitions_made += len(made)
+            self.ops.ahead_ok = self.partitions_ahead
+            self.ops.open_alerts = self.conn.execute(
+                "SELECT count(*) FROM alerts WHERE closed_at IS NULL").fetchone()[0]
+        except Exception as e:       # database away: the next round tries again (sooner)
+            self.last_error = "partitions: %s" % e
+            self.ops.error_at = time.time()
+            self.ops.ahead_ok = 0
+            self.ops.next_maintain = now + 5.0
 
     def _process(self, batch):
         now = time.monotonic()
         w = _Writes()
-        for topic, payload, mid, qos in batch:
+        for item in batch:
+            # (topic, payload, mid, qos, retained, arrival time) from _on_message
+            topic, payload, mid, qos = item[:4]
+            arrived = item[5] if len(item) > 5 and not item[4] else None
             shoe, what = mqtt.shoe_of(topic, self.prefix)
             if shoe is None:
                 continue
@@ -323,7 +354,7 @@ class Collector:
             if what == "events":
                 self._event(shoe, h, payload, w)
             elif what == "state":
-                self._state(shoe, h, payload, w)
+                self._state(shoe, h, payload, w, arrived)
         for shoe, h in self.owned.items():    # holes that do not fill
             if h.pending and h.gap_since is not None:
                 if now - h.gap_since > self.gap_timeout:
@@ -347,12 +378,17 @@ class Collector:
             self._commit(w)
         except Exception as e:
             self.last_error = str(e)
+            self.ops.error_at = time.time()
+            self.ops.next_maintain = 0.0      # a partition missing? make sure at once
             for shoe in list(w.touched):      # reload what the database really holds
                 self.owned.pop(shoe, None)
                 self.conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))",
                                   (_LOCK_NS, shoe))
             return
-        for topic, payload, mid, qos in batch:
+        times = [b[5] for b in batch if len(b) > 5]
+        if times:
+            self.ops.lag = time.time() - min(times)
+        for topic, payload, mid, qos, *_ in batch:
             if qos:
                 self.client.ack(mid, qos)
 
@@ -385,6 +421,10 @@ class Collector:
             if same == payload:
                 self.counts["duplicates"] += 1
                 self._replayed(shoe, h, eseq, w)
+            elif same is None and eseq <= self._horizon(shoe):
+                # archived and dropped by the retention (floor-retention): not stored again
+                self.counts["duplicates"] += 1
+                self._replayed(shoe, h, eseq, w)
             elif same is None:
                 # a late arrival into a hole already alerted as a gap: store it, chained to
                 # its predecessor if that is held
@@ -411,6 +451,11 @@ class Collector:
             return
         self._accept(shoe, h, payload, w, opened=(kind, body, eseq, prev, head, mac))
         self._drain(shoe, h, w)
+
+    def _horizon(self, shoe):
+        r = self.conn.execute("SELECT eseq FROM event_horizon WHERE shoe = %s",
+                              (shoe,)).fetchone()
+        return r[0] if r else 0
 
     def _drain(self, shoe, h, w):
         while h.eseq + 1 in h.pending:
@@ -493,7 +538,7 @@ class Collector:
             w.alert(shoe, None, kind, ("state message refused, not shown: %s (further ones are "
                                        "counted in the table's state_refused)" % detail)[:500])
 
-    def _state(self, shoe, h, payload, w):
+    def _state(self, shoe, h, payload, w, arrived=None):
         key = self.keys.get(shoe)
         if key is None:                     # (quarantined before it gets here)
             return
@@ -524,11 +569,42 @@ class Collector:
                                "store", w)
             return
         h.state_ctr, h.state_mac, h.published = ctr, mac, published
+        if arrived is not None:
+            self._skew(shoe, arrived - at, arrived, w)
         # link health, the published cursor and the configuration; phase, round and results
         # on the tile come from verified events only
         w.gateway[shoe] = (shown, ctr, mac, min(at, time.time()))
         if isinstance(st.get("config"), dict):   # the table's pay table and rules (status reply)
             self.config[shoe] = st["config"]
+
+    def _skew(self, shoe, skew, arrived, w):
+        """The gateway's clock against ours, from verified state messages that came live (not
+        the retained one a subscription delivers: that one is as old as it is). Its signed `at`
+        is when the gateway sent it; transit only adds to `arrived - at`, so a gateway ahead by
+        more than `skew_alert` seconds shows at once, and one behind by the smallest value over
+        the last 30 s, once that holds 3 states spread over 10 s or more (a backlog the broker
+        queued while this collector was away arrives in one burst, late, and is no skew).
+        A `clock_skew` alert, at most one per shoe every 30 s."""
+        obs = self.ops.skew_obs.setdefault(shoe, [])
+        obs.append((arrived, skew))
+        while obs and obs[0][0] < arrived - 30.0:
+            obs.pop(0)
+        least = min(v for _, v in obs)
+        self.ops.skew[shoe] = least if skew >= 0 else skew
+        if not self.skew_alert:
+            return
+        if skew < -self.skew_alert:
+            off = -skew
+        elif least > self.skew_alert and len(obs) >= 3 and obs[-1][0] - obs[0][0] >= 10.0:
+            off = least
+        else:
+            return
+        now = time.monotonic()
+        if now - self._state_alerted.get((shoe, "clock_skew"), -1e9) >= _ALERT_EVERY:
+            self._state_alerted[(shoe, "clock_skew")] = now
+            w.alert(shoe, None, "clock_skew", "the gateway's clock is %.1f s %s the collector's "
+                    "(alert past %.1f s): times from that table are suspect"
+                    % (off, "ahead of" if skew < 0 else "behind", self.skew_alert))
 
     # ---- writing ----------------------------------------------------------------------------
     def _commit(self, w):
@@ -540,8 +616,9 @@ class Collector:
                 with c.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, "
-                        "chain, collector) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-                        "ON CONFLICT (shoe, eseq) DO NOTHING", w.events)
+                        "chain, collector) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", w.events)
+                # (shoe, eseq) stored once: the insert trigger skips a duplicate across the
+                # day partitions (migrations/004_partitions.sql), as ON CONFLICT DO NOTHING did
             if w.rounds:
                 with c.cursor() as cur:
                     cur.executemany("INSERT INTO rounds (shoe, eseq, round, outcome, summary, "
@@ -596,8 +673,44 @@ class Collector:
         t = time.time()
         self.counts["stored"] += len(w.events)
         self.counts["alerts"] += len(w.alerts) + len(w.unknown)
+        self.ops.committed(t, self.counts["stored"])
+        if self.forward is not None and (w.alerts or w.unknown):
+            self.forward.send([{"shoe": a[0], "eseq": a[1], "kind": a[2], "detail": a[3],
+                                "collector": self.name, "at": t} for a in w.alerts] +
+                              [{"shoe": u, "eseq": None, "kind": "unknown_shoe", "detail":
+                                "messages for a shoe id this floor has no key for",
+                                "collector": self.name, "at": t} for u in w.unknown])
         if self.on_commit and w.events:
             self.on_commit([(e[0], e[1]) for e in w.events], t)
+
+
+class _Ops:
+    """What /metrics and /healthz read (host_tools/floor/metrics.py)."""
+
+    def __init__(self):
+        self.loop_at = time.time()
+        self.next_maintain = 0.0
+        self.last_commit = None
+        self.error_at = 0.0
+        self.lag = 0.0
+        self.skew = {}                # shoe -> collector clock minus the gateway's (s)
+        self.skew_obs = {}            # shoe -> [(arrived, skew)] of the last 30 s
+        self.open_alerts = 0
+        self.ahead_ok = 0
+        self.partitions_made = 0
+        self._marks = []              # (time, stored) of recent commits
+
+    def committed(self, t, stored):
+        self.last_commit = t
+        self._marks.append((t, stored))
+        while len(self._marks) > 2 and self._marks[0][0] < t - 10.0:
+            self._marks.pop(0)
+
+    def rate(self):
+        m = list(self._marks)
+        if len(m) < 2 or time.time() - m[-1][0] > 10.0:
+            return 0.0
+        return (m[-1][1] - m[0][1]) / max(1e-3, m[-1][0] - m[0][0])
 
 
 def _summary(res):

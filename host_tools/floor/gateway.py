@@ -258,6 +258,8 @@ class Gateway:
         if changed and now - self._saved_at > 0.2:
             self._saved_at = now
             self._save_cursors()
+            if getattr(self, "pruner", None) is not None:   # ops: the store pruned up to the
+                self.pruner.after_save(self)                # saved cursor (floor/prune.py)
 
     def _fetch_config(self, t):
         """The table's configuration (pay table, rules) from the shoe's status reply: the

@@ -1,0 +1,189 @@
+"""/healthz and Prometheus /metrics for the floor's processes (collector, gateway, view).
+
+    srv = serve("127.0.0.1:9101", samples, health)   # a daemon thread; srv.url; srv.stop()
+        samples() -> [(name, type, help, [(labels dict, value), ...]), ...]
+        health()  -> (ok, {details})      GET /healthz: 200 or 503 with the details as JSON
+    collector_samples(c), collector_health(c), gateway_samples(gw), gateway_health(gw)
+
+The text exposition format 0.0.4 is written by hand (no dependency). Nothing secret is exposed:
+counters, cursors, shoe ids and link state only.
+"""
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from host_tools.errors import ShoeError
+
+
+def _esc(v):
+    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def render(families):
+    out = []
+    for name, kind, help_, samples in families:
+        out.append("# HELP %s %s" % (name, help_))
+        out.append("# TYPE %s %s" % (name, kind))
+        for labels, value in samples:
+            lab = ",".join('%s="%s"' % (k, _esc(v)) for k, v in sorted(labels.items()))
+            v = float(value)
+            text = "NaN" if math.isnan(v) else repr(v) if not v.is_integer() else "%d" % v
+            out.append("%s%s %s" % (name, "{%s}" % lab if lab else "", text))
+    return "\n".join(out) + "\n"
+
+
+def address(text):
+    host, _, port = (text or "").rpartition(":")
+    if not host or not port.isdigit():
+        raise ShoeError("--metrics must be HOST:PORT, e.g. 127.0.0.1:9101")
+    return host, int(port)
+
+
+class _Server:
+    def __init__(self, httpd):
+        self.httpd = httpd
+        self.thread = threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        h, p = self.httpd.server_address[:2]
+        return "http://%s:%d" % (h, p)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def serve(where, samples, health):
+    host, port = address(where) if isinstance(where, str) else where
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            try:
+                if self.path == "/metrics":
+                    body, code = render(samples()).encode(), 200
+                    ctype = "text/plain; version=0.0.4; charset=utf-8"
+                elif self.path == "/healthz":
+                    ok, details = health()
+                    body, code = json.dumps(dict(details, ok=ok), sort_keys=True,
+                                            default=str).encode(), 200 if ok else 503
+                    ctype = "application/json"
+                else:
+                    body, code, ctype = b"not found\n", 404, "text/plain"
+            except Exception as e:       # a figure that fails to read: say so, stay up
+                body, code, ctype = ("error: %s\n" % type(e).__name__).encode(), 500, "text/plain"
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    try:
+        httpd = ThreadingHTTPServer((host, port), Handler)
+    except OSError as e:
+        raise ShoeError("cannot serve metrics on %s:%d: %s" % (host, port, e.strerror))
+    httpd.daemon_threads = True
+    return _Server(httpd)
+
+
+# ---- the collector ------------------------------------------------------------------------------
+def collector_samples(c):
+    now = time.time()
+    o = c.ops
+    fams = [
+        ("shoe_collector_events_stored_total", "counter", "events committed to PostgreSQL",
+         [({}, c.counts["stored"])]),
+        ("shoe_collector_events_per_second", "gauge", "events committed per second (last 10 s)",
+         [({}, o.rate())]),
+        ("shoe_collector_messages_total", "counter", "messages by what became of them",
+         [({"outcome": k}, v) for k, v in sorted(c.counts.items()) if k != "stored"]),
+        ("shoe_collector_queue_depth", "gauge", "MQTT messages received, not yet processed",
+         [({}, c.q.qsize())]),
+        ("shoe_collector_lag_seconds", "gauge", "receive to commit of the last batch's oldest "
+         "message", [({}, o.lag)]),
+        ("shoe_collector_behind_events", "gauge", "events the gateways published that this "
+         "collector's leased shoes do not hold yet", [({}, sum(
+             max(0, h.published - h.eseq) for h in list(c.owned.values())))]),
+        ("shoe_collector_alerts_total", "counter", "alerts raised", [({}, c.counts["alerts"])]),
+        ("shoe_collector_open_alerts", "gauge", "open alerts on the floor (all collectors)",
+         [({}, o.open_alerts)]),
+        ("shoe_collector_leases", "gauge", "shoes this collector holds the lease of",
+         [({}, len(c.owned))]),
+        ("shoe_collector_last_commit_timestamp_seconds", "gauge", "time of the last commit "
+         "(Unix)", [({}, o.last_commit or 0)]),
+        ("shoe_collector_gateway_clock_skew_seconds", "gauge", "collector clock minus the "
+         "gateway's (from its signed live state messages)",
+         [({"shoe": s}, v) for s, v in sorted(o.skew.items())]),
+        ("shoe_collector_partitions_ahead", "gauge", "days of event partitions created ahead",
+         [({}, o.ahead_ok)]),
+        ("shoe_collector_up", "gauge", "1 while the loop runs", [({}, 1 if now - o.loop_at < 5
+                                                                        else 0)]),
+    ]
+    fw = c.forward
+    if fw is not None:
+        fams.append(("shoe_collector_alerts_forwarded_total", "counter", "alerts forwarded "
+                     "outside the page, by result", [({"result": k}, v)
+                                                     for k, v in sorted(fw.counts.items())]))
+        fams.append(("shoe_collector_alert_queue_depth", "gauge", "alerts waiting for the "
+                     "webhook", [({}, fw.queued())]))
+    return fams
+
+
+def collector_health(c):
+    o = c.ops
+    problems = []
+    if time.time() - o.loop_at > 5:
+        problems.append("the collector loop has not run for %.0f s" % (time.time() - o.loop_at))
+    if c.client is None or not c.client.is_connected():
+        problems.append("not connected to the broker")
+    if c.conn is None or c.conn.closed:
+        problems.append("no PostgreSQL connection")
+    if c.last_error and o.last_commit and o.error_at > o.last_commit:
+        problems.append("last error: %s" % str(c.last_error)[:200])
+    return not problems, {"name": c.name, "leases": len(c.owned), "queue": c.q.qsize(),
+                          "last_commit": o.last_commit, "problems": problems}
+
+
+# ---- the gateway --------------------------------------------------------------------------------
+def _link_up(t):
+    try:
+        return bool(t.link.up())
+    except Exception:
+        return False
+
+
+def gateway_samples(gw):
+    tables = sorted(list(gw.tables.items()))
+    connected = gw.client is not None and gw.client.is_connected()
+    return [
+        ("shoe_gateway_broker_connected", "gauge", "1 while connected to the broker",
+         [({}, 1 if connected else 0)]),
+        ("shoe_gateway_link_up", "gauge", "1 while the shoe's link is up",
+         [({"shoe": s}, 1 if _link_up(t) else 0) for s, t in tables]),
+        ("shoe_gateway_store_head", "gauge", "highest event held in the local store",
+         [({"shoe": s}, t.state.get("head") or 0) for s, t in tables]),
+        ("shoe_gateway_published_cursor", "gauge", "every event up to this one acknowledged by "
+         "the broker", [({"shoe": s}, t.cursor) for s, t in tables]),
+        ("shoe_gateway_inflight", "gauge", "events published, not yet acknowledged",
+         [({"shoe": s}, len(t.inflight)) for s, t in tables]),
+        ("shoe_gateway_published_total", "counter", "events acknowledged by the broker",
+         [({}, gw.published)]),
+        ("shoe_gateway_republished_total", "counter", "events published again on a replay "
+         "request", [({}, gw.republished)]),
+        ("shoe_gateway_pruned_total", "counter", "events pruned from the local store",
+         [({}, getattr(getattr(gw, "pruner", None), "pruned", 0))]),
+    ]
+
+
+def gateway_health(gw):
+    connected = gw.client is not None and gw.client.is_connected()
+    links = {s: _link_up(t) for s, t in list(gw.tables.items())}
+    problems = ([] if connected else ["not connected to the broker"]) + [
+        "link to %s is down" % s for s, up in sorted(links.items()) if not up]
+    return not problems, {"name": gw.name, "links": links, "problems": problems}
