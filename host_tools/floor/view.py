@@ -5,11 +5,16 @@
     GET  /login, POST /login    the login form (argon2-hashed users, auth.py); POST /logout
     GET  /               the floor: one tile per table (phase, round, last result, open
                          irregularities and alerts, link health, age of the last event)
-    GET  /table/<shoe>   drill-down: the table's recent rounds (with the engine's verdict), alerts
+    GET  /table/<shoe>   drill-down: the shift's win/loss, hands per hour and hold with small SVG
+                         charts, the table's recent rounds (with the engine's verdict), alerts
+    GET  /round/<shoe>/<round>   one round: every card in dealing order once the round is
+                         revealed (none before, for any role), each wager, the engine's verdict
+    GET  /timeline/<shoe>        the table's irregularities and alerts in time order
     GET  /alerts         every open alert (and the latest closed ones); acknowledgement
     GET  /audit          the view's own access log (logins, failures, acknowledgements, refusals)
     GET  /events         server-sent events: "floor" messages with the changed tables
-    GET  /api/me | /api/floor | /api/table/<shoe> | /api/alerts | /api/audit   JSON (/api/alerts
+    GET  /api/me | /api/floor | /api/table/<shoe> | /api/alerts | /api/audit
+         /api/round/<shoe>/<round> | /api/timeline/<shoe>                    JSON (/api/alerts
                          also lists the quarantined shoe ids: messages for shoes with no key)
     POST /api/alerts/<id>/ack                                                    (CSRF token)
 
@@ -47,6 +52,25 @@ _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_re
                "'irregularity') AS irregularities")
 
 
+# Per settled round of one table since a time: the house's win (minus the seats' nets, from the
+# round's summary) and the amount wagered (every wager's amount in the result event, raises
+# included). Malformed values count as nothing rather than fail the page.
+_SHIFT_SQL = """
+SELECT r.eseq, r.round, r.outcome, r.settled_at,
+  coalesce((SELECT -sum((n.value #>> '{}')::numeric) FROM jsonb_each(CASE WHEN
+            jsonb_typeof(r.summary->'seats') = 'object' THEN r.summary->'seats' ELSE '{}' END) n
+            WHERE jsonb_typeof(n.value) = 'number'), 0)::float8 AS house,
+  coalesce((SELECT sum((w.value->'amount' #>> '{}')::numeric) FROM events e,
+            jsonb_each(CASE WHEN jsonb_typeof(e.body->'seats') = 'object' THEN e.body->'seats'
+                       ELSE '{}' END) s,
+            jsonb_each(CASE WHEN jsonb_typeof(s.value->'wagers') = 'object' THEN s.value->'wagers'
+                       ELSE '{}' END) w
+            WHERE e.shoe = r.shoe AND e.eseq = r.eseq AND e.kind = 'round_result'
+              AND jsonb_typeof(w.value->'amount') = 'number'), 0)::float8 AS wagered
+FROM rounds r WHERE r.shoe = %s AND r.settled_at >= to_timestamp(%s) ORDER BY r.eseq
+LIMIT 5000"""
+
+
 def _row(cur, r):
     out = {}
     for d, v in zip(cur.description, r):
@@ -65,12 +89,16 @@ _ACK = frozenset(("surveillance", "admin"))
 ROUTES = (
     ("GET", r"/", _ALL, "page"),
     ("GET", r"/table/[^/]+", _ALL, "page"),
+    ("GET", r"/round/[^/]+/[0-9]{1,9}", _WATCH, "page"),
+    ("GET", r"/timeline/[^/]+", _WATCH, "page"),
     ("GET", r"/alerts", _WATCH, "page"),
     ("GET", r"/audit", _AUDIT, "page"),
     ("GET", r"/events", _ALL, "stream"),
     ("GET", r"/api/me", _ALL, "api"),
     ("GET", r"/api/floor", _ALL, "api"),
     ("GET", r"/api/table/[^/]+", _ALL, "api"),
+    ("GET", r"/api/round/[^/]+/[0-9]{1,9}", _WATCH, "api"),
+    ("GET", r"/api/timeline/[^/]+", _WATCH, "api"),
     ("GET", r"/api/alerts", _WATCH, "api"),
     ("GET", r"/api/audit", _AUDIT, "api"),
     ("POST", r"/api/alerts/[0-9]{1,18}/ack", _ACK, "api"),
@@ -85,7 +113,8 @@ class FloorView:
     def __init__(self, db_url, host="127.0.0.1", port=0, role="floor_reader", tick=1.0,
                  users=None, trust_header=None, trust_groups_header="X-Remote-Groups",
                  role_map=None, cert=None, key=None, idle=1800.0, absolute=12 * 3600.0,
-                 login_limit=5, login_window=300.0, access_log=None):
+                 login_limit=5, login_window=300.0, access_log=None, shift_hours=8,
+                 shift_origin=6):
         if (users is None) == (not trust_header):
             raise ShoeError("the floor view needs users (shoectl floor-user add ... --users FILE)"
                             " or an identity provider header (--trust-header), one of the two")
@@ -106,6 +135,9 @@ class FloorView:
         self.access_log = Path(access_log) if access_log else None
         self.acks = {}                # alert id -> {"by", "role", "at"} (this view's memory)
         self._alock = threading.Lock()
+        if not (0 < shift_hours <= 24 and 0 <= shift_origin < 24):
+            raise ShoeError("a shift is 1..24 hours, starting at 0..23 h UTC")
+        self.shift_hours, self.shift_origin = shift_hours, shift_origin
         self.db_url = db_url
         self.role = role
         self.tick = tick
@@ -154,7 +186,123 @@ class FloorView:
                             " WHERE shoe = %s ORDER BY eseq DESC LIMIT 20", (shoe,))
         alerts = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM alerts "
                             "WHERE shoe = %s ORDER BY id DESC LIMIT 50", (shoe,))
-        return {"table": t[0], "rounds": rounds, "alerts": alerts}
+        return {"table": t[0], "rounds": rounds, "alerts": alerts, "shift": self.shift(shoe)}
+
+    def shift_start(self, now=None):
+        """The current shift's start (UTC): shifts of shift_hours from shift_origin h UTC."""
+        now = time.time() if now is None else now
+        length = self.shift_hours * 3600.0
+        origin = self.shift_origin * 3600.0
+        return now - ((now - origin) % length)
+
+    def shift(self, shoe, now=None):
+        """The shift's figures for one table, computed by PostgreSQL from `rounds` (and each
+        result's wagers from its event): per settled round the house's win (minus the seats'
+        nets) and the amount wagered; win/loss, hands, hands per hour while dealing, hold."""
+        now = time.time() if now is None else now
+        start = self.shift_start(now)
+        rows = self.query(_SHIFT_SQL, (shoe, start))
+        won = sum(r["house"] for r in rows if r["outcome"] == "result")
+        wagered = sum(r["wagered"] for r in rows if r["outcome"] == "result")
+        hands = sum(1 for r in rows if r["outcome"] == "result")
+        span = rows[-1]["settled_at"] - rows[0]["settled_at"] if len(rows) > 1 else 0
+        return {"start": start, "hours": self.shift_hours, "now": now, "hands": hands,
+                "voids": len(rows) - hands, "win": won, "wagered": wagered,
+                "hold": (won / wagered) if wagered else None,
+                "per_hour": (len(rows) - 1) * 3600.0 / span if span > 0 else None,
+                "series": [{"eseq": r["eseq"], "round": r["round"], "at": r["settled_at"],
+                            "outcome": r["outcome"], "house": r["house"],
+                            "wagered": r["wagered"]} for r in rows]}
+
+    def round_view(self, shoe, rnd):
+        """One round of one table (its latest round of that number). Its cards, in dealing
+        order, only once the round is revealed (a `reveal` event) or over (a result or a void
+        from firmware that dealt cards in clear): before that the page gets each dealt
+        position's target and no card, whatever the role; the cards are not even selected."""
+        if not self.query("SELECT 1 FROM shoes WHERE shoe = %s", (shoe,)):
+            return None
+        r = self.query("SELECT eseq, round, outcome, summary, reeval, settled_at FROM rounds "
+                       "WHERE shoe = %s AND round = %s ORDER BY eseq DESC LIMIT 1", (shoe, rnd))
+        r = r[0] if r else None
+        lo = self.query("SELECT coalesce(max(eseq), 0) AS lo FROM rounds WHERE shoe = %s" + (
+            " AND eseq < %s" if r else ""), (shoe, r["eseq"]) if r else (shoe,))[0]["lo"]
+        hi = r["eseq"] if r else None
+        bound = "shoe = %s AND eseq > %s" + (" AND eseq <= %s" if r else "") + \
+            " AND body->>'round' = %s"
+        args = (shoe, lo) + ((hi,) if r else ()) + (str(rnd),)
+        # no card field in this one: what was dealt to whom, what was wagered
+        evs = self.query("SELECT eseq, kind, received_at, body->'position' AS position, "
+                         "body->>'target' AS target, CASE WHEN kind = 'round_open' THEN "
+                         "body->'seats' END AS wagers, CASE WHEN kind = 'round_void' THEN "
+                         "body->>'reason' END AS reason FROM events WHERE " + bound +
+                         " AND kind IN ('round_open', 'card', 'deal_complete', 'reveal', "
+                         "'round_result', 'round_void') ORDER BY eseq", args)
+        if not evs and r is None:
+            return None
+        kinds = {e["kind"] for e in evs}
+        revealed = "reveal" in kinds or "round_result" in kinds or "round_void" in kinds
+        opened = next((e for e in evs if e["kind"] == "round_open"), None)
+        dealt = [{"position": e["position"], "target": e["target"], "card": None}
+                 for e in evs if e["kind"] == "card"]
+        out = {"shoe": shoe, "round": rnd, "revealed": revealed, "settled": r,
+               "opened_at": opened["received_at"] if opened else None,
+               "wagers": (opened or {}).get("wagers") or {}, "dealt": dealt, "seats": None,
+               "dealer": None, "void": next((e["reason"] for e in evs
+                                             if e["kind"] == "round_void"), None),
+               "alerts": self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM "
+                                    "alerts WHERE shoe = %s AND eseq > %s" + (
+                                        " AND eseq <= %s" if r else "") + " ORDER BY id",
+                                    (shoe, lo) + ((hi,) if r else ()))}
+        if not revealed:
+            return out
+        # revealed: the cards, from the reveal (dealing order) or, from firmware that dealt
+        # them in clear, from each card event; the result's hands, wagers and nets
+        cards = self.query("SELECT kind, body->'position' AS position, body->>'card' AS card, "
+                           "CASE WHEN kind = 'reveal' THEN body->'cards' END AS cards, CASE WHEN "
+                           "kind = 'round_result' THEN jsonb_build_object('seats', body->'seats',"
+                           " 'dealer', body->'dealer', 'all_six_card', body->'all_six_card') END "
+                           "AS result FROM events WHERE " + bound + " AND kind IN ('card', "
+                           "'reveal', 'round_result') ORDER BY eseq", args)
+        shown = next((c["cards"] for c in cards if c["kind"] == "reveal"), None)
+        clear = {c["position"]: c["card"] for c in cards if c["kind"] == "card"}
+        for d in dealt:
+            p = d["position"]
+            if isinstance(shown, list) and isinstance(p, int) and 0 <= p < len(shown):
+                d["card"] = shown[p]
+            else:
+                d["card"] = clear.get(p)
+        res = next((c["result"] for c in cards if c["kind"] == "round_result"), None)
+        if res:
+            out["seats"], out["dealer"] = res.get("seats"), res.get("dealer")
+            out["all_six_card"] = res.get("all_six_card")
+        return out
+
+    def timeline(self, shoe, hours=24.0):
+        """The table's irregularities (raised and cleared, from its events) and every alert
+        raised or closed, in time order, over the last `hours`."""
+        if not self.query("SELECT 1 FROM shoes WHERE shoe = %s", (shoe,)):
+            return None
+        since = time.time() - hours * 3600.0
+        evs = self.query("SELECT eseq, kind, received_at AS at, body->>'id' AS ref, "
+                         "body->>'reason' AS reason, body->>'detail' AS detail, body->>'round' "
+                         "AS round FROM events WHERE shoe = %s AND received_at >= to_timestamp("
+                         "%s) AND kind IN ('irregularity', 'irregularity_cleared', 'round_void')"
+                         " ORDER BY eseq DESC LIMIT 500", (shoe, since))
+        als = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM alerts WHERE "
+                         "shoe = %s AND (raised_at >= to_timestamp(%s) OR closed_at >= "
+                         "to_timestamp(%s)) ORDER BY id DESC LIMIT 500", (shoe, since, since))
+        items = [{"at": e["at"], "what": e["kind"], "eseq": e["eseq"], "round": e["round"],
+                  "detail": ("%s%s" % (e["reason"] or "", ": " + e["detail"]
+                                       if e["detail"] else "")) or None, "ref": e["ref"]}
+                 for e in evs]
+        for a in als:
+            items.append({"at": a["raised_at"], "what": "alert", "kind": a["kind"],
+                          "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
+            if a["closed_at"] is not None:
+                items.append({"at": a["closed_at"], "what": "alert_closed", "kind": a["kind"],
+                              "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
+        items.sort(key=lambda i: (i["at"], i.get("eseq") or 0))
+        return {"shoe": shoe, "since": since, "items": items}
 
     def alerts(self):
         rows = self.query("(SELECT id, shoe, eseq, kind, detail, collector, raised_at, closed_at"
@@ -519,6 +667,12 @@ class FloorView:
                     return self._json({"tables": view.floor(), "now": time.time()}, headers=extra)
                 if path.startswith("/api/table/"):
                     return self._json(view.table(path[len("/api/table/"):]), headers=extra)
+                if path.startswith("/api/round/"):
+                    shoe, rnd = path[len("/api/round/"):].split("/")
+                    return self._json(view.round_view(shoe, int(rnd)), headers=extra)
+                if path.startswith("/api/timeline/"):
+                    return self._json(view.timeline(path[len("/api/timeline/"):]),
+                                      headers=extra)
                 if path == "/api/alerts":
                     return self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
                                        "now": time.time()}, headers=extra)

@@ -37,7 +37,8 @@ def _users(tmp_path):
 
 
 def _concrete(pattern):
-    return pattern.replace("[^/]+", "T001").replace("[0-9]{1,18}", "1")
+    return pattern.replace("[^/]+", "T001").replace("[0-9]{1,18}", "1").replace("[0-9]{1,9}",
+                                                                                 "1")
 
 
 class Clock:
@@ -55,6 +56,8 @@ def view(tmp_path, db_url):
     c.execute("INSERT INTO alerts (shoe, kind, detail, collector) "
               "VALUES ('T001', 'bad_mac', 'test', 'c1')")
     c.execute("INSERT INTO shoes (shoe, phase) VALUES ('T001', 'idle')")
+    c.execute("INSERT INTO rounds (shoe, eseq, round, outcome, summary, reeval) VALUES "
+              "('T001', 9, 1, 'result', '{\"seats\": {\"1\": 10}}', 'agree')")
     c.close()
     v = FloorView(db_url, users=_users(tmp_path), login_limit=3, idle=60, absolute=600)
     clock = Clock()
@@ -101,6 +104,10 @@ def test_every_route_needs_a_session_and_a_role_that_may_use_it(view):
     pit = Web(view.url).login("u-pit", PW["pit"])
     assert pit.get("api/audit")[0] == 403
     assert pit.get("audit")[0] == 403
+    # nor a round's cards or the irregularity timeline (surveillance's, auditors', admins')
+    for path in ("round/T001/1", "api/round/T001/1", "timeline/T001", "api/timeline/T001"):
+        assert pit.get(path)[0] == 403, path
+    assert pit.json("api/table/T001")["shift"]["hands"] == 1      # the shift's figures: yes
     assert pit.post("api/alerts/1/ack", csrf=pit.me()["csrf"])[0] == 403
     auditor = Web(view.url).login("u-auditor", PW["auditor"])
     log = auditor.json("api/audit")["access"]

@@ -7,11 +7,13 @@ reads everything each party can: every row and column of the gateway's audit sto
 MQTT message on floor/# (events and the retained state messages) through a subscriber of its
 own, every row of every table the `floor_reader` role can SELECT (payloads included), and the
 floor page and its JSON and event stream as each role sees them (pit, surveillance, auditor,
-admin: every route each may use, logged in). It searches all of it for every dealt card
-(tests/security/leaks.py: names, codes, card ids) and finds none. After the reveal the store,
-MQTT and the database hold every card (the page shows no cards at all, only the results'
-summaries)."""
+admin: every route each may use, logged in, the round view of the round in play included). It
+searches all of it for every dealt card (tests/security/leaks.py: names, codes, card ids) and
+finds none. After the reveal the store, MQTT and the database hold every card, and so does the
+round view (/round/<shoe>/<round> and its JSON) for the roles that may open it, and no other
+page: the pit, which may not, sees no card anywhere."""
 import queue
+import re
 import sqlite3
 import threading
 
@@ -110,16 +112,19 @@ def _logins(view, users):
     return out
 
 
-def _page(webs, shoe):
+def _page(webs, shoe, rnd=1):
     out = []
     paths = ("", "alerts", "audit", "table/" + shoe, "api/me", "api/floor", "api/alerts",
-             "api/audit", "api/table/" + shoe)
+             "api/audit", "api/table/" + shoe, "round/%s/%d" % (shoe, rnd),
+             "api/round/%s/%d" % (shoe, rnd), "timeline/" + shoe, "api/timeline/" + shoe)
+    gets = [p for m, p, roles, kind in ROUTES if m == "GET" and p != "/events"]
+    # every GET route of the allowlist is read here
+    assert {next(p for p in gets if re.fullmatch(p, "/" + path)) for path in paths} == set(gets)
     for role, w in webs.items():
         may = {p for m, p, roles, kind in ROUTES if role in roles and m == "GET"}
         for path in paths:
             status, _, body = w.get(path)
-            route = "/" + path if not path.startswith("table/") and \
-                not path.startswith("api/table/") else "/" + path.rsplit("/", 1)[0] + "/[^/]+"
+            route = next(p for p in gets if re.fullmatch(p, "/" + path))
             assert status == (200 if route in may else 403), (role, path, status)
             out.append((role + " " + path, body.decode()))
         status, first = w.first_event("events")      # the live stream
@@ -210,5 +215,14 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
     assert before == {"store": {}, "mqtt": {}, "floor_reader": {}, "page": {}}
     for who in ("store", "mqtt", "floor_reader"):
         assert set(after[who]) == set(cards), (who, sorted(set(cards) - set(after[who])))
-    assert after["page"] == {}       # the page shows results' summaries, never cards
+    # after the reveal the round view shows every card, to the roles that may open it, and no
+    # other page shows one
+    assert set(after["page"]) == set(cards), sorted(set(cards) - set(after["page"]))
+    watch = [r for r in ROLES if any(r in roles for m, p, roles, k in ROUTES
+                                     if p.startswith("/round/"))]
+    assert "pit" not in watch and watch
+    for card, where in after["page"].items():
+        for w in where:
+            who, path = w.split(" ")[1], w.split(" ")[2].split("[")[0]
+            assert who in watch and re.match(r"(api/)?round/", path), (card, w)
     assert alerts == []              # every commitment checked by the collector: no mismatch
