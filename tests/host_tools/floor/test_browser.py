@@ -1,6 +1,8 @@
 """The floor page in a real headless Chromium: the login form, every table live over server-sent
-events, the drill-down, the alerts page with an acknowledgement, logging out, a screenshot in the
-test artifacts, and no key on any page."""
+events with exceptions first and per-seat nets, the drill-down with the shift's figures and its
+SVG charts, a round's cards after its reveal, the irregularity timeline, the alerts page with an
+acknowledgement, logging out, screenshots (the test artifacts and the test's tmp_path), and no
+key on any page. Assertions are on the DOM, never on pixels."""
 import json
 import os
 from pathlib import Path
@@ -58,6 +60,15 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         c.loop_stop()
         c.disconnect()
         b.wait("document.querySelector('.tile[data-shoe=T005]').classList.contains('alert')")
+        # exceptions first: the table with an open alert leads the floor; nets per seat, no JSON
+        b.wait("document.querySelector('#grid .tile').dataset.shoe === 'T005'")
+        assert b.eval("document.querySelector('.tile[data-shoe=T005] .why').textContent") == \
+            "alert"
+        assert b.eval("[...document.querySelectorAll('#grid .tile')].map(t => +t.dataset.rank)"
+                      ".every((r, i, a) => i === 0 || a[i - 1] <= r)")
+        b.wait("document.querySelectorAll('.tile .net[data-seat]').length > 0")
+        assert '{"' not in b.eval("document.getElementById('grid').innerText")
+        b.screenshot(str(tmp_path / "floor-exceptions.png"))
         b.goto(f.view.url + "alerts")
         b.wait("document.querySelectorAll('.alert-row').length >= 1")
         assert "T005" in b.eval("document.body.innerText")
@@ -69,6 +80,35 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         b.wait("document.querySelectorAll('#rounds tr').length > 1")
         assert "agree" in b.eval("document.querySelector('#rounds').innerText")
         b.screenshot(str(ARTIFACTS / "floor-table.png"))
+        # the shift's figures and charts: one point a hand on the win line, a bar an hour
+        b.wait("document.querySelector('#chart-win .win-line') !== null")
+        hands = b.eval("parseInt(document.querySelector('#fig-hands .v').textContent)")
+        assert hands >= 1
+        assert b.eval("document.querySelector('#chart-win .win-line').getAttribute('points')"
+                      ".trim().split(' ').length") == hands
+        assert b.eval("document.querySelectorAll('#chart-hands rect.bar').length") == 8
+        assert b.eval("[...document.querySelectorAll('#chart-hands rect.bar')].reduce((a, r) => "
+                      "a + +r.dataset.hands, 0)") == hands
+        assert b.eval("document.querySelector('#fig-hold .v').textContent").endswith("%")
+        b.screenshot(str(tmp_path / "floor-table-chart.png"))
+        # a settled round: every card in dealing order, each wager, the engine's verdict
+        href = b.eval("document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')")
+        b.goto(f.view.url + href.lstrip("/"))
+        b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
+        dealt = b.eval("document.querySelectorAll('#dealing .deal').length")
+        assert b.eval("document.querySelectorAll('#dealing .card[data-card]').length") == dealt
+        assert b.eval("new Set([...document.querySelectorAll('#dealing .card')].map(c => "
+                      "c.dataset.card)).size") == dealt
+        assert b.eval("[...document.querySelectorAll('#dealing .deal')].map(d => "
+                      "+d.dataset.position).every((p, i) => p === i)")
+        assert b.eval("document.getElementById('verdict').textContent") == "agree"
+        assert "ante" in b.eval("document.querySelector('#seats td.wagers').textContent")
+        b.screenshot(str(tmp_path / "floor-round.png"))
+        # the irregularity timeline of the table with the forged event
+        b.goto(f.view.url + "timeline/T005")
+        b.wait("document.querySelectorAll('#timeline .tl-item').length >= 1")
+        assert "alert raised: " in b.eval("document.getElementById('timeline').innerText")
+        b.screenshot(str(tmp_path / "floor-timeline.png"))
         f.driver.stop()
         # no key, in any form, on any page or API answer
         secrets = [v.hex() for k in f.keys.values() for v in k.values()]
@@ -95,6 +135,15 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         assert b.eval("document.getElementById('nav').innerText").split() == ["tables"]
         assert "pat (pit)" in b.eval("document.getElementById('who').textContent")
         b.screenshot(str(ARTIFACTS / "floor-pit.png"))
+        # the pit's drill-down: the shift's figures, no link to a round's cards or the timeline
+        b.goto(f.view.url + "table/T002")
+        b.wait("document.querySelectorAll('#rounds tr').length > 1 && "
+               "document.querySelector('#chart-win') !== null")
+        assert b.eval("document.querySelectorAll('#rounds a, #timeline-link').length") == 0
         b.call("Page.navigate", url=f.view.url + "alerts")
         b.wait("document.readyState === 'complete' && document.body.innerText.includes('403')")
+        b.call("Page.navigate", url=f.view.url + href.lstrip("/"))
+        b.wait("document.readyState === 'complete' && document.body.innerText.includes('403')")
     assert (ARTIFACTS / "floor.png").stat().st_size > 10000
+    for name in ("floor-exceptions", "floor-table-chart", "floor-round", "floor-timeline"):
+        assert (tmp_path / (name + ".png")).stat().st_size > 5000, name
