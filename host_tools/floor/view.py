@@ -66,6 +66,8 @@ SELECT r.eseq, r.round, r.outcome, r.settled_at,
             jsonb_each(CASE WHEN jsonb_typeof(s.value->'wagers') = 'object' THEN s.value->'wagers'
                        ELSE '{}' END) w
             WHERE e.shoe = r.shoe AND e.eseq = r.eseq AND e.kind = 'round_result'
+              AND e.received_at BETWEEN r.settled_at - interval '1 day'
+                                    AND r.settled_at + interval '1 day'   -- prunes partitions
               AND jsonb_typeof(w.value->'amount') = 'number'), 0)::float8 AS wagered
 FROM rounds r WHERE r.shoe = %s AND r.settled_at >= to_timestamp(%s) ORDER BY r.eseq
 LIMIT 5000"""
