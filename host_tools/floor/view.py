@@ -281,7 +281,7 @@ class FloorView:
 
     def timeline(self, shoe, hours=24.0):
         """The table's irregularities (raised and cleared, from its events) and every alert
-        raised or closed, in time order, over the last `hours`."""
+        raised, acknowledged (on this view) or closed, in time order, over the last `hours`."""
         if not self.query("SELECT 1 FROM shoes WHERE shoe = %s", (shoe,)):
             return None
         since = time.time() - hours * 3600.0
@@ -303,6 +303,12 @@ class FloorView:
             if a["closed_at"] is not None:
                 items.append({"at": a["closed_at"], "what": "alert_closed", "kind": a["kind"],
                               "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
+            with self._alock:
+                ack = self.acks.get(a["id"])
+            if ack:                   # this view's acknowledgements (kept in its memory)
+                items.append({"at": ack["at"], "what": "alert_acknowledged", "kind": a["kind"],
+                              "alert": a["id"], "eseq": a["eseq"],
+                              "detail": "by %s (%s)" % (ack["by"], ack["role"])})
         items.sort(key=lambda i: (i["at"], i.get("eseq") or 0))
         return {"shoe": shoe, "since": since, "items": items}
 

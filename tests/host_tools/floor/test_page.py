@@ -2,7 +2,7 @@
 the shift's win/loss, hands per hour and hold (SQL over `rounds` and the results' wagers, read as
 floor_reader), the round view's rule (no card before the round's reveal or end, even from
 firmware that dealt cards in clear; after it, every card in dealing order, each wager, the
-engine's verdict), and the irregularity timeline in time order."""
+engine's verdict), and the irregularity timeline in time order, acknowledgements included."""
 import calendar
 import itertools
 import json
@@ -185,5 +185,11 @@ def test_timeline_lists_irregularities_and_alerts_in_time_order(floor):
         ("irregularity_cleared", None), ("alert_closed", "irregularity")]
     assert items[0]["detail"] == "card_removed: tray"
     assert [i["at"] for i in items] == sorted(i["at"] for i in items)
+    # an acknowledgement (surveillance may) joins the timeline after the alert it answers
+    bad_mac = next(i["alert"] for i in items if i.get("kind") == "bad_mac")
+    assert sam.post("api/alerts/%d/ack" % bad_mac, csrf=sam.me()["csrf"])[0] == 200
+    items = sam.json("api/timeline/" + SHOE)["items"]
+    assert [(i["what"], i.get("detail")) for i in items][-1] == (
+        "alert_acknowledged", "by sam (surveillance)")
     pit = Web(v.url).login("pat", "password-of-pat")
     assert pit.get("api/timeline/" + SHOE)[0] == 403
