@@ -105,6 +105,17 @@ def integrity(conn, final):
             "stored_not_sealed": max(0, distinct - sum(final.values())) + beyond}
 
 
+def stores_dir(args):
+    if not args.stores_on_tmpfs:
+        return None
+    d = tempfile.mkdtemp(prefix="bench-procs-stores-", dir="/dev/shm")
+    _tmp.append(d)
+    return d
+
+
+_tmp = []
+
+
 def new_db(server, name):
     c = pg.connect(server)
     c.execute("DROP DATABASE IF EXISTS %s" % name)
@@ -122,7 +133,8 @@ def run(label, args, broker, server, pgdir, faults=False):
     extra = ["--per-lease"] if args.per_lease else []
     with ProcFloor(tempfile.mkdtemp(prefix="bench-procs-"), tables=args.tables,
                    per_process=args.per_process, collectors=args.collectors, rate=args.rate,
-                   broker=broker, db_url=db, collector_args=extra) as f:
+                   broker=broker, db_url=db, collector_args=extra,
+                   stores_dir=stores_dir(args), sample=True) as f:
         out["processes"] = {r: len(p) for r, p in f.processes().items()}
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
@@ -153,7 +165,8 @@ def run(label, args, broker, server, pgdir, faults=False):
         t1 = time.time()
         out["profile"] = cpu.done()
         final = f.emitted()
-        done = wait(lambda: covers(conn, final), 180)
+        done = wait(lambda: covers(conn, final) or f.exits(), 180)
+        out["table_groups_died"] = f.exits()
         out["drain_after_stop_s"] = done and round(done, 2)
         out.update(integrity(conn, final))
         out["events_per_s_sealed"] = round(out["sealed"] / (t1 - t0), 1)
@@ -167,6 +180,9 @@ def run(label, args, broker, server, pgdir, faults=False):
             "SELECT shoe, eseq, received_at FROM events")}
         page._stop = True
         conn.close()
+        sample = f.dir / "sample.json"
+        if sample.exists():
+            out["table_group_profile"] = json.loads(sample.read_text())
     sent = [(s, e, t) for s, e, t in f.sent() if t < t1 - 1]
     c_lat = [commits[(s, e)] - t for s, e, t in sent if (s, e) in commits]
     p_lat = [x - t for s, e, t in sent for x in [page.shown_at(s, e)] if x is not None]
@@ -185,7 +201,8 @@ def drain(args, broker, server, pgdir):
     extra = ["--per-lease"] if args.per_lease else []
     with ProcFloor(tempfile.mkdtemp(prefix="bench-drain-"), tables=args.tables,
                    per_process=args.per_process, collectors=args.collectors, rate=args.rate,
-                   broker=broker, db_url=db, view=False, collector_args=extra) as f:
+                   broker=broker, db_url=db, view=False, collector_args=extra,
+                   stores_dir=stores_dir(args)) as f:
         conn = pg.connect(f.db_url)
         time.sleep(2.0)
         f.broker.stop()                  # the outage: the gateways keep storing
@@ -227,6 +244,9 @@ def main(argv=None):
     ap.add_argument("--drain", type=float, default=0, metavar="S",
                     help="also the backlog run: the shoes emit S seconds while the broker is down")
     ap.add_argument("--per-lease", action="store_true", help="collectors --per-lease")
+    ap.add_argument("--stores-on-tmpfs", action="store_true", help="the tables' SQLite audit "
+                    "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
+                    "here N tables' fsyncs would share one")
     ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
     args = ap.parse_args(argv)
     if args.quick:
@@ -248,6 +268,9 @@ def main(argv=None):
                 results.append(drain(args, broker, server, pgs.directory))
     finally:
         pgs.stop()
+        import shutil
+        for d in _tmp:
+            shutil.rmtree(d, ignore_errors=True)
     return results
 
 

@@ -31,14 +31,16 @@ PY = sys.executable
 class _Group:
     """The parent's handle on one table-group process."""
 
-    def __init__(self, f, name, shoes, broker_url, seed):
+    def __init__(self, f, name, shoes, broker_url, seed, sample=None):
         self.name = name
         self.shoes = shoes
         self.proc = subprocess.Popen(
             [PY, "-m", "host_tools.floor.procfloor", "group", "--dir", str(f.dir), "--name", name,
              "--broker", broker_url, "--rate", str(f.rate), "--seed", str(seed),
-             "--shoes", ",".join(shoes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+             "--shoes", ",".join(shoes), "--stores", str(f.stores_dir)]
+            + (["--sample", str(sample)] if sample else []),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            stderr=open(f.dir / ("%s.err" % name), "w"))
         self._lock = threading.Lock()
 
     def ask(self, cmd, timeout=60.0):
@@ -53,7 +55,10 @@ class _Group:
 
 class ProcFloor:
     def __init__(self, workdir, tables=100, per_process=50, collectors=2, rate=1.0,
-                 broker="amqtt", db_url=None, view=True, seed=0, collector_args=()):
+                 broker="amqtt", db_url=None, view=True, seed=0, collector_args=(),
+                 stores_dir=None, sample=False):
+        # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
+        # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
         self.dir = Path(workdir)
         self.n = tables
         self.per_process = max(1, per_process)
@@ -64,6 +69,8 @@ class ProcFloor:
         self.want_view = view
         self.seed = seed
         self.collector_args = list(collector_args)
+        self.stores_dir = Path(stores_dir) if stores_dir else self.dir / "tables"
+        self.sample = sample        # a sampling profile of the first table group (sample.json)
         self.broker = None
         self.broker_url = None
         self.pg = None
@@ -95,7 +102,8 @@ class ProcFloor:
         edges = getattr(self.broker, "edge_urls", None) or [self.broker_url]
         for g, lo in enumerate(range(0, self.n, self.per_process)):
             grp = _Group(self, "gw-p%03d" % g, self.shoe_ids[lo:lo + self.per_process],
-                         edges[g % len(edges)], self.seed * 7919 + g)
+                         edges[g % len(edges)], self.seed * 7919 + g,
+                         sample=self.dir / "sample.json" if self.sample and g == 0 else None)
             self.groups.append(grp)
             self.pids.append(grp.proc.pid)
         for grp in self.groups:     # each answers once its links and gateway are up
@@ -151,6 +159,10 @@ class ProcFloor:
         for g in self.groups:
             out.update(g.ask("heads"))
         return out
+
+    def exits(self):
+        """{group name: exit code} of table groups that are no longer running (None: running)."""
+        return {g.name: g.proc.poll() for g in self.groups if g.proc.poll() is not None}
 
     def processes(self):
         """{role: [pid]} of what is running (for the CPU figures)."""
@@ -210,6 +222,45 @@ class ProcFloor:
         self.stop()
 
 
+class Sampler:
+    """A sampling profiler for one table group (the bench's `--sample`): every `every` s, each
+    thread's innermost frame (file:function) is counted, busy frames only (a thread waiting in a
+    lock, a select or a sleep is not using the CPU). -> {frame: share of busy samples}."""
+
+    IDLE = {"wait", "_wait_for_tstate_lock", "select", "poll", "sleep", "get", "readline",
+            "acquire", "read", "_read_ready", "recv", "loop_forever", "_loop"}
+
+    def __init__(self, every=0.005):
+        self.every = every
+        self.counts = {}
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._t.start()
+        return self
+
+    def _run(self):
+        me = threading.get_ident()
+        while not self._stop.wait(self.every):
+            for tid, fr in sys._current_frames().items():
+                if tid == me or fr.f_code.co_name in self.IDLE:
+                    continue
+                where = []
+                f = fr
+                while f is not None and len(where) < 3:
+                    where.append("%s:%s" % (Path(f.f_code.co_filename).name, f.f_code.co_name))
+                    f = f.f_back
+                k = " < ".join(where)
+                self.counts[k] = self.counts.get(k, 0) + 1
+
+    def stop(self):
+        self._stop.set()
+        total = sum(self.counts.values()) or 1
+        top = sorted(self.counts.items(), key=lambda kv: -kv[1])[:15]
+        return {"samples": total, "top": [(k, round(v / total, 3)) for k, v in top]}
+
+
 def cpu_seconds(pid):
     """utime + stime of a process and its waited-for children, in seconds (Linux /proc)."""
     try:
@@ -230,6 +281,8 @@ def _group(argv):
     ap.add_argument("--shoes", required=True)
     ap.add_argument("--rate", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--stores", required=True)
+    ap.add_argument("--sample", help="write a sampling profile of this process here at quit")
     a = ap.parse_args(argv)
     import host_tools  # noqa: F401  (the CPython stand-in for `micropython`, before shoe)
     from host_tools import keys as keyfile
@@ -245,7 +298,7 @@ def _group(argv):
         _, k = keyfile.from_file(d / "keys" / ("%s.json" % sid))
         k = {n: bytes.fromhex(v) for n, v in k.items()}
         shoe = SimShoe(sid, k, seed=a.seed * 1009 + i)
-        store = AuditStore(d / "tables" / ("%s.sqlite" % sid))
+        store = AuditStore(Path(a.stores) / ("%s.sqlite" % sid))
         link = ShoeLink("sim://" + sid, k["shoe"], audit=store,
                         open_port=lambda u, s=shoe: s.open_port(u, 0.2), read_timeout=0.2)
         link.start()
@@ -255,18 +308,22 @@ def _group(argv):
         stores.append(store)
     gw.start()
     driver = FloorDriver(shoes, rate=a.rate, seed=a.seed)
+    sampler = None
     say = lambda x: (sys.stdout.write(json.dumps(x) + "\n"), sys.stdout.flush())  # noqa: E731
     for line in sys.stdin:
         cmd = line.strip()
         if cmd == "ready":
             say("ready")
         elif cmd == "go":
+            sampler = Sampler().start() if a.sample else None
             driver.start()
             say("going")
         elif cmd == "heads":
             say({s.shoe_id: s.store.eseq for s in shoes})
         elif cmd == "stop":
             driver.stop()
+            if sampler:
+                Path(a.sample).write_text(json.dumps(sampler.stop()))
             say("stopped")
         elif cmd == "quit":
             break
