@@ -184,16 +184,19 @@ class ProcFloor:
         return out
 
     def stop(self):
-        for g in self.groups:
+        for g in self.groups:           # all at once: each closes its 1..N links in parallel
             if g.proc.poll() is None:
                 try:
-                    g.ask("quit", timeout=30)
-                except Exception:
-                    pass
-                try:
+                    g.proc.stdin.write("quit\n")
                     g.proc.stdin.close()
-                except Exception:
+                except OSError:
                     pass
+        deadline = time.monotonic() + 30
+        for g in self.groups:
+            try:
+                g.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
         for p in [g.proc for g in self.groups] + self.collectors + (
                 [self.view] if self.view else []):
             if p.poll() is None:
@@ -333,8 +336,11 @@ def _group(argv):
     sent = [(s.shoe_id, e, t) for s in shoes for e, _, t in s.sent]
     (d / ("sent-%s.json" % a.name)).write_text(json.dumps(sent))
     gw.stop()
-    for link in links:
-        link.close()
+    closing = [threading.Thread(target=link.close) for link in links]
+    for t in closing:
+        t.start()
+    for t in closing:
+        t.join()
     for s in stores:
         s.close()
     say("bye")
