@@ -1,7 +1,7 @@
 """A floor spread over processes as on a real one: tables in groups of N per process.
 
     with ProcFloor(workdir, tables=400, per_process=50, broker="amqtt", collectors=2) as f:
-        f.go(); ...; f.stop_driving(); f.emitted(); f.sent(); f.kill_collector(0); f.broker.restart()
+        f.go(); ...; f.stop_driving(); f.emitted(); f.sent(); f.kill_collector(0)
     f.pids: every process it started (all exited after stop()).
 
 Each table group is `python -m host_tools.floor.procfloor group ...`: N simulated shoes
@@ -43,7 +43,8 @@ class _Group:
             stderr=open(f.dir / ("%s.err" % name), "w"))
         self._lock = threading.Lock()
 
-    def ask(self, cmd, timeout=60.0):
+    def ask(self, cmd):
+        """One command, its one-line JSON answer (a group that died: RuntimeError)."""
         with self._lock:
             self.proc.stdin.write(cmd + "\n")
             self.proc.stdin.flush()
@@ -107,7 +108,7 @@ class ProcFloor:
             self.groups.append(grp)
             self.pids.append(grp.proc.pid)
         for grp in self.groups:     # each answers once its links and gateway are up
-            r = grp.ask("ready", timeout=120)
+            r = grp.ask("ready")
             assert r == "ready", r
         if self.want_view:
             port = mqtt.free_port()
