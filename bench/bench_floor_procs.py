@@ -248,6 +248,8 @@ def main(argv=None):
                     "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
                     "here N tables' fsyncs would share one")
     ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
+    if argv is None:       # `make bench` (bench/run.py imports this): the quick run
+        argv = sys.argv[1:] if __name__ == "__main__" else ["--quick"]
     args = ap.parse_args(argv)
     if args.quick:
         args.tables, args.per_process, args.seconds, args.rate = 20, 5, 5, 2
