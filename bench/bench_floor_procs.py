@@ -1,0 +1,280 @@
+"""Floor figures over processes (not a test): tables in groups of N per process, as on a floor.
+
+    .venv/bin/python bench/bench_floor_procs.py [--tables 400] [--per-process 50] [--rate 5]
+        [--seconds 30] [--broker amqtt,aedes,mosquitto,bridge:2] [--collectors 2] [--faults]
+        [--drain 20] [--per-lease] [--quick]
+
+host_tools/floor/procfloor.py: each table group is a process of its own (simulated shoes ->
+ShoeLink -> per-table SQLite audit store -> one Gateway); the broker, every collector (`shoectl
+collector`), the view (`shoectl floor`) and PostgreSQL 16 (pgserver) are separate processes.
+Per broker, from one run each:
+  live:   the shoes emit `rate` events/s each for `seconds`: committed events/s, lost and stored
+          twice (checked against what every shoe sealed), commit latency (sealed at the shoe ->
+          the row's received_at) and page latency (-> the floor view's SSE stream showed it)
+          p50/p99, CPU seconds per role (where the limit is) and the machine's idle share;
+  faults: (--faults) the same with collector-1 SIGKILLed at 1/3 and the broker restarted at 1/2
+          (catch-up: until every event sealed before the fault is stored);
+  drain:  (--drain S) the back office's ceiling: the broker is down while the shoes emit for S
+          seconds (the gateways' stores fill, as in an outage), then it starts and the backlog
+          flows through broker and collectors into PostgreSQL with no shoe sealing meanwhile:
+          committed events/s and the CPU per role.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import host_tools  # noqa: E402,F401
+from host_tools.floor import pg  # noqa: E402
+from host_tools.floor.procfloor import ProcFloor, cpu_seconds  # noqa: E402
+from bench_floor import PageWatcher, pct, wait  # noqa: E402
+
+
+def pg_pids(directory):
+    """The postmaster of `directory` and its children (backends, WAL writer, ...)."""
+    try:
+        master = int((Path(directory) / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return []
+    out = [master]
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    out.append(int(d.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def machine_idle():
+    f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    v = [int(x) for x in f]
+    return v[3] + v[4], sum(v)          # idle + iowait, total (all CPUs)
+
+
+class CPU:
+    """CPU seconds per role between mark() and done()."""
+
+    def __init__(self, floor, pgdir):
+        self.floor, self.pgdir = floor, pgdir
+
+    def _sample(self):
+        roles = self.floor.processes()
+        roles["postgresql"] = pg_pids(self.pgdir)
+        return {r: {p: cpu_seconds(p) for p in pids} for r, pids in roles.items()}
+
+    def mark(self):
+        self.t0, self.s0, self.m0 = time.time(), self._sample(), machine_idle()
+
+    def done(self):
+        t, s, m = time.time(), self._sample(), machine_idle()
+        out = {}
+        for role, pids in s.items():
+            used = 0.0
+            for p, c in pids.items():
+                if c is not None:
+                    used += c - (self.s0.get(role, {}).get(p) or 0.0)
+            out[role] = round(used / (t - self.t0), 2)     # cores used on average
+        idle = (m[0] - self.m0[0]) / max(1, m[1] - self.m0[1])
+        return {"cores_used": out, "machine_idle_share": round(idle, 2),
+                "load_avg_1m": os.getloadavg()[0]}
+
+
+def covers(conn, target):
+    h = dict(conn.execute("SELECT shoe, max(eseq) FROM events GROUP BY shoe").fetchall())
+    return all(h.get(s, 0) >= e for s, e in target.items())
+
+
+def integrity(conn, final):
+    total, distinct = conn.execute(
+        "SELECT count(*), count(DISTINCT (shoe, eseq)) FROM events").fetchone()
+    # every eseq 1..sealed of every shoe, once: lost = sealed ones missing
+    have = dict(conn.execute("SELECT shoe, count(DISTINCT eseq) FROM events WHERE eseq >= 1 "
+                             "GROUP BY shoe").fetchall())
+    beyond = conn.execute("SELECT count(*) FROM events e WHERE eseq < 1").fetchone()[0]
+    lost = sum(max(0, e - have.get(s, 0)) for s, e in final.items())
+    return {"sealed": sum(final.values()), "lost": lost, "stored_twice": total - distinct,
+            "stored_not_sealed": max(0, distinct - sum(final.values())) + beyond}
+
+
+def stores_dir(args):
+    if not args.stores_on_tmpfs:
+        return None
+    d = tempfile.mkdtemp(prefix="bench-procs-stores-", dir="/dev/shm")
+    _tmp.append(d)
+    return d
+
+
+_tmp = []
+
+
+def new_db(server, name):
+    c = pg.connect(server)
+    c.execute("DROP DATABASE IF EXISTS %s" % name)
+    c.execute("CREATE DATABASE %s" % name)
+    c.close()
+    base, _, q = server.partition("?")
+    return base.rsplit("/", 1)[0] + "/" + name + ("?" + q if q else "")
+
+
+def run(label, args, broker, server, pgdir, faults=False):
+    out = {"run": label, "broker": broker, "tables": args.tables,
+           "per_process": args.per_process, "rate": args.rate, "collectors": args.collectors}
+    db = new_db(server, "procs_%s" % label.replace("/", "_").replace(":", "_"))
+    t_setup = time.monotonic()
+    extra = ["--per-lease"] if args.per_lease else []
+    with ProcFloor(tempfile.mkdtemp(prefix="bench-procs-"), tables=args.tables,
+                   per_process=args.per_process, collectors=args.collectors, rate=args.rate,
+                   broker=broker, db_url=db, collector_args=extra,
+                   stores_dir=stores_dir(args), sample=True) as f:
+        out["processes"] = {r: len(p) for r, p in f.processes().items()}
+        out["setup_s"] = round(time.monotonic() - t_setup, 1)
+        conn = pg.connect(f.db_url)
+        page = PageWatcher(f.view_url)
+        cpu = CPU(f, pgdir)
+        time.sleep(2.0)          # leases taken, states seen
+        cpu.mark()
+        t0 = time.time()
+        f.go()
+        if faults:
+            time.sleep(args.seconds / 3)
+            before = f.emitted()
+            f.kill_collector(0)
+            t_k = time.monotonic()
+            done = wait(lambda: covers(conn, before), 120)
+            out["collector_killed_catch_up_s"] = done and round(time.monotonic() - t_k, 2)
+            time.sleep(max(0, t0 + args.seconds / 2 - time.time()))
+            t_r = time.monotonic()
+            f.restart_broker()
+            time.sleep(1.0)
+            before = f.emitted()
+            done = wait(lambda: covers(conn, before), 120)
+            out["broker_restart_catch_up_s"] = done and round(time.monotonic() - t_r, 2)
+            time.sleep(max(0, t0 + args.seconds - time.time()))
+        else:
+            time.sleep(args.seconds)
+        f.stop_driving()
+        t1 = time.time()
+        out["profile"] = cpu.done()
+        final = f.emitted()
+        done = wait(lambda: covers(conn, final) or f.exits(), 180)
+        out["table_groups_died"] = f.exits()
+        out["drain_after_stop_s"] = done and round(done, 2)
+        out.update(integrity(conn, final))
+        out["events_per_s_sealed"] = round(out["sealed"] / (t1 - t0), 1)
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
+                            ).fetchone()[0]
+        out["events_per_s_committed"] = round(out["sealed"] / (float(last) - t0), 1)
+        in_window = conn.execute("SELECT count(*) FROM events WHERE received_at <= "
+                                 "to_timestamp(%s)", (t1,)).fetchone()[0]
+        out["events_per_s_committed_in_window"] = round(in_window / (t1 - t0), 1)
+        commits = {(r[0], r[1]): r[2].timestamp() for r in conn.execute(
+            "SELECT shoe, eseq, received_at FROM events")}
+        page._stop = True
+        conn.close()
+        sample = f.dir / "sample.json"
+        if sample.exists():
+            out["table_group_profile"] = json.loads(sample.read_text())
+    sent = [(s, e, t) for s, e, t in f.sent() if t < t1 - 1]
+    c_lat = [commits[(s, e)] - t for s, e, t in sent if (s, e) in commits]
+    p_lat = [x - t for s, e, t in sent for x in [page.shown_at(s, e)] if x is not None]
+    out["commit_latency_s_p50_p99"] = [round(pct(c_lat, 50), 3), round(pct(c_lat, 99), 3)]
+    out["page_latency_s_p50_p99"] = [round(pct(p_lat, 50), 3), round(pct(p_lat, 99), 3)]
+    out["latency_samples"] = [len(c_lat), len(p_lat)]
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def drain(args, broker, server, pgdir):
+    """The broker away while the shoes emit; then the backlog alone through the back office."""
+    out = {"run": "drain/" + broker, "tables": args.tables, "per_process": args.per_process,
+           "rate": args.rate, "collectors": args.collectors, "emit_s": args.drain}
+    db = new_db(server, "procs_drain_%s" % broker.replace(":", "_"))
+    extra = ["--per-lease"] if args.per_lease else []
+    with ProcFloor(tempfile.mkdtemp(prefix="bench-drain-"), tables=args.tables,
+                   per_process=args.per_process, collectors=args.collectors, rate=args.rate,
+                   broker=broker, db_url=db, view=False, collector_args=extra,
+                   stores_dir=stores_dir(args)) as f:
+        conn = pg.connect(f.db_url)
+        time.sleep(2.0)
+        f.broker.stop()                  # the outage: the gateways keep storing
+        f.go()
+        time.sleep(args.drain)
+        f.stop_driving()
+        final = f.emitted()
+        time.sleep(1.0)
+        cpu = CPU(f, pgdir)
+        t0 = time.time()
+        f.restart_broker()
+        cpu.mark()
+        stored0 = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        done = wait(lambda: covers(conn, final), 300)
+        out["profile"] = cpu.done()
+        out["drain_s"] = done and round(done, 2)
+        out.update(integrity(conn, final))
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
+                            ).fetchone()[0]
+        out["backlog"] = out["sealed"] - stored0
+        out["events_per_s_committed"] = round(out["backlog"] / (float(last) - t0), 1)
+        conn.close()
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", type=int, default=400)
+    ap.add_argument("--per-process", type=int, default=50, help="tables per process (1 on a "
+                    "real floor)")
+    ap.add_argument("--rate", type=float, default=5.0, help="events/s per table")
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--collectors", type=int, default=2)
+    ap.add_argument("--broker", default="amqtt", help="comma-separated: amqtt, aedes, "
+                    "mosquitto, bridge:K (K edge Mosquittos bridged to a core)")
+    ap.add_argument("--faults", action="store_true", help="also the run with faults")
+    ap.add_argument("--clean-only", action="store_true", help="skip the live run without faults")
+    ap.add_argument("--drain", type=float, default=0, metavar="S",
+                    help="also the backlog run: the shoes emit S seconds while the broker is down")
+    ap.add_argument("--per-lease", action="store_true", help="collectors --per-lease")
+    ap.add_argument("--stores-on-tmpfs", action="store_true", help="the tables' SQLite audit "
+                    "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
+                    "here N tables' fsyncs would share one")
+    ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
+    if argv is None:       # `make bench` (bench/run.py imports this): the quick run
+        argv = sys.argv[1:] if __name__ == "__main__" else ["--quick"]
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.tables, args.per_process, args.seconds, args.rate = 20, 5, 5, 2
+    print("bench_floor_procs: %d tables in processes of %d x %.1f events/s for %.0f s, "
+          "%d collectors, %d CPUs" % (args.tables, args.per_process, args.rate, args.seconds,
+                                      args.collectors, os.cpu_count()), flush=True)
+    pgs = pg.EmbeddedPostgres()
+    server = pgs.start()
+    results = []
+    try:
+        for broker in args.broker.split(","):
+            if not args.clean_only:
+                results.append(run("live/" + broker, args, broker, server, pgs.directory))
+            if args.faults:
+                results.append(run("faults/" + broker, args, broker, server, pgs.directory,
+                                   faults=True))
+            if args.drain:
+                results.append(drain(args, broker, server, pgs.directory))
+    finally:
+        pgs.stop()
+        import shutil
+        for d in _tmp:
+            shutil.rmtree(d, ignore_errors=True)
+    return results
+
+
+if __name__ == "__main__":
+    main()

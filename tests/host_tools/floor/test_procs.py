@@ -1,0 +1,107 @@
+"""The multi-process floor (host_tools/floor/procfloor.py, bench/bench_floor_procs.py) at a tiny
+size: every event each shoe sealed is stored once, and every process it started has exited."""
+import os
+import tempfile
+
+from host_tools.floor import pg
+from host_tools.floor.procfloor import ProcFloor
+from tests.host_tools.floor.conftest import wait_for
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:                        # a zombie (exited, not reaped) is not running
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_tables_spread_over_processes_lose_nothing_and_leave_no_process(db_url):
+    with ProcFloor(tempfile.mkdtemp(prefix="test-procs-"), tables=4, per_process=2,
+                   collectors=2, rate=8, broker="amqtt", db_url=db_url) as f:
+        assert len(f.groups) == 2
+        conn = pg.connect(f.db_url)
+        f.go()
+        wait_for(lambda: sum(f.emitted().values()) >= 40, what="40 events sealed")
+        f.stop_driving()
+        sealed = f.emitted()
+        rows = {}
+
+        def stored():
+            rows.update({r[0]: r[1:] for r in conn.execute(
+                "SELECT shoe, count(*), count(DISTINCT eseq), min(eseq), max(eseq) FROM events "
+                "GROUP BY shoe").fetchall()})
+            return all(rows.get(s, (0, 0, 0, 0))[1] >= e for s, e in sealed.items())
+
+        wait_for(stored, what=lambda: "every sealed event stored: %s vs %s" % (sealed, rows))
+        for s, e in sealed.items():    # exactly eseq 1..e, each once: 0 lost, 0 duplicated
+            assert rows[s] == (e, e, 1, e), (s, rows[s], e)
+        conn.close()
+        pids = list(f.pids)
+        assert len(pids) >= 2 + 2 + 1 + 1       # groups, collectors, broker, view
+    assert {(s, e) for s, e, t in f.sent()} == {(s, e) for s, n in sealed.items()
+                                                 for e in range(1, n + 1)}
+    assert [p for p in pids if _alive(p)] == []
+
+
+def _roundtrip(pub_url, sub_url, topic, payload):
+    """Publish QoS 1 on pub_url; -> what a subscriber on sub_url received (within 30 s)."""
+    from host_tools.floor import mqtt
+    got = []
+    sub = mqtt.client(sub_url, "t-sub-%d" % os.getpid(), clean=True,
+                      on_connect=lambda c, *a: c.subscribe(topic, 1),
+                      on_message=lambda c, u, m: got.append(bytes(m.payload)))
+    pub = mqtt.client(pub_url, "t-pub-%d" % os.getpid(), clean=True)
+    try:
+        wait_for(lambda: sub.is_connected() and pub.is_connected(), what="both connected")
+
+        def sent_and_got():
+            if not got:
+                pub.publish(topic, payload, qos=1)
+            return got
+        wait_for(sent_and_got, what="%s carried from %s to %s" % (topic, pub_url, sub_url),
+                 interval=0.5)
+    finally:
+        for c in (sub, pub):
+            c.loop_stop()
+            c.disconnect()
+    return got[0]
+
+
+def test_aedes_runner_carries_messages_restarts_and_stops():
+    import pytest
+    from host_tools.floor import aedes
+    if not aedes.available():
+        pytest.skip("aedes is not installed (make venv runs npm ci in host_tools/floor/broker_js)")
+    b = aedes.AedesBroker()
+    b.start()
+    try:
+        assert _roundtrip(b.url, b.url, "floor/shoe/T1/events", b"one") == b"one"
+        first = b.proc.pid
+        b.restart()                      # the same port, a new process
+        assert b.proc.pid != first and not _alive(first)
+        assert _roundtrip(b.url, b.url, "floor/shoe/T1/events", b"two") == b"two"
+        pid = b.proc.pid
+    finally:
+        b.stop()
+    assert not _alive(pid)
+
+
+def test_bridged_edges_carry_events_to_the_core_and_replays_back():
+    import pytest
+    from host_tools.floor import brokers, mosquitto
+    if not mosquitto.find():
+        pytest.skip("mosquitto is not installed")
+    with brokers.MosquittoBridge(tempfile.mkdtemp(prefix="test-bridge-"), edges=2) as br:
+        pids = [p.pid for p in br.procs]
+        assert len(pids) == 3
+        for edge in br.edge_urls:        # gateways publish on their edge; collectors read the core
+            assert _roundtrip(edge, br.url, "floor/shoe/T9/events", edge.encode()) == \
+                edge.encode()
+            # a collector's replay request on the core reaches the gateways on the edge
+            assert _roundtrip(br.url, edge, "floor/shoe/T9/replay", b'{"from": 1}') == \
+                b'{"from": 1}'
+    assert [p for p in pids if _alive(p)] == []
