@@ -138,7 +138,7 @@ def run(label, args, broker, server, pgdir, faults=False):
         out["processes"] = {r: len(p) for r, p in f.processes().items()}
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
-        page = PageWatcher(f.view_url)
+        page = PageWatcher(f.view_url, f.login)
         cpu = CPU(f, pgdir)
         time.sleep(2.0)          # leases taken, states seen
         cpu.mark()

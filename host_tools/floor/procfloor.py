@@ -79,6 +79,7 @@ class ProcFloor:
         self.collectors = []
         self.view = None
         self.view_url = None
+        self.login = None            # (user, password) of the view's admin, made per run
         self.pids = []
         self.shoe_ids = ["T%04d" % (i + 1) for i in range(tables)]
 
@@ -111,10 +112,18 @@ class ProcFloor:
             r = grp.ask("ready")
             assert r == "ready", r
         if self.want_view:
+            from host_tools.floor.auth import Users, generate_password
+
+            # the view requires a login: one admin with a password made for this run (f.login)
+            users = Users(self.dir / "floor-users.json")
+            self.login = ("admin", generate_password())
+            users.add(self.login[0], "admin", self.login[1], replace=True)
+            users.save()
             port = mqtt.free_port()
             self.view = subprocess.Popen(
-                [PY, "-m", "host_tools", "floor", "--db", self.db_url,
-                 "--http", "127.0.0.1:%d" % port], stdout=subprocess.PIPE, text=True)
+                [PY, "-m", "host_tools", "floor", "--db", self.db_url, "--users",
+                 str(self.dir / "floor-users.json"), "--http", "127.0.0.1:%d" % port],
+                stdout=subprocess.PIPE, text=True)
             self.pids.append(self.view.pid)
             line = self.view.stdout.readline()
             self.view_url = line.split()[-1] if "floor view" in line else None
