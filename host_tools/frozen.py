@@ -133,36 +133,33 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
 def flash(uf2_path=None, board="pico", drive=None, port=None, reader=None, timeout=60.0,
           keep_deployed=False, progress=print, image=True):
     progress = progress or (lambda msg: None)
-    if not image:
-        if not port:
-            raise ShoeError("--no-image needs --port (the board's REPL)")
-        dev = wait_for_repl(port, timeout)
-        try:
-            return install(dev, board, reader, keep_deployed, progress)
-        finally:
-            dev.close()
-    layout = uf2.board_layout(board)
-    img = uf2.read(uf2_path or DEFAULT_UF2, layout)
-    progress("image %s: %d blocks, flash 0x%x-0x%x (storage from 0x%x untouched), sha256 %s"
-             % (img.path, img.blocks, img.lo, img.hi, layout["storage_offset"], img.sha256))
-    d = Path(drive) if drive and uf2.is_drive(drive, layout) else (
-        None if drive else uf2.find_drive(layout))
-    if d is None and port:
-        progress("asking the board on %s to enter its boot loader" % port)
-        enter_bootloader(port)
-    d = uf2.wait_for_drive(layout, drive, timeout)
-    dst = uf2.copy_to_drive(img, d)
-    progress("copied to %s; the board programs it and restarts" % dst)
-    out = {"sha256": img.sha256, "blocks": img.blocks, "drive": str(d)}
+    out, repl_s = {}, timeout
+    if image:
+        layout = uf2.board_layout(board)
+        img = uf2.read(uf2_path or DEFAULT_UF2, layout)
+        progress("image %s: %d blocks, flash 0x%x-0x%x (storage from 0x%x untouched), sha256 %s"
+                 % (img.path, img.blocks, img.lo, img.hi, layout["storage_offset"], img.sha256))
+        if uf2.present_drive(layout, drive) is None and port:
+            progress("asking the board on %s to enter its boot loader" % port)
+            enter_bootloader(port)
+        d = uf2.wait_for_drive(layout, drive, timeout)
+        dst = uf2.copy_to_drive(img, d)
+        progress("copied to %s; the board programs it and restarts" % dst)
+        out = {"sha256": img.sha256, "blocks": img.blocks, "drive": str(d)}
+        if port:
+            deadline = time.monotonic() + timeout
+            while dst.exists() and time.monotonic() < deadline:   # the drive takes the file
+                time.sleep(0.2)
+            repl_s = max(5.0, deadline - time.monotonic())
+    elif not port:
+        raise ShoeError("--no-image needs --port (the board's REPL)")
     if port:
-        deadline = time.monotonic() + timeout
-        while dst.exists() and time.monotonic() < deadline:   # the drive takes the file
-            time.sleep(0.2)
-        dev = wait_for_repl(port, max(5.0, deadline - time.monotonic()))
+        dev = wait_for_repl(port, repl_s)
         try:
             out.update(install(dev, board, reader, keep_deployed, progress))
         finally:
             dev.close()
-        progress("the frozen image runs on the board. Reset it without the service jumper to "
-                 "start the shoe.")
+        if image:
+            progress("the frozen image runs on the board. Reset it without the service jumper "
+                     "to start the shoe.")
     return out

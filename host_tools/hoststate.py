@@ -144,37 +144,38 @@ def _flush(fd):
     os.fsync(fd)
 
 
-class StoreLock:
-    """An exclusive flock() on `<db>.lock`, held while a host process uses the store; the file
-    names the holder (PID, command) for the process that is refused. The kernel drops the lock
-    when the process dies, however it dies."""
+class HeldLock:
+    """An exclusive flock() on a file that names its holder (a JSON record: PID, command, since),
+    for the process that is refused. The kernel drops the lock when the process dies, however
+    it dies. StoreLock (here) and host_tools/link/portlock.PortLock are the two kinds."""
 
-    def __init__(self, path):
-        self.path = str(path)
+    def __init__(self, path, mode=0o644):
+        self.path = str(path) if path is not None else None
+        self.mode = mode
         self.fd = None
 
-    def acquire(self, db):
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+    def take(self, record):
+        """True once held, with `record` written into the file; False if another process holds
+        it (then record() names that one)."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = self.holder()
             os.close(fd)
-            raise HostStateError(db, "is in use by another host process (%s): one process per "
-                                 "audit store; stop it, or give this one another --db"
-                                 % holder, "store_locked") from None
+            return False
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "cmd": " ".join(sys.argv[:3])[:120],
-                                 "since": time.strftime("%Y-%m-%d %H:%M:%S")}).encode() + b"\n")
+        os.write(fd, json.dumps(record).encode() + b"\n")
         self.fd = fd
+        return True
 
-    def holder(self):
+    def record(self):
+        """The holder's record as the file says it ({} if unreadable)."""
         try:
             with open(self.path) as f:
                 h = json.loads(f.read())
-            return "PID %s, %s, since %s" % (h["pid"], h.get("cmd"), h.get("since"))
-        except (OSError, ValueError, KeyError, TypeError):
-            return "PID unknown"
+            return h if isinstance(h, dict) else {}
+        except (OSError, ValueError):
+            return {}
 
     def release(self):
         if self.fd is not None:
@@ -184,6 +185,23 @@ class StoreLock:
                 pass
             os.close(self.fd)   # closing the descriptor releases the flock
             self.fd = None
+
+
+class StoreLock(HeldLock):
+    """Held while a host process uses the audit store (`<db>.lock`)."""
+
+    def acquire(self, db):
+        if not self.take({"pid": os.getpid(), "cmd": " ".join(sys.argv[:3])[:120],
+                          "since": time.strftime("%Y-%m-%d %H:%M:%S")}):
+            raise HostStateError(db, "is in use by another host process (%s): one process per "
+                                 "audit store; stop it, or give this one another --db"
+                                 % self.holder(), "store_locked") from None
+
+    def holder(self):
+        h = self.record()
+        if "pid" not in h:
+            return "PID unknown"
+        return "PID %s, %s, since %s" % (h["pid"], h.get("cmd"), h.get("since"))
 
 
 def _canonical(doc):

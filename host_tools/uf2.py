@@ -27,28 +27,22 @@ _XIP = 0x10000000
 class Image:
     """A checked UF2 file: its bytes, SHA-256 and the flash range it programs."""
 
-    def __init__(self, path, data, blocks, lo, hi):
+    def __init__(self, path, data, chunks):
         self.path = str(path)
         self.data = data
-        self.blocks = blocks
-        self.lo = lo          # first flash offset programmed
-        self.hi = hi          # one past the last
+        self.chunks = chunks  # [(flash offset, bytes)] of the main-flash blocks, in file order
+        self.blocks = len(chunks)
+        self.lo = min(off for off, _ in chunks)               # first flash offset programmed
+        self.hi = max(off + len(b) for off, b in chunks)      # one past the last
         self.sha256 = hashlib.sha256(data).hexdigest()
 
     def flash(self, sector=4096):
         """The flash from 0 to the end of the last sector the image touches, as a board holds
         it after the image was copied onto its drive: the blocks over erased (0xFF) sectors.
         What a shoe's `attest` hashes for its frozen image (image_bytes = len of this)."""
-        n = -(-self.hi // sector) * sector
-        out = bytearray(b"\xff") * n
-        for i in range(len(self.data) // 512):
-            b = self.data[i * 512:(i + 1) * 512]
-            flags = int.from_bytes(b[8:12], "little")
-            if flags & _NOT_MAIN_FLASH:
-                continue
-            off = int.from_bytes(b[12:16], "little") - _XIP
-            size = int.from_bytes(b[16:20], "little")
-            out[off:off + size] = b[32:32 + size]
+        out = bytearray(b"\xff") * (-(-self.hi // sector) * sector)
+        for off, b in self.chunks:
+            out[off:off + len(b)] = b
         return bytes(out)
 
 
@@ -77,7 +71,7 @@ def parse(data, layout, name="image"):
     if not data or len(data) % 512:
         raise ShoeError("%s is not a UF2 file (its size is not a multiple of 512)" % name)
     n = len(data) // 512
-    lo, hi, count = None, 0, 0
+    chunks = []
     for i in range(n):
         b = data[i * 512:(i + 1) * 512]
         m0, m1, flags, addr, size, no, total, family = (int.from_bytes(b[k:k + 4], "little")
@@ -90,9 +84,9 @@ def parse(data, layout, name="image"):
             raise ShoeError("%s block %d is for chip family 0x%08x, not this board's 0x%08x"
                             % (name, i, family if flags & _FAMILY_PRESENT else 0,
                                layout["family_id"]))
-        if no != count or total != n or size == 0 or size > 476:
+        if no != len(chunks) or total != n or size == 0 or size > 476:
             raise ShoeError("%s is damaged: block %d says %d of %d (%d bytes); expected %d of %d"
-                            % (name, i, no, total, size, count, n))
+                            % (name, i, no, total, size, len(chunks), n))
         off = addr - _XIP
         if off < 0 or off + size > layout["flash_bytes"]:
             raise ShoeError("%s block %d writes 0x%08x, outside the board's flash" % (name, i, addr))
@@ -100,12 +94,10 @@ def parse(data, layout, name="image"):
             raise ShoeError("%s block %d writes 0x%08x, inside the board's storage (filesystem "
                             "and journal from 0x%08x): refusing to erase the shoe's journal"
                             % (name, i, addr, _XIP + layout["storage_offset"]))
-        lo = off if lo is None else min(lo, off)
-        hi = max(hi, off + size)
-        count += 1
-    if not count:
+        chunks.append((off, b[32:32 + size]))
+    if not chunks:
         raise ShoeError("%s has no blocks for the main flash" % name)
-    return Image(name, data, count, lo, hi)
+    return Image(name, data, chunks)
 
 
 def is_drive(path, layout):
@@ -131,13 +123,19 @@ def find_drive(layout, roots=None):
     return found[0] if len(found) == 1 else None
 
 
+def present_drive(layout, drive=None):
+    """The drive if it is mounted now (`drive`, or else the one found), else None."""
+    if drive is None:
+        return find_drive(layout)
+    return Path(drive) if is_drive(drive, layout) else None
+
+
 def wait_for_drive(layout, drive=None, timeout=30.0, poll=0.2):
     deadline = time.monotonic() + timeout
     while True:
-        d = drive if drive is not None and is_drive(drive, layout) else (
-            None if drive is not None else find_drive(layout))
+        d = present_drive(layout, drive)
         if d is not None:
-            return Path(d)
+            return d
         if time.monotonic() > deadline:
             where = drive or "/media/$USER, /run/media/$USER, /media, /mnt, /Volumes"
             raise ShoeError("no %s drive (a board in BOOTSEL mode) at %s within %.0f s: hold "
@@ -157,6 +155,6 @@ def copy_to_drive(img, drive, name="SHOE.UF2"):
             os.fsync(f.fileno())
     except OSError as e:
         # the drive goes away as the board restarts: after the last block that is success
-        if not (isinstance(e, OSError) and e.errno in (5, 19) and not Path(drive).exists()):
+        if not (e.errno in (5, 19) and not Path(drive).exists()):
             raise ShoeError("copying %s to %s failed: %s" % (img.path, drive, e.strerror or e)) from None
     return dst

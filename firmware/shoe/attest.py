@@ -90,6 +90,14 @@ def image_hash(image, chunk=4096):
     return h.digest()
 
 
+def with_image(files, digest):
+    """The manifest's entries with the firmware image's as "image", in name order (the host
+    computes its side with this too)."""
+    files.append(("image", digest))
+    files.sort()
+    return files
+
+
 def attest(key, nonce, roots, image=None):
     """image: the frozen firmware's flash (memoryview) when the host asked for it; it is
     hashed as the entry "image" of the manifest beside the files."""
@@ -97,8 +105,7 @@ def attest(key, nonce, roots, image=None):
         raise ValueError("bad_nonce")
     files = file_hashes(roots)
     if image is not None:
-        files.append(("image", image_hash(image)))
-        files.sort()
+        files = with_image(files, image_hash(image))
     m = manifest(files)
     return {"nonce": nonce, "files": len(files), "manifest": m, "mac": attest_mac(key, nonce, m)}
 

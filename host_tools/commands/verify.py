@@ -146,10 +146,7 @@ def _live(args, k, report):
     finally:
         if store is not None:
             store.close()
-    if image is None:
-        ok, local = verify_attestation(ans, k["shoe"], nonce, roots)
-    else:
-        ok, local = _verify_image(ans, k["shoe"], nonce, roots, image)
+    ok, local = verify_attestation(ans, k["shoe"], nonce, roots, image)
     report["firmware"] = {"ok": ok, "files": ans.get("files"),
                           "shoe_manifest": ans.get("manifest", b"").hex(),
                           "local_manifest": local.hex()}
@@ -163,21 +160,3 @@ def _live(args, k, report):
             failed.append("firmware: no local tree at %s" % ", ".join(roots))
     return failed
 
-
-def _verify_image(ans, key, nonce, roots, image):
-    """(ok, local manifest) for a challenge that asked for the firmware image: the local
-    files (if any) and the entry "image" = SHA-256 of the image's flash (shoe.attest)."""
-    import hashlib
-
-    from shoe import attest
-
-    files = attest.file_hashes([str(r) for r in roots])
-    files.append(("image", hashlib.sha256(image).digest()))
-    files.sort()
-    local = attest.manifest(files)
-    try:
-        ok = (attest.attest_mac(key, nonce, ans["manifest"]) == ans["mac"]
-              and ans["nonce"] == nonce and ans["manifest"] == local)
-    except (KeyError, TypeError):
-        ok = False
-    return ok, local

@@ -130,6 +130,16 @@ def generate_password():
     return secrets.token_urlsafe(15)
 
 
+def run_admin(path):
+    """A users file at `path` with one admin whose password is made for this run (the demo
+    floor, the test harness, the process bench) -> (Users, ("admin", password))."""
+    users = Users(path)
+    login = ("admin", generate_password())
+    users.add(login[0], "admin", login[1], replace=True)
+    users.save()
+    return users, login
+
+
 class Session:
     __slots__ = ("id", "csrf", "user", "role", "created", "last", "via")
 

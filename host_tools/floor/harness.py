@@ -92,11 +92,8 @@ class Floor:
             self.start_collector("collector-%d" % (i + 1))
         if self.want_view:
             if self.users is None and not self.view_options.get("trust_header"):
-                from host_tools.floor.auth import Users, generate_password
-                self.users = Users(self.dir / "floor-users.json")
-                self.login = ("admin", generate_password())
-                self.users.add(self.login[0], "admin", self.login[1], replace=True)
-                self.users.save()
+                from host_tools.floor.auth import run_admin
+                self.users, self.login = run_admin(self.dir / "floor-users.json")
             self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1],
                                   users=self.users, **self.view_options).start()
         self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)

@@ -112,13 +112,10 @@ class ProcFloor:
             r = grp.ask("ready")
             assert r == "ready", r
         if self.want_view:
-            from host_tools.floor.auth import Users, generate_password
+            from host_tools.floor.auth import run_admin
 
             # the view requires a login: one admin with a password made for this run (f.login)
-            users = Users(self.dir / "floor-users.json")
-            self.login = ("admin", generate_password())
-            users.add(self.login[0], "admin", self.login[1], replace=True)
-            users.save()
+            self.login = run_admin(self.dir / "floor-users.json")[1]
             port = mqtt.free_port()
             self.view = subprocess.Popen(
                 [PY, "-m", "host_tools", "floor", "--db", self.db_url, "--users",

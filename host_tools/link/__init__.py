@@ -491,12 +491,16 @@ def _host_refusal(problem, shoe=None):
     return err
 
 
-def verify_attestation(answer, key, nonce, roots):
+def verify_attestation(answer, key, nonce, roots, image=None):
     """-> (ok, local_manifest): the shoe's MAC is right for this nonce and its manifest equals
-    the one computed from the local firmware tree `roots` (same walk as shoe.attest). Never ok
-    when the local tree holds no file (a mistyped root): the manifest of nothing is what a shoe
-    running the frozen image answers, and it proves nothing (docs/certification.md)."""
+    the one computed from the local firmware tree `roots` (same walk as shoe.attest), with the
+    entry "image" for `image` (the flash a frozen image leaves: host_tools/uf2.Image.flash) when
+    the challenge asked for it. Never ok when nothing local is hashed (a mistyped root): the
+    manifest of nothing is what a shoe running the frozen image answers to a plain challenge,
+    and it proves nothing (docs/certification.md)."""
     files = attest.file_hashes([str(r) for r in roots])
+    if image is not None:
+        files = attest.with_image(files, attest.image_hash(image))
     local = attest.manifest(files)
     try:
         mac_ok = attest.attest_mac(key, nonce, answer["manifest"]) == answer["mac"]

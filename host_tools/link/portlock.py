@@ -17,9 +17,7 @@ The key: a device path resolved (symlinks followed), a URL lower-cased without i
 (`socket://localhost:7001` and `socket://127.0.0.1:7001?logging=debug` are one port).
 loop:// and in-process ports (ShoeLink open_port=...) are not locked: nothing else can open them.
 """
-import fcntl
 import hashlib
-import json
 import os
 import sys
 import tempfile
@@ -27,6 +25,7 @@ import time
 from urllib.parse import urlsplit
 
 from host_tools.errors import ShoeError
+from host_tools.hoststate import HeldLock
 
 UNSHARED = ("loop", "sim", "gateway+unix", "gateway+tcp")
 
@@ -67,49 +66,21 @@ def command_name():
     return " ".join(os.path.basename(x) for x in a[:2])[:80] or "python"
 
 
-class PortLock:
+class PortLock(HeldLock):
     def __init__(self, url):
         self.url = url
         self.key = port_key(url)
-        self.path = None
-        if self.key:
-            self.path = os.path.join(
-                lock_dir(), hashlib.sha256(self.key.encode()).hexdigest()[:24] + ".lock")
-        self.fd = None
+        super().__init__(os.path.join(
+            lock_dir(), hashlib.sha256(self.key.encode()).hexdigest()[:24] + ".lock")
+            if self.key else None, mode=0o600)
 
     def acquire(self, via=None):
         if self.path is None or self.fd is not None:
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = self.holder()
-            os.close(fd)
-            raise ShoeError(refusal(self.url, holder), "port_in_use") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "cmd": command_name(), "port": self.key,
-                                 "via": via, "since": time.strftime("%Y-%m-%d %H:%M:%S")})
-                 .encode() + b"\n")
-        self.fd = fd
+        if not self.take({"pid": os.getpid(), "cmd": command_name(), "port": self.key,
+                          "via": via, "since": time.strftime("%Y-%m-%d %H:%M:%S")}):
+            raise ShoeError(refusal(self.url, self.record()), "port_in_use")
         return self
-
-    def holder(self):
-        try:
-            with open(self.path) as f:
-                h = json.loads(f.read())
-            return h if isinstance(h, dict) else {}
-        except (OSError, ValueError):
-            return {}
-
-    def release(self):
-        if self.fd is not None:
-            try:
-                os.ftruncate(self.fd, 0)
-            except OSError:
-                pass
-            os.close(self.fd)   # closing the descriptor releases the flock
-            self.fd = None
 
 
 def refusal(url, holder):

@@ -97,8 +97,10 @@ def _image(wiring, image):
     what `attest` hashes for a frozen image. None on a board without it, and off the chip
     (the unix port standing in) unless a test hands one in."""
     spec = getattr(wiring, "image", None)
-    if not spec or image is not None:
-        return image if spec else None
+    if not spec:
+        return None
+    if image is not None:
+        return image
     import sys
 
     if sys.platform != getattr(wiring, "platform", None):

@@ -62,7 +62,6 @@ def test_a_frozen_image_is_attested_by_its_flash_and_a_changed_byte_fails(tmp_pa
     """The shoe hashes the first image_bytes of its firmware flash (hw.image, XIP on the rp2
     port); the host lays the UF2 over erased sectors and compares (shoectl verify
     --firmware-image)."""
-    from host_tools.commands.verify import _verify_image
     from shoe import commands
 
     img, flash = _image_flash(tmp_path, bytes(range(256)) * 20)
@@ -72,13 +71,13 @@ def test_a_frozen_image_is_attested_by_its_flash_and_a_changed_byte_fails(tmp_pa
     ans = commands.attest(_App(board), "attest", {"nonce": nonce, "image_bytes": len(flash)},
                           0, "table")
     assert ans["ok"] and ans["files"] == 1
-    assert _verify_image(ans, KEY, nonce, [], flash)[0]
+    assert verify_attestation(ans, KEY, nonce, [], flash)[0]
     board[4097] ^= 1                                           # one bit of the program
     ans = commands.attest(_App(board), "attest", {"nonce": nonce, "image_bytes": len(flash)},
                           0, "table")
-    assert not _verify_image(ans, KEY, nonce, [], flash)[0]
-    forged = dict(ans, manifest=_verify_image(ans, KEY, nonce, [], flash)[1])
-    assert not _verify_image(forged, KEY, nonce, [], flash)[0]  # a manifest without its MAC
+    assert not verify_attestation(ans, KEY, nonce, [], flash)[0]
+    forged = dict(ans, manifest=verify_attestation(ans, KEY, nonce, [], flash)[1])
+    assert not verify_attestation(forged, KEY, nonce, [], flash)[0]  # a manifest without its MAC
 
 
 def test_an_image_challenge_the_board_cannot_answer_is_refused_with_a_reason():
