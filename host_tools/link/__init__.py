@@ -90,6 +90,7 @@ REASONS = {
     "host_state": "the host's own state about the shoe (audit store, counter floor file) is "
                   "damaged",
 }
+CUT_WAIT_S = 2.0   # after a restart, how long a command's lost reply may still come from the outbox
 LOCAL = ("sequence_reset", "counter_reset", "host_state")  # decided here from a fresh HELLO
 
 
@@ -140,6 +141,8 @@ class ShoeLink:
         self._lock = threading.Lock()
         self._replies = {}
         self._waiting = {}
+        self._boot = None        # (shoe id, boot count) of the last session's HELLO
+        self._cut = None         # after a restart: (ctr, eseq, boot, until), _end_cut_commands
         self._port = None
         self._stop = threading.Event()
         self._thread = None
@@ -309,6 +312,11 @@ class ShoeLink:
         with self._lock:
             self._timeouts = 0
         rkind, rbody = rep
+        if rkind == "cut":
+            raise ShoeError(
+                "%s: the shoe restarted (boot %s) after accepting it, and its reply was lost with "
+                "the restart; what it did, if anything, is in the shoe's events (check `shoectl "
+                "status`) -- do not simply send it again" % (kind, rbody.get("boot")), "restarted")
         if rkind == "error":
             reason = rbody.get("reason", "error")
             text = REASONS.get(reason, reason)
@@ -349,9 +357,33 @@ class ShoeLink:
     # ---- reader thread --------------------------------------------------------------------
     def _on_peer(self, hello):
         self.shoe_id = hello.get("id")
+        self._cut_by_restart(hello)
         if self.audit is not None and self.shoe_id:
             return self.audit.last_eseq(self.shoe_id)
         return None
+
+    def _cut_by_restart(self, hello):
+        """A new session with a shoe that booted since the last one (reader thread, under the
+        lock): a waiting command it had accepted (its counter is at most the shoe's) lost a
+        volatile reply with the restart (only durable replies are journalled). Once the shoe's
+        outbox has come back (its durable replies answer first) or CUT_WAIT_S has passed, such a
+        command ends with reason `restarted` instead of waiting out its timeout and counting
+        toward a resync. A command the shoe had not accepted is re-sent by the new session."""
+        boot, ctr, eseq = hello.get("boot"), hello.get("ctr"), hello.get("eseq")
+        before, self._boot = self._boot, (hello.get("id"), boot)
+        if before is not None and before != self._boot and isinstance(ctr, int):
+            self._cut = (ctr, eseq if isinstance(eseq, int) else 0, boot,
+                         time.monotonic() + CUT_WAIT_S)
+
+    def _end_cut_commands(self):
+        ctr, eseq, boot, until = self._cut
+        if (self.ep.delivered or 0) < eseq and time.monotonic() < until:
+            return
+        self._cut = None
+        for c, ev in self._waiting.items():
+            if c <= ctr and c not in self._replies:
+                self._replies[c] = ("cut", {"re": c, "boot": boot})
+                ev.set()
 
     def _check_peer(self, hello):
         """At each handshake (reader thread): the host state about this shoe; its counter floor
@@ -429,6 +461,8 @@ class ShoeLink:
                 if not ref:
                     continue
             out.append((kind, body, ref, meta))
+        if self._cut is not None:   # after this batch's replies: a durable one answers first
+            self._end_cut_commands()
         try:
             self._store([m for m in out if m[2]])
         except Exception as e:  # not stored: it must not be acknowledged either

@@ -1,6 +1,7 @@
 """A shoe application on a real TCP socket for host tests: the firmware's Journal and
-ShoeEndpoint (CPython) and a few commands: status, emit (N durable events), ack_error and
-configure_supervised (supervisor key; the bodies it executed are kept in `configs`)."""
+ShoeEndpoint (CPython) and a few commands: status, emit (N durable events), ack_error,
+configure_supervised (supervisor key; the bodies it executed are kept in `configs`) and
+reply_then_crash (its reply, durable or not, is queued and the board restarts before it leaves)."""
 import socket
 import threading
 import time
@@ -28,6 +29,8 @@ class FakeShoe:
         self.url = "socket://127.0.0.1:%d" % self.srv.getsockname()[1]
         self.stop = threading.Event()
         self.reboots = threading.Event()
+        self.crash_now = False
+        self.crash_next = None   # (ctr, durable): reply and crash at the next turn
         self.lock = threading.Lock()
         self.boot()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -49,6 +52,12 @@ class FakeShoe:
             ep.reply(ctr, {"ok": True})
         elif kind == "ack_error":
             ep.reply(ctr, {"acked": body.get("id", body.get("ids"))}, durable=True)
+        elif kind == "reply_then_crash":   # executed, replied, power cut before it leaves
+            if body.get("after_ack"):        # ... after the frame's ack went out on its own
+                self.crash_next = (ctr, bool(body.get("durable")))
+                return
+            ep.reply(ctr, {"done": ctr}, durable=bool(body.get("durable")))
+            self.crash_now = True
         elif kind == "configure_supervised":
             self.configs.append((ctr, body))
             ep.reply(ctr, {"ok": True})
@@ -73,9 +82,18 @@ class FakeShoe:
                     break
                 now = int(time.monotonic() * 1000)
                 with self.lock:
+                    if self.crash_next is not None:   # its ack has left: now reply and crash
+                        c, durable = self.crash_next
+                        self.crash_next = None
+                        self.ep.reply(c, {"done": c}, durable=durable)
+                        self.crash_now = True
                     for kind, body, ctr, _ in self.ep.receive(data, now):
                         self.handle(kind, body, ctr)
-                    out = self.ep.transmit(now)
+                    out = self.ep.transmit(now) if not self.crash_now else b""
+                if self.crash_now:      # nothing more leaves: the board restarts
+                    self.crash_now = False
+                    self.reboots.set()
+                    break
                 if out:
                     try:
                         conn.sendall(out)

@@ -395,3 +395,26 @@ def test_the_first_answer_to_a_command_wins():
     link._dispatch([("reply", {"re": 7, "ok": True, "n": 1}, 0, None),
                     ("error", {"re": 7, "reason": "replay"}, 0, None)])
     assert ev.is_set() and link._replies[7] == ("reply", {"re": 7, "ok": True, "n": 1})
+
+
+@pytest.mark.parametrize("after_ack", [False, True], ids=["before-ack", "after-ack"])
+def test_a_command_whose_reply_a_restart_lost_ends_at_once_and_costs_no_resync(shoe, after_ack):
+    """Issue 19 (liveness): the shoe accepts and executes a command, its volatile reply is lost
+    to a power cut (before or after the command's frame was acknowledged: after, the host does
+    not send it again), and the board comes back. The host learns of the restart from the new
+    session's HELLO (its boot count) and ends that command with reason `restarted` within a few
+    seconds, not after its whole timeout, and it does not count toward a resync. A durable reply
+    still comes back from the journal and answers its command."""
+    with ShoeLink(shoe.url, KEY, reconnect_s=0.05) as link:
+        link.open(timeout=10)
+        t0 = time.monotonic()
+        with pytest.raises(ShoeError) as e:
+            link.command("reply_then_crash", {"after_ack": after_ack}, timeout=60)
+        assert e.value.reason == "restarted" and "restarted (boot 2)" in str(e.value)
+        assert time.monotonic() - t0 < 15       # not the 60 s timeout
+        assert link._timeouts == 0 and link.resyncs == 0
+        assert link.command("status")["boot"] == 2
+        ans = link.command("reply_then_crash", {"durable": True, "after_ack": after_ack},
+                           timeout=60)
+        assert ans["done"] > 0                  # the journalled reply, not a `restarted` error
+        assert link.command("status")["boot"] == 3
