@@ -10,8 +10,17 @@
     auth.py       the view's users (argon2id, a 0600 file), sessions, failed-login throttle
     brokerauth.py MQTT users per gateway/collector, the topic ACL, Mosquitto's files; amqtt plugins
     keyring.py    which key belongs to which shoe (provisioning files), never sent anywhere
+    tableapi.py   the gateway's local API: the table system's commands in, replies and events
+                  out, behind its own credential (link/viagateway.py is the client side)
+    metrics.py    /healthz and Prometheus /metrics; forward.py alerts to syslog or a webhook
+    prune.py, retention.py   the gateway's store pruned once the floor holds an event; the
+                  database's day partitions detached and archived
+    aedes.py, brokers.py, mosquitto.py   the brokers a floor runs on (aedes from npm, Mosquitto)
+    simshoe.py, harness.py, procfloor.py, runner.py   stand-ins: simulated shoes and floors for
+                  tests, the demo and bench/ (issue 22 moves them under host_tools/sim/)
 
 Topics (prefix "floor" by default): floor/shoe/<id>/events (QoS 1, the shoe's signed payload
-unchanged), floor/shoe/<id>/state (retained JSON: live table state from the gateway),
+unchanged), floor/shoe/<id>/state (retained JSON: live table state from the gateway, signed by it under the
+shoe key; an unknown shoe id is quarantined by the collector, never a tile),
 floor/shoe/<id>/replay (a collector asks the gateway to publish again from an eseq).
 """
