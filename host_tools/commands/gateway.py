@@ -54,6 +54,22 @@ def _drain(link, stop):
             stop.wait(0.5)
 
 
+def _open_patiently(link, args):
+    """A daemon waits for its shoe: a board still booting (an emulated Pico takes minutes on a
+    loaded machine) or powered up after the gateway is no reason to exit. Each --timeout without
+    a handshake is said on stdout and tried again; a refusal (wrong key, another protocol, this
+    host's own refusal of the shoe) ends the gateway, naming it."""
+    from host_tools.errors import ShoeError
+
+    while True:
+        try:
+            return link.open(timeout=args.timeout)
+        except ShoeError as e:
+            if link.ep.refused or link.ep.peer_version or link.fatal:
+                raise
+            print("gateway: waiting for the shoe (%s)" % e, flush=True)
+
+
 def run(args):
     import threading
     from pathlib import Path
@@ -91,7 +107,7 @@ def run(args):
     gw = api = None
     stop = threading.Event()
     try:
-        link.open(timeout=args.timeout)
+        _open_patiently(link, args)
         shoe = link.shoe_id or k.get("shoe_id")
         if not shoe:
             raise ShoeError("the shoe did not say its id")

@@ -29,6 +29,10 @@ def configure(p):
     p.add_argument("--pace", type=float, default=0.5, help="seconds between cards (default 0.5)")
     p.add_argument("--fault", action="append", default=[], metavar="AT:KIND",
                    help="inject a fault on the card drawn at position AT")
+    p.add_argument("--keys", metavar="FILE",
+                   help="the shoe's provisioning file: its card key signs the printed codes "
+                   "(default: the virtual board's demo card key; an emulated or bench shoe "
+                   "provisioned with its own keys needs its file)")
 
 
 def _addr(url):
@@ -39,6 +43,15 @@ def _addr(url):
         return host or "127.0.0.1", int(port)
     except ValueError:
         raise ShoeError("bad port in %s" % url)
+
+
+def card_key(args):
+    """{"card_key": bytes} from --keys (only the card key is read), or {} for the demo key."""
+    if not args.keys:
+        return {}
+    from host_tools import keys as keyfile
+
+    return {"card_key": keyfile.load(args, environ={})["card"]}
 
 
 def run(args):
@@ -59,7 +72,7 @@ def run(args):
             raise ShoeError("--fault must look like 7:no-read, got %r" % f)
     try:
         port = ReaderPort(*_addr(args.reader))
-        world = World(port, gap_s=args.pace)
+        world = World(port, gap_s=args.pace, **card_key(args))
         deck = Deck(serial, args.back, seed=args.seed)
         if args.deck_check:
             world.deck_check(deck)

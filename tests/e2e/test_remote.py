@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from tests.e2e.byhand import round_by_hand
 from tests.e2e.test_cli import ROOT, SHOECTL
 from tests.support import virtual_board
 
@@ -91,36 +92,7 @@ def test_a_round_by_hand_with_shoectl_table(board, tmp_path, capsys):
         assert cli.main(list(args)) == 0, capsys.readouterr().err
         return capsys.readouterr().out
 
-    shoectl("table", "configure", "--game", "four-card-frenzy", *k)
-    assert "slot 0" in shoectl("table", "load-deck", "--serial", "3A7F", "--back", "R", *k)
-    shoectl("world", "--reader", reader, "--serial", "3A7F", "--deck-check", "--pace", "0")
-    # the world returns once its 53 lines are written; the shoe may still be reading them
-    deadline = time.monotonic() + 60.0
-    while True:
-        st = json.loads(shoectl("table", "status", "--json", *k))
-        if st["phase"] != "deck_check" or st["reads"] >= 53 or time.monotonic() > deadline:
-            break
-    assert st["phase"] == "open_round", st
-    out = shoectl("table", "open", "--seat", "1:ante=10,odds=10", "--seat", "2:ante=5,odds=5", *k)
-    n = int(out.split("deal ")[1].split()[0])
-    shoectl("world", "--reader", reader, "--serial", "3A7F", "--seed", "2", "--cards", str(n),
-            "--pace", "0")
-    def status_when(phase):          # the shoe takes the cards in as fast as it can
-        for _ in range(100):
-            st = json.loads(shoectl("table", "status", "--json", *k))
-            if st["phase"] == phase:
-                break
-        return st
-
-    st = status_when("decisions")
-    assert st["phase"] == "decisions" and st["round"]["dealt"] == n
-    shoectl("table", "decide", "1=10", "2=0", *k)
-    st = json.loads(shoectl("table", "status", "--json", *k))
-    if st["phase"] == "stub":
-        shoectl("world", "--reader", reader, "--serial", "3A7F", "--seed", "2", "--skip", str(n),
-                "--stub", "--pace", "0")
-    st = status_when("open_round")
-    assert st["phase"] == "open_round" and st["rounds"] == 1 and st["latched"] == []
+    round_by_hand(shoectl, k, ["--reader", reader])
     store = AuditStore(db)
     try:
         kinds = [e["kind"] for e in store.events(shoe_id_of(tmp_path / "flash"))]

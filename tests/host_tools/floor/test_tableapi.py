@@ -394,3 +394,35 @@ def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
         out, err = proc.communicate(timeout=30)
         board.stop()
     assert proc.returncode == 0, err
+
+
+def test_a_gateway_started_before_its_shoe_waits_for_it(tmp_path):
+    """A daemon does not exit because its shoe is still booting (an emulated Pico takes minutes):
+    the gateway says it waits, tries again, and serves the table once the board answers."""
+    import socket as _socket
+
+    ensure_demo_keys(tmp_path / "flash")
+    with _socket.socket() as s:          # a port nobody listens on yet
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = popen("gateway", "--port", "socket://127.0.0.1:%d" % port, "--demo-keys",
+                 "--db", tmp_path / "gw.sqlite", "--timeout", "1")
+    board = None
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert all("waiting for the shoe" in line for line in lines), (
+            lines, proc.poll() is None or proc.stderr.read())
+        board = SimBoard(str(tmp_path / "flash"), host_port=port, power_returns=False).start()
+        line = proc.stdout.readline()
+        while "waiting for the shoe" in line:
+            line = proc.stdout.readline()
+        assert "table system API on gateway+unix://" in line, line + proc.stderr.read()
+        sock = line.split(" on ")[1].split()[0]
+        assert "no broker" in proc.stdout.readline()
+        r = shoectl("table", "status", "--port", sock, "--demo-keys")
+        assert r.returncode == 0 and r.stdout.startswith("phase configure"), r.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        if board is not None:
+            board.stop()
