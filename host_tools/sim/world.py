@@ -189,12 +189,24 @@ class World:
             if self.gap_s:
                 time.sleep(self.gap_s)
 
+    def _riffled(self, deck, ids):
+        """A deck riffled through the reader: a port that models pace (the emulated Pico's)
+        takes the riffle's own, faster one meanwhile (`port.riffle(on)`)."""
+        riffle = getattr(self.port, "riffle", None)
+        if riffle is not None:
+            riffle(True)
+        try:
+            self.run_cards(deck, ids)
+        finally:
+            if riffle is not None:
+                riffle(False)
+
     def deck_check(self, deck):
         """Run the whole deck and the cover card through the reader (deck loading)."""
-        self.run_cards(deck, list(deck.order) + [cards.COVER])
+        self._riffled(deck, list(deck.order) + [cards.COVER])
 
     def stub(self, deck):
         """Run the undealt cards and the cover card through the reader."""
         rest = deck.remaining()
         deck.pos = len(deck.order)
-        self.run_cards(deck, rest + [cards.COVER])
+        self._riffled(deck, rest + [cards.COVER])

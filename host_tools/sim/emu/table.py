@@ -38,12 +38,26 @@ class EmuReaderPort:
             raise ValueError("reader must be 'rfid' or 'optical'")
         self.emu = emu
         self.reader = reader
-        self.pace = dict(self.PACE[reader], **(pace or {}))
+        pace = dict(pace or {})
+        riffle = pace.pop("riffle_ms", None)
+        self.pace = self.dealing = dict(self.PACE[reader], **pace)
+        # the deck check and the stub, riffled through the reader faster than a deal (riffle_ms
+        # a card; None: the dealing pace): World calls riffle(True/False) around them
+        self.riffling = None if riffle is None else dict(self.dealing, **self.pitch(riffle))
         self.tags = tags or {}    # code -> an authenticated tag's spec (NTAG 424 DNA)
         self.substitute = {}      # index of a line -> fn(port, code) -> the spec presented instead
         self.sent = []
         self.uid = 0x04A10000
         self.times = []           # emulated ns at which each card was presented
+
+    def pitch(self, ms):
+        """The pace at one card every `ms`, in the same proportions as PACE."""
+        if self.reader == "rfid":
+            return {"pitch_ms": ms, "dwell_ms": ms * 4 // 5, "beam_at_ms": ms * 7 // 10}
+        return {"pitch_ms": ms}
+
+    def riffle(self, on):
+        self.pace = self.riffling if on and self.riffling else self.dealing
 
     def line(self, data):
         data = bytes(data)
