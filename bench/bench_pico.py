@@ -30,9 +30,10 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
                   a round is played
   per round       wall and emulated seconds from one round's result to the next (a deck
                   check before it included), and the chip's busy part, printed as it goes
-  reader overrun  byte times a reader byte waited for the chip to empty UART1's receive FIFO
-                  (the rig holds it; a real UART would have lost it): not 0 = the pace is
-                  faster than the chip reads
+  UART overruns   bytes lost because the receive FIFO (32) was full when they came, on UART0
+                  (host) and UART1 (reader), as on the chip: a flash erase runs with interrupts
+                  off for 45 ms (the rig's truth since issue 19 item 2; rig.js --uart-rx hold
+                  is the older model that let them wait)
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
@@ -403,11 +404,12 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
     if causes:
         print("    the console's last lines:\n      " + "\n      ".join(
             stats["console"].strip().splitlines()[-15:]))
-    held = stats.get("rx_held")
-    if held is not None:
-        print("  reader UART1 bytes held at a full receive FIFO (a real UART would have lost "
-              "them): %d%s" % (held[1], "" if not held[1] else
-                               "  <- the dealer's pace is faster than the chip reads"))
+    lost = stats.get("rx_overrun")
+    if lost is not None:
+        print("  UART bytes lost to receive FIFO overruns, host UART0 / reader UART1: %d / %d%s"
+              % (lost[0], lost[1], "" if not any(lost) else
+                 "  <- flash work with interrupts off while bytes came, or a pace faster than "
+                 "the chip reads"))
     srt = sorted(round_lat)
     p90 = srt[int(0.9 * (len(srt) - 1))] if srt else float("nan")
     print("  card -> frame on UART0, round cards: median %.1f ms, 90th percentile %.1f ms, max "

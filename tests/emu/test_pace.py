@@ -2,7 +2,10 @@
 every card dealt at 250 ms and the deck check and stub riffled at 120 ms a card, through each
 reader, on the emulated Pico; every
 card read once (the results equal the unix board's: a missed card is a misdeal, a doubled one a
-duplicate, either voids the round), every event once, no reset.
+duplicate, either voids the round), every event once, no reset, and no reader byte lost to an
+overrun (the rig loses a byte due at a full receive FIFO, as the chip does while flash is
+programmed or erased with interrupts off: tests/emu/test_rig.py; a host frame so lost is sent
+again by the link).
 
 The shoe is made as a technician makes one from the image: the UF2 on a blank board, then
 `shoectl flash --no-image --port REPL [--reader optical]` (main.py, the wiring) and
@@ -78,10 +81,14 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(frozen_shoe, tmp_path,
             presented = list(t.port.times)
         stats = e.control("stats")
     assert stats["resets"] == 0, stats["reset_causes"]              # no watchdog reset
-    assert stats["rx_held"] == [0, 0]                # no UART byte held at a full receive FIFO
     assert [k for _, k, _ in runner.outcomes] == ["round_result"] * ROUNDS, runner.outcomes
     assert results(runner.outcomes) == unix_results(s)               # every card once, right
     log.check_once_and_none_missing()
+    # no reader byte lost at a full receive FIFO (the rig overruns as the chip does while it
+    # programs or erases flash with interrupts off). Host bytes may be (rx_overrun[0]): a host
+    # frame that comes during an erase is lost and sent again by the link, which the checks
+    # above prove (every event once, every result right)
+    assert stats["rx_overrun"][1] == 0, stats["rx_overrun"]
     # the pace held: cards went in at the pitch asked, in emulated time (the deck check's 52
     # gaps at the riffle's, then the round's at the dealing pitch)
     gaps = [(b - a) / 1e6 for a, b in zip(presented, presented[1:])]

@@ -74,9 +74,12 @@ def missing(environ=None):
 
 
 class Emulator:
-    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None):
+    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None,
+                 uart_rx=None):
         """idle="rate": idle emulated time runs at the wall clock's rate instead of catching
-        up on the lag busy code built (rig.js --idle)."""
+        up on the lag busy code built (rig.js --idle). uart_rx="hold": a byte due at a full
+        UART receive FIFO waits instead of being lost (rig.js --uart-rx; the default, an
+        overrun as on the chip)."""
         why = missing() if uf2 is None or bootrom is None else None
         if why:
             raise ShoeError("emulated Pico unavailable: " + why)
@@ -85,6 +88,7 @@ class Emulator:
         self.bootrom = bootrom or os.environ["SHOE_RP2040_BOOTROM"]
         self.stderr = stderr
         self.idle = idle
+        self.uart_rx = uart_rx
         self.proc = None
         self.ports = {}
         self._ctl = None
@@ -117,6 +121,8 @@ class Emulator:
                "--bootrom", self.bootrom]
         if self.idle:
             cmd += ["--idle", self.idle]
+        if self.uart_rx:
+            cmd += ["--uart-rx", self.uart_rx]
         for k, p in self.ports.items():
             cmd += ["--" + k, str(p)]
         deadline = time.monotonic() + timeout

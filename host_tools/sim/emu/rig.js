@@ -20,7 +20,9 @@
  * answered only when host bytes wait), the UART TX interrupt raised again as soon as cleared (it
  * is raised once per byte written), and reset (the watchdog, machine.reset() and the control
  * channel recreate the chip on the same flash). UART receive is paced at the programmed baud
- * rate in emulated time. Emulated time never runs ahead of wall time (idle WFI waits are held
+ * rate in emulated time, and a byte due while the 32-byte receive FIFO is full is lost (an
+ * overrun, counted: control `stats` rx_overrun), as during a flash program or erase, which
+ * run with interrupts off (--uart-rx hold: such a byte waits instead, the older model). Emulated time never runs ahead of wall time (idle WFI waits are held
  * to the wall clock, so host timeouts mean the same on both sides); busy code runs slower than
  * real time, so chip figures are read from the emulated clock, not from the host's.
  */
@@ -81,8 +83,13 @@ class Rig {
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
-    // byte times during which a due byte waited because the chip had not emptied the UART's
-    // 32-byte receive FIFO: a real UART (no flow control) would have overrun and lost it
+    // --uart-rx overrun (the default, the chip's truth): a byte due while the UART's 32-byte
+    // receive FIFO is full is lost, counted in rxOverrun and flagged in UARTRSR.OE, as on a
+    // PL011 without flow control (a flash program/erase runs with interrupts off, so nothing
+    // empties the FIFO meanwhile). --uart-rx hold: the byte waits instead (byte times counted
+    // in rxHeld): the rig's earlier model, kept to show what the truth changes.
+    this.rxHold = opt['uart-rx'] === 'hold';
+    this.rxOverrun = [0, 0];
     this.rxHeld = [0, 0];
     this.rxHeldNext = [0, 0];
     this.resetCauses = {}; // resets of this rig by cause: watchdog, control, machine.reset
@@ -146,6 +153,13 @@ class Rig {
       u.checkInterrupts = function () {
         this.rp2040.setInterrupt(this.irq, !!(this.interruptStatus & this.interruptMask));
       };
+      // UARTRSR/UARTECR (0x04): the overrun flag (bit 3), cleared by any write to UARTECR
+      u.overrun = false;
+      const read = u.readUint32.bind(u), write = u.writeUint32.bind(u);
+      u.readUint32 = (offset) => offset === 0x04 ? (u.overrun ? 8 : 0) : read(offset);
+      u.writeUint32 = (offset, value) => {
+        if (offset === 0x04) u.overrun = false; else write(offset, value);
+      };
       u.onByte = (b) => {
         u.interruptStatus |= 1 << 5; // TX interrupt once the byte has gone
         u.checkInterrupts();
@@ -202,14 +216,26 @@ class Rig {
       const t = this.now();
       if (!u.enabled) { q.length = 0; continue; } // no receiver yet (booting): the bytes are lost
       if (t < this.uartNext[i]) continue;
-      const baud = u.baudDivider ? u.baudRate : 115200;
-      if (!u.rxFIFO.full) {
-        u.feedByte(q.shift());
+      const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
+      if (this.rxHold) {
+        if (!u.rxFIFO.full) {
+          u.feedByte(q.shift());
+          if (!q.length) this.logPush(this.rxEnds[i], t);
+          this.uartNext[i] = t + byteNs;
+        } else if (t >= this.rxHeldNext[i]) {
+          this.rxHeld[i]++;
+          this.rxHeldNext[i] = t + byteNs;
+        }
+        continue;
+      }
+      // every byte whose time has come, one byte time apart from the burst's first: after a
+      // flash erase (the clock jumped 45 ms with interrupts off) that is hundreds at once, and
+      // those beyond the FIFO's 32 are lost
+      while (q.length && t >= this.uartNext[i]) {
+        if (!u.rxFIFO.full) u.feedByte(q.shift());
+        else { q.shift(); this.rxOverrun[i]++; u.overrun = true; }
         if (!q.length) this.logPush(this.rxEnds[i], t);
-        this.uartNext[i] = t + 10e9 / baud;
-      } else if (t >= this.rxHeldNext[i]) {
-        this.rxHeld[i]++;
-        this.rxHeldNext[i] = t + 10e9 / baud;
+        this.uartNext[i] += byteNs;
       }
     }
     if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
@@ -284,7 +310,10 @@ class Rig {
   onData(name, data) {
     if (name === 'repl') { for (const b of data) this.replIn.push(b); }
     else if (name === 'uart0' || name === 'uart1') {
-      const q = this.uartIn[+name[4]]; for (const b of data) q.push(b);
+      const i = +name[4], q = this.uartIn[i];
+      // a burst starts arriving now: its bytes are due one byte time apart from here
+      if (!q.length) this.uartNext[i] = Math.max(this.uartNext[i], this.now());
+      for (const b of data) q.push(b);
     }
     this.kick();
   }
@@ -342,7 +371,7 @@ class Rig {
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
               usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers,
-              rx_held: this.rxHeld, reset_causes: this.resetCauses};
+              rx_overrun: this.rxOverrun, rx_held: this.rxHeld, reset_causes: this.resetCauses};
     }
     return {error: 'unknown op ' + op};
   }

@@ -1,0 +1,137 @@
+"""The fastest dealer's pace each reader holds on the frozen image (issue 19 item 1), emulated time.
+
+    .venv/bin/python bench/bench_pace.py [--reader rfid|optical|both] [--pitches 250,200,...]
+                                         [--riffle-ms MS] [--rounds N] [--uf2 FILE]
+
+For each reader, a shoe is made from the frozen image as a technician does (`shoectl flash
+--no-image`, `shoectl provision`), then for each pitch, fastest last, from the same provisioned
+flash: the deck check and N six-seat rounds with every card dealt every PITCH ms of emulated
+time (the deck check and stub riffled at --riffle-ms, default the same pitch). A pitch HOLDS
+when the results equal the unix virtual board's for the same script (a missed card is a misdeal,
+a doubled one a duplicate: either voids a round), every event arrives once, no watchdog reset,
+and no reader byte was lost to an overrun (the rig overruns as the chip does; host bytes so lost
+are counted: the link sends their frames again). The run stops at the first pitch that does not
+hold and prints the fastest that did, per reader. Needs `make pico-firmware`, SHOE_PICO_UF2 and
+SHOE_RP2040_BOOTROM (README). A benchmark, not a test: tests/emu/test_pace.py asserts 250/120 ms.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from host_tools import frozen  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
+from host_tools.sim.emu.table import EmuTable  # noqa: E402
+from host_tools.sim.virtual_table import VirtualTable  # noqa: E402
+from tests.emu.test_e2e import EventLog, results, script  # noqa: E402
+
+GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
+
+
+def shoectl(*argv):
+    p = subprocess.run([sys.executable, "-m", "host_tools", *argv], capture_output=True,
+                       text=True, cwd=str(ROOT), timeout=900)
+    if p.returncode:
+        raise SystemExit("shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:]))
+    return p.stdout
+
+
+def make_shoe(d, reader, uf2):
+    keys = _emu.write_keys_file(d / "shoe.json")
+    with _emu.Emulator(d / "state", uf2=uf2) as e:
+        extra = ["--reader", "optical"] if reader == "optical" else []
+        shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
+        shoectl("provision", "--port", e.urls["repl"], "--shoe-id", _emu.EMU_SHOE_ID,
+                "--keys", str(keys), "--force")
+    return d / "state"
+
+
+def pace(reader, pitch, riffle):
+    p = {"pitch_ms": pitch, "riffle_ms": riffle}
+    if reader == "rfid":
+        p.update(dwell_ms=pitch * 4 // 5, beam_at_ms=pitch * 7 // 10)
+    else:
+        p.update(beam_at_ms=40)
+    return p
+
+
+def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
+    state = d / ("pitch-%d" % pitch)
+    state.mkdir()
+    for f in ("flash.bin", "unique_id"):
+        shutil.copy(made / f, state / f)
+    why = []
+    t0 = time.monotonic()
+    with _emu.Emulator(state, uf2=uf2) as e:
+        try:
+            with EmuTable(e, reader, event_timeout=300.0, pace=pace(reader, pitch, riffle)) as t:
+                log = EventLog(t.link)
+                t.runner.play(s)
+                outcomes = t.runner.outcomes
+        except Exception as ex:            # a stalled round: the pace does not hold
+            return False, ["%s: %s" % (type(ex).__name__, str(ex)[:200])], time.monotonic() - t0
+        stats = e.control("stats")
+    if stats["resets"]:
+        why.append("watchdog resets %s" % stats["reset_causes"])
+    if stats["rx_overrun"][1]:
+        why.append("reader bytes lost to overruns: %d" % stats["rx_overrun"][1])
+    host_lost[0] += stats["rx_overrun"][0]
+    if results(outcomes) != expected:
+        why.append("results differ from the unix board's: %s" % [k for _, k, _ in outcomes])
+    try:
+        log.check_once_and_none_missing()
+    except AssertionError as ex:
+        why.append(str(ex))
+    return not why, why, time.monotonic() - t0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reader", choices=["rfid", "optical", "both"], default="both")
+    ap.add_argument("--pitches", default="250,200,160,120,100,80,60")
+    ap.add_argument("--riffle-ms", type=int, default=None,
+                    help="the deck check's and stub's pitch (default: the same as the deal)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--uf2", default=str(frozen.DEFAULT_UF2))
+    a = ap.parse_args(argv)
+    if not Path(a.uf2).is_file():
+        raise SystemExit("no frozen image at %s: `make pico-firmware`" % a.uf2)
+    pitches = sorted({int(x) for x in a.pitches.split(",")}, reverse=True)
+    readers = ["rfid", "optical"] if a.reader == "both" else [a.reader]
+    best = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for reader in readers:
+            d = Path(tmp) / reader
+            d.mkdir()
+            s = script(GAME[reader], rounds=a.rounds)
+            with VirtualTable(str(d / "unix"), event_timeout=30.0) as vt:
+                vt.runner.play(s)
+                expected = results(vt.runner.outcomes)
+            made = make_shoe(d, reader, a.uf2)
+            for pitch in pitches:
+                riffle = a.riffle_ms or pitch
+                lost = [0]
+                ok, why, wall = try_pitch(made, d, reader, pitch, riffle, s, expected, a.uf2,
+                                          lost)
+                print("%-7s deal %4d ms, riffle %4d ms: %s  (host bytes overrun and recovered "
+                      "by the link: %d; %.0f s wall)" % (
+                          reader, pitch, riffle, "holds" if ok else "FAILS: " + "; ".join(why),
+                          lost[0], wall), flush=True)
+                if not ok:
+                    break
+                best[reader] = pitch
+    for reader in readers:
+        print("fastest pace held, %s: %s" % (reader, ("%d ms a card" % best[reader])
+                                            if reader in best else "none of those tried"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
