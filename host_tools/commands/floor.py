@@ -18,7 +18,8 @@ def configure(p):
     p.add_argument("--http", default="127.0.0.1:8080", help="HOST:PORT to serve on "
                    "(default 127.0.0.1:8080; port 0 picks a free one)")
     p.add_argument("--role", default="floor_reader",
-                   help="SET ROLE to this after connecting (default floor_reader; '' for none)")
+                   help="SET ROLE to this after connecting (default floor_reader; '' for none); "
+                   "the sessions and acknowledgements are written as floor_view (unless '')")
     p.add_argument("--users", metavar="FILE",
                    help="the users file (shoectl floor-user add NAME --role ROLE --users FILE)")
     p.add_argument("--trust-header", metavar="HEADER",
