@@ -161,6 +161,7 @@ class FloorView:
         self.server = None
         self._pending = []
         self.db_errors = 0
+        self.ops = ViewOps()          # what /metrics shows (metrics.view_samples)
 
     # ---- database -----------------------------------------------------------------------------
     def _conn(self):
@@ -330,6 +331,8 @@ class FloorView:
 
     # ---- the view's own record: logins, failures, acknowledgements, refusals --------------------
     def note(self, what, user=None, role=None, addr=None, detail=None):
+        if what in ("login", "login_failed", "login_throttled"):
+            self.ops.login({"login": "ok", "login_failed": "failed"}.get(what, "throttled"))
         rec = {"at": time.time(), "what": what, "user": user, "role": role, "addr": addr,
                "detail": detail}
         with self._alock:
@@ -379,6 +382,7 @@ class FloorView:
                 self._publish(self.floor())
                 last_tick = time.monotonic()
                 while not self._stop.is_set():
+                    self.ops.listen_at = time.time()
                     for _ in conn.notifies(timeout=0.2, stop_after=1):
                         pass
                     # catch every change committed since the last look (notify or not)
@@ -588,10 +592,25 @@ class FloorView:
                 return view.sessions.get(sid), None
 
             def do_GET(self):
-                self._handle("GET")
+                self._timed("GET")
 
             def do_POST(self):
-                self._handle("POST")
+                self._timed("POST")
+
+            def send_response(self, code, message=None):
+                self._code = code
+                super().send_response(code, message)
+
+            def _timed(self, method):
+                t0 = time.monotonic()
+                self._code = None
+                path = urlsplit(self.path).path
+                kind = "login" if path == "/login" else (self._route(
+                    "GET" if method == "HEAD" else method, unquote(path))[1] or "other")
+                try:
+                    self._handle(method)
+                finally:
+                    view.ops.request(kind, self._code, time.monotonic() - t0)
 
             def _handle(self, method):
                 url = urlsplit(self.path)
@@ -705,7 +724,13 @@ class FloorView:
                     self.send_header("Content-Type", "text/event-stream")
                     self._common(extra)
                     self.end_headers()
-                    view.stream(self.wfile, alive=lambda: view.sessions.valid(s))
+                    with view.ops.lock:
+                        view.ops.streams += 1
+                    try:
+                        view.stream(self.wfile, alive=lambda: view.sessions.valid(s))
+                    finally:
+                        with view.ops.lock:
+                            view.ops.streams -= 1
                     self.close_connection = True
                     return None
                 return self._error(404, "not found", kind)
@@ -739,6 +764,39 @@ class FloorView:
         if self.server:
             self.server.shutdown()
             self.server.server_close()
+
+
+# request durations (s): the histogram's upper bounds (Prometheus `le`)
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class ViewOps:
+    """The view's figures for /metrics: requests by kind and status, their durations (the event
+    stream's long-lived ones not timed), logins by outcome, open streams."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = collections.Counter()      # (kind, code) -> n
+        self.logins = collections.Counter({"ok": 0, "failed": 0, "throttled": 0})
+        self.hist = {}                             # kind -> [bucket counts..., sum, count]
+        self.streams = 0
+        self.listen_at = 0.0
+
+    def request(self, kind, code, seconds):
+        with self.lock:
+            self.requests[(kind, code or 0)] += 1
+            if kind == "stream":
+                return
+            h = self.hist.setdefault(kind, [0] * len(BUCKETS) + [0.0, 0])
+            for i, le in enumerate(BUCKETS):
+                if seconds <= le:
+                    h[i] += 1
+            h[-2] += seconds
+            h[-1] += 1
+
+    def login(self, outcome):
+        with self.lock:
+            self.logins[outcome] += 1
 
 
 class _Server(ThreadingHTTPServer):

@@ -3,6 +3,7 @@ a login survives a restart of the view and works on a second view process until 
 acknowledgement survives too, a forged or altered token is refused, only the token's SHA-256 is
 stored, and acknowledgements are insert-only."""
 import hashlib
+import time
 
 import psycopg
 import pytest
@@ -102,3 +103,54 @@ def test_acknowledgements_are_insert_only_and_floor_view_writes_nothing_else(flo
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="insert-only"):
             c.execute(sql)
     assert c.execute("SELECT user_name FROM alert_acks").fetchall() == [("x",)]
+
+
+def test_the_views_metrics_and_health(floor):
+    import json
+    import urllib.error
+    import urllib.request
+
+    from host_tools.floor import metrics
+    from tests.host_tools.floor.conftest import wait_for
+    start, clock, c = floor
+    v = start()
+    srv = metrics.serve(("127.0.0.1", 0), lambda: metrics.view_samples(v),
+                        lambda: metrics.view_health(v))
+    try:
+        w = Web(v.url)
+        assert w.post("login", {"username": "u-pit", "password": "wrong"})[0] == 401
+        w.login("u-admin", PW["admin"])
+        assert w.get("")[0] == 200 and w.get("api/floor")[0] == 200
+        assert Web(v.url).get("api/floor")[0] == 401
+        w.post("api/alerts/1/ack", csrf=w.me()["csrf"])
+        c.execute("INSERT INTO alerts (shoe, kind, detail, collector) "
+                  "VALUES ('T001', 'replay', 'test', 'c1')")
+        text = urllib.request.urlopen(srv.url + "/metrics", timeout=10).read().decode()
+        lines = dict(ln.rsplit(" ", 1) for ln in text.splitlines() if not ln.startswith("#"))
+        assert lines["shoe_view_logins_failed_total"] == "1"
+        assert lines['shoe_view_logins_total{outcome="failed"}'] == "1"
+        assert lines['shoe_view_logins_total{outcome="ok"}'] == "1"
+        assert lines['shoe_view_requests_total{code="401",kind="api"}'] == "1"
+        assert lines['shoe_view_requests_total{code="200",kind="page"}'] == "1"
+        assert lines['shoe_view_requests_total{code="303",kind="login"}'] == "1"
+        assert lines["shoe_view_open_alerts"] == "2"
+        assert lines["shoe_view_unacknowledged_alerts"] == "1"
+        assert lines["shoe_view_sessions"] == "1"
+        assert "# TYPE shoe_view_request_seconds histogram" in text
+        n = int(lines['shoe_view_request_seconds_count{kind="api"}'])
+        assert n >= 3 and lines['shoe_view_request_seconds_bucket{kind="api",le="+Inf"}'] == str(n)
+        assert 0 < float(lines['shoe_view_request_seconds_sum{kind="api"}']) < n * 5.0
+        buckets = [int(lines['shoe_view_request_seconds_bucket{kind="api",le="%r"}' % le])
+                   for le in (0.005, 0.1, 5.0)]
+        assert buckets == sorted(buckets) and buckets[-1] <= n
+        # healthy while the listener runs and PostgreSQL answers; not once the view stops
+        wait_for(lambda: json.loads(urllib.request.urlopen(srv.url + "/healthz", timeout=10)
+                                    .read())["ok"], what="a healthy view")
+        v.stop()
+        wait_for(lambda: time.time() - v.ops.listen_at > 0.5, what="the listener stopped")
+        v.ops.listen_at -= 10          # its last turn 10 s ago (rather than wait 5 s here)
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(srv.url + "/healthz", timeout=10)
+        assert e.value.code == 503 and b"change listener" in e.value.read()
+    finally:
+        srv.stop()
