@@ -5,7 +5,8 @@ HELP = ("hold the link to one shoe, serve the table system on a local API, and p
 DESCRIPTION = (
     "Connect to the shoe (authenticated link, keys from --keys), store every event in the local "
     "audit store (--db) before acknowledging it, and publish every stored event to the broker "
-    "(QoS 1, persistent session, topic floor/shoe/<id>/events, the signed payload unchanged) "
+    "(QoS 1, persistent session, topic floor/shoe/<id>/events, the signed payload unchanged, "
+    "with this gateway's receive time in a signed envelope unless --plain-events) "
     "from that store: a broker outage or a gateway restart loses nothing, publishing resumes from "
     "the saved cursor (--state). A retained floor/shoe/<id>/state message carries the live table "
     "state. Broker: mqtt://HOST:PORT or mqtts://HOST:PORT (TLS; CA file in env SHOE_MQTT_CA); a "
@@ -50,6 +51,10 @@ def configure(p):
                    help="serve --api-tcp under TLS with this certificate (chain, PEM); clients "
                    "take gateway+tls://HOST:PORT?ca=FILE")
     p.add_argument("--api-tls-key", metavar="FILE", help="the private key of --api-tls-cert")
+    p.add_argument("--plain-events", action="store_true",
+                   help="publish each event as the bare signed payload, without the envelope "
+                   "carrying this gateway's receive time (for collectors older than the "
+                   "envelope, during a rollout: upgrade the collectors first)")
     # ---- ops (issue 20, item 5): metrics and store pruning (host_tools/floor/prune.py)
     p.add_argument("--metrics", metavar="HOST:PORT",
                    help="serve /healthz and Prometheus /metrics here (e.g. 127.0.0.1:9102)")
@@ -133,7 +138,7 @@ def run(args):
             return 0
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
-                     fetch_config=True)
+                     fetch_config=True, timed=not args.plain_events)
         gw.add(shoe, link, store)
         _ops(args, gw)     # ops: pruning, /metrics (host_tools/floor/prune.py, metrics.py)
         gw.start()
