@@ -239,23 +239,33 @@ class PgSessions:
         self.role = role
         self.touch_every = touch_every
         self.recheck = recheck
-        self._local = threading.local()
+        self._conn = None            # one connection for every request thread (tiny queries):
+        self._lock = threading.Lock()   # not one more connection per request
 
     def _sql(self, sql, args=()):
         from host_tools.floor import pg
-        for attempt in (0, 1):
-            c = getattr(self._local, "conn", None)
-            try:
-                if c is None or c.closed:
-                    c = self._local.conn = pg.connect(self.db_url)
-                    if self.role:
-                        c.execute("SET ROLE %s" % self.role)
-                cur = c.execute(sql, args)
-                return cur.fetchall() if cur.description else cur.rowcount
-            except Exception:
-                self._local.conn = None
-                if attempt:
-                    raise
+        with self._lock:
+            for attempt in (0, 1):
+                c = self._conn
+                try:
+                    if c is None or c.closed:
+                        c = self._conn = pg.connect(self.db_url)
+                        if self.role:
+                            c.execute("SET ROLE %s" % self.role)
+                    cur = c.execute(sql, args)
+                    return cur.fetchall() if cur.description else cur.rowcount
+                except Exception:
+                    if c is not None and not c.closed and not c.broken:
+                        raise        # the statement failed; the connection is fine
+                    self._conn = None
+                    if attempt:
+                        raise
+
+    def close(self):
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def alive(self, s):
         now = self.clock()

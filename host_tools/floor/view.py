@@ -759,6 +759,7 @@ class FloorView:
 
     def stop(self):
         self._stop.set()
+        self.sessions.close()
         with self._cond:
             self._cond.notify_all()
         if self.server:
