@@ -12,6 +12,7 @@
     keyring.py    which key belongs to which shoe (provisioning files), never sent anywhere
 
 Topics (prefix "floor" by default): floor/shoe/<id>/events (QoS 1, the shoe's signed payload
-unchanged, in an envelope with the gateway's signed receive time: keyring.wrap_event), floor/shoe/<id>/state (retained JSON: live table state from the gateway),
+unchanged, in an envelope with the gateway's signed receive time: keyring.wrap_event),
+floor/shoe/<id>/state (retained JSON: live table state from the gateway),
 floor/shoe/<id>/replay (a collector asks the gateway to publish again from an eseq).
 """

@@ -300,8 +300,9 @@ class FloorView:
                          "%s) AND kind IN ('irregularity', 'irregularity_cleared', 'round_void')"
                          " ORDER BY eseq DESC LIMIT 500", (shoe, since))
         als = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at, " + _ACK_COLS +
-                         " FROM alerts WHERE shoe = %s AND (raised_at >= to_timestamp(%s) OR closed_at >= "
-                         "to_timestamp(%s)) ORDER BY id DESC LIMIT 500", (shoe, since, since))
+                         " FROM alerts WHERE shoe = %s AND (raised_at >= to_timestamp(%s) OR "
+                         "closed_at >= to_timestamp(%s)) ORDER BY id DESC LIMIT 500",
+                         (shoe, since, since))
         items = [{"at": e["at"], "what": e["kind"], "eseq": e["eseq"], "round": e["round"],
                   "detail": ("%s%s" % (e["reason"] or "", ": " + e["detail"]
                                        if e["detail"] else "")) or None, "ref": e["ref"]}
