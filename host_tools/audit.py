@@ -305,11 +305,13 @@ class AuditStore:
                                 % eseq)
         return problems
 
-    def payloads(self, shoe, since=0, limit=500):
-        """[(eseq, payload)] of `shoe` after eseq `since`, in order: the signed bytes as received."""
+    def payloads(self, shoe, since=0, limit=500, received=False):
+        """[(eseq, payload)] of `shoe` after eseq `since`, in order: the signed bytes as received
+        (with `received`: [(eseq, payload, time.time() when stored)])."""
         with self._lock:
-            return self._db.execute("SELECT eseq, payload FROM events WHERE shoe=? AND eseq>? "
-                                    "ORDER BY eseq LIMIT ?", (shoe, since, limit)).fetchall()
+            return self._db.execute("SELECT eseq, payload%s FROM events WHERE shoe=? AND eseq>? "
+                                    "ORDER BY eseq LIMIT ?" % (", received" if received else ""),
+                                    (shoe, since, limit)).fetchall()
 
     def round_events(self, shoe, rnd):
         """[(kind, body)] of round `rnd`'s round_open, card and reveal events (the signed

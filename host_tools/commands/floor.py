@@ -18,7 +18,11 @@ def configure(p):
     p.add_argument("--http", default="127.0.0.1:8080", help="HOST:PORT to serve on "
                    "(default 127.0.0.1:8080; port 0 picks a free one)")
     p.add_argument("--role", default="floor_reader",
-                   help="SET ROLE to this after connecting (default floor_reader; '' for none)")
+                   help="SET ROLE to this after connecting (default floor_reader; '' for none); "
+                   "the sessions and acknowledgements are written as floor_view (unless '')")
+    p.add_argument("--metrics", metavar="HOST:PORT",
+                   help="serve /healthz and Prometheus /metrics here (e.g. 127.0.0.1:9103; "
+                   "no login: bind it where only the monitoring reaches)")
     p.add_argument("--users", metavar="FILE",
                    help="the users file (shoectl floor-user add NAME --role ROLE --users FILE)")
     p.add_argument("--trust-header", metavar="HEADER",
@@ -71,6 +75,9 @@ def run(args):
     from host_tools.floor.runner import http_address, wait_for_signal
 
     host, port = http_address(args.http)
+    if args.metrics:
+        from host_tools.floor import metrics
+        metrics.address(args.metrics)          # a bad address: refused before anything starts
     opts = _view_options(args)
     users = Users.load(args.users) if args.users else None
     floor = view = None
@@ -99,6 +106,12 @@ def run(args):
         except OSError as e:
             raise ShoeError("cannot serve on %s: %s" % (args.http, e.strerror))
     print("floor view: %s" % view.url, flush=True)
+    msrv = None
+    if args.metrics:
+        from host_tools.floor import metrics
+        msrv = metrics.serve(args.metrics, lambda: metrics.view_samples(view),
+                             lambda: metrics.view_health(view))
+        print("floor view metrics: %s/metrics" % msrv.url, flush=True)
     if args.open:
         webbrowser.open(view.url)
     try:
@@ -109,6 +122,8 @@ def run(args):
     except KeyboardInterrupt:
         pass
     finally:
+        if msrv:
+            msrv.stop()
         if floor:
             floor.stop()
         else:

@@ -5,14 +5,17 @@ HELP = ("hold the link to one shoe, serve the table system on a local API, and p
 DESCRIPTION = (
     "Connect to the shoe (authenticated link, keys from --keys), store every event in the local "
     "audit store (--db) before acknowledging it, and publish every stored event to the broker "
-    "(QoS 1, persistent session, topic floor/shoe/<id>/events, the signed payload unchanged) "
+    "(QoS 1, persistent session, topic floor/shoe/<id>/events, the signed payload unchanged, "
+    "with this gateway's receive time in a signed envelope unless --plain-events) "
     "from that store: a broker outage or a gateway restart loses nothing, publishing resumes from "
     "the saved cursor (--state). A retained floor/shoe/<id>/state message carries the live table "
     "state. Broker: mqtt://HOST:PORT or mqtts://HOST:PORT (TLS; CA file in env SHOE_MQTT_CA); a "
     "user name in the URL takes its password from env SHOE_MQTT_PASSWORD. The table system "
     "reaches the shoe through the gateway's API (docs/floor.md): a Unix socket (default "
-    "next to --db, mode 0600) and/or 127.0.0.1:--api-tcp, with its own credential (a fresh "
-    "random key file written 0600 at each start, or --api-key FILE); `shoectl table`, "
+    "next to --db, mode 0600) and/or 127.0.0.1:--api-tcp (any --api-host under TLS: "
+    "--api-tls-cert/--api-tls-key), with two credentials bound to roles: the table key (any "
+    "role; --api-key FILE) and the reader key (status and events only; --api-reader-key FILE), "
+    "each a fresh random key file written 0600 at each start unless given; `shoectl table`, "
     "`session --port` and `monitor` take --port gateway+unix:///PATH.sock. The gateway holds "
     "the port alone: another process opening it is refused and told to go through the API. "
     "Without --broker it holds the link and serves the API only (a bench, the hand-dealt "
@@ -35,7 +38,23 @@ def configure(p):
     p.add_argument("--api-key", metavar="FILE",
                    help="the API credential: a key file the operator gives (mode 0600, at least "
                    "16 bytes); default: a fresh random key written 0600 beside the socket "
-                   "(<socket without .sock>.key) at each start")
+                   "(<socket without .sock>.key) at each start. It may take every role "
+                   "(reader, table, supervisor)")
+    p.add_argument("--api-reader-key", metavar="FILE",
+                   help="the read-only clients' credential (monitor, display): it logs in as "
+                   "`reader` only; default: a fresh random key written 0600 beside the socket "
+                   "(<socket without .sock>.reader.key) at each start")
+    p.add_argument("--api-host", default="127.0.0.1", metavar="ADDR",
+                   help="the --api-tcp listener's address (default 127.0.0.1; another address "
+                   "only under TLS)")
+    p.add_argument("--api-tls-cert", metavar="FILE",
+                   help="serve --api-tcp under TLS with this certificate (chain, PEM); clients "
+                   "take gateway+tls://HOST:PORT?ca=FILE")
+    p.add_argument("--api-tls-key", metavar="FILE", help="the private key of --api-tls-cert")
+    p.add_argument("--plain-events", action="store_true",
+                   help="publish each event as the bare signed payload, without the envelope "
+                   "carrying this gateway's receive time (for collectors older than the "
+                   "envelope, during a rollout: upgrade the collectors first)")
     # ---- ops (issue 20, item 5): metrics and store pruning (host_tools/floor/prune.py)
     p.add_argument("--metrics", metavar="HOST:PORT",
                    help="serve /healthz and Prometheus /metrics here (e.g. 127.0.0.1:9102)")
@@ -93,17 +112,25 @@ def run(args):
     if sock is None and args.api_tcp is None:
         raise ShoeError("--api-socket none needs --api-tcp PORT: the table system must reach "
                         "the shoe through the gateway")
-    if args.api_key:
-        secret, key_file = apiwire.load_secret(args.api_key), args.api_key
-    else:
-        key_file = (sock.with_suffix(".key") if sock and sock.suffix == ".sock" else
-                    Path(str(sock or store.path.with_suffix(".api")) + ".key"))
-        secret = apiwire.new_secret_file(str(key_file))
+    base = (sock.with_suffix("") if sock and sock.suffix == ".sock" else
+            Path(str(sock or store.path.with_suffix(".api"))))
+    secrets, key_files = {}, {}
+    for cred, given in (("table", args.api_key), ("reader", args.api_reader_key)):
+        if given:
+            secrets[cred], key_files[cred] = apiwire.load_secret(given), given
+        else:
+            key_files[cred] = str(base) + (".key" if cred == "table" else ".reader.key")
+            secrets[cred] = apiwire.new_secret_file(key_files[cred])
+    if (args.api_tls_cert is None) != (args.api_tls_key is None):
+        raise ShoeError("TLS on the API needs both --api-tls-cert and --api-tls-key")
+    tls = apiwire.server_tls(args.api_tls_cert, args.api_tls_key) if args.api_tls_cert else None
+    if tls is not None and args.api_tcp is None:
+        raise ShoeError("--api-tls-cert is for the TCP listener: give --api-tcp PORT")
     # the table key only: the gateway reads (status), stores and forwards; the supervisor's
     # commands come sealed by the supervisor's own client (docs/floor.md)
     link = ShoeLink(args.port, k["shoe"], audit=store)
-    link.port_via = ("gateway+unix://%s" % sock) if sock else "gateway+tcp://127.0.0.1:%s" % (
-        args.api_tcp or "PORT")
+    link.port_via = ("gateway+unix://%s" % sock) if sock else "gateway+%s://%s:%s" % (
+        "tls" if tls else "tcp", args.api_host, args.api_tcp or "PORT")
     gw = api = None
     stop = threading.Event()
     try:
@@ -111,10 +138,12 @@ def run(args):
         shoe = link.shoe_id or k.get("shoe_id")
         if not shoe:
             raise ShoeError("the shoe did not say its id")
-        api = TableAPI(link, secret, unix_path=sock, tcp_port=args.api_tcp,
+        api = TableAPI(link, secrets, unix_path=sock, tcp_port=args.api_tcp,
+                       tcp_host=args.api_host, tls=tls,
                        note=lambda text: print("gateway: %s" % text, flush=True)).start()
         for url in api.urls():
-            print("gateway: table system API on %s (key %s)" % (url, key_file), flush=True)
+            print("gateway: table system API on %s (key %s, reader key %s)" % (
+                url, key_files["table"], key_files["reader"]), flush=True)
         if not args.broker:      # the store has every event: the link's queue is not needed
             drain = threading.Thread(target=_drain, args=(link, stop), daemon=True)
             drain.start()
@@ -125,7 +154,7 @@ def run(args):
             return 0
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
-                     fetch_config=True)
+                     fetch_config=True, timed=not args.plain_events)
         gw.add(shoe, link, store)
         _ops(args, gw)     # ops: pruning, /metrics (host_tools/floor/prune.py, metrics.py)
         gw.start()

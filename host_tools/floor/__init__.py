@@ -20,7 +20,8 @@
                   tests, the demo and bench/ (issue 22 moves them under host_tools/sim/)
 
 Topics (prefix "floor" by default): floor/shoe/<id>/events (QoS 1, the shoe's signed payload
-unchanged), floor/shoe/<id>/state (retained JSON: live table state from the gateway, signed by it under the
+unchanged, in an envelope with the gateway's signed receive time: keyring.wrap_event),
+floor/shoe/<id>/state (retained JSON: live table state from the gateway, signed by it under the
 shoe key; an unknown shoe id is quarantined by the collector, never a tile),
 floor/shoe/<id>/replay (a collector asks the gateway to publish again from an eseq).
 """

@@ -3,7 +3,9 @@
     users = Users.load("floor-users.json")      # {"version": 1, "users": {name: {role, hash}}}
     users.add("ana", "pit", password); users.save()
     users.verify("ana", password) -> "pit" | None
-    sessions = Sessions(idle=1800, absolute=12 * 3600)
+    sessions = Sessions(idle=1800, absolute=12 * 3600)     # in memory (one process)
+    sessions = PgSessions(db_url, idle=1800, absolute=12 * 3600)   # PostgreSQL: shared by every
+                                 # view process, kept across restarts; only SHA-256(token) stored
     s = sessions.create("ana", "pit"); sessions.get(s.id) -> Session | None (expired/unknown)
     throttle = Throttle(limit=5, window=300); throttle.wait(keys) -> seconds until allowed
 
@@ -11,6 +13,7 @@ Roles (ROLES) and what each may reach are an allowlist in view.py (ROUTES); docs
 The file holds no password, only argon2id hashes (argon2-cffi, its recommended parameters), and
 is written 0600 with an atomic rename.
 """
+import hashlib
 import hmac
 import json
 import os
@@ -141,15 +144,17 @@ def run_admin(path):
 
 
 class Session:
-    __slots__ = ("id", "csrf", "user", "role", "created", "last", "via")
+    __slots__ = ("id", "csrf", "user", "role", "created", "last", "via", "checked")
 
-    def __init__(self, user, role, via="password"):
-        self.id = secrets.token_urlsafe(32)
-        self.csrf = secrets.token_urlsafe(32)
+    def __init__(self, user, role, via="password", token=None):
+        self.id = token or secrets.token_urlsafe(32)
+        # bound to the token (one-way): nothing to store, the same in every view process
+        self.csrf = hmac.new(self.id.encode(), b"floor-csrf", hashlib.sha256).hexdigest()
         self.user = user
         self.role = role
         self.via = via
         self.created = self.last = time.monotonic()
+        self.checked = None
 
     def csrf_ok(self, token):
         return isinstance(token, str) and hmac.compare_digest(token.encode(), self.csrf.encode())
@@ -211,6 +216,120 @@ class Sessions:
 
     def __len__(self):
         return len(self._s)
+
+
+def token_hash(token):
+    return hashlib.sha256(token.encode()).digest()
+
+
+class PgSessions:
+    """Sessions in PostgreSQL (table view_sessions, migrations/005_view_state.sql), as the
+    `floor_view` role: every view process sees the same ones and a restart keeps them. Only
+    SHA-256 of a token is stored, so a database reader cannot log in with a row. Times are
+    `clock()` seconds (wall clock: shared between processes). The last use is written at most
+    every `touch_every` seconds of a session; valid() (the event stream, every tick) asks the
+    database at most every `recheck` seconds."""
+
+    def __init__(self, db_url, idle=1800.0, absolute=12 * 3600.0, clock=time.time,
+                 role="floor_view", touch_every=5.0, recheck=2.0):
+        self.db_url = db_url
+        self.idle = idle
+        self.absolute = absolute
+        self.clock = clock
+        self.role = role
+        self.touch_every = touch_every
+        self.recheck = recheck
+        self._conn = None            # one connection for every request thread (tiny queries):
+        self._lock = threading.Lock()   # not one more connection per request
+
+    def _sql(self, sql, args=()):
+        from host_tools.floor import pg
+        with self._lock:
+            for attempt in (0, 1):
+                c = self._conn
+                try:
+                    if c is None or c.closed:
+                        c = self._conn = pg.connect(self.db_url)
+                        if self.role:
+                            c.execute("SET ROLE %s" % self.role)
+                    cur = c.execute(sql, args)
+                    return cur.fetchall() if cur.description else cur.rowcount
+                except Exception:
+                    if c is not None and not c.closed and not c.broken:
+                        raise        # the statement failed; the connection is fine
+                    self._conn = None
+                    if attempt:
+                        raise
+
+    def close(self):
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def alive(self, s):
+        now = self.clock()
+        return now - s.last <= self.idle and now - s.created <= self.absolute
+
+    def create(self, user, role, via="password"):
+        s = Session(user, role, via)
+        s.created = s.last = self.clock()
+        self._sql("INSERT INTO view_sessions (token_hash, user_name, role, via, created_at, "
+                  "last_at) VALUES (%s, %s, %s, %s, to_timestamp(%s), to_timestamp(%s))",
+                  (token_hash(s.id), user, role, via, s.created, s.last))
+        if s.created - getattr(self, "_pruned", 0.0) > 60.0:   # expired ones, now and then
+            self._pruned = s.created
+            self._sql("DELETE FROM view_sessions WHERE last_at < to_timestamp(%s) OR "
+                      "created_at < to_timestamp(%s)", (s.created - self.idle,
+                                                        s.created - self.absolute))
+        return s
+
+    def get(self, sid, touch=True):
+        if not isinstance(sid, str) or not sid or len(sid) > 200:
+            return None
+        h = token_hash(sid)
+        rows = self._sql("SELECT user_name, role, via, extract(epoch FROM created_at)::float8, "
+                         "extract(epoch FROM last_at)::float8 FROM view_sessions WHERE "
+                         "token_hash = %s", (h,))
+        if not rows:
+            return None
+        s = Session(rows[0][0], rows[0][1], rows[0][2], token=sid)
+        s.created, s.last = rows[0][3], rows[0][4]
+        if not self.alive(s):
+            self._sql("DELETE FROM view_sessions WHERE token_hash = %s", (h,))
+            return None
+        now = self.clock()
+        if touch and now - s.last >= min(self.touch_every, self.idle / 4.0):
+            self._sql("UPDATE view_sessions SET last_at = to_timestamp(%s) WHERE token_hash = %s"
+                      " AND last_at < to_timestamp(%s)", (now, h, now))
+            s.last = now
+        s.checked = time.monotonic()
+        return s
+
+    def valid(self, s):
+        """Still logged in (not logged out, not expired, in any view process)."""
+        mono = time.monotonic()      # how long ago the database was asked (not the clock)
+        if s.checked is not None and mono - s.checked < self.recheck and self.alive(s):
+            return True
+        fresh = self.get(s.id, touch=False)
+        if fresh is None or fresh.user != s.user or fresh.role != s.role:
+            return False
+        s.last, s.checked = fresh.last, mono
+        return True
+
+    def drop(self, sid):
+        if isinstance(sid, str):
+            self._sql("DELETE FROM view_sessions WHERE token_hash = %s", (token_hash(sid),))
+
+    def retain(self, keep):
+        rows = self._sql("SELECT token_hash, user_name, role, via FROM view_sessions")
+        for h, user, role, via in rows:
+            s = Session(user, role, via, token="-")
+            if not keep(s):
+                self._sql("DELETE FROM view_sessions WHERE token_hash = %s", (h,))
+
+    def __len__(self):
+        return self._sql("SELECT count(*) FROM view_sessions")[0][0]
 
 
 class Throttle:

@@ -1,6 +1,10 @@
 """The collector: MQTT -> verify every event again -> PostgreSQL, exactly once per (shoe, eseq).
 
 It trusts no gateway. For each message on floor/shoe/<id>/events it:
+  0. takes the gateway's receive time off the envelope, verified (keyring.unwrap_event; a bare
+     payload from a gateway without it is taken too, with no time, during a rollout; a time
+     whose MAC fails is alerted, `bad_gateway_time`, and the event stored without it), stored
+     with the event (events.gateway_at) and compared with this collector's clock (clock_skew);
   1. verifies the MAC over the signed payload with that shoe's key and id
      (host_tools.link.host.open_event: another shoe's event relabelled fails);
      a bad MAC, a malformed payload or an unknown shoe is an alert and is never stored;
@@ -75,7 +79,7 @@ class _Head:
     def __init__(self, eseq, h, loader=None):
         self.eseq = eseq
         self.hash = h
-        self.pending = {}         # eseq -> payload (beyond head + 1, waiting for the hole)
+        self.pending = {}         # eseq -> (payload, gateway time) beyond head + 1, waiting
         self.gap_since = None
         self.asked_at = 0.0
         self.published = 0        # the gateway's published cursor (retained state)
@@ -123,7 +127,8 @@ class Collector:
         self.owned = {}                   # shoe -> _Head
         self.config = {}                  # shoe -> {"paytable", "rules"} from the gateway state
         self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0,
-                       "quarantined": 0, "state_refused": 0, "foreign": 0}
+                       "quarantined": 0, "state_refused": 0, "foreign": 0,
+                       "bad_gateway_time": 0}
         self._stop = threading.Event()
         self._thread = None
         self._alert_once = set()
@@ -352,7 +357,7 @@ class Collector:
                     self.counts["foreign"] += 1   # another collector's shoe (per_lease: few)
                 continue
             if what == "events":
-                self._event(shoe, h, payload, w)
+                self._event(shoe, h, payload, w, item[5] if len(item) > 5 else None)
             elif what == "state":
                 self._state(shoe, h, payload, w, arrived)
         for shoe, h in self.owned.items():    # holes that do not fill
@@ -361,7 +366,7 @@ class Collector:
                     first = min(h.pending)
                     w.alert(shoe, first, "gap", "events %d..%d never arrived (asked the gateway "
                             "to publish them again)" % (h.eseq + 1, first - 1))
-                    self._accept(shoe, h, h.pending.pop(first), w, chain="gap")
+                    self._accept(shoe, h, *h.pending.pop(first), w, chain="gap")
                     self._drain(shoe, h, w)
                 else:
                     self._ask_replay(shoe, h, now)
@@ -392,7 +397,7 @@ class Collector:
             if qos:
                 self.client.ack(mid, qos)
 
-    def _event(self, shoe, h, payload, w):
+    def _event(self, shoe, h, payload, w, arrived=None):
         key = self.keys.get(shoe)
         if key is None:
             self.counts["rejected"] += 1
@@ -400,6 +405,17 @@ class Collector:
                 self._alert_once.add(shoe)
                 w.alert(shoe, None, "unknown_shoe", "events for a shoe this floor has no key for")
             return
+        try:
+            payload, gw_at = _keyring.unwrap_event(key, shoe, payload)
+        except _keyring.StateError as e:
+            # the envelope's time is the gateway's: forged or altered on the way. The payload
+            # inside is still the shoe's (its own MAC decides): store it, without that time
+            payload, gw_at = _keyring.split_event(payload)[0], None
+            self.counts["bad_gateway_time"] += 1
+            w.alert(shoe, None, "bad_gateway_time", "an event's gateway time refused (%s): "
+                    "the event is stored without it" % e)
+        if gw_at is not None and not (math.isfinite(gw_at) and 0 < gw_at < 2 ** 33):
+            gw_at = None
         try:
             kind, body, eseq, prev, head, mac, _ = open_event(payload, key, shoe)
         except LinkError as e:
@@ -435,7 +451,7 @@ class Collector:
                     before = bytes(r[0]) if r else None
                 kind, shown = decode(kind, body)
                 w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload,
-                        "ok" if before == prev else "gap", self.name)
+                        "ok" if before == prev else "gap", self.name, gw_at)
             else:
                 self.counts["rejected"] += 1
                 self._replayed(shoe, h, eseq, w)
@@ -443,13 +459,15 @@ class Collector:
                         "valid MAC): the shoe's key or journal is suspect; the stored one is kept"
                         % eseq)
             return
+        if gw_at is not None and arrived is not None:
+            self._skew(shoe, arrived - gw_at, arrived, w, state=False)
         if eseq > h.eseq + 1:
-            h.pending[eseq] = payload
+            h.pending[eseq] = (payload, gw_at)
             if h.gap_since is None:
                 h.gap_since = time.monotonic()
             self._ask_replay(shoe, h, time.monotonic())
             return
-        self._accept(shoe, h, payload, w, opened=(kind, body, eseq, prev, head, mac))
+        self._accept(shoe, h, payload, gw_at, w, opened=(kind, body, eseq, prev, head, mac))
         self._drain(shoe, h, w)
 
     def _horizon(self, shoe):
@@ -459,14 +477,14 @@ class Collector:
 
     def _drain(self, shoe, h, w):
         while h.eseq + 1 in h.pending:
-            self._accept(shoe, h, h.pending.pop(h.eseq + 1), w)
+            self._accept(shoe, h, *h.pending.pop(h.eseq + 1), w)
         if not h.pending:
             h.gap_since = None
         else:
             for e in [e for e in h.pending if e <= h.eseq]:
                 del h.pending[e]
 
-    def _accept(self, shoe, h, payload, w, opened=None, chain=None):
+    def _accept(self, shoe, h, payload, gw_at, w, opened=None, chain=None):
         kind, body, eseq, prev, head, mac = opened or open_event(payload, self.keys.get(shoe),
                                                                   shoe)[:6]
         if chain is None:
@@ -480,7 +498,8 @@ class Collector:
         except Exception as e:      # never die on a check: say it failed
             found = [(reveal.ALERT, None, "the reveal check failed: %r" % (e,))]
         kind, shown = decode(kind, body)
-        w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload, chain, self.name)
+        w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload, chain, self.name,
+                gw_at)
         h.eseq, h.hash = eseq, head
         w.live(shoe, h, kind, shown)
         for alert, _, detail in found:
@@ -577,25 +596,35 @@ class Collector:
         if isinstance(st.get("config"), dict):   # the table's pay table and rules (status reply)
             self.config[shoe] = st["config"]
 
-    def _skew(self, shoe, skew, arrived, w):
+    def _skew(self, shoe, skew, arrived, w, state=True):
         """The gateway's clock against ours, from verified state messages that came live (not
-        the retained one a subscription delivers: that one is as old as it is). Its signed `at`
-        is when the gateway sent it; transit only adds to `arrived - at`, so a gateway ahead by
-        more than `skew_alert` seconds shows at once, and one behind by the smallest value over
-        the last 30 s, once that holds 3 states spread over 10 s or more (a backlog the broker
-        queued while this collector was away arrives in one burst, late, and is no skew).
+        the retained one a subscription delivers: that one is as old as it is) and from each
+        event's verified gateway time (state=False). The signed time is when the gateway sent
+        the state or received the event; transit only adds to `arrived - at`, so a gateway
+        ahead by more than `skew_alert` seconds shows at once (an event cannot arrive before the
+        gateway had it), and one behind by the smallest value over the last 30 s of state
+        messages, once that holds 3 states spread over 10 s or more (a backlog the broker
+        queued while this collector was away arrives in one burst, late, and is no skew; events
+        never tell "behind": a gateway catching up publishes old events for as long as it takes).
         A `clock_skew` alert, at most one per shoe every 30 s."""
-        obs = self.ops.skew_obs.setdefault(shoe, [])
-        obs.append((arrived, skew))
-        while obs and obs[0][0] < arrived - 30.0:
-            obs.pop(0)
-        least = min(v for _, v in obs)
-        self.ops.skew[shoe] = least if skew >= 0 else skew
+        if not state:
+            if skew >= 0:
+                return
+            self.ops.skew[shoe] = min(skew, self.ops.skew.get(shoe, 0.0))
+            least = None
+        else:
+            obs = self.ops.skew_obs.setdefault(shoe, [])
+            obs.append((arrived, skew))
+            while obs and obs[0][0] < arrived - 30.0:
+                obs.pop(0)
+            least = min(v for _, v in obs)
+            self.ops.skew[shoe] = least if skew >= 0 else skew
         if not self.skew_alert:
             return
         if skew < -self.skew_alert:
             off = -skew
-        elif least > self.skew_alert and len(obs) >= 3 and obs[-1][0] - obs[0][0] >= 10.0:
+        elif least is not None and least > self.skew_alert and len(obs) >= 3 and \
+                obs[-1][0] - obs[0][0] >= 10.0:
             off = least
         else:
             return
@@ -603,8 +632,9 @@ class Collector:
         if now - self._state_alerted.get((shoe, "clock_skew"), -1e9) >= _ALERT_EVERY:
             self._state_alerted[(shoe, "clock_skew")] = now
             w.alert(shoe, None, "clock_skew", "the gateway's clock is %.1f s %s the collector's "
-                    "(alert past %.1f s): times from that table are suspect"
-                    % (off, "ahead of" if skew < 0 else "behind", self.skew_alert))
+                    "(alert past %.1f s; from its %s): times from that table are suspect"
+                    % (off, "ahead of" if skew < 0 else "behind", self.skew_alert,
+                       "signed state messages" if state else "events' receive times"))
 
     # ---- writing ----------------------------------------------------------------------------
     def _commit(self, w):
@@ -616,7 +646,8 @@ class Collector:
                 with c.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, "
-                        "chain, collector) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", w.events)
+                        "chain, collector, gateway_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                        "to_timestamp(%s))", w.events)
                 # (shoe, eseq) stored once: the insert trigger skips a duplicate across the
                 # day partitions (migrations/004_partitions.sql), as ON CONFLICT DO NOTHING did
             if w.rounds:
@@ -738,9 +769,10 @@ class _Writes:
         return not (self.events or self.alerts or self.lives or self.gateway or self.closes or
                     self.replays or self.state_refused or self.quarantine)
 
-    def event(self, shoe, eseq, kind, body, prev, head, mac, payload, chain, collector):
+    def event(self, shoe, eseq, kind, body, prev, head, mac, payload, chain, collector,
+              gateway_at=None):
         self.events.append((shoe, eseq, kind, json.dumps(body, sort_keys=True), prev, head, mac,
-                            payload, chain, collector))
+                            payload, chain, collector, gateway_at))
         self.payloads[(shoe, eseq)] = payload
         self.hashes[(shoe, eseq)] = head
         self.touched.add(shoe)

@@ -7,7 +7,9 @@
 
 Order of custody: shoe -> ShoeLink (MAC and chain checked by the Endpoint) -> local audit store
 (committed) -> acknowledged to the shoe -> published to MQTT from the store (QoS 1, persistent
-session, floor/shoe/<id>/events, the signed payload byte for byte) -> the cursor `published`
+session, floor/shoe/<id>/events, the signed payload byte for byte inside an envelope carrying
+the gateway's receive time, signed: keyring.wrap_event; `timed=False` publishes the bare payload,
+for collectors older than the envelope during a rollout) -> the cursor `published`
 advances only past events the broker acknowledged (PUBACK), and is saved. A broker outage or a
 gateway restart therefore loses nothing: publishing resumes from the saved cursor, re-sending at
 most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
@@ -101,8 +103,9 @@ class _Table:
 
 class Gateway:
     def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=5.0,
-                 fetch_config=False):
+                 fetch_config=False, timed=True):
         self.fetch_config = fetch_config
+        self.timed = timed           # each event in the envelope with the gateway's time
         self.broker_url = broker_url
         self.name = name
         self.prefix = prefix
@@ -227,13 +230,18 @@ class Gateway:
             room = _BATCH - len(t.inflight)
             if room <= 0:
                 continue
-            rows = t.store.payloads(t.shoe, t.sent, room)
+            rows = t.store.payloads(t.shoe, t.sent, room, received=True)
             if len(rows) < room:
                 t.dirty = False
             topic = mqtt.topic(t.shoe, "events", self.prefix)
             now = time.monotonic()
-            for eseq, payload in rows:
-                t.inflight[eseq] = (self.client.publish(topic, bytes(payload), qos=1), now)
+            key = t.link.ep.key if self.timed else None
+            for eseq, payload, received in rows:
+                # the receive time as the store has it (when the link stored the event), so a
+                # re-publication carries the same time
+                msg = keyring.wrap_event(key, t.shoe, received, payload) if \
+                    key is not None and received is not None else bytes(payload)
+                t.inflight[eseq] = (self.client.publish(topic, msg, qos=1), now)
                 t.sent = eseq
         self._advance()
 

@@ -5,6 +5,8 @@
     ring.get("3A7F") -> bytes | None
     seal_state(shoe_key, shoe, state, ctr) -> bytes      the gateway's signed state message
     open_state(shoe_key, shoe, payload) -> (state, ctr, mac)   or StateError(reason)
+    wrap_event(shoe_key, shoe, at, payload) -> bytes   the gateway's timed event envelope
+    unwrap_event(shoe_key, shoe, message) -> (payload, at | None)   or StateError(reason)
 
 Keys stay in this process: nothing here is ever written to the database, MQTT or a page.
 
@@ -13,6 +15,14 @@ a state MAC can never pass as an event MAC or a command MAC. Its form (JSON):
     {"v": 1, "state": "<the state as canonical JSON text>", "mac": "<hex>"}
 with mac = HMAC-SHA256(state key, shoe id + 0x00 + the state text) and the state text carrying
 "shoe" and "ctr" (strictly increasing per gateway: a millisecond clock that never repeats).
+
+An event message is the shoe's sealed payload byte for byte (its first byte is 0x85, a 5-item
+array) or, from a gateway that carries its receive time, the envelope
+    "GWT1" | at (8 bytes, big-endian microseconds since the Unix epoch, the gateway's clock when
+    its link delivered the event) | mac (16 bytes) | the sealed payload, untouched
+with mac = HMAC-SHA256(time key, shoe id + 0x00 + at + payload)[:16], time key =
+HMAC-SHA256(shoe key, TIME_LABEL): the time cannot be moved on the broker without the collector
+seeing it, and the payload inside is still verified by its own MAC.
 """
 import hashlib
 import hmac
@@ -23,6 +33,9 @@ from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
 
 STATE_LABEL = b"SHOE floor state v1"
+TIME_LABEL = b"SHOE floor gateway time v1"
+ENVELOPE = b"GWT1"
+_ENV_LEN = len(ENVELOPE) + 8 + 16
 
 
 class StateError(ValueError):
@@ -116,3 +129,38 @@ def write(directory, shoe_id, keys):
     f.write_text(json.dumps(doc))
     f.chmod(0o600)
     return f
+
+
+def _time_mac(shoe_key, shoe, at_bytes, payload):
+    k = hmac.new(bytes(shoe_key), TIME_LABEL, hashlib.sha256).digest()
+    return hmac.new(k, shoe.encode() + b"\0" + at_bytes + bytes(payload),
+                    hashlib.sha256).digest()[:16]
+
+
+def wrap_event(shoe_key, shoe, at, payload):
+    """The event message carrying the gateway's receive time `at` (Unix seconds)."""
+    at_bytes = int(round(at * 1e6)).to_bytes(8, "big")
+    return ENVELOPE + at_bytes + _time_mac(shoe_key, shoe, at_bytes, payload) + bytes(payload)
+
+
+def split_event(message):
+    """-> (sealed payload, gateway time or None), unverified (tools, tests)."""
+    message = bytes(message)
+    if message[:len(ENVELOPE)] != ENVELOPE or len(message) <= _ENV_LEN:
+        return message, None
+    return message[_ENV_LEN:], int.from_bytes(message[4:12], "big") / 1e6
+
+
+def unwrap_event(shoe_key, shoe, message):
+    """-> (sealed payload, gateway time or None for a bare payload: a gateway without the
+    envelope, during a rollout); StateError("bad_mac") if the envelope's time does not verify."""
+    payload, at = split_event(message)
+    if at is None:
+        if bytes(message[:len(ENVELOPE)]) == ENVELOPE:
+            raise StateError("malformed", "an event envelope with no payload")
+        return payload, None
+    got = bytes(message[12:_ENV_LEN])
+    if not hmac.compare_digest(got, _time_mac(shoe_key, shoe, bytes(message[4:12]), payload)):
+        raise StateError("bad_mac", "the gateway time's MAC does not verify with this shoe's "
+                         "time key")
+    return payload, at

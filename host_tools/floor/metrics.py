@@ -1,9 +1,11 @@
 """/healthz and Prometheus /metrics for the floor's processes (collector, gateway, view).
 
     srv = serve("127.0.0.1:9101", samples, health)   # a daemon thread; srv.url; srv.stop()
-        samples() -> [(name, type, help, [(labels dict, value), ...]), ...]
+        samples() -> [(name, type, help, [(labels dict, value), ...]), ...]  (a histogram's
+                     samples are (suffix, labels, value): "_bucket", "_sum", "_count")
         health()  -> (ok, {details})      GET /healthz: 200 or 503 with the details as JSON
-    collector_samples(c), collector_health(c), gateway_samples(gw), gateway_health(gw)
+    collector_samples(c), collector_health(c), gateway_samples(gw), gateway_health(gw),
+    view_samples(v), view_health(v)
 
 The text exposition format 0.0.4 is written by hand (no dependency). Nothing secret is exposed:
 counters, cursors, shoe ids and link state only.
@@ -26,11 +28,12 @@ def render(families):
     for name, kind, help_, samples in families:
         out.append("# HELP %s %s" % (name, help_))
         out.append("# TYPE %s %s" % (name, kind))
-        for labels, value in samples:
+        for sample in samples:
+            suffix, labels, value = sample if len(sample) == 3 else ("",) + tuple(sample)
             lab = ",".join('%s="%s"' % (k, _esc(v)) for k, v in sorted(labels.items()))
             v = float(value)
             text = "NaN" if math.isnan(v) else repr(v) if not v.is_integer() else "%d" % v
-            out.append("%s%s %s" % (name, "{%s}" % lab if lab else "", text))
+            out.append("%s%s%s %s" % (name, suffix, "{%s}" % lab if lab else "", text))
     return "\n".join(out) + "\n"
 
 
@@ -187,3 +190,60 @@ def gateway_health(gw):
     problems = ([] if connected else ["not connected to the broker"]) + [
         "link to %s is down" % s for s, up in sorted(links.items()) if not up]
     return not problems, {"name": gw.name, "links": links, "problems": problems}
+
+
+# ---- the view -----------------------------------------------------------------------------------
+def view_samples(v):
+    """The view's figures; the alert and session counts are read from PostgreSQL."""
+    from host_tools.floor.view import BUCKETS
+    o = v.ops
+    with o.lock:
+        requests = sorted(o.requests.items())
+        logins = sorted(o.logins.items())
+        hist = {k: list(h) for k, h in sorted(o.hist.items())}
+        streams = o.streams
+    counts = v.query("SELECT (SELECT count(*) FROM alerts WHERE closed_at IS NULL) AS open, "
+                     "(SELECT count(*) FROM alerts a WHERE closed_at IS NULL AND NOT EXISTS ("
+                     "SELECT 1 FROM alert_acks k WHERE k.alert = a.id)) AS unacked")[0]
+    lat = []
+    for kind, h in hist.items():
+        for le, n in zip(BUCKETS, h):
+            lat.append(("_bucket", {"kind": kind, "le": repr(le)}, n))
+        lat.append(("_bucket", {"kind": kind, "le": "+Inf"}, h[-1]))
+        lat.append(("_sum", {"kind": kind}, h[-2]))
+        lat.append(("_count", {"kind": kind}, h[-1]))
+    return [
+        ("shoe_view_requests_total", "counter", "HTTP requests by route kind (page, api, "
+         "stream, login, other) and status", [({"kind": k, "code": c}, n)
+                                               for (k, c), n in requests]),
+        ("shoe_view_request_seconds", "histogram", "time to answer a request (pages, API, "
+         "logins; the event stream is not timed)", lat),
+        ("shoe_view_logins_total", "counter", "login attempts by outcome (ok, failed, "
+         "throttled)", [({"outcome": k}, n) for k, n in logins]),
+        ("shoe_view_logins_failed_total", "counter", "failed logins (wrong user or password)",
+         [({}, o.logins["failed"])]),
+        ("shoe_view_open_alerts", "gauge", "open alerts on the floor",
+         [({}, counts["open"])]),
+        ("shoe_view_unacknowledged_alerts", "gauge", "open alerts nobody acknowledged",
+         [({}, counts["unacked"])]),
+        ("shoe_view_sessions", "gauge", "live login sessions (every view process)",
+         [({}, len(v.sessions))]),
+        ("shoe_view_streams", "gauge", "open event streams (pages) on this process",
+         [({}, streams)]),
+        ("shoe_view_database_errors_total", "counter", "requests answered 503: PostgreSQL "
+         "unavailable", [({}, v.db_errors)]),
+        ("shoe_view_last_listen_timestamp_seconds", "gauge", "last turn of the change "
+         "listener (Unix)", [({}, o.listen_at)]),
+    ]
+
+
+def view_health(v):
+    problems = []
+    try:
+        v.query("SELECT 1")
+    except Exception as e:
+        problems.append("PostgreSQL: %s" % str(e).strip().splitlines()[0][:200])
+    if time.time() - v.ops.listen_at > 5:
+        problems.append("the change listener has not run for %.0f s" % (
+            time.time() - v.ops.listen_at))
+    return not problems, {"url": v.url, "problems": problems}

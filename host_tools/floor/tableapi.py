@@ -1,10 +1,17 @@
 """The gateway's local API: the table system reaches the shoe through the link the gateway holds.
 
-    api = TableAPI(link, secret, unix_path="/var/lib/shoe/T01.api.sock", tcp_port=None).start()
+    api = TableAPI(link, {"table": secret, "reader": reader_secret},
+                   unix_path="/var/lib/shoe/T01.api.sock", tcp_port=None, tls=None).start()
     ...; api.stop()
 
-Listens on a Unix socket (mode 0600) and/or 127.0.0.1:PORT; frames and the credential's
-challenge-response: host_tools/link/apiwire.py. After the login a client gets every event the
+Listens on a Unix socket (mode 0600) and/or a TCP port: 127.0.0.1 in the clear, or under TLS
+(`tls`: an ssl context with the gateway's certificate; then on any address given, since the
+credential's proof never crosses the wire in the clear and a client checks the certificate);
+frames and the credential's challenge-response: host_tools/link/apiwire.py. Each credential is
+bound to the roles it may take (apiwire.CREDENTIALS): the table credential any, the reader
+credential only `reader`; a login naming a role its credential does not grant is refused with
+the reason `role_not_granted`, so a read-only client (monitor, display) holding the reader key
+cannot send a command whatever role it claims. After the login a client gets every event the
 link delivers from then on ({"t": "event", "kind", "body", "eseq"}: the shoe's bodies unchanged,
 so a card of an open round is its commitment until the reveal, as on a direct link), the link's
 state ({"t": "link", "up", "sessions"}) when it changes, and the replies to its requests:
@@ -122,13 +129,23 @@ class _Client:
 
 class TableAPI:
     def __init__(self, link, secret, unix_path=None, tcp_port=None, tcp_host="127.0.0.1",
-                 note=None):
+                 note=None, tls=None):
         if not unix_path and tcp_port is None:
             raise ValueError("the API needs a Unix socket or a TCP port")
-        if tcp_port is not None and tcp_host not in ("127.0.0.1", "::1", "localhost"):
-            raise ShoeError("the gateway's API listens on localhost only, not %s" % tcp_host)
+        if tcp_port is not None and tls is None and \
+                tcp_host not in ("127.0.0.1", "::1", "localhost"):
+            raise ShoeError("the gateway's API listens on localhost only without TLS, not %s "
+                            "(give --api-tls-cert/--api-tls-key to listen beyond it)" % tcp_host)
         self.link = link
-        self.secret = secret
+        # credential name -> its secret (a bare secret: the table credential alone)
+        self.secrets = {k: v for k, v in (secret if isinstance(secret, dict) else
+                                          {"table": secret}).items() if v}
+        for cred in self.secrets:
+            if cred not in apiwire.CREDENTIALS:
+                raise ValueError("no credential %r" % cred)
+        if len(set(self.secrets.values())) != len(self.secrets):
+            raise ShoeError("the reader and the table credentials must differ")
+        self.tls = tls
         self.unix_path = str(unix_path) if unix_path else None
         self.tcp_port = tcp_port
         self.tcp_host = tcp_host
@@ -147,7 +164,8 @@ class TableAPI:
         if self.unix_path:
             out.append("gateway+unix://" + os.path.abspath(self.unix_path))
         if self.tcp_port is not None:
-            out.append("gateway+tcp://%s:%d" % (self.tcp_host, self.tcp_port))
+            out.append("gateway+%s://%s:%d" % ("tls" if self.tls else "tcp", self.tcp_host,
+                                                 self.tcp_port))
         return out
 
     def _listen_unix(self):
@@ -242,7 +260,8 @@ class TableAPI:
                 if self._stop.is_set():
                     return
                 continue
-            threading.Thread(target=self._serve, args=(sock, str(addr or "unix")),
+            tls = self.tls if lsock.family != socket.AF_UNIX else None
+            threading.Thread(target=self._serve, args=(sock, str(addr or "unix"), tls),
                              daemon=True, name="tableapi-client").start()
 
     # ---- events and link state ----------------------------------------------------------
@@ -271,7 +290,20 @@ class TableAPI:
                     c.push(msg)
 
     # ---- one client -----------------------------------------------------------------------
-    def _serve(self, sock, name):
+    def _serve(self, sock, name, tls=None):
+        if tls is not None:   # the handshake in this client's thread: a plain client fails it
+            try:
+                sock.settimeout(LOGIN_S)
+                sock = tls.wrap_socket(sock, server_side=True)
+            except (OSError, ValueError) as e:
+                self.refused += 1
+                self.note("API connection refused from %s: not TLS (%s)" % (
+                    name, getattr(e, "reason", None) or e))
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+                return
         c = _Client(self, sock, name)
         try:
             with self._lock:
@@ -331,8 +363,16 @@ class TableAPI:
             why = ("malformed", "the login is {t: auth, role, cnonce (16 bytes), mac}")
         elif role not in apiwire.ROLES:
             why = ("role", "no role %r (reader, table, supervisor)" % role)
-        elif not hmac.compare_digest(mac, apiwire.client_proof(self.secret, nonce, cnonce, role)):
-            why = ("credential", "wrong API key (the gateway's key file)")
+        cred = None
+        if not why:     # which credential's proof this is (every one tried: no early out)
+            for name, secret in sorted(self.secrets.items()):
+                if hmac.compare_digest(mac, apiwire.client_proof(secret, nonce, cnonce, role)):
+                    cred = name
+            if cred is None:
+                why = ("credential", "wrong API key (the gateway's key file)")
+            elif role not in apiwire.CREDENTIALS[cred]:
+                why = ("role_not_granted", "the %s credential may not act as %s (it may: %s)"
+                       % (cred, role, ", ".join(apiwire.CREDENTIALS[cred])))
         if why:
             self.refused += 1
             self.note("API login refused (%s) from %s" % (why[1], c.name))
@@ -343,8 +383,8 @@ class TableAPI:
             return False
         sock.settimeout(None)
         # welcome first, then events: the client is registered for events at once
-        c.out.put({"t": "welcome", "shoe": self.link.shoe_id, "role": role,
-                   "mac": apiwire.server_proof(self.secret, nonce, cnonce, role),
+        c.out.put({"t": "welcome", "shoe": self.link.shoe_id, "role": role, "credential": cred,
+                   "mac": apiwire.server_proof(self.secrets[cred], nonce, cnonce, role),
                    **{k: v for k, v in self._link_msg().items() if k != "t"}})
         c.role = role
         return True

@@ -42,7 +42,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from host_tools.errors import ShoeError
 from host_tools.floor import pg
-from host_tools.floor.auth import ROLES, Sessions, Throttle
+from host_tools.floor.auth import ROLES, PgSessions, Throttle
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
@@ -82,6 +82,11 @@ def _row(cur, r):
     return out
 
 
+# the first acknowledgement of an alert (alert_acks, insert-only)
+_ACK_COLS = ("(SELECT k.user_name FROM alert_acks k WHERE k.alert = alerts.id ORDER BY k.id "
+             "LIMIT 1) AS ack_by, (SELECT k.at FROM alert_acks k WHERE k.alert = alerts.id ORDER"
+             " BY k.id LIMIT 1) AS ack_at, (SELECT k.role FROM alert_acks k WHERE k.alert = "
+             "alerts.id ORDER BY k.id LIMIT 1) AS ack_role")
 _ALL = frozenset(ROLES)
 _WATCH = frozenset(("surveillance", "auditor", "admin"))
 _AUDIT = frozenset(("auditor", "admin"))
@@ -131,11 +136,13 @@ class FloorView:
                 raise ShoeError("role map: no role %r (roles: %s)" % (r, ", ".join(ROLES)))
         self.cert, self.key = cert, key
         self.tls = cert is not None
-        self.sessions = Sessions(idle=idle, absolute=absolute)
+        # sessions and acknowledgements in PostgreSQL (view_sessions, alert_acks) as the
+        # floor_view role: shared by every view process, kept across restarts
+        self.view_role = "floor_view" if role else None
+        self.sessions = PgSessions(db_url, idle=idle, absolute=absolute, role=self.view_role)
         self.throttle = Throttle(limit=login_limit, window=login_window)
         self.access = collections.deque(maxlen=2000)
         self.access_log = Path(access_log) if access_log else None
-        self.acks = {}                # alert id -> {"by", "role", "at"} (this view's memory)
         self._alock = threading.Lock()
         if not (0 < shift_hours <= 24 and 0 <= shift_origin < 24):
             raise ShoeError("a shift is 1..24 hours, starting at 0..23 h UTC")
@@ -153,6 +160,8 @@ class FloorView:
         self._local = threading.local()
         self.server = None
         self._pending = []
+        self.db_errors = 0
+        self.ops = ViewOps()          # what /metrics shows (metrics.view_samples)
 
     # ---- database -----------------------------------------------------------------------------
     def _conn(self):
@@ -290,9 +299,10 @@ class FloorView:
                          "AS round FROM events WHERE shoe = %s AND received_at >= to_timestamp("
                          "%s) AND kind IN ('irregularity', 'irregularity_cleared', 'round_void')"
                          " ORDER BY eseq DESC LIMIT 500", (shoe, since))
-        als = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM alerts WHERE "
-                         "shoe = %s AND (raised_at >= to_timestamp(%s) OR closed_at >= "
-                         "to_timestamp(%s)) ORDER BY id DESC LIMIT 500", (shoe, since, since))
+        als = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at, " + _ACK_COLS +
+                         " FROM alerts WHERE shoe = %s AND (raised_at >= to_timestamp(%s) OR "
+                         "closed_at >= to_timestamp(%s)) ORDER BY id DESC LIMIT 500",
+                         (shoe, since, since))
         items = [{"at": e["at"], "what": e["kind"], "eseq": e["eseq"], "round": e["round"],
                   "detail": ("%s%s" % (e["reason"] or "", ": " + e["detail"]
                                        if e["detail"] else "")) or None, "ref": e["ref"]}
@@ -303,29 +313,27 @@ class FloorView:
             if a["closed_at"] is not None:
                 items.append({"at": a["closed_at"], "what": "alert_closed", "kind": a["kind"],
                               "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
-            with self._alock:
-                ack = self.acks.get(a["id"])
-            if ack:                   # this view's acknowledgements (kept in its memory)
-                items.append({"at": ack["at"], "what": "alert_acknowledged", "kind": a["kind"],
+            ack = a.get("ack_by")
+            if ack:                   # the first acknowledgement (alert_acks)
+                items.append({"at": a["ack_at"], "what": "alert_acknowledged", "kind": a["kind"],
                               "alert": a["id"], "eseq": a["eseq"],
-                              "detail": "by %s (%s)" % (ack["by"], ack["role"])})
+                              "detail": "by %s (%s)" % (ack, a["ack_role"])})
         items.sort(key=lambda i: (i["at"], i.get("eseq") or 0))
         return {"shoe": shoe, "since": since, "items": items}
 
     def alerts(self):
-        rows = self.query("(SELECT id, shoe, eseq, kind, detail, collector, raised_at, closed_at"
-                          " FROM alerts WHERE closed_at IS NULL ORDER BY id DESC LIMIT 500) UNION"
-                          " ALL (SELECT id, shoe, eseq, kind, detail, collector, raised_at, "
-                          "closed_at FROM alerts WHERE closed_at IS NOT NULL ORDER BY id DESC "
-                          "LIMIT 50) ORDER BY id DESC")
-        with self._alock:
-            for r in rows:
-                a = self.acks.get(r["id"])
-                r["ack_by"], r["ack_at"] = (a["by"], a["at"]) if a else (None, None)
+        cols = "id, shoe, eseq, kind, detail, collector, raised_at, closed_at, " + _ACK_COLS
+        rows = self.query("(SELECT %s FROM alerts WHERE closed_at IS NULL ORDER BY id DESC LIMIT "
+                          "500) UNION ALL (SELECT %s FROM alerts WHERE closed_at IS NOT NULL "
+                          "ORDER BY id DESC LIMIT 50) ORDER BY id DESC" % (cols, cols))
+        for r in rows:
+            r.pop("ack_role", None)
         return rows
 
     # ---- the view's own record: logins, failures, acknowledgements, refusals --------------------
     def note(self, what, user=None, role=None, addr=None, detail=None):
+        if what in ("login", "login_failed", "login_throttled"):
+            self.ops.login({"login": "ok", "login_failed": "failed"}.get(what, "throttled"))
         rec = {"at": time.time(), "what": what, "user": user, "role": role, "addr": addr,
                "detail": detail}
         with self._alock:
@@ -336,13 +344,16 @@ class FloorView:
         return rec
 
     def acknowledge(self, alert_id, session, addr):
+        """Record an acknowledgement (insert-only, alert_acks, as floor_view); the answer is the
+        alert's first one (an alert acknowledged already stays acknowledged by its first)."""
         if not self.query("SELECT id FROM alerts WHERE id = %s", (alert_id,)):
             return None
-        with self._alock:
-            a = self.acks.setdefault(alert_id, {"by": session.user, "role": session.role,
-                                                "at": time.time()})
+        self.sessions._sql("INSERT INTO alert_acks (alert, user_name, role, addr) VALUES "
+                           "(%s, %s, %s, %s)", (alert_id, session.user, session.role, str(addr)))
         self.note("ack", session.user, session.role, addr, "alert %d" % alert_id)
-        return a
+        first = self.query("SELECT user_name, role, at FROM alert_acks WHERE alert = %s ORDER BY "
+                           "id LIMIT 1", (alert_id,))[0]
+        return {"by": first["user_name"], "role": first["role"], "at": first["at"]}
 
     def quarantine(self):
         """Shoe ids seen on the broker that the floor has no key for (never tables)."""
@@ -372,6 +383,7 @@ class FloorView:
                 self._publish(self.floor())
                 last_tick = time.monotonic()
                 while not self._stop.is_set():
+                    self.ops.listen_at = time.time()
                     for _ in conn.notifies(timeout=0.2, stop_after=1):
                         pass
                     # catch every change committed since the last look (notify or not)
@@ -581,10 +593,25 @@ class FloorView:
                 return view.sessions.get(sid), None
 
             def do_GET(self):
-                self._handle("GET")
+                self._timed("GET")
 
             def do_POST(self):
-                self._handle("POST")
+                self._timed("POST")
+
+            def send_response(self, code, message=None):
+                self._code = code
+                super().send_response(code, message)
+
+            def _timed(self, method):
+                t0 = time.monotonic()
+                self._code = None
+                path = urlsplit(self.path).path
+                kind = "login" if path == "/login" else (self._route(
+                    "GET" if method == "HEAD" else method, unquote(path))[1] or "other")
+                try:
+                    self._handle(method)
+                finally:
+                    view.ops.request(kind, self._code, time.monotonic() - t0)
 
             def _handle(self, method):
                 url = urlsplit(self.path)
@@ -629,6 +656,11 @@ class FloorView:
                     return self._get(path, s, kind, extra)
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
+                except Exception as e:     # PostgreSQL away: say so, do not drop the line
+                    if not type(e).__module__.startswith("psycopg"):
+                        raise
+                    view.db_errors += 1
+                    self._error(503, "the floor's database is unavailable", "api")
 
             def _do_login(self):
                 if view.trust_header:
@@ -693,7 +725,13 @@ class FloorView:
                     self.send_header("Content-Type", "text/event-stream")
                     self._common(extra)
                     self.end_headers()
-                    view.stream(self.wfile, alive=lambda: view.sessions.valid(s))
+                    with view.ops.lock:
+                        view.ops.streams += 1
+                    try:
+                        view.stream(self.wfile, alive=lambda: view.sessions.valid(s))
+                    finally:
+                        with view.ops.lock:
+                            view.ops.streams -= 1
                     self.close_connection = True
                     return None
                 return self._error(404, "not found", kind)
@@ -722,11 +760,45 @@ class FloorView:
 
     def stop(self):
         self._stop.set()
+        self.sessions.close()
         with self._cond:
             self._cond.notify_all()
         if self.server:
             self.server.shutdown()
             self.server.server_close()
+
+
+# request durations (s): the histogram's upper bounds (Prometheus `le`)
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class ViewOps:
+    """The view's figures for /metrics: requests by kind and status, their durations (the event
+    stream's long-lived ones not timed), logins by outcome, open streams."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = collections.Counter()      # (kind, code) -> n
+        self.logins = collections.Counter({"ok": 0, "failed": 0, "throttled": 0})
+        self.hist = {}                             # kind -> [bucket counts..., sum, count]
+        self.streams = 0
+        self.listen_at = 0.0
+
+    def request(self, kind, code, seconds):
+        with self.lock:
+            self.requests[(kind, code or 0)] += 1
+            if kind == "stream":
+                return
+            h = self.hist.setdefault(kind, [0] * len(BUCKETS) + [0.0, 0])
+            for i, le in enumerate(BUCKETS):
+                if seconds <= le:
+                    h[i] += 1
+            h[-2] += seconds
+            h[-1] += 1
+
+    def login(self, outcome):
+        with self.lock:
+            self.logins[outcome] += 1
 
 
 class _Server(ThreadingHTTPServer):

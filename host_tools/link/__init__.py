@@ -563,7 +563,8 @@ def add_port_arguments(p, db=True):
     p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART "
                    "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...), or the "
                    "API of the `shoectl gateway` holding it: gateway+unix:///PATH.sock or "
-                   "gateway+tcp://127.0.0.1:PORT[?key=FILE]")
+                   "gateway+tcp://127.0.0.1:PORT[?key=FILE] (gateway+tls://HOST:PORT[?ca=FILE] "
+                   "under TLS)")
     keyfile.add_arguments(p)
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the shoe to answer (default 10)")

@@ -1,8 +1,12 @@
 """The gateway's table-system API on the wire: addresses, frames, the credential and its proof.
 
-Address (what `--port` takes): `gateway+unix:///PATH/TO/SOCKET` or `gateway+tcp://127.0.0.1:PORT`
-(localhost only), optionally `?key=FILE`: the API credential file (default: env
-SHOE_GATEWAY_KEY, else for a socket X.sock the file X.key beside it, which the gateway writes).
+Address (what `--port` takes): `gateway+unix:///PATH/TO/SOCKET`, `gateway+tcp://127.0.0.1:PORT`
+(localhost only) or `gateway+tls://HOST:PORT` (the TCP listener under TLS; `?ca=FILE` or env
+SHOE_GATEWAY_CA: the CA that signed the gateway's certificate), optionally `?key=FILE`: the API
+credential file. Credentials are bound to roles (CREDENTIALS): the table credential (default: env
+SHOE_GATEWAY_KEY, else for a socket X.sock the file X.key beside it) may log in as any role, the
+reader credential (env SHOE_GATEWAY_READER_KEY, else X.reader.key) only as `reader`; a reader
+client with no reader key file of its own falls back to the table one.
 
 Frame: a 4-byte big-endian length, then one map in the link's payload codec (a canonical CBOR
 subset, docs/protocol.md section 6), at most MAX_FRAME bytes. Proof of the credential
@@ -25,7 +29,11 @@ from shoe.link import codec
 VERSION = 1
 MAX_FRAME = 1 << 20
 ROLES = ("reader", "table", "supervisor")
+# credential -> the roles a client proving it may take (the gateway's allowlist)
+CREDENTIALS = {"table": ("reader", "table", "supervisor"), "reader": ("reader",)}
 ENV_KEY = "SHOE_GATEWAY_KEY"
+ENV_READER_KEY = "SHOE_GATEWAY_READER_KEY"
+ENV_CA = "SHOE_GATEWAY_CA"
 _TAG = b"shoe-gateway-api/%d " % VERSION
 
 
@@ -34,11 +42,12 @@ class WireError(Exception):
 
 
 def is_gateway_url(url):
-    return isinstance(url, str) and url.startswith(("gateway+unix://", "gateway+tcp://"))
+    return isinstance(url, str) and url.startswith(("gateway+unix://", "gateway+tcp://",
+                                                    "gateway+tls://"))
 
 
 def parse_url(url):
-    """-> (family, address, key file or None): ("unix", path) or ("tcp", (host, port))."""
+    """-> (family, address, key file or None): ("unix", path), ("tcp" | "tls", (host, port))."""
     u = urlsplit(url)
     key = (parse_qs(u.query).get("key") or [None])[0]
     if u.scheme == "gateway+unix":
@@ -46,27 +55,59 @@ def parse_url(url):
         if not path or not path.startswith("/") or u.netloc:
             raise ShoeError("a gateway socket is gateway+unix:///ABSOLUTE/PATH, not %r" % url)
         return "unix", path, key
-    if u.scheme == "gateway+tcp":
+    if u.scheme in ("gateway+tcp", "gateway+tls"):
         try:
             port = u.port
         except ValueError:
             port = None
         if not u.hostname or not port:
-            raise ShoeError("a gateway port is gateway+tcp://127.0.0.1:PORT, not %r" % url)
-        return "tcp", (u.hostname, port), key
+            raise ShoeError("a gateway port is %s://HOST:PORT, not %r" % (u.scheme, url))
+        return u.scheme[len("gateway+"):], (u.hostname, port), key
     raise ShoeError("not a gateway address: %r" % url)
 
 
-def key_path(url):
-    """The credential file for `url`: ?key=, env SHOE_GATEWAY_KEY, or X.key beside X.sock."""
+def key_path(url, role="table"):
+    """The credential file for `url` and `role`: ?key=, then for the reader role env
+    SHOE_GATEWAY_READER_KEY or X.reader.key beside X.sock (when it exists), then env
+    SHOE_GATEWAY_KEY or X.key beside X.sock."""
     family, addr, key = parse_url(url)
-    key = key or os.environ.get(ENV_KEY)
     if key:
         return key
-    if family == "unix":
-        return addr[:-5] + ".key" if addr.endswith(".sock") else addr + ".key"
+    base = (addr[:-5] if addr.endswith(".sock") else addr) if family == "unix" else None
+    if role == "reader":
+        if os.environ.get(ENV_READER_KEY):
+            return os.environ[ENV_READER_KEY]
+        if base and os.path.exists(base + ".reader.key"):
+            return base + ".reader.key"
+    if os.environ.get(ENV_KEY):
+        return os.environ[ENV_KEY]
+    if base:
+        return base + ".key"
     raise ShoeError("%s: give the gateway's API key file (?key=FILE in the address, or env %s)"
-                    % (url, ENV_KEY))
+                    % (url, ENV_READER_KEY if role == "reader" else ENV_KEY))
+
+
+def client_tls(url):
+    """The TLS context for a gateway+tls:// address: the CA from ?ca= or env SHOE_GATEWAY_CA
+    (else the system's), the gateway's name checked against its certificate."""
+    import ssl
+    ca = (parse_qs(urlsplit(url).query).get("ca") or [None])[0] or os.environ.get(ENV_CA)
+    ctx = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def server_tls(cert, key):
+    """The gateway's TLS context for its TCP listener (certificate chain and its key)."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as e:
+        raise ShoeError("cannot load the API's TLS certificate/key (%s, %s): %s"
+                        % (cert, key, e)) from None
+    return ctx
 
 
 def load_secret(path):
@@ -120,6 +161,8 @@ def connect(url, timeout):
     s.settimeout(timeout)
     try:
         s.connect(addr)
+        if family == "tls":     # a certificate the CA did not sign fails here (ssl.SSLError)
+            s = client_tls(url).wrap_socket(s, server_hostname=addr[0])
     except OSError:
         s.close()
         raise

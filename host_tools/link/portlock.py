@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from host_tools.errors import ShoeError
 from host_tools.hoststate import HeldLock
 
-UNSHARED = ("loop", "sim", "gateway+unix", "gateway+tcp")
+UNSHARED = ("loop", "sim", "gateway+unix", "gateway+tcp", "gateway+tls")
 
 
 def lock_dir():

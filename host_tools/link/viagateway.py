@@ -18,6 +18,7 @@ from the gateway's store when this client joined mid-round.
 """
 import os
 import queue
+import ssl
 import threading
 import time
 
@@ -41,11 +42,11 @@ class GatewayLink:
     def __init__(self, url, key=None, supervisor_key=None, audit=None, role=None,
                  reconnect_s=None, **_ignored):
         self.url = url
-        self.key_file = apiwire.key_path(url)
         self.supervisor_key = supervisor_key
         self.role = role or ("supervisor" if supervisor_key else "table")
         if self.role not in apiwire.ROLES:
             raise ValueError("role")
+        self.key_file = apiwire.key_path(url, self.role)   # the reader's own credential
         if self.role == "supervisor" and not supervisor_key:
             raise ShoeError("the supervisor role needs the supervisor key")
         self.audit = None            # the gateway's store holds every event
@@ -81,6 +82,9 @@ class GatewayLink:
                 sock = apiwire.connect(self.url, max(0.1, deadline - time.monotonic()))
                 break
             except OSError as e:
+                if isinstance(e, ssl.SSLError):    # not a certificate our CA signed: no retry
+                    raise ShoeError("the gateway on %s failed the TLS check: %s" % (
+                        self.url, e.reason or e)) from None
                 if time.monotonic() >= deadline:
                     raise ShoeError("no gateway answers on %s (%s): is `shoectl gateway` running "
                                     "with this API address?" % (self.url, e.strerror or e))

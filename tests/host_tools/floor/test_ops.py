@@ -120,7 +120,7 @@ def test_legacy_events_become_the_first_partition(db_url):
             conn.execute(f.read_text())
             conn.execute("INSERT INTO schema_migrations VALUES (%s, %s)", (v, name))
     conn.execute(_INS, ("T009", 7, b"old", datetime.now(timezone.utc)))
-    assert pg.migrate(db_url) == [4]
+    assert pg.migrate(db_url) == [v for v, _, _ in pg.migration_files() if v >= 4]
     assert _where(conn, "T009", 7) == ["events_legacy"]
     conn.execute(_INS, ("T009", 7, b"dup", datetime.now(timezone.utc) + timedelta(days=1)))
     conn.execute(_INS, ("T009", 8, b"new", datetime.now(timezone.utc) + timedelta(days=1)))
@@ -193,6 +193,11 @@ def test_metrics_webhook_dead_webhook_and_skew(tmp_path, broker, db_url, monkeyp
             today = "events_p" + datetime.now(timezone.utc).strftime("%Y%m%d")
             assert conn.execute("SELECT DISTINCT tableoid::regclass::text FROM events"
                                 ).fetchall() == [(today,)]
+            # every event carries the gateway's receive time, before the collector's commit
+            n, timed, before = conn.execute(
+                "SELECT count(*), count(gateway_at), count(*) FILTER (WHERE gateway_at <= "
+                "received_at) FROM events").fetchone()
+            assert n > 0 and n == timed == before, (n, timed, before)
             code, body = _get(csrv.url + "/healthz")
             assert code == 200 and json.loads(body)["ok"] is True
             code, text = _get(csrv.url + "/metrics")

@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from host_tools.floor import mqtt
+from host_tools.floor import keyring, mqtt
 from host_tools.link import apiwire
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.sim.simboard import SimBoard
@@ -55,7 +55,7 @@ class Published:
         client.subscribe("floor/shoe/+/events", qos=1)
 
     def _on_message(self, client, userdata, msg):
-        eseq = unseal(msg.payload, 5)[0][2]
+        eseq = unseal(keyring.split_event(msg.payload)[0], 5)[0][2]
         with self.lock:
             self.seen[eseq] = self.seen.get(eseq, 0) + 1
 

@@ -161,7 +161,8 @@ def test_state_message_binds_key_shoe_and_contents():
     assert keyring.state_key(k1) != k1
 
 
-_TABLES = ("shoes", "events", "rounds", "alerts", "collectors", "quarantine", "schema_migrations")
+_TABLES = ("shoes", "events", "rounds", "alerts", "collectors", "quarantine", "schema_migrations",
+           "view_sessions", "alert_acks")
 
 
 def test_events_are_insert_only_for_every_role(db_url):
@@ -190,7 +191,8 @@ def test_events_are_insert_only_for_every_role(db_url):
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] == 1
     for t in _TABLES:
         refused("INSERT INTO %s DEFAULT VALUES" % t, "permission denied")
-        col = {"schema_migrations": "version", "collectors": "name"}.get(t, "shoe")
+        col = {"schema_migrations": "version", "collectors": "name", "view_sessions": "role",
+               "alert_acks": "role"}.get(t, "shoe")
         refused("UPDATE %s SET %s = %s" % (t, col, col), "permission denied")
         refused("DELETE FROM %s" % t, "permission denied")
         refused("TRUNCATE %s" % t, "permission denied")
