@@ -91,12 +91,14 @@ if (users) {
         client[USER] = cn
         return done(null, true)
       }
-      refused('certificate without a user name in its CN (client ' + client.id + ')')
+      refused('certificate without a user name in its CN (client ' + JSON.stringify(client.id) +
+              ')')
       return done(null, false)
     }
     login(users, username, password).then((ok) => {
       if (ok) client[USER] = username
-      else refused('login ' + JSON.stringify(username || null) + ' (client ' + client.id + ')')
+      else refused('login ' + JSON.stringify(username || null) + ' (client ' +
+                   JSON.stringify(client.id) + ')')
       done(null, ok)
     }, () => done(null, false))
   }
@@ -104,14 +106,14 @@ if (users) {
   hooks.authorizePublish = (client, packet, done) => {
     // a will of a client that is gone has no client: its user is unknown, drop it
     if (!client || !acl.allows(client[USER], 'write', packet.topic)) {
-      if (client) refused('publish by ' + client[USER] + ' on ' + packet.topic)
+      if (client) refused('publish by ' + client[USER] + ' on ' + JSON.stringify(packet.topic))
       dropped.add(packet)
     }
     done(null)
   }
   hooks.authorizeSubscribe = (client, sub, done) => {
     if (acl.allows(client[USER], 'subscribe', sub.topic)) return done(null, sub)
-    refused('subscription by ' + client[USER] + ' to ' + sub.topic)
+    refused('subscription by ' + client[USER] + ' to ' + JSON.stringify(sub.topic))
     done(null, null)          // SUBACK 0x80
   }
   hooks.authorizeForward = (client, packet) =>
@@ -131,7 +133,7 @@ const aedes = await Aedes.createBroker({
 })
 if (users) {
   // A refused publish is acknowledged (aedes writes the PUBACK before publishing) but goes
-  // nowhere and is not retained: amqtt's behaviour, and Mosquitto's on MQTT 3.1.1
+  // nowhere and is not retained, and the client stays connected: amqtt's behaviour
   const publish = aedes.publish.bind(aedes)
   aedes.publish = (packet, client, done) => {
     if (typeof client === 'function') {
