@@ -4,8 +4,9 @@
                                           [--mosquitto] [--quick]
 
 Simulated shoes (real signed, chained streams from the firmware's link code) -> ShoeLink ->
-per-table SQLite audit store -> gateway (all tables in this process) -> broker (embedded amqtt in
-its own process; --mosquitto adds the same clean run through an installed Mosquitto) -> 2
+per-table SQLite audit store -> gateway (all tables in this process) -> broker (embedded aedes, or
+amqtt with --broker-engine amqtt, in its own process; --mosquitto adds the same clean run through
+an installed Mosquitto) -> 2
 `shoectl collector` processes -> PostgreSQL 16 (pgserver) -> floor view (server-sent events, read
 by an HTTP client here). "Committed" is the row's received_at (clock_timestamp() in the
 collector's write transaction). Two runs:
@@ -127,7 +128,8 @@ def run(label, args, broker_url=None, db_url=None, faults=False, restart=None):
     out = {"run": label}
     t_setup = time.monotonic()
     with Floor(work, tables=args.tables, collectors=2, rate=args.rate, broker_url=broker_url,
-               db_url=db_url, gap_timeout=60, processes=True) as f:
+               db_url=db_url, gap_timeout=60, processes=True,
+               broker_engine=args.broker_engine) as f:
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
         page = PageWatcher(f.view.url, f.login)
@@ -210,6 +212,8 @@ def main(argv=None):
     ap.add_argument("--rate", type=float, default=1.0, help="events/s per table")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--mosquitto", action="store_true", help="also the clean run via Mosquitto")
+    ap.add_argument("--broker-engine", choices=("aedes", "amqtt"), default="aedes",
+                    help="the embedded broker of the main runs (aedes)")
     ap.add_argument("--quick", action="store_true", help="50 tables for 10 s (make bench)")
     ap.add_argument("--clean-only", action="store_true", help="skip the run with faults")
     ap.add_argument("--faults-mosquitto", action="store_true",
@@ -223,7 +227,8 @@ def main(argv=None):
     pgs = pg.EmbeddedPostgres()
     db = pgs.start()
     try:
-        runs = (("clean/amqtt", False),) + (() if args.clean_only else (("faults/amqtt", True),))
+        e = args.broker_engine
+        runs = (("clean/" + e, False),) + (() if args.clean_only else (("faults/" + e, True),))
         runs = () if args.faults_mosquitto else runs
         for i, (label, faults) in enumerate(runs):
             name = "bench_%d" % i

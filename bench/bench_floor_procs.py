@@ -237,7 +237,7 @@ def main(argv=None):
     ap.add_argument("--rate", type=float, default=5.0, help="events/s per table")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--collectors", type=int, default=2)
-    ap.add_argument("--broker", default="amqtt", help="comma-separated: amqtt, aedes, "
+    ap.add_argument("--broker", default="aedes", help="comma-separated: aedes, amqtt, "
                     "mosquitto, bridge:K (K edge Mosquittos bridged to a core)")
     ap.add_argument("--faults", action="store_true", help="also the run with faults")
     ap.add_argument("--clean-only", action="store_true", help="skip the live run without faults")

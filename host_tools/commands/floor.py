@@ -9,8 +9,10 @@ DESCRIPTION = (
     "(shoectl floor-user), or an upstream identity provider's header (--trust-header, only when "
     "given); roles pit, surveillance, auditor, admin (docs/floor.md). --cert/--key serve HTTPS. "
     "No key ever reaches a page. With --demo N (no --db needed) it starts an embedded MQTT "
-    "broker (amqtt) and PostgreSQL 16 (pgserver), N simulated shoes with their gateways and a "
-    "collector, and serves their floor with a generated one-time admin login it prints.")
+    "broker (aedes on the pinned Node, with per-gateway and per-collector logins and the topic "
+    "ACL; --broker-engine amqtt for the Python one) and PostgreSQL 16 (pgserver), N simulated "
+    "shoes with their gateways and a collector, and serves their floor with a generated "
+    "one-time admin login it prints.")
 
 
 def configure(p):
@@ -44,6 +46,8 @@ def configure(p):
     p.add_argument("--demo", type=int, metavar="N", help="run a demo floor of N simulated tables")
     p.add_argument("--rate", type=float, default=0.5, help="demo: events/s per table (0.5)")
     p.add_argument("--dir", help="demo: working directory (default: a temporary one)")
+    p.add_argument("--broker-engine", choices=("aedes", "amqtt"),
+                   help="demo: the embedded MQTT broker (default aedes; amqtt if node is missing)")
     p.add_argument("--open", action="store_true", help="open the page in the browser")
     p.add_argument("--seconds", type=float, help="stop after this many seconds")
 
@@ -85,11 +89,13 @@ def run(args):
         from host_tools.floor.harness import Floor
         floor = Floor(args.dir or tempfile.mkdtemp(prefix="shoe-floor-"), tables=args.demo,
                       rate=args.rate, db_url=args.db, http_host=host, http_port=port,
-                      users=users, view_options=opts, broker_acl=True).start()
+                      users=users, view_options=opts, broker_acl=True,
+                      broker_engine=args.broker_engine).start()
         floor.driver.start()
         view = floor.view
-        print("floor demo: %d simulated tables, broker %s (users and ACL in %s), database %s" % (
-            args.demo, floor.broker_url, floor.dir / "broker", floor.db_url), flush=True)
+        print("floor demo: %d simulated tables, broker %s (%s; users and ACL in %s), database %s"
+              % (args.demo, floor.broker_url, floor.broker_name, floor.dir / "broker",
+                 floor.db_url), flush=True)
         if floor.login:
             print("floor demo login (DEMO ONLY, a new password each run): "
                   "user %s password %s" % floor.login, flush=True)

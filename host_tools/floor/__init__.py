@@ -2,6 +2,8 @@
 
     simshoe.py    lightweight simulated shoes (the firmware's own link code, real signed chains)
     mqtt.py       broker URLs (credentials/TLS are configuration), paho clients, embedded amqtt
+    aedes.py      the embedded default broker: aedes on the pinned Node (broker_js/), users + ACL
+    brokers.py    local brokers by name: embedded() (aedes, or amqtt), Mosquitto, bridged edges
     pg.py         embedded PostgreSQL (pgserver), versioned migrations (migrations/*.sql), roles
     gateway.py    at the table: ShoeLink -> local audit store -> MQTT (QoS 1, from the store)
     collector.py  MQTT -> verify MAC and chain again -> PostgreSQL, re-evaluate, alerts, leases
@@ -9,6 +11,7 @@
                   every route behind a login and a role allowlist
     auth.py       the view's users (argon2id, a 0600 file), sessions, failed-login throttle
     brokerauth.py MQTT users per gateway/collector, the topic ACL, Mosquitto's files; amqtt plugins
+                  (aedes applies the same files: broker_js/floorauth.mjs)
     keyring.py    which key belongs to which shoe (provisioning files), never sent anywhere
     tableapi.py   the gateway's local API: the table system's commands in, replies and events
                   out, behind its own credential (link/viagateway.py is the client side)

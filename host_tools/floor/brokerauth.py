@@ -5,9 +5,10 @@
                                                        # credentials/<user>.password (0600 each)
     acl = Acl.parse(text); acl.allows(user, "write", "floor/shoe/T001/events")
 
-The same two files drive Mosquitto (`password_file`, `acl_file`) and the embedded amqtt broker
-(FloorAuth and FloorTopics below, loaded by mqtt.EmbeddedBroker(passwd=, acl=)): one list of
-users and one set of rules, deny by default. A gateway may publish only its own shoes'
+The same two files drive Mosquitto (`password_file`, `acl_file`), the embedded aedes broker
+(broker_js/floorauth.mjs: this module's grammar and rules in JavaScript, tested on the same cases)
+and the embedded amqtt broker (FloorAuth and FloorTopics below, loaded by
+mqtt.EmbeddedBroker(passwd=, acl=)): one list of users and one set of rules, deny by default. A gateway may publish only its own shoes'
 events and state and read only their replay topic; a collector may read every shoe's events and
 state and publish replay requests; nobody else may do anything. Passwords are generated (24
 random bytes); the password file holds Mosquitto's PBKDF2-SHA512 hashes ($7$). Mosquitto's
@@ -27,6 +28,9 @@ from host_tools.floor.mqtt import PREFIX
 
 _USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ITERATIONS = 101
+# $7$ITERATIONS$SALT$DK in canonical base64: the same expression as broker_js/floorauth.mjs
+_B64 = r"((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)"
+_HASH = re.compile(r"\$7\$([0-9]{1,8})\$%s\$%s\Z" % (_B64, _B64))
 
 
 def check_user(name):
@@ -44,15 +48,12 @@ def hash_password(password, iterations=ITERATIONS, salt=None):
 
 
 def verify_password(password, hashed):
-    try:
-        _, kind, it, salt, dk = hashed.split("$")
-        if kind != "7" or not 1 <= int(it) <= 10_000_000:
-            return False
-        want = base64.b64decode(dk, validate=True)
-        got = hashlib.pbkdf2_hmac("sha512", (password or "").encode(),
-                                  base64.b64decode(salt, validate=True), int(it))
-    except (ValueError, TypeError):
+    m = _HASH.match(hashed) if isinstance(hashed, str) else None
+    if not m or not 1 <= int(m.group(1)) <= 10_000_000:
         return False
+    want = base64.b64decode(m.group(3))
+    got = hashlib.pbkdf2_hmac("sha512", (password or "").encode(), base64.b64decode(m.group(2)),
+                              int(m.group(1)))
     return hmac.compare_digest(got, want)
 
 

@@ -1,26 +1,49 @@
 """Local MQTT brokers by name, for the bench, the tests and the scale simulation.
 
-    broker_for("amqtt" | "aedes" | "mosquitto" | "bridge:K", workdir) -> a LocalBroker-shaped
-        object: start() -> URL, stop(), restart(), .url; MosquittoBridge also has .edge_urls.
+    embedded(engine=None, passwd=None, acl=None, process=False, tls=None) -> the embedded
+        broker: aedes (the default, ENGINES[0]; tls as aedes.AedesBroker takes it) or amqtt (in
+        this process, or its own with process=True). With
+        no engine named and aedes unable to run (no node), amqtt, saying so on stderr.
+    broker_for(None | "aedes" | "amqtt" | "mosquitto" | "bridge:K", workdir) -> a
+        LocalBroker-shaped object: start() -> URL, stop(), restart(), .url; MosquittoBridge also
+        has .edge_urls.
 MosquittoBridge(workdir, edges=K): one "core" Mosquitto (collectors connect here) and K "edge"
 Mosquittos (the gateways of a pit or a machine connect to theirs), each edge bridged to the core:
 events and states out, replay requests in (docs/floor.md, "5,000 tables").
 """
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from host_tools.errors import ShoeError
-from host_tools.floor import mosquitto, mqtt
-from host_tools.floor.aedes import AedesBroker
+from host_tools.floor import aedes, mosquitto, mqtt
+
+
+ENGINES = ("aedes", "amqtt")
+
+
+def embedded(engine=None, passwd=None, acl=None, process=False, port=0, tls=None):
+    if engine not in (None,) + ENGINES:
+        raise ShoeError("unknown embedded broker %r: %s" % (engine, " or ".join(ENGINES)))
+    if engine is None:
+        why = aedes.missing()
+        engine = "amqtt" if why else "aedes"
+        if why:
+            print("embedded MQTT broker: amqtt, because aedes cannot run (%s)" % why,
+                  file=sys.stderr, flush=True)
+    if engine == "aedes":
+        return aedes.AedesBroker(port, passwd=passwd, acl=acl, tls=tls)
+    if tls:
+        raise ShoeError("the embedded amqtt broker is not set up for TLS here: use aedes")
+    return (mqtt.BrokerProcess if process else mqtt.EmbeddedBroker)(port, passwd=passwd, acl=acl)
 
 
 def broker_for(name, workdir=None):
+    """name None: the embedded default (aedes, else amqtt), each in a process of its own."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix="floor-broker-"))
-    if name == "amqtt":
-        return mqtt.BrokerProcess()
-    if name == "aedes":
-        return AedesBroker()
+    if name is None or name in ENGINES:
+        return embedded(name, process=True)
     if name in ("mosquitto", "bridge") or name.startswith("bridge:"):
         if not mosquitto.find():
             raise ShoeError("mosquitto is not installed (Debian: apt-get install mosquitto)")

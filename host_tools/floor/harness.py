@@ -1,7 +1,8 @@
 """A whole floor in one process: N simulated shoes, their gateways, collectors, the view.
 
 Used by `shoectl floor --demo N`, tests/floor and bench/bench_floor.py. Real engines: the
-embedded amqtt broker and PostgreSQL 16 (pgserver) unless URLs of running ones are given; real
+embedded MQTT broker (aedes by default, a Node process; broker_engine="amqtt" for the Python one)
+and PostgreSQL 16 (pgserver) unless URLs of running ones are given; real
 ShoeLinks with real audit stores (SQLite, one per table as at a real table) in `workdir`.
 
     with Floor(workdir, tables=20) as f:   # f.view.url, f.shoes, f.collectors, f.gateway
@@ -20,7 +21,7 @@ import threading
 from pathlib import Path
 
 from host_tools.audit import AuditStore
-from host_tools.floor import keyring, mqtt, pg
+from host_tools.floor import brokers, keyring, pg
 from host_tools.floor.collector import Collector
 from host_tools.floor.gateway import Gateway
 from host_tools.floor.simshoe import FloorDriver, SimShoe, make_keys
@@ -32,7 +33,7 @@ class Floor:
     def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
                  view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
                  http_port=0, processes=False, users=None, view_options=None,
-                 broker_acl=False):
+                 broker_acl=False, broker_engine=None):
         # processes: the broker and every collector run in processes of their own (`shoectl
         # collector`), as on a real floor; killing a collector is then a real SIGKILL
         self.processes = processes
@@ -51,6 +52,7 @@ class Floor:
         self.view_options = dict(view_options or {})
         self.login = None
         self.broker_acl = broker_acl
+        self.broker_engine = broker_engine     # brokers.embedded(): None = aedes (or amqtt)
         self._env = None
         self.broker = None
         self.pg = None
@@ -76,8 +78,8 @@ class Floor:
         self.ring = keyring.load(keydir)
         if not self.broker_url:
             files = self._broker_files() if self.broker_acl else {}
-            self.broker = (mqtt.BrokerProcess if self.processes else mqtt.EmbeddedBroker)(
-                passwd=files.get("passwd"), acl=files.get("acl"))
+            self.broker = brokers.embedded(self.broker_engine, passwd=files.get("passwd"),
+                                           acl=files.get("acl"), process=self.processes)
             self.broker_url = self.broker.start()
         if not self.db_url:
             self.pg = pg.EmbeddedPostgres()
@@ -98,6 +100,14 @@ class Floor:
                                   users=self.users, **self.view_options).start()
         self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)
         return self
+
+    @property
+    def broker_name(self):
+        """Which broker carries this floor: aedes, amqtt, or the one at broker_url."""
+        from host_tools.floor.aedes import AedesBroker
+        if self.broker is None:
+            return "external"
+        return "aedes" if isinstance(self.broker, AedesBroker) else "amqtt"
 
     def add_table(self, sid, seed=0):
         shoe = SimShoe(sid, self.keys[sid], seed=seed)

@@ -1,4 +1,5 @@
-"""MQTT for the floor: broker URLs, paho clients, and an embedded amqtt broker for tests/laptops.
+"""MQTT for the floor: broker URLs, paho clients, and the embedded amqtt broker (the fallback and
+`--broker-engine amqtt`; aedes.py is the default, both through brokers.embedded()).
 
     BrokerURL.parse("mqtt://host:1883")  mqtts://host:8883 for TLS; a user name in the URL
         (mqtt://gw-T007@host), its password never on the command line: from env

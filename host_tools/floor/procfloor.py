@@ -1,14 +1,15 @@
 """A floor spread over processes as on a real one: tables in groups of N per process.
 
-    with ProcFloor(workdir, tables=400, per_process=50, broker="amqtt", collectors=2) as f:
+    with ProcFloor(workdir, tables=400, per_process=50, broker="aedes", collectors=2) as f:
         f.go(); ...; f.stop_driving(); f.emitted(); f.sent(); f.kill_collector(0)
     f.pids: every process it started (all exited after stop()).
 
 Each table group is `python -m host_tools.floor.procfloor group ...`: N simulated shoes
 (simshoe.SimShoe), their ShoeLinks and SQLite audit stores and one Gateway (one MQTT connection)
-for the N tables; production runs one per table (N = 1). The broker (amqtt, aedes, Mosquitto, or
-edge Mosquittos bridged to a core: brokers.py), every collector (`shoectl collector`), the view
-(`shoectl floor`) and PostgreSQL (pgserver, unless db_url is given) are processes of their own.
+for the N tables; production runs one per table (N = 1). The broker (aedes, the default; amqtt,
+Mosquitto, or edge Mosquittos bridged to a core: brokers.py), every collector (`shoectl
+collector`), the view (`shoectl floor`) and PostgreSQL (pgserver, unless db_url is given) are
+processes of their own.
 A group takes commands on stdin, one per line, and answers on stdout: `go` (start emitting),
 `heads` ({shoe: highest eseq sealed}), `stop` (stop emitting), `quit` (write the sent times to
 sent-<name>.json, close, exit). End of input is `quit`: a group never outlives its parent's pipe.
@@ -56,7 +57,7 @@ class _Group:
 
 class ProcFloor:
     def __init__(self, workdir, tables=100, per_process=50, collectors=2, rate=1.0,
-                 broker="amqtt", db_url=None, view=True, seed=0, collector_args=(),
+                 broker=None, db_url=None, view=True, seed=0, collector_args=(),
                  stores_dir=None, sample=False):
         # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
         # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
@@ -87,7 +88,7 @@ class ProcFloor:
     def start(self):
         from host_tools.floor.simshoe import make_keys
         self.dir.mkdir(parents=True, exist_ok=True)
-        if self.broker_name.startswith("mqtt://"):
+        if self.broker_name and self.broker_name.startswith("mqtt://"):
             self.broker_url = self.broker_name
         else:
             self.broker = broker_for(self.broker_name, self.dir / "broker")

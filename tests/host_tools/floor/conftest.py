@@ -1,11 +1,11 @@
-"""Real engines for the floor tests: one embedded broker (amqtt) and one PostgreSQL 16 (pgserver)
-per session, a fresh database per test."""
+"""Real engines for the floor tests: the embedded broker (aedes, the default; amqtt where node is
+missing) and one PostgreSQL 16 (pgserver) per session, a fresh database per test."""
 import functools
 import itertools
 
 import pytest
 
-from host_tools.floor import mqtt, pg
+from host_tools.floor import brokers, pg
 from tests import support
 
 _n = itertools.count(1)
@@ -32,7 +32,7 @@ def db_url(pg_server):
 
 @pytest.fixture
 def broker():
-    b = mqtt.EmbeddedBroker()
+    b = brokers.embedded()
     b.start()
     yield b
     b.stop()

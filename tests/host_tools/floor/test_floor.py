@@ -1,6 +1,6 @@
 """The floor end to end on real engines: simulated shoes -> ShoeLink -> audit stores -> gateway ->
-amqtt -> collectors -> PostgreSQL -> floor view; collectors die, the broker restarts, nothing is
-lost or stored twice."""
+the embedded broker (aedes) -> collectors -> PostgreSQL -> floor view; collectors die, the broker
+restarts, nothing is lost or stored twice."""
 
 from host_tools.floor import pg
 from host_tools.floor.gateway import Gateway
@@ -31,7 +31,8 @@ def test_floor_survives_collector_death_broker_restart_and_gateway_restart(tmp_p
         n = sum(f.emitted().values())
         wait_for(lambda: sum(f.emitted().values()) > n + 100, what="more events")
 
-        # the broker restarts (amqtt keeps nothing): gateways and collector reconnect, catch up
+        # the broker restarts (sessions in memory: it keeps nothing): gateways and collector
+        # reconnect, catch up
         broker.restart()
         n = sum(f.emitted().values())
         wait_for(lambda: sum(f.emitted().values()) > n + 100, what="events after restart")

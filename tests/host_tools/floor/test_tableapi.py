@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from host_tools.floor import keyring, mqtt
+from host_tools.floor import brokers, keyring, mqtt
 from host_tools.link import apiwire
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.sim.simboard import SimBoard
@@ -69,7 +69,7 @@ def gw(tmp_path_factory):
     d = tmp_path_factory.mktemp("gwapi")
     ensure_demo_keys(d / "flash")
     board = SimBoard(str(d / "flash"), power_returns=False)
-    broker = mqtt.EmbeddedBroker()
+    broker = brokers.embedded()
     board.start()
     broker.start()
     pub = Published(broker.url)

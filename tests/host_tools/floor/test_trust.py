@@ -216,8 +216,8 @@ def test_collector_keeps_one_session_across_restarts(tmp_path, db_url):
                             "print(mqtt.default_name('collector'))"], capture_output=True,
                            text=True, check=True).stdout.strip()
     assert other == mqtt.default_name("collector")
-    # Mosquitto, the production broker: the embedded amqtt keeps no session of an anonymous
-    # client at all (it drops it at disconnect), so there is nothing to leak or take up there
+    # Mosquitto, the production broker, whose sessions outlive its restarts (the embedded brokers
+    # keep theirs in memory only; amqtt keeps none for an anonymous client)
     if mosquitto.find() is None:
         pytest.skip("no mosquitto installed (apt-get install mosquitto): sessions not tested")
     k = make_keys()
