@@ -146,7 +146,7 @@ def run(label, args, broker, server, pgdir, faults=False):
                    per_process=args.per_process, collectors=args.collectors, rate=args.rate,
                    broker=broker, db_url=db, collector_args=extra,
                    stores_dir=stores_dir(args), sample=True,
-                   table_system=table_system(args)) as f:
+                   table_system=table_system(args), cprofile=args.cprofile) as f:
         out["processes"] = {r: len(p) for r, p in f.processes().items()}
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
@@ -276,6 +276,8 @@ def main(argv=None):
                     "result to the next round")
     ap.add_argument("--wait", type=float, default=180, help="seconds to wait after the shoes "
                     "stop for every sealed event to reach PostgreSQL, then account for the rest")
+    ap.add_argument("--cprofile", action="store_true", help="profile the first table group "
+                    "with cProfile in every thread (own time per function) instead of sampling")
     ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
     if argv is None:       # `make bench` (bench/run.py imports this): the quick run
         argv = sys.argv[1:] if __name__ == "__main__" else ["--quick"]

@@ -45,7 +45,7 @@ class _Group:
             ["group", "--dir", str(f.dir), "--name", name, "--broker", broker_url,
              "--rate", str(f.rate), "--seed", str(seed), "--shoes", ",".join(shoes),
              "--stores", str(f.stores_dir)]
-            + (["--sample", str(sample)] if sample else [])
+            + ((["--cprofile"] if f.cprofile else ["--sample"]) + [str(sample)] if sample else [])
             + (["--api"] if f.table_system else []))
         self.proc = subprocess.Popen(
             [PY, "-m", "host_tools.floor.procfloor"] + argv,
@@ -67,7 +67,7 @@ class _Group:
 class ProcFloor:
     def __init__(self, workdir, tables=100, per_process=50, collectors=2, rate=1.0,
                  broker="amqtt", db_url=None, view=True, seed=0, collector_args=(),
-                 stores_dir=None, sample=False, table_system=None):
+                 stores_dir=None, sample=False, table_system=None, cprofile=False):
         # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
         # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
         self.dir = Path(workdir)
@@ -86,6 +86,7 @@ class ProcFloor:
         # table-system process per group through each table's gateway API (GatewayLink); the
         # shoes' own pace (`rate`) is then only the dealer's (one card per step)
         self.table_system = table_system
+        self.cprofile = cprofile    # sample.json from cProfile in every thread (not sampling)
         self.tablesys = []
         self.broker = None
         self.broker_url = None
@@ -320,6 +321,47 @@ class Sampler:
         return {"samples": total, "top": [(k, round(v / total, 3)) for k, v in top]}
 
 
+class ThreadProfiles:
+    """cProfile in every thread started after start() (and this one), timed by each thread's
+    CPU time (a thread waiting on a lock, a socket or the GIL counts nothing): -> the functions
+    with the most own CPU time (tottime), as shares of all of it, from reset() to stop()."""
+
+    def __init__(self):
+        self.profiles = []
+
+    def start(self):
+        import cProfile
+
+        def first(*_):
+            sys.setprofile(None)
+            p = cProfile.Profile(time.thread_time)     # CPU time: a wait counts nothing
+            self.profiles.append(p)
+            p.enable()
+        threading.setprofile(first)
+        first()
+        return self
+
+    def reset(self):
+        for p in list(self.profiles):
+            p.clear()
+
+    def stop(self):
+        import pstats
+        stats = None
+        for p in list(self.profiles):
+            p.create_stats()
+            if p.stats:
+                stats = pstats.Stats(p) if stats is None else (stats.add(p) or stats)
+        if stats is None:
+            return {"top": []}
+        rows = [(("%s:%d:%s" % (Path(f).name, ln, fn)), tt, nc)
+                for (f, ln, fn), (cc, nc, tt, ct, callers) in stats.stats.items()]
+        total = sum(r[1] for r in rows) or 1.0
+        rows.sort(key=lambda r: -r[1])
+        return {"profiler": "cProfile", "own_seconds": round(total, 2),
+                "top": [(k, round(tt / total, 3), nc) for k, tt, nc in rows[:25]]}
+
+
 def cpu_seconds(pid):
     """utime + stime of a process and its waited-for children, in seconds (Linux /proc)."""
     try:
@@ -342,9 +384,11 @@ def _group(argv):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--stores", required=True)
     ap.add_argument("--sample", help="write a sampling profile of this process here at quit")
+    ap.add_argument("--cprofile", help="as --sample, with cProfile in every thread (slower)")
     ap.add_argument("--api", action="store_true", help="driven shoes, each table's gateway API "
                     "on DIR/api/<shoe>.sock (its key beside it): a table system opens the rounds")
     a = ap.parse_args(argv)
+    profiles = ThreadProfiles().start() if a.cprofile else None
     import host_tools  # noqa: F401  (the CPython stand-in for `micropython`, before shoe)
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
@@ -384,6 +428,8 @@ def _group(argv):
             say("ready")
         elif cmd == "go":
             sampler = Sampler().start() if a.sample else None
+            if profiles:
+                profiles.reset()
             driver.start()
             say("going")
         elif cmd == "heads":
@@ -392,6 +438,8 @@ def _group(argv):
             driver.stop()
             if sampler:
                 Path(a.sample).write_text(json.dumps(sampler.stop()))
+            if profiles:
+                Path(a.cprofile).write_text(json.dumps(profiles.stop()))
             say("stopped")
         elif cmd.startswith("held "):
             say(_held(shoes, gw, json.loads(cmd[5:])))
@@ -455,10 +503,20 @@ class TableClient:
         self.errors = {}
         self.link = None
 
-    def open(self):
+    def open(self, deadline):
+        """Log in (again until `deadline`: a loaded machine can miss the API's login time)."""
+        from host_tools.errors import ShoeError
         from host_tools.link.viagateway import GatewayLink
-        self.link = GatewayLink(self.url, role="table").open(timeout=60)
-        return self
+        while True:
+            try:
+                self.link = GatewayLink(self.url, role="table").open(
+                    timeout=max(1.0, deadline - time.monotonic()))
+                return self
+            except ShoeError as e:
+                if time.monotonic() >= deadline:
+                    sys.stderr.write("%s: %s\n" % (self.url, e))
+                    return self
+                self._error(e)
 
     def _error(self, e):
         k = getattr(e, "reason", None) or type(e).__name__
@@ -525,11 +583,9 @@ def _tablesys(argv):
     clients = [TableClient("gateway+unix://%s" % (d / "api" / ("%s.sock" % sid)).resolve(),
                            a.seed * 1013 + i, a.decide, a.gap, stop)
                for i, sid in enumerate(a.shoes.split(","))]
-    opening = [threading.Thread(target=c.open) for c in clients]
-    for t in opening:
-        t.start()
-    for t in opening:
-        t.join()
+    deadline = time.monotonic() + 180
+    for c in clients:          # one after the other: no login storm on a loaded machine
+        c.open(deadline)
     runs = []
     say = lambda x: (sys.stdout.write(json.dumps(x) + "\n"), sys.stdout.flush())  # noqa: E731
     for line in sys.stdin:
