@@ -32,7 +32,6 @@ from host_tools.events import decode
 from host_tools.floor import keyring, mqtt
 
 _BATCH = 200
-IDLE_S = 0.25          # the loop's longest sleep when nothing wakes it
 
 
 class _Table:
@@ -142,17 +141,9 @@ class Gateway:
     def add(self, shoe, link, store):
         with self._lock:
             self.tables[shoe] = _Table(shoe, link, store, self._saved.get(shoe, 0))
-        if isinstance(getattr(link, "listeners", None), list):   # an event wakes the loop
-            link.listeners.append(self._on_link_event)
         if self.client is not None and self.client.is_connected():
             self.client.subscribe(mqtt.topic(shoe, "replay", self.prefix), qos=1)
         self._wake.set()
-
-    def _on_link_event(self, ev):
-        self._wake.set()
-
-    def _on_publish(self, *_):
-        self._wake.set()            # a PUBACK: the cursor can advance, the window refill
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if reason_code.is_failure:
@@ -185,7 +176,6 @@ class Gateway:
     def start(self):
         self.client = mqtt.client(self.broker_url, self.name, clean=False,
                                   on_connect=self._on_connect, on_message=self._on_message)
-        self.client.on_publish = self._on_publish
         self._thread = threading.Thread(target=self._run, name="gateway", daemon=True)
         self._thread.start()
         return self
@@ -204,9 +194,7 @@ class Gateway:
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):
         while not self._stop.is_set():
-            # woken by a link's event, a PUBACK, a replay request or a (re)connection; else
-            # 4 times a second for the link health and the state heartbeat
-            self._wake.wait(IDLE_S)
+            self._wake.wait(0.02)
             self._wake.clear()
             with self._lock:
                 tables = list(self.tables.values())
