@@ -93,16 +93,27 @@ def covers(conn, target):
     return all(h.get(s, 0) >= e for s, e in target.items())
 
 
-def integrity(conn, final):
+def account(conn, f, final):
+    """Every sealed event of every shoe, where it is at the end: committed in PostgreSQL, held
+    in its gateway's audit store (not yet in PostgreSQL: a backlog), still in the shoe's outbox
+    (not yet acknowledged: a backlog), or nowhere (lost). Stored twice: rows of one (shoe, eseq)."""
     total, distinct = conn.execute(
         "SELECT count(*), count(DISTINCT (shoe, eseq)) FROM events").fetchone()
-    # every eseq 1..sealed of every shoe, once: lost = sealed ones missing
-    have = dict(conn.execute("SELECT shoe, count(DISTINCT eseq) FROM events WHERE eseq >= 1 "
-                             "GROUP BY shoe").fetchall())
-    beyond = conn.execute("SELECT count(*) FROM events e WHERE eseq < 1").fetchone()[0]
-    lost = sum(max(0, e - have.get(s, 0)) for s, e in final.items())
-    return {"sealed": sum(final.values()), "lost": lost, "stored_twice": total - distinct,
-            "stored_not_sealed": max(0, distinct - sum(final.values())) + beyond}
+    have = {}
+    for s, e in conn.execute("SELECT shoe, eseq FROM events"):
+        have.setdefault(s, set()).add(e)
+    missing = {s: [e for e in range(1, n + 1) if e not in have.get(s, ())]
+               for s, n in final.items()}
+    missing = {s: m for s, m in missing.items() if m}
+    held = f.held(missing) if missing else {}
+    in_store = sum(len(h["in_store"]) for h in held.values())
+    in_outbox = sum(len(h["in_outbox"]) for h in held.values())
+    not_in_pg = sum(len(m) for m in missing.values())
+    extra = sum(len([e for e in have.get(s, ()) if e < 1 or e > n]) for s, n in final.items())
+    return {"sealed": sum(final.values()), "committed": sum(final.values()) - not_in_pg,
+            "not_in_postgresql": not_in_pg, "held_in_gateway_stores": in_store,
+            "held_in_shoe_outboxes": in_outbox, "lost": not_in_pg - in_store - in_outbox,
+            "stored_twice": total - distinct, "stored_not_sealed": extra}
 
 
 def stores_dir(args):
@@ -134,7 +145,8 @@ def run(label, args, broker, server, pgdir, faults=False):
     with ProcFloor(tempfile.mkdtemp(prefix="bench-procs-"), tables=args.tables,
                    per_process=args.per_process, collectors=args.collectors, rate=args.rate,
                    broker=broker, db_url=db, collector_args=extra,
-                   stores_dir=stores_dir(args), sample=True) as f:
+                   stores_dir=stores_dir(args), sample=True,
+                   table_system=table_system(args), cprofile=args.cprofile) as f:
         out["processes"] = {r: len(p) for r, p in f.processes().items()}
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
@@ -161,14 +173,17 @@ def run(label, args, broker, server, pgdir, faults=False):
             time.sleep(max(0, t0 + args.seconds - time.time()))
         else:
             time.sleep(args.seconds)
-        f.stop_driving()
+        ts = f.stop_driving()
         t1 = time.time()
         out["profile"] = cpu.done()
+        if f.table_system:
+            out["table_system"] = dict(ts, rounds_per_table_hour=round(
+                ts["rounds"] / args.tables / (t1 - t0) * 3600, 1))
         final = f.emitted()
-        done = wait(lambda: covers(conn, final) or f.exits(), 180)
+        done = wait(lambda: covers(conn, final) or f.exits(), args.wait)
         out["table_groups_died"] = f.exits()
         out["drain_after_stop_s"] = done and round(done, 2)
-        out.update(integrity(conn, final))
+        out.update(account(conn, f, final))
         out["events_per_s_sealed"] = round(out["sealed"] / (t1 - t0), 1)
         last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
                             ).fetchone()[0]
@@ -191,6 +206,10 @@ def run(label, args, broker, server, pgdir, faults=False):
     out["latency_samples"] = [len(c_lat), len(p_lat)]
     print(json.dumps(out), flush=True)
     return out
+
+
+def table_system(args):
+    return {"decide_s": args.decide, "gap_s": args.gap} if args.table_system else None
 
 
 def drain(args, broker, server, pgdir):
@@ -219,7 +238,7 @@ def drain(args, broker, server, pgdir):
         done = wait(lambda: covers(conn, final), 300)
         out["profile"] = cpu.done()
         out["drain_s"] = done and round(done, 2)
-        out.update(integrity(conn, final))
+        out.update(account(conn, f, final))
         last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
                             ).fetchone()[0]
         out["backlog"] = out["sealed"] - stored0
@@ -247,6 +266,18 @@ def main(argv=None):
     ap.add_argument("--stores-on-tmpfs", action="store_true", help="the tables' SQLite audit "
                     "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
                     "here N tables' fsyncs would share one")
+    ap.add_argument("--table-system", action="store_true", help="the rounds opened and decided "
+                    "by a table-system process per group through each table's gateway API "
+                    "(open_round, decisions, as `shoectl table`); --rate is then the dealer's "
+                    "pace (cards/s)")
+    ap.add_argument("--decide", type=float, default=5.0, help="--table-system: seconds from "
+                    "the deal's end to the decisions")
+    ap.add_argument("--gap", type=float, default=15.0, help="--table-system: seconds from a "
+                    "result to the next round")
+    ap.add_argument("--wait", type=float, default=180, help="seconds to wait after the shoes "
+                    "stop for every sealed event to reach PostgreSQL, then account for the rest")
+    ap.add_argument("--cprofile", action="store_true", help="profile the first table group "
+                    "with cProfile in every thread (own time per function) instead of sampling")
     ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
     if argv is None:       # `make bench` (bench/run.py imports this): the quick run
         argv = sys.argv[1:] if __name__ == "__main__" else ["--quick"]

@@ -11,8 +11,15 @@ Mosquitto, or edge Mosquittos bridged to a core: brokers.py), every collector (`
 collector`), the view (`shoectl floor`) and PostgreSQL (pgserver, unless db_url is given) are
 processes of their own.
 A group takes commands on stdin, one per line, and answers on stdout: `go` (start emitting),
-`heads` ({shoe: highest eseq sealed}), `stop` (stop emitting), `quit` (write the sent times to
-sent-<name>.json, close, exit). End of input is `quit`: a group never outlives its parent's pipe.
+`heads` ({shoe: highest eseq sealed}), `stop` (stop emitting), `held {shoe: [eseq]}` (which of
+those its gateway's audit store and the shoe's outbox still hold: the bench tells a backlog from
+a loss), `quit` (write the sent times to sent-<name>.json, close, exit). End of input is `quit`:
+a group never outlives its parent's pipe.
+With table_system= the shoes are driven (SimShoe(driven=True): a round is opened and decided by
+commands) and each table's gateway serves its API (tableapi.TableAPI on DIR/api/<shoe>.sock);
+one more process per group (`procfloor tablesys`) is the table system: per table a TableClient
+on a GatewayLink (role table) opens rounds, waits for the deal, decides, waits for the result,
+as `shoectl table` does; the shoes' `rate` is then the dealer's pace (cards/s).
 """
 import json
 import os
@@ -32,14 +39,17 @@ PY = sys.executable
 class _Group:
     """The parent's handle on one table-group process."""
 
-    def __init__(self, f, name, shoes, broker_url, seed, sample=None):
+    def __init__(self, f, name, shoes, broker_url=None, seed=0, sample=None, argv=None):
         self.name = name
         self.shoes = shoes
+        argv = argv or (
+            ["group", "--dir", str(f.dir), "--name", name, "--broker", broker_url,
+             "--rate", str(f.rate), "--seed", str(seed), "--shoes", ",".join(shoes),
+             "--stores", str(f.stores_dir)]
+            + ((["--cprofile"] if f.cprofile else ["--sample"]) + [str(sample)] if sample else [])
+            + (["--api"] if f.table_system else []))
         self.proc = subprocess.Popen(
-            [PY, "-m", "host_tools.floor.procfloor", "group", "--dir", str(f.dir), "--name", name,
-             "--broker", broker_url, "--rate", str(f.rate), "--seed", str(seed),
-             "--shoes", ",".join(shoes), "--stores", str(f.stores_dir)]
-            + (["--sample", str(sample)] if sample else []),
+            [PY, "-m", "host_tools.floor.procfloor"] + argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
             stderr=open(f.dir / ("%s.err" % name), "w"))
         self._lock = threading.Lock()
@@ -58,7 +68,7 @@ class _Group:
 class ProcFloor:
     def __init__(self, workdir, tables=100, per_process=50, collectors=2, rate=1.0,
                  broker=None, db_url=None, view=True, seed=0, collector_args=(),
-                 stores_dir=None, sample=False):
+                 stores_dir=None, sample=False, table_system=None, cprofile=False):
         # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
         # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
         self.dir = Path(workdir)
@@ -73,6 +83,12 @@ class ProcFloor:
         self.collector_args = list(collector_args)
         self.stores_dir = Path(stores_dir) if stores_dir else self.dir / "tables"
         self.sample = sample        # a sampling profile of the first table group (sample.json)
+        # table_system {"decide_s": S, "gap_s": S}: the rounds are opened and decided by a
+        # table-system process per group through each table's gateway API (GatewayLink); the
+        # shoes' own pace (`rate`) is then only the dealer's (one card per step)
+        self.table_system = table_system
+        self.cprofile = cprofile    # sample.json from cProfile in every thread (not sampling)
+        self.tablesys = []
         self.broker = None
         self.broker_url = None
         self.pg = None
@@ -112,6 +128,18 @@ class ProcFloor:
         for grp in self.groups:     # each answers once its links and gateway are up
             r = grp.ask("ready")
             assert r == "ready", r
+        if self.table_system:
+            ts = self.table_system
+            for g, grp in enumerate(self.groups):
+                t = _Group(self, "ts-p%03d" % g, grp.shoes, argv=[
+                    "tablesys", "--dir", str(self.dir), "--shoes", ",".join(grp.shoes),
+                    "--decide", str(ts.get("decide_s", 5.0)), "--gap", str(ts.get("gap_s", 10.0)),
+                    "--seed", str(self.seed * 7919 + g)])
+                self.tablesys.append(t)
+                self.pids.append(t.proc.pid)
+            for t in self.tablesys:     # each answers once its API clients are logged in
+                r = t.ask("ready")
+                assert r == "ready", r
         if self.want_view:
             from host_tools.floor.auth import run_admin
 
@@ -155,12 +183,32 @@ class ProcFloor:
         self.collectors[i].wait()
 
     def go(self):
-        for g in self.groups:
+        for g in self.groups + self.tablesys:
             g.ask("go")
 
     def stop_driving(self):
+        """Stop opening rounds (the table systems) and dealing (the shoes). -> the table
+        systems' figures {"rounds", "commands", "errors"} summed."""
+        out = {"rounds": 0, "commands": 0, "errors": {}}
+        for t in self.tablesys:
+            r = t.ask("stop")
+            out["rounds"] += r.get("rounds", 0)
+            out["commands"] += r.get("commands", 0)
+            for k, v in r.get("errors", {}).items():
+                out["errors"][k] = out["errors"].get(k, 0) + v
         for g in self.groups:
             g.ask("stop")
+        return out
+
+    def held(self, missing):
+        """Where events that are not in PostgreSQL are: `missing` {shoe: [eseq]} -> {shoe:
+        {"in_store": [eseq held in the gateway's audit store], "in_outbox": [eseq the shoe
+        still holds unacknowledged], "sealed", "published"}} from every table group."""
+        out = {}
+        for g in self.groups:
+            mine = {s: missing.get(s, []) for s in g.shoes}
+            out.update(g.ask("held " + json.dumps(mine)))
+        return out
 
     def emitted(self):
         out = {}
@@ -175,6 +223,7 @@ class ProcFloor:
     def processes(self):
         """{role: [pid]} of what is running (for the CPU figures)."""
         out = {"tables+gateways": [g.proc.pid for g in self.groups if g.proc.poll() is None],
+               "table systems": [t.proc.pid for t in self.tablesys if t.proc.poll() is None],
                "collectors": [c.pid for c in self.collectors if c.poll() is None]}
         procs = getattr(self.broker, "procs", None) or [getattr(self.broker, "proc", None)]
         out["broker"] = [p.pid for p in procs if p is not None and p.poll() is None]
@@ -192,7 +241,7 @@ class ProcFloor:
         return out
 
     def stop(self):
-        for g in self.groups:           # all at once: each closes its 1..N links in parallel
+        for g in self.tablesys + self.groups:   # all at once: each closes its links in parallel
             if g.proc.poll() is None:
                 try:
                     g.proc.stdin.write("quit\n")
@@ -200,12 +249,12 @@ class ProcFloor:
                 except OSError:
                     pass
         deadline = time.monotonic() + 30
-        for g in self.groups:
+        for g in self.tablesys + self.groups:
             try:
                 g.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-        for p in [g.proc for g in self.groups] + self.collectors + (
+        for p in [g.proc for g in self.tablesys + self.groups] + self.collectors + (
                 [self.view] if self.view else []):
             if p.poll() is None:
                 p.terminate()
@@ -239,7 +288,8 @@ class Sampler:
     lock, a select or a sleep is not using the CPU). -> {frame: share of busy samples}."""
 
     IDLE = {"wait", "_wait_for_tstate_lock", "select", "poll", "sleep", "get", "readline",
-            "acquire", "read", "_read_ready", "recv", "loop_forever", "_loop"}
+            "acquire", "read", "_read_ready", "recv", "loop_forever", "_loop", "accept",
+            "_exactly", "_group", "_tablesys"}
 
     def __init__(self, every=0.005):
         self.every = every
@@ -272,6 +322,47 @@ class Sampler:
         return {"samples": total, "top": [(k, round(v / total, 3)) for k, v in top]}
 
 
+class ThreadProfiles:
+    """cProfile in every thread started after start() (and this one), timed by each thread's
+    CPU time (a thread waiting on a lock, a socket or the GIL counts nothing): -> the functions
+    with the most own CPU time (tottime), as shares of all of it, from reset() to stop()."""
+
+    def __init__(self):
+        self.profiles = []
+
+    def start(self):
+        import cProfile
+
+        def first(*_):
+            sys.setprofile(None)
+            p = cProfile.Profile(time.thread_time)     # CPU time: a wait counts nothing
+            self.profiles.append(p)
+            p.enable()
+        threading.setprofile(first)
+        first()
+        return self
+
+    def reset(self):
+        for p in list(self.profiles):
+            p.clear()
+
+    def stop(self):
+        import pstats
+        stats = None
+        for p in list(self.profiles):
+            p.create_stats()
+            if p.stats:
+                stats = pstats.Stats(p) if stats is None else (stats.add(p) or stats)
+        if stats is None:
+            return {"top": []}
+        rows = [(("%s:%d:%s" % (Path(f).name, ln, fn)), tt, nc)
+                for (f, ln, fn), (cc, nc, tt, ct, callers) in stats.stats.items()]
+        total = sum(r[1] for r in rows) or 1.0
+        rows.sort(key=lambda r: -r[1])
+        return {"profiler": "cProfile", "own_seconds": round(total, 2),
+                "top": [(k, round(tt / total, 3), nc) for k, tt, nc in rows[:25]]}
+
+
 def cpu_seconds(pid):
     """utime + stime of a process and its waited-for children, in seconds (Linux /proc)."""
     try:
@@ -294,7 +385,11 @@ def _group(argv):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--stores", required=True)
     ap.add_argument("--sample", help="write a sampling profile of this process here at quit")
+    ap.add_argument("--cprofile", help="as --sample, with cProfile in every thread (slower)")
+    ap.add_argument("--api", action="store_true", help="driven shoes, each table's gateway API "
+                    "on DIR/api/<shoe>.sock (its key beside it): a table system opens the rounds")
     a = ap.parse_args(argv)
+    profiles = ThreadProfiles().start() if a.cprofile else None
     import host_tools  # noqa: F401  (the CPython stand-in for `micropython`, before shoe)
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
@@ -303,17 +398,24 @@ def _group(argv):
     from host_tools.link import ShoeLink
 
     d = Path(a.dir)
-    shoes, links, stores = [], [], []
+    shoes, links, stores, apis = [], [], [], []
     gw = Gateway(a.broker, a.name, cursor_path=d / ("%s.json" % a.name))
     for i, sid in enumerate(a.shoes.split(",")):
         _, k = keyfile.from_file(d / "keys" / ("%s.json" % sid))
         k = {n: bytes.fromhex(v) for n, v in k.items()}
-        shoe = SimShoe(sid, k, seed=a.seed * 1009 + i)
+        shoe = SimShoe(sid, k, seed=a.seed * 1009 + i, driven=a.api)
         store = AuditStore(Path(a.stores) / ("%s.sqlite" % sid))
         link = ShoeLink("sim://" + sid, k["shoe"], audit=store,
                         open_port=lambda u, s=shoe: s.open_port(u, 0.2), read_timeout=0.2)
         link.start()
         gw.add(sid, link, store)
+        if a.api:
+            from host_tools.floor.tableapi import TableAPI
+            from host_tools.link import apiwire
+            (d / "api").mkdir(exist_ok=True)
+            sock = d / "api" / ("%s.sock" % sid)
+            secret = apiwire.new_secret_file(str(sock)[:-5] + ".key")
+            apis.append(TableAPI(link, secret, unix_path=sock).start())
         shoes.append(shoe)
         links.append(link)
         stores.append(store)
@@ -327,6 +429,8 @@ def _group(argv):
             say("ready")
         elif cmd == "go":
             sampler = Sampler().start() if a.sample else None
+            if profiles:
+                profiles.reset()
             driver.start()
             say("going")
         elif cmd == "heads":
@@ -335,12 +439,18 @@ def _group(argv):
             driver.stop()
             if sampler:
                 Path(a.sample).write_text(json.dumps(sampler.stop()))
+            if profiles:
+                Path(a.cprofile).write_text(json.dumps(profiles.stop()))
             say("stopped")
+        elif cmd.startswith("held "):
+            say(_held(shoes, gw, json.loads(cmd[5:])))
         elif cmd == "quit":
             break
         else:
             say({"error": "unknown command %r" % cmd[:40]})
     driver.stop()
+    for api in apis:
+        api.stop()
     sent = [(s.shoe_id, e, t) for s in shoes for e, _, t in s.sent]
     (d / ("sent-%s.json" % a.name)).write_text(json.dumps(sent))
     gw.stop()
@@ -354,9 +464,166 @@ def _group(argv):
     say("bye")
 
 
+def _held(shoes, gw, missing):
+    """For each shoe, which of the `missing` eseqs its gateway's audit store holds and which
+    its own outbox still holds unacknowledged (the rest are nowhere: lost)."""
+    out = {}
+    for s in shoes:
+        want = sorted(int(e) for e in missing.get(s.shoe_id, []))
+        t = gw.tables.get(s.shoe_id)
+        have = set()
+        for lo in range(0, len(want), 500):
+            part = want[lo:lo + 500]
+            with t.store._lock:
+                have.update(r[0] for r in t.store._db.execute(
+                    "SELECT eseq FROM events WHERE shoe=? AND eseq IN (%s)"
+                    % ",".join("?" * len(part)), [s.shoe_id] + part))
+        with s._cond:
+            outbox = {e for e, _ in s.store.outbox()}
+            sealed = s.store.eseq
+        out[s.shoe_id] = {"in_store": sorted(have),
+                          "in_outbox": sorted(e for e in want if e in outbox and e not in have),
+                          "sealed": sealed, "published": t.cursor}
+    return out
+
+
+# ---- the table system of one group: rounds through each table's gateway API ------------------
+class TableClient:
+    """One table's table system: opens a round (random seats and wagers), waits until it is
+    dealt, sends the decisions (raise 1x ante or fold) `decide_s` later, waits for the result,
+    and opens the next `gap_s` after it. Through GatewayLink (role table), as `shoectl table`."""
+
+    def __init__(self, url, seed, decide_s, gap_s, stop):
+        import random
+        self.url = url
+        self.rng = random.Random(seed)
+        self.decide_s, self.gap_s = decide_s, gap_s
+        self.stop = stop
+        self.rounds = 0
+        self.commands = 0
+        self.errors = {}
+        self.link = None
+
+    def open(self, deadline):
+        """Log in (again until `deadline`: a loaded machine can miss the API's login time)."""
+        from host_tools.errors import ShoeError
+        from host_tools.link.viagateway import GatewayLink
+        while True:
+            try:
+                self.link = GatewayLink(self.url, role="table").open(
+                    timeout=max(1.0, deadline - time.monotonic()))
+                return self
+            except ShoeError as e:
+                if time.monotonic() >= deadline:
+                    sys.stderr.write("%s: %s\n" % (self.url, e))
+                    return self
+                self._error(e)
+
+    def _error(self, e):
+        k = getattr(e, "reason", None) or type(e).__name__
+        self.errors[k] = self.errors.get(k, 0) + 1
+
+    def _command(self, kind, body):
+        from host_tools.errors import ShoeError
+        while not self.stop.is_set():
+            self.commands += 1
+            try:
+                return self.link.command(kind, body, timeout=15.0)
+            except ShoeError as e:
+                self._error(e)
+                if e.reason in ("round_open", "not_dealt"):
+                    return e.reason         # an earlier try of this command did it
+                if self.link.fatal:
+                    return None
+                self.stop.wait(0.5)
+        return None
+
+    def _until(self, kind, rnd):
+        while not self.stop.is_set():
+            ev = self.link.next_event(0.2)
+            if ev and ev[0] == kind and isinstance(ev[1], dict) and ev[1].get("round") == rnd:
+                return True
+        return False
+
+    def run(self):
+        while not self.stop.is_set() and not self.link.fatal:
+            seats = sorted(self.rng.sample(range(1, 7), self.rng.randint(1, 6)))
+            wagers = {}
+            for s in seats:
+                a = self.rng.choice((5, 10, 25))
+                wagers[str(s)] = {"wagers": {"ante": a, "odds": a}}
+            rep = self._command("open_round", {"seats": wagers})
+            if rep == "round_open":
+                rep = self._command("status", {})
+            if not isinstance(rep, dict):
+                continue
+            rnd = rep.get("round")
+            if not self._until("deal_complete", rnd) or self.stop.wait(self.decide_s):
+                break
+            raises = {s: (w["wagers"]["ante"] if self.rng.random() < 0.7 else 0)
+                      for s, w in wagers.items()}
+            if self._command("decisions", raises) is None or not self._until("round_result",
+                                                                               rnd):
+                continue
+            self.rounds += 1
+            self.stop.wait(self.gap_s)
+
+
+def _tablesys(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="procfloor tablesys")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--shoes", required=True)
+    ap.add_argument("--decide", type=float, default=5.0)
+    ap.add_argument("--gap", type=float, default=10.0)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    import host_tools  # noqa: F401
+    d = Path(a.dir)
+    stop = threading.Event()
+    clients = [TableClient("gateway+unix://%s" % (d / "api" / ("%s.sock" % sid)).resolve(),
+                           a.seed * 1013 + i, a.decide, a.gap, stop)
+               for i, sid in enumerate(a.shoes.split(","))]
+    deadline = time.monotonic() + 180
+    for c in clients:          # one after the other: no login storm on a loaded machine
+        c.open(deadline)
+    runs = []
+    say = lambda x: (sys.stdout.write(json.dumps(x) + "\n"), sys.stdout.flush())  # noqa: E731
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "ready":
+            say("ready" if all(c.link for c in clients) else {"error": "not every API is open"})
+        elif cmd == "go":
+            runs = [threading.Thread(target=c.run, daemon=True) for c in clients]
+            for t in runs:
+                t.start()
+            say("going")
+        elif cmd == "stop":
+            stop.set()
+            for t in runs:
+                t.join(20)
+            errors = {}
+            for c in clients:
+                for k, v in c.errors.items():
+                    errors[k] = errors.get(k, 0) + v
+            say({"rounds": sum(c.rounds for c in clients),
+                 "commands": sum(c.commands for c in clients), "errors": errors})
+        elif cmd == "quit":
+            break
+        else:
+            say({"error": "unknown command %r" % cmd[:40]})
+    stop.set()
+    for c in clients:
+        if c.link:
+            c.link.close()
+    say("bye")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["group"]:
         _group(sys.argv[2:])
+    elif sys.argv[1:2] == ["tablesys"]:
+        _tablesys(sys.argv[2:])
     else:
         sys.exit("usage: python -m host_tools.floor.procfloor group --dir D --name N --broker URL "
                  "--shoes A,B --rate R --seed S")

@@ -16,6 +16,12 @@ takes either.
                     read_timeout=0.2)
     shoe.step(now)        # emit the next event of its current round (phase, round_open, cards,
                           # deal_complete, reveal, round_result ...); returns (kind, eseq)
+
+SimShoe(..., driven=True): a table system runs the rounds, as on a floor: `open_round` {"seats":
+{"1": {"wagers": {"ante": 10, ...}}}} (reply {round, cards}; phase and round_open at once, then
+one card per step(): the dealer's pace, deal_complete last), then `decisions` {"1": raise, ...}
+(0 folds; reply {round}; the reveal, settling, round_result and idle at once). Bad or
+out-of-turn commands get an error reply (malformed, round_open, not_dealt, raise_value).
 """
 import os
 import random
@@ -93,7 +99,7 @@ class SimPort:
 
 
 class SimShoe:
-    def __init__(self, shoe_id, keys, seed=0, game=FCF, seats=(1, 6)):
+    def __init__(self, shoe_id, keys, seed=0, game=FCF, seats=(1, 6), driven=False):
         self.shoe_id = shoe_id
         self.keys = keys
         self.store = MemoryStore(limit=100000)
@@ -109,6 +115,8 @@ class SimShoe:
         self._port = None
         self.sent = []            # (eseq, kind, emitted at time.time()) for the bench
         self.unplugged = False
+        self.driven = driven      # rounds opened and decided by a table system (commands)
+        self._open = None         # driven: the open round's cards and secret until settled
 
     # ---- transport --------------------------------------------------------------------------
     def open_port(self, url=None, timeout=0.2):
@@ -139,6 +147,10 @@ class SimShoe:
         if kind == "status":
             self.ep.reply(ctr, {"shoe_id": self.shoe_id, "round": self.n_round,
                                 "eseq": self.store.eseq, "sim": True})
+        elif self.driven and kind == "open_round":
+            self._open_round(body, ctr)
+        elif self.driven and kind == "decisions":
+            self._decide(body, ctr)
         else:
             self.ep.error(ctr, "unknown")
 
@@ -146,10 +158,6 @@ class SimShoe:
     def _round(self):
         """The events of one round, drawn from a shuffled deck and settled by the engine."""
         self.n_round += 1
-        n = self.n_round
-        deck = DECK[:]
-        self.rng.shuffle(deck)
-        serial = "%04X" % self.rng.randrange(1, 0xFFFF)
         seats = sorted(self.rng.sample(range(1, 7), self.rng.randint(*self.seats)))
         wagers = {}
         for s in seats:
@@ -158,13 +166,23 @@ class SimShoe:
             if self.rng.random() < 0.3:
                 w["prime"] = 5
             wagers[str(s)] = w
+        evs, rnd = self._deal(self.n_round, wagers)
+        return evs + self._settle(rnd, {s: w["ante"] for s, w in wagers.items()})
+
+    def _deal(self, n, wagers):
+        """A round's events up to deal_complete, and what settling it needs (kept here only:
+        the cards leave as commitments until the reveal)."""
+        deck = DECK[:]
+        self.rng.shuffle(deck)
+        serial = "%04X" % self.rng.randrange(1, 0xFFFF)
+        seats = sorted(wagers, key=int)
         evs = [("phase", {"phase": "betting", "round": n}),
                ("round_open", {"round": n, "deck": serial, "back": "R",
                                "seats": wagers, "cards": 5 * len(seats) + 6, "stub": True})]
-        hands = {str(s): [] for s in seats}
+        hands = {s: [] for s in seats}
         hands["dealer"] = []
         pos = 0
-        order = [str(s) for s in seats] + ["dealer"]
+        order = seats + ["dealer"]
         secret = os.urandom(16)     # the round's secret: never sent before the reveal
 
         def card(pos, c, t):
@@ -180,22 +198,77 @@ class SimShoe:
         six = deck[pos]
         evs.append(card(pos, six, "all_six"))
         evs.append(("deal_complete", {"round": n, "cards": pos + 1}))
-        evs.append(("reveal", {"round": n, "secret": secret, "cards": deck[:pos + 1]}))
+        return evs, {"n": n, "deck": deck[:pos + 1], "serial": serial, "secret": secret,
+                     "hands": hands, "six": six, "wagers": wagers}
+
+    def _settle(self, rnd, raises):
+        """The reveal and the result of a dealt round, each seat raising `raises[seat]` (0
+        folds); EngineError for a raise the game does not allow."""
+        n, wagers, hands = rnd["n"], rnd["wagers"], rnd["hands"]
         obj = {"game": self.game, "paytable": "fcf-public-1", "rules": {},
-               "dealer": hands["dealer"], "all_six_card": six,
-               "seats": {s: {"cards": hands[s], "wagers": wagers[s], "raise": wagers[s]["ante"]}
+               "dealer": hands["dealer"], "all_six_card": rnd["six"],
+               "seats": {s: {"cards": hands[s], "wagers": wagers[s], "raise": raises[s]}
                          for s in wagers}}
         res = engine.evaluate_round(obj)
         res["round"] = n
-        res["deck"] = int(serial, 16)
+        res["deck"] = int(rnd["serial"], 16)
         res["paytable"] = "fcf-public-1"
-        evs.append(("phase", {"phase": "settling", "round": n}))
-        evs.append(("round_result", {"round": n, "packed": packing.pack(res)}))
-        evs.append(("phase", {"phase": "idle", "round": n}))
-        return evs
+        return [("reveal", {"round": n, "secret": rnd["secret"], "cards": rnd["deck"]}),
+                ("phase", {"phase": "settling", "round": n}),
+                ("round_result", {"round": n, "packed": packing.pack(res)}),
+                ("phase", {"phase": "idle", "round": n})]
+
+    # ---- driven by a table system (driven=True): open_round and decisions come as commands ---
+    def _open_round(self, body, ctr):
+        """open_round {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}, ...}}: the round's
+        phase and round_open now; its cards then come one per step() (the dealer's pace)."""
+        if self._open is not None:
+            return self.ep.error(ctr, "round_open", "round %d is open" % self._open["n"])
+        seats = body.get("seats") if isinstance(body, dict) else None
+        wagers = {}
+        if isinstance(seats, dict) and 1 <= len(seats) <= 6:
+            for s, v in seats.items():
+                w = v.get("wagers") if isinstance(v, dict) else None
+                if not (isinstance(s, str) and s in ("1", "2", "3", "4", "5", "6")
+                        and isinstance(w, dict) and w and all(
+                            isinstance(k, str) and type(a) is int and a > 0
+                            for k, a in w.items()) and "ante" in w):
+                    wagers = {}
+                    break
+                wagers[s] = dict(w)
+        if not wagers:
+            return self.ep.error(ctr, "malformed", "seats: {seat 1-6: {wagers: {ante: N, ...}}}")
+        self.n_round += 1
+        evs, rnd = self._deal(self.n_round, wagers)
+        self._open = rnd
+        self.ep.reply(ctr, {"round": rnd["n"], "cards": len(rnd["deck"])})
+        for kind, b in evs[:2]:
+            self.emit(kind, b)
+        self._plan = evs[2:]
+
+    def _decide(self, body, ctr):
+        """decisions {"1": raise, ...} for every seat once the deal is complete: the reveal and
+        the result follow at once."""
+        rnd = self._open
+        if rnd is None or self._plan:
+            return self.ep.error(ctr, "not_dealt", "no round waits for decisions")
+        if not isinstance(body, dict) or set(body) != set(rnd["wagers"]) or not all(
+                type(v) is int and v >= 0 for v in body.values()):
+            return self.ep.error(ctr, "malformed", "a raise (0 folds) for each seat of round %d"
+                                 % rnd["n"])
+        try:
+            evs = self._settle(rnd, dict(body))
+        except engine.EngineError as e:
+            return self.ep.error(ctr, "raise_value", str(e))
+        self._open = None
+        self.ep.reply(ctr, {"round": rnd["n"]})
+        for kind, b in evs:
+            self.emit(kind, b)
 
     def next_event(self):
         if not self._plan:
+            if self.driven:
+                return None         # the table system opens the next round
             self._plan = self._round()
         return self._plan.pop(0)
 
@@ -213,8 +286,11 @@ class SimShoe:
         return eseq
 
     def step(self):
-        kind, body = self.next_event()
-        return kind, self.emit(kind, body)
+        with self._cond:
+            ev = self.next_event()
+            if ev is None:
+                return None, None
+            return ev[0], self.emit(*ev)
 
 
 class FloorDriver:

@@ -50,6 +50,7 @@ QUEUE = 20000          # events a client may lag behind before it is dropped
 IN_FLIGHT = 16         # requests of one client waiting on the shoe at once
 MAX_CLIENTS = 32
 LOGIN_S = 5.0
+WATCH_S = 0.25         # how often the link's state is looked at for the clients
 
 
 def allowed(role, kind, sealed=False):
@@ -279,7 +280,12 @@ class TableAPI:
                 "sessions": self.link.ep.stats.get("sessions", 0)}
 
     def _watch_link(self):
-        while not self._stop.wait(0.1):
+        # the link's state for the logged-in clients, looked at 4 times a second and only while
+        # there are any: up() takes the link's lock, which its thread holds while it stores
+        while not self._stop.wait(WATCH_S):
+            with self._lock:
+                if not any(c.role for c in self.clients):
+                    continue
             msg = self._link_msg()
             state = (msg["up"], msg["sessions"])
             if state != self._state:

@@ -8,6 +8,7 @@ chain: docs/protocol.md section 4. Both MACs bind the shoe id: the tag they are 
 with `reason` (malformed, bad_mac).
 """
 import hashlib
+import sys
 
 from micropython import const
 
@@ -28,6 +29,8 @@ class LinkError(ShoeError):
 
 
 _pads = {}  # key -> (inner pad, outer pad): HMAC without re-deriving them for every message
+# a shoe holds 3 keys; a host process may hold a floor's (a collector verifies every shoe's)
+_PADS_MAX = 4 if sys.implementation.name == "micropython" else 4096
 
 
 def _pad(key):
@@ -36,7 +39,7 @@ def _pad(key):
         k = hashlib.sha256(key).digest() if len(key) > 64 else key
         k = bytes(k) + bytes(64 - len(k))
         p = (bytes(b ^ 0x36 for b in k), bytes(b ^ 0x5C for b in k))
-        if len(_pads) >= 4:
+        if len(_pads) >= _PADS_MAX:
             _pads.clear()
         _pads[bytes(key)] = p
     return p

@@ -105,3 +105,38 @@ def test_bridged_edges_carry_events_to_the_core_and_replays_back():
             assert _roundtrip(br.url, edge, "floor/shoe/T9/replay", b'{"from": 1}') == \
                 b'{"from": 1}'
     assert [p for p in pids if _alive(p)] == []
+
+
+def test_table_system_drives_rounds_through_the_gateway_api_and_a_backlog_is_not_a_loss(db_url):
+    """--table-system: rounds are opened and decided through each table's gateway API, and
+    what the broker never carried is found in the gateways' stores (held), not called lost."""
+    with ProcFloor(tempfile.mkdtemp(prefix="test-procs-ts-"), tables=2, per_process=2,
+                   collectors=1, rate=40, broker="amqtt", db_url=db_url, view=False,
+                   table_system={"decide_s": 0.0, "gap_s": 0.0}) as f:
+        assert len(f.tablesys) == 1
+        conn = pg.connect(f.db_url)
+        f.go()
+
+        def results():
+            return dict(conn.execute("SELECT shoe, count(*) FROM events WHERE kind = "
+                                     "'round_result' GROUP BY shoe").fetchall())
+        wait_for(lambda: all(v >= 2 for v in results().values()) and len(results()) == 2,
+                 what=lambda: "2 rounds settled at each table: %s" % results())
+        f.broker.stop()                       # the outage: the gateways keep storing
+        heads = f.emitted()
+        wait_for(lambda: all(v >= heads[s] + 20 for s, v in f.emitted().items()),
+                 what="20 more events sealed at each table during the outage")
+        ts = f.stop_driving()
+        assert ts["rounds"] >= 4, ts
+        sealed = f.emitted()
+        have = {}
+        for s, e in conn.execute("SELECT shoe, eseq FROM events"):
+            have.setdefault(s, set()).add(e)
+        missing = {s: [e for e in range(1, n + 1) if e not in have.get(s, ())]
+                   for s, n in sealed.items()}
+        assert all(len(m) >= 20 for m in missing.values()), missing
+        held = f.held(dict(missing, T0001=missing["T0001"] + [sealed["T0001"] + 1]))
+        for s, m in missing.items():          # every one not in PostgreSQL is still held
+            assert sorted(held[s]["in_store"] + held[s]["in_outbox"]) == m, (s, held[s])
+            assert held[s]["sealed"] == sealed[s]
+        conn.close()
