@@ -39,15 +39,6 @@ _HEARTBEAT_S = 30
 _IDLE_MS = 150            # no card for this long: the journal may erase ahead (a 45 ms
 #                           sector erase then ends ~200 ms after a card, before the next line
 #                           of a dealer at 250 ms a card has begun to arrive)
-# What the first round imports (open_round, decisions, settlement, the packed result), loaded
-# ahead by the ticker while the shoe is idle after boot, one module a tick: on a Pico they cost
-# the first round ~160 ms of lazy imports (docs/hardware.md section 8). Per game, after the
-# common ones; tests/firmware/app/test_prefetch.py plays a first round and checks it imports none.
-_PREFETCH = ("shoe.dealing.setup", "shoe.games.engine", "shoe.games.pttypes",
-             "shoe.games.paytable", "shoe.games.settle", "shoe.games.packing")
-_PREFETCH_GAME = {"four-card-frenzy": ("shoe.games.fcf", "shoe.games.fcfround",
-                                       "shoe.games.allsix"),
-                  "high-card-flush": ("shoe.games.hcf", "shoe.games.hcfround")}
 _GC_IDLE_MS = 60          # no card for this long: collect now if enough was allocated (a
 #                           collection between cards, ~25 ms on a Pico, not inside one)
 
@@ -109,7 +100,7 @@ class App:
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
         self._running = {}        # task -> its name in tasks() (start())
-        self._prefetch = []       # modules the first round will import, loaded while idle
+        self._prefetch = None     # _warm(): the first round's imports, done while idle
         self.reader_policy()
 
     def reader_policy(self):
@@ -415,7 +406,7 @@ class App:
                 self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
                 self.collector.collect_if_due()
             if quiet > _IDLE_MS:
-                if self._prefetch:
+                if self._prefetch is not None:
                     self.prefetch_one()
                 else:
                     self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
@@ -425,20 +416,36 @@ class App:
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
             await asyncio.sleep_ms(_TICK_MS)
 
-    def prefetch_one(self):
-        """Import the next module of the first round's (set at boot); False once none is left.
-        A module that fails to import is skipped (the round's own import reports it)."""
-        import sys
+    def _warm(self, game):
+        """What the first round of `game` imports (open_round, decisions, settlement, the packed
+        result), one step a call: on a Pico these lazy imports cost the first round after a boot
+        ~160 ms (docs/hardware.md section 8). Imports by the firmware's own calls, not by module
+        names: names not yet interned would cost the boot qstrs (tests/emu/test_qstr_margin.py).
+        tests/firmware/app/test_prefetch.py plays a first round and sees no import."""
+        from shoe.dealing import setup  # noqa: F401
+        yield
+        eng = self.table.engine             # shoe.games.engine, paytable, pttypes
+        yield
+        eng.module(game)                    # fcf / hcf
+        yield
+        eng.module(game, True)              # fcfround / hcfround, settle
+        yield
+        if game == eng.FCF:
+            from shoe.games import allsix  # noqa: F401
+            yield
+        from shoe.games import packing  # noqa: F401  (the round result's wire form)
 
-        while self._prefetch:
-            name = self._prefetch.pop()
-            if name in sys.modules:
-                continue
-            try:
-                __import__(name)
-            except Exception as e:   # noqa: BLE001 (never a fault of the idle ticker)
-                _log("prefetch %s: %r" % (name, e))
+    def prefetch_one(self):
+        """One step of _warm() (set at boot for a configured table); False once it is done. A
+        step that fails ends it (the round's own import then reports the error)."""
+        try:
+            next(self._prefetch)
             return True
+        except StopIteration:
+            pass
+        except Exception as e:   # noqa: BLE001 (never a fault of the idle ticker)
+            _log("prefetch: %r" % (e,))
+        self._prefetch = None
         return False
 
     async def main(self):
@@ -463,9 +470,8 @@ class App:
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})
         self._flush_table()
-        game = (self.table.cfg or {}).get("game")
-        if game in _PREFETCH_GAME:   # configured: its rounds will need these (last first: pop())
-            self._prefetch = list(reversed(_PREFETCH + _PREFETCH_GAME[game]))
+        if self.table.cfg:   # configured: its rounds will need these
+            self._prefetch = self._warm(self.table.cfg.get("game"))
 
 
 def run(hw):

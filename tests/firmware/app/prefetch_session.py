@@ -1,5 +1,5 @@
 """The first round after a boot imports nothing: the app's idle ticker has loaded what the round
-needs (shoe.app _PREFETCH). Run under MicroPython without shoe.modules.preload() (as a board).
+needs (shoe.app App._warm). Run under MicroPython without shoe.modules.preload() (as a board).
 
     micropython prefetch_session.py STATE_DIR configure   # configure + deck check, then exit
     micropython prefetch_session.py STATE_DIR round [noidle]   # boot, idle, play the first round
@@ -86,7 +86,7 @@ def main():
         async def idle():   # the app's own ticker, until its prefetch list is done (<= 10 s)
             task = asyncio.create_task(app.ticker_task())
             t0 = time.ticks_ms()
-            while app._prefetch and time.ticks_diff(time.ticks_ms(), t0) < 10000:
+            while app._prefetch is not None and time.ticks_diff(time.ticks_ms(), t0) < 10000:
                 await asyncio.sleep_ms(20)
             task.cancel()
             return time.ticks_diff(time.ticks_ms(), t0)

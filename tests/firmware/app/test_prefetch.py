@@ -1,5 +1,5 @@
 """The first round after a boot costs no lazy imports: the idle ticker loads them (shoe.app
-_PREFETCH), checked on the unix port with the shipped .mpy files and no preload, as a board."""
+App._warm), checked on the unix port with the shipped .mpy files and no preload, as a board."""
 from host_tools.build import compile_shipped
 from host_tools.runtime import BOARD
 from tests.mpy import json_lines, run_mpy

@@ -13,7 +13,11 @@ from tests.firmware.link.helpers import run_fw
 
 # every function of the firmware that is native code, as "module.function"; the test below
 # fails when one is added or removed without this list (and so without its equality check)
-NATIVE = {"shoe.link.codec._head", "shoe.link.codec._order", "shoe.link.codec._enc"}
+NATIVE = {"shoe.link.codec._head", "shoe.link.codec._order", "shoe.link.codec._enc",
+          # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
+          "shoe.games.settle.wager", "shoe.games.settle.pay", "shoe.games.settle.net_of",
+          "shoe.games.engine.parse_cards", "shoe.games.engine._seat_cards",
+          "shoe.games.engine.validate"}
 
 _scalars = (st.none() | st.booleans()
             | st.integers(min_value=-(2 ** 66), max_value=2 ** 66)
@@ -78,3 +82,22 @@ def test_codec_encode_native_equals_cpython(fw_build, tmp_path_factory, values):
     assert len(got) == len(want)
     for v, g, w in zip(values, got, want):
         assert g == w, v
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(min_value=0, max_value=2 ** 32))
+def test_engine_native_equals_cpython(seed):
+    """Seeded rounds (both games, every 5th broken) through `shoectl eval`'s runtimes: the unix
+    port on the .mpy files with native code for this machine, and CPython."""
+    from host_tools.engine.evaluate import Evaluator
+    from tests.firmware.games.rounds import stream
+
+    lines = stream(seed=seed, count=150, bad_every=5)
+    with Evaluator("micropython") as ev:
+        m = list(ev.results(lines))
+    with Evaluator("cpython") as ev:
+        c = list(ev.results(lines))
+    assert len(m) == len(c) == 150
+    assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
+    for i, (a, b) in enumerate(zip(m, c), 1):
+        assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
