@@ -95,7 +95,7 @@ def wiring_mpy(reader):
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "wiring.py", Path(tmp) / "wiring.mpy"
         src.write_text(_deploy.wiring_source("pico", reader))
-        build.compile_source(src, "wiring.py", out)
+        build.compile_source(src, "wiring.py", out, arch=build.board_arch("pico"))
         return out.read_bytes()
 
 

@@ -3,9 +3,11 @@ compile loop and its cache. Deploy, the virtual board, `shoectl eval`, the bench
 all compile through here, so what they run is what a board receives.
 
     shipped_files()           # FIRMWARE of board/manifest_common.py: paths like "shoe/app.py"
-    flags()                   # ["-O1"]: the optimisation level the manifest freezes with
-    compile_shipped()         # -> build/board: only what ships (the virtual board imports this;
-                              #    deploy reads its bytes)
+    flags()                   # ["-O1", "-march=host"]: the manifest's opt level, the native
+                              #    code's architecture (flags(arch="armv6m") for a Pico)
+    board_arch("pico")        # "armv6m": what a board's native code is compiled for
+    compile_shipped()         # -> build/board: only what ships (the virtual board imports this);
+                              #    compile_shipped(arch="armv6m") -> build/board-armv6m (deploy)
     compile_firmware(out)     # -> out (default build/mpy): every module under firmware/shoe
     compile_files(pairs, out) # the loop itself: [(Path, "shoe/x.py"), ...] -> out/shoe/x.mpy
     compile_source(src, "wiring.py", dst)   # one file, uncached (a board's wiring)
@@ -14,6 +16,12 @@ Each .mpy records its module's dotted name as its source name (`File "shoe.table
 in a traceback): the import interns that name anyway, while a path ("shoe/table/round.py") would be
 one more qstr per loaded module, kept for good (on the Pico ~30 B each, and at boot the RFID
 shoe's qstrs then outgrew the sixth qstr pool: the seventh costs 7.7 KB).
+
+Native code (`@micropython.native` functions, the per-card byte work: docs/hardware.md section
+8) is machine code for one architecture: mpy-cross refuses it without `-march`, and a .mpy holding
+it loads only on that architecture (files without native code stay portable). The virtual board
+and the tests run on this machine's unix port (`-march=host`); deploy compiles for the board's
+chip (BOARD_ARCH); the frozen image's build passes the port's own (-march=armv6m for rp2).
 
 A compiled file is reused while the SHA-1 of its source, the tool's path and the flags are those
 recorded beside it (x.mpy.sha1); files are written atomically (a virtual board starting in
@@ -34,6 +42,8 @@ from host_tools.errors import ShoeError
 BUILD = runtime.ROOT / "build" / "mpy"
 BOARD_BUILD = runtime.ROOT / "build" / "board"
 MANIFEST = runtime.BOARD / "manifest_common.py"
+HOST_ARCH = "host"   # the unix port on this machine (x64 on Linux x86_64)
+BOARD_ARCH = {"pico": "armv6m", "esp32": "xtensawin", "sim": HOST_ARCH}
 
 
 def mpy_cross():
@@ -79,8 +89,16 @@ def opt_level():
     return opts.pop()
 
 
-def flags():
-    return ["-O%d" % opt_level()]
+def board_arch(board):
+    """The native-code architecture of a board's chip ("pico" -> "armv6m")."""
+    try:
+        return BOARD_ARCH[board]
+    except KeyError:
+        raise ShoeError("no native-code architecture known for board %r" % (board,))
+
+
+def flags(arch=HOST_ARCH):
+    return ["-O%d" % opt_level(), "-march=%s" % arch]
 
 
 def source_name(name):
@@ -92,10 +110,10 @@ def source_name(name):
     return mod.replace("/", ".")
 
 
-def compile_source(src, name, dst, tool=None, extra=()):
+def compile_source(src, name, dst, tool=None, extra=(), arch=HOST_ARCH):
     """mpy-cross src -> dst, `name` the file's path in the package (e.g. "shoe/app.py"); the
-    .mpy records its module name (source_name())."""
-    cmd = [tool or mpy_cross(), *flags(), *extra, "-s", source_name(name), "-o", str(dst),
+    .mpy records its module name (source_name()); native code is compiled for `arch`."""
+    cmd = [tool or mpy_cross(), *flags(arch), *extra, "-s", source_name(name), "-o", str(dst),
            str(src)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -103,12 +121,12 @@ def compile_source(src, name, dst, tool=None, extra=()):
         raise ShoeError("mpy-cross rejects %s: %s" % (src, msg))
 
 
-def compile_files(pairs, out_root, extra=()):
+def compile_files(pairs, out_root, extra=(), arch=HOST_ARCH):
     """[(source path, "pkg/mod.py")] -> out_root/pkg/mod.mpy, cached; returns out_root. .mpy
     files under out_root that are not in `pairs` are removed (their source went away)."""
     out_root = Path(out_root)
     tool = mpy_cross()
-    tag = ("%s %s names=module" % (tool, " ".join(flags() + list(extra)))).encode()
+    tag = ("%s %s names=module" % (tool, " ".join(flags(arch) + list(extra)))).encode()
     wanted = set()
     for src, name in pairs:
         src = Path(src)
@@ -125,7 +143,7 @@ def compile_files(pairs, out_root, extra=()):
         fd, tmp = tempfile.mkstemp(suffix=".tmp", dir=dst.parent)
         os.close(fd)
         try:
-            compile_source(src, name, tmp, tool, extra)
+            compile_source(src, name, tmp, tool, extra, arch)
             os.replace(tmp, dst)
         finally:
             if os.path.exists(tmp):
@@ -149,14 +167,17 @@ def firmware_sources(only=None):
     return pairs
 
 
-def compile_shipped(out_root=BOARD_BUILD):
-    """What a board gets, compiled: the virtual board imports only these; deploy sends them."""
+def compile_shipped(out_root=None, arch=HOST_ARCH):
+    """What a board gets, compiled: the virtual board imports only these (native code for this
+    machine, build/board); deploy sends them compiled for its chip (build/board-<arch>)."""
+    if out_root is None:
+        out_root = BOARD_BUILD if arch == HOST_ARCH else BOARD_BUILD.with_name("board-" + arch)
     shipped = shipped_files()
     missing = [p for p in shipped if not (runtime.FIRMWARE / p).is_file()]
     if missing:
         raise ShoeError("board/manifest_common.py lists files that are not there: %s"
                         % ", ".join(missing))
-    return compile_files(firmware_sources(only=set(shipped)), out_root)
+    return compile_files(firmware_sources(only=set(shipped)), out_root, arch=arch)
 
 
 def compile_firmware(out_root=BUILD):

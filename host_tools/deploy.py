@@ -68,17 +68,19 @@ def board_wiring(board, reader=None):
 def compile_firmware(board, progress=None, reader=None):
     """-> {device path (relative to the version dir): bytes}: the files board/manifest_common.py
     lists (FIRMWARE, compiled by host_tools/build.py at the manifest's opt level, the same .mpy
-    the virtual board imports) and the board's wiring, nothing else."""
-    out = build.compile_shipped()
+    the virtual board imports, with native code for the board's chip) and the board's wiring,
+    nothing else."""
+    arch = build.board_arch(board)
+    out = build.compile_shipped(arch=arch)
     files = {p[:-3] + ".mpy": (out / (p[:-3] + ".mpy")).read_bytes()
              for p in build.shipped_files()}
     with tempfile.TemporaryDirectory() as tmp:
         wiring = Path(tmp) / "wiring.py"
         wiring.write_text(wiring_source(board, reader))
-        build.compile_source(wiring, "wiring.py", Path(tmp) / "wiring.mpy")
+        build.compile_source(wiring, "wiring.py", Path(tmp) / "wiring.mpy", arch=arch)
         files["wiring.mpy"] = (Path(tmp) / "wiring.mpy").read_bytes()
     if progress:
-        progress("compiled %d files with mpy-cross %s" % (len(files), " ".join(build.flags())))
+        progress("compiled %d files with mpy-cross %s" % (len(files), " ".join(build.flags(arch))))
     return files
 
 

@@ -112,7 +112,8 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "wiring.py"
             src.write_text(wiring_source(board, reader))
-            build.compile_source(src, "wiring.py", Path(tmp) / "wiring.mpy")
+            build.compile_source(src, "wiring.py", Path(tmp) / "wiring.mpy",
+                                 arch=build.board_arch(board))
             data = (Path(tmp) / "wiring.mpy").read_bytes()
         dev.write_file("wiring.mpy", data)
         wiring = "/wiring.mpy (%s reader)" % reader

@@ -37,6 +37,29 @@ if [ ! -d "$WORK/micropython" ]; then
   tar xzf "$SRC" -C "$WORK"
 fi
 MP="$WORK/micropython"
+# Frozen native code (@micropython.native in the firmware, docs/hardware.md section 8): v1.27's
+# tools/mpy-tool.py aligns an ARMv6-M function's machine code to 2 bytes, but the runtime loads
+# a 32-bit word at its start (the prelude offset) on every call, and a Cortex-M0+ faults on an
+# unaligned load (rp2040js logs "not 32 bit aligned" and reads on). 4 bytes, as for ARMv6 and
+# Xtensa. Idempotent; the stock modules have no native code (the stock image is unchanged).
+python3 - "$MP/tools/mpy-tool.py" <<'PY'
+import sys
+path = sys.argv[1]
+src = open(path).read()
+old = "            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_XTENSA,\n"
+new = "            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_ARMV6M,\n            MP_NATIVE_ARCH_XTENSA,\n"
+if new not in src:
+    if old not in src:
+        sys.exit("pico-firmware: tools/mpy-tool.py has no native-code alignment rule to patch")
+    open(path, "w").write(src.replace(old, new, 1))
+    print("pico-firmware: mpy-tool.py aligns ARMv6-M native code to 4 bytes")
+PY
+# a build made before the patch keeps its generated frozen code (makemanifest rewrites it only
+# when the frozen files change): made again once
+if [ ! -f "$WORK/.mpy-tool-align4" ]; then
+  rm -f "$MP/ports/rp2/build-shoe/frozen_content.c"
+  touch "$WORK/.mpy-tool-align4"
+fi
 if [ ! -x "$WORK/picotool-install/picotool/picotool" ]; then
   echo "pico-firmware: building picotool (no USB support; about 25 s)"
   cmake -S "$WORK/picotool" -B "$WORK/build-picotool" -DPICO_SDK_PATH="$MP/lib/pico-sdk" \
@@ -100,4 +123,12 @@ CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
   || { tail -20 "$OUT/firmware.log" >&2; exit 1; }
 cp "$MP/ports/rp2/build-shoe/firmware.uf2" "$MP/ports/rp2/build-shoe/firmware.elf" "$OUT/"
+# every frozen native function's code word-aligned (see the mpy-tool.py patch above)
+bad=$(arm-none-eabi-nm "$OUT/firmware.elf" | python3 -c '
+import sys
+for line in sys.stdin:
+    f = line.split()
+    if len(f) == 3 and f[1] == "t" and f[2].startswith("fun_data_") and int(f[0], 16) % 4:
+        print(f[2])')
+[ -z "$bad" ] || { echo "pico-firmware: frozen native code not word-aligned: $bad" >&2; exit 1; }
 echo "pico-firmware: $OUT/firmware.uf2 ($(stat -c %s "$OUT/firmware.uf2") bytes, sha256 $(sha256sum "$OUT/firmware.uf2" | cut -c1-16)...)"

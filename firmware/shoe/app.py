@@ -100,6 +100,7 @@ class App:
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
         self._running = {}        # task -> its name in tasks() (start())
+        self._prefetch = None     # _warm(): the first round's imports, done while idle
         self.reader_policy()
 
     def reader_policy(self):
@@ -405,12 +406,47 @@ class App:
                 self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
                 self.collector.collect_if_due()
             if quiet > _IDLE_MS:
-                self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
+                if self._prefetch is not None:
+                    self.prefetch_one()
+                else:
+                    self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
             if now - self._beat >= _HEARTBEAT_S:
                 self._beat = now
                 gc.collect()
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
             await asyncio.sleep_ms(_TICK_MS)
+
+    def _warm(self, game):
+        """What the first round of `game` imports (open_round, decisions, settlement, the packed
+        result), one step a call: on a Pico these lazy imports cost the first round after a boot
+        ~160 ms (docs/hardware.md section 8). Imports by the firmware's own calls, not by module
+        names: names not yet interned would cost the boot qstrs (tests/emu/test_qstr_margin.py).
+        tests/firmware/app/test_prefetch.py plays a first round and sees no import."""
+        from shoe.dealing import setup  # noqa: F401
+        yield
+        eng = self.table.engine             # shoe.games.engine, paytable, pttypes
+        yield
+        eng.module(game)                    # fcf / hcf
+        yield
+        eng.module(game, True)              # fcfround / hcfround, settle
+        yield
+        if game == eng.FCF:
+            from shoe.games import allsix  # noqa: F401
+            yield
+        from shoe.games import packing  # noqa: F401  (the round result's wire form)
+
+    def prefetch_one(self):
+        """One step of _warm() (set at boot for a configured table); False once it is done. A
+        step that fails ends it (the round's own import then reports the error)."""
+        try:
+            next(self._prefetch)
+            return True
+        except StopIteration:
+            pass
+        except Exception as e:   # noqa: BLE001 (never a fault of the idle ticker)
+            _log("prefetch: %r" % (e,))
+        self._prefetch = None
+        return False
 
     async def main(self):
         self.boot()
@@ -434,6 +470,8 @@ class App:
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})
         self._flush_table()
+        if self.table.cfg:   # configured: its rounds will need these
+            self._prefetch = self._warm(self.table.cfg.get("game"))
 
 
 def run(hw):

@@ -14,8 +14,23 @@ def test_there_is_firmware_to_compile():
 
 def test_flags_are_the_manifests_opt_level():
     text = (BOARD / "manifest_common.py").read_text()
-    assert build.flags() == ["-O%d" % build.opt_level()]
+    assert build.flags() == ["-O%d" % build.opt_level(), "-march=host"]
+    assert build.flags("armv6m") == ["-O%d" % build.opt_level(), "-march=armv6m"]
     assert "opt=%d" % build.opt_level() in text
+
+
+def test_native_code_is_compiled_for_the_boards_chip(tmp_path):
+    """A deploy to a Pico carries ARM Thumb (armv6m) native code, the virtual board this
+    machine's: the .mpy header's arch field (bits 2-7 of byte 2; 0 = no native code)."""
+    from host_tools import deploy
+
+    assert build.board_arch("pico") == "armv6m"
+    files = deploy.compile_firmware("pico")
+    arch = files["shoe/link/codec.mpy"][2] >> 2
+    assert arch == 4, arch       # MP_NATIVE_ARCH_ARMV6M
+    host = (build.compile_shipped() / "shoe" / "link" / "codec.mpy").read_bytes()
+    assert host[2] >> 2 not in (0, 4)
+    assert files["shoe/cards.mpy"][2] >> 2 == 0   # no native code: portable
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIRMWARE.parent)))

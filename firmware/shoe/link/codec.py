@@ -3,8 +3,14 @@
 `encode(obj) -> bytes`; `decode(data) -> obj` raises CodecError with a short `reason` on any
 malformed input and never anything else. The types, the canonical form and the reasons:
 docs/protocol.md section 6.
+
+The encoder's functions are `@micropython.native` (machine code on a board: a card's event and its
+journal record are encoded on every card; docs/hardware.md section 8); CPython runs them as they
+are (host_tools/_micropython.py) and tests/firmware/link/test_native.py keeps both equal.
 """
 import struct
+
+import micropython
 
 from micropython import const
 
@@ -19,6 +25,7 @@ class CodecError(ShoeError):
         super().__init__(None, reason)
 
 
+@micropython.native
 def _head(out, major, n):
     m = major << 5
     if n < 24:
@@ -45,6 +52,7 @@ _SHAPES_MAX = const(8)
 _SHAPE_KEYS = const(4)   # only small dicts (a card event) are kept: at most ~2 KB of RAM
 
 
+@micropython.native
 def _order(obj):
     """The canonical order of a dict's keys with their encodings (bytewise order of the encoded
     keys: unsigned ints by value, then negative ints by -1-k, then text by (UTF-8 length, UTF-8
@@ -83,6 +91,7 @@ def _order(obj):
     return o
 
 
+@micropython.native
 def _enc(out, obj, depth):
     t = type(obj)  # the exact types the shoe encodes, most frequent first; subclasses below
     if t is str:

@@ -1,0 +1,28 @@
+"""The first round after a boot costs no lazy imports: the idle ticker loads them (shoe.app
+App._warm), checked on the unix port with the shipped .mpy files and no preload, as a board."""
+from host_tools.build import compile_shipped
+from host_tools.runtime import BOARD
+from tests.mpy import json_lines, run_mpy
+
+SCRIPT = "tests/firmware/app/prefetch_session.py"
+
+
+def _run(state, *args):
+    return json_lines(run_mpy(SCRIPT, heap="1m", args=(str(state),) + args,
+                              extra_path=(str(compile_shipped()), str(BOARD / "sim"))))
+
+
+def test_first_round_after_boot_imports_nothing(tmp_path):
+    assert _run(tmp_path, "configure")[-1] == {"configured": "four-card-frenzy"}
+    idle, out = _run(tmp_path, "round")     # a boot: the configuration comes from the journal
+    assert idle["idle_ms"] < 10000
+    assert out["result"] is True
+    assert out["imported"] == {"open_round": [], "decisions": [], "settle": []}
+    # ... and without the idle time, the same round does import them (what the ticker saved)
+    cold_state = tmp_path / "cold"
+    cold_state.mkdir()
+    _run(cold_state, "configure")
+    cold = _run(cold_state, "round", "noidle")[-1]
+    assert cold["result"] is True
+    assert "shoe.games.engine" in cold["imported"]["open_round"]
+    assert "shoe.games.fcfround" in cold["imported"]["settle"]

@@ -1,0 +1,103 @@
+"""The per-card byte work compiled to machine code (`@micropython.native`) gives exactly what
+CPython gives running the same source as plain Python (host_tools/_micropython.py makes the
+decorators identities there): random values (hypothesis) encoded by the unix port from the .mpy
+files a board gets (native code for this machine) and by CPython, byte for byte, errors included.
+"""
+import re
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from host_tools.runtime import FIRMWARE
+from shoe.link import codec
+from tests.firmware.link.helpers import run_fw
+
+# every function of the firmware that is native code, as "module.function"; the test below
+# fails when one is added or removed without this list (and so without its equality check)
+NATIVE = {"shoe.link.codec._head", "shoe.link.codec._order", "shoe.link.codec._enc",
+          # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
+          "shoe.games.settle.wager", "shoe.games.settle.pay", "shoe.games.settle.net_of",
+          "shoe.games.engine.parse_cards", "shoe.games.engine._seat_cards",
+          "shoe.games.engine.validate"}
+
+_scalars = (st.none() | st.booleans()
+            | st.integers(min_value=-(2 ** 66), max_value=2 ** 66)
+            | st.integers(min_value=-300, max_value=70000)
+            | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+            | st.binary(max_size=300)
+            | st.floats(allow_nan=False, allow_infinity=False))
+_keys = st.text(max_size=8, alphabet=st.characters(blacklist_categories=("Cs",))) | \
+    st.integers(min_value=-70000, max_value=70000)
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=30)
+                       | st.tuples(inner, inner) | st.dictionaries(_keys, inner, max_size=6),
+                       max_leaves=40)
+_deep = st.integers(min_value=10, max_value=14).map(lambda d: eval("[" * d + "1" + "]" * d))
+
+# every branch of the encoder and each of its errors, beside the random values
+FIXED = [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 64 - 1, 2 ** 64, -1, -24,
+         -25, -(2 ** 64), -(2 ** 64) - 1, "", "x" * 23, "x" * 24, "\u00e9\u20ac", b"", b"\0" * 24,
+         bytearray(b"ab"), 1.5, -0.0, True, False, None, [], (), {}, list(range(24)),
+         {"b": 1, "a": 2, 10: 3, -1: 4, "aa": 5}, {i: i for i in range(24)},
+         {True: 1}, {1.5: 1}, {(1,): 2}, {b"k": 1}, set(), [[[[[[[[[[[[1]]]]]]]]]]]],
+         [[[[[[[[[[[[[1]]]]]]]]]]]]], {"card": {"round": 1, "position": 7, "commit": bytes(16)}}]
+
+RUN = r"""
+import sys
+from binascii import hexlify
+from shoe.link import codec
+for line in open(sys.argv[1]):
+    v = eval(line)
+    try:
+        print(hexlify(codec.encode(v)).decode())
+    except codec.CodecError as e:
+        print("error " + e.reason)
+"""
+
+
+def _cpython(v):
+    try:
+        return codec.encode(v).hex()
+    except codec.CodecError as e:
+        return "error " + e.reason
+
+
+def test_the_native_list_is_the_firmwares(fw_build):
+    found = set()
+    for path in (FIRMWARE / "shoe").rglob("*.py"):
+        mod = ".".join(path.relative_to(FIRMWARE).with_suffix("").parts)
+        for m in re.finditer(r"@micropython\.(?:native|viper)\s*\ndef (\w+)", path.read_text()):
+            found.add(mod + "." + m.group(1))
+    assert found == NATIVE
+    # ... and the build the unix port runs below holds native code (.mpy header: arch != 0)
+    assert (fw_build / "shoe" / "link" / "codec.mpy").read_bytes()[2] >> 2 != 0
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_values | _deep, min_size=300, max_size=300))
+def test_codec_encode_native_equals_cpython(fw_build, tmp_path_factory, values):
+    path = tmp_path_factory.mktemp("native") / "values.txt"
+    values = values + FIXED
+    path.write_text("".join(repr(v) + "\n" for v in values), encoding="utf-8")
+    got = run_fw(fw_build, RUN, args=(str(path),), heap="1m").splitlines()
+    want = [_cpython(v) for v in values]
+    assert len(got) == len(want)
+    for v, g, w in zip(values, got, want):
+        assert g == w, v
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(min_value=0, max_value=2 ** 32))
+def test_engine_native_equals_cpython(seed):
+    """Seeded rounds (both games, every 5th broken) through `shoectl eval`'s runtimes: the unix
+    port on the .mpy files with native code for this machine, and CPython."""
+    from host_tools.engine.evaluate import Evaluator
+    from tests.firmware.games.rounds import stream
+
+    lines = stream(seed=seed, count=150, bad_every=5)
+    with Evaluator("micropython") as ev:
+        m = list(ev.results(lines))
+    with Evaluator("cpython") as ev:
+        c = list(ev.results(lines))
+    assert len(m) == len(c) == 150
+    assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
+    for i, (a, b) in enumerate(zip(m, c), 1):
+        assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
