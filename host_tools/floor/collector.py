@@ -571,6 +571,13 @@ class Collector:
             return
         if ctr == h.state_ctr and mac == h.state_mac:
             return                          # the retained message delivered again
+        if ctr <= h.state_ctr and arrived is None:
+            # a retained copy delivered at a (re)subscription (MQTT sets the retain flag only
+            # then) older than a state already taken: refused and counted, but not alerted,
+            # since a broker's retained copy lagging the live one at a resubscription is normal
+            self.counts["state_refused"] += 1
+            w.state_refused[shoe] = w.state_refused.get(shoe, 0) + 1
+            return
         if ctr <= h.state_ctr:
             self._refuse_state(shoe, "state_replay", "counter %d is not above the last one "
                                "taken (%d): an old state replayed" % (ctr, h.state_ctr), w)

@@ -364,7 +364,7 @@ def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(tmp_path, pico
 
             from tests.e2e.byhand import round_by_hand
             round_by_hand(shoectl, k, ["--reader", u["uart1"], "--keys", keys], timeout_s=600,
-                          poll_s=2.0)
+                          poll_s=2.0, pace="0.25")
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not any("round_result" in s for s in seen):
                 time.sleep(0.2)
