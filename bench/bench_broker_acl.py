@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import host_tools  # noqa: E402,F401
-from host_tools.floor import brokerauth, brokers  # noqa: E402
+from host_tools.floor import brokerauth# noqa: E402
+from host_tools.sim.floor import brokers# noqa: E402
 from host_tools.floor.mqtt import topic  # noqa: E402
 
 

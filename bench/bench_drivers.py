@@ -96,7 +96,7 @@ def figures():
         f.write(SCRIPT)
     try:
         out = subprocess.run(runtime.command([f.name], "128k"), capture_output=True, text=True,
-                             env=runtime.environment(fakes=True), cwd=ROOT, timeout=300)
+                             env=runtime.environment(ROOT / "tests" / "fakes"), cwd=ROOT, timeout=300)
     finally:
         Path(f.name).unlink()
     if out.returncode:

@@ -31,8 +31,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "firmware"))
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
-from host_tools.floor import mosquitto, mqtt, pg  # noqa: E402
-from host_tools.floor.harness import Floor  # noqa: E402
+from host_tools.floor import mqtt, pg# noqa: E402
+from host_tools.sim.floor import mosquitto# noqa: E402
+from host_tools.sim.floor.harness import Floor  # noqa: E402
+from host_tools.sim.floor import embedded_pg  # noqa: E402
 
 
 def pct(xs, p):
@@ -224,7 +226,7 @@ def main(argv=None):
         args.tables, args.seconds = 50, 10
     print("bench_floor: %d tables x %.1f events/s for %.0f s, 2 collectors, %d CPUs" % (
         args.tables, args.rate, args.seconds, os.cpu_count()))
-    pgs = pg.EmbeddedPostgres()
+    pgs = embedded_pg.EmbeddedPostgres()
     db = pgs.start()
     try:
         e = args.broker_engine

@@ -4,7 +4,7 @@
         [--seconds 30] [--broker amqtt,aedes,mosquitto,bridge:2] [--collectors 2] [--faults]
         [--drain 20] [--per-lease] [--quick]
 
-host_tools/floor/procfloor.py: each table group is a process of its own (simulated shoes ->
+host_tools/sim/floor/procfloor.py: each table group is a process of its own (simulated shoes ->
 ShoeLink -> per-table SQLite audit store -> one Gateway); the broker, every collector (`shoectl
 collector`), the view (`shoectl floor`) and PostgreSQL 16 (pgserver) are separate processes.
 Per broker, from one run each:
@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import host_tools  # noqa: E402,F401
 from host_tools.floor import pg  # noqa: E402
-from host_tools.floor.procfloor import ProcFloor, cpu_seconds  # noqa: E402
+from host_tools.sim.floor.procfloor import ProcFloor, cpu_seconds  # noqa: E402
+from host_tools.sim.floor import embedded_pg  # noqa: E402
 from bench_floor import PageWatcher, pct, wait  # noqa: E402
 
 
@@ -287,7 +288,7 @@ def main(argv=None):
     print("bench_floor_procs: %d tables in processes of %d x %.1f events/s for %.0f s, "
           "%d collectors, %d CPUs" % (args.tables, args.per_process, args.rate, args.seconds,
                                       args.collectors, os.cpu_count()), flush=True)
-    pgs = pg.EmbeddedPostgres()
+    pgs = embedded_pg.EmbeddedPostgres()
     server = pgs.start()
     results = []
     try:

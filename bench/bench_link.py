@@ -293,7 +293,7 @@ def stall_recovery():
     attacker who let heartbeats through but dropped every DATA frame for 10 s stops, until a
     command is answered; (b) from a desynchronised session (the shoe's expected sequence pushed
     9 ahead, as junk frames did in protocol 1) until a command is answered."""
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
     out = {}
     for case in ("black_hole_10s", "desync"):
         st = MemoryStore()

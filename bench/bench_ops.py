@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from host_tools.floor import pg, retention  # noqa: E402
+from host_tools.sim.floor import embedded_pg  # noqa: E402
 
 
 def _rows(n, shoes=500, when=None):
@@ -67,7 +68,7 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--batch", type=int, default=1000)
     a = ap.parse_args()
-    srv = pg.EmbeddedPostgres()
+    srv = embedded_pg.EmbeddedPostgres()
     server = srv.start()
     try:
         rows = _rows(a.rows)

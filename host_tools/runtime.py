@@ -19,7 +19,6 @@ FIRMWARE = ROOT / "firmware"
 if not (FIRMWARE / "shoe").is_dir():    # installed from the wheel: shoe sits beside host_tools
     FIRMWARE = ROOT
 BOARD = ROOT / "board"
-FAKES = ROOT / "tests" / "fakes"
 # host modules that also run under MicroPython (tests, `shoectl eval`); not firmware: their
 # folders go on MICROPYPATH, the modules import as top-level names (`import host`, `evalrun`)
 HOST_LINK = ROOT / "host_tools" / "link"
@@ -73,11 +72,10 @@ def ballasted_heap(data_heap):
     return str(int(data_heap) + CODE_ALLOWANCE)
 
 
-def micropypath(*extra, fakes=False):
-    """MICROPYPATH for firmware: extra dirs first, then fakes, firmware, and the frozen modules."""
+def micropypath(*extra):
+    """MICROPYPATH for firmware: extra dirs first (a test's fake `machine`), then the firmware and
+    the frozen modules."""
     parts = [str(p) for p in extra]
-    if fakes:
-        parts.append(str(FAKES))
     parts += [str(FIRMWARE), ".frozen"]
     return ":".join(parts)
 
@@ -88,7 +86,7 @@ def command(script_or_args, heap_size=None):
     return [micropython_binary(), "-X", "heapsize=%s" % (heap_size or heap())] + [str(a) for a in args]
 
 
-def environment(*extra, fakes=False, base=None):
+def environment(*extra, base=None):
     env = dict(os.environ if base is None else base)
-    env["MICROPYPATH"] = micropypath(*extra, fakes=fakes)
+    env["MICROPYPATH"] = micropypath(*extra)
     return env

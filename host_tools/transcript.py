@@ -275,7 +275,7 @@ def join_chunks(rows):
 
 
 def shoe_endpoint(header, keys):
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
 
     store = MemoryStore(limit=header["outbox_limit"])
     store.boot = header["boot"]

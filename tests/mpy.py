@@ -8,7 +8,8 @@
 
 A non-zero exit (an uncaught exception, a failed assert in the script) fails the calling test
 with MicroPython's stderr in the message. Scripts run with MICROPYPATH = host_tools/link (the host
-end and MemoryStore: `import host`, `import memstore`), tests/fakes (the fake `machine`),
+end: `import host`), host_tools/sim (MemoryStore: `import memstore`), tests/fakes (the fake
+`machine`),
 firmware/, .frozen, at the device heap (SHOE_HEAP, default 64k).
 """
 import json
@@ -19,12 +20,14 @@ from pathlib import Path
 from host_tools import runtime
 
 ROOT = runtime.ROOT
+FAKES = ROOT / "tests" / "fakes"       # the fake `machine`, `rp2`, flash and MFRC522 (never shipped)
+SIM = ROOT / "host_tools" / "sim"      # MemoryStore (`import memstore`)
 
 
 def run_mpy(script, *, heap=None, extra_path=(), stdin=None, timeout=300, fakes=True, check=True,
             args=()):
     cmd = runtime.command([script, *args], heap)
-    env = runtime.environment(*extra_path, runtime.HOST_LINK, fakes=fakes)
+    env = runtime.environment(*extra_path, runtime.HOST_LINK, SIM, *([FAKES] if fakes else []))
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=ROOT)
     if check and proc.returncode != 0:

@@ -86,7 +86,7 @@ def run(args):
     users = Users.load(args.users) if args.users else None
     floor = view = None
     if args.demo:
-        from host_tools.floor.harness import Floor
+        from host_tools.sim.floor.harness import Floor
         floor = Floor(args.dir or tempfile.mkdtemp(prefix="shoe-floor-"), tables=args.demo,
                       rate=args.rate, db_url=args.db, http_host=host, http_port=port,
                       users=users, view_options=opts, broker_acl=True,

@@ -10,7 +10,7 @@ DESCRIPTION = (
     "--require-certificate for client certificates whose CN is the user name), and "
     "`credentials/<user>.password` (0600; ship each host its own). Existing passwords are kept "
     "unless --rotate. The embedded broker enforces the same two files "
-    "(python -m host_tools.floor.mqtt PORT passwd acl).")
+    "(python -m host_tools.sim.floor.amqttbroker PORT passwd acl).")
 
 
 def configure(p):

@@ -1,26 +1,24 @@
 """The casino floor: every shoe's events through MQTT into PostgreSQL, verified again, shown live.
 
-    simshoe.py    lightweight simulated shoes (the firmware's own link code, real signed chains)
-    mqtt.py       broker URLs (credentials/TLS are configuration), paho clients, embedded amqtt
-    aedes.py      the embedded default broker: aedes on the pinned Node (broker_js/), users + ACL
-    brokers.py    local brokers by name: embedded() (aedes, or amqtt), Mosquitto, bridged edges
-    pg.py         embedded PostgreSQL (pgserver), versioned migrations (migrations/*.sql), roles
+    mqtt.py       broker URLs (credentials/TLS are configuration), paho clients, topics
+    pg.py         PostgreSQL: versioned migrations (migrations/*.sql), roles, connections
     gateway.py    at the table: ShoeLink -> local audit store -> MQTT (QoS 1, from the store)
     collector.py  MQTT -> verify MAC and chain again -> PostgreSQL, re-evaluate, alerts, leases
     view.py       the floor page (HTTP(S) + server-sent events), drill-down, alerts; reader role;
                   every route behind a login and a role allowlist
     auth.py       the view's users (argon2id, a 0600 file), sessions, failed-login throttle
     brokerauth.py MQTT users per gateway/collector, the topic ACL, Mosquitto's files; amqtt plugins
-                  (aedes applies the same files: broker_js/floorauth.mjs)
+                  (the embedded aedes applies the same files: sim/floor/broker_js/floorauth.mjs)
     keyring.py    which key belongs to which shoe (provisioning files), never sent anywhere
     tableapi.py   the gateway's local API: the table system's commands in, replies and events
                   out, behind its own credential (link/viagateway.py is the client side)
     metrics.py    /healthz and Prometheus /metrics; forward.py alerts to syslog or a webhook
     prune.py, retention.py   the gateway's store pruned once the floor holds an event; the
                   database's day partitions detached and archived
-    aedes.py, brokers.py, mosquitto.py   the brokers a floor runs on (aedes from npm, Mosquitto)
-    simshoe.py, harness.py, procfloor.py, runner.py   stand-ins: simulated shoes and floors for
-                  tests, the demo and bench/ (issue 22 moves them under host_tools/sim/)
+    runner.py     a floor service in the foreground until Ctrl-C or SIGTERM
+
+The stand-ins (simulated shoes and floors, embedded brokers and PostgreSQL, the Mosquitto runner)
+live in host_tools/sim/floor/.
 
 Topics (prefix "floor" by default): floor/shoe/<id>/events (QoS 1, the shoe's signed payload
 unchanged, in an envelope with the gateway's signed receive time: keyring.wrap_event),

@@ -8,7 +8,7 @@
 The same two files drive Mosquitto (`password_file`, `acl_file`), the embedded aedes broker
 (broker_js/floorauth.mjs: this module's grammar and rules in JavaScript, tested on the same cases)
 and the embedded amqtt broker (FloorAuth and FloorTopics below, loaded by
-mqtt.EmbeddedBroker(passwd=, acl=)): one list of users and one set of rules, deny by default. A gateway may publish only its own shoes'
+amqttbroker.EmbeddedBroker(passwd=, acl=)): one list of users and one set of rules, deny by default. A gateway may publish only its own shoes'
 events and state and read only their replay topic; a collector may read every shoe's events and
 state and publish replay requests; nobody else may do anything. Passwords are generated (24
 random bytes); the password file holds Mosquitto's PBKDF2-SHA512 hashes ($7$). Mosquitto's

@@ -1,5 +1,5 @@
-"""MQTT for the floor: broker URLs, paho clients, and the embedded amqtt broker (the fallback and
-`--broker-engine amqtt`; aedes.py is the default, both through brokers.embedded()).
+"""MQTT for the floor: broker URLs, paho clients, topics (the embedded brokers of the tests and
+the laptop floor are stand-ins: host_tools/sim/floor/).
 
     BrokerURL.parse("mqtt://host:1883")  mqtts://host:8883 for TLS; a user name in the URL
         (mqtt://gw-T007@host), its password never on the command line: from env
@@ -12,17 +12,12 @@
     default_name("collector") -> "collector-<host>"  a stable identity: the same after a restart,
         so the broker's persistent session is taken up again instead of left behind.
     forget_session(url, client_id)  end a stale persistent session (connect clean, disconnect).
-    EmbeddedBroker(port=0, passwd=None, acl=None).start() -> "mqtt://127.0.0.1:PORT"; .stop();
-        .restart() (same port). With passwd and acl (brokerauth.py's files, the same Mosquitto
-        uses) it admits only those users and enforces the ACL; without, it is open (tests).
 
-Production points the same commands at Mosquitto or EMQX: nothing here is specific to amqtt.
+Production points the same commands at Mosquitto or EMQX.
 """
-import asyncio
 import os
 import socket
 import threading
-import time
 from urllib.parse import unquote, urlsplit
 
 from host_tools.errors import ShoeError
@@ -160,182 +155,3 @@ def client(url, client_id, clean=False, on_connect=None, on_message=None, manual
     c.connect_async(b.host, b.port, keepalive=10)
     c.loop_start()
     return c
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class LocalBroker:
-    """What the brokers started here for tests, the bench and the laptop floor share: a port on
-    127.0.0.1, its URL, restart, and `with`. Subclasses give start() and stop()."""
-
-    def __init__(self, port=0):
-        self.port = port or free_port()
-
-    @property
-    def url(self):
-        return "mqtt://127.0.0.1:%d" % self.port
-
-    def restart(self):
-        self.stop()
-        return self.start()
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-
-class EmbeddedBroker(LocalBroker):
-    """amqtt (pinned from PyPI) in a thread with its own event loop, on 127.0.0.1."""
-
-    def __init__(self, port=0, passwd=None, acl=None):
-        super().__init__(port)
-        if (passwd is None) != (acl is None):
-            raise ShoeError("the embedded broker takes a password file and an ACL file together")
-        self.passwd, self.acl = passwd, acl
-        self._loop = None
-        self._thread = None
-        self._broker = None
-
-    def start(self, timeout=15.0):
-        """Start (retrying while the port is still held by a previous run's closing sockets)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self._start(timeout)
-            except ShoeError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def _start(self, timeout):
-        import logging
-        # amqtt logs every dropped client (a restart, a killed collector) with a traceback; what
-        # matters is reported by start() and by the gateways' and collectors' counters
-        logging.getLogger("amqtt").setLevel(logging.CRITICAL)
-        ready = threading.Event()
-        err = []
-
-        def main():
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                from amqtt.broker import Broker
-                if self.passwd:
-                    plugins = {"host_tools.floor.brokerauth.FloorAuth":
-                               {"password_file": str(self.passwd)},
-                               "host_tools.floor.brokerauth.FloorTopics":
-                               {"acl_file": str(self.acl)}}
-                else:
-                    plugins = {"amqtt.plugins.authentication.AnonymousAuthPlugin":
-                               {"allow_anonymous": True}}
-                cfg = {"listeners": {"default": {"type": "tcp",
-                                                 "bind": "127.0.0.1:%d" % self.port,
-                                                 "max_connections": 0}},
-                       "plugins": plugins}
-                self._broker = Broker(cfg, loop=loop)
-                loop.run_until_complete(self._broker.start())
-            except Exception as e:  # reported to start()
-                err.append(e)
-                self._loop = None
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            for task in asyncio.all_tasks(loop):   # a clean stop: nothing left pending
-                task.cancel()
-            try:
-                loop.run_until_complete(asyncio.sleep(0.05))
-            except Exception:
-                pass
-            loop.close()
-
-        self._thread = threading.Thread(target=main, name="amqtt", daemon=True)
-        self._thread.start()
-        ready.wait(timeout)
-        if err:
-            raise ShoeError("embedded MQTT broker did not start: %s" % err[0])
-        return self.url  # Broker.start() returns once its listener is bound
-
-    def _close_listeners(self):
-        # The listening sockets first, at once: a shutdown that stalls (a client that does not go
-        # away on a loaded machine) must not keep the port from the next start().
-        for server in getattr(self._broker, "_servers", {}).values():
-            inst = getattr(server, "instance", None)
-            if inst is not None:
-                inst.close()
-
-    def stop(self):
-        if self._loop is None or self._loop.is_closed():
-            self._loop = None
-            return
-        loop = self._loop
-        loop.call_soon_threadsafe(self._close_listeners)
-        fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), loop)
-        try:
-            fut.result(10)
-        except Exception:
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        self._loop = None
-
-
-class BrokerProcess(LocalBroker):
-    """The embedded amqtt broker in a process of its own (`python -m host_tools.floor.mqtt
-    PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
-
-    def __init__(self, port=0, passwd=None, acl=None):
-        super().__init__(port)
-        self.passwd, self.acl = passwd, acl
-        self.proc = None
-
-    def start(self, timeout=30.0):
-        import subprocess
-        import sys
-        files = [str(self.passwd), str(self.acl)] if self.passwd else []
-        self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.floor.mqtt",
-                                      str(self.port), *files], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("ready"):
-            raise ShoeError("the broker process did not start")
-        return self.url
-
-    def stop(self):
-        if self.proc:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except Exception:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc = None
-
-
-def _serve(port, passwd=None, acl=None):
-    import signal
-    b = EmbeddedBroker(port, passwd, acl)
-    b.start()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *a: stop.set())
-    print("ready %s" % b.url, flush=True)
-    try:
-        stop.wait()
-    except KeyboardInterrupt:
-        pass
-    b.stop()
-
-
-if __name__ == "__main__":
-    import sys
-    _serve(int(sys.argv[1]), *sys.argv[2:4])

@@ -31,7 +31,7 @@ from shoe.games.vocab import FCF, HCF, PROCEDURES
 from host_tools.errors import ShoeError
 from host_tools.events import decode
 from host_tools.sim.power_returns import PowerReturns, Rebooted
-from host_tools.sim.world import Deck, World, WorldError
+from host_tools.sim.world import Deck, WorldError
 
 GAMES = (FCF, HCF)
 FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged", "other-back",

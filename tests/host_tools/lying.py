@@ -1,4 +1,4 @@
-"""A lying shoe for the reveal checks: a simulated shoe's round (host_tools/floor/simshoe.py,
+"""A lying shoe for the reveal checks: a simulated shoe's round (host_tools/sim/floor/simshoe.py,
 signed with the shoe's own key: an insider with the key, or a shoe whose firmware cheats),
 tampered with before it is sealed.
 

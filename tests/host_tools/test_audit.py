@@ -12,7 +12,7 @@ import pytest
 from host_tools.audit import AuditStore
 from shoe.link.endpoint import Endpoint
 from host_tools.link.host import HostEndpoint
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 
 KEY = b"k" * 32
 

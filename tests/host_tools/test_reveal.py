@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from host_tools.audit import AuditStore
-from host_tools.floor.simshoe import SimShoe, make_keys
+from host_tools.sim.floor.simshoe import SimShoe, make_keys
 from host_tools.link import ShoeLink
 from host_tools.reveal import RoundWatch, audit, check_reveal
 from shoe.commitment import commit

@@ -9,7 +9,7 @@ from pathlib import Path
 from host_tools.audit import AuditStore
 from host_tools.hoststate import HostState
 from host_tools.link.host import HostEndpoint
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 from shoe.link.endpoint import Endpoint
 
 KEY = b"k" * 32

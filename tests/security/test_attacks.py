@@ -19,6 +19,7 @@ from host_tools.link.host import Endpoint
 from shoe.link import codec
 from shoe.link.frame import VERSION
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
+from tests.mpy import FAKES
 
 KEY = b"k" * 32
 
@@ -70,7 +71,7 @@ class Rig:
         self.proc = subprocess.Popen(
             runtime.command([str(script), str(state)], CODE_ROOM), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=open(tmp_path / "err.txt", "w"), text=True, bufsize=1,
-            env=runtime.environment(str(fw_build), fakes=True), cwd=runtime.ROOT)
+            env=runtime.environment(str(fw_build), FAKES), cwd=runtime.ROOT)
         self.attacking = False
         self.rule = rule
         self.mitm = FrameMitm(self._rule)
@@ -427,7 +428,7 @@ def test_a_command_for_another_shoe_is_not_executed_after_a_cable_swap(tmp_path,
     """Issue 18: two shoes share keys. The host queues commands for shoe ATK0; the attacker moves
     the cable to shoe ATK1 before they are delivered. The host's queued commands go out in the
     new session, but their MACs name ATK0: ATK1 refuses them (bad_mac) and executes none."""
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
     from shoe.link.endpoint import Endpoint as ShoeEndpoint
     rig = Rig(tmp_path, fw_build)
     try:

@@ -11,7 +11,7 @@ from shoe.journal import log
 from shoe.journal.journal import Journal, JournalError
 from shoe.journal.outbox import Outbox
 from host_tools.link.host import Endpoint
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 from shoe.link.message import GENESIS
 
 KEY = b"k" * 32

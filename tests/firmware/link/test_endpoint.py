@@ -2,7 +2,7 @@
 import pytest
 
 from host_tools.link.host import Endpoint, chain_next, seal_command
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 from shoe.link import codec, frame
 from shoe.link.message import GENESIS, LinkError
 from tests.firmware.link.helpers import LossyChannel

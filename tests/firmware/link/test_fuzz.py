@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint, seal_command
 from shoe.link.cipher import Ctr
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 from shoe.link import cobs, codec, frame
 from shoe.link.message import mac
 from tests.firmware.link.helpers import run_fw

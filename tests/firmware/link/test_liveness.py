@@ -14,6 +14,7 @@ from host_tools import runtime
 from host_tools.link.host import Endpoint
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
 from tests.firmware.link.test_endpoint import KEY, Pair
+from tests.mpy import FAKES
 
 STUCK = b"*" * 8   # what os.urandom(8) gave on the emulated RP2040, every call, every boot
 
@@ -122,7 +123,7 @@ def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
     state.mkdir()
     proc = subprocess.Popen(runtime.command([str(script), str(state)], CODE_ROOM),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env=runtime.environment(str(fw_build), fakes=True),
+                            env=runtime.environment(str(fw_build), FAKES),
                             cwd=runtime.ROOT, bufsize=1)
     now = 0
     to_shoe = []

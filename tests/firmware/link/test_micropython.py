@@ -6,6 +6,7 @@ import subprocess
 from host_tools import runtime
 from host_tools.link.host import Endpoint
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel, run_fw
+from tests.mpy import FAKES
 
 KEY = b"k" * 32
 
@@ -61,7 +62,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
     state = tmp_path / "state"
     state.mkdir()
     cmd = runtime.command([str(script), str(state)], CODE_ROOM)
-    env = runtime.environment(str(fw_build), fakes=True)
+    env = runtime.environment(str(fw_build), FAKES)
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                             stderr=open(tmp_path / 'err.txt', 'w'),
                             cwd=runtime.ROOT, bufsize=1)

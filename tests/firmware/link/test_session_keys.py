@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 from host_tools.sim.faultproxy import DATA, DOWN, HELLO, UP, Frame, FrameMitm
 from shoe.link.sendqueue import SEQ_LIMIT
 from tests.firmware.link.helpers import LossyChannel

@@ -5,7 +5,9 @@ import itertools
 
 import pytest
 
-from host_tools.floor import brokers, pg
+from host_tools.floor import pg
+from host_tools.sim.floor import brokers
+from host_tools.sim.floor import embedded_pg
 from tests import support
 
 _n = itertools.count(1)
@@ -14,7 +16,7 @@ _n = itertools.count(1)
 @pytest.fixture(scope="session")
 def pg_server():
     pytest.importorskip("pgserver", reason="no embedded PostgreSQL (pgserver) for this Python")
-    srv = pg.EmbeddedPostgres()
+    srv = embedded_pg.EmbeddedPostgres()
     url = srv.start()
     yield url
     srv.stop()

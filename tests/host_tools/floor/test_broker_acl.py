@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from host_tools.floor import aedes, brokerauth, brokers, keyring, mosquitto
-from host_tools.floor.mqtt import BrokerURL, free_port, topic
-from host_tools.floor.simshoe import make_keys
+from host_tools.floor import brokerauth, keyring
+from host_tools.sim.floor import aedes, brokers, mosquitto
+from host_tools.floor.mqtt import BrokerURL, topic
+from host_tools.sim.floor.localbroker import free_port
+from host_tools.sim.floor.simshoe import make_keys
 from tests.host_tools.floor.conftest import wait_for
 
 SHOES = ("T001", "T002")
@@ -275,7 +277,7 @@ def test_a_whole_floor_runs_through_the_embedded_broker_with_its_acl(tmp_path, d
     """The real gateway and collector under their own users (the demo's set-up): every event
     stored, no alert; strangers and wrong passwords are not let in."""
     from host_tools.floor import pg
-    from host_tools.floor.harness import Floor
+    from host_tools.sim.floor.harness import Floor
     from tests.host_tools.floor.conftest import wait_all_stored
     with Floor(tmp_path, tables=3, rate=20, db_url=db_url, view=False, broker_acl=True,
                broker_engine=_engine(engine)) as f:
@@ -438,7 +440,7 @@ def test_a_session_taken_over_by_another_user_delivers_it_nothing(tmp_path, engi
 
 
 def test_the_default_is_aedes_and_amqtt_only_without_node(monkeypatch, capsys):
-    from host_tools.floor.mqtt import BrokerProcess, EmbeddedBroker
+    from host_tools.sim.floor.amqttbroker import BrokerProcess, EmbeddedBroker
     if aedes.available():
         assert isinstance(brokers.embedded(), aedes.AedesBroker)
     assert isinstance(brokers.embedded("amqtt"), EmbeddedBroker)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from host_tools.floor import mqtt
-from host_tools.floor.harness import Floor
+from host_tools.sim.floor.harness import Floor
 from tests.host_tools.floor import chromium
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.web import Web

@@ -4,7 +4,7 @@ restarts, nothing is lost or stored twice."""
 
 from host_tools.floor import pg
 from host_tools.floor.gateway import Gateway
-from host_tools.floor.harness import Floor
+from host_tools.sim.floor.harness import Floor
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 from tests.host_tools.floor.web import Web
 

@@ -7,7 +7,7 @@ import time
 
 from host_tools.floor import keyring, pg
 from host_tools.floor.collector import Collector
-from host_tools.floor.simshoe import make_keys
+from host_tools.sim.floor.simshoe import make_keys
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.test_hostile import _publish
 from tests.host_tools.floor.test_trust import _event

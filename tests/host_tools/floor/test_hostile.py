@@ -3,8 +3,8 @@ rejected (never stored as genuine) and alerted; the real shoes' streams go on un
 import os
 
 from host_tools.floor import keyring, mqtt, pg
-from host_tools.floor.harness import Floor
-from host_tools.floor.simshoe import make_keys
+from host_tools.sim.floor.harness import Floor
+from host_tools.sim.floor.simshoe import make_keys
 from shoe.games import engine, packing
 from host_tools.link.host import chain_next
 from shoe.link.message import GENESIS, seal_message

@@ -1,8 +1,9 @@
 """The same floor against Mosquitto, the broker a casino runs (skips where it is not installed)."""
 import pytest
 
-from host_tools.floor import mosquitto, pg
-from host_tools.floor.harness import Floor
+from host_tools.floor import pg
+from host_tools.sim.floor import mosquitto
+from host_tools.sim.floor.harness import Floor
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 
 

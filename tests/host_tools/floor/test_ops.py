@@ -19,9 +19,9 @@ from host_tools.errors import ShoeError
 from host_tools.floor import gateway as gateway_mod, metrics, pg, retention
 from host_tools.floor.collector import Collector
 from host_tools.floor.forward import Forwarder
-from host_tools.floor.harness import Floor
+from host_tools.sim.floor.harness import Floor
 from host_tools.floor.prune import Pruner
-from host_tools.floor.simshoe import FloorDriver
+from host_tools.sim.floor.simshoe import FloorDriver
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.test_hostile import _publish
 

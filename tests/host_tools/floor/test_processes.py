@@ -5,8 +5,8 @@ import sys
 import time
 
 from host_tools.floor import pg
-from host_tools.floor.harness import Floor
-from host_tools.floor.mqtt import free_port
+from host_tools.sim.floor.harness import Floor
+from host_tools.sim.floor.localbroker import free_port
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 from tests.host_tools.floor.web import Web
 

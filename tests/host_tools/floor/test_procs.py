@@ -1,10 +1,10 @@
-"""The multi-process floor (host_tools/floor/procfloor.py, bench/bench_floor_procs.py) at a tiny
+"""The multi-process floor (host_tools/sim/floor/procfloor.py, bench/bench_floor_procs.py) at a tiny
 size: every event each shoe sealed is stored once, and every process it started has exited."""
 import os
 import tempfile
 
 from host_tools.floor import pg
-from host_tools.floor.procfloor import ProcFloor
+from host_tools.sim.floor.procfloor import ProcFloor
 from tests.host_tools.floor.conftest import wait_for
 
 
@@ -73,9 +73,9 @@ def _roundtrip(pub_url, sub_url, topic, payload):
 
 def test_aedes_runner_carries_messages_restarts_and_stops():
     import pytest
-    from host_tools.floor import aedes
+    from host_tools.sim.floor import aedes
     if not aedes.available():
-        pytest.skip("aedes is not installed (make venv runs npm ci in host_tools/floor/broker_js)")
+        pytest.skip("aedes is not installed (make venv runs npm ci in host_tools/sim/floor/broker_js)")
     b = aedes.AedesBroker()
     b.start()
     try:
@@ -92,7 +92,7 @@ def test_aedes_runner_carries_messages_restarts_and_stops():
 
 def test_bridged_edges_carry_events_to_the_core_and_replays_back():
     import pytest
-    from host_tools.floor import brokers, mosquitto
+    from host_tools.sim.floor import brokers, mosquitto
     if not mosquitto.find():
         pytest.skip("mosquitto is not installed")
     with brokers.MosquittoBridge(tempfile.mkdtemp(prefix="test-bridge-"), edges=2) as br:

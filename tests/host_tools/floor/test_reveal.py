@@ -5,7 +5,7 @@ committed, a result whose cards are not the revealed ones. An honest table raise
 gateway's link (its audit store) flags the same lies; tests/host_tools/test_reveal.py has the
 link and `shoectl verify` on their own."""
 from host_tools.floor import pg
-from host_tools.floor.harness import Floor
+from host_tools.sim.floor.harness import Floor
 from tests.host_tools.floor.conftest import wait_all_stored
 from tests.host_tools.lying import HOW, POS, lying_round
 

@@ -18,7 +18,8 @@ import threading
 
 import pytest
 
-from host_tools.floor import brokers, keyring, mqtt
+from host_tools.floor import keyring, mqtt
+from host_tools.sim.floor import brokers
 from host_tools.link import apiwire
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.sim.simboard import SimBoard

@@ -13,10 +13,11 @@ import psycopg
 import pytest
 
 from host_tools.errors import ShoeError
-from host_tools.floor import keyring, mosquitto, mqtt, pg
+from host_tools.floor import keyring, mqtt, pg
+from host_tools.sim.floor import mosquitto
 from host_tools.floor.collector import Collector
-from host_tools.floor.harness import Floor
-from host_tools.floor.simshoe import make_keys
+from host_tools.sim.floor.harness import Floor
+from host_tools.sim.floor.simshoe import make_keys
 from shoe.link.message import GENESIS, seal_message
 from tests.host_tools.floor.conftest import wait_all_stored, wait_for
 from tests.host_tools.floor.test_hostile import _publish

@@ -129,7 +129,7 @@ def test_no_board_is_a_clear_error():
 
 def test_audit_store_once_tamper_detection_and_export(tmp_path):
     from host_tools.link.host import HostEndpoint
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
     st = MemoryStore()
     shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="A1")
     host = HostEndpoint(KEY)
@@ -210,7 +210,7 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
 def _events(shoe_id, n, key=KEY):
     """n events of a shoe (its own Endpoint) as the host delivers them (kind, body, eseq, meta)"""
     from host_tools.link.host import HostEndpoint
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
     shoe_ep = Endpoint("shoe", key, store=MemoryStore(), shoe_id=shoe_id)
     host = HostEndpoint(key)
     got = []
@@ -254,7 +254,7 @@ def test_events_stored_under_protocol_2_keep_verifying(tmp_path):
     rep = a.verify("OLD", KEY)
     assert rep["bad_mac"] == [] and rep["unbound"] == [1, 2, 3] and rep["broken"] == []
     # the same shoe, updated: its outbox still holds a protocol 2 event (4), then new ones
-    from host_tools.link.memstore import MemoryStore
+    from host_tools.sim.memstore import MemoryStore
     st = MemoryStore()
     p4, h4 = seal(KEY, MSG_TAG_V2, ["card", {"i": 4}, 4, prev], True)
     st.outbox_add([(4, p4, h4)])

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from host_tools.floor.mqtt import LocalBroker
+from host_tools.sim.floor.localbroker import LocalBroker
 
 
 def find():

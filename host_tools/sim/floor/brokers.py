@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 from host_tools.errors import ShoeError
-from host_tools.floor import aedes, mosquitto, mqtt
+from host_tools.sim.floor import aedes, mosquitto
+from host_tools.sim.floor import amqttbroker
 
 
 ENGINES = ("aedes", "amqtt")
@@ -36,7 +37,7 @@ def embedded(engine=None, passwd=None, acl=None, process=False, port=0, tls=None
         return aedes.AedesBroker(port, passwd=passwd, acl=acl, tls=tls)
     if tls:
         raise ShoeError("the embedded amqtt broker is not set up for TLS here: use aedes")
-    return (mqtt.BrokerProcess if process else mqtt.EmbeddedBroker)(port, passwd=passwd, acl=acl)
+    return (amqttbroker.BrokerProcess if process else amqttbroker.EmbeddedBroker)(port, passwd=passwd, acl=acl)
 
 
 def broker_for(name, workdir=None):

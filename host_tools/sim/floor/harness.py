@@ -21,12 +21,14 @@ import threading
 from pathlib import Path
 
 from host_tools.audit import AuditStore
-from host_tools.floor import brokers, keyring, pg
+from host_tools.floor import keyring, pg
+from host_tools.sim.floor import brokers
 from host_tools.floor.collector import Collector
 from host_tools.floor.gateway import Gateway
-from host_tools.floor.simshoe import FloorDriver, SimShoe, make_keys
+from host_tools.sim.floor.simshoe import FloorDriver, SimShoe, make_keys
 from host_tools.floor.view import FloorView
 from host_tools.link import ShoeLink
+from host_tools.sim.floor import embedded_pg
 
 
 class Floor:
@@ -82,7 +84,7 @@ class Floor:
                                            acl=files.get("acl"), process=self.processes)
             self.broker_url = self.broker.start()
         if not self.db_url:
-            self.pg = pg.EmbeddedPostgres()
+            self.pg = embedded_pg.EmbeddedPostgres()
             self.db_url = self.pg.start()
         pg.migrate(self.db_url)
         self.gateway = Gateway(self.url_for("gw-floor"), "gw-floor",
@@ -104,7 +106,7 @@ class Floor:
     @property
     def broker_name(self):
         """Which broker carries this floor: aedes, amqtt, or the one at broker_url."""
-        from host_tools.floor.aedes import AedesBroker
+        from host_tools.sim.floor.aedes import AedesBroker
         if self.broker is None:
             return "external"
         return "aedes" if isinstance(self.broker, AedesBroker) else "amqtt"

@@ -1,7 +1,7 @@
 """Lightweight simulated shoes: real signed, hash-chained event streams for hundreds of tables.
 
 Each SimShoe runs the firmware's own shoe end of the link under CPython (shoe.link.endpoint
-ShoeEndpoint with host_tools.link.memstore.MemoryStore: every event sealed with the shoe key by
+ShoeEndpoint with host_tools.sim.memstore.MemoryStore: every event sealed with the shoe key by
 shoe.link.message, chained, kept in the outbox until the host acknowledges it, re-sent after a
 reconnection) and the firmware's own engine (shoe.games.engine, packed by shoe.games.packing
 exactly as the app sends a result), and keeps the cards secret as a shoe does: each card leaves
@@ -33,7 +33,7 @@ from shoe.games.vocab import FCF
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
 from shoe.commitment import commit
-from host_tools.link.memstore import MemoryStore
+from host_tools.sim.memstore import MemoryStore
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

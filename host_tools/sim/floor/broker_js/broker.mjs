@@ -1,4 +1,4 @@
-// The aedes MQTT broker for the floor (host_tools/floor/aedes.py starts it):
+// The aedes MQTT broker for the floor (host_tools/sim/floor/aedes.py starts it):
 //   node broker.mjs PORT [HOST] [--passwd FILE --acl FILE]
 //                   [--cert FILE --key FILE [--ca FILE [--require-certificate]]]
 // prints "ready mqtt://HOST:PORT" (mqtts with --cert) once listening, or "error REASON" and

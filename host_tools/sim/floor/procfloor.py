@@ -4,7 +4,7 @@
         f.go(); ...; f.stop_driving(); f.emitted(); f.sent(); f.kill_collector(0)
     f.pids: every process it started (all exited after stop()).
 
-Each table group is `python -m host_tools.floor.procfloor group ...`: N simulated shoes
+Each table group is `python -m host_tools.sim.floor.procfloor group ...`: N simulated shoes
 (simshoe.SimShoe), their ShoeLinks and SQLite audit stores and one Gateway (one MQTT connection)
 for the N tables; production runs one per table (N = 1). The broker (aedes, the default; amqtt,
 Mosquitto, or edge Mosquittos bridged to a core: brokers.py), every collector (`shoectl
@@ -30,8 +30,9 @@ import threading
 import time
 from pathlib import Path
 
-from host_tools.floor import keyring, mqtt, pg
-from host_tools.floor.brokers import broker_for
+from host_tools.floor import keyring, pg
+from host_tools.sim.floor.brokers import broker_for
+from host_tools.sim.floor import embedded_pg, localbroker
 
 PY = sys.executable
 
@@ -49,7 +50,7 @@ class _Group:
             + ((["--cprofile"] if f.cprofile else ["--sample"]) + [str(sample)] if sample else [])
             + (["--api"] if f.table_system else []))
         self.proc = subprocess.Popen(
-            [PY, "-m", "host_tools.floor.procfloor"] + argv,
+            [PY, "-m", "host_tools.sim.floor.procfloor"] + argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
             stderr=open(f.dir / ("%s.err" % name), "w"))
         self._lock = threading.Lock()
@@ -102,7 +103,7 @@ class ProcFloor:
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self):
-        from host_tools.floor.simshoe import make_keys
+        from host_tools.sim.floor.simshoe import make_keys
         self.dir.mkdir(parents=True, exist_ok=True)
         if self.broker_name and self.broker_name.startswith("mqtt://"):
             self.broker_url = self.broker_name
@@ -111,7 +112,7 @@ class ProcFloor:
             self.broker_url = self.broker.start()
             self._note_broker()
         if not self.db_url:
-            self.pg = pg.EmbeddedPostgres()
+            self.pg = embedded_pg.EmbeddedPostgres()
             self.db_url = self.pg.start()
         pg.migrate(self.db_url)
         for i, sid in enumerate(self.shoe_ids):
@@ -145,7 +146,7 @@ class ProcFloor:
 
             # the view requires a login: one admin with a password made for this run (f.login)
             self.login = run_admin(self.dir / "floor-users.json")[1]
-            port = mqtt.free_port()
+            port = localbroker.free_port()
             self.view = subprocess.Popen(
                 [PY, "-m", "host_tools", "floor", "--db", self.db_url, "--users",
                  str(self.dir / "floor-users.json"), "--http", "127.0.0.1:%d" % port],
@@ -394,7 +395,7 @@ def _group(argv):
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
     from host_tools.floor.gateway import Gateway
-    from host_tools.floor.simshoe import FloorDriver, SimShoe
+    from host_tools.sim.floor.simshoe import FloorDriver, SimShoe
     from host_tools.link import ShoeLink
 
     d = Path(a.dir)
@@ -625,5 +626,5 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["tablesys"]:
         _tablesys(sys.argv[2:])
     else:
-        sys.exit("usage: python -m host_tools.floor.procfloor group --dir D --name N --broker URL "
+        sys.exit("usage: python -m host_tools.sim.floor.procfloor group --dir D --name N --broker URL "
                  "--shoes A,B --rate R --seed S")

@@ -1,4 +1,4 @@
-"""The aedes MQTT broker (Node, from host_tools/floor/broker_js/package-lock.json): the floor's
+"""The aedes MQTT broker (Node, from host_tools/sim/floor/broker_js/package-lock.json): the floor's
 embedded default.
 
     with AedesBroker(passwd=None, acl=None, tls=None) as b: b.url; b.restart()
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from host_tools.errors import ShoeError
-from host_tools.floor.mqtt import LocalBroker
+from host_tools.sim.floor.localbroker import LocalBroker
 
 HERE = Path(__file__).with_name("broker_js")
 
