@@ -13,7 +13,7 @@ DESCRIPTION = (
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
     add_port_arguments(p)
     p.add_argument("--ack", action="append", metavar="ID|all",
                    help="acknowledge latched error ID (repeat for several) or all of them")
@@ -21,7 +21,7 @@ def configure(p):
 
 
 def run(args):
-    from host_tools.link import connect
+    from host_tools.commands._linkopts import connect
     link, keys, store = connect(args, read_only=not args.ack)
     try:
         if not args.ack:

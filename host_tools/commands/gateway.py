@@ -23,7 +23,7 @@ DESCRIPTION = (
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
     add_port_arguments(p)
     p.add_argument("--broker", help="MQTT broker URL (mqtt://host:1883); without it the gateway "
                    "only holds the link for the table system and stores every event (a bench, "

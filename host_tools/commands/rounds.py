@@ -11,7 +11,7 @@ DESCRIPTION = (
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
     add_port_arguments(p)
     p.add_argument("--round", type=int, help="the round to recall")
     p.add_argument("--json", action="store_true", help="JSON output")
@@ -23,7 +23,7 @@ def _jsonable(x):
 
 def run(args):
     from host_tools.events import decode
-    from host_tools.link import connect
+    from host_tools.commands._linkopts import connect
     link, _, store = connect(args, read_only=True)
     try:
         body = {} if args.round is None else {"round": args.round}

@@ -13,7 +13,7 @@ DESCRIPTION = (
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
     add_port_arguments(p)
     p.add_argument("--json", action="store_true", help="print the status as one JSON object")
 
@@ -23,7 +23,7 @@ def _jsonable(x):
 
 
 def run(args):
-    from host_tools.link import connect
+    from host_tools.commands._linkopts import connect
     link, _, store = connect(args, read_only=True)
     try:
         st = link.command("status", {}, timeout=args.timeout)

@@ -44,7 +44,7 @@ ACTIONS = ("configure", "load-deck", "open", "decide", "void", "ack", "status")
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
 
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c = sub.add_parser("configure", help="configure the table (game, pay table, procedure)")
@@ -155,7 +155,7 @@ def _jsonable(x):
 
 
 def run(args):
-    from host_tools.link import connect
+    from host_tools.commands._linkopts import connect
 
     kind, body, supervisor = build(args)
     link, keys, store = connect(args, read_only=(kind == "status"))

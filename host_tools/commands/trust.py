@@ -31,7 +31,7 @@ DESCRIPTION = (
 
 
 def configure(p):
-    from host_tools.link import add_port_arguments
+    from host_tools.commands._linkopts import add_port_arguments
     add_port_arguments(p, db=False)
     p.add_argument("--db", help="the audit store whose host state is shown (nothing is stored "
                    "in it but an acceptance); default under the user's data dir")
