@@ -59,7 +59,7 @@ import time
 
 from host_tools import reveal
 from host_tools.engine import reeval
-from host_tools.audit import _jsonable
+from host_tools.events import jsonable as _jsonable
 from host_tools.events import decode
 from host_tools.errors import ShoeError
 from host_tools.floor import keyring as _keyring, mqtt, pg
