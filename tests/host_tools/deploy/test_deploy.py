@@ -12,6 +12,7 @@ import pytest
 from host_tools import cli, deploy as dp
 from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
+from host_tools.deploy import flow  # deploy() looks compile_firmware up there
 from host_tools.runtime import BOARD, micropython_binary
 from tests.host_tools.deploy.ptyboard import PtyBoard
 
@@ -31,7 +32,7 @@ def compile_once(monkeypatch):
             _COMPILED[board, reader] = _REAL_COMPILE(board, progress, reader)
         return dict(_COMPILED[board, reader])
 
-    monkeypatch.setattr(dp, "compile_firmware", cached)
+    monkeypatch.setattr(flow, "compile_firmware", cached)
 
 
 @pytest.fixture
@@ -62,14 +63,14 @@ def boot_choice(flash, board_name="pico"):
 
 
 def with_extra_file(monkeypatch, content=b"# v2\n"):
-    real = dp.compile_firmware
+    real = flow.compile_firmware
 
     def fake(board, progress=None, reader=None):
         files = real(board, progress, reader)
         files["shoe/_v2marker.mpy"] = content
         return files
 
-    monkeypatch.setattr(dp, "compile_firmware", fake)
+    monkeypatch.setattr(flow, "compile_firmware", fake)
 
 
 def test_deploy_verifies_and_switches(board):

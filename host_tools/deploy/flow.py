@@ -1,4 +1,5 @@
-"""Deploy the firmware to a MicroPython board over its REPL, verify it, then switch to it.
+"""The deploy flow: what to send (the manifest's files compiled, the board's wiring), in what order,
+how it is verified and switched to; the board is reached through transport.Device.
 
     deploy(board="pico", port="/dev/ttyACM0")      # compile, stage, verify, switch, clean up
     provision(port, shoe_id, keys)                   # write <state>/shoe.json (keys never shown)
@@ -25,18 +26,15 @@ refitted with the optical module) sends only what changed. An interruption at an
 the old version or the new, verified one bootable, never a mix. Every failure is one ShoeError
 line.
 """
-import ast
-import contextlib
 import hashlib
-import io
 import json
 import re
 import tempfile
-import time
 from pathlib import Path
 
 from host_tools import build
 from host_tools.build import mpy_version
+from host_tools.deploy.transport import Device
 from host_tools.errors import ShoeError
 from host_tools.runtime import BOARD
 from shoe.config import KEY_NAMES
@@ -44,8 +42,6 @@ from shoe.config import KEY_NAMES
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
 READERS = ("rfid", "optical")
-_CHUNK = 512
-
 
 def wiring_source(board, reader=None):
     """board/<board>/wiring.py; reader: the fitted front end instead of the file's own."""
@@ -89,235 +85,6 @@ def version_name(files):
     for path in sorted(files):
         h.update(path.encode() + b"\0" + hashlib.sha256(files[path]).digest())
     return "v-" + h.hexdigest()[:10]
-
-
-# Helpers defined once in the raw REPL session (its globals persist between commands).
-_HELPERS = """
-import os, sys
-def _shoe_isdir(p):
-    try:
-        return os.stat(p)[0] & 0x4000 != 0
-    except OSError:
-        return False
-def _shoe_rm(p):
-    if _shoe_isdir(p):
-        for e in os.ilistdir(p):
-            _shoe_rm(p + '/' + e[0])
-        os.rmdir(p)
-    else:
-        try:
-            os.remove(p)
-        except OSError:
-            pass
-def _shoe_hashes(d):
-    import hashlib, binascii
-    b = bytearray(512)
-    st = [d]
-    while st:
-        p = st.pop()
-        for e in os.ilistdir(p):
-            q = p + '/' + e[0]
-            if e[1] & 0x4000:
-                st.append(q)
-                continue
-            h = hashlib.sha256()
-            with open(q, 'rb') as f:
-                while True:
-                    n = f.readinto(b)
-                    if not n:
-                        break
-                    h.update(b if n == 512 else b[:n])
-            print(q[len(d) + 1:], binascii.hexlify(h.digest()).decode())
-def _shoe_read(p):
-    try:
-        with open(p) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-def _shoe_copy(src, dst):
-    b = bytearray(512)
-    with open(src, 'rb') as f, open(dst, 'wb') as g:
-        while True:
-            n = f.readinto(b)
-            if not n:
-                break
-            g.write(b if n == 512 else b[:n])
-def _shoe_replace(new, dst):
-    try:
-        os.rename(new, dst)
-    except OSError:
-        os.remove(dst)
-        os.rename(new, dst)
-"""
-
-
-class _Deadline:
-    """Wraps the pyserial port: reads fail once the current operation's deadline has passed.
-
-    mpremote's read loops only time out when the line goes quiet; a device that keeps sending
-    garbage would hold them forever. Every Device operation sets `deadline` first."""
-
-    def __init__(self, ser):
-        self._ser = ser
-        self._base = ser.timeout  # the port's per-read timeout (10 s, see Device)
-        self.deadline = None
-
-    def _check(self):
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            from mpremote.transport import TransportError
-
-            raise TransportError("the device kept talking past the deadline")
-
-    def read(self, n=1):
-        self._check()
-        # a silent device: a read blocks no longer than the deadline (not the port's 10 s)
-        t = self._base
-        if self.deadline is not None and t is not None:
-            t = min(t, max(0.05, self.deadline - time.monotonic()))
-        cur = self._ser.timeout
-        if t != cur and (t == self._base or t < cur - 0.1):
-            self._ser.timeout = t
-        return self._ser.read(n)
-
-    def inWaiting(self):
-        self._check()
-        return self._ser.inWaiting()
-
-    def __getattr__(self, name):
-        return getattr(self._ser, name)
-
-
-class Device:
-    """A MicroPython REPL on a port, driven through mpremote's serial transport (no reset)."""
-
-    def __init__(self, port, timeout=5.0, op_timeout=60.0):
-        self.port = port
-        self.timeout = timeout
-        self.op_timeout = op_timeout
-        self.t = None
-
-    def __enter__(self):
-        from mpremote.transport import TransportError
-        from mpremote.transport_serial import SerialTransport
-
-        quiet = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(quiet):
-                # a read blocks up to 10 s: mpremote waits this long for a raw-paste window
-                # from a slow chip (1 s failed on an emulated Pico on a loaded machine)
-                self.t = SerialTransport(self.port, baudrate=115200, timeout=10)
-        except (TransportError, OSError, ValueError) as e:
-            raise ShoeError("cannot open port %s: %s" % (self.port, e)) from None
-        self._guard = self.t.serial = _Deadline(self.t.serial)
-        self._guard.deadline = time.monotonic() + self.timeout + 2
-        try:
-            with contextlib.redirect_stdout(quiet):
-                self.t.enter_raw_repl(soft_reset=False, timeout_overall=self.timeout)
-        except (TransportError, OSError) as e:
-            self.close()
-            raise ShoeError("no MicroPython REPL answers on %s (raw REPL handshake failed)"
-                            % self.port) from None
-        self.run(_HELPERS)
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        if self.t is None:
-            return
-        try:
-            if self.t.in_raw_repl:
-                # a failed transfer may have left a file open on the device: close it (briefly)
-                self._guard.deadline = time.monotonic() + 2
-                with contextlib.redirect_stdout(io.StringIO()):
-                    self.t.exec("try:\n f.close()\nexcept Exception:\n pass")
-        except Exception:
-            pass
-        self._guard.deadline = None
-        try:
-            if self.t.in_raw_repl:
-                self.t.exit_raw_repl()
-        except Exception:  # the port may be gone: closing must not raise over the real error
-            pass
-        try:
-            self.t.close()
-        except Exception:
-            pass
-        self.t = None
-
-    def run(self, code, what="command"):
-        """Execute code on the device -> its stdout (str). Device exceptions -> ShoeError."""
-        from mpremote.transport import TransportError, TransportExecError
-
-        self._guard.deadline = time.monotonic() + self.op_timeout
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                # mpremote's exec() gives up after 10 s of silence: removing an old version's
-                # 60 files on a slow chip (littlefs commits, an emulated Pico on a loaded
-                # machine) says nothing for longer; op_timeout is this operation's limit
-                out, err = self.t.exec_raw(code, timeout=self.op_timeout)
-            if err:
-                raise TransportExecError(out, err.decode(errors="replace"))
-        except TransportExecError as e:
-            last = (e.error_output.strip().splitlines() or ["error"])[-1]
-            raise ShoeError("the device failed a %s: %s" % (what, last)) from None
-        except (TransportError, OSError) as e:
-            raise ShoeError("the device on %s stopped answering properly during a %s (%s)"
-                            % (self.port, what, e)) from None
-        try:
-            return out.decode()
-        except UnicodeError:
-            raise ShoeError("the device answered garbage to a %s" % what) from None
-
-    def value(self, expr, what="query"):
-        out = self.run("print(repr(%s))" % expr, what).strip()
-        try:
-            return ast.literal_eval(out)
-        except (ValueError, SyntaxError):
-            raise ShoeError("the device answered garbage to a %s: %r" % (what, out[:60])) from None
-
-    def identify(self):
-        """-> dict(name, platform, mpy, sha256, cwd); ShoeError if it is not MicroPython."""
-        info = self.value("(sys.implementation.name, sys.platform, "
-                          "getattr(sys.implementation, '_mpy', 0), os.getcwd())", "probe")
-        if not (isinstance(info, tuple) and len(info) == 4):
-            raise ShoeError("the device answered garbage to the probe")
-        name, platform, mpy, cwd = info
-        if name != "micropython":
-            raise ShoeError("%s runs %s, not MicroPython" % (self.port, name))
-        if platform != "linux" and cwd != "/":
-            self.run("os.chdir('/')")
-        return {"name": name, "platform": platform, "mpy": mpy, "cwd": cwd}
-
-    def write_file(self, path, data):
-        self.run("f=open(%r,'wb')\nw=f.write" % path, "file open")
-        for i in range(0, len(data), _CHUNK):
-            self.run("w(%r)" % bytes(data[i:i + _CHUNK]), "file write")
-        self.run("f.close()\ndel f, w", "file close")
-
-    def hashes(self, root):
-        out = self.run("_shoe_hashes(%r)" % root, "hash read-back")
-        got = {}
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise ShoeError("the device answered garbage to the hash read-back: %r"
-                                % line[:60])
-            got[parts[0]] = parts[1]
-        return got
-
-    def free_bytes(self):
-        """-> (free bytes, block size) of the filesystem, or None if the port cannot tell."""
-        st = self.value("os.statvfs('.') if hasattr(os, 'statvfs') else None", "free-space query")
-        if st is None:
-            return None
-        if not (isinstance(st, tuple) and len(st) >= 5 and all(isinstance(x, int) for x in st)):
-            raise ShoeError("the device answered garbage to the free-space query")
-        return st[0] * st[4], max(st[1] or st[0], 1)
-
-    def mkdirs(self, paths):
-        self.run("for d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass" % (sorted(paths),))
 
 
 def _check_compat(info, board, wiring, any_platform, tool_mpy):
