@@ -5,7 +5,7 @@ One file for the Pico, the ESP32 and the virtual board; what differs between the
 chip, board/sim/simmachine.py (TCP sockets for the UARTs, a watchdog the host enforces) on the
 unix port. `shoectl deploy` copies this file to the board as main.py.
 
-Deployed layout on flash (host_tools/deploy.py writes it; paths relative to the boot cwd "/"):
+Deployed layout on flash (host_tools/deploy/flow.py writes it; paths relative to the boot cwd "/"):
 
     main.py                      this file
     shoe_fw/active               one line: the name of the verified version directory
@@ -17,7 +17,9 @@ A version is used only if its DEPLOYED marker exists; `active.new` (written befo
 replaced) is the fallback, so an interrupted deploy boots either the old or the new version,
 never a mix. With no deployed version the frozen firmware (custom build, manifest.py) runs.
 
-Boot: build the bundle (drivers/hwbuild.py); with the service jumper fitted, or after
+Boot: first reserve the emergency exception buffer (the beam's handler is a hard IRQ: an exception
+raised there can allocate nothing, and without the buffer its traceback is lost), then build the
+bundle (drivers/hwbuild.py); with the service jumper fitted, or after
 MAX_CRASHES boots in a row that ended in an exception out of the app (crash guard), neither
 the app nor the watchdog starts (LED service/error, REPL free); else the app runs.
 
@@ -63,6 +65,13 @@ def build(machine=None, firmware_root=None, state_dir=None):
 
 
 def main(machine=None, ready=None, firmware_root=None, state_dir=None):
+    import micropython
+
+    # before any IRQ is registered (no new names here: the Pico's qstr margin, tests/emu); a
+    # port whose buffer is static (the unix port) has no alloc_emergency_exception_buf
+    if hasattr(micropython, "alloc_emergency_exception_buf"):
+        micropython.alloc_emergency_exception_buf(100)
+
     hw = build(machine, firmware_root, state_dir)
     from shoe import hardware   # not hwbuild: the app drops that module (boot work) once booted
 

@@ -148,5 +148,51 @@ def check_crash_guard():
     assert FakeApp.runs == 4
 
 
+class BeamApp:
+    """An app that starts the beam, as shoe.drivers.peripherals' beam task does first."""
+    @staticmethod
+    def run(hw):
+        events.append("app")
+        hw.beam.start()
+
+
+events = []
+
+
+class RecordingMicropython:
+    """The `micropython` main.py imports: records the emergency buffer it reserves."""
+    @staticmethod
+    def alloc_emergency_exception_buf(n):
+        events.append(("emergency_buf", n))
+
+
+def check_emergency_buffer_before_any_irq():
+    # the beam's handler is a hard IRQ: main() reserves the emergency exception buffer before
+    # anything (the bundle, the app) can register an interrupt handler
+    import shoe
+    from shoe import hardware
+
+    os.chdir(base)
+    hardware.clear_crashes("state")
+    real_irq = machine.Pin.irq
+
+    def irq(pin, handler=None, *args, **kw):
+        events.append("irq")
+        return real_irq(pin, handler, *args, **kw)
+
+    sys.modules["micropython"] = RecordingMicropython
+    machine.Pin.irq = irq
+    sys.modules["shoe.app"] = BeamApp
+    shoe.app = BeamApp
+    try:
+        main.main()
+    finally:
+        del sys.modules["micropython"]
+        machine.Pin.irq = real_irq
+    assert events[0][0] == "emergency_buf" and events[0][1] >= 100, events
+    assert events.count(events[0]) == 1 and "app" in events and "irq" in events, events
+
+
 run([check_wiring_followed, check_bundle_reads_a_tag_and_sees_the_beam,
-     check_optical_service_jumper_and_bad_wiring, check_firmware_dir_selection, check_crash_guard])
+     check_optical_service_jumper_and_bad_wiring, check_firmware_dir_selection, check_crash_guard,
+     check_emergency_buffer_before_any_irq])

@@ -10,7 +10,8 @@ BOARDS = ["pico", "esp32"]
 
 
 BOARD_CHECKS = ["wiring_followed", "bundle_reads_a_tag_and_sees_the_beam",
-                "optical_service_jumper_and_bad_wiring", "firmware_dir_selection", "crash_guard"]
+                "optical_service_jumper_and_bad_wiring", "firmware_dir_selection", "crash_guard",
+                "emergency_buffer_before_any_irq"]
 
 
 @pytest.fixture(scope="module", params=BOARDS)
