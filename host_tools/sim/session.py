@@ -135,9 +135,6 @@ class TableRunner(PowerReturns):
         return self.command("status", {})
 
     # ---- deck handling -------------------------------------------------------------------
-    def _deck(self, slot):
-        return self.decks[slot]
-
     def load_and_check(self, serial, back, slot_hint=None, order=None, seed=None):
         rep = self.command("load_deck", {"serial": "%04X" % serial, "back": back})
         slot = rep.get("slot", 0)

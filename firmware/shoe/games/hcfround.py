@@ -4,8 +4,6 @@ Called by shoe.games.engine.evaluate_round after every check has passed. The res
 bonuses and the progressive (the shoe reports the tier; the host pays the jackpot):
 docs/engine.md, "Settlement".
 """
-from micropython import const
-
 from shoe.games import hcf
 from shoe.games.settle import net_of, pay, pick, wager
 from shoe.games.vocab import LOST, ONE

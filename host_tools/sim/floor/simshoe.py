@@ -114,27 +114,17 @@ class SimShoe:
         self._cond = threading.Condition()
         self._port = None
         self.sent = []            # (eseq, kind, emitted at time.time()) for the bench
-        self.unplugged = False
         self.driven = driven      # rounds opened and decided by a table system (commands)
         self._open = None         # driven: the open round's cards and secret until settled
 
     # ---- transport --------------------------------------------------------------------------
     def open_port(self, url=None, timeout=0.2):
-        if self.unplugged:
-            raise OSError("no shoe on %s" % url)
         return SimPort(self, timeout)
 
     def _attach(self, port):
         with self._cond:
             self._port = port
             self._rx = bytearray()
-            self._cond.notify_all()
-
-    def pull_cable(self, plugged_again=True):
-        """The cable is pulled: the host's port fails now (and reopens when plugged_again)."""
-        with self._cond:
-            self._port = None
-            self.unplugged = not plugged_again
             self._cond.notify_all()
 
     def _pump_locked(self):
