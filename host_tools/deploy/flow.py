@@ -1,5 +1,5 @@
-"""The deploy flow: what to send (the manifest's files compiled, the board's wiring), in what order,
-how it is verified and switched to; the board is reached through transport.Device.
+"""The deploy flow: what to send (the manifest's files compiled, the board's wiring), in what
+order, how it is verified and switched to; the board is reached through transport.Device.
 
     deploy(board="pico", port="/dev/ttyACM0")      # compile, stage, verify, switch, clean up
     provision(port, shoe_id, keys)                   # write <state>/shoe.json (keys never shown)

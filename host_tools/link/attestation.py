@@ -1,5 +1,6 @@
-"""Checking a shoe's attestation (the answer to an "attest" challenge) against the local firmware
-tree: the same walk and manifest as the firmware's shoe.attest (docs/protocol.md, "Attestation")."""
+"""Checking a shoe's attestation (the answer to an "attest" challenge) against the local
+firmware tree: the same walk and manifest as the firmware's shoe.attest (docs/protocol.md,
+"Attestation")."""
 from shoe import attest
 
 
