@@ -11,7 +11,7 @@ started watchdog means a reset within seconds, so boards are deployed in service
 
 Device layout (relative to the boot directory "/"):
 
-    main.py                  board/main.py, shared by every board (replaced via main.py.new + rename)
+    main.py                  board/main.py, shared by every board (main.py.new, then renamed)
     shoe_fw/v-<hash>/        this version: shoe/**/*.mpy, wiring.mpy, then DEPLOYED
     shoe_fw/active           the version main.py boots (fallback: shoe_fw/active.new)
 

@@ -90,7 +90,7 @@ REASONS = {
     "host_state": "the host's own state about the shoe (audit store, counter floor file) is "
                   "damaged",
 }
-CUT_WAIT_S = 2.0   # after a restart, how long a command's lost reply may still come from the outbox
+CUT_WAIT_S = 2.0   # after a restart, how long a command's lost reply may come from the outbox
 LOCAL = ("sequence_reset", "counter_reset", "host_state")  # decided here from a fresh HELLO
 
 
