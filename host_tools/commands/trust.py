@@ -196,8 +196,7 @@ def _raise_counter(args, link, rep, report, what):
                                            rep["floor"]), file=sys.stderr if args.json else None)
     if not args.yes and not _ask(shoe):
         raise ShoeError("not accepted")
-    with link._lock:
-        link.ep.ctr = max(link.ep.ctr, target)   # the next counter is above the old floor
+    link.counter_at_least(target)   # the next counter is above the old floor
     try:
         # ack_error with no ids: a supervised command that clears nothing; the shoe checks
         # the supervisor's MAC and journals the counter before it answers

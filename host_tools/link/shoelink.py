@@ -256,6 +256,12 @@ class ShoeLink:
         with self._lock:
             return (self.ep.ctr + 1 if self.ep.up else None), self.shoe_id
 
+    def counter_at_least(self, ctr):
+        """The next command carries a counter above `ctr` (`shoectl trust --accept`: above every
+        counter the shoe was seen to accept)."""
+        with self._lock:
+            self.ep.ctr = max(self.ep.ctr, ctr)
+
     def command_sealed(self, kind, payload, ctr, timeout=5.0):
         """Send a command sealed elsewhere with counter `ctr` (seal_command with another key:
         the shoe checks that key's MAC and role as for any command) and wait for its reply, as
