@@ -16,7 +16,8 @@ from host_tools.deploy.board_helpers import HELPERS
 from host_tools.deploy.flow import (BOARDS, FW_DIR, READERS, board_wiring, compile_firmware,
                                     deploy, provision, version_name, wiring_source)
 from host_tools.deploy.transport import CHUNK, Device
+from host_tools.runtime import BOARD   # where the boards' files are (bench/bench_pico.py uses it)
 
-__all__ = ["BOARDS", "CHUNK", "Device", "FW_DIR", "HELPERS", "READERS", "board_wiring",
+__all__ = ["BOARD", "BOARDS", "CHUNK", "Device", "FW_DIR", "HELPERS", "READERS", "board_wiring",
            "compile_firmware", "deploy", "mpy_version", "provision", "version_name",
            "wiring_source"]
