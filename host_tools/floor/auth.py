@@ -251,7 +251,7 @@ class PgSessions:
                     if c is None or c.closed:
                         c = self._conn = pg.connect(self.db_url)
                         if self.role:
-                            c.execute("SET ROLE %s" % self.role)
+                            pg.set_role(c, self.role)
                     cur = c.execute(sql, args)
                     return cur.fetchall() if cur.description else cur.rowcount
                 except Exception:

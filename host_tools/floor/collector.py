@@ -57,14 +57,18 @@ import queue
 import threading
 import time
 
+import psycopg
+
 from host_tools import reveal
 from host_tools.engine import reeval
-from host_tools.audit import _jsonable
-from host_tools.events import decode
+from host_tools import events as E
+from host_tools.events import decode, jsonable as _jsonable
 from host_tools.errors import ShoeError
 from host_tools.floor import keyring as _keyring, mqtt, pg
+from host_tools.floor.errlog import ErrorLog
 from host_tools.reveal import RoundWatch
 from host_tools.link.host import open_event
+from host_tools.livetable import LiveTable
 from shoe.link.message import GENESIS, LinkError
 
 _LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
@@ -74,9 +78,10 @@ _ALERT_EVERY = 30.0      # at most one alert per shoe and kind of refused state 
 
 class _Head:
     __slots__ = ("eseq", "hash", "pending", "gap_since", "asked_at", "published", "behind_since",
-                 "watch", "state_ctr", "state_mac", "dups", "dup_since", "dup_alerted")
+                 "watch", "state_ctr", "state_mac", "dups", "dup_since", "dup_alerted", "live")
 
     def __init__(self, eseq, h, loader=None):
+        self.live = LiveTable()   # the tile's phase, round and last result, from its events
         self.eseq = eseq
         self.hash = h
         self.pending = {}         # eseq -> (payload, gateway time) beyond head + 1, waiting
@@ -133,9 +138,13 @@ class Collector:
         self._thread = None
         self._alert_once = set()
         self._live = 1
-        self.last_error = None
+        self.errors = ErrorLog("collector")   # every error, logged; the latest for /healthz
         self.conn = None
         self.client = None
+
+    @property
+    def last_error(self):
+        return self.errors.last
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self):
@@ -143,7 +152,7 @@ class Collector:
             pg.migrate(self.db_url)
         self.conn = pg.connect(self.db_url)
         if self.role:
-            self.conn.execute("SET ROLE %s" % self.role)
+            pg.set_role(self.conn, self.role)
         self._one_of_this_name()
         self.conn.execute("INSERT INTO collectors (name) VALUES (%s) ON CONFLICT (name) DO "
                           "UPDATE SET seen_at = clock_timestamp()", (self.name,))
@@ -182,8 +191,8 @@ class Collector:
         if self.conn is not None:
             try:
                 self.conn.execute("DELETE FROM collectors WHERE name = %s", (self.name,))
-            except Exception:
-                pass
+            except psycopg.Error as e:   # its heartbeat ages out instead
+                self.errors.note("goodbye", e)
             self.conn.close()
 
     def kill(self):
@@ -298,8 +307,8 @@ class Collector:
             if now >= next_lease:
                 try:
                     self._leases()
-                except Exception as e:  # database away: keep trying
-                    self.last_error = str(e)
+                except psycopg.Error as e:  # database away: keep trying
+                    self.errors.note("leases", e)
                 if self.per_lease:
                     self._subscriptions()
                 next_lease = now + 0.5
@@ -312,8 +321,10 @@ class Collector:
                 pass
             try:
                 self._process(batch)
-            except Exception as e:   # never die: what was not acknowledged comes again (replay)
-                self.last_error = "%s: %s" % (type(e).__name__, e)
+            except Exception as e:
+                # the daemon's top loop: never die; what was not acknowledged comes again
+                # (replay), and the error is said and kept
+                self.errors.note("batch", e)
                 self.ops.error_at = time.time()
 
     def _maintain(self, now):
@@ -328,8 +339,8 @@ class Collector:
             self.ops.ahead_ok = self.partitions_ahead
             self.ops.open_alerts = self.conn.execute(
                 "SELECT count(*) FROM alerts WHERE closed_at IS NULL").fetchone()[0]
-        except Exception as e:       # database away: the next round tries again (sooner)
-            self.last_error = "partitions: %s" % e
+        except psycopg.Error as e:   # database away: the next round tries again (sooner)
+            self.errors.note("partitions", e)
             self.ops.error_at = time.time()
             self.ops.ahead_ok = 0
             self.ops.next_maintain = now + 5.0
@@ -382,7 +393,10 @@ class Collector:
         try:
             self._commit(w)
         except Exception as e:
-            self.last_error = str(e)
+            # broad on purpose: whatever failed inside the transaction (PostgreSQL, or a value
+            # it refused), nothing of the batch is stored, so the heads this batch advanced
+            # must be reloaded from the database; the batch is not acknowledged (it comes again)
+            self.errors.note("commit", e)
             self.ops.error_at = time.time()
             self.ops.next_maintain = 0.0      # a partition missing? make sure at once
             for shoe in list(w.touched):      # reload what the database really holds
@@ -495,16 +509,20 @@ class Collector:
                         % (eseq, h.eseq))
         try:
             found = h.watch.feed(kind, body)
-        except Exception as e:      # never die on a check: say it failed
+        except Exception as e:
+            # broad on purpose: the events are a shoe's (or a forger's) and the check must not
+            # turn one into a poison message that stops the table's chain: alerted, logged
+            self.errors.note("reveal_check", e)
             found = [(reveal.ALERT, None, "the reveal check failed: %r" % (e,))]
         kind, shown = decode(kind, body)
         w.event(shoe, eseq, kind, _jsonable(shown), prev, head, mac, payload, chain, self.name,
                 gw_at)
         h.eseq, h.hash = eseq, head
-        w.live(shoe, h, kind, shown)
+        h.live.apply(kind, shown, eseq)
+        w.live(shoe, h)
         for alert, _, detail in found:
             w.alert(shoe, eseq, alert, detail[:500])
-        if kind == "round_result" and isinstance(shown, dict):
+        if kind == E.ROUND_RESULT and isinstance(shown, dict):
             cfg = w.config.get(shoe) or self.config.get(shoe) or {}
             bad = reeval.disagreements(shown, shown.get("paytable") or cfg.get("paytable"),
                                        shown.get("rules", cfg.get("rules")),
@@ -513,13 +531,13 @@ class Collector:
                     "disagree" if bad else "agree")
             if bad:
                 w.alert(shoe, eseq, "disagreement", "; ".join(bad)[:500])
-        elif kind == "round_void" and isinstance(shown, dict):
+        elif kind == E.ROUND_VOID and isinstance(shown, dict):
             w.round(shoe, eseq, shown.get("round"), "void",
                     {"reason": shown.get("reason"), "detail": shown.get("detail")}, "void")
-        elif kind == "irregularity" and isinstance(shown, dict):
+        elif kind == E.IRREGULARITY and isinstance(shown, dict):
             w.alert(shoe, eseq, "irregularity", "%s%s" % (shown.get("reason"), (
                 ": %s" % shown["detail"]) if shown.get("detail") else ""), ref=shown.get("id"))
-        elif kind == "irregularity_cleared" and isinstance(shown, dict):
+        elif kind == E.IRREGULARITY_CLEARED and isinstance(shown, dict):
             w.closes.append((shoe, str(shown.get("id"))))
 
     def _quarantine(self, shoe, topic, w):
@@ -784,19 +802,14 @@ class _Writes:
         self.hashes[(shoe, eseq)] = head
         self.touched.add(shoe)
 
-    def live(self, shoe, h, kind, body):
-        lv = self.lives.setdefault(shoe, {})
-        lv.update(eseq=h.eseq, hash=h.hash, kind=kind)
-        if isinstance(body, dict):
-            if kind == "phase":
-                lv["phase"] = body.get("phase")
-            if "round" in body and isinstance(body.get("round"), int):
-                lv["round"] = body["round"]
-            if kind == "round_result":
-                lv["result"] = dict(_summary(body), round=body.get("round"), outcome="result")
-            elif kind == "round_void":
-                lv["result"] = {"round": body.get("round"), "outcome": "void",
-                                "reason": body.get("reason")}
+    def live(self, shoe, h):
+        """The table's row as its live table (h.live) stands after this batch's events."""
+        t = h.live
+        result = t.last_result
+        if result is not None and result["outcome"] == "result":
+            result = dict(_summary(t.result), round=t.result.get("round"), outcome="result")
+        self.lives[shoe] = {"eseq": h.eseq, "hash": h.hash, "kind": t.kind, "phase": t.phase,
+                            "round": t.last_round, "result": result}
 
     def round(self, shoe, eseq, rnd, outcome, summary, verdict):
         self.rounds.append((shoe, eseq, rnd, outcome, json.dumps(_jsonable(summary)), verdict))

@@ -40,9 +40,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import psycopg
+
 from host_tools.errors import ShoeError
 from host_tools.floor import pg
 from host_tools.floor.auth import ROLES, PgSessions, Throttle
+from host_tools.floor.errlog import ErrorLog
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
@@ -161,6 +164,7 @@ class FloorView:
         self.server = None
         self._pending = []
         self.db_errors = 0
+        self.errors = ErrorLog("view")   # every error, logged; the latest for /healthz
         self.ops = ViewOps()          # what /metrics shows (metrics.view_samples)
 
     # ---- database -----------------------------------------------------------------------------
@@ -169,7 +173,7 @@ class FloorView:
         if c is None or c.closed:
             c = pg.connect(self.db_url)
             if self.role:
-                c.execute("SET ROLE %s" % self.role)
+                pg.set_role(c, self.role)
             self._local.conn = c
         return c
 
@@ -178,8 +182,8 @@ class FloorView:
             try:
                 cur = self._conn().execute(sql, args)
                 return [_row(cur, r) for r in cur.fetchall()]
-            except Exception:
-                self._local.conn = None
+            except (ShoeError, psycopg.Error):   # cannot connect, or the connection broke:
+                self._local.conn = None           # once more on a new one
                 if attempt:
                     raise
 
@@ -378,7 +382,7 @@ class FloorView:
             try:
                 conn = pg.connect(self.db_url)
                 if self.role:
-                    conn.execute("SET ROLE %s" % self.role)
+                    pg.set_role(conn, self.role)
                 conn.execute("LISTEN floor")
                 self._publish(self.floor())
                 last_tick = time.monotonic()
@@ -395,7 +399,10 @@ class FloorView:
                             self._cond.notify_all()   # pages re-draw ages and link health
                     self._publish(rows)
                 conn.close()
-            except Exception:
+            except Exception as e:
+                # the listener thread's top loop: PostgreSQL away (or anything else) is said and
+                # tried again in a second; a dead listener would freeze every page
+                self.errors.note("listen", e)
                 self._stop.wait(1.0)
 
     def _changed(self, conn):
@@ -656,10 +663,9 @@ class FloorView:
                     return self._get(path, s, kind, extra)
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
-                except Exception as e:     # PostgreSQL away: say so, do not drop the line
-                    if not type(e).__module__.startswith("psycopg"):
-                        raise
-                    view.db_errors += 1
+                except (psycopg.Error, ShoeError) as e:   # PostgreSQL away: say so, do not
+                    view.db_errors += 1                   # drop the line
+                    view.errors.note("database", e)
                     self._error(503, "the floor's database is unavailable", "api")
 
             def _do_login(self):
@@ -736,7 +742,7 @@ class FloorView:
                     return None
                 return self._error(404, "not found", kind)
 
-        self.server = _Server((self.host, self.port), Handler)
+        self.server = _ViewServer((self.host, self.port), Handler)
         if self.tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -801,7 +807,7 @@ class ViewOps:
             self.logins[outcome] += 1
 
 
-class _Server(ThreadingHTTPServer):
+class _ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address):
