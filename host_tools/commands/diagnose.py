@@ -71,8 +71,8 @@ def run(args):
 
     store = AuditStore(args.db)
     try:
-        evs = store.events(args.shoe, kinds=["round_open", "card", "reveal", "unreadable",
-                                             "double_read"])
+        evs = store.events(args.shoe, kinds=[E.ROUND_OPEN, E.CARD, E.REVEAL, E.UNREADABLE,
+                                             E.DOUBLE_READ])
     finally:
         store.close()
     recs = records(evs)

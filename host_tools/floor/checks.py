@@ -140,7 +140,7 @@ class Checks:
             w.round(shoe, eseq, shown.get("round"), "void",
                     {"reason": shown.get("reason"), "detail": shown.get("detail")}, "void")
         elif kind == E.IRREGULARITY and isinstance(shown, dict):
-            w.alert(shoe, eseq, "irregularity", "%s%s" % (shown.get("reason"), (
+            w.alert(shoe, eseq, E.IRREGULARITY, "%s%s" % (shown.get("reason"), (
                 ": %s" % shown["detail"]) if shown.get("detail") else ""), ref=shown.get("id"))
         elif kind == E.IRREGULARITY_CLEARED and isinstance(shown, dict):
             w.closes.append((shoe, str(shown.get("id"))))

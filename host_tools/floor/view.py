@@ -42,6 +42,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import psycopg
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from host_tools.floor import pg
 from host_tools.floor.auth import ROLES, PgSessions, Throttle
@@ -255,15 +256,15 @@ class FloorView:
         if not evs and r is None:
             return None
         kinds = {e["kind"] for e in evs}
-        revealed = "reveal" in kinds or "round_result" in kinds or "round_void" in kinds
-        opened = next((e for e in evs if e["kind"] == "round_open"), None)
+        revealed = E.REVEAL in kinds or E.ROUND_RESULT in kinds or E.ROUND_VOID in kinds
+        opened = next((e for e in evs if e["kind"] == E.ROUND_OPEN), None)
         dealt = [{"position": e["position"], "target": e["target"], "card": None}
-                 for e in evs if e["kind"] == "card"]
+                 for e in evs if e["kind"] == E.CARD]
         out = {"shoe": shoe, "round": rnd, "revealed": revealed, "settled": r,
                "opened_at": opened["received_at"] if opened else None,
                "wagers": (opened or {}).get("wagers") or {}, "dealt": dealt, "seats": None,
                "dealer": None, "void": next((e["reason"] for e in evs
-                                             if e["kind"] == "round_void"), None),
+                                             if e["kind"] == E.ROUND_VOID), None),
                "alerts": self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM "
                                     "alerts WHERE shoe = %s AND eseq > %s" + (
                                         " AND eseq <= %s" if r else "") + " ORDER BY id",
@@ -278,15 +279,15 @@ class FloorView:
                            " 'dealer', body->'dealer', 'all_six_card', body->'all_six_card') END "
                            "AS result FROM events WHERE " + bound + " AND kind IN ('card', "
                            "'reveal', 'round_result') ORDER BY eseq", args)
-        shown = next((c["cards"] for c in cards if c["kind"] == "reveal"), None)
-        clear = {c["position"]: c["card"] for c in cards if c["kind"] == "card"}
+        shown = next((c["cards"] for c in cards if c["kind"] == E.REVEAL), None)
+        clear = {c["position"]: c["card"] for c in cards if c["kind"] == E.CARD}
         for d in dealt:
             p = d["position"]
             if isinstance(shown, list) and isinstance(p, int) and 0 <= p < len(shown):
                 d["card"] = shown[p]
             else:
                 d["card"] = clear.get(p)
-        res = next((c["result"] for c in cards if c["kind"] == "round_result"), None)
+        res = next((c["result"] for c in cards if c["kind"] == E.ROUND_RESULT), None)
         if res:
             out["seats"], out["dealer"] = res.get("seats"), res.get("dealer")
             out["all_six_card"] = res.get("all_six_card")
