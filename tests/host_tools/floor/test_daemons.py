@@ -122,3 +122,40 @@ def test_set_role_quotes_the_name(db_url):
     conn = pg.connect(db_url)
     assert conn.execute("SELECT to_regclass('pwned')").fetchone()[0] is None
     conn.close()
+
+
+def test_a_failed_commit_is_logged_kept_and_costs_nothing(tmp_path, broker, db_url, caplog,
+                                                         monkeypatch):
+    """PostgreSQL refuses a batch: the collector says so (log, /healthz, /metrics), goes on,
+    and every event is stored once all the same (the batch was not acknowledged)."""
+    from host_tools.floor import collector_sql
+    from host_tools.sim.floor.harness import Floor
+    from tests.host_tools.floor.conftest import wait_all_stored
+
+    real, failed = collector_sql.commit, []
+
+    def commit(c, w, name):
+        if w.events and not failed:
+            failed.append(len(w.events))
+            raise psycopg.OperationalError("the server closed the connection unexpectedly")
+        return real(c, w, name)
+
+    monkeypatch.setattr(collector_sql, "commit", commit)
+    caplog.set_level(logging.WARNING, logger="shoe.floor.collector")
+    with Floor(tmp_path, tables=1, collectors=1, rate=30, broker_url=broker.url, db_url=db_url,
+               view=False) as f:
+        conn = pg.connect(db_url)
+        f.driver.start()
+        c = f.collectors[0]
+        wait_for(lambda: failed and c.counts["stored"] >= 20, what=lambda: c.counts)
+        f.driver.stop()
+        wait_all_stored(f, conn)
+        assert conn.execute("SELECT count(*) - count(DISTINCT eseq) FROM events"
+                            ).fetchone()[0] == 0
+        assert c.errors.counts == {"commit": 1}
+        assert "server closed the connection" in c.errors.recent()[0]["error"]
+        assert 'shoe_collector_errors_total{where="commit"} 1' in metrics.render(
+            metrics.collector_samples(c))
+        assert metrics.collector_health(c)[1]["errors"]["total"] == 1
+        assert any("commit: OperationalError" in r.getMessage() for r in caplog.records)
+        conn.close()
