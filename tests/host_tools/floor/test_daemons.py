@@ -159,3 +159,53 @@ def test_a_failed_commit_is_logged_kept_and_costs_nothing(tmp_path, broker, db_u
         assert metrics.collector_health(c)[1]["errors"]["total"] == 1
         assert any("commit: OperationalError" in r.getMessage() for r in caplog.records)
         conn.close()
+
+
+def test_shoectl_gateway_exits_1_when_its_disk_fills(tmp_path):
+    """`shoectl gateway` on a virtual board; its files may not grow any more (RLIMIT_FSIZE set
+    on the running process: Python ignores SIGXFSZ, so a write past it fails as on a full
+    disk); a table system plays rounds through its API: the gateway exits 1 naming the failed
+    store instead of running on with nothing stored."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from host_tools.sim.provision_sim import ensure_demo_keys
+    from host_tools.sim.simboard import SimBoard
+    from tests.host_tools.floor.test_tableapi import script
+
+    ensure_demo_keys(tmp_path / "flash")
+    board = SimBoard(str(tmp_path / "flash"), power_returns=False).start()
+    key = tmp_path / "operator.key"
+    key.write_text("a key the operator chose, long enough\n")
+    key.chmod(0o600)
+    db = tmp_path / "gw.sqlite"
+    run = [sys.executable, "-m", "host_tools"]
+    proc = subprocess.Popen(run + ["gateway", "--port", "socket://127.0.0.1:%d" % board.host_port,
+                                   "--demo-keys", "--db", str(db), "--api-socket", "none",
+                                   "--api-tcp", "0", "--api-key", str(key)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ses = None
+    try:
+        line = proc.stdout.readline()
+        assert "table system API on gateway+tcp://" in line, proc.stderr.read()
+        url = line.split(" on ")[1].split()[0] + "?key=%s" % key
+        assert "no broker" in proc.stdout.readline()
+        size = os.path.getsize(db)
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, size))    # the disk is full
+        ses = subprocess.Popen(run + ["session", "--port", url, "--demo-keys", "--reader",
+                                      "socket://127.0.0.1:%d" % board.reader_port, "--script",
+                                      str(script(tmp_path / "rounds.json", 3))],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, (out, err)
+        assert "shoectl: gateway stopped:" in err and "shoe.floor.gateway ERROR" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        if ses is not None:
+            ses.kill()
+            ses.wait()
+        board.stop()
