@@ -12,7 +12,7 @@ from host_tools.events import jsonable
 LOCK_NS = 0x5E0E  # advisory lock namespace (first int of the two-int form)
 
 
-# ---- the collector's own row and its leases ------------------------------------------------------
+# ---- the collector's own row and its leases ---------------------------------------------------
 def register(conn, name):
     conn.execute("INSERT INTO collectors (name) VALUES (%s) ON CONFLICT (name) DO "
                  "UPDATE SET seen_at = clock_timestamp()", (name,))
@@ -58,7 +58,7 @@ def own(conn, shoe, name):
                  (shoe, name))
 
 
-# ---- what the checks read again -----------------------------------------------------------------
+# ---- what the checks read again --------------------------------------------------------------
 def round_events(conn, shoe, rnd):
     """A round's round_open, card and reveal events already in the database."""
     return [(k, b) for k, b in conn.execute(
@@ -84,7 +84,7 @@ def horizon(conn, shoe):
     return r[0] if r else 0
 
 
-# ---- upkeep ---------------------------------------------------------------------------------------
+# ---- upkeep ------------------------------------------------------------------------------------
 def make_partitions(conn, days):
     """The event partitions from today for `days` days (the owner's function) -> made."""
     return conn.execute("SELECT floor_event_partitions(clock_timestamp(), %s)",
@@ -95,7 +95,7 @@ def open_alerts(conn):
     return conn.execute("SELECT count(*) FROM alerts WHERE closed_at IS NULL").fetchone()[0]
 
 
-# ---- one batch ------------------------------------------------------------------------------------
+# ---- one batch ---------------------------------------------------------------------------------
 def commit(c, w, name):
     """Write the batch `w` in one transaction (NOTIFY floor in it); raises if anything fails
     (then nothing of it is stored)."""
