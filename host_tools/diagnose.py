@@ -9,24 +9,30 @@ Pure functions over read records (the lead feeds them from the audit store), plu
 A record is a dict:
 
     {"t": 1764441600.5,        # seconds (Unix time) of the read attempt
-     "outcome": "ok",          # ok | misread | double_read | no_read   (aliases below)
+     "outcome": "ok",          # ok | misread | double_read | no_read   (older spellings below)
      "deck": "3A7F",           # deck serial (optional: unknown for a no-read)
      "card": "As",             # the card (optional: a round's cards are known from its reveal)
      "position": 12}           # draw position in the shoe since the shuffle (optional)
 
-Aliases: card -> ok, garbled / code_format / bad_code -> misread, double / double-read ->
-double_read, noread / no-read / unreadable -> no_read. A misread is a read that produced a wrong
+The outcomes are host_tools.events' (OK, MISREAD, DOUBLE_READ, NO_READ; the shoe's read reasons
+map to them by events.read_outcome, which is how `shoectl diagnose` writes them). Record files
+written before that, or by other tools, are still read: the reader's own kinds (card, noread,
+garbled: firmware/shoe/drivers) and the older spellings in _OLD_SPELLINGS are taken as the
+outcome they mean. A misread is a read that produced a wrong
 or unparseable code; a double read is one card reported twice; a no-read is a card that left
 without a valid read. Rates are per read attempt. Records that are not dicts, have no usable
 "t" or an unknown outcome are skipped and counted in "skipped" by reason; nothing raises.
 """
 import math
 
-OUTCOMES = ("ok", "misread", "double_read", "no_read")
-PROBLEMS = ("misread", "double_read", "no_read")
-_ALIASES = {"card": "ok", "read": "ok", "garbled": "misread", "code_format": "misread",
-            "bad_code": "misread", "double": "double_read", "double-read": "double_read",
-            "noread": "no_read", "no-read": "no_read", "unreadable": "no_read"}
+from host_tools import events as E
+
+OUTCOMES = E.READ_OUTCOMES
+PROBLEMS = (E.MISREAD, E.DOUBLE_READ, E.NO_READ)
+# accepted on input, never written: the reader driver's kinds and older files' spellings
+_OLD_SPELLINGS = {"card": E.OK, "read": E.OK, "garbled": E.MISREAD, "code_format": E.MISREAD,
+                  "bad_code": E.MISREAD, "double": E.DOUBLE_READ, "double-read": E.DOUBLE_READ,
+                  "noread": E.NO_READ, "no-read": E.NO_READ, E.UNREADABLE: E.NO_READ}
 
 
 def _clean(records):
@@ -38,7 +44,7 @@ def _clean(records):
         else:
             t = r.get("t")
             out = r.get("outcome")
-            out = _ALIASES.get(out, out)
+            out = _OLD_SPELLINGS.get(out, out)
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
                 reason = "bad_time"
             elif out not in OUTCOMES:

@@ -15,7 +15,8 @@ import time
 
 from rich.table import Table as RichTable
 
-from host_tools.reveal import Shown
+from host_tools import events as E
+from host_tools.livetable import LiveTable
 
 
 class RoundDisplay:
@@ -26,51 +27,49 @@ class RoundDisplay:
         self.line = []
         self.results = []
         self.voids = []
-        self.cards = 0
-        self.dealt = 0
-        self.shown = Shown()
+        self.table = LiveTable()          # what the events say of the table (one model)
         self.t0 = time.monotonic()
+
+    @property
+    def cards(self):
+        return self.table.cards_read
 
     def __call__(self, kind, body):
         c = self.c
-        if kind == "deck_check":
+        t = self.table
+        t.apply(kind, body)
+        if kind == E.DECK_CHECK:
             c.print("[bold]deck check[/] %s: %s" % (body.get("deck", ""), "OK, 52 cards + cover card"
                     if body.get("ok") else "FAILED %s" % body))
-        elif kind == "round_open":
+        elif kind == E.ROUND_OPEN:
             c.rule("round %s  (deck %s, %s cards to deal)" % (body.get("round"), body.get("deck"),
                                                               body.get("cards")))
-        elif kind == "card":
-            self.cards += 1
-            self.dealt += 1
-            self.shown.feed(kind, body)
-        elif kind == "deal_complete":
+        elif kind == E.DEAL_COMPLETE:
             c.print("  dealt %d cards face down (the shoe sends each as a commitment)"
-                    % body.get("cards", self.dealt))
-            self.dealt = 0
-        elif kind == "reveal":
-            for _, card, target in self.shown.feed(kind, body) or ():
+                    % body.get("cards", t.dealt))
+        elif kind == E.REVEAL:
+            for _, card, target in t.revealed or ():
                 self.line.append("%s→%s" % (card, _short(target)))
                 if len(self.line) == 7:
                     self._flush()
             self._flush()
-            self.dealt = 0
-        elif kind == "reveal_mismatch":
+        elif kind == E.REVEAL_MISMATCH:
             c.print("[bold red]REVEAL MISMATCH[/] round %s: %s" % (body.get("round"),
                                                                   body.get("detail")))
-        elif kind in ("irregularity", "unreadable", "warning"):
+        elif kind in (E.IRREGULARITY, E.UNREADABLE, E.WARNING):
             self._flush()
             c.print("[yellow]%s[/] %s" % (kind, _brief(body)))
-        elif kind == "decision_refused":
+        elif kind == E.DECISION_REFUSED:
             c.print("[yellow]decision refused:[/] %s" % body.get("message"))
-        elif kind == "round_void":
+        elif kind == E.ROUND_VOID:
             self._flush()
             self.voids.append(body)
             c.print("[bold red]round %s VOID[/]: %s (%s)" % (body.get("round"), body.get("reason"),
                                                            body.get("detail")))
-        elif kind == "round_result":
+        elif kind == E.ROUND_RESULT:
             self._flush()
-            self.results.append(body)
-            self._result(body)
+            self.results.append(t.result)
+            self._result(t.result)
 
     def _flush(self):
         if self.line:

@@ -28,12 +28,13 @@ over). Bodies may come as sent (bytes) or as stored in JSON (bytes as hex). A ca
 still carries its card in clear (firmware before the secrecy change) is checked against the
 reveal as it is, and a round made only of such events needs no reveal.
 """
+from host_tools import events as E
 from host_tools.events import jsonable as _norm   # bodies as a store holds them: an event as
 #                                                  sent and loaded again compare equal
 from shoe import cards as _cards
 from shoe.commitment import commit
 
-ALERT = "reveal_mismatch"
+ALERT = E.REVEAL_MISMATCH
 _KEEP = 2      # rounds a watch remembers after their outcome (their hands only: hands())
 
 
@@ -181,20 +182,20 @@ class RoundWatch:
     @staticmethod
     def _remember(r, kind, body):
         body = _norm(body)
-        if kind == "round_open":
+        if kind == E.ROUND_OPEN:
             r.opened = True
-        elif kind == "card":
+        elif kind == E.CARD:
             if all(b.get("position") != body.get("position") for b in r.cards):
                 r.cards.append(body)
-        elif kind == "reveal" and r.reveal is None:
+        elif kind == E.REVEAL and r.reveal is None:
             r.reveal = body
 
     def feed(self, kind, body):
         """One event (as sent; a packed round_result is unpacked here) -> [(ALERT, round,
         detail)]."""
-        if kind not in ("round_open", "card", "reveal", "round_result", "round_void"):
+        if kind not in (E.ROUND_OPEN, E.CARD, E.REVEAL, E.ROUND_RESULT, E.ROUND_VOID):
             return []
-        if kind == "round_result":
+        if kind == E.ROUND_RESULT:
             from host_tools.events import decode
 
             if isinstance(body, dict) and isinstance(body.get("packed"), str):
@@ -208,13 +209,13 @@ class RoundWatch:
             return []
         body = _norm(body)
         fresh = n not in self.rounds
-        if kind == "round_open":
+        if kind == E.ROUND_OPEN:
             r = self._round(n)
             r.opened = True
             return []
         r = self._round(n, load=fresh)
         out = []
-        if kind == "card":
+        if kind == E.CARD:
             same = [b for b in r.cards if b.get("position") == body.get("position")]
             if r.reveal is not None or r.done:
                 if not same or same[0] != body:
@@ -224,7 +225,7 @@ class RoundWatch:
                 r.cards.append(body)
             elif same[0] != body:     # (the same event again: loaded from the store first)
                 out.append("round %s position %s: committed twice" % (n, body.get("position")))
-        elif kind == "reveal":
+        elif kind == E.REVEAL:
             if r.reveal is not None and r.reveal != body:
                 out.append("round %s: revealed twice" % n)
             else:
@@ -242,7 +243,7 @@ class RoundWatch:
         clear = [b for b in r.cards if "commit" not in b]
         if r.reveal is None:
             if clear and len(clear) == len(r.cards):    # older firmware: cards in clear
-                if kind == "round_result":
+                if kind == E.ROUND_RESULT:
                     pos = {b.get("position"): b.get("card") for b in clear}
                     shown = [pos.get(p) for p in range(len(clear))]
                     return check_result(body, hands_of(shown, clear))
@@ -250,10 +251,10 @@ class RoundWatch:
             if r.cards:
                 return ["round %s: %s after %d committed card(s) without a reveal" % (
                     n, kind, len(r.cards))]
-            if kind == "round_result" and r.opened:
+            if kind == E.ROUND_RESULT and r.opened:
                 return ["round %s: a result without a reveal" % n]
             return []
-        if kind == "round_result":
+        if kind == E.ROUND_RESULT:
             return check_result(body, self.hands(n))
         return []
 
@@ -302,11 +303,11 @@ class Shown:
         if not isinstance(body, dict):
             return None
         n = _round_of(body)
-        if kind == "round_open":
+        if kind == E.ROUND_OPEN:
             self.targets = {k: v for k, v in self.targets.items() if k >= (n or 0) - 2}
-        elif kind == "card" and n is not None:
+        elif kind == E.CARD and n is not None:
             self.targets.setdefault(n, {})[body.get("position")] = body.get("target")
-        elif kind == "reveal" and n is not None and isinstance(body.get("cards"), list):
+        elif kind == E.REVEAL and n is not None and isinstance(body.get("cards"), list):
             t = self.targets.pop(n, {})
             return [(p, c, t.get(p)) for p, c in enumerate(body["cards"])]
         return None

@@ -1,10 +1,14 @@
 """HMAC-SHA256 and constant-time comparison (MicroPython has hashlib but no hmac module)."""
 import hashlib
+import sys
 
 _BLOCK = 64
 
 
-_pads = {}  # key -> (inner, outer) pads: a shoe uses three keys, computed once each
+_pads = {}  # key (bytes) -> (inner, outer) pads: the one cache, for every HMAC of the shoe
+# and of the host (shoe.link.message.mac uses it too). A shoe holds 3 keys; a host process may
+# hold a floor's (a collector verifies every shoe's). Full: emptied, then filled again.
+PADS_MAX = 4 if sys.implementation.name == "micropython" else 4096
 
 
 def _key_pads(key):
@@ -20,17 +24,24 @@ def _key_pads(key):
     return inner, outer
 
 
-def hmac_sha256(key, msg):
-    """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes. The pads of
-    up to 4 keys (bytes) are kept (on the RP2040 the 64-byte pad loop cost ~1 ms a MAC)."""
-    if isinstance(key, bytes):
-        p = _pads.get(key)
-        if p is None:
-            p = _key_pads(key)
-            if len(_pads) < 4:
-                _pads[key] = p
-    else:
+def pads(key):
+    """The (inner, outer) pads of `key`: kept for a bytes key (up to PADS_MAX keys; when
+    full the cache is emptied first), computed each time for a mutable one."""
+    if not isinstance(key, bytes):
+        return _key_pads(key)
+    p = _pads.get(key)
+    if p is None:
         p = _key_pads(key)
+        if len(_pads) >= PADS_MAX:
+            _pads.clear()
+        _pads[key] = p
+    return p
+
+
+def hmac_sha256(key, msg):
+    """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes. The pads are
+    kept (pads(); on the RP2040 the 64-byte pad loop cost ~1 ms a MAC)."""
+    p = pads(key)
     h = hashlib.sha256(p[0])
     h.update(msg)
     o = hashlib.sha256(p[1])

@@ -49,6 +49,9 @@ def configure(p):
 
 
 def run(args):
+    import logging
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s "
+                        "%(message)s")    # the daemon's log on stderr (floor/errlog.py)
     from host_tools.floor import keyring
     from host_tools.floor.collector import Collector
     from host_tools.floor.runner import wait_for_signal

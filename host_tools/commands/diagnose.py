@@ -1,6 +1,7 @@
 """shoectl diagnose: read quality per card, per deck and per position, from the audit store."""
 import json
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 
 NAME = "diagnose"
@@ -31,7 +32,7 @@ def records(events):
     revealed = {}
     for ev in events:
         b = ev["body"]
-        if ev["kind"] == "reveal" and isinstance(b.get("cards"), list):
+        if ev["kind"] == E.REVEAL and isinstance(b.get("cards"), list):
             revealed[(ev.get("shoe"), b.get("round"))] = b["cards"]
 
     def card_at(shoe, b):
@@ -46,17 +47,17 @@ def records(events):
     for ev in events:
         kind, b, t = ev["kind"], ev["body"], ev["received"]
         shoe = ev.get("shoe")
-        if kind == "round_open":
+        if kind == E.ROUND_OPEN:
             deck_of[(shoe, b.get("round"))] = b.get("deck")
-        elif kind == "card":
-            out.append({"t": t, "outcome": "ok", "deck": deck_of.get((shoe, b.get("round"))),
+        elif kind == E.CARD:
+            out.append({"t": t, "outcome": E.OK, "deck": deck_of.get((shoe, b.get("round"))),
                         "card": card_at(shoe, b), "position": b.get("position")})
-        elif kind == "unreadable":
-            out.append({"t": t, "outcome": "misread" if b.get("reason") == "code_format" else "no_read",
+        elif kind == E.UNREADABLE:
+            out.append({"t": t, "outcome": E.read_outcome(b.get("reason")),
                         "deck": deck_of.get((shoe, b.get("round"))), "position": b.get("position")})
-        elif kind == "double_read":
+        elif kind == E.DOUBLE_READ:
             for _ in range(int(b.get("count", 1))):
-                out.append({"t": t, "outcome": "double_read", "deck": b.get("deck"),
+                out.append({"t": t, "outcome": E.DOUBLE_READ, "deck": b.get("deck"),
                             "card": card_at(shoe, b), "position": b.get("position")})
     return out
 
@@ -70,8 +71,8 @@ def run(args):
 
     store = AuditStore(args.db)
     try:
-        evs = store.events(args.shoe, kinds=["round_open", "card", "reveal", "unreadable",
-                                             "double_read"])
+        evs = store.events(args.shoe, kinds=[E.ROUND_OPEN, E.CARD, E.REVEAL, E.UNREADABLE,
+                                             E.DOUBLE_READ])
     finally:
         store.close()
     recs = records(evs)

@@ -19,7 +19,9 @@ DESCRIPTION = (
     "`session --port` and `monitor` take --port gateway+unix:///PATH.sock. The gateway holds "
     "the port alone: another process opening it is refused and told to go through the API. "
     "Without --broker it holds the link and serves the API only (a bench, the hand-dealt "
-    "round of the README). Runs until Ctrl-C.")
+    "round of the README). Runs until Ctrl-C; "
+    "exits 1 with the reason if the link stops for good (its audit store failed: a full or "
+    "read-only disk), logged on stderr with every other error.")
 
 
 def configure(p):
@@ -65,12 +67,29 @@ def configure(p):
                    help="with --prune-after: always keep the last N events (default 1000)")
 
 
-def _drain(link, stop):
+def _drain(link, stop, failed):
+    """Without a broker: take the link's events off its queue (the store has them). A link that
+    stopped for good (its audit store failed: link.fatal) sets `failed`: the gateway exits."""
+    from host_tools.errors import ShoeError
+
     while not stop.is_set():
         try:
             link.next_event(0.5)
-        except Exception:      # the link stopped for good (its store failed): it says so
+        except ShoeError:
+            if link.fatal:
+                failed.set()
+                return
             stop.wait(0.5)
+
+
+def _failed(reason):
+    """The gateway cannot do its job any more (the shoe's link stopped: its audit store
+    failed): said on the log, and `shoectl gateway` exits 1 with the reason."""
+    import logging
+
+    from host_tools.errors import ShoeError
+    logging.getLogger("shoe.floor.gateway").error("stopping: %s", reason)
+    return ShoeError("gateway stopped: %s" % reason)
 
 
 def _open_patiently(link, args):
@@ -90,6 +109,7 @@ def _open_patiently(link, args):
 
 
 def run(args):
+    import logging
     import threading
     from pathlib import Path
 
@@ -103,6 +123,8 @@ def run(args):
     from host_tools.floor.tableapi import TableAPI
     from host_tools.link import apiwire
 
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s "
+                        "%(message)s")    # the daemon's log on stderr (floor/errlog.py)
     k = keyfile.load(args)
     if apiwire.is_gateway_url(args.port):
         raise ShoeError("the gateway holds the shoe's port itself: --port is the UART")
@@ -133,6 +155,7 @@ def run(args):
         "tls" if tls else "tcp", args.api_host, args.api_tcp or "PORT")
     gw = api = None
     stop = threading.Event()
+    failed = threading.Event()
     try:
         _open_patiently(link, args)
         shoe = link.shoe_id or k.get("shoe_id")
@@ -145,12 +168,14 @@ def run(args):
             print("gateway: table system API on %s (key %s, reader key %s)" % (
                 url, key_files["table"], key_files["reader"]), flush=True)
         if not args.broker:      # the store has every event: the link's queue is not needed
-            drain = threading.Thread(target=_drain, args=(link, stop), daemon=True)
+            drain = threading.Thread(target=_drain, args=(link, stop, failed), daemon=True)
             drain.start()
             print("gateway: shoe %s on %s, no broker (store %s)" % (shoe, args.port,
                                                                     store.path), flush=True)
             wait_for_signal(lambda: print("gateway: link %s" % (
-                "up" if link.up() else "down"), flush=True), every=30.0)
+                "up" if link.up() else "down"), flush=True), every=30.0, until=failed)
+            if failed.is_set():
+                raise _failed(link.fatal)
             return 0
         state = Path(args.state) if args.state else store.path.with_suffix(".published.json")
         gw = Gateway(args.broker, args.name or "gw-%s" % shoe, cursor_path=state,
@@ -162,7 +187,9 @@ def run(args):
                                                          store.path), flush=True)
         wait_for_signal(lambda: print("gateway: %d published, cursor %d, link %s" % (
             gw.published, gw.tables[shoe].cursor, "up" if link.up() else "down"), flush=True),
-            every=30.0)
+            every=30.0, until=gw.failed)
+        if gw.failed.is_set():
+            raise _failed(gw.fatal)
     finally:
         stop.set()
         if api:

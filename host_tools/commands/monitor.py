@@ -8,9 +8,10 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table as RichTable
 
+from host_tools import events as E
 from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
-from host_tools.reveal import Shown
+from host_tools.livetable import LiveTable
 
 NAME = "monitor"
 HELP = "watch a shoe live: table state, cards, results, errors; audit every event"
@@ -58,55 +59,56 @@ def configure(p):
 
 
 class TableView:
-    """The table's state as the events tell it."""
+    """The table's state as the events tell it (host_tools.livetable.LiveTable), drawn."""
 
     def __init__(self):
-        self.phase = "?"
-        self.round = None
-        self.deck = None
-        self.hands = {}
-        self.results = {}
-        self.latched = {}
+        self.table = LiveTable()
         self.log = deque(maxlen=10)
         self.flags = []
         self.shoe = None
-        self.shown = Shown()
+
+    @property
+    def phase(self):
+        return "?" if self.table.phase is None else self.table.phase
+
+    @property
+    def round(self):
+        return self.table.last_round
+
+    @property
+    def deck(self):
+        return self.table.deck
+
+    @property
+    def hands(self):
+        """{position: [card, or "··" while face down]}"""
+        return {t: ["··" if c is None else c for c in cs] for t, cs in self.table.hands.items()}
+
+    @property
+    def results(self):
+        r = self.table.outcome_of_round()
+        if r is None:
+            return {}
+        if self.table.last_result["outcome"] == "void":
+            return {"dealer": "VOID: %s" % r.get("reason")}
+        out = {seat: "%s  net %+d" % (s.get("category"), s.get("net", 0))
+               for seat, s in r.get("seats", {}).items()}
+        out["dealer"] = r["dealer"].get("category")
+        return out
+
+    @property
+    def latched(self):
+        return {i: "%s (%s)" % (b.get("reason"), b.get("action"))
+                for i, b in self.table.latched.items()}
 
     def apply(self, kind, body):
-        if kind == "hello":
+        self.table.apply(kind, body)
+        if kind == E.HELLO:
             self.shoe = "%s (%s, firmware %s)" % (body.get("shoe_id"), body.get("board"),
                                                   body.get("firmware"))
-        elif kind == "phase":
-            self.phase = body.get("phase")
-        elif kind == "round_open":
-            self.round, self.deck = body.get("round"), body.get("deck")
-            self.hands = {s: [] for s in body.get("seats", {})}
-            self.hands["dealer"] = []
-            self.results = {}
-        elif kind == "card":            # face down until the reveal
-            self.shown.feed(kind, body)
-            t = str(body.get("target"))
-            self.hands.setdefault(t, []).append("··")
-        elif kind == "reveal":
-            got = self.shown.feed(kind, body)
-            if got and body.get("round") == self.round:
-                hands = {}
-                for _, card, target in got:
-                    hands.setdefault(str(target), []).append(card)
-                self.hands.update(hands)
-        elif kind == "reveal_mismatch":
+        elif kind == E.REVEAL_MISMATCH:
             self.flags.append("REVEAL MISMATCH round %s: %s" % (body.get("round"),
                                                                body.get("detail")))
-        elif kind == "round_result":
-            for seat, s in body.get("seats", {}).items():
-                self.results[seat] = "%s  net %+d" % (s.get("category"), s.get("net", 0))
-            self.results["dealer"] = body["dealer"].get("category")
-        elif kind == "round_void":
-            self.results = {"dealer": "VOID: %s" % body.get("reason")}
-        elif kind == "irregularity":
-            self.latched[body.get("id")] = "%s (%s)" % (body.get("reason"), body.get("action"))
-        elif kind == "irregularity_cleared":
-            self.latched.pop(body.get("id"), None)
         self.log.append(line(kind, body))
 
     def render(self):
@@ -115,9 +117,10 @@ class TableView:
         t.add_column("position")
         t.add_column("cards")
         t.add_column("result")
-        for who in sorted(self.hands, key=lambda k: (not k.isdigit(), k)):
-            t.add_row("seat " + who if who.isdigit() else who, " ".join(self.hands[who]),
-                      self.results.get(who, ""))
+        hands, results = self.hands, self.results
+        for who in sorted(hands, key=lambda k: (not k.isdigit(), k)):
+            t.add_row("seat " + who if who.isdigit() else who, " ".join(hands[who]),
+                      results.get(who, ""))
         parts = [t]
         if self.latched:
             parts.append("[bold red]latched errors:[/] " + "; ".join(
@@ -130,10 +133,10 @@ class TableView:
 
 
 def line(kind, body):
-    if kind == "card":
+    if kind == E.CARD:
         return "card #%s -> %s (round %s, face down)" % (body.get("position"), body.get("target"),
                                                          body.get("round"))
-    if kind == "reveal":
+    if kind == E.REVEAL:
         return "reveal round %s: %s" % (body.get("round"), " ".join(body.get("cards") or []))
     short = {k: v for k, v in body.items() if not isinstance(v, (dict, list, bytes))}
     return "%s %s" % (kind, " ".join("%s=%s" % kv for kv in sorted(short.items())))
@@ -177,14 +180,14 @@ def run(args):
                 continue
             kind, body = decode(ev[0], ev[1])
             seen += 1
-            if kind == "round_result":
+            if kind == E.ROUND_RESULT:
                 problems = disagreements(body, body.get("paytable") or _table(config, inline),
                                          body.get("rules", config.get("rules")),
                                          link.watch.hands(body.get("round")))
                 if problems:
                     body = dict(body, disagreement=problems)
                     view.flags.extend(problems)
-            if kind == "phase" and body.get("phase") == "open_round":
+            if kind == E.PHASE and body.get("phase") == "open_round":
                 config = link.command("status", {}).get("config") or config
             view.apply(kind, body)
             if args.json:

@@ -1,6 +1,7 @@
 """The reading half of shoe.games.packing: unpack(data) -> the round_result (the host unpacks;
 the device only packs). The layout is described in shoe.games.packing.
 """
+from host_tools import events as E
 from shoe import cards as _cards
 from shoe.games.packing import BONUS_CATS, HAND_CATS, PackError
 from shoe.games.vocab import FCF, HCF, ONE, WAGERS
@@ -62,7 +63,7 @@ def _unpack(rd):
     _need(b0 >> 4 == 1 and b0 & 15 < 2, "unknown format")
     g = b0 & 15
     flags = rd.byte()
-    r = {"type": "round_result", "game": FCF if g == 0 else HCF}
+    r = {"type": E.ROUND_RESULT, "game": FCF if g == 0 else HCF}
     if flags & 1:
         r["round"] = rd.varint()
     if flags & 2:

@@ -3,7 +3,10 @@
     mqtt.py       broker URLs (credentials/TLS are configuration), paho clients, topics
     pg.py         PostgreSQL: versioned migrations (migrations/*.sql), roles, connections
     gateway.py    at the table: ShoeLink -> local audit store -> MQTT (QoS 1, from the store)
-    collector.py  MQTT -> verify MAC and chain again -> PostgreSQL, re-evaluate, alerts, leases
+    collector.py  MQTT -> verify MAC and chain again -> PostgreSQL, re-evaluate, alerts, leases:
+                  the loop; checks.py what it checks of each message, leases.py which shoes
+                  it holds, collector_sql.py every statement it runs
+    errlog.py     every daemon's errors: logged (one logger each), counted, the last ones kept
     view.py       the floor page (HTTP(S) + server-sent events), drill-down, alerts; reader role;
                   every route behind a login and a role allowlist
     auth.py       the view's users (argon2id, a 0600 file), sessions, failed-login throttle

@@ -6,7 +6,7 @@
     sessions = Sessions(idle=1800, absolute=12 * 3600)     # in memory (one process)
     sessions = PgSessions(db_url, idle=1800, absolute=12 * 3600)   # PostgreSQL: shared by every
                                  # view process, kept across restarts; only SHA-256(token) stored
-    s = sessions.create("ana", "pit"); sessions.get(s.id) -> Session | None (expired/unknown)
+    s = sessions.create("ana", "pit"); sessions.get(s.id) -> LoginSession | None (expired/unknown)
     throttle = Throttle(limit=5, window=300); throttle.wait(keys) -> seconds until allowed
 
 Roles (ROLES) and what each may reach are an allowlist in view.py (ROUTES); docs/floor.md.
@@ -143,7 +143,7 @@ def run_admin(path):
     return users, login
 
 
-class Session:
+class LoginSession:
     __slots__ = ("id", "csrf", "user", "role", "created", "last", "via", "checked")
 
     def __init__(self, user, role, via="password", token=None):
@@ -171,7 +171,7 @@ class Sessions:
         self._lock = threading.Lock()
 
     def create(self, user, role, via="password"):
-        s = Session(user, role, via)
+        s = LoginSession(user, role, via)
         s.created = s.last = self.clock()
         with self._lock:
             self._prune()
@@ -251,7 +251,7 @@ class PgSessions:
                     if c is None or c.closed:
                         c = self._conn = pg.connect(self.db_url)
                         if self.role:
-                            c.execute("SET ROLE %s" % self.role)
+                            pg.set_role(c, self.role)
                     cur = c.execute(sql, args)
                     return cur.fetchall() if cur.description else cur.rowcount
                 except Exception:
@@ -272,7 +272,7 @@ class PgSessions:
         return now - s.last <= self.idle and now - s.created <= self.absolute
 
     def create(self, user, role, via="password"):
-        s = Session(user, role, via)
+        s = LoginSession(user, role, via)
         s.created = s.last = self.clock()
         self._sql("INSERT INTO view_sessions (token_hash, user_name, role, via, created_at, "
                   "last_at) VALUES (%s, %s, %s, %s, to_timestamp(%s), to_timestamp(%s))",
@@ -293,7 +293,7 @@ class PgSessions:
                          "token_hash = %s", (h,))
         if not rows:
             return None
-        s = Session(rows[0][0], rows[0][1], rows[0][2], token=sid)
+        s = LoginSession(rows[0][0], rows[0][1], rows[0][2], token=sid)
         s.created, s.last = rows[0][3], rows[0][4]
         if not self.alive(s):
             self._sql("DELETE FROM view_sessions WHERE token_hash = %s", (h,))
@@ -324,7 +324,7 @@ class PgSessions:
     def retain(self, keep):
         rows = self._sql("SELECT token_hash, user_name, role, via FROM view_sessions")
         for h, user, role, via in rows:
-            s = Session(user, role, via, token="-")
+            s = LoginSession(user, role, via, token="-")
             if not keep(s):
                 self._sql("DELETE FROM view_sessions WHERE token_hash = %s", (h,))
 

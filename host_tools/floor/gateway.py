@@ -21,30 +21,41 @@ published cursor, the shoe's game/pay table/rules from its status), no key, sign
 derived from the shoe key and a counter that only goes up (keyring.seal_state). Publishing
 does not wait: up to 200 events per table are in flight, and the cursor follows the PUBACKs in
 eseq order.
+A link that stops for good (ShoeLink.fatal: its audit store failed, so it stores and acknowledges
+nothing more) is logged with its reason, makes /healthz answer 503 naming it and sets `failed`
+(and `fatal`, the reason): `shoectl gateway` then exits 1 with it instead of running on with
+nothing to publish. Every other error is logged and kept (`errors`: floor/errlog.py).
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
 per table (`shoectl gateway`).
 """
 import json
+import logging
 import os
+import queue
 import threading
 import time
 from pathlib import Path
 
-from host_tools.events import decode
+from host_tools import events as E
+from host_tools.errors import ShoeError
 from host_tools.floor import keyring, mqtt
+from host_tools.floor.errlog import ErrorLog
+from host_tools.livetable import LiveTable
 
 _BATCH = 200
 
 
-class _Table:
+class _ShoeFeed:
+    """One shoe the gateway serves: its link and store, its live table (host_tools.livetable)
+    and how far its events are published."""
+
     def __init__(self, shoe, link, store, cursor):
         self.shoe = shoe
         self.link = link
         self.store = store
         self.cursor = cursor          # every eseq <= cursor is acknowledged by the broker
         self.dirty = True
-        self.state = {"shoe": shoe, "phase": None, "round": None, "last_result": None,
-                      "irregularities": 0, "head": 0}
+        self.live = LiveTable(shoe)   # what the retained state shows
         self.state_sent = None
         self.state_at = 0.0
         self.changed = True           # the state differs from the last one published
@@ -54,6 +65,8 @@ class _Table:
         self.inflight = {}            # eseq -> (paho MQTTMessageInfo, monotonic time)
         self.need_config = True       # ask the shoe for its pay table and rules (status)
         self.fetching = False
+        self.config_retry_at = 0.0
+        self.failed = None            # why its link stopped for good (link.fatal), once seen
 
     def rewind(self, to=None):
         """Publish again from `to` (default: the acknowledged cursor)."""
@@ -67,38 +80,14 @@ class _Table:
         got = False
         while True:
             try:
-                ev = self.link.events.get_nowait()
-            except Exception:
+                kind, body, eseq = self.link.events.get_nowait()
+            except queue.Empty:
                 return got
-            kind, body, eseq = ev
             got = got or bool(eseq)
-            if kind in ("phase", "round_open", "round_result", "round_void", "irregularity",
-                        "irregularity_cleared"):
+            if self.live.apply(kind, body, eseq):
                 self.changed = True
-            st = self.state
-            if eseq:
-                st["head"] = max(st["head"], eseq)
-            if not isinstance(body, dict):
-                continue
-            if kind == "phase":
-                st["phase"] = body.get("phase")
-                if st["phase"] == "open_round":
-                    self.need_config = True
-                st["round"] = body.get("round", st["round"])
-            elif kind == "round_open":
-                st["round"] = body.get("round")
-            elif kind == "round_result":
-                _, res = decode(kind, body)
-                st["last_result"] = {"round": res.get("round"), "outcome": "result",
-                                     "seats": {s: v.get("net") for s, v in
-                                               res.get("seats", {}).items()}}
-            elif kind == "round_void":
-                st["last_result"] = {"round": body.get("round"), "outcome": "void",
-                                     "reason": body.get("reason")}
-            elif kind == "irregularity":
-                st["irregularities"] += 1
-            elif kind == "irregularity_cleared":
-                st["irregularities"] = max(0, st["irregularities"] - 1)
+            if kind == E.PHASE and self.live.phase == "open_round" and isinstance(body, dict):
+                self.need_config = True
 
 
 class Gateway:
@@ -114,7 +103,9 @@ class Gateway:
         self.tables = {}
         self.published = 0
         self.republished = 0
-        self.last_error = None
+        self.errors = ErrorLog("gateway")   # every error, logged; the latest for /healthz
+        self.fatal = None            # why a shoe's link stopped for good (its store failed)
+        self.failed = threading.Event()     # set with `fatal`: `shoectl gateway` exits on it
         self._saved_at = 0.0
         self._saved = self._load_cursors()
         self._lock = threading.Lock()
@@ -143,7 +134,7 @@ class Gateway:
     # ---- set-up -----------------------------------------------------------------------------
     def add(self, shoe, link, store):
         with self._lock:
-            self.tables[shoe] = _Table(shoe, link, store, self._saved.get(shoe, 0))
+            self.tables[shoe] = _ShoeFeed(shoe, link, store, self._saved.get(shoe, 0))
         if self.client is not None and self.client.is_connected():
             self.client.subscribe(mqtt.topic(shoe, "replay", self.prefix), qos=1)
         self._wake.set()
@@ -204,7 +195,10 @@ class Gateway:
             for t in tables:
                 if t.drain():
                     t.dirty = True
-                if self.fetch_config and t.need_config and not t.fetching:
+                if t.failed is None and getattr(t.link, "fatal", None):
+                    self._link_failed(t)
+                if self.fetch_config and t.need_config and not t.fetching and \
+                        time.monotonic() >= t.config_retry_at and t.failed is None:
                     t.fetching = True
                     threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
             if not self.client.is_connected():
@@ -215,17 +209,36 @@ class Gateway:
             try:
                 self._publish_states(tables)      # first: a new config goes before the results
                 self._publish_events([t for t in tables if t.dirty])
-            except Exception as e:   # the broker went away mid-batch: publish again from cursors
-                self.last_error = str(e)
+            except Exception as e:
+                # the daemon's top loop: whatever failed (the broker gone mid-batch, paho
+                # refusing a publish, a store read) is said, and publishing starts again from
+                # the acknowledged cursors (a re-send is a no-op downstream); never die here
+                self.errors.note("publish", e)
                 for t in tables:
                     t.rewind()
+
+    @property
+    def last_error(self):
+        return self.errors.last
+
+    def _link_failed(self, t):
+        """The shoe's link stopped for good (ShoeLink.fatal: its audit store failed, so it
+        acknowledges nothing more): said once, the gateway unhealthy, `failed` set. What the
+        store holds is still published; nothing new can come."""
+        t.failed = str(t.link.fatal)
+        t.changed = True
+        reason = "shoe %s: the link stopped: %s" % (t.shoe, t.failed)
+        self.errors.note("link", reason, level=logging.ERROR)
+        if self.fatal is None:
+            self.fatal = reason
+        self.failed.set()
 
     def _publish_events(self, tables):
         """Hand new events to paho (at most _BATCH in flight per table) without waiting; the
         cursor advances as PUBACKs arrive, in eseq order; a refused or stale publish rewinds
         `sent` to the cursor so the store is published again from there."""
         if self.fetch_config:   # the collector re-evaluates results with the table's config:
-            tables = [t for t in tables if "config" in t.state]   # let it have that first
+            tables = [t for t in tables if t.live.config is not None]   # let it have that first
         for t in tables:
             room = _BATCH - len(t.inflight)
             if room <= 0:
@@ -274,12 +287,13 @@ class Gateway:
         collector re-evaluates results with it (a result names its pay table only if packed so)."""
         try:
             cfg = t.link.command("status", {}, timeout=5.0).get("config") or {}
-            t.state["config"] = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
-                                 "rules": cfg.get("rules")}
+            t.live.config = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
+                             "rules": cfg.get("rules")}
             t.need_config = False
             t.changed = True
-        except Exception:
-            pass
+        except (ShoeError, OSError, AttributeError) as e:   # refused, no answer, no dict
+            self.errors.note("status", e)
+            t.config_retry_at = time.monotonic() + 2.0       # ask again, not at once
         finally:
             t.fetching = False
 
@@ -295,8 +309,8 @@ class Gateway:
             if not t.changed and t.state_sent is not None and now - t.state_at < \
                     self.state_every:
                 continue
-            st = dict(t.state, published=t.cursor, gateway=self.name, link=_link_health(t.link),
-                      at=now)
+            st = dict(t.live.state(), published=t.cursor, gateway=self.name,
+                      link=_link_health(t.link), at=now)
             # signed under the shoe key's state label, with a counter that only goes up (the
             # collector refuses an older or equal one): keyring.seal_state
             t.state_ctr = max(getattr(t, "state_ctr", 0) + 1, int(now * 1000))
@@ -328,7 +342,7 @@ def _link_health(link):
     """Link figures safe to show anywhere: no key, no MAC, no payload."""
     try:
         s = link.stats()
-    except Exception:
+    except (ShoeError, OSError, AttributeError):   # a link closed or gone
         return {"up": False}
     errs = s.get("errors") or {}
     return {"up": bool(s.get("up")), "reconnects": s.get("reconnects", 0),

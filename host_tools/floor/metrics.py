@@ -44,7 +44,7 @@ def address(text):
     return host, int(port)
 
 
-class _Server:
+class _MetricsServer:
     def __init__(self, httpd):
         self.httpd = httpd
         self.thread = threading.Thread(target=httpd.serve_forever, name="metrics", daemon=True)
@@ -76,7 +76,8 @@ def serve(where, samples, health):
                     ctype = "application/json"
                 else:
                     body, code, ctype = b"not found\n", 404, "text/plain"
-            except Exception as e:       # a figure that fails to read: say so, stay up
+            except Exception as e:       # a figure that fails to read: say so, stay up (the
+                #                          server's top: whatever a daemon's figure raises)
                 body, code, ctype = ("error: %s\n" % type(e).__name__).encode(), 500, "text/plain"
             self.send_response(code)
             self.send_header("Content-Type", ctype)
@@ -92,7 +93,7 @@ def serve(where, samples, health):
     except OSError as e:
         raise ShoeError("cannot serve metrics on %s:%d: %s" % (host, port, e.strerror))
     httpd.daemon_threads = True
-    return _Server(httpd)
+    return _MetricsServer(httpd)
 
 
 # ---- the collector ------------------------------------------------------------------------------
@@ -128,6 +129,7 @@ def collector_samples(c):
         ("shoe_collector_up", "gauge", "1 while the loop runs", [({}, 1 if now - o.loop_at < 5
                                                                         else 0)]),
     ]
+    fams.append(error_family("collector", c.errors))
     fw = c.forward
     if fw is not None:
         fams.append(("shoe_collector_alerts_forwarded_total", "counter", "alerts forwarded "
@@ -150,14 +152,26 @@ def collector_health(c):
     if c.last_error and o.last_commit and o.error_at > o.last_commit:
         problems.append("last error: %s" % str(c.last_error)[:200])
     return not problems, {"name": c.name, "leases": len(c.owned), "queue": c.q.qsize(),
-                          "last_commit": o.last_commit, "problems": problems}
+                          "last_commit": o.last_commit, "problems": problems,
+                          "errors": error_summary(c.errors)}
+
+
+# ---- errors (floor/errlog.py), the same for every daemon ---------------------------------------
+def error_family(daemon, errors):
+    return ("shoe_%s_errors_total" % daemon, "counter", "errors met (each logged), by what "
+            "failed", [({"where": k}, n) for k, n in sorted(dict(errors.counts).items())])
+
+
+def error_summary(errors, n=10):
+    """For /healthz: how many errors, and the last n (time, what failed, the error)."""
+    return {"total": errors.total, "recent": errors.recent(n)}
 
 
 # ---- the gateway --------------------------------------------------------------------------------
 def _link_up(t):
     try:
         return bool(t.link.up())
-    except Exception:
+    except (ShoeError, OSError, AttributeError):     # a link closed or gone
         return False
 
 
@@ -170,7 +184,7 @@ def gateway_samples(gw):
         ("shoe_gateway_link_up", "gauge", "1 while the shoe's link is up",
          [({"shoe": s}, 1 if _link_up(t) else 0) for s, t in tables]),
         ("shoe_gateway_store_head", "gauge", "highest event held in the local store",
-         [({"shoe": s}, t.state.get("head") or 0) for s, t in tables]),
+         [({"shoe": s}, t.live.head or 0) for s, t in tables]),
         ("shoe_gateway_published_cursor", "gauge", "every event up to this one acknowledged by "
          "the broker", [({"shoe": s}, t.cursor) for s, t in tables]),
         ("shoe_gateway_inflight", "gauge", "events published, not yet acknowledged",
@@ -181,6 +195,9 @@ def gateway_samples(gw):
          "request", [({}, gw.republished)]),
         ("shoe_gateway_pruned_total", "counter", "events pruned from the local store",
          [({}, getattr(getattr(gw, "pruner", None), "pruned", 0))]),
+        ("shoe_gateway_link_failed", "gauge", "1 once the shoe's link stopped for good (its "
+         "audit store failed)", [({"shoe": s}, 1 if t.failed else 0) for s, t in tables]),
+        error_family("gateway", gw.errors),
     ]
 
 
@@ -189,7 +206,10 @@ def gateway_health(gw):
     links = {s: _link_up(t) for s, t in list(gw.tables.items())}
     problems = ([] if connected else ["not connected to the broker"]) + [
         "link to %s is down" % s for s, up in sorted(links.items()) if not up]
-    return not problems, {"name": gw.name, "links": links, "problems": problems}
+    if gw.fatal:
+        problems.insert(0, gw.fatal)
+    return not problems, {"name": gw.name, "links": links, "problems": problems,
+                          "errors": error_summary(gw.errors)}
 
 
 # ---- the view -----------------------------------------------------------------------------------
@@ -234,16 +254,19 @@ def view_samples(v):
          "unavailable", [({}, v.db_errors)]),
         ("shoe_view_last_listen_timestamp_seconds", "gauge", "last turn of the change "
          "listener (Unix)", [({}, o.listen_at)]),
+        error_family("view", v.errors),
     ]
 
 
 def view_health(v):
+    import psycopg
     problems = []
     try:
         v.query("SELECT 1")
-    except Exception as e:
+    except (ShoeError, psycopg.Error) as e:     # cannot connect / the query failed
         problems.append("PostgreSQL: %s" % str(e).strip().splitlines()[0][:200])
     if time.time() - v.ops.listen_at > 5:
         problems.append("the change listener has not run for %.0f s" % (
             time.time() - v.ops.listen_at))
-    return not problems, {"url": v.url, "problems": problems}
+    return not problems, {"url": v.url, "problems": problems,
+                          "errors": error_summary(v.errors)}

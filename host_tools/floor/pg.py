@@ -39,6 +39,12 @@ def connect(conninfo, autocommit=True):
         raise ShoeError("cannot connect to PostgreSQL: %s" % str(e).strip().splitlines()[0])
 
 
+def set_role(conn, role):
+    """SET ROLE to `role`, quoted as an identifier (psycopg.sql): a role name is never SQL."""
+    from psycopg import sql
+    conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+
+
 def migrate(conninfo):
     conn = connect(conninfo)
     try:

@@ -39,8 +39,12 @@ class Pruner:
         for t in list(gw.tables.values()):
             try:
                 n += self.prune_table(t, saved.get(t.shoe, t.cursor))
-            except Exception as e:        # never stop publishing for a prune
+            except Exception as e:
+                # broad on purpose: it runs inside the gateway's publishing, which must never
+                # stop (nor rewind) for a prune; said on the gateway's log and kept there
                 self.last_error = "%s: %s" % (type(e).__name__, e)
+                if getattr(gw, "errors", None) is not None:
+                    gw.errors.note("prune", e)
         self.pruned += n
         return n
 

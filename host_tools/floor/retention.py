@@ -21,6 +21,8 @@ from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from psycopg import sql
+
 from host_tools.errors import ShoeError
 
 Partition = namedtuple("Partition", "name lo hi")
@@ -50,13 +52,13 @@ def partitions(conn):
 
 
 def _copy_sql(name):
-    return "COPY (SELECT * FROM %s ORDER BY shoe, eseq) TO STDOUT" % _ident(name)
+    return sql.SQL("COPY (SELECT * FROM {} ORDER BY shoe, eseq) TO STDOUT").format(_ident(name))
 
 
 def _ident(name):
     if not re.fullmatch(r"events_[a-z0-9_]+", name):
         raise ShoeError("not an events partition: %r" % name)
-    return '"%s"' % name
+    return sql.Identifier(name)
 
 
 def _db_digest(conn, name):
@@ -130,16 +132,16 @@ def verify(conn, part, directory):
 
 def _drop(conn, part, man):
     with conn.transaction():
-        conn.execute(
-            "INSERT INTO event_horizon AS h (shoe, eseq) SELECT shoe, max(eseq) FROM %s GROUP BY "
+        conn.execute(sql.SQL(
+            "INSERT INTO event_horizon AS h (shoe, eseq) SELECT shoe, max(eseq) FROM {} GROUP BY "
             "shoe ON CONFLICT (shoe) DO UPDATE SET eseq = GREATEST(h.eseq, EXCLUDED.eseq)"
-            % _ident(part.name))
+        ).format(_ident(part.name)))
         conn.execute("INSERT INTO archives (partition, range_from, range_to, rows, file, sha256) "
                      "VALUES (%s, %s, %s, %s, %s, %s)",
                      (part.name, man["from"], man["to"], man["rows"], man["file"],
                       man["sha256"]))
-        conn.execute("ALTER TABLE events DETACH PARTITION %s" % _ident(part.name))
-        conn.execute("DROP TABLE %s" % _ident(part.name))
+        conn.execute(sql.SQL("ALTER TABLE events DETACH PARTITION {}").format(_ident(part.name)))
+        conn.execute(sql.SQL("DROP TABLE {}").format(_ident(part.name)))
 
 
 def retire(conn, directory, days, now=None, archive_only=False, dry_run=False):

@@ -1,16 +1,23 @@
 """Run a floor service in the foreground until Ctrl-C or SIGTERM (the shoectl commands)."""
 import signal
 import threading
+import time
 
 
-def wait_for_signal(tick=None, every=5.0):
-    """Block until SIGINT/SIGTERM; call tick() every `every` seconds meanwhile."""
+def wait_for_signal(tick=None, every=5.0, until=None):
+    """Block until SIGINT/SIGTERM, or until the Event `until` is set (the service failed: the
+    caller says why); call tick() every `every` seconds meanwhile."""
     stop = threading.Event()
     old = signal.signal(signal.SIGTERM, lambda *a: stop.set())
     try:
-        while not stop.wait(every):
-            if tick:
-                tick()
+        next_tick = time.monotonic() + every
+        while not stop.wait(0.2 if until is not None else every):
+            if until is not None and until.is_set():
+                return
+            if time.monotonic() >= next_tick or until is None:
+                next_tick = time.monotonic() + every
+                if tick:
+                    tick()
     except KeyboardInterrupt:
         pass
     finally:

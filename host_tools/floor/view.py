@@ -40,9 +40,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import psycopg
+
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from host_tools.floor import pg
 from host_tools.floor.auth import ROLES, PgSessions, Throttle
+from host_tools.floor.errlog import ErrorLog
 
 STATIC = Path(__file__).with_name("static")
 _TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
@@ -161,6 +165,7 @@ class FloorView:
         self.server = None
         self._pending = []
         self.db_errors = 0
+        self.errors = ErrorLog("view")   # every error, logged; the latest for /healthz
         self.ops = ViewOps()          # what /metrics shows (metrics.view_samples)
 
     # ---- database -----------------------------------------------------------------------------
@@ -169,7 +174,7 @@ class FloorView:
         if c is None or c.closed:
             c = pg.connect(self.db_url)
             if self.role:
-                c.execute("SET ROLE %s" % self.role)
+                pg.set_role(c, self.role)
             self._local.conn = c
         return c
 
@@ -178,8 +183,8 @@ class FloorView:
             try:
                 cur = self._conn().execute(sql, args)
                 return [_row(cur, r) for r in cur.fetchall()]
-            except Exception:
-                self._local.conn = None
+            except (ShoeError, psycopg.Error):   # cannot connect, or the connection broke:
+                self._local.conn = None           # once more on a new one
                 if attempt:
                     raise
 
@@ -251,15 +256,15 @@ class FloorView:
         if not evs and r is None:
             return None
         kinds = {e["kind"] for e in evs}
-        revealed = "reveal" in kinds or "round_result" in kinds or "round_void" in kinds
-        opened = next((e for e in evs if e["kind"] == "round_open"), None)
+        revealed = E.REVEAL in kinds or E.ROUND_RESULT in kinds or E.ROUND_VOID in kinds
+        opened = next((e for e in evs if e["kind"] == E.ROUND_OPEN), None)
         dealt = [{"position": e["position"], "target": e["target"], "card": None}
-                 for e in evs if e["kind"] == "card"]
+                 for e in evs if e["kind"] == E.CARD]
         out = {"shoe": shoe, "round": rnd, "revealed": revealed, "settled": r,
                "opened_at": opened["received_at"] if opened else None,
                "wagers": (opened or {}).get("wagers") or {}, "dealt": dealt, "seats": None,
                "dealer": None, "void": next((e["reason"] for e in evs
-                                             if e["kind"] == "round_void"), None),
+                                             if e["kind"] == E.ROUND_VOID), None),
                "alerts": self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM "
                                     "alerts WHERE shoe = %s AND eseq > %s" + (
                                         " AND eseq <= %s" if r else "") + " ORDER BY id",
@@ -274,15 +279,15 @@ class FloorView:
                            " 'dealer', body->'dealer', 'all_six_card', body->'all_six_card') END "
                            "AS result FROM events WHERE " + bound + " AND kind IN ('card', "
                            "'reveal', 'round_result') ORDER BY eseq", args)
-        shown = next((c["cards"] for c in cards if c["kind"] == "reveal"), None)
-        clear = {c["position"]: c["card"] for c in cards if c["kind"] == "card"}
+        shown = next((c["cards"] for c in cards if c["kind"] == E.REVEAL), None)
+        clear = {c["position"]: c["card"] for c in cards if c["kind"] == E.CARD}
         for d in dealt:
             p = d["position"]
             if isinstance(shown, list) and isinstance(p, int) and 0 <= p < len(shown):
                 d["card"] = shown[p]
             else:
                 d["card"] = clear.get(p)
-        res = next((c["result"] for c in cards if c["kind"] == "round_result"), None)
+        res = next((c["result"] for c in cards if c["kind"] == E.ROUND_RESULT), None)
         if res:
             out["seats"], out["dealer"] = res.get("seats"), res.get("dealer")
             out["all_six_card"] = res.get("all_six_card")
@@ -378,7 +383,7 @@ class FloorView:
             try:
                 conn = pg.connect(self.db_url)
                 if self.role:
-                    conn.execute("SET ROLE %s" % self.role)
+                    pg.set_role(conn, self.role)
                 conn.execute("LISTEN floor")
                 self._publish(self.floor())
                 last_tick = time.monotonic()
@@ -395,7 +400,10 @@ class FloorView:
                             self._cond.notify_all()   # pages re-draw ages and link health
                     self._publish(rows)
                 conn.close()
-            except Exception:
+            except Exception as e:
+                # the listener thread's top loop: PostgreSQL away (or anything else) is said and
+                # tried again in a second; a dead listener would freeze every page
+                self.errors.note("listen", e)
                 self._stop.wait(1.0)
 
     def _changed(self, conn):
@@ -656,10 +664,9 @@ class FloorView:
                     return self._get(path, s, kind, extra)
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
-                except Exception as e:     # PostgreSQL away: say so, do not drop the line
-                    if not type(e).__module__.startswith("psycopg"):
-                        raise
-                    view.db_errors += 1
+                except (psycopg.Error, ShoeError) as e:   # PostgreSQL away: say so, do not
+                    view.db_errors += 1                   # drop the line
+                    view.errors.note("database", e)
                     self._error(503, "the floor's database is unavailable", "api")
 
             def _do_login(self):
@@ -736,7 +743,7 @@ class FloorView:
                     return None
                 return self._error(404, "not found", kind)
 
-        self.server = _Server((self.host, self.port), Handler)
+        self.server = _ViewServer((self.host, self.port), Handler)
         if self.tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -801,7 +808,7 @@ class ViewOps:
             self.logins[outcome] += 1
 
 
-class _Server(ThreadingHTTPServer):
+class _ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address):

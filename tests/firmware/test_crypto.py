@@ -1,6 +1,7 @@
 """shoe.crypto.hmac_sha256 equals the standard library's HMAC for any key and message, the first
-time a key is seen and every time after (its pads are kept for up to 4 keys), for bytes and
-bytearray keys, keys longer than a block included; the same under MicroPython."""
+time a key is seen and every time after (its pads are kept: one cache for every HMAC, the link's
+messages included, emptied when full), for bytes and bytearray keys, keys longer than a block
+included; the same under MicroPython."""
 import hashlib
 import hmac
 
@@ -18,7 +19,25 @@ def test_hmac_equals_the_standard_one_for_fresh_and_kept_keys(keys, msg, mutable
         for k in keys:
             key = bytearray(k) if mutable else k
             assert crypto.hmac_sha256(key, msg) == hmac.new(k, msg, hashlib.sha256).digest()
-    assert len(crypto._pads) <= 4
+    assert len(crypto._pads) <= crypto.PADS_MAX
+
+
+def test_one_pad_cache_for_the_link_and_every_other_hmac(monkeypatch):
+    """shoe.link.message.mac takes its pads from shoe.crypto's cache (one cache, one
+    eviction): a key used by either is computed once; a full cache is emptied, not grown."""
+    from shoe.link import message
+    monkeypatch.setattr(crypto, "_pads", {})
+    monkeypatch.setattr(crypto, "PADS_MAX", 3)
+    k = b"k" * 16
+    assert message.mac(k, b"TAG", b"core") == hmac.new(k, b"TAGcore", hashlib.sha256).digest()[:16]
+    assert list(crypto._pads) == [k]
+    crypto.hmac_sha256(k, b"x")
+    assert list(crypto._pads) == [k]
+    sizes = []
+    for i in range(5):
+        message.mac(bytes([i]) * 20, b"T", b"c")
+        sizes.append(len(crypto._pads))
+    assert sizes == [2, 3, 1, 2, 3]         # emptied when a 4th key came
 
 
 def test_hmac_under_micropython():

@@ -8,11 +8,10 @@ chain: docs/protocol.md section 4. Both MACs bind the shoe id: the tag they are 
 with `reason` (malformed, bad_mac).
 """
 import hashlib
-import sys
 
 from micropython import const
 
-from shoe.crypto import equal
+from shoe.crypto import equal, pads
 from shoe.errors import ShoeError
 from shoe.link import codec
 
@@ -28,26 +27,10 @@ class LinkError(ShoeError):
         self.detail = detail
 
 
-_pads = {}  # key -> (inner pad, outer pad): HMAC without re-deriving them for every message
-# a shoe holds 3 keys; a host process may hold a floor's (a collector verifies every shoe's)
-_PADS_MAX = 4 if sys.implementation.name == "micropython" else 4096
-
-
-def _pad(key):
-    p = _pads.get(key)
-    if p is None:
-        k = hashlib.sha256(key).digest() if len(key) > 64 else key
-        k = bytes(k) + bytes(64 - len(k))
-        p = (bytes(b ^ 0x36 for b in k), bytes(b ^ 0x5C for b in k))
-        if len(_pads) >= _PADS_MAX:
-            _pads.clear()
-        _pads[bytes(key)] = p
-    return p
-
-
 def mac(key, tag, core):
-    """HMAC-SHA256(key, tag + core)[:16] (= shoe.crypto.hmac_sha256, with cached pads)."""
-    ipad, opad = _pad(key)
+    """HMAC-SHA256(key, tag + core)[:16] (= shoe.crypto.hmac_sha256 of tag + core, without
+    joining them; the pads from shoe.crypto's one cache)."""
+    ipad, opad = pads(key)
     h = hashlib.sha256(ipad)
     h.update(tag)
     h.update(core)

@@ -18,6 +18,7 @@ from host_tools import hoststate
 from host_tools.errors import ShoeError
 from host_tools.floor import gateway as gateway_mod, metrics, pg, retention
 from host_tools.floor.collector import Collector
+from host_tools.floor.errlog import ErrorLog
 from host_tools.floor.forward import Forwarder
 from host_tools.sim.floor.harness import Floor
 from host_tools.floor.prune import Pruner
@@ -328,7 +329,8 @@ def test_healthz_says_what_is_wrong():
     up = types.SimpleNamespace(up=lambda: True)
     down = types.SimpleNamespace(up=lambda: False)
     client = types.SimpleNamespace(is_connected=lambda: True)
-    gw = types.SimpleNamespace(name="gw", client=client, tables={
+    gw = types.SimpleNamespace(name="gw", client=client, fatal=None, errors=ErrorLog("gw"),
+                               tables={
         "T001": types.SimpleNamespace(link=up), "T002": types.SimpleNamespace(link=down)})
     srv = metrics.serve("127.0.0.1:0", lambda: [], lambda: metrics.gateway_health(gw))
     try:
