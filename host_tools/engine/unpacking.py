@@ -1,7 +1,6 @@
 """The reading half of shoe.games.packing: unpack(data) -> the round_result (the host unpacks;
 the device only packs). The layout is described in shoe.games.packing.
 """
-from host_tools import events as E
 from shoe import cards as _cards
 from shoe.games.packing import BONUS_CATS, HAND_CATS, PackError
 from shoe.games.vocab import FCF, HCF, ONE, WAGERS
@@ -63,7 +62,9 @@ def _unpack(rd):
     _need(b0 >> 4 == 1 and b0 & 15 < 2, "unknown format")
     g = b0 & 15
     flags = rd.byte()
-    r = {"type": E.ROUND_RESULT, "game": FCF if g == 0 else HCF}
+    # the type the engine gives a result (shoe.games.engine.settle), not events.ROUND_RESULT:
+    # events.decode imports this module; the engine stays free of the host's vocabulary
+    r = {"type": "round_result", "game": FCF if g == 0 else HCF}
     if flags & 1:
         r["round"] = rd.varint()
     if flags & 2:
