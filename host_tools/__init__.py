@@ -1,4 +1,5 @@
 """Host tools for the smart dealing shoe: the `shoectl` command and the libraries behind it."""
+
 import sys
 
 if "micropython" not in sys.modules:  # CPython: the firmware's `from micropython import const`

@@ -4,6 +4,7 @@ argv[1] = board name (pico | esp32); MICROPYPATH has board/<name> first (see tes
 argv[2] = a scratch directory. Every check runs (mpycheck.run); tests/board/test_boards.py
 has one test per check and board.
 """
+
 import json
 import os
 import sys
@@ -13,7 +14,8 @@ import main
 import wiring
 from mfrc522_chip import MFRC522Chip, Tag
 from mpycheck import run
-from shoe.drivers.hwbuild import build, WiringError
+
+from shoe.drivers.hwbuild import WiringError, build
 
 board = sys.argv[1]
 base = sys.argv[2]
@@ -56,8 +58,9 @@ def check_bundle_reads_a_tag_and_sees_the_beam():
     chip = hw.reader.chip
     chip._cs.history = Discard()
     spi = chip._spi
-    spi.device = MFRC522Chip(cs=chip._cs, tags=[Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06",
-                                                              b"3A7FRAs1d52a21b")])
+    spi.device = MFRC522Chip(
+        cs=chip._cs, tags=[Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", b"3A7FRAs1d52a21b")]
+    )
     assert hw.reader.poll() == ("card", b"3A7FRAs1d52a21b")
     # the beam IRQ is wired to the pin the wiring names
     hw.beam.start()
@@ -129,7 +132,7 @@ def check_crash_guard():
 
     sys.modules["shoe.app"] = FakeApp
     shoe.app = FakeApp
-    for i in range(3):
+    for _i in range(3):
         try:
             main.main()
         except ValueError:
@@ -148,5 +151,12 @@ def check_crash_guard():
     assert FakeApp.runs == 4
 
 
-run([check_wiring_followed, check_bundle_reads_a_tag_and_sees_the_beam,
-     check_optical_service_jumper_and_bad_wiring, check_firmware_dir_selection, check_crash_guard])
+run(
+    [
+        check_wiring_followed,
+        check_bundle_reads_a_tag_and_sees_the_beam,
+        check_optical_service_jumper_and_bad_wiring,
+        check_firmware_dir_selection,
+        check_crash_guard,
+    ]
+)

@@ -1,4 +1,5 @@
 """The engine's fast paths give what the general code gives (issue 10's chip speed work)."""
+
 import copy
 
 import pytest
@@ -7,11 +8,14 @@ from shoe.games import engine
 from tests.firmware.games.test_invalid import GOOD
 
 
-@pytest.mark.parametrize("hand,words", [
-    # twice in the hand, and a card the dealer holds before it: "twice" is reported
-    (["As", "Ah", "Qs", "Js", "As"], ["seat 1 cards", "As twice"]),
-    (["As", "Ks", "Qs", "Js", "Ks"], ["seat 1 cards", "Ks twice"]),
-])
+@pytest.mark.parametrize(
+    "hand,words",
+    [
+        # twice in the hand, and a card the dealer holds before it: "twice" is reported
+        (["As", "Ah", "Qs", "Js", "As"], ["seat 1 cards", "As twice"]),
+        (["As", "Ks", "Qs", "Js", "Ks"], ["seat 1 cards", "Ks twice"]),
+    ],
+)
 def test_a_card_twice_in_a_hand_is_reported_before_one_held_elsewhere(hand, words):
     obj = copy.deepcopy(GOOD)
     obj["seats"]["1"]["cards"] = hand
@@ -45,7 +49,7 @@ def test_a_raise_equal_to_the_ante_but_not_an_integer_is_refused(ante, raise_amo
     assert e.value.reason == "invalid_raise"
 
 
-@pytest.mark.parametrize("amount", [5.0, True, "5", -5, 10 ** 10, None])
+@pytest.mark.parametrize("amount", [5.0, True, "5", -5, 10**10, None])
 def test_the_inline_wager_check_refuses_what_check_wagers_refuses(amount):
     obj = copy.deepcopy(GOOD)
     obj["seats"]["1"]["wagers"]["prime"] = amount
@@ -75,7 +79,7 @@ def test_best_names_equal_best_cards_in_any_card_order():
 # --- the one-pass validate, the best cards of grouped hands, the All-Six card given apart, the
 # net of a seat with every wager: each compared with the general code it replaces ----------------
 
-_JUNK = [None, True, 0, -1, 5.5, "x", "As", "Zz", [], ["As"], {}, {"a": 1}, 10 ** 10, 7]
+_JUNK = [None, True, 0, -1, 5.5, "x", "As", "Zz", [], ["As"], {}, {"a": 1}, 10**10, 7]
 
 
 def _mutate(rng, obj, faults):
@@ -83,7 +87,7 @@ def _mutate(rng, obj, faults):
     for _ in range(faults):
         paths = []
 
-        def walk(x, p):
+        def walk(x, p, paths=paths):
             if isinstance(x, dict):
                 for k in x:
                     paths.append(p + (k,))
@@ -102,8 +106,9 @@ def _mutate(rng, obj, faults):
         if what < 0.15 and isinstance(target, dict):
             del target[path[-1]]
         elif what < 0.25 and isinstance(target, dict):
-            target[rng.choice(["bogus", "raise", "wagers", "7", "prime", "all_six"])] = \
-                rng.choice(_JUNK)
+            target[rng.choice(["bogus", "raise", "wagers", "7", "prime", "all_six"])] = rng.choice(
+                _JUNK
+            )
         elif what < 0.45 and isinstance(target, list) and all(isinstance(c, str) for c in target):
             target[path[-1]] = rng.choice(target)  # a card twice, or another hand's card
         else:
@@ -146,8 +151,16 @@ def test_one_pass_validate_equals_the_three_pass_reference():
             want = ("ok", engine.settle(want[1]))
         assert got == want, obj
         seen.add(got[1] if got[0] == "error" else "ok")
-    assert {"ok", "bad_card", "duplicate_card", "bad_wager", "invalid_raise",
-            "ante_odds", "card_count", "bad_round"} <= seen, seen
+    assert {
+        "ok",
+        "bad_card",
+        "duplicate_card",
+        "bad_wager",
+        "invalid_raise",
+        "ante_odds",
+        "card_count",
+        "bad_round",
+    } <= seen, seen
 
 
 def _best_hands():
@@ -215,4 +228,5 @@ def test_seat_net_equals_net_of_its_wagers():
         limit = None if i % 2 else FRACTIONAL_FCF["payout_limit"]
         for seat in engine.evaluate_round(r)["seats"].values():
             assert (seat["net"], seat["capped"], seat["uncapped_net"]) == net_of(
-                seat["wagers"].values(), limit)
+                seat["wagers"].values(), limit
+            )

@@ -1,11 +1,29 @@
 """The engine's round validation as it was before the one-pass version (three passes over the
-seats: cards, wagers, raises), kept as the reference that tests/firmware/games/test_fastpaths.py compares
-engine.validate with (same result, or the same error, on every round)."""
+seats: cards, wagers, raises), kept as the reference that tests/firmware/games/test_fastpaths.py
+compares engine.validate with (same result, or the same error, on every round)."""
+
 from shoe.games import paytable as _paytable
-from shoe.games.engine import (FCF, HCF, MAX_AMOUNT, _KNOWN, _ROUND_KEYS, _SEAT_KEYS,  # noqa: F401
-                               _SEAT_NUMBERS, _WAGERS, EngineError, _check_raise, _dups,
-                               _game, module, _offered, _rules, check_wagers, fail,
-                               parse_card, parse_cards)
+from shoe.games.engine import (  # noqa: F401
+    _KNOWN,
+    _ROUND_KEYS,
+    _SEAT_KEYS,
+    _SEAT_NUMBERS,
+    _WAGERS,
+    FCF,
+    HCF,
+    MAX_AMOUNT,
+    EngineError,
+    _check_raise,
+    _dups,
+    _game,
+    _offered,
+    _rules,
+    check_wagers,
+    fail,
+    module,
+    parse_card,
+    parse_cards,
+)
 
 
 def validate(obj):
@@ -22,11 +40,12 @@ def validate(obj):
     try:
         table = _paytable.load(obj["paytable"], game)
     except _paytable.PaytableError as e:
-        raise EngineError(str(e), "paytable")
+        raise EngineError(str(e), "paytable") from e
     for k in ("round", "deck"):
         v = obj.get(k)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
-                              or not 0 <= v < 1 << 30):
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 30
+        ):
             fail("int_field", k, (v,))
     rules = _rules(game, obj.get("rules"))
     if "dealer" not in obj:
@@ -71,18 +90,22 @@ def validate(obj):
             o = owner[c]
             if o:
                 _dups(ids, s["cards"], k)
-                fail("held", k, s["cards"][i], "the dealer" if o == 7 else
-                     "the all_six_card" if o == 8 else "seat %d" % o)
+                fail(
+                    "held",
+                    k,
+                    s["cards"][i],
+                    "the dealer" if o == 7 else "the all_six_card" if o == 8 else "seat %d" % o,
+                )
             owner[c] = t
             i += 1
         seats.append((k, ids, s))
     secs = table.sections
     offers_all = True  # most tables offer every optional wager: then no per-seat check
-    for key in _WAGERS[game][1 if game == HCF else 2:]:
+    for key in _WAGERS[game][1 if game == HCF else 2 :]:
         if key not in secs:
             offers_all = False
     known = _KNOWN[game]
-    for k, ids, s in seats:
+    for k, _ids, s in seats:
         w = s.get("wagers")
         if w is None:
             fail("no_wagers", k)
@@ -91,8 +114,12 @@ def validate(obj):
             try:
                 for key in w:
                     a = w[key]
-                    if (key not in known or a is True or a is False
-                            or not 0 <= (a | 0) <= MAX_AMOUNT):
+                    if (
+                        key not in known
+                        or a is True
+                        or a is False
+                        or not 0 <= (a | 0) <= MAX_AMOUNT
+                    ):
                         ok = False
                         break
             except TypeError:  # a | 0 of a non-integer

@@ -1,10 +1,12 @@
 """MicroPython, 64k heap: a deal and a stub through the ledger and the tracker under
 micropython.heap_lock(): the per-card paths allocate nothing."""
+
 import json
+
 import micropython
 
-from shoe.deck.ledger import Ledger
 from shoe.dealing.tracker import Tracker
+from shoe.deck.ledger import Ledger
 
 S = 0x3A7F
 
@@ -40,8 +42,9 @@ def main():
     finally:
         micropython.heap_unlock()
     rep = lg.close_pass()
-    print(json.dumps({"dealt": tr.n, "stub": rep["counts"]["stub"],
-                      "ok": ok and end and rep["ok"]}))
+    print(
+        json.dumps({"dealt": tr.n, "stub": rep["counts"]["stub"], "ok": ok and end and rep["ok"]})
+    )
 
 
 main()
