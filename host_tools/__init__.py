@@ -2,6 +2,8 @@
 
 import sys
 
+from shoe import VERSION as __version__  # written once, in firmware/shoe/__init__.py
+
 if "micropython" not in sys.modules:  # CPython: the firmware's `from micropython import const`
     from host_tools import _micropython
 

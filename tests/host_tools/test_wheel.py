@@ -1,6 +1,10 @@
-"""The wheel works outside the checkout: it holds every subpackage and its data files, and an
-unpacked copy imports and settles a round (pyproject.toml, package discovery)."""
+"""The wheel works outside the checkout: it holds every subpackage and its data files, an
+unpacked copy imports and settles a round (pyproject.toml, package discovery), and installed with
+its dependencies ([floor]) into a fresh environment the floor's daemons start
+(pyproject.toml's dependency groups). Offline: the dependencies are this .venv's, repacked
+(tests/host_tools/wheelhouse.py)."""
 
+import ast
 import json
 import os
 import shutil
@@ -8,7 +12,11 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
+import host_tools
 from host_tools.runtime import ROOT
+from tests.host_tools import wheelhouse
 
 ROUND = {
     "game": "four-card-frenzy",
@@ -25,16 +33,19 @@ ROUND = {
 }
 
 
-def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path):
-    # built from a copy of what the wheel is made of: no build/ left in the checkout, and no
-    # stale file of an earlier build (setuptools reuses build/lib) can hide a missing package
-    src = tmp_path / "src"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The project's wheel, built from a copy of what it is made of: no build/ left in the
+    checkout, and no stale file of an earlier build (setuptools reuses build/lib) can hide a
+    missing package."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
     junk = shutil.ignore_patterns("node_modules", "__pycache__", "*.pyc")
     for d in ("host_tools", "firmware"):
         shutil.copytree(ROOT / d, src / d, ignore=junk)
     for f in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / f, src / f)
-    out = tmp_path / "dist"
+    out = tmp / "dist"
     subprocess.run(
         [
             sys.executable,
@@ -54,6 +65,11 @@ def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path):
         timeout=120,
     )
     (whl,) = out.glob("*.whl")
+    return whl
+
+
+def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path, wheel):
+    whl = wheel
     with zipfile.ZipFile(whl) as z:
         names = set(z.namelist())
         z.extractall(tmp_path / "site")
@@ -107,3 +123,88 @@ def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path):
     with Evaluator("cpython") as ev:  # the checkout's engine: the same bytes
         (here,) = list(ev.results([json.dumps(ROUND)]))
     assert lines[1] == here
+
+
+def _floor_imports():
+    """Every third-party module the floor's product code imports (host_tools/floor/, at module
+    level or inside a function: most are imported where they are first used)."""
+    out = set()
+    for path in sorted((ROOT / "host_tools" / "floor").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out.add(node.module)
+    top = {m.split(".")[0] for m in out}
+    # amqtt: brokerauth's plugin classes for the embedded amqtt broker (a stand-in: floor-demo)
+    ours = {"host_tools", "shoe", "amqtt"}
+    return sorted(m for m in out if m.split(".")[0] in top - set(sys.stdlib_module_names) - ours)
+
+
+def test_wheel_installed_with_floor_runs_the_daemons(tmp_path, wheel):
+    mods = _floor_imports()
+    assert {"paho.mqtt.client", "psycopg", "argon2"} <= set(mods), mods
+    floor = ["host_tools.floor." + p.stem for p in (ROOT / "host_tools" / "floor").glob("*.py")]
+    house = tmp_path / "wheels"
+    house.mkdir()
+    need = wheelhouse.project_requirements(ROOT / "pyproject.toml", ["floor"])
+    for dist in wheelhouse.closure(need).values():
+        wheelhouse.repack(dist, house)
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60
+    )
+    py = venv / "bin" / "python"
+    inst = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(py),
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-compile",
+            "--disable-pip-version-check",
+            "--find-links",
+            str(house),
+            "%s[floor]" % wheel,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def run(*cmd, stdin=None):
+        p = subprocess.run(
+            [str(c) for c in cmd],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+            input=stdin,
+        )
+        assert p.returncode == 0, "%s\n%s%s" % (cmd, p.stdout, p.stderr[-3000:])
+        return p.stdout
+
+    shoectl = venv / "bin" / "shoectl"
+    assert "--broker" in run(shoectl, "gateway", "--help")
+    assert "--broker" in run(shoectl, "collector", "--help")
+    # the floor's modules and what they import when the daemons start (paho, psycopg with its
+    # libpq, argon2), and the version written once (firmware/shoe/__init__.py) as the installed
+    # metadata says
+    probe = (
+        "import importlib, importlib.metadata as md, host_tools\n"
+        "for m in %r: importlib.import_module(m)\n"
+        "print(host_tools.__file__, host_tools.__version__, md.version('smart-dealing-shoe'))"
+        % (sorted(floor) + mods,)
+    )
+    where, version, meta = run(py, "-c", probe).split()
+    assert where.startswith(str(venv)), where
+    assert version == meta == host_tools.__version__
+    out = run(shoectl, "eval", "--runtime", "cpython", stdin=json.dumps(ROUND) + "\n")
+    assert json.loads(out.splitlines()[0])["type"] == "round_result"
