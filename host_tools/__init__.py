@@ -2,8 +2,6 @@
 
 import sys
 
-from shoe import VERSION as __version__  # written once, in firmware/shoe/__init__.py
-
 if "micropython" not in sys.modules:  # CPython: the firmware's `from micropython import const`
     from host_tools import _micropython
 
@@ -15,3 +13,8 @@ if "cryptolib" not in sys.modules:  # CPython: the firmware's AES (shoe/link/cip
         from host_tools import _cryptolib
 
         sys.modules["cryptolib"] = _cryptolib
+
+# The version, written once: VERSION in firmware/shoe/__init__.py (pyproject.toml reads it too).
+from shoe import VERSION  # noqa: E402 - after the stand-ins above
+
+__version__ = VERSION

@@ -74,7 +74,7 @@ def _manifest():
     def module(*a, **kw):
         seen["opt"].add(kw.get("opt", 0))
 
-    ns = {"metadata": lambda **kw: None, "module": module}
+    ns = {"metadata": lambda **kw: None, "module": module, "__file__": str(MANIFEST)}
     exec(MANIFEST.read_text(), ns)
     return ns, seen["opt"]
 
