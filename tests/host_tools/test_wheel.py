@@ -208,3 +208,14 @@ def test_wheel_installed_with_floor_runs_the_daemons(tmp_path, wheel):
     assert version == meta == host_tools.__version__
     out = run(shoectl, "eval", "--runtime", "cpython", stdin=json.dumps(ROUND) + "\n")
     assert json.loads(out.splitlines()[0])["type"] == "round_result"
+
+
+def test_every_dependency_of_every_group_is_pinned_in_requirements_txt():
+    # pyproject.toml names the packages, requirements.txt pins them (and `make venv` installs
+    # exactly that list): each group's whole closure, as installed, is pinned there
+    groups = wheelhouse.group_names(ROOT / "pyproject.toml")
+    assert {"floor", "floor-demo", "diagnose", "par", "dev"} <= set(groups), groups
+    pinned = wheelhouse.pinned(ROOT / "requirements.txt")
+    need = wheelhouse.project_requirements(ROOT / "pyproject.toml", groups)
+    for key, dist in wheelhouse.closure(need).items():
+        assert pinned.get(key) == dist.version, (key, dist.version, pinned.get(key))

@@ -45,6 +45,26 @@ def project_requirements(pyproject, extras):
     return out
 
 
+def group_names(pyproject):
+    """The optional dependency groups of pyproject.toml."""
+    project = tomllib.loads(Path(pyproject).read_text())["project"]
+    return sorted(project.get("optional-dependencies", {}))
+
+
+def pinned(requirements_txt):
+    """{canonical name: version} of the `name==version` lines of requirements.txt whose
+    environment marker holds here."""
+    out = {}
+    for line in Path(requirements_txt).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate():
+                (spec,) = req.specifier
+                out[canonicalize_name(req.name)] = spec.version
+    return out
+
+
 def closure(requirements):
     """-> {canonical name: Distribution} of the installed distributions `requirements` need,
     following each one's own requirements (markers evaluated here, extras followed).
