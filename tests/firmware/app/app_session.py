@@ -13,11 +13,10 @@ import json
 import sys
 import time
 
-from host import Endpoint
-
 import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
+from host import Endpoint
 
 KEYS = {
     "shoe": b"demo-shoe-key-0001",

@@ -13,10 +13,9 @@ import json
 import sys
 import time
 
-from host import Endpoint
-
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
+from host import Endpoint
 
 KEYS = {
     "shoe": b"demo-shoe-key-0001",

@@ -6,15 +6,14 @@ Clocks are fakes (a counter the test advances): no sleeps.
 
 import asyncio
 import json
+import micropython
 import time
 
 import machine
-import micropython
 from mpycheck import run
-
 from shoe.drivers.beam import Beam, ExitMatcher
-from shoe.drivers.led import LedPlayer
 from shoe.drivers.lid import Lid
+from shoe.drivers.led import LedPlayer
 from shoe.drivers.watchdog import Watchdog
 
 

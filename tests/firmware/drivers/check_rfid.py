@@ -6,14 +6,13 @@ every check runs (mpycheck.run), each reports its own JSON line, pytest has one 
 
 import asyncio
 import json
+import sys
 
 import machine
 from iso_tag import AirClock
 from mfrc522_chip import MFRC522Chip, Tag, crc_a, with_crc
 from mpycheck import run
-
-from shoe.drivers.mfrc522 import MFRC522, RFIDError
-from shoe.drivers.mfrc522 import crc_a as driver_crc
+from shoe.drivers.mfrc522 import MFRC522, RFIDError, crc_a as driver_crc
 from shoe.drivers.rfid import RFIDReader
 
 CODE = b"3A7FRAs1d52a21b"

@@ -14,10 +14,9 @@ from iso_tag import AirClock, IsoTag
 from mfrc522_chip import MFRC522Chip, Tag, with_crc
 from mpycheck import run
 from ntag424 import Ntag424
-
-from shoe import sun
 from shoe.drivers.mfrc522 import MFRC522
 from shoe.drivers.rfid import RFIDReader
+from shoe import sun
 
 with open(sys.argv[1]) as f:
     SPECS = json.load(f)
@@ -228,8 +227,8 @@ def check_mixed_field_and_no_alloc():
 def check_guard_times():
     """After the ATS the reader keeps the tag's SFGT (SFGI 1: 604 us) before its first block;
     the frame after a DESELECT waits until its 1 ms answer window is over."""
-    import shoe.drivers.isodep as d
     import shoe.drivers.mfrc522 as m
+    import shoe.drivers.isodep as d
 
     clk = AirClock()
     real = m.time, d.time

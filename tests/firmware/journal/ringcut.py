@@ -9,8 +9,8 @@ try:
 except ImportError:
     from flash import FakeFlash, PowerCut
 
-from shoe.journal.journal import Journal
 from shoe.journal.ringstore import RingStore
+from shoe.journal.journal import Journal
 
 LAYOUT = (("journal.log", 5, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1), ("marks", 2, 1))
 NONCE = b"\x11\x22\x33\x44"

@@ -2,11 +2,10 @@
 micropython.heap_lock(): the per-card paths allocate nothing."""
 
 import json
-
 import micropython
 
-from shoe.dealing.tracker import Tracker
 from shoe.deck.ledger import Ledger
+from shoe.dealing.tracker import Tracker
 
 S = 0x3A7F
 

@@ -5,8 +5,8 @@ import json
 import random
 import sys
 
-from shoe.dealing import setup  # noqa: F401 (the table imports it at its first configure: code,
 from shoe.table import Table
+from shoe.dealing import setup  # noqa: F401 (the table imports it at its first configure: code,
 
 #                                 not the table's data, which is what this measures)
 if sys.argv[-1] == "real":
