@@ -12,6 +12,7 @@ help:
 	@echo "make demo   - play rounds of Four Card Frenzy on the virtual board"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - run the benchmarks (figures, not tests)"
+	@echo "make lint   - ruff (lint and format check) and mypy (tools/lint_fix.sh applies ruff's fixes)"
 	@echo "make floor  - a simulated casino floor in the browser (MQTT + PostgreSQL)"
 	@echo "make pico-firmware - a UF2 with the firmware frozen in (docs/hardware.md)"
 	@echo "make cert   - the clause matrix and firmware hashes in build/cert (docs/certification.md)"
@@ -56,6 +57,17 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# Lint and type check (pyproject.toml [tool.ruff], [tool.mypy]): every check runs, then the target
+# fails if any failed. tools/lint_fix.sh applies what ruff can fix by itself (imports, format).
+.PHONY: lint
+LINT_PATHS := host_tools tests bench tools
+lint: $(STAMP)
+	@status=0; \
+	  $(BIN)/ruff check $(LINT_PATHS) || status=1; \
+	  $(BIN)/ruff format --check $(LINT_PATHS) || status=1; \
+	  $(BIN)/mypy host_tools || status=1; \
+	  exit $$status
 
 # The certification material (docs/certification.md): the clause matrix (fails if a rule clause
 # lacks code or a test) and the firmware hashes / attestation manifests, in build/cert.

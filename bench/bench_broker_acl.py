@@ -5,6 +5,7 @@ open and then with brokerauth's passwd and acl files.
     .venv/bin/python bench/bench_broker_acl.py [--engines aedes,amqtt] [--messages 20000]
 amqtt runs in this process (beside the paho clients), aedes in its own Node process.
 """
+
 import argparse
 import sys
 import tempfile
@@ -16,16 +17,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import host_tools  # noqa: E402,F401
-from host_tools.floor import brokerauth# noqa: E402
-from host_tools.sim.floor import brokers# noqa: E402
+from host_tools.floor import brokerauth  # noqa: E402
 from host_tools.floor.mqtt import topic  # noqa: E402
+from host_tools.sim.floor import brokers  # noqa: E402
 
 
 def _client(user, password):
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
-    c = paho.Client(CallbackAPIVersion.VERSION2, client_id=user, clean_session=True,
-                    protocol=paho.MQTTv311)
+
+    c = paho.Client(
+        CallbackAPIVersion.VERSION2, client_id=user, clean_session=True, protocol=paho.MQTTv311
+    )
     c.max_inflight_messages_set(200)
     c.max_queued_messages_set(0)
     if password:
@@ -44,6 +47,7 @@ def run(engine, n, files=None, pw=None):
             got[0] += 1
             if got[0] >= n:
                 done.set()
+
         sub.on_message = on_message
         sub.on_subscribe = lambda *a: ready.set()
         sub.connect("127.0.0.1", b.port)
@@ -64,8 +68,11 @@ def run(engine, n, files=None, pw=None):
             c.disconnect()
     finally:
         b.stop()
-    print("%-6s %-10s %6d/%d delivered in %5.1f s: %6.0f msg/s" % (
-        engine, "users+ACL" if files else "open", got[0], n, dt, got[0] / dt), flush=True)
+    print(
+        "%-6s %-10s %6d/%d delivered in %5.1f s: %6.0f msg/s"
+        % (engine, "users+ACL" if files else "open", got[0], n, dt, got[0] / dt),
+        flush=True,
+    )
 
 
 def main():
@@ -76,8 +83,7 @@ def main():
     d = Path(tempfile.mkdtemp(prefix="bench-acl-"))
     plan = brokerauth.Plan.build(["T001"], ["collector-1"])
     files = brokerauth.write(d, plan, port=0, bind="127.0.0.1", data=d)
-    pw = {u: (files["credentials"] / (u + ".password")).read_text().strip()
-          for u in plan.users()}
+    pw = {u: (files["credentials"] / (u + ".password")).read_text().strip() for u in plan.users()}
     for engine in a.engines.split(","):
         run(engine, a.messages)
         run(engine, a.messages, files, pw)

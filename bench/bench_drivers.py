@@ -6,6 +6,7 @@ The SPI wire time (2 bytes per register access at the wiring's 4 MHz) is added s
 
     .venv/bin/python bench/bench_drivers.py
 """
+
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from host_tools import runtime  # noqa: E402
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, time, machine, micropython
 from mfrc522_chip import MFRC522Chip, Tag
 from shoe.drivers.mfrc522 import MFRC522
@@ -85,7 +86,7 @@ for i in range(N):
 isr_us = time.ticks_diff(time.ticks_us(), s) / N
 print(json.dumps({"idle_us": idle_us, "idle_xfers": idle_x, "read_us": total / N,
                   "read_xfers": xfers / N, "isr_us": isr_us}))
-'''
+"""
 
 
 def figures():
@@ -95,8 +96,14 @@ def figures():
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(SCRIPT)
     try:
-        out = subprocess.run(runtime.command([f.name], "128k"), capture_output=True, text=True,
-                             env=runtime.environment(ROOT / "tests" / "fakes"), cwd=ROOT, timeout=300)
+        out = subprocess.run(
+            runtime.command([f.name], "128k"),
+            capture_output=True,
+            text=True,
+            env=runtime.environment(ROOT / "tests" / "fakes"),
+            cwd=ROOT,
+            timeout=300,
+        )
     finally:
         Path(f.name).unlink()
     if out.returncode:
@@ -107,15 +114,23 @@ def figures():
 def main():
     d = figures()
     wire_us = 2 * 8 / 4.0  # one register access: 2 bytes at 4 MHz
-    print("drivers (MicroPython unix port, -X heapsize=128k for the chip model; the model's own "
-          "time is subtracted, the SPI call overhead into it is not)")
-    for name, us, xf in (("empty-field poll", d["idle_us"], d["idle_xfers"]),
-                         ("RFID read (7-byte UID)", d["read_us"], d["read_xfers"])):
-        print("  %-24s %7.1f us  %5.1f SPI transfers  ~RP2040 %5.1f ms  ~ESP32 %5.1f ms"
-              "  (+ %.2f ms on the wire)" % (name, us, xf, us * 160 / 1000, us * 120 / 1000,
-                                               xf * wire_us / 1000))
-    print("  %-24s %7.2f us  (ISR + task-side pop; ~RP2040 %.0f us)" % (
-        "beam interrupt", d["isr_us"], d["isr_us"] * 160))
+    print(
+        "drivers (MicroPython unix port, -X heapsize=128k for the chip model; the model's own "
+        "time is subtracted, the SPI call overhead into it is not)"
+    )
+    for name, us, xf in (
+        ("empty-field poll", d["idle_us"], d["idle_xfers"]),
+        ("RFID read (7-byte UID)", d["read_us"], d["read_xfers"]),
+    ):
+        print(
+            "  %-24s %7.1f us  %5.1f SPI transfers  ~RP2040 %5.1f ms  ~ESP32 %5.1f ms"
+            "  (+ %.2f ms on the wire)"
+            % (name, us, xf, us * 160 / 1000, us * 120 / 1000, xf * wire_us / 1000)
+        )
+    print(
+        "  %-24s %7.2f us  (ISR + task-side pop; ~RP2040 %.0f us)"
+        % ("beam interrupt", d["isr_us"], d["isr_us"] * 160)
+    )
 
 
 if __name__ == "__main__":

@@ -4,13 +4,15 @@
 
 Figures, each measured in this run:
 - MicroPython unix port at -X heapsize=192k: one FCF hand (best four of five) with the engine
-  and with the naive all-subsets evaluator (tests/oracle/naive.py) on the same hands, and the ratio;
+  and with the naive all-subsets evaluator (tests/oracle/naive.py) on the same hands, and the
+  ratio;
   a six-seat FCF round with every side wager: settlement alone, and validate + settle
   (engine.evaluate_round).
 - MicroPython at -X heapsize=64k: gc.mem_alloc() growth from importing the engine and from
   settling 1,000 rounds (after 100 and after 1,000: growth over time), and the heap_lock check.
 - CPython: all C(52,5) hands classified, seconds; per-hand time against treys on the same hands.
 """
+
 import json
 import random
 import subprocess
@@ -42,7 +44,9 @@ def deal(n, seed):
     return bytes(out)
 """
 
-_MPY_SPEED = _DEAL + r"""
+_MPY_SPEED = (
+    _DEAL
+    + r"""
 import time, json, gc, micropython
 import naive  # tests/oracle/naive.py (on the path below)
 from shoe.games import fcf, engine, fcfround, paytable
@@ -111,8 +115,11 @@ print(json.dumps({"hands": N, "raw_us": fast / N, "fast_us": (fast - empty) / N,
                   "naive_us": slow / N, "settle_us": settle_us, "round_us": full_us,
                   "hcf_round_us": hcf_us}))
 """
+)
 
-_MPY_RAM = _DEAL + r"""
+_MPY_RAM = (
+    _DEAL
+    + r"""
 import gc, json, micropython, sys
 gc.collect()
 m0 = gc.mem_alloc()
@@ -146,6 +153,7 @@ gc.collect()
 print(json.dumps({"import_bytes": m1 - m0, "after_100": marks[100], "after_1000": marks[1000],
                   "heap_lock_ok": lock_ok, "free_after_import": gc.mem_free()}))
 """
+)
 
 
 def _mpy(code, heap, stdin):
@@ -159,8 +167,15 @@ def _mpy(code, heap, stdin):
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(code)
     try:
-        p = subprocess.run(runtime.command([f.name], heap), env=runtime.environment(*extra),
-                           cwd=ROOT, capture_output=True, text=True, timeout=600, input=stdin)
+        p = subprocess.run(
+            runtime.command([f.name], heap),
+            env=runtime.environment(*extra),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            input=stdin,
+        )
     finally:
         Path(f.name).unlink()
     if p.returncode:
@@ -189,8 +204,7 @@ def micropython_figures():
     for st in hcf["seats"].values():
         a = st["wagers"]["ante"]
         st["wagers"].update(flush_bonus=a, straight_flush_bonus=a, progressive=a)
-    speed = _mpy(_MPY_SPEED, "192k",
-                 json.dumps(_six_seat_round()) + "\n" + json.dumps(hcf) + "\n")
+    speed = _mpy(_MPY_SPEED, "192k", json.dumps(_six_seat_round()) + "\n" + json.dumps(hcf) + "\n")
     from tests.firmware.games.rounds import stream
 
     rounds = [x for x in stream(seed=8, count=80) if '"paytable": "fcf-public-1"' in x][:6]
@@ -252,34 +266,51 @@ def main():
     print("== engine (issue 3) ==")
     speed, ram = micropython_figures()
     print("MicroPython -X heapsize=192k, %d random hands:" % speed["hands"])
-    print("  FCF hand, best four of five  %.2f us/hand measured in a loop; %.2f us of that is "
-          "the loop fetching five cards and calling an empty function, so %.2f us evaluating"
-          % (speed["raw_us"], speed["loop_us"], speed["fast_us"]))
-    print("  naive all-subsets evaluator  %.2f us/hand  -> engine is %.1fx faster per call"
-          % (speed["naive_us"], speed["naive_us"] / speed["raw_us"]))
-    print("  six-seat FCF round, every side wager: settle %.1f us, validate+settle "
-          "(evaluate_round) %.1f us" % (speed["settle_us"], speed["round_us"]))
-    print("  six-seat HCF round, every side wager: validate+settle %.1f us"
-          % speed["hcf_round_us"])
+    print(
+        "  FCF hand, best four of five  %.2f us/hand measured in a loop; %.2f us of that is "
+        "the loop fetching five cards and calling an empty function, so %.2f us evaluating"
+        % (speed["raw_us"], speed["loop_us"], speed["fast_us"])
+    )
+    print(
+        "  naive all-subsets evaluator  %.2f us/hand  -> engine is %.1fx faster per call"
+        % (speed["naive_us"], speed["naive_us"] / speed["raw_us"])
+    )
+    print(
+        "  six-seat FCF round, every side wager: settle %.1f us, validate+settle "
+        "(evaluate_round) %.1f us" % (speed["settle_us"], speed["round_us"])
+    )
+    print(
+        "  six-seat HCF round, every side wager: validate+settle %.1f us" % speed["hcf_round_us"]
+    )
     print("MicroPython -X heapsize=64k:")
-    print("  import engine + FCF modules + preset table: %d bytes (gc.mem_alloc growth)"
-          % ram["import_bytes"])
-    print("  growth after settling 100 / 1000 rounds: %d / %d bytes; free after: %d"
-          % (ram["after_100"], ram["after_1000"], ram["free_after_import"]))
-    print("  value5 under micropython.heap_lock(): %s"
-          % ("no allocation" if ram["heap_lock_ok"] else "ALLOCATES"))
+    print(
+        "  import engine + FCF modules + preset table: %d bytes (gc.mem_alloc growth)"
+        % ram["import_bytes"]
+    )
+    print(
+        "  growth after settling 100 / 1000 rounds: %d / %d bytes; free after: %d"
+        % (ram["after_100"], ram["after_1000"], ram["free_after_import"])
+    )
+    print(
+        "  value5 under micropython.heap_lock(): %s"
+        % ("no allocation" if ram["heap_lock_ok"] else "ALLOCATES")
+    )
     n, t_mpy, t_cpy, same = eval_throughput()
-    print("shoectl eval, %d mixed rounds (1 in 10 invalid): MicroPython at the default heap "
-          "%.2f s (%.0f rounds/s, one process), CPython %.2f s; outputs %s"
-          % (n, t_mpy, n / t_mpy, t_cpy, "byte-identical" if same else "DIFFER"))
+    print(
+        "shoectl eval, %d mixed rounds (1 in 10 invalid): MicroPython at the default heap "
+        "%.2f s (%.0f rounds/s, one process), CPython %.2f s; outputs %s"
+        % (n, t_mpy, n / t_mpy, t_cpy, "byte-identical" if same else "DIFFER")
+    )
     n, all_s, ours, treys_us = cpython_figures()
     print("CPython %s:" % sys.version.split()[0])
     print("  all C(52,5) = %d hands classified in %.2f s" % (n, all_s))
     if treys_us is None:
         print("  treys not installed: no comparison")
     else:
-        print("  per hand: engine %.3f us, treys %.3f us -> engine is %.2fx faster"
-              % (ours, treys_us, treys_us / ours))
+        print(
+            "  per hand: engine %.3f us, treys %.3f us -> engine is %.2fx faster"
+            % (ours, treys_us, treys_us / ours)
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Per broker, from one run each:
           flows through broker and collectors into PostgreSQL with no shoe sealing meanwhile:
           committed events/s and the CPU per role.
 """
+
 import argparse
 import json
 import os
@@ -31,11 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench_floor import PageWatcher, pct, wait  # noqa: E402
+
 import host_tools  # noqa: E402,F401
 from host_tools.floor import pg  # noqa: E402
-from host_tools.sim.floor.procfloor import ProcFloor, cpu_seconds  # noqa: E402
 from host_tools.sim.floor import embedded_pg  # noqa: E402
-from bench_floor import PageWatcher, pct, wait  # noqa: E402
+from host_tools.sim.floor.procfloor import ProcFloor, cpu_seconds  # noqa: E402
 
 
 def pg_pids(directory):
@@ -58,7 +60,7 @@ def pg_pids(directory):
 def machine_idle():
     f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     v = [int(x) for x in f]
-    return v[3] + v[4], sum(v)          # idle + iowait, total (all CPUs)
+    return v[3] + v[4], sum(v)  # idle + iowait, total (all CPUs)
 
 
 class CPU:
@@ -83,10 +85,13 @@ class CPU:
             for p, c in pids.items():
                 if c is not None:
                     used += c - (self.s0.get(role, {}).get(p) or 0.0)
-            out[role] = round(used / (t - self.t0), 2)     # cores used on average
+            out[role] = round(used / (t - self.t0), 2)  # cores used on average
         idle = (m[0] - self.m0[0]) / max(1, m[1] - self.m0[1])
-        return {"cores_used": out, "machine_idle_share": round(idle, 2),
-                "load_avg_1m": os.getloadavg()[0]}
+        return {
+            "cores_used": out,
+            "machine_idle_share": round(idle, 2),
+            "load_avg_1m": os.getloadavg()[0],
+        }
 
 
 def covers(conn, target):
@@ -97,24 +102,33 @@ def covers(conn, target):
 def account(conn, f, final):
     """Every sealed event of every shoe, where it is at the end: committed in PostgreSQL, held
     in its gateway's audit store (not yet in PostgreSQL: a backlog), still in the shoe's outbox
-    (not yet acknowledged: a backlog), or nowhere (lost). Stored twice: rows of one (shoe, eseq)."""
+    (not yet acknowledged: a backlog), or nowhere (lost). Stored twice: rows of one
+    (shoe, eseq)."""
     total, distinct = conn.execute(
-        "SELECT count(*), count(DISTINCT (shoe, eseq)) FROM events").fetchone()
+        "SELECT count(*), count(DISTINCT (shoe, eseq)) FROM events"
+    ).fetchone()
     have = {}
     for s, e in conn.execute("SELECT shoe, eseq FROM events"):
         have.setdefault(s, set()).add(e)
-    missing = {s: [e for e in range(1, n + 1) if e not in have.get(s, ())]
-               for s, n in final.items()}
+    missing = {
+        s: [e for e in range(1, n + 1) if e not in have.get(s, ())] for s, n in final.items()
+    }
     missing = {s: m for s, m in missing.items() if m}
     held = f.held(missing) if missing else {}
     in_store = sum(len(h["in_store"]) for h in held.values())
     in_outbox = sum(len(h["in_outbox"]) for h in held.values())
     not_in_pg = sum(len(m) for m in missing.values())
     extra = sum(len([e for e in have.get(s, ()) if e < 1 or e > n]) for s, n in final.items())
-    return {"sealed": sum(final.values()), "committed": sum(final.values()) - not_in_pg,
-            "not_in_postgresql": not_in_pg, "held_in_gateway_stores": in_store,
-            "held_in_shoe_outboxes": in_outbox, "lost": not_in_pg - in_store - in_outbox,
-            "stored_twice": total - distinct, "stored_not_sealed": extra}
+    return {
+        "sealed": sum(final.values()),
+        "committed": sum(final.values()) - not_in_pg,
+        "not_in_postgresql": not_in_pg,
+        "held_in_gateway_stores": in_store,
+        "held_in_shoe_outboxes": in_outbox,
+        "lost": not_in_pg - in_store - in_outbox,
+        "stored_twice": total - distinct,
+        "stored_not_sealed": extra,
+    }
 
 
 def stores_dir(args):
@@ -138,22 +152,37 @@ def new_db(server, name):
 
 
 def run(label, args, broker, server, pgdir, faults=False):
-    out = {"run": label, "broker": broker, "tables": args.tables,
-           "per_process": args.per_process, "rate": args.rate, "collectors": args.collectors}
+    out = {
+        "run": label,
+        "broker": broker,
+        "tables": args.tables,
+        "per_process": args.per_process,
+        "rate": args.rate,
+        "collectors": args.collectors,
+    }
     db = new_db(server, "procs_%s" % label.replace("/", "_").replace(":", "_"))
     t_setup = time.monotonic()
     extra = ["--per-lease"] if args.per_lease else []
-    with ProcFloor(tempfile.mkdtemp(prefix="bench-procs-"), tables=args.tables,
-                   per_process=args.per_process, collectors=args.collectors, rate=args.rate,
-                   broker=broker, db_url=db, collector_args=extra,
-                   stores_dir=stores_dir(args), sample=True,
-                   table_system=table_system(args), cprofile=args.cprofile) as f:
+    with ProcFloor(
+        tempfile.mkdtemp(prefix="bench-procs-"),
+        tables=args.tables,
+        per_process=args.per_process,
+        collectors=args.collectors,
+        rate=args.rate,
+        broker=broker,
+        db_url=db,
+        collector_args=extra,
+        stores_dir=stores_dir(args),
+        sample=True,
+        table_system=table_system(args),
+        cprofile=args.cprofile,
+    ) as f:
         out["processes"] = {r: len(p) for r, p in f.processes().items()}
         out["setup_s"] = round(time.monotonic() - t_setup, 1)
         conn = pg.connect(f.db_url)
         page = PageWatcher(f.view_url, f.login)
         cpu = CPU(f, pgdir)
-        time.sleep(2.0)          # leases taken, states seen
+        time.sleep(2.0)  # leases taken, states seen
         cpu.mark()
         t0 = time.time()
         f.go()
@@ -178,22 +207,27 @@ def run(label, args, broker, server, pgdir, faults=False):
         t1 = time.time()
         out["profile"] = cpu.done()
         if f.table_system:
-            out["table_system"] = dict(ts, rounds_per_table_hour=round(
-                ts["rounds"] / args.tables / (t1 - t0) * 3600, 1))
+            out["table_system"] = dict(
+                ts, rounds_per_table_hour=round(ts["rounds"] / args.tables / (t1 - t0) * 3600, 1)
+            )
         final = f.emitted()
         done = wait(lambda: covers(conn, final) or f.exits(), args.wait)
         out["table_groups_died"] = f.exits()
         out["drain_after_stop_s"] = done and round(done, 2)
         out.update(account(conn, f, final))
         out["events_per_s_sealed"] = round(out["sealed"] / (t1 - t0), 1)
-        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
-                            ).fetchone()[0]
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
+            0
+        ]
         out["events_per_s_committed"] = round(out["sealed"] / (float(last) - t0), 1)
-        in_window = conn.execute("SELECT count(*) FROM events WHERE received_at <= "
-                                 "to_timestamp(%s)", (t1,)).fetchone()[0]
+        in_window = conn.execute(
+            "SELECT count(*) FROM events WHERE received_at <= to_timestamp(%s)", (t1,)
+        ).fetchone()[0]
         out["events_per_s_committed_in_window"] = round(in_window / (t1 - t0), 1)
-        commits = {(r[0], r[1]): r[2].timestamp() for r in conn.execute(
-            "SELECT shoe, eseq, received_at FROM events")}
+        commits = {
+            (r[0], r[1]): r[2].timestamp()
+            for r in conn.execute("SELECT shoe, eseq, received_at FROM events")
+        }
         page._stop = True
         conn.close()
         sample = f.dir / "sample.json"
@@ -215,17 +249,31 @@ def table_system(args):
 
 def drain(args, broker, server, pgdir):
     """The broker away while the shoes emit; then the backlog alone through the back office."""
-    out = {"run": "drain/" + broker, "tables": args.tables, "per_process": args.per_process,
-           "rate": args.rate, "collectors": args.collectors, "emit_s": args.drain}
+    out = {
+        "run": "drain/" + broker,
+        "tables": args.tables,
+        "per_process": args.per_process,
+        "rate": args.rate,
+        "collectors": args.collectors,
+        "emit_s": args.drain,
+    }
     db = new_db(server, "procs_drain_%s" % broker.replace(":", "_"))
     extra = ["--per-lease"] if args.per_lease else []
-    with ProcFloor(tempfile.mkdtemp(prefix="bench-drain-"), tables=args.tables,
-                   per_process=args.per_process, collectors=args.collectors, rate=args.rate,
-                   broker=broker, db_url=db, view=False, collector_args=extra,
-                   stores_dir=stores_dir(args)) as f:
+    with ProcFloor(
+        tempfile.mkdtemp(prefix="bench-drain-"),
+        tables=args.tables,
+        per_process=args.per_process,
+        collectors=args.collectors,
+        rate=args.rate,
+        broker=broker,
+        db_url=db,
+        view=False,
+        collector_args=extra,
+        stores_dir=stores_dir(args),
+    ) as f:
         conn = pg.connect(f.db_url)
         time.sleep(2.0)
-        f.broker.stop()                  # the outage: the gateways keep storing
+        f.broker.stop()  # the outage: the gateways keep storing
         f.go()
         time.sleep(args.drain)
         f.stop_driving()
@@ -240,8 +288,9 @@ def drain(args, broker, server, pgdir):
         out["profile"] = cpu.done()
         out["drain_s"] = done and round(done, 2)
         out.update(account(conn, f, final))
-        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events"
-                            ).fetchone()[0]
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
+            0
+        ]
         out["backlog"] = out["sealed"] - stored0
         out["events_per_s_committed"] = round(out["backlog"] / (float(last) - t0), 1)
         conn.close()
@@ -252,42 +301,87 @@ def drain(args, broker, server, pgdir):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=400)
-    ap.add_argument("--per-process", type=int, default=50, help="tables per process (1 on a "
-                    "real floor)")
+    ap.add_argument(
+        "--per-process", type=int, default=50, help="tables per process (1 on a real floor)"
+    )
     ap.add_argument("--rate", type=float, default=5.0, help="events/s per table")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--collectors", type=int, default=2)
-    ap.add_argument("--broker", default="aedes", help="comma-separated: aedes, amqtt, "
-                    "mosquitto, bridge:K (K edge Mosquittos bridged to a core)")
+    ap.add_argument(
+        "--broker",
+        default="aedes",
+        help="comma-separated: aedes, amqtt, "
+        "mosquitto, bridge:K (K edge Mosquittos bridged to a core)",
+    )
     ap.add_argument("--faults", action="store_true", help="also the run with faults")
     ap.add_argument("--clean-only", action="store_true", help="skip the live run without faults")
-    ap.add_argument("--drain", type=float, default=0, metavar="S",
-                    help="also the backlog run: the shoes emit S seconds while the broker is down")
+    ap.add_argument(
+        "--drain",
+        type=float,
+        default=0,
+        metavar="S",
+        help="also the backlog run: the shoes emit S seconds while the broker is down",
+    )
     ap.add_argument("--per-lease", action="store_true", help="collectors --per-lease")
-    ap.add_argument("--stores-on-tmpfs", action="store_true", help="the tables' SQLite audit "
-                    "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
-                    "here N tables' fsyncs would share one")
-    ap.add_argument("--table-system", action="store_true", help="the rounds opened and decided "
-                    "by a table-system process per group through each table's gateway API "
-                    "(open_round, decisions, as `shoectl table`); --rate is then the dealer's "
-                    "pace (cards/s)")
-    ap.add_argument("--decide", type=float, default=5.0, help="--table-system: seconds from "
-                    "the deal's end to the decisions")
-    ap.add_argument("--gap", type=float, default=15.0, help="--table-system: seconds from a "
-                    "result to the next round")
-    ap.add_argument("--wait", type=float, default=180, help="seconds to wait after the shoes "
-                    "stop for every sealed event to reach PostgreSQL, then account for the rest")
-    ap.add_argument("--cprofile", action="store_true", help="profile the first table group "
-                    "with cProfile in every thread (own time per function) instead of sampling")
+    ap.add_argument(
+        "--stores-on-tmpfs",
+        action="store_true",
+        help="the tables' SQLite audit "
+        "stores in /dev/shm: on a floor each table's store is on its own host's disk, "
+        "here N tables' fsyncs would share one",
+    )
+    ap.add_argument(
+        "--table-system",
+        action="store_true",
+        help="the rounds opened and decided "
+        "by a table-system process per group through each table's gateway API "
+        "(open_round, decisions, as `shoectl table`); --rate is then the dealer's "
+        "pace (cards/s)",
+    )
+    ap.add_argument(
+        "--decide",
+        type=float,
+        default=5.0,
+        help="--table-system: seconds from the deal's end to the decisions",
+    )
+    ap.add_argument(
+        "--gap",
+        type=float,
+        default=15.0,
+        help="--table-system: seconds from a result to the next round",
+    )
+    ap.add_argument(
+        "--wait",
+        type=float,
+        default=180,
+        help="seconds to wait after the shoes "
+        "stop for every sealed event to reach PostgreSQL, then account for the rest",
+    )
+    ap.add_argument(
+        "--cprofile",
+        action="store_true",
+        help="profile the first table group "
+        "with cProfile in every thread (own time per function) instead of sampling",
+    )
     ap.add_argument("--quick", action="store_true", help="20 tables in 4 processes for 5 s")
-    if argv is None:       # `make bench` (bench/run.py imports this): the quick run
+    if argv is None:  # `make bench` (bench/run.py imports this): the quick run
         argv = sys.argv[1:] if __name__ == "__main__" else ["--quick"]
     args = ap.parse_args(argv)
     if args.quick:
         args.tables, args.per_process, args.seconds, args.rate = 20, 5, 5, 2
-    print("bench_floor_procs: %d tables in processes of %d x %.1f events/s for %.0f s, "
-          "%d collectors, %d CPUs" % (args.tables, args.per_process, args.rate, args.seconds,
-                                      args.collectors, os.cpu_count()), flush=True)
+    print(
+        "bench_floor_procs: %d tables in processes of %d x %.1f events/s for %.0f s, "
+        "%d collectors, %d CPUs"
+        % (
+            args.tables,
+            args.per_process,
+            args.rate,
+            args.seconds,
+            args.collectors,
+            os.cpu_count(),
+        ),
+        flush=True,
+    )
     pgs = embedded_pg.EmbeddedPostgres()
     server = pgs.start()
     results = []
@@ -296,13 +390,15 @@ def main(argv=None):
             if not args.clean_only:
                 results.append(run("live/" + broker, args, broker, server, pgs.directory))
             if args.faults:
-                results.append(run("faults/" + broker, args, broker, server, pgs.directory,
-                                   faults=True))
+                results.append(
+                    run("faults/" + broker, args, broker, server, pgs.directory, faults=True)
+                )
             if args.drain:
                 results.append(drain(args, broker, server, pgs.directory))
     finally:
         pgs.stop()
         import shutil
+
         for d in _tmp:
             shutil.rmtree(d, ignore_errors=True)
     return results

@@ -9,6 +9,7 @@
 
     .venv/bin/python bench/bench_hoststate.py [--sizes 1000,10000,100000]
 """
+
 import os
 import statistics
 import sys
@@ -39,8 +40,14 @@ class Events:
         for _ in range(n):
             self.eseq += 1
             payload, head = seal_message(KEY, "card", BODY, self.eseq, self.head)
-            out.append(("card", BODY, self.eseq, {"prev": self.head, "hash": head,
-                                                  "mac": payload[-16:], "payload": payload}))
+            out.append(
+                (
+                    "card",
+                    BODY,
+                    self.eseq,
+                    {"prev": self.head, "hash": head, "mac": payload[-16:], "payload": payload},
+                )
+            )
             self.head = head
         return out
 
@@ -68,9 +75,13 @@ def commits(d, n=40):
     def commit(k):
         ctr[0] += 1
         hs.commit("T1", KEY, ctr[0], ev.take(k))
-    r = {"store_1_event_ms": one, "commit_1_event_ms": _median_ms(lambda: commit(1), n),
-         "commit_8_events_ms": _median_ms(lambda: commit(8), n),
-         "commit_counter_only_ms": _median_ms(lambda: commit(0), n)}
+
+    r = {
+        "store_1_event_ms": one,
+        "commit_1_event_ms": _median_ms(lambda: commit(1), n),
+        "commit_8_events_ms": _median_ms(lambda: commit(8), n),
+        "commit_counter_only_ms": _median_ms(lambda: commit(0), n),
+    }
     hs.close()
     store.close()
     return r
@@ -90,13 +101,14 @@ def opens(d, sizes):
         hs.close()
         store.close()
 
-        def open_check():
+        def open_check(db=db):
             s = AuditStore(db)
             h = HostState(s)
             h.open()
             h.check("T1", KEY)
             h.close()
             s.close()
+
         out[size] = {"open_ms": _median_ms(open_check, 5), "mb": os.path.getsize(db) / 1e6}
     return out
 
@@ -109,14 +121,23 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         c = commits(d)
-        print("host state (%s): one event stored alone %.1f ms; with the host record and the "
-              "floor file %.1f ms (x%.1f); 8 events %.1f ms; a counter alone %.1f ms" % (
-                  tmp, c["store_1_event_ms"], c["commit_1_event_ms"],
-                  c["commit_1_event_ms"] / c["store_1_event_ms"], c["commit_8_events_ms"],
-                  c["commit_counter_only_ms"]))
+        print(
+            "host state (%s): one event stored alone %.1f ms; with the host record and the "
+            "floor file %.1f ms (x%.1f); 8 events %.1f ms; a counter alone %.1f ms"
+            % (
+                tmp,
+                c["store_1_event_ms"],
+                c["commit_1_event_ms"],
+                c["commit_1_event_ms"] / c["store_1_event_ms"],
+                c["commit_8_events_ms"],
+                c["commit_counter_only_ms"],
+            )
+        )
         for size, o in opens(d, sizes).items():
-            print("host state: a link's open checks a store of %d events (%.1f MB) in %.0f ms"
-                  % (size, o["mb"], o["open_ms"]))
+            print(
+                "host state: a link's open checks a store of %d events (%.1f MB) in %.0f ms"
+                % (size, o["mb"], o["open_ms"])
+            )
 
 
 if __name__ == "__main__":

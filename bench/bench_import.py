@@ -9,11 +9,13 @@ module imported, -O1 as the manifest says; the list and its per-module steps nee
 
 Runs the MicroPython unix port on the shipped set (board/manifest_common.py, compiled by
 host_tools/build.py), imports shoe.app and then every other shipped module (shoe.modules.names():
-what the virtual board preloads), collects, and prints gc.mem_alloc() before and after, with the cost of each top-level import in turn.
+what the virtual board preloads), collects, and prints gc.mem_alloc() before and after, with the
+cost of each top-level import in turn.
 Also prints the shipped source lines and .mpy bytes. Figures are bytes of the unix port's heap,
 an upper bound of what the same imports cost on an RP2040 (the pointers are 8 bytes wide here,
 4 there): the emulated Pico's `status` mem_free after boot (bench/bench_pico.py) is the chip's.
 """
+
 import json
 import subprocess
 import sys
@@ -50,8 +52,13 @@ print(json.dumps({"base": base, "after": gc.mem_alloc(), "steps": steps}))
 def measure():
     out = compile_shipped()
     env = runtime.environment(out)
-    proc = subprocess.run(runtime.command(["-c", SCRIPT], "1m"), env=env, capture_output=True,
-                          text=True, cwd=str(out))
+    proc = subprocess.run(
+        runtime.command(["-c", SCRIPT], "1m"),
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(out),
+    )
     if proc.returncode != 0:
         raise SystemExit("MicroPython failed:\n" + proc.stdout + proc.stderr)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -92,8 +99,13 @@ def measure_tree(tree):
         mod = rel[:-3].replace("/", ".")
         names.append(mod[:-9] if mod.endswith(".__init__") else mod)
     code = "NAMES = %r\n" % names + TREE_SCRIPT
-    proc = subprocess.run(runtime.command(["-c", code], "2m"), capture_output=True, text=True,
-                          env=runtime.environment(out), cwd=str(out))
+    proc = subprocess.run(
+        runtime.command(["-c", code], "2m"),
+        capture_output=True,
+        text=True,
+        env=runtime.environment(out),
+        cwd=str(out),
+    )
     if proc.returncode != 0:
         raise SystemExit("MicroPython failed on %s:\n%s%s" % (tree, proc.stdout, proc.stderr))
     return len(names), json.loads(proc.stdout.strip().splitlines()[-1])["used"]
@@ -108,15 +120,19 @@ def main():
         return
     res = measure()
     print("firmware RAM after import (unix port, .mpy, 1 MB heap, after gc.collect())")
-    print("  %d shipped modules, %d source lines, %d bytes of .mpy"
-          % (res["modules"], res["source_lines"], res["mpy_bytes"]))
+    print(
+        "  %d shipped modules, %d source lines, %d bytes of .mpy"
+        % (res["modules"], res["source_lines"], res["mpy_bytes"])
+    )
     prev = 0
     for name, used in res["steps"]:
         if used != prev:
             print("  + %-28s %7d B  (total %d B)" % (name, used - prev, used))
         prev = used
-    print("  RAM after importing everything: %d B (heap in use before: %d B)"
-          % (res["after"] - res["base"], res["base"]))
+    print(
+        "  RAM after importing everything: %d B (heap in use before: %d B)"
+        % (res["after"] - res["base"], res["base"])
+    )
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ adds per frame (none: counter mode) and its time per frame, on both.
     .venv/bin/python bench/bench_link.py --pico    # only: the frame MAC and the encryption on
                                                    # the emulated RP2040 (needs SHOE_PICO_UF2)
 """
+
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -24,15 +24,17 @@ sys.path.insert(0, str(ROOT / "firmware"))
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools import runtime  # noqa: E402
-from shoe.journal.journal import Journal  # noqa: E402
-from shoe.link import codec, frame  # noqa: E402
 from host_tools.link.host import Endpoint  # noqa: E402
-from shoe.link.message import seal_message  # noqa: E402
+from shoe.journal.journal import Journal  # noqa: E402
+from shoe.link import (  # noqa: E402
+    cobs,  # noqa: E402
+    codec,
+    frame,
+)
 from shoe.link.cipher import Ctr  # noqa: E402
-from tests.firmware.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel,  # noqa: E402
-                                mpy_build)
-from shoe.link import cobs  # noqa: E402
 from shoe.link.crc import crc32  # noqa: E402
+from shoe.link.message import seal_message  # noqa: E402
+from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel, mpy_build  # noqa: E402
 
 KEY = b"k" * 32
 CARD = ("card", {"round": 1234, "card": "Qh", "target": "seat3", "position": 7, "deck": "3A7F"})
@@ -41,17 +43,35 @@ CARDS = ["As", "Ks", "Qs", "Js", "2d"]
 
 def six_seat_result():
     """A six-seat Four Card Frenzy round_result in the shape of interfaces.md s.4 (unpacked)."""
-    w = {"ante": {"amount": 10, "result": 1, "payout": 10},
-         "odds": {"amount": 10, "result": 15, "payout": 150},
-         "raise": {"amount": 30, "result": 1, "payout": 30},
-         "four_card_bonus": {"amount": 5, "category": "royal_flush", "result": 50, "payout": 250},
-         "prime": {"amount": 5, "result": 5, "payout": 25},
-         "all_six": {"amount": 5, "category": "flush", "result": 20, "payout": 100}}
-    seats = {str(i): {"cards": CARDS, "best": CARDS[:4], "category": "straight_flush", "wagers": w,
-                      "net": 565, "capped": False} for i in range(1, 7)}
-    return ("round_result", {"round": 1234, "game": "four-card-frenzy",
-                             "dealer": {"cards": CARDS, "best": CARDS[:4], "category": "pair",
-                                        "opens": True}, "all_six_card": "9h", "seats": seats})
+    w = {
+        "ante": {"amount": 10, "result": 1, "payout": 10},
+        "odds": {"amount": 10, "result": 15, "payout": 150},
+        "raise": {"amount": 30, "result": 1, "payout": 30},
+        "four_card_bonus": {"amount": 5, "category": "royal_flush", "result": 50, "payout": 250},
+        "prime": {"amount": 5, "result": 5, "payout": 25},
+        "all_six": {"amount": 5, "category": "flush", "result": 20, "payout": 100},
+    }
+    seats = {
+        str(i): {
+            "cards": CARDS,
+            "best": CARDS[:4],
+            "category": "straight_flush",
+            "wagers": w,
+            "net": 565,
+            "capped": False,
+        }
+        for i in range(1, 7)
+    }
+    return (
+        "round_result",
+        {
+            "round": 1234,
+            "game": "four-card-frenzy",
+            "dealer": {"cards": CARDS, "best": CARDS[:4], "category": "pair", "opens": True},
+            "all_six_card": "9h",
+            "seats": seats,
+        },
+    )
 
 
 def wire_size(kind, body, eseq=1):
@@ -80,10 +100,15 @@ def run_link(p_byte, p_drop, n=2000, seed=1, event=CARD):
             got += sum(1 for m in host.receive(down(out), now) if m[2])
             shoe_ep.receive(up(host.transmit(now)), now)
         dt = time.perf_counter() - t0
-        return {"events": got, "wire_bytes_per_event": round(wire / got, 1),
-                "sim_seconds": now / 1000, "cpython_us_per_event": round(dt / got * 1e6, 1),
-                "journal_writes": j.writes, "journal_writes_per_event": round(j.writes / got, 3),
-                "retransmits": shoe_ep.errors().get("retransmit", 0)}
+        return {
+            "events": got,
+            "wire_bytes_per_event": round(wire / got, 1),
+            "sim_seconds": now / 1000,
+            "cpython_us_per_event": round(dt / got * 1e6, 1),
+            "journal_writes": j.writes,
+            "journal_writes_per_event": round(j.writes / got, 3),
+            "retransmits": shoe_ep.errors().get("retransmit", 0),
+        }
 
 
 def round_writes():
@@ -100,8 +125,9 @@ def round_writes():
             for _ in range(ms // 10):
                 now += 10
                 host.receive(ep.transmit(now), now)
-                for kind, body, ctr, _ in ep.receive(host.transmit(now), now):
+                for _kind, _body, ctr, _ in ep.receive(host.transmit(now), now):
                     ep.reply(ctr, {"ok": True})
+
         pump()
         w0 = j.writes
         host.send("open_round", {"seats": {str(i): {"ante": 10} for i in range(1, 7)}})
@@ -112,8 +138,9 @@ def round_writes():
             pump(100)
         host.send("decisions", {"raise": {str(i): 30 for i in range(1, 7)}})
         pump()
-        ep.send_many([("round_result", {"round": 1234, "packed": bytes(300)})],
-                     state={"p": "done"})
+        ep.send_many(
+            [("round_result", {"round": 1234, "packed": bytes(300)})], state={"p": "done"}
+        )
         j.add_round(1234, "round_result", six_seat_result()[1])
         pump(1000)
         return j.writes - w0, j.bytes_written
@@ -170,7 +197,8 @@ for i in range(N):
     frame.build_into(fb, raw, 1, 1, 0, p)
 fsync_free = time.ticks_diff(time.ticks_us(), t1)
 print(json.dumps({"us_per_event_shoe_only": shoe_us // N,
-                  "us_per_event_seal_and_frame_no_journal": fsync_free // N,"heap_journal_modules": f0 - f1, "heap_endpoint_modules_incl_host_half": f1 - f2,
+                  "us_per_event_seal_and_frame_no_journal": fsync_free // N,
+                  "heap_journal_modules": f0 - f1, "heap_endpoint_modules_incl_host_half": f1 - f2,
                   "heap_journal_instance": f2 - f3, "heap_endpoint_instance": f3 - f4,
                   "us_per_event_shoe_and_host": dt // N, "free_after": free()}))
 """
@@ -179,6 +207,7 @@ print(json.dumps({"us_per_event_shoe_only": shoe_us // N,
 def unmac_wire(ftype, seq, ack, payload):
     """What the same frame cost on the wire in protocol 1 (no MAC): for the per-frame delta."""
     import struct
+
     raw = bytes([1, ftype, seq >> 8, seq & 0xFF, ack >> 8, ack & 0xFF]) + payload
     return len(cobs.encode(raw + struct.pack(">I", crc32(raw)))) + 1
 
@@ -195,7 +224,9 @@ card, _ = seal_message(b"k" * 32, "card", {"round": 1234, "card": "Qh", "target"
                                            "position": 7, "deck": "3A7F"}, 1, bytes(16))
 raw = bytearray(frame.MAX_FRAME)
 """
-FRAME_COST = FRAME_SETUP + r"""
+FRAME_COST = (
+    FRAME_SETUP
+    + r"""
 _ballast = _data_heap(64 * 1024)  # a device's 64 KB data heap from here on
 N = 1000
 res = {}
@@ -240,6 +271,7 @@ gc.collect()
 res["free_heap"] = gc.mem_free()
 print(json.dumps(res))
 """
+)
 
 
 def frame_cost_micropython():
@@ -247,8 +279,13 @@ def frame_cost_micropython():
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "bench_frame.py"
         path.write_text(DATA_HEAP_PRELUDE + FRAME_COST)
-        out = subprocess.run(runtime.command([str(path)], CODE_ROOM), capture_output=True,
-                             text=True, env=runtime.environment(str(build), runtime.HOST_LINK), timeout=300)
+        out = subprocess.run(
+            runtime.command([str(path)], CODE_ROOM),
+            capture_output=True,
+            text=True,
+            env=runtime.environment(str(build), runtime.HOST_LINK),
+            timeout=300,
+        )
         if out.returncode:
             return {"error": out.stdout[-500:] + out.stderr[-500:]}
         return json.loads(out.stdout.strip().splitlines()[-1])
@@ -258,12 +295,17 @@ def frame_cost_cpython():
     K = b"s" * 16
     card, _ = seal_message(KEY, *CARD, 1, bytes(16))
     res = {}
-    for name, ftype, payload in (("ack", frame.ACK, b""), ("card", frame.DATA, card),
-                                 ("fragment_120", frame.MORE, bytes(range(120)))):
+    for name, ftype, payload in (
+        ("ack", frame.ACK, b""),
+        ("card", frame.DATA, card),
+        ("fragment_120", frame.MORE, bytes(range(120))),
+    ):
         ct = Ctr(b"e" * 16).crypt(1, ftype, 1, payload)
-        r = {"wire": len(frame.build(ftype, 1, 0, ct, key=K, tag=b"SHOE3s")),
-             "wire_clear_payload": len(frame.build(ftype, 1, 0, payload, key=K, tag=b"SHOE3s")),
-             "wire_protocol_1": unmac_wire(ftype, 1, 0, payload)}
+        r = {
+            "wire": len(frame.build(ftype, 1, 0, ct, key=K, tag=b"SHOE3s")),
+            "wire_clear_payload": len(frame.build(ftype, 1, 0, payload, key=K, tag=b"SHOE3s")),
+            "wire_protocol_1": unmac_wire(ftype, 1, 0, payload),
+        }
         c = Ctr(b"e" * 16)
         t0 = time.perf_counter()
         for i in range(2000):
@@ -276,14 +318,17 @@ def frame_cost_cpython():
             for i in range(n):
                 w = frame.build(ftype, i, 0, payload, key=key, tag=b"SHOE3s")
             r["us_build_%s" % ("with_mac" if mac else "no_mac")] = round(
-                (time.perf_counter() - t0) / n * 1e6, 1)
-            df = frame.Deframer((lambda f, s, m: frame.frame_mac(K, b"SHOE3s", s) == m)
-                                if mac else None)
+                (time.perf_counter() - t0) / n * 1e6, 1
+            )
+            df = frame.Deframer(
+                (lambda f, s, m: frame.frame_mac(K, b"SHOE3s", s) == m) if mac else None
+            )
             t0 = time.perf_counter()
-            for i in range(n):
+            for _ in range(n):
                 df.feed(w, lambda *a: None)
             r["us_receive_%s" % ("with_mac" if mac else "no_mac")] = round(
-                (time.perf_counter() - t0) / n * 1e6, 1)
+                (time.perf_counter() - t0) / n * 1e6, 1
+            )
         res[name] = r
     return res
 
@@ -294,6 +339,7 @@ def stall_recovery():
     command is answered; (b) from a desynchronised session (the shoe's expected sequence pushed
     9 ahead, as junk frames did in protocol 1) until a command is answered."""
     from host_tools.sim.memstore import MemoryStore
+
     out = {}
     for case in ("black_hole_10s", "desync"):
         st = MemoryStore()
@@ -302,29 +348,33 @@ def stall_recovery():
         now = 0
         replies = set()
 
-        def step(drop_data=False):
+        def step(drop_data=False, shoe_ep=shoe_ep, host=host, replies=replies):
             nonlocal now
             now += 10
             d = shoe_ep.transmit(now)
-            for k, b, e, m in host.receive(d, now):
+            for k, b, _e, _m in host.receive(d, now):
                 if k == "reply":
                     replies.add(b["re"])
             u = host.transmit(now)
             if drop_data:
                 u = b""  # what passes is decided per frame below
-            for kind, body, ctr, _ in shoe_ep.receive(u, now):
+            for _kind, _body, ctr, _ in shoe_ep.receive(u, now):
                 shoe_ep.reply(ctr, {"ok": True})
+
         while not (host.up and shoe_ep.up):
             step()
         if case == "black_hole_10s":
-            from host_tools.sim.faultproxy import DATA as D, UP, FrameMitm
+            from host_tools.sim.faultproxy import DATA as D
+            from host_tools.sim.faultproxy import UP, FrameMitm
+
             mitm = FrameMitm(lambda d, f, m: [] if f.ftype == D else None)
             c = host.send("status", {})
             end = now + 10_000
             while now < end:
                 now += 10
                 host.receive(shoe_ep.transmit(now), now)
-                for kind, body, ctr, _ in shoe_ep.receive(mitm.feed(UP, host.transmit(now)), now):
+                up = mitm.feed(UP, host.transmit(now))
+                for _kind, _body, ctr, _ in shoe_ep.receive(up, now):
                     shoe_ep.reply(ctr, {"ok": True})
         else:
             shoe_ep._rx_next = (shoe_ep._rx_next + 9) & 0xFFFF
@@ -332,13 +382,16 @@ def stall_recovery():
         t0 = now
         while c not in replies and now - t0 < 60_000:
             step()
-        out[case] = {"ms_to_answer": now - t0,
-                     "rehandshakes": host.errors().get("stall", 0) + shoe_ep.errors().get(
-                         "stall", 0)}
+        out[case] = {
+            "ms_to_answer": now - t0,
+            "rehandshakes": host.errors().get("stall", 0) + shoe_ep.errors().get("stall", 0),
+        }
     return out
 
 
-CHIP_FRAME = FRAME_SETUP + r"""
+CHIP_FRAME = (
+    FRAME_SETUP
+    + r"""
 N = 200
 res = {}
 for name, ftype, payload in (("card", frame.DATA, card), ("fragment_120", frame.MORE,
@@ -374,6 +427,7 @@ for i in range(20):
 res["us_new_session_cipher"] = time.ticks_diff(time.ticks_us(), t0) / 20
 print(json.dumps(res))
 """
+)
 
 
 def chip_figures():
@@ -381,12 +435,17 @@ def chip_figures():
     with the firmware's own compiled link modules written to the chip's flash (no app)."""
     from host_tools import deploy as _deploy
     from host_tools.sim import emu as _emu
+
     why = _emu.missing()
     if why:
         return {"skipped": "emulated Pico unavailable: " + why}
     files = _deploy.compile_firmware("pico")
-    want = [p for p in files if p in ("shoe/__init__.mpy", "shoe/crypto.mpy", "shoe/errors.mpy")
-            or p.startswith("shoe/link/")]
+    want = [
+        p
+        for p in files
+        if p in ("shoe/__init__.mpy", "shoe/crypto.mpy", "shoe/errors.mpy")
+        or p.startswith("shoe/link/")
+    ]
     with tempfile.TemporaryDirectory() as d, _emu.Emulator(Path(d) / "state") as e:
         with _deploy.Device(e.urls["repl"], op_timeout=900.0) as dev:
             dev.mkdirs(["bench", "bench/shoe", "bench/shoe/link"])
@@ -410,8 +469,13 @@ def micropython_figures():
         path = Path(d) / "bench_mpy.py"
         path.write_text(code)
         heap = "128k"
-        out = subprocess.run(runtime.command([str(path)], heap), capture_output=True, text=True,
-                             env=runtime.environment(str(build), runtime.HOST_LINK), timeout=300)
+        out = subprocess.run(
+            runtime.command([str(path)], heap),
+            capture_output=True,
+            text=True,
+            env=runtime.environment(str(build), runtime.HOST_LINK),
+            timeout=300,
+        )
         if out.returncode:
             return {"error": out.stdout[-500:] + out.stderr[-500:]}
         res = json.loads(out.stdout.strip().splitlines()[-1])
@@ -421,54 +485,91 @@ def micropython_figures():
 
 def main(argv=None):
     if "--pico" in (argv or []):
-        print("frame MAC and encryption on the emulated RP2040 (125 MHz), microseconds per frame "
-              "payload: %s" % json.dumps(chip_figures()))
+        print(
+            "frame MAC and encryption on the emulated RP2040 (125 MHz), microseconds per frame "
+            "payload: %s" % json.dumps(chip_figures())
+        )
         return
     empty = len(frame.build(frame.ACK, 0, 0))
     card_payload, card_wire = wire_size(*CARD)
     body_only = len(codec.encode(CARD[1]))
     rr_payload, rr_wire = wire_size(*six_seat_result())
-    print("frame overhead (header 6 + CRC 4 + COBS + delimiter): %d bytes on the wire for an "
-          "empty frame" % empty)
-    print("typical card event: body %d bytes, message %d bytes (envelope+MAC+chain %d), frame on "
-          "the wire %d bytes (%.1f ms at 115200 baud)" % (
-              body_only, card_payload, card_payload - body_only, card_wire,
-              card_wire * 10 / 115.2))
-    print("six-seat FCF round_result as an unpacked dict (interfaces.md shape): message %d bytes, "
-          "%s (target <= 512 bytes: the app sends results packed by shoe.games.packing)" % (
-              rr_payload, "frame %d bytes" % rr_wire if rr_wire else "too big for one frame"))
-    for name, pb, pd in (("clean link", 0.0, 0.0),
-                         ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01)):
+    print(
+        "frame overhead (header 6 + CRC 4 + COBS + delimiter): %d bytes on the wire for an "
+        "empty frame" % empty
+    )
+    print(
+        "typical card event: body %d bytes, message %d bytes (envelope+MAC+chain %d), frame on "
+        "the wire %d bytes (%.1f ms at 115200 baud)"
+        % (body_only, card_payload, card_payload - body_only, card_wire, card_wire * 10 / 115.2)
+    )
+    print(
+        "six-seat FCF round_result as an unpacked dict (interfaces.md shape): message %d bytes, "
+        "%s (target <= 512 bytes: the app sends results packed by shoe.games.packing)"
+        % (rr_payload, "frame %d bytes" % rr_wire if rr_wire else "too big for one frame")
+    )
+    for name, pb, pd in (
+        ("clean link", 0.0, 0.0),
+        ("1% bytes corrupted + 1% frames dropped", 0.01, 0.01),
+    ):
         r = run_link(pb, pd)
         print("%s: %s" % (name, json.dumps(r)))
     big = ("round_result", {"round": 1234, "packed": bytes(range(256)) + bytes(200)})
     r = run_link(0.01, 0.01, n=200, event=big)
-    print("a 500-byte (packed round result) message, 1%% corrupted + 1%% dropped: %s" % json.dumps(
-        {"message_bytes": wire_size(*big)[0], "wire_bytes_per_message": r["wire_bytes_per_event"],
-         "sim_seconds_for_200": r["sim_seconds"]}))
+    print(
+        "a 500-byte (packed round result) message, 1%% corrupted + 1%% dropped: %s"
+        % json.dumps(
+            {
+                "message_bytes": wire_size(*big)[0],
+                "wire_bytes_per_message": r["wire_bytes_per_event"],
+                "sim_seconds_for_200": r["sim_seconds"],
+            }
+        )
+    )
     w, b = round_writes()
-    print("journal writes for one six-seat round (38 table steps, 2 commands, acks, recall): "
-          "%d writes" % w)
+    print(
+        "journal writes for one six-seat round (38 table steps, 2 commands, acks, recall): "
+        "%d writes" % w
+    )
     print("MicroPython (unix port, .mpy): %s" % json.dumps(micropython_figures()))
     cp = frame_cost_cpython()
-    print("frame MAC (issue 9) and encryption (issue 18), bytes per frame on the wire: %s"
-          % json.dumps({k: {"protocol_3": v["wire"], "same_payload_in_clear": v[
-              "wire_clear_payload"], "protocol_1_no_mac": v["wire_protocol_1"],
-              "added_by_mac": v["wire_clear_payload"] - v["wire_protocol_1"],
-              "added_by_encryption": v["wire"] - v["wire_clear_payload"]}
-              for k, v in cp.items()}))
-    print("frame MAC, CPython microseconds per frame (build / receive, without and with MAC): %s"
-          % json.dumps(cp))
+    print(
+        "frame MAC (issue 9) and encryption (issue 18), bytes per frame on the wire: %s"
+        % json.dumps(
+            {
+                k: {
+                    "protocol_3": v["wire"],
+                    "same_payload_in_clear": v["wire_clear_payload"],
+                    "protocol_1_no_mac": v["wire_protocol_1"],
+                    "added_by_mac": v["wire_clear_payload"] - v["wire_protocol_1"],
+                    "added_by_encryption": v["wire"] - v["wire_clear_payload"],
+                }
+                for k, v in cp.items()
+            }
+        )
+    )
+    print(
+        "frame MAC, CPython microseconds per frame (build / receive, without and with MAC): %s"
+        % json.dumps(cp)
+    )
     mp = frame_cost_micropython()
-    print("frame MAC, MicroPython unix port, 64 KB data heap, microseconds per frame: %s"
-          % json.dumps(mp))
+    print(
+        "frame MAC, MicroPython unix port, 64 KB data heap, microseconds per frame: %s"
+        % json.dumps(mp)
+    )
     for k in ("ack", "card", "fragment_120"):
         if k in mp:
-            print("  %s frame (%d bytes): one frame MAC (HMAC-SHA256 + compare) costs %.1f us, "
-                  "encrypting (or decrypting) its payload %.1f us on the shoe, once to send and "
-                  "once to receive (unix port on this machine; the chip: bench/bench_pico.py)"
-                  % (k, mp[k]["wire"], mp[k]["us_one_frame_mac_and_compare"],
-                     mp[k]["us_encrypt_or_decrypt_payload"]))
+            print(
+                "  %s frame (%d bytes): one frame MAC (HMAC-SHA256 + compare) costs %.1f us, "
+                "encrypting (or decrypting) its payload %.1f us on the shoe, once to send and "
+                "once to receive (unix port on this machine; the chip: bench/bench_pico.py)"
+                % (
+                    k,
+                    mp[k]["wire"],
+                    mp[k]["us_one_frame_mac_and_compare"],
+                    mp[k]["us_encrypt_or_decrypt_payload"],
+                )
+            )
     print("time to recover from a stall (simulated ms): %s" % json.dumps(stall_recovery()))
 
 

@@ -1,6 +1,6 @@
 """The firmware's data heap over a long session: the real App, a host Endpoint and the world in
-one MicroPython process (tests/firmware/app/app_session.py), with the heap shaped like a device with
-frozen firmware: exactly SHOE_HEAP (default 64 KB) of contiguous data heap.
+one MicroPython process (tests/firmware/app/app_session.py), with the heap shaped like a device
+with frozen firmware: exactly SHOE_HEAP (default 64 KB) of contiguous data heap.
 
     .venv/bin/python bench/bench_memory.py [--rounds 1000] [--seats 6]
 
@@ -10,6 +10,7 @@ of issue 10: <= 8 KB and <= 2 erases per six-seat round), the app's time per car
 old cost of encoding the whole snapshot, with a RP2040 estimate (unix port x 160, an estimate:
 the emulator measures the chip), and the session's wall time.
 """
+
 import argparse
 import json
 import subprocess
@@ -28,8 +29,10 @@ from host_tools.build import compile_firmware  # noqa: E402
 def run(rounds, seats, heap):
     state = tempfile.mkdtemp(prefix="shoe-mem-")
     data = runtime.heap_bytes(heap)
-    cmd = runtime.command([ROOT / "tests/firmware/app/app_session.py", state, rounds, data, seats],
-                          str(int(runtime.ballasted_heap(data)) + 65536))
+    cmd = runtime.command(
+        [ROOT / "tests/firmware/app/app_session.py", state, rounds, data, seats],
+        str(int(runtime.ballasted_heap(data)) + 65536),
+    )
     env = runtime.environment(compile_firmware(), runtime.BOARD / "sim", runtime.HOST_LINK)
     t0 = time.monotonic()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
@@ -137,42 +140,83 @@ def main(argv=None):
     done = lines[-1]
     boot = lines[0]["boot_free"]
     first, tenth, last = rounds[0], rounds[min(9, len(rounds) - 1)], rounds[-1]
-    used = lambda r: data - r["free"] if r["free"] < data else 0  # noqa: E731
     print("data heap %d bytes (contiguous, as on a device with frozen firmware)" % data)
-    print("%d six-seat FCF rounds: %d results, 0 MemoryError, %.1f s (%.1f ms/round incl. host)" % (
-        len(rounds), sum(1 for r in rounds if r["outcome"] == "round_result"), dt,
-        1000 * dt / len(rounds)))
-    print("free after gc: boot %d, round 1 %d, round 10 %d, round %d %d (lowest seen %d)" % (
-        boot, first["free"], tenth["free"], len(rounds), last["free"],
-        min(r["min_free"] for r in rounds)))
-    print("growth from round 10 to round %d: %d bytes" % (len(rounds), tenth["free"] - last["free"]))
+    print(
+        "%d six-seat FCF rounds: %d results, 0 MemoryError, %.1f s (%.1f ms/round incl. host)"
+        % (
+            len(rounds),
+            sum(1 for r in rounds if r["outcome"] == "round_result"),
+            dt,
+            1000 * dt / len(rounds),
+        )
+    )
+    print(
+        "free after gc: boot %d, round 1 %d, round 10 %d, round %d %d (lowest seen %d)"
+        % (
+            boot,
+            first["free"],
+            tenth["free"],
+            len(rounds),
+            last["free"],
+            min(r["min_free"] for r in rounds),
+        )
+    )
+    print(
+        "growth from round 10 to round %d: %d bytes" % (len(rounds), tenth["free"] - last["free"])
+    )
     n = len(rounds)
-    print("journal: %.1f writes, %d bytes (%.2f KiB) and %.2f sector erases per round (target: "
-          "<= 8 KB, <= 2 erases; erase model: 4 KiB sectors entered by append-only writes, "
-          "docs/journal.md)" % (done["journal_writes"] / n, done["journal_bytes"] // n,
-                               done["journal_bytes"] / 1024 / n, done["journal_erases"] / n))
-    print("  (littlefs as the rp2 port uses it rewrites a file's last block after every sync: "
-          "there each flushed record costs a block erase, ~%.0f per round; not in the model, "
-          "see docs/journal.md)" % (done["journal_writes"] / n))
+    print(
+        "journal: %.1f writes, %d bytes (%.2f KiB) and %.2f sector erases per round (target: "
+        "<= 8 KB, <= 2 erases; erase model: 4 KiB sectors entered by append-only writes, "
+        "docs/journal.md)"
+        % (
+            done["journal_writes"] / n,
+            done["journal_bytes"] // n,
+            done["journal_bytes"] / 1024 / n,
+            done["journal_erases"] / n,
+        )
+    )
+    print(
+        "  (littlefs as the rp2 port uses it rewrites a file's last block after every sync: "
+        "there each flushed record costs a block erase, ~%.0f per round; not in the model, "
+        "see docs/journal.md)" % (done["journal_writes"] / n)
+    )
     cm, cx = done["card_us_mean"], done["card_us_max"]
-    print("per card, the whole app (table, seal, journal, link; wall time on a shared machine), "
-          "unix port: mean %.2f ms, max %.2f ms" % (cm / 1000, cx / 1000))
+    print(
+        "per card, the whole app (table, seal, journal, link; wall time on a shared machine), "
+        "unix port: mean %.2f ms, max %.2f ms" % (cm / 1000, cx / 1000)
+    )
     c = card_cost(state)
     est = lambda us: us * 160 / 1000  # noqa: E731  (RP2040 ~ 160x the unix port: an estimate)
-    print("journal per card, unix port (RP2040 estimate x160, not measured): whole snapshot "
-          "%d B encoded %.3f ms (~%.1f ms); delta record %d B, diff + encode %.3f ms (~%.1f ms), "
-          "the whole outbox_add with its CRC'd write and flush %.3f ms (a file write on the host: x160 means little) (~%.1f ms); the delta is %.1fx cheaper than the snapshot alone" % (
-              c["snapshot_bytes"], c["snapshot_us"] / 1000, est(c["snapshot_us"]),
-              c["delta_bytes"], c["delta_us"] / 1000, est(c["delta_us"]), c["record_us"] / 1000,
-              est(c["record_us"]), c["snapshot_us"] / max(1, c["delta_us"])))
-    print("boot: recovering a %d-byte journal (and the round segments) %.1f ms unix, ~%.1f s "
-          "RP2040 estimate (the log is compacted at 48-64 KiB; the watchdog starts after boot)" % (
-              c["log_bytes"], c["boot_us"] / 1000, est(c["boot_us"]) / 1000))
-    print("a 53-card deck-check burst: journal CPU ~%.0f ms on the RP2040 (estimate; before: "
-          "~%.0f ms for the snapshots alone; flash program time not included: the emulator "
-          "measures it), in 53 slices: the reader task yields to the loop after every card, so "
-          "the host task (2000 ms watchdog limit) runs between them" % (
-              53 * est(c["delta_us"]), 53 * est(c["snapshot_us"])))
+    print(
+        "journal per card, unix port (RP2040 estimate x160, not measured): whole snapshot "
+        "%d B encoded %.3f ms (~%.1f ms); delta record %d B, diff + encode %.3f ms (~%.1f ms), "
+        "the whole outbox_add with its CRC'd write and flush %.3f ms (a file write on the host: "
+        "x160 means little) (~%.1f ms); the delta is %.1fx cheaper than the snapshot alone"
+        % (
+            c["snapshot_bytes"],
+            c["snapshot_us"] / 1000,
+            est(c["snapshot_us"]),
+            c["delta_bytes"],
+            c["delta_us"] / 1000,
+            est(c["delta_us"]),
+            c["record_us"] / 1000,
+            est(c["record_us"]),
+            c["snapshot_us"] / max(1, c["delta_us"]),
+        )
+    )
+    print(
+        "boot: recovering a %d-byte journal (and the round segments) %.1f ms unix, ~%.1f s "
+        "RP2040 estimate (the log is compacted at 48-64 KiB; the watchdog starts after boot)"
+        % (c["log_bytes"], c["boot_us"] / 1000, est(c["boot_us"]) / 1000)
+    )
+    print(
+        "a 53-card deck-check burst: journal CPU ~%.0f ms on the RP2040 (estimate; before: "
+        "~%.0f ms for the snapshots alone; flash program time not included: the emulator "
+        "measures it), in 53 slices: the reader task yields to the loop after every card, so "
+        "the host task (2000 ms watchdog limit) runs between them"
+        % (53 * est(c["delta_us"]), 53 * est(c["snapshot_us"]))
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 2. floor-retention on one day partition of `rows` rows: archive (COPY to a file), verify
    (re-read the file, COPY again from the database), detach and drop.
 """
+
 import argparse
 import os
 import sys
@@ -25,8 +26,18 @@ def _rows(n, shoes=500, when=None):
     out = []
     for i in range(n):
         shoe, eseq = "T%03d" % (i % shoes), i // shoes + 1
-        r = (shoe, eseq, "card", '{"round": 1, "pos": 3}', os.urandom(16), os.urandom(16),
-             os.urandom(16), os.urandom(120), "ok", "c1")
+        r = (
+            shoe,
+            eseq,
+            "card",
+            '{"round": 1, "pos": 3}',
+            os.urandom(16),
+            os.urandom(16),
+            os.urandom(16),
+            os.urandom(120),
+            "ok",
+            "c1",
+        )
         out.append(r + ((when,) if when else ()))
     return out
 
@@ -35,12 +46,15 @@ def _insert(url, rows, batch, old_schema):
     conn = pg.connect(url)
     conn.execute("SET ROLE floor_collector")
     cols = "shoe, eseq, kind, body, prev, hash, mac, payload, chain, collector"
-    sql = "INSERT INTO events (%s) VALUES (%s)%s" % (cols, ",".join(["%s"] * 10), (
-        " ON CONFLICT (shoe, eseq) DO NOTHING" if old_schema else ""))
+    sql = "INSERT INTO events (%s) VALUES (%s)%s" % (
+        cols,
+        ",".join(["%s"] * 10),
+        (" ON CONFLICT (shoe, eseq) DO NOTHING" if old_schema else ""),
+    )
     t0 = time.perf_counter()
     for i in range(0, len(rows), batch):
         with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(sql, rows[i:i + batch])
+            cur.executemany(sql, rows[i : i + batch])
     dt = time.perf_counter() - t0
     conn.close()
     return dt
@@ -53,8 +67,10 @@ def _db(server, name, upto):
     base, _, q = server.partition("?")
     url = base.rsplit("/", 1)[0] + "/" + name + ("?" + q if q else "")
     conn = pg.connect(url)
-    conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT "
-                 "NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+    conn.execute(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT "
+        "NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
     for v, n, f in pg.migration_files():
         if v <= upto:
             conn.execute(f.read_text())
@@ -76,8 +92,10 @@ def main():
             url = _db(server, "bench_%d" % upto, upto)
             new = _insert(url, rows, a.batch, upto < 4)
             again = _insert(url, rows, a.batch, upto < 4)
-            print("%-32s %d rows: %6.0f rows/s new, %6.0f rows/s all duplicates" % (
-                label, a.rows, a.rows / new, a.rows / again))
+            print(
+                "%-32s %d rows: %6.0f rows/s new, %6.0f rows/s all duplicates"
+                % (label, a.rows, a.rows / new, a.rows / again)
+            )
         # retention of one old day
         url = _db(server, "bench_ret", 4)
         own = pg.connect(url)
@@ -85,8 +103,10 @@ def main():
         own.execute("SELECT floor_event_partitions(%s, 1)", (old,))
         cols = "shoe, eseq, kind, body, prev, hash, mac, payload, chain, collector, received_at"
         with own.transaction(), own.cursor() as cur:
-            cur.executemany("INSERT INTO events (%s) VALUES (%s)" % (cols, ",".join(["%s"] * 11)),
-                            _rows(a.rows, when=old))
+            cur.executemany(
+                "INSERT INTO events (%s) VALUES (%s)" % (cols, ",".join(["%s"] * 11)),
+                _rows(a.rows, when=old),
+            )
         d = tempfile.mkdtemp(prefix="shoe-retention-")
         t0 = time.perf_counter()
         rep = retention.retire(own, d, days=5, archive_only=True)
@@ -94,9 +114,11 @@ def main():
         rep = retention.retire(own, d, days=5)
         t2 = time.perf_counter()
         size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print("retention of one day of %d rows: archive+verify %.2f s, verify again+detach+drop "
-              "%.2f s, archive %.1f MB (%s)" % (a.rows, t1 - t0, t2 - t1, size / 1e6,
-                                                rep[0]["action"]))
+        print(
+            "retention of one day of %d rows: archive+verify %.2f s, verify again+detach+drop "
+            "%.2f s, archive %.1f MB (%s)"
+            % (a.rows, t1 - t0, t2 - t1, size / 1e6, rep[0]["action"])
+        )
         own.close()
     finally:
         srv.stop()

@@ -1,4 +1,5 @@
-"""The fastest dealer's pace each reader holds on the frozen image (issue 19 item 1), emulated time.
+"""The fastest dealer's pace each reader holds on the frozen image (issue 19 item 1), emulated
+time.
 
     .venv/bin/python bench/bench_pace.py [--reader rfid|optical|both] [--pitches 250,200,...]
                                          [--riffle-ms MS] [--rounds N] [--uf2 FILE]
@@ -14,8 +15,8 @@ are counted: the link sends their frames again). The run stops at the first pitc
 hold and prints the fastest that did, per reader. Needs `make pico-firmware`, SHOE_PICO_UF2 and
 SHOE_RP2040_BOOTROM (README). A benchmark, not a test: tests/emu/test_pace.py asserts 250/120 ms.
 """
+
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -36,8 +37,13 @@ GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
 
 
 def shoectl(*argv):
-    p = subprocess.run([sys.executable, "-m", "host_tools", *argv], capture_output=True,
-                       text=True, cwd=str(ROOT), timeout=900)
+    p = subprocess.run(
+        [sys.executable, "-m", "host_tools", *argv],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        timeout=900,
+    )
     if p.returncode:
         raise SystemExit("shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:]))
     return p.stdout
@@ -48,8 +54,16 @@ def make_shoe(d, reader, uf2):
     with _emu.Emulator(d / "state", uf2=uf2) as e:
         extra = ["--reader", "optical"] if reader == "optical" else []
         shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
-        shoectl("provision", "--port", e.urls["repl"], "--shoe-id", _emu.EMU_SHOE_ID,
-                "--keys", str(keys), "--force")
+        shoectl(
+            "provision",
+            "--port",
+            e.urls["repl"],
+            "--shoe-id",
+            _emu.EMU_SHOE_ID,
+            "--keys",
+            str(keys),
+            "--force",
+        )
     return d / "state"
 
 
@@ -75,7 +89,7 @@ def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
                 log = EventLog(t.link)
                 t.runner.play(s)
                 outcomes = t.runner.outcomes
-        except Exception as ex:            # a stalled round: the pace does not hold
+        except Exception as ex:  # a stalled round: the pace does not hold
             return False, ["%s: %s" % (type(ex).__name__, str(ex)[:200])], time.monotonic() - t0
         stats = e.control("stats")
     if stats["resets"]:
@@ -96,8 +110,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reader", choices=["rfid", "optical", "both"], default="both")
     ap.add_argument("--pitches", default="250,200,160,120,100,80,60")
-    ap.add_argument("--riffle-ms", type=int, default=None,
-                    help="the deck check's and stub's pitch (default: the same as the deal)")
+    ap.add_argument(
+        "--riffle-ms",
+        type=int,
+        default=None,
+        help="the deck check's and stub's pitch (default: the same as the deal)",
+    )
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--uf2", default=str(frozen.DEFAULT_UF2))
     a = ap.parse_args(argv)
@@ -118,18 +136,31 @@ def main(argv=None):
             for pitch in pitches:
                 riffle = a.riffle_ms or pitch
                 lost = [0]
-                ok, why, wall = try_pitch(made, d, reader, pitch, riffle, s, expected, a.uf2,
-                                          lost)
-                print("%-7s deal %4d ms, riffle %4d ms: %s  (host bytes overrun and recovered "
-                      "by the link: %d; %.0f s wall)" % (
-                          reader, pitch, riffle, "holds" if ok else "FAILS: " + "; ".join(why),
-                          lost[0], wall), flush=True)
+                ok, why, wall = try_pitch(made, d, reader, pitch, riffle, s, expected, a.uf2, lost)
+                print(
+                    "%-7s deal %4d ms, riffle %4d ms: %s  (host bytes overrun and recovered "
+                    "by the link: %d; %.0f s wall)"
+                    % (
+                        reader,
+                        pitch,
+                        riffle,
+                        "holds" if ok else "FAILS: " + "; ".join(why),
+                        lost[0],
+                        wall,
+                    ),
+                    flush=True,
+                )
                 if not ok:
                     break
                 best[reader] = pitch
     for reader in readers:
-        print("fastest pace held, %s: %s" % (reader, ("%d ms a card" % best[reader])
-                                            if reader in best else "none of those tried"))
+        print(
+            "fastest pace held, %s: %s"
+            % (
+                reader,
+                ("%d ms a card" % best[reader]) if reader in best else "none of those tried",
+            )
+        )
     return 0
 
 

@@ -37,10 +37,12 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
-while it is idle after boot and while it plays, and names the hot functions when the ELF of the same UF2 is found
+while it is idle after boot and while it plays, and names the hot functions when the ELF of the
+same UF2 is found
 (SHOE_PICO_ELF, or build/pico-firmware/stock.elf from `SHOE_PICO_STOCK=1 make pico-firmware`).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
+
 import argparse
 import bisect
 import os
@@ -57,17 +59,26 @@ sys.path.insert(0, str(ROOT))
 
 from host_tools import build  # noqa: E402
 from host_tools import deploy as _deploy  # noqa: E402
-from host_tools.sim import emu as _emu  # noqa: E402
 from host_tools import keys as _keys  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
 from host_tools.sim.emu.table import EmuTable  # noqa: E402
 
-SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
-                             "all_six": 5}, "raise": 10} for s in range(1, 7)}
+SEATS = {
+    str(s): {
+        "wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
+        "raise": 10,
+    }
+    for s in range(1, 7)
+}
 
 
 def script(rounds):
-    return {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5,
-            "rounds": [{"seats": SEATS} for _ in range(rounds)]}
+    return {
+        "game": "four-card-frenzy",
+        "procedure": "manual-shoe",
+        "seed": 5,
+        "rounds": [{"seats": SEATS} for _ in range(rounds)],
+    }
 
 
 def ms(ns):
@@ -78,7 +89,7 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"   # make pico-firmware
+FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"  # make pico-firmware
 # the pace of EmuReaderPort.PACE scaled to pitch_ms (this bench's rfid default: 1000 ms)
 RFID_PACE = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700}
 
@@ -111,10 +122,18 @@ def assemble_frozen(state, reader, keys, uf2):
             if _deploy.board_wiring("pico")["reader"]["kind"] != reader:
                 dev.write_file("wiring.mpy", wiring_mpy(reader))
                 copied.append("wiring.mpy (%s reader)" % reader)
-        out = {"copy_s": time.monotonic() - t0, "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
-               "copied": copied}
-        _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
-                          force=True, progress=None)
+        out = {
+            "copy_s": time.monotonic() - t0,
+            "copy_emulated_s": (e.clock_ns() - e0) / 1e9,
+            "copied": copied,
+        }
+        _deploy.provision(
+            e.urls["repl"],
+            _emu.EMU_SHOE_ID,
+            _keys.for_provisioning(keys),
+            force=True,
+            progress=None,
+        )
         return out
 
 
@@ -124,8 +143,9 @@ def assemble(state, reader, keys, uf2=None):
         board = Path(tempfile.mkdtemp()) / "board"
         shutil.copytree(_deploy.BOARD, board)
         w = board / "pico" / "wiring.py"
-        w.write_text(w.read_text().replace('reader = {"kind": "rfid"}',
-                                           'reader = {"kind": "optical"}'))
+        w.write_text(
+            w.read_text().replace('reader = {"kind": "rfid"}', 'reader = {"kind": "optical"}')
+        )
     with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
         if board is None:
             return _emu.assemble(e, keys, reset=False)
@@ -134,15 +154,23 @@ def assemble(state, reader, keys, uf2=None):
         try:
             t0, e0 = time.monotonic(), e.clock_ns()
             _deploy.deploy("pico", e.urls["repl"], progress=None)
-            out = {"deploy_s": time.monotonic() - t0, "deploy_emulated_s": (e.clock_ns() - e0) / 1e9}
-            _deploy.provision(e.urls["repl"], _emu.EMU_SHOE_ID, _keys.for_provisioning(keys),
-                              force=True, progress=None)
+            out = {
+                "deploy_s": time.monotonic() - t0,
+                "deploy_emulated_s": (e.clock_ns() - e0) / 1e9,
+            }
+            _deploy.provision(
+                e.urls["repl"],
+                _emu.EMU_SHOE_ID,
+                _keys.for_provisioning(keys),
+                force=True,
+                progress=None,
+            )
             return out
         finally:
             _deploy.BOARD = old
 
 
-HEAP_SLACK = 2048      # bytes: what one GC cycle's leftovers may differ by, not a leak
+HEAP_SLACK = 2048  # bytes: what one GC cycle's leftovers may differ by, not a leak
 
 
 class HeapWatch:
@@ -152,10 +180,10 @@ class HeapWatch:
 
     def __init__(self, runner, every, emu=None):
         self.runner, self.every, self.emu = runner, max(1, every), emu
-        self.samples = []          # (rounds played, mem_free)
+        self.samples = []  # (rounds played, mem_free)
         self.rounds = 0
-        self.times = []            # (wall s, emulated s, chip busy s) per round
-        self.resets_at = []        # rounds during which the chip reset (the heap starts again)
+        self.times = []  # (wall s, emulated s, chip busy s) per round
+        self.resets_at = []  # rounds during which the chip reset (the heap starts again)
         self.mark()
         play_round = runner.play_round
 
@@ -165,18 +193,24 @@ class HeapWatch:
             self.rounds += 1
             if self.emu and self.emu.boots != boots:
                 self.resets_at.append(self.rounds)
-                print("  round %d: THE CHIP RESET during it (%s): heap figures across it are "
-                      "not a trend" % (self.rounds, self.emu.control("stats")["reset_causes"]))
+                print(
+                    "  round %d: THE CHIP RESET during it (%s): heap figures across it are "
+                    "not a trend" % (self.rounds, self.emu.control("stats")["reset_causes"])
+                )
             wall, emu_ns, busy_ns = (time.monotonic(),) + self._clocks()
-            self.times.append((wall - self._wall, (emu_ns - self._emu) / 1e9,
-                               (busy_ns - self._busy) / 1e9))
-            print("  round %d: %s; %.1f s wall, %.1f s emulated, of which the chip was busy "
-                  "%.1f s" % (self.rounds, out[0] if out else "?", *self.times[-1]))
+            self.times.append(
+                (wall - self._wall, (emu_ns - self._emu) / 1e9, (busy_ns - self._busy) / 1e9)
+            )
+            print(
+                "  round %d: %s; %.1f s wall, %.1f s emulated, of which the chip was busy "
+                "%.1f s" % (self.rounds, out[0] if out else "?", *self.times[-1])
+            )
             self._wall, self._emu, self._busy = wall, emu_ns, busy_ns
             if self.rounds % self.every == 0:
                 self.sample()
             sys.stdout.flush()
             return out
+
         runner.play_round = counted
 
     def _clocks(self):
@@ -193,8 +227,10 @@ class HeapWatch:
     def sample(self):
         free = self.runner.status().get("mem_free")
         self.samples.append((self.rounds, free))
-        print("  heap free after %s: %s B" % (
-            "boot" if not self.rounds else "%d round(s)" % self.rounds, free))
+        print(
+            "  heap free after %s: %s B"
+            % ("boot" if not self.rounds else "%d round(s)" % self.rounds, free)
+        )
         if sum(1 for n, f in self.samples if n > 0 and f is not None) >= 2:
             print("    so far: %s" % self.verdict())
         sys.stdout.flush()
@@ -202,8 +238,14 @@ class HeapWatch:
     def verdict(self):
         since = max(self.resets_at, default=0)
         after = [(n, f) for n, f in self.samples if n > 0 and n >= since and f is not None]
-        note = ("%d CHIP RESET(S) during round(s) %s; judged on the samples since the last: " % (
-            len(self.resets_at), ", ".join(map(str, self.resets_at)))) if self.resets_at else ""
+        note = (
+            (
+                "%d CHIP RESET(S) during round(s) %s; judged on the samples since the last: "
+                % (len(self.resets_at), ", ".join(map(str, self.resets_at)))
+            )
+            if self.resets_at
+            else ""
+        )
         if len(after) < 2:
             return note + "too few samples after rounds to judge growth"
         xs, ys = [n for n, _ in after], [f for _, f in after]
@@ -213,10 +255,20 @@ class HeapWatch:
         trend = slope * (xs[-1] - xs[0])
         drop = ys[0] - ys[-1]
         flag = drop > HEAP_SLACK or trend < -HEAP_SLACK
-        return note + ("%s: first %d B after %d round(s), last %d B after %d, min %d B; trend "
-                       "%+.1f B per round (%+.0f B over the run)" % (
-                    "GROWTH FLAGGED (heap shrinking)" if flag else "flat", ys[0], xs[0],
-                    ys[-1], xs[-1], min(ys), slope, trend))
+        return note + (
+            "%s: first %d B after %d round(s), last %d B after %d, min %d B; trend "
+            "%+.1f B per round (%+.0f B over the run)"
+            % (
+                "GROWTH FLAGGED (heap shrinking)" if flag else "flat",
+                ys[0],
+                xs[0],
+                ys[-1],
+                xs[-1],
+                min(ys),
+                slope,
+                trend,
+            )
+        )
 
 
 def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
@@ -242,17 +294,25 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                 if tx:
                     lat.append(tx[0] - start)
                 f, f0 = emu.control("flash"), state["card_flash"]
-                if f0 is not None:   # flash work since the previous card's frame (its journal)
-                    card_flash.append(((f["erased_bytes"] - f0["erased_bytes"]) / 4096.0,
-                                       f["pages"] - f0["pages"]))
+                if f0 is not None:  # flash work since the previous card's frame (its journal)
+                    card_flash.append(
+                        (
+                            (f["erased_bytes"] - f0["erased_bytes"]) / 4096.0,
+                            f["pages"] - f0["pages"],
+                        )
+                    )
                 state["card_flash"] = f
             elif kind == "round_result":
                 f = emu.control("flash")
                 if state["flash0"] is not None:
                     f0 = state["flash0"]
-                    flash.append((f["programmed"] - f0["programmed"],
-                                  (f["erased_bytes"] - f0["erased_bytes"]) / 4096,
-                                  f.get("changed", 0) - f0.get("changed", 0)))
+                    flash.append(
+                        (
+                            f["programmed"] - f0["programmed"],
+                            (f["erased_bytes"] - f0["erased_bytes"]) / 4096,
+                            f.get("changed", 0) - f0.get("changed", 0),
+                        )
+                    )
                 state["flash0"] = f
                 since = state["decide_since"]
                 if since is not None:
@@ -263,7 +323,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
         t.runner.on_event = on_event
         orig_command = t.runner.command
 
-        def command(kind, body, supervisor=None):    # None: the key shoe.roles names
+        def command(kind, body, supervisor=None):  # None: the key shoe.roles names
             if kind == "open_round":
                 state["flash0"] = emu.control("flash")
             if kind == "decisions":
@@ -272,13 +332,21 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
 
         t.runner.command = command
         watch = HeapWatch(t.runner, heap_every or rounds, emu)
-        watch.sample()                                  # after boot
+        watch.sample()  # after boot
         watch.mark()
         t.runner.play(script(rounds))
         st = t.link.command("status", {}, timeout=60)
         heap.append(st.get("mem_free"))
-    return {"lat": lat, "settle": settle, "flash": flash, "heap": heap, "card_flash": card_flash,
-            "heap_watch": watch, "deck_checks": state["checks"], "pace": dict(port.pace)}
+    return {
+        "lat": lat,
+        "settle": settle,
+        "flash": flash,
+        "heap": heap,
+        "card_flash": card_flash,
+        "heap_watch": watch,
+        "deck_checks": state["checks"],
+        "pace": dict(port.pace),
+    }
 
 
 def boot_to_ready(emu):
@@ -329,50 +397,78 @@ def report_profile(emu, uf2_ran, what, seconds):
     p = emu.control("profile", on=False, top=5000)
     elf = elf_for(uf2_ran)
     if not elf.is_file() or not shutil.which("arm-none-eabi-nm"):
-        print("  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"])
+        print(
+            "  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"]
+        )
         return
     uf2 = elf.with_suffix(".uf2")
     if not uf2.is_file() or uf2.read_bytes() != Path(uf2_ran).read_bytes():
         print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
-    out = subprocess.run(["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True,
-                         text=True).stdout
-    syms = sorted((int(a, 16), n) for a, k, n in (ln.split() for ln in out.splitlines()
-                                                   if len(ln.split()) == 3) if k in "tTwW")
+    out = subprocess.run(
+        ["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True, text=True
+    ).stdout
+    syms = sorted(
+        (int(a, 16), n)
+        for a, k, n in (ln.split() for ln in out.splitlines() if len(ln.split()) == 3)
+        if k in "tTwW"
+    )
     addrs = [a for a, _ in syms]
     by = {}
     for pc, n in p["top"]:
         i = bisect.bisect_right(addrs, pc) - 1
         name = syms[i][1] if i >= 0 else "?"
         by[name] = by.get(name, 0) + n
-    print("  where %s goes (%d PC samples over %.1f s emulated; symbols of %s):"
-          % (what, p["samples"], seconds, elf))
+    print(
+        "  where %s goes (%d PC samples over %.1f s emulated; symbols of %s):"
+        % (what, p["samples"], seconds, elf)
+    )
     for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
 
 
-def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=False,
-        pitch_ms=None, idle=None):
+def run(
+    reader,
+    rounds,
+    do_profile,
+    unix,
+    heap_every=None,
+    uf2=None,
+    frozen=False,
+    pitch_ms=None,
+    idle=None,
+):
     import hashlib
 
     uf2 = str(uf2 or (FROZEN_UF2 if frozen else os.environ["SHOE_PICO_UF2"]))
     d = Path(tempfile.mkdtemp(prefix="bench-pico-"))
     keys = _emu.write_keys_file(d / "shoe.json")
-    print("emulated Pico, %s reader, image %s (sha256 %s...)" % (
-        reader, uf2, hashlib.sha256(Path(uf2).read_bytes()).hexdigest()[:16]))
+    print(
+        "emulated Pico, %s reader, image %s (sha256 %s...)"
+        % (reader, uf2, hashlib.sha256(Path(uf2).read_bytes()).hexdigest()[:16])
+    )
     if frozen:
         asm = assemble_frozen(d / "state", reader, keys, uf2)
-        print("  firmware frozen in the image; copied %s, provisioned (no deploy): %.1f s wall, "
-              "%.1f s emulated" % (" + ".join(asm["copied"]), asm["copy_s"],
-                                   asm["copy_emulated_s"]))
+        print(
+            "  firmware frozen in the image; copied %s, provisioned (no deploy): %.1f s wall, "
+            "%.1f s emulated" % (" + ".join(asm["copied"]), asm["copy_s"], asm["copy_emulated_s"])
+        )
     else:
         asm = assemble(d / "state", reader, keys, uf2)
-        print("  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
-              % (asm["deploy_s"], asm["deploy_emulated_s"]))
-    with _emu.Emulator(d / "state", uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"],
-                       idle=None if idle == "catch-up" else idle) as e:
+        print(
+            "  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
+            % (asm["deploy_s"], asm["deploy_emulated_s"])
+        )
+    with _emu.Emulator(
+        d / "state",
+        uf2=uf2,
+        bootrom=os.environ["SHOE_RP2040_BOOTROM"],
+        idle=None if idle == "catch-up" else idle,
+    ) as e:
         boot = boot_to_ready(e)
-        print("  boot to READY (reset -> first frame on UART0): %.0f ms (the first boot after "
-              "assembling makes the journal's ring extents)" % ms(boot))
+        print(
+            "  boot to READY (reset -> first frame on UART0): %.0f ms (the first boot after "
+            "assembling makes the journal's ring extents)" % ms(boot)
+        )
         time.sleep(1)
         print("    next boot (the ring map checked): %.0f ms" % ms(boot_to_ready(e)))
         sys.stdout.flush()
@@ -389,54 +485,88 @@ def run(reader, rounds, do_profile, unix, heap_every=None, uf2=None, frozen=Fals
         stats = e.control("stats")
         stats["console"] = e.control("console")["text"]
     lat_ms = [ms(x) for x in m["lat"]]
-    round_lat = lat_ms[-36 * rounds:]
-    print("  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
-          "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"]))
+    round_lat = lat_ms[-36 * rounds :]
+    print(
+        "  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
+        "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"])
+    )
     times = m["heap_watch"].times
     if times:
         w, em, busy = (statistics.mean(t[i] for t in times) for i in range(3))
-        print("  per round (%d deck check(s) in all), dealer pace %s: mean %.1f s wall, %.1f s "
-              "emulated, chip busy %.1f s (wall / busy %.1f: busy code runs slower than real "
-              "time, so once the pace leaves the chip little idle a run is busy-bound)"
-              % (m["deck_checks"], m["pace"], w, em, busy, w / busy if busy else float("nan")))
+        print(
+            "  per round (%d deck check(s) in all), dealer pace %s: mean %.1f s wall, %.1f s "
+            "emulated, chip busy %.1f s (wall / busy %.1f: busy code runs slower than real "
+            "time, so once the pace leaves the chip little idle a run is busy-bound)"
+            % (m["deck_checks"], m["pace"], w, em, busy, w / busy if busy else float("nan"))
+        )
     causes = {k: v for k, v in stats.get("reset_causes", {}).items() if k != "control"}
     print("  chip resets while playing, besides the bench's own: %s" % (causes or "none"))
     if causes:
-        print("    the console's last lines:\n      " + "\n      ".join(
-            stats["console"].strip().splitlines()[-15:]))
+        print(
+            "    the console's last lines:\n      "
+            + "\n      ".join(stats["console"].strip().splitlines()[-15:])
+        )
     lost = stats.get("rx_overrun")
     if lost is not None:
-        print("  UART bytes lost to receive FIFO overruns, host UART0 / reader UART1: %d / %d%s"
-              % (lost[0], lost[1], "" if not any(lost) else
-                 "  <- flash work with interrupts off while bytes came, or a pace faster than "
-                 "the chip reads"))
+        print(
+            "  UART bytes lost to receive FIFO overruns, host UART0 / reader UART1: %d / %d%s"
+            % (
+                lost[0],
+                lost[1],
+                ""
+                if not any(lost)
+                else "  <- flash work with interrupts off while bytes came, or a pace faster than "
+                "the chip reads",
+            )
+        )
     srt = sorted(round_lat)
     p90 = srt[int(0.9 * (len(srt) - 1))] if srt else float("nan")
-    print("  card -> frame on UART0, round cards: median %.1f ms, 90th percentile %.1f ms, max "
-          "%.1f ms (target %s)" % (med(round_lat), p90, max(round_lat or [float("nan")]),
-                                   "5 ms" if reader == "optical" else "10 ms"))
+    print(
+        "  card -> frame on UART0, round cards: median %.1f ms, 90th percentile %.1f ms, max "
+        "%.1f ms (target %s)"
+        % (
+            med(round_lat),
+            p90,
+            max(round_lat or [float("nan")]),
+            "5 ms" if reader == "optical" else "10 ms",
+        )
+    )
     if os.environ.get("SHOE_BENCH_ALL"):
-        print("      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat))
-    cf = m["card_flash"][-36 * rounds:]
+        print(
+            "      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat)
+        )
+    cf = m["card_flash"][-36 * rounds :]
     if cf:
         er, pg = med([e for e, _ in cf]), med([p for _, p in cf])
-        print("      flash work per round card (from one card's frame to the next): median %.1f "
-              "sector erases, %d pages programmed = %.0f ms of flash time at the datasheet's "
-              "45 ms / 0.4 ms" % (er, pg, er * 45 + pg * 0.4))
+        print(
+            "      flash work per round card (from one card's frame to the next): median %.1f "
+            "sector erases, %d pages programmed = %.0f ms of flash time at the datasheet's "
+            "45 ms / 0.4 ms" % (er, pg, er * 45 + pg * 0.4)
+        )
     if unix:
-        print("      unix port (virtual board, wall, host round trip included): %.1f ms; "
-              "x160 estimate %.0f ms" % (unix["card_s"] * 1e3, unix["card_s"] * 1e3 * 160))
+        print(
+            "      unix port (virtual board, wall, host round trip included): %.1f ms; "
+            "x160 estimate %.0f ms" % (unix["card_s"] * 1e3, unix["card_s"] * 1e3 * 160)
+        )
     if m["settle"]:
-        print("  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
-              "(target 10 ms for validate + settle alone)" % ms(med(m["settle"])))
+        print(
+            "  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
+            "(target 10 ms for validate + settle alone)" % ms(med(m["settle"]))
+        )
     for i, (b, er, ch) in enumerate(m["flash"]):
-        print("  flash, round %d: %.1f KB programmed (page-program traffic, 256 B pages), of which "
-              "%.1f KB not 0xFF (bytes stored); %.1f sector erases (target <= 8 KB, <= 2)"
-              % (i + 1, b / 1024.0, ch / 1024.0, er))
-    print("  heap free after the rounds (status mem_free): %s%s" % (
-        m["heap"], "; unix port (64k heap): %s" % unix["mem_free"] if unix else ""))
-    print("  heap over %d round(s), sampled every %d: %s" % (
-        rounds, m["heap_watch"].every, m["heap_watch"].verdict()))
+        print(
+            "  flash, round %d: %.1f KB programmed (page-program traffic, 256 B pages), of which "
+            "%.1f KB not 0xFF (bytes stored); %.1f sector erases (target <= 8 KB, <= 2)"
+            % (i + 1, b / 1024.0, ch / 1024.0, er)
+        )
+    print(
+        "  heap free after the rounds (status mem_free): %s%s"
+        % (m["heap"], "; unix port (64k heap): %s" % unix["mem_free"] if unix else "")
+    )
+    print(
+        "  heap over %d round(s), sampled every %d: %s"
+        % (rounds, m["heap_watch"].every, m["heap_watch"].verdict())
+    )
 
 
 def main(argv=None):
@@ -444,24 +574,50 @@ def main(argv=None):
     ap.add_argument("--reader", choices=["optical", "rfid", "both"], default="optical")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--unix-rounds", type=int, default=None, metavar="N",
-                    help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)")
-    ap.add_argument("--heap-every", type=int, default=10, metavar="N",
-                    help="heap free (status mem_free) after every N rounds (default 10)")
-    ap.add_argument("--pitch-ms", type=float, default=None, metavar="MS",
-                    help="the dealer's pace: one card every MS of emulated time (default: 250 "
-                         "optical, 1000 rfid); round cards still wait for the shoe's event")
-    ap.add_argument("--idle", choices=["catch-up", "rate"], default="catch-up",
-                    help="the rig's idle time while playing (rig.js --idle): catch-up (default) "
-                         "races an idle chip ahead until it is level with the wall clock; rate "
-                         "holds it to the wall clock's rate, so a host's silence lasts as long "
-                         "for the chip as it did for the host")
-    ap.add_argument("--frozen", action="store_true",
-                    help="the image has the firmware frozen in: copy main.py and provision, "
-                         "no deploy (default image build/pico-firmware/firmware.uf2)")
-    ap.add_argument("--uf2", default=None, metavar="FILE",
-                    help="the MicroPython image to run (default SHOE_PICO_UF2, or with "
-                         "--frozen build/pico-firmware/firmware.uf2)")
+    ap.add_argument(
+        "--unix-rounds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rounds of the unix-port reference (default: --rounds, at most 3; 0: none)",
+    )
+    ap.add_argument(
+        "--heap-every",
+        type=int,
+        default=10,
+        metavar="N",
+        help="heap free (status mem_free) after every N rounds (default 10)",
+    )
+    ap.add_argument(
+        "--pitch-ms",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="the dealer's pace: one card every MS of emulated time (default: 250 "
+        "optical, 1000 rfid); round cards still wait for the shoe's event",
+    )
+    ap.add_argument(
+        "--idle",
+        choices=["catch-up", "rate"],
+        default="catch-up",
+        help="the rig's idle time while playing (rig.js --idle): catch-up (default) "
+        "races an idle chip ahead until it is level with the wall clock; rate "
+        "holds it to the wall clock's rate, so a host's silence lasts as long "
+        "for the chip as it did for the host",
+    )
+    ap.add_argument(
+        "--frozen",
+        action="store_true",
+        help="the image has the firmware frozen in: copy main.py and provision, "
+        "no deploy (default image build/pico-firmware/firmware.uf2)",
+    )
+    ap.add_argument(
+        "--uf2",
+        default=None,
+        metavar="FILE",
+        help="the MicroPython image to run (default SHOE_PICO_UF2, or with "
+        "--frozen build/pico-firmware/firmware.uf2)",
+    )
     args = ap.parse_args(argv if argv is not None else [])
     env = dict(os.environ)
     if args.frozen or args.uf2:
@@ -471,14 +627,25 @@ def main(argv=None):
         print("bench_pico: skipped: emulated Pico unavailable: %s" % why)
         return
     n = min(args.rounds, 3) if args.unix_rounds is None else args.unix_rounds
-    unix = unix_figures(n) if n > 0 else None     # a reference, not the run
+    unix = unix_figures(n) if n > 0 else None  # a reference, not the run
     if unix:
-        print("unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
-              % (unix["card_s"] * 1e3, unix["mem_free"]))
+        print(
+            "unix port (virtual board): card -> event %.1f ms wall (median), mem_free %s"
+            % (unix["card_s"] * 1e3, unix["mem_free"])
+        )
     sys.stdout.flush()
-    for r in (("optical", "rfid") if args.reader == "both" else (args.reader,)):
-        run(r, args.rounds, args.profile, unix, args.heap_every, args.uf2, args.frozen,
-            args.pitch_ms, args.idle)
+    for r in ("optical", "rfid") if args.reader == "both" else (args.reader,):
+        run(
+            r,
+            args.rounds,
+            args.profile,
+            unix,
+            args.heap_every,
+            args.uf2,
+            args.frozen,
+            args.pitch_ms,
+            args.idle,
+        )
 
 
 if __name__ == "__main__":

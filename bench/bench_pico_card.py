@@ -20,6 +20,7 @@ It complements bench_pico.py, whose card -> frame figure is taken from the rig's
 (from the optical line's last byte to the frame's first byte on UART0).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
+
 import argparse
 import json
 import random
@@ -32,15 +33,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host_tools.sim import emu as _emu  # noqa: E402
 from host_tools.link import ShoeLink  # noqa: E402
+from host_tools.sim import emu as _emu  # noqa: E402
 from shoe.cardcode import CardCodes  # noqa: E402
 from shoe.cards import COVER  # noqa: E402
 
 SERIAL = 0x3A7F
-WAGERS = {"four-card-frenzy": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
-                               "all_six": 5},
-          "high-card-flush": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5}}
+WAGERS = {
+    "four-card-frenzy": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
+    "high-card-flush": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
+}
 
 # Runs at the chip's REPL after main.build() (service mode). STAGES: (object expression,
 # attribute, label) pairs, wrapped once the app exists.
@@ -252,7 +254,7 @@ def main(argv=None):
     round_cards = [mk(c) for c in deck[:n]]
     with _emu.Emulator(d / "state") as e:
         asm = _emu.assemble(e, keys_file, reset=False)
-        dev = _emu.service_repl(e)   # the service jumper: main.py leaves the REPL free
+        dev = _emu.service_repl(e)  # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(dev)
             for step in BUILD:
@@ -260,16 +262,17 @@ def main(argv=None):
             chip.run(SETUP)
             keys = _emu.EMU_KEYS
             link = ShoeLink(e.urls["uart0"], keys["shoe"], supervisor_key=keys["supervisor"])
-            link.start()                # the host: handshake, then it acknowledges every event
+            link.start()  # the host: handshake, then it acknowledges every event
             for _ in range(20):
                 if chip.value("service(500)") and chip.value("app.link.up"):
                     break
             else:
                 raise SystemExit("bench_pico_card: the link to the host did not come up")
             seats = {str(s): {"wagers": WAGERS[game]} for s in range(1, 7)}
-            for kind, body in (("configure_supervised", {"game": game,
-                                                         "procedure": "manual-shoe"}),
-                               ("load_deck", {"serial": "%04X" % SERIAL, "back": "R"})):
+            for kind, body in (
+                ("configure_supervised", {"game": game, "procedure": "manual-shoe"}),
+                ("load_deck", {"serial": "%04X" % SERIAL, "back": "R"}),
+            ):
                 ok = chip.value("cmd(%r, %r)" % (kind, body))
                 if not ok[0]:
                     raise SystemExit("bench_pico_card: %s refused: %s" % (kind, ok[1]))
@@ -283,16 +286,19 @@ def main(argv=None):
             third = n // 3
             clean_gc, clean, wrapped = [], [], []
             for i, c in enumerate(round_cards):
-                if i == 2 * third:      # the last third: stage by stage
+                if i == 2 * third:  # the last third: stage by stage
                     for obj, attr, label in STAGES:
-                        chip.run("try:\n    _o = %s\n    _wrap(_o, %r, %r) if hasattr(_o, %r) "
-                                 "else None\nexcept Exception as _e:\n    print('no stage', %r, "
-                                 "_e)\n" % (obj, attr, label, attr, label))
+                        chip.run(
+                            "try:\n    _o = %s\n    _wrap(_o, %r, %r) if hasattr(_o, %r) "
+                            "else None\nexcept Exception as _e:\n    print('no stage', %r, "
+                            "_e)\n" % (obj, attr, label, attr, label)
+                        )
                 collect = i >= third
                 dt, alloc = chip.value("card(%r, %s)" % (c.encode(), collect))
                 (clean_gc if i < third else clean if i < 2 * third else wrapped).append(
-                    (dt, alloc))
-                if not chip.value("service(3000)"):   # the host's ack arrives and is handled
+                    (dt, alloc)
+                )
+                if not chip.value("service(3000)"):  # the host's ack arrives and is handled
                     print("  WARNING: the host had not acknowledged card %d after 3 s" % i)
             over = chip.value("overhead(200)")
             fcost = chip.value("frame_cost(50)")
@@ -307,44 +313,69 @@ def main(argv=None):
             while not link.events.empty():
                 ev = link.events.get()
                 got += ev[0] == "card" if isinstance(ev, tuple) else 0
-    print("emulated Pico (deploy %.0f s wall): %s, six seats, every side wager; %d round cards "
-          "through App.on_read + App.pump, chip time (ticks_us = emulated time)"
-          % (asm["deploy_s"], game, n))
+    print(
+        "emulated Pico (deploy %.0f s wall): %s, six seats, every side wager; %d round cards "
+        "through App.on_read + App.pump, chip time (ticks_us = emulated time)"
+        % (asm["deploy_s"], game, n)
+    )
     if dealt != n:
         print("  WARNING: the table placed %d of %d cards (a card was refused)" % (dealt, n))
     print("  the host (ShoeLink on UART0) received %d card events" % got)
     if got < n:
-        print("  WARNING: the link stalled (frames in flight were not acknowledged): the figures "
-              "below include retransmissions or no frame at all; link.transmit is not "
-              "representative. One card event's DATA frame alone (MAC + CRC + COBS, %d-byte "
-              "payload) costs %.2f ms; bench_pico.py gives card -> frame end to end" % (
-                  fcost[1], fcost[0] / 1000.0))
+        print(
+            "  WARNING: the link stalled (frames in flight were not acknowledged): the figures "
+            "below include retransmissions or no frame at all; link.transmit is not "
+            "representative. One card event's DATA frame alone (MAC + CRC + COBS, %d-byte "
+            "payload) costs %.2f ms; bench_pico.py gives card -> frame end to end"
+            % (fcost[1], fcost[0] / 1000.0)
+        )
     ts = [ms(x) for x, _ in clean_gc]
-    print("  as the shoe runs (the app's collection threshold, %d B): median %.2f ms, max %.2f ms "
-          "(%d cards)" % (thr, statistics.median(ts), max(ts), len(ts)))
+    print(
+        "  as the shoe runs (the app's collection threshold, %d B): median %.2f ms, max %.2f ms "
+        "(%d cards)" % (thr, statistics.median(ts), max(ts), len(ts))
+    )
     ts = [ms(x) for x, _ in clean]
     al = [a for _, a in clean]
-    print("  collector off during the card (collected before it): median %.2f ms, max %.2f ms; "
-          "allocates median %d B, max %d B a card (%d cards)" % (
-              statistics.median(ts), max(ts), statistics.median(al), max(al), len(ts)))
+    print(
+        "  collector off during the card (collected before it): median %.2f ms, max %.2f ms; "
+        "allocates median %d B, max %d B a card (%d cards)"
+        % (statistics.median(ts), max(ts), statistics.median(al), max(al), len(ts))
+    )
     without = wrapped
     ts = [ms(x) for x, _ in wrapped]
-    print("  with every stage wrapped (collector off): median %.2f ms; one wrapper costs %.0f us "
-          "of its parent's time" % (statistics.median(ts), over))
+    print(
+        "  with every stage wrapped (collector off): median %.2f ms; one wrapper costs %.0f us "
+        "of its parent's time" % (statistics.median(ts), over)
+    )
     t, k = stages
-    print("  stages, collector off (median over the cards that reached the stage, with the "
-          "number of calls; nested stages indented, inside their parent):")
+    print(
+        "  stages, collector off (median over the cards that reached the stage, with the "
+        "number of calls; nested stages indented, inside their parent):"
+    )
     for _, _, label in STAGES:
         if label in t:
             xs = t[label] + [0] * (len(without) - len(t[label]))
-            print("    %-40s %7.2f ms  (max %6.2f; %d calls)" % (
-                label, ms(statistics.median(xs)), ms(max(xs)), k[label]))
-    print("  a card's commitment (commit_cost, 20 calls, collector off): %.2f ms (SHA-256, one "
-          "block); the HMAC-SHA256 over the canonical CBOR instead: %.2f ms" % (
-              ms(ccost[0]), ms(ccost[1])))
+            print(
+                "    %-40s %7.2f ms  (max %6.2f; %d calls)"
+                % (label, ms(statistics.median(xs)), ms(max(xs)), k[label])
+            )
+    print(
+        "  a card's commitment (commit_cost, 20 calls, collector off): %.2f ms (SHA-256, one "
+        "block); the HMAC-SHA256 over the canonical CBOR instead: %.2f ms"
+        % (ms(ccost[0]), ms(ccost[1]))
+    )
     print("  heap free after the cards (collected): %d B" % free)
-    print(json.dumps({"clean_gc_us": [x for x, _ in clean_gc], "clean_us": [x for x, _ in clean],
-                      "alloc": al, "wrapped_us": [x for x, _ in wrapped], "stages_us": t}))
+    print(
+        json.dumps(
+            {
+                "clean_gc_us": [x for x, _ in clean_gc],
+                "clean_us": [x for x, _ in clean],
+                "alloc": al,
+                "wrapped_us": [x for x, _ in wrapped],
+                "stages_us": t,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The app's deck check of authenticated tags (NTAG 424 DNA) on the emulated Pico, in emulated time.
+"""The app's deck check of authenticated tags (NTAG 424 DNA) on the emulated Pico, in emulated
+time.
 
     .venv/bin/python bench/bench_pico_deckcheck.py [--pitch 250] [--dwell 200] [--plain]
                                                    [--clocks chip,wall]
@@ -19,6 +20,7 @@ clock, as until 2026-12-02) one fresh chip, and per run:
 
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README). A benchmark, not a test.
 """
+
 import argparse
 import re
 import shutil
@@ -41,7 +43,7 @@ from host_tools.sim.session import Deck, _default_paytable  # noqa: E402
 
 def tap_repl(e, lines):
     """Keep the chip's console output (the app's log) in `lines`."""
-    host, port = e.urls["repl"][len("socket://"):].split(":")
+    host, port = e.urls["repl"][len("socket://") :].split(":")
     s = socket.create_connection((host, int(port)))
 
     def run():
@@ -69,9 +71,15 @@ def one(image, clock, tags, pitch, dwell):
         with _emu.Emulator(work) as e:
             tap_repl(e, lines)
             pace = {"pitch_ms": pitch, "dwell_ms": dwell, "beam_at_ms": max(0, dwell - 25)}
-            with _table.EmuTable(e, "rfid", event_timeout=900.0, pace=pace, tags=tags,
-                                 on_event=lambda k, b: events.append((k, b)),
-                                 wall_clock=clock == "wall") as t:
+            with _table.EmuTable(
+                e,
+                "rfid",
+                event_timeout=900.0,
+                pace=pace,
+                tags=tags,
+                on_event=lambda k, b: events.append((k, b)),
+                wall_clock=clock == "wall",
+            ) as t:
                 hellos = [0]
                 send_hello = t.link.ep._send_hello
 
@@ -80,9 +88,14 @@ def one(image, clock, tags, pitch, dwell):
                     return send_hello(now_ms)
 
                 t.link.ep._send_hello = counted
-                t.runner.command("configure", {"game": "four-card-frenzy",
-                                               "procedure": "manual-shoe",
-                                               "paytable": _default_paytable("four-card-frenzy")})
+                t.runner.command(
+                    "configure",
+                    {
+                        "game": "four-card-frenzy",
+                        "procedure": "manual-shoe",
+                        "paytable": _default_paytable("four-card-frenzy"),
+                    },
+                )
                 t.runner.command("load_deck", {"serial": "3A7F", "back": "R"})
                 ns0, w0 = e.clock_ns(), time.monotonic()
                 t.runner.world.deck_check(Deck(0x3A7F, "R", seed=0.5))
@@ -92,11 +105,18 @@ def one(image, clock, tags, pitch, dwell):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     thr = [int(m.group(1)) for x in lines for m in [re.search(r"gc_threshold (\d+)", x)] if m]
-    return {"clock": clock, "missing": len(ev.get("missing", [])), "ok": ev.get("ok"),
-            "exits": sum(1 for k, _ in events if k == "exit_without_read"),
-            "retransmit": errs.get("retransmit", 0), "dup": errs.get("dup", 0),
-            "hellos": hellos[0], "emulated_s": (ns1 - ns0) / 1e9, "wall_s": w1 - w0,
-            "gc_threshold": thr[-1] if thr else None}
+    return {
+        "clock": clock,
+        "missing": len(ev.get("missing", [])),
+        "ok": ev.get("ok"),
+        "exits": sum(1 for k, _ in events if k == "exit_without_read"),
+        "retransmit": errs.get("retransmit", 0),
+        "dup": errs.get("dup", 0),
+        "hellos": hellos[0],
+        "emulated_s": (ns1 - ns0) / 1e9,
+        "wall_s": w1 - w0,
+        "gc_threshold": thr[-1] if thr else None,
+    }
 
 
 def main():
@@ -116,13 +136,17 @@ def main():
     with _emu.Emulator(image / "state") as e:
         _emu.assemble(e, keys, reset=False)
     rows = [one(image / "state", c, tags, a.pitch, a.dwell) for c in a.clocks.split(",")]
-    print("deck check of 53 %s tags, a card every %d ms, %d ms in the field:"
-          % ("plain" if a.plain else "authenticated", a.pitch, a.dwell))
+    print(
+        "deck check of 53 %s tags, a card every %d ms, %d ms in the field:"
+        % ("plain" if a.plain else "authenticated", a.pitch, a.dwell)
+    )
     for r in rows:
-        print("  host on the %(clock)s clock: ok %(ok)s, missing %(missing)d, exits without a "
-              "read %(exits)d; host retransmitted %(retransmit)d, HELLOs %(hellos)d, dups "
-              "received %(dup)d; %(emulated_s).1f s emulated in %(wall_s).1f s wall; "
-              "gc_threshold %(gc_threshold)s" % r)
+        print(
+            "  host on the %(clock)s clock: ok %(ok)s, missing %(missing)d, exits without a "
+            "read %(exits)d; host retransmitted %(retransmit)d, HELLOs %(hellos)d, dups "
+            "received %(dup)d; %(emulated_s).1f s emulated in %(wall_s).1f s wall; "
+            "gc_threshold %(gc_threshold)s" % r
+        )
     shutil.rmtree(image, ignore_errors=True)
 
 

@@ -17,6 +17,7 @@ Each call is timed once after gc.collect() (collections are not in the figures);
 files, this machine, same run), the project's old estimate (unix x 160) and the chip/unix ratio.
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README); without them only the unix column.
 """
+
 import argparse
 import json
 import random
@@ -33,10 +34,13 @@ if str(ROOT) not in sys.path:
 from bench_engine import _DEAL  # noqa: E402  (the same seeded hands as bench_engine)
 
 # Runs on both ports: prints one JSON line. FCF, HCF (round JSON) and REPS are prepended.
-_CODE = r"""
+_CODE = (
+    r"""
 import gc, json, time
 from shoe.games import engine, fcf
-""" + _DEAL.lstrip("\n") + r"""def once(f, arg, reps):
+"""
+    + _DEAL.lstrip("\n")
+    + r"""def once(f, arg, reps):
     ts = []
     for _ in range(reps):
         gc.collect()
@@ -93,6 +97,7 @@ H = deal(500, 12345)
 out["value5"] = (once(v5_loop, H, 3) - once(empty_loop, H, 3)) / 500
 print(json.dumps(out))
 """
+)
 
 
 def inputs():
@@ -116,8 +121,11 @@ def inputs():
 
 def program(reps):
     fcf, hcf = inputs()
-    return ("FCF = json.loads(%r)\nHCF = json.loads(%r)\nREPS = %d\n"
-            % (json.dumps(fcf), json.dumps(hcf), reps))
+    return "FCF = json.loads(%r)\nHCF = json.loads(%r)\nREPS = %d\n" % (
+        json.dumps(fcf),
+        json.dumps(hcf),
+        reps,
+    )
 
 
 def unix(files, reps):
@@ -130,9 +138,14 @@ def unix(files, reps):
             f.write_bytes(b)
         script = Path(d) / "bench_engine_unix.py"
         script.write_text("import json\n" + program(reps) + _CODE)
-        p = subprocess.run(runtime.command([script], "192k"),
-                           env=dict(runtime.environment(), MICROPYPATH=d), cwd=d,
-                           capture_output=True, text=True, timeout=600)
+        p = subprocess.run(
+            runtime.command([script], "192k"),
+            env=dict(runtime.environment(), MICROPYPATH=d),
+            cwd=d,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     if p.returncode:
         raise RuntimeError("MicroPython unix failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -145,8 +158,10 @@ def chip(reps):
     with tempfile.TemporaryDirectory() as d, _emu.Emulator(Path(d) / "state") as e:
         t0 = time.monotonic()
         _deploy.deploy("pico", e.urls["repl"], progress=None)
-        print("  deployed to the emulated Pico in %.0f s (not provisioned: the app does not run)"
-              % (time.monotonic() - t0))
+        print(
+            "  deployed to the emulated Pico in %.0f s (not provisioned: the app does not run)"
+            % (time.monotonic() - t0)
+        )
         sys.stdout.flush()
         with _deploy.Device(e.urls["repl"], op_timeout=900.0) as dev:
             dev.run("import main, sys, json\nsys.path.insert(0, main.firmware_dir())")
@@ -169,39 +184,43 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15, help="timed calls per figure (median)")
     args = ap.parse_args(argv if argv is not None else [])
-    from host_tools import deploy as _deploy
-    from host_tools.sim import emu as _emu
-
     # the same sources; native code for this machine on the unix port (a Pico's is ARM Thumb)
     from host_tools import build
+    from host_tools.sim import emu as _emu
 
     out = build.compile_shipped()
-    u = unix({p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*.mpy")},
-             args.reps)
+    u = unix(
+        {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*.mpy")}, args.reps
+    )
     why = _emu.missing()
     c = None
     if why:
         print("bench_pico_engine: chip skipped: emulated Pico unavailable: %s" % why)
     else:
         c = chip(args.reps)
-    print("engine on the chip (emulated RP2040, 125 MHz, time.ticks_us) vs the unix port, "
-          "median of %d calls, us:" % args.reps)
+    print(
+        "engine on the chip (emulated RP2040, 125 MHz, time.ticks_us) vs the unix port, "
+        "median of %d calls, us:" % args.reps
+    )
     print("  %-44s %10s %10s %10s %8s" % ("", "chip", "unix", "unix x160", "chip/unix"))
-    for g, label in (("fcf", "six-seat FCF, every side wager"),
-                     ("hcf", "six-seat HCF, every side wager")):
+    for g, label in (
+        ("fcf", "six-seat FCF, every side wager"),
+        ("hcf", "six-seat HCF, every side wager"),
+    ):
         cv, cs, cf = c[g] if c else (None, None, None)
         uv, us, uf = u[g]
         if uv is None:
-            _row("%s: validate (= both - settle)" % label, None if c is None else cf - cs,
-                 uf - us)
+            _row("%s: validate (= both - settle)" % label, None if c is None else cf - cs, uf - us)
         else:
             _row("%s: validate" % label, cv, uv)
         _row("%s: settle" % label, cs, us)
         _row("%s: validate + settle" % label, cf, uf)
     _row("fcf.value5, per hand", c["value5"] if c else None, u["value5"])
     if c:
-        print("  target (issue 10): six-seat FCF validate + settle <= 10,000 us on the chip: %s"
-              % ("met" if c["fcf"][2] <= 10000 else "NOT met"))
+        print(
+            "  target (issue 10): six-seat FCF validate + settle <= 10,000 us on the chip: %s"
+            % ("met" if c["fcf"][2] <= 10000 else "NOT met")
+        )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ the MFRC522 model of host_tools/sim/emu/mfrc522.js, air time at 106 kbit/s in em
 Beside them the unix-port figures of bench/bench_drivers.py and its 160x RP2040 estimate.
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
+
 import argparse
 import random
 import statistics
@@ -171,38 +172,44 @@ def auth_figures(chip, tags):
     chip.emu.control("tags", tags=[])
     chip.val("polls(3)")
     reads, checks, codes, xfs, desel = [], [], [], [], []
-    for i, (code, spec) in enumerate(tags):
+    for i, (_code, spec) in enumerate(tags):
         chip.emu.control("tags", tags=[spec])
         chip.dev.run("r._last_uid = None")
         x0 = chip.xfers()
         rd, ck, cc, kind, ok, card = chip.val("auth_one()")
         x1 = chip.xfers()
         assert kind == "tag" and ok == "card", (kind, ok)
-        d, _ = chip.val("one()")      # DESELECT + REQA (the tag stays in the field, deselected)
+        d, _ = chip.val("one()")  # DESELECT + REQA (the tag stays in the field, deselected)
         chip.emu.control("tags", tags=[])
         chip.val("polls(2)")
-        if i:                          # the first one loads the modules (lazy imports)
+        if i:  # the first one loads the modules (lazy imports)
             reads.append(rd)
             checks.append(ck)
             codes.append(cc)
             xfs.append(x1 - x0)
             desel.append(d)
-    return {"read_us": statistics.median(reads), "max_read_us": max(reads),
-            "check_us": statistics.median(checks), "code_us": statistics.median(codes),
-            "total_us": statistics.median([a + b + c for a, b, c in zip(reads, checks, codes)]),
-            "max_total_us": max(a + b + c for a, b, c in zip(reads, checks, codes)),
-            "xfers": statistics.median(xfs), "deselect_us": statistics.median(desel),
-            "n": len(reads)}
+    return {
+        "read_us": statistics.median(reads),
+        "max_read_us": max(reads),
+        "check_us": statistics.median(checks),
+        "code_us": statistics.median(codes),
+        "total_us": statistics.median([a + b + c for a, b, c in zip(reads, checks, codes)]),
+        "max_total_us": max(a + b + c for a, b, c in zip(reads, checks, codes)),
+        "xfers": statistics.median(xfs),
+        "deselect_us": statistics.median(desel),
+        "n": len(reads),
+    }
 
 
 def auth_pace(chip, tags, pitch, dwell, rng):
     chip.val("polls(4)")
     chip.dev.run("r._last_uid = None")
     starts = []
-    for i, (code, spec) in enumerate(tags):
+    for i, (_code, spec) in enumerate(tags):
         d = 1500 + i * pitch
-        r = chip.emu.control("card", reader="rfid", tag=spec, dwell_ms=dwell, pitch_ms=0,
-                             beam=False, delay_ms=d)
+        r = chip.emu.control(
+            "card", reader="rfid", tag=spec, dwell_ms=dwell, pitch_ms=0, beam=False, delay_ms=d
+        )
         starts.append(chip.tick_of(r["ns"]))
     t0, out = chip.long("reads(%d, %d)" % (len(tags), 1500 + pitch * len(tags) + 2000))
     kinds = [k for _, k in out]
@@ -224,7 +231,7 @@ def sync_figures(chip):
     us, _ = chip.val("polls(100)")
     idle_x = (chip.xfers() - x0) / 100.0
     reads, xfs = [], []
-    for i in range(8):
+    for _i in range(8):
         chip.emu.control("tags", tags=[{"uid": chip.new_uid(), "code": CODE}])
         x0 = chip.xfers()
         d, got = chip.val("one()")
@@ -236,16 +243,28 @@ def sync_figures(chip):
         chip.val("polls(4)")
         reads.append(d)
         xfs.append(x1 - x0 + extra)
-    return {"idle_us": us, "idle_xfers": idle_x, "read_us": statistics.median(reads),
-            "read_xfers": statistics.median(xfs)}
+    return {
+        "idle_us": us,
+        "idle_xfers": idle_x,
+        "read_us": statistics.median(reads),
+        "read_xfers": statistics.median(xfs),
+    }
 
 
 def schedule(chip, n, pitch_ms, dwell_ms, delay_ms, rng, jitter_ms=0):
     starts = []
     for i in range(n):
         d = delay_ms + i * pitch_ms + (rng.uniform(0, jitter_ms) if jitter_ms else 0)
-        r = chip.emu.control("card", reader="rfid", code=CODE, uid=chip.new_uid(),
-                             dwell_ms=dwell_ms, pitch_ms=0, beam=False, delay_ms=d)
+        r = chip.emu.control(
+            "card",
+            reader="rfid",
+            code=CODE,
+            uid=chip.new_uid(),
+            dwell_ms=dwell_ms,
+            pitch_ms=0,
+            beam=False,
+            delay_ms=d,
+        )
         starts.append(chip.tick_of(r["ns"]))
     return starts
 
@@ -254,13 +273,20 @@ def mode(chip, period=None, fast=None):
     """period: poll every period ms, nothing faster; fast: `dealing` set, every fast ms; neither:
     the wiring's settings (period_ms, and fast_period_ms for fast_ms after a tag answered)."""
     if fast is not None:
-        chip.dev.run("r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, True"
-                     % (chip.wired[0], chip.wired[1], fast, ))
+        chip.dev.run(
+            "r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, True"
+            % (
+                chip.wired[0],
+                chip.wired[1],
+                fast,
+            )
+        )
     elif period is not None:
         chip.dev.run("r.period_ms, r.fast_ms, r.dealing = %d, 0, False" % period)
     else:
-        chip.dev.run("r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, False"
-                     % chip.wired)
+        chip.dev.run(
+            "r.period_ms, r.fast_ms, r.fast_period_ms, r.dealing = %d, %d, %d, False" % chip.wired
+        )
 
 
 def latency(chip, period, n, rng, fast=None):
@@ -321,8 +347,11 @@ def main(argv=None):
     ap.add_argument("--paces", default="400/250,200/120,120/60")
     ap.add_argument("--deck", action="store_true")
     ap.add_argument("--fast", default="", help="fast periods to measure with `dealing` set")
-    ap.add_argument("--wired", action="store_true",
-                    help="also the wiring's settings as shipped (the fast period after a tag)")
+    ap.add_argument(
+        "--wired",
+        action="store_true",
+        help="also the wiring's settings as shipped (the fast period after a tag)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--auth", action="store_true", help="authenticated tags (NTAG 424 DNA)")
     ap.add_argument("--auth-reads", type=int, default=12)
@@ -335,6 +364,7 @@ def main(argv=None):
     rng = random.Random(args.seed)
     try:
         import bench_drivers
+
         u = bench_drivers.figures()
     except Exception as ex:  # noqa: BLE001
         u = None
@@ -344,9 +374,11 @@ def main(argv=None):
     state = d / "state"
     with _emu.Emulator(state) as e:
         asm = _emu.assemble(e, keys, reset=False)
-        print("emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
-              % asm["deploy_s"])
-        dev = _emu.service_repl(e)   # the service jumper: main.py leaves the REPL free
+        print(
+            "emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
+            % asm["deploy_s"]
+        )
+        dev = _emu.service_repl(e)  # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(e, dev)
             chip.dev._guard.deadline = time.monotonic() + 300
@@ -354,36 +386,67 @@ def main(argv=None):
             if err:
                 raise RuntimeError("chip: %s" % err.decode()[-300:])
             period = chip.val("r.period_ms")
-            chip.wired = (period, chip.val("getattr(r, 'fast_ms', 0)"),
-                          chip.val("getattr(r, 'fast_period_ms', 0)"))
+            chip.wired = (
+                period,
+                chip.val("getattr(r, 'fast_ms', 0)"),
+                chip.val("getattr(r, 'fast_period_ms', 0)"),
+            )
             f = sync_figures(chip)
-            print("  complete read (tag in the field, one poll): %.2f ms, %.0f SPI transfers"
-                  % (ms(f["read_us"]), f["read_xfers"]))
+            print(
+                "  complete read (tag in the field, one poll): %.2f ms, %.0f SPI transfers"
+                % (ms(f["read_us"]), f["read_xfers"])
+            )
             if u:
-                print("      unix port %.0f us, %.0f transfers; x160 estimate %.1f ms"
-                      % (u["read_us"], u["read_xfers"], u["read_us"] * 160 / 1000))
-            print("  empty-field poll: %.3f ms, %.1f SPI transfers" % (ms(f["idle_us"]),
-                                                                    f["idle_xfers"]))
+                print(
+                    "      unix port %.0f us, %.0f transfers; x160 estimate %.1f ms"
+                    % (u["read_us"], u["read_xfers"], u["read_us"] * 160 / 1000)
+                )
+            print(
+                "  empty-field poll: %.3f ms, %.1f SPI transfers"
+                % (ms(f["idle_us"]), f["idle_xfers"])
+            )
             if u:
-                print("      unix port %.0f us, %.1f transfers; x160 estimate %.2f ms"
-                      % (u["idle_us"], u["idle_xfers"], u["idle_us"] * 160 / 1000))
+                print(
+                    "      unix port %.0f us, %.1f transfers; x160 estimate %.2f ms"
+                    % (u["idle_us"], u["idle_xfers"], u["idle_us"] * 160 / 1000)
+                )
             periods = [int(p) for p in args.periods.split(",") if p] or [period]
-            runs = [("period %2d ms%s" % (p, " (wiring)" if p == period else ""), p, None)
-                    for p in periods]
-            runs += [("dealing, fast %d ms" % f, None, f)
-                     for f in (int(x) for x in args.fast.split(",") if x)]
+            runs = [
+                ("period %2d ms%s" % (p, " (wiring)" if p == period else ""), p, None)
+                for p in periods
+            ]
+            runs += [
+                ("dealing, fast %d ms" % f, None, f)
+                for f in (int(x) for x in args.fast.split(",") if x)
+            ]
             if args.wired:
-                runs.append(("wiring as shipped (%d ms, %d ms for %d ms after a tag)"
-                             % (chip.wired[0], chip.wired[2], chip.wired[1]), None, None))
+                runs.append(
+                    (
+                        "wiring as shipped (%d ms, %d ms for %d ms after a tag)"
+                        % (chip.wired[0], chip.wired[2], chip.wired[1]),
+                        None,
+                        None,
+                    )
+                )
             for name, p, f in runs:
                 lat, got = latency(chip, p, args.cards, rng, f)
                 cpu, base, blocked, rate = idle_cpu(chip, p, f)
-                print("  %s: tag enters -> card returned median %.2f ms, max %.2f "
-                      "ms (%d of %d cards read); empty field: %.0f polls/s, %.1f %% of the time in "
-                      "polls, chip busy %.1f %% more than asleep (%.1f %%)"
-                      % (name, ms(med(lat)),
-                         ms(max(lat or [float("nan")])), len(lat), args.cards, rate,
-                         blocked * 100, cpu * 100, base * 100))
+                print(
+                    "  %s: tag enters -> card returned median %.2f ms, max %.2f "
+                    "ms (%d of %d cards read); empty field: %.0f polls/s, %.1f %% of the time in "
+                    "polls, chip busy %.1f %% more than asleep (%.1f %%)"
+                    % (
+                        name,
+                        ms(med(lat)),
+                        ms(max(lat or [float("nan")])),
+                        len(lat),
+                        args.cards,
+                        rate,
+                        blocked * 100,
+                        cpu * 100,
+                        base * 100,
+                    )
+                )
                 sys.stdout.flush()
             mode(chip)
             if args.auth:
@@ -392,13 +455,24 @@ def main(argv=None):
                 if err:
                     raise RuntimeError("chip: %s" % err.decode()[-300:])
                 tags = auth_tags(max(args.auth_reads + 1, 53))
-                a = auth_figures(chip, tags[:args.auth_reads + 1])
-                print("  authenticated tag (NTAG 424 DNA), %d reads: complete read %.2f ms (max "
-                      "%.2f), %.0f SPI transfers; SUN check %.2f ms; card code HMAC %.2f ms; read "
-                      "+ check %.2f ms (max %.2f; target 30 ms); the next poll's DESELECT + REQA "
-                      "%.2f ms" % (a["n"], ms(a["read_us"]), ms(a["max_read_us"]), a["xfers"],
-                                   ms(a["check_us"]), ms(a["code_us"]), ms(a["total_us"]),
-                                   ms(a["max_total_us"]), ms(a["deselect_us"])))
+                a = auth_figures(chip, tags[: args.auth_reads + 1])
+                print(
+                    "  authenticated tag (NTAG 424 DNA), %d reads: complete read %.2f ms (max "
+                    "%.2f), %.0f SPI transfers; SUN check %.2f ms; card code HMAC %.2f ms; read "
+                    "+ check %.2f ms (max %.2f; target 30 ms); the next poll's DESELECT + REQA "
+                    "%.2f ms"
+                    % (
+                        a["n"],
+                        ms(a["read_us"]),
+                        ms(a["max_read_us"]),
+                        a["xfers"],
+                        ms(a["check_us"]),
+                        ms(a["code_us"]),
+                        ms(a["total_us"]),
+                        ms(a["max_total_us"]),
+                        ms(a["deselect_us"]),
+                    )
+                )
                 sys.stdout.flush()
                 mode(chip)
                 for spec in args.auth_paces.split(","):
@@ -406,24 +480,38 @@ def main(argv=None):
                         continue
                     pitch, dwell = (int(x) for x in spec.split("/"))
                     got, other, lat = auth_pace(chip, tags[:53], pitch, dwell, rng)
-                    print("  authenticated tags at a card every %d ms, %d ms in the field: %d of "
-                          "53 read, %d other, %d lost; tag enters -> read returned median %.2f "
-                          "ms, max %.2f ms" % (pitch, dwell, got, other, 53 - got - other,
-                                               ms(med(lat)), ms(max(lat or [float("nan")]))))
+                    print(
+                        "  authenticated tags at a card every %d ms, %d ms in the field: %d of "
+                        "53 read, %d other, %d lost; tag enters -> read returned median %.2f "
+                        "ms, max %.2f ms"
+                        % (
+                            pitch,
+                            dwell,
+                            got,
+                            other,
+                            53 - got - other,
+                            ms(med(lat)),
+                            ms(max(lat or [float("nan")])),
+                        )
+                    )
                     sys.stdout.flush()
             for spec in args.paces.split(","):
                 if not spec:
                     continue
                 pitch, dwell = (int(x) for x in spec.split("/"))
                 cards, other, _ = pace(chip, pitch, dwell, 53, rng)
-                print("  pace: a card every %d ms, %d ms in the field: %d of 53 read, %d noread, "
-                      "%d lost" % (pitch, dwell, cards, other, 53 - cards - other))
+                print(
+                    "  pace: a card every %d ms, %d ms in the field: %d of 53 read, %d noread, "
+                    "%d lost" % (pitch, dwell, cards, other, 53 - cards - other)
+                )
         e.control("pin", pin=22, value=1)
     if args.deck:
         from host_tools.sim.emu.table import EmuReaderPort
 
-        print("  app deck check at the default pace %s: %s"
-              % (EmuReaderPort.PACE["rfid"], deck(state, None)))
+        print(
+            "  app deck check at the default pace %s: %s"
+            % (EmuReaderPort.PACE["rfid"], deck(state, None))
+        )
 
 
 def med(xs):

@@ -14,6 +14,7 @@ emulated Pico too (the stock MicroPython image, the modules they need copied to 
 no shoe is assembled; needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM). The commitment's share of a
 whole card on the chip is bench/bench_pico_card.py's `commitment.commit` stage.
 """
+
 import json
 import random
 import subprocess
@@ -43,8 +44,11 @@ def round_events(game, seed):
     from shoe.games import engine
 
     t = Table(engine=engine)
-    t.command("configure_supervised", {"game": game, "procedure": "manual-shoe",
-                                       "shuffle_check": False}, 0)
+    t.command(
+        "configure_supervised",
+        {"game": game, "procedure": "manual-shoe", "shuffle_check": False},
+        0,
+    )
     deck = list(range(52))
     random.Random(seed).shuffle(deck)
     t.command("load_deck", {"serial": 0x3A7F, "back": "R"}, 0)
@@ -53,7 +57,7 @@ def round_events(game, seed):
     w = {"ante": 10, "odds": 10, "all_six": 5} if game == FCF else {"ante": 10}
     t.command("open_round", {"seats": {str(s): {"wagers": w} for s in range(1, 7)}}, 0)
     t.pop_events()
-    for c in deck[:t.tracker.total]:
+    for c in deck[: t.tracker.total]:
         t.card(0x3A7F, "R", c, 0)
     hands = t.tracker.hands()
     t.command("decisions", {str(s): 10 for s in range(1, 7)}, 0)
@@ -61,8 +65,17 @@ def round_events(game, seed):
     before = []
     for k, b in after:
         if k == "card":
-            before.append((k, {"round": b["round"], "position": b["position"],
-                               "card": name(deck[b["position"]]), "target": b["target"]}))
+            before.append(
+                (
+                    k,
+                    {
+                        "round": b["round"],
+                        "position": b["position"],
+                        "card": name(deck[b["position"]]),
+                        "target": b["target"],
+                    },
+                )
+            )
         elif k == "deal_complete":
             before.append((k, {"round": b["round"], "hands": hands}))
     return after, before
@@ -74,8 +87,9 @@ def wire(kind, body, eseq):
     n = 0
     for i in range(0, len(payload), FRAG):
         ftype = frame.MORE if i + FRAG < len(payload) else frame.DATA
-        n += len(frame.build(ftype, 300 + i, 299, payload[i:i + FRAG], key=SESSION,
-                             tag=b"SHOE2s"))
+        n += len(
+            frame.build(ftype, 300 + i, 299, payload[i : i + FRAG], key=SESSION, tag=b"SHOE2s")
+        )
     return n
 
 
@@ -88,7 +102,8 @@ def sizes(events, eseq0=1000):
 
 def micropython_costs(n=2000):
     """commit() and the HMAC alternative on the MicroPython unix port (microseconds)."""
-    code = r"""
+    code = (
+        r"""
 import time, json
 from shoe.commitment import commit
 from shoe.link.message import mac
@@ -104,9 +119,17 @@ for i in range(n):
     mac(s, b"SHOE1card", codec.encode([12, i %% 52, "dealer", "Td"]))
 b = time.ticks_diff(time.ticks_us(), t) / n
 print(json.dumps({"commit_us": a, "hmac_us": b}))
-""" % n
-    out = subprocess.run(runtime.command(["-c", code], "128k"), capture_output=True, text=True,
-                         env=runtime.environment(), cwd=ROOT, timeout=300)
+"""
+        % n
+    )
+    out = subprocess.run(
+        runtime.command(["-c", code], "128k"),
+        capture_output=True,
+        text=True,
+        env=runtime.environment(),
+        cwd=ROOT,
+        timeout=300,
+    )
     if out.returncode:
         return {"error": (out.stdout + out.stderr)[-300:]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -134,15 +157,23 @@ def timed(n):
     gc.enable()
     return a / n, b / n
 """
-_CHIP_FILES = ("shoe/__init__.py", "shoe/errors.py", "shoe/crypto.py", "shoe/commitment.py",
-               "shoe/link/__init__.py", "shoe/link/codec.py", "shoe/link/message.py")
+_CHIP_FILES = (
+    "shoe/__init__.py",
+    "shoe/errors.py",
+    "shoe/crypto.py",
+    "shoe/commitment.py",
+    "shoe/link/__init__.py",
+    "shoe/link/codec.py",
+    "shoe/link/message.py",
+)
 
 
 def chip_costs(n=50):
     """commit() and the HMAC on the emulated RP2040 (microseconds of emulated time)."""
+    import tempfile
+
     from host_tools.deploy import Device
     from host_tools.sim import emu
-    import tempfile
 
     why = emu.missing()
     if why:
@@ -165,30 +196,53 @@ def main(argv=None):
         after, before = round_events(game, seed)
         a, b = sizes(after), sizes(before)
         ca, cb = a["card"], b["card"]
-        print("  %s: card event on the wire: before %.1f bytes (min %d, max %d), after %.1f "
-              "bytes (min %d, max %d): %+.1f a card (%.0f%%)" % (
-                  game, sum(cb) / len(cb), min(cb), max(cb), sum(ca) / len(ca), min(ca), max(ca),
-                  sum(ca) / len(ca) - sum(cb) / len(cb), 100.0 * (sum(ca) / sum(cb) - 1)))
-        print("    deal_complete: before %d bytes (every hand), after %d bytes (a count); "
-              "reveal (new, %d cards + the secret): %d bytes" % (
-                  b["deal_complete"][0], a["deal_complete"][0], len(ca), a["reveal"][0]))
+        print(
+            "  %s: card event on the wire: before %.1f bytes (min %d, max %d), after %.1f "
+            "bytes (min %d, max %d): %+.1f a card (%.0f%%)"
+            % (
+                game,
+                sum(cb) / len(cb),
+                min(cb),
+                max(cb),
+                sum(ca) / len(ca),
+                min(ca),
+                max(ca),
+                sum(ca) / len(ca) - sum(cb) / len(cb),
+                100.0 * (sum(ca) / sum(cb) - 1),
+            )
+        )
+        print(
+            "    deal_complete: before %d bytes (every hand), after %d bytes (a count); "
+            "reveal (new, %d cards + the secret): %d bytes"
+            % (b["deal_complete"][0], a["deal_complete"][0], len(ca), a["reveal"][0])
+        )
         tb, ta = sum(map(sum, b.values())), sum(map(sum, a.values()))
-        print("    the round's card, deal_complete and reveal events: before %d bytes, after %d "
-              "bytes (%+d, %.1f ms more at 115200 baud)" % (tb, ta, ta - tb,
-                                                            (ta - tb) * 10 / 115.2))
+        print(
+            "    the round's card, deal_complete and reveal events: before %d bytes, after %d "
+            "bytes (%+d, %.1f ms more at 115200 baud)" % (tb, ta, ta - tb, (ta - tb) * 10 / 115.2)
+        )
     s = bytes(range(16))
     n = 20000
     tc = timeit.timeit(lambda: commit(s, 12, 35, "dealer", "Td"), number=n) / n * 1e6
-    th = timeit.timeit(lambda: mac(s, b"SHOE1card", codec.encode([12, 35, "dealer", "Td"])),
-                       number=n) / n * 1e6
-    print("  commitment, CPython: SHA-256 (one block) %.2f us, HMAC-SHA256 over the canonical "
-          "CBOR (cached pads) %.2f us" % (tc, th))
+    th = (
+        timeit.timeit(
+            lambda: mac(s, b"SHOE1card", codec.encode([12, 35, "dealer", "Td"])), number=n
+        )
+        / n
+        * 1e6
+    )
+    print(
+        "  commitment, CPython: SHA-256 (one block) %.2f us, HMAC-SHA256 over the canonical "
+        "CBOR (cached pads) %.2f us" % (tc, th)
+    )
     mp = micropython_costs()
     if "error" in mp:
         print("  commitment, MicroPython unix port: %s" % mp["error"])
     else:
-        print("  commitment, MicroPython unix port: SHA-256 %.1f us, HMAC-SHA256 %.1f us (x%.1f)"
-              % (mp["commit_us"], mp["hmac_us"], mp["hmac_us"] / mp["commit_us"]))
+        print(
+            "  commitment, MicroPython unix port: SHA-256 %.1f us, HMAC-SHA256 %.1f us (x%.1f)"
+            % (mp["commit_us"], mp["hmac_us"], mp["hmac_us"] / mp["commit_us"])
+        )
     if not chip:
         print("  commitment on the chip: --chip (and bench/bench_pico_card.py's stage)")
         return
@@ -196,9 +250,11 @@ def main(argv=None):
     if "error" in c:
         print("  commitment, emulated RP2040: %s" % c["error"])
     else:
-        print("  commitment, emulated RP2040 (125 MHz, collector off): SHA-256 %.0f us, "
-              "HMAC-SHA256 %.0f us (x%.1f)" % (c["commit_us"], c["hmac_us"],
-                                                c["hmac_us"] / c["commit_us"]))
+        print(
+            "  commitment, emulated RP2040 (125 MHz, collector off): SHA-256 %.0f us, "
+            "HMAC-SHA256 %.0f us (x%.1f)"
+            % (c["commit_us"], c["hmac_us"], c["hmac_us"] / c["commit_us"])
+        )
 
 
 if __name__ == "__main__":

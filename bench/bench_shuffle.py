@@ -10,6 +10,7 @@ card cut does), one riffle (Gilbert-Shannon-Reeds) of new-deck order, and a repe
 round's order (after a random cut, and after one riffle). Then the cost of one check on the
 MicroPython unix port at a device heap.
 """
+
 import argparse
 import os
 import random
@@ -21,14 +22,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(ROOT, "firmware"), ROOT]
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
-from shoe.deck.shuffle_check import (ShuffleCheck, limit, run_limit, stats,  # noqa: E402
-                                      KEEP, ALPHA, _P_NEIGH, _P_SUCC)
+from shoe.deck.shuffle_check import (  # noqa: E402
+    _P_NEIGH,
+    _P_SUCC,
+    ALPHA,
+    KEEP,
+    ShuffleCheck,
+    limit,
+    run_limit,
+    stats,
+)
 
 LENGTHS = (52, 15, 35, 49)
 # a common new-deck order: As..Ks, Ad..Kd, Kc..Ac, Kh..Ah (id = rank*4 + suit, ace = rank 12)
 _ORDER = [12] + list(range(12))
-NEW_DECK = ([r * 4 + 3 for r in _ORDER] + [r * 4 + 1 for r in _ORDER]
-            + [r * 4 + 0 for r in reversed(_ORDER)] + [r * 4 + 2 for r in reversed(_ORDER)])
+NEW_DECK = (
+    [r * 4 + 3 for r in _ORDER]
+    + [r * 4 + 1 for r in _ORDER]
+    + [r * 4 + 0 for r in reversed(_ORDER)]
+    + [r * 4 + 2 for r in reversed(_ORDER)]
+)
 
 
 def cut(deck, rng):
@@ -54,7 +67,7 @@ def false_alarms(n, rng):
     which = dict((L, {}) for L in LENGTHS)
     worst = dict((L, [0, 0, 0, 0]) for L in LENGTHS)  # max A, W, run, repeat seen
     deck = list(range(52))
-    for i in range(n):
+    for _i in range(n):
         rng.shuffle(deck)
         for L in LENGTHS:
             w = worst[L]
@@ -79,7 +92,7 @@ def detection(n, rng):
         ("repeat of an earlier round, one riffle", None),
     ):
         hits = dict((L, 0) for L in LENGTHS)
-        for i in range(n):
+        for _i in range(n):
             sc = ShuffleCheck()
             if make is None:
                 old = list(range(52))
@@ -101,6 +114,7 @@ def detection(n, rng):
 
 def micropython_cost():
     from host_tools import runtime
+
     code = (
         "import time, random\n"
         "from shoe.deck.shuffle_check import ShuffleCheck\n"
@@ -117,7 +131,8 @@ def micropython_cost():
         "for i in range(N):\n"
         "    sc.check(d)\n"
         "t1 = time.ticks_us()\n"
-        "print(time.ticks_diff(t1, t0) / N)\n")
+        "print(time.ticks_diff(t1, t0) / N)\n"
+    )
     cmd = runtime.command(["-c", code], runtime.heap())
     env = runtime.environment()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
@@ -139,31 +154,55 @@ def main(argv=None):
     print("unshuffled-deck detector (alpha per statistic 1e-7), seed %d" % a.seed)
     print("false alarms on %d uniform shuffles (%.1f s):" % (a.shuffles, t1 - t0))
     for L in LENGTHS:
-        print("  %2d cards: %d (%.5f%%) %s" % (L, hits[L], 100.0 * hits[L] / a.shuffles,
-                                               which[L] or ""))
+        print(
+            "  %2d cards: %d (%.5f%%) %s"
+            % (L, hits[L], 100.0 * hits[L] / a.shuffles, which[L] or "")
+        )
     print("largest statistic seen on those shuffles / the limit that flags:")
     for L in LENGTHS:
-        lim = (limit(L - 1, _P_NEIGH), limit(3 * L - 6, _P_NEIGH), run_limit(L),
-               limit(L - 1, _P_SUCC, ALPHA / KEEP))
-        print("  %2d cards: adjacent %d/%d  window %d/%d  run %d/%d  repeat %d/%d" % (
-            L, worst[L][0], lim[0], worst[L][1], lim[1], worst[L][2], lim[2], worst[L][3],
-            lim[3]))
-    print("detection on %d cases each (cards judged: %s):" % (a.detect, "/".join(
-        str(L) for L in LENGTHS)))
+        lim = (
+            limit(L - 1, _P_NEIGH),
+            limit(3 * L - 6, _P_NEIGH),
+            run_limit(L),
+            limit(L - 1, _P_SUCC, ALPHA / KEEP),
+        )
+        print(
+            "  %2d cards: adjacent %d/%d  window %d/%d  run %d/%d  repeat %d/%d"
+            % (
+                L,
+                worst[L][0],
+                lim[0],
+                worst[L][1],
+                lim[1],
+                worst[L][2],
+                lim[2],
+                worst[L][3],
+                lim[3],
+            )
+        )
+    print(
+        "detection on %d cases each (cards judged: %s):"
+        % (a.detect, "/".join(str(L) for L in LENGTHS))
+    )
     for name, h in detection(a.detect, rng):
-        print("  %-40s %s" % (name, "  ".join("%6.2f%%" % (100.0 * h[L] / a.detect)
-                                              for L in LENGTHS)))
+        print(
+            "  %-40s %s"
+            % (name, "  ".join("%6.2f%%" % (100.0 * h[L] / a.detect) for L in LENGTHS))
+        )
     us, err = micropython_cost()
     if us is None:
         print("MicroPython cost: not measured (%s)" % err)
     else:
-        print("one check of 52 cards with 4 fingerprints on the MicroPython unix port "
-              "(heap %s): %.0f us (RP2040 ~x160: %.0f ms)" % (runtime_heap(), us, us * 160 / 1000))
+        print(
+            "one check of 52 cards with 4 fingerprints on the MicroPython unix port "
+            "(heap %s): %.0f us (RP2040 ~x160: %.0f ms)" % (runtime_heap(), us, us * 160 / 1000)
+        )
     return 0
 
 
 def runtime_heap():
     from host_tools import runtime
+
     return runtime.heap()
 
 

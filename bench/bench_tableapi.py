@@ -2,6 +2,7 @@
 (sealed by the gateway with the table key) and an unchanged `configure` (the supervisor's,
 sealed by the client for the counter the gateway offers). Run: .venv/bin/python
 bench/bench_tableapi.py [N]"""
+
 import os
 import shutil
 import subprocess
@@ -44,12 +45,27 @@ def main(n=200):
             link.command("configure", CFG)
             print("direct   status                    %s" % timed(link, n, "status", {}))
             print("direct   configure (supervisor)    %s" % timed(link, n, "configure", CFG))
-        gw = subprocess.Popen([sys.executable, "-m", "host_tools", "gateway", "--port", port,
-                               "--demo-keys", "--db", d + "/gw.sqlite"], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        gw = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "host_tools",
+                "gateway",
+                "--port",
+                port,
+                "--demo-keys",
+                "--db",
+                d + "/gw.sqlite",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         gw.stdout.readline()
-        with GatewayLink("gateway+unix://%s/gw.api.sock" % d,
-                         supervisor_key=DEMO_KEYS["supervisor"]) as link:
+        with GatewayLink(
+            "gateway+unix://%s/gw.api.sock" % d, supervisor_key=DEMO_KEYS["supervisor"]
+        ) as link:
             link.open(10)
             print("gateway  status                    %s" % timed(link, n, "status", {}))
             print("gateway  configure (supervisor)    %s" % timed(link, n, "configure", CFG))

@@ -1,4 +1,5 @@
 """Run every benchmark: imports each bench/bench_*.py and calls its main() (`make bench`)."""
+
 import importlib.util
 import sys
 import traceback

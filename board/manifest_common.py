@@ -93,6 +93,21 @@ FIRMWARE = (
     "shoe/table/snapshot.py",
     "shoe/wire.py",
 )
-metadata(description="Smart dealing shoe firmware", version="0.1.0")
+
+
+def _firmware_version():
+    """VERSION of firmware/shoe/__init__.py: the version is written there only. makemanifest runs
+    this file from board/; host_tools/build.py passes __file__."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(globals().get("__file__", "manifest_common.py")))
+    with open(os.path.join(here, "..", "firmware", "shoe", "__init__.py")) as f:
+        for line in f:
+            if line.startswith("VERSION = "):
+                return line.split('"')[1]
+    raise ValueError("no VERSION line in firmware/shoe/__init__.py")
+
+
+metadata(description="Smart dealing shoe firmware", version=_firmware_version())
 for _path in FIRMWARE:
     module(_path, base_path="../firmware", opt=1)

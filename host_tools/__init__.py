@@ -1,4 +1,5 @@
 """Host tools for the smart dealing shoe: the `shoectl` command and the libraries behind it."""
+
 import sys
 
 if "micropython" not in sys.modules:  # CPython: the firmware's `from micropython import const`
@@ -12,3 +13,8 @@ if "cryptolib" not in sys.modules:  # CPython: the firmware's AES (shoe/link/cip
         from host_tools import _cryptolib
 
         sys.modules["cryptolib"] = _cryptolib
+
+# The version, written once: VERSION in firmware/shoe/__init__.py (pyproject.toml reads it too).
+from shoe import VERSION  # noqa: E402 - after the stand-ins above
+
+__version__ = VERSION

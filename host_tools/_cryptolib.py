@@ -1,11 +1,13 @@
 """The CPython stand-in for MicroPython's `cryptolib` module, so that the firmware's AES users
-(shoe/link/cipher.py: the link's counter mode; shoe/cmac.py: the authenticated RFID tags) import unchanged on the host. Installed as
+(shoe/link/cipher.py: the link's counter mode; shoe/cmac.py: the authenticated RFID tags)
+import unchanged on the host. Installed as
 sys.modules["cryptolib"] by host_tools/__init__.py; AES from the `cryptography` package (loaded
 at the first use, not at import: most host tools never need it).
 
 As MicroPython's: `aes(key, mode[, iv])`, mode 1 = ECB, 2 = CBC (the chaining state carries over
 from one call to the next), an object encrypts or decrypts but not both, data a multiple of 16
 bytes."""
+
 _MODES = (1, 2)
 
 
@@ -36,7 +38,7 @@ class aes:  # noqa: N801 - MicroPython's name
         r = self._ctx.update(data)
         if out is None:
             return r
-        out[:len(r)] = r
+        out[: len(r)] = r
         return None
 
     def encrypt(self, data, out=None):

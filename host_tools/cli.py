@@ -3,6 +3,7 @@
 Expected errors (ShoeError) print one line `shoectl: <message>` on stderr and exit 1; Ctrl-C exits
 130; argument errors exit 2 (argparse). Never a traceback for an expected error.
 """
+
 import argparse
 import importlib
 import pkgutil
@@ -43,7 +44,9 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _command_modules():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        p = sub.add_parser(
+            mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP)
+        )
         mod.configure(p)
         p.set_defaults(_run=mod.run)
     return parser

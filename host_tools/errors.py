@@ -5,6 +5,7 @@ caller reads `e.reason` the same way on both sides: the shoe's reason code when 
 (host_tools.link sets it from the error reply), None for a failure of the host's own (bad input,
 missing port, board not answering).
 """
+
 from shoe.errors import ShoeError as _FirmwareError
 
 

@@ -10,11 +10,12 @@ Checked against the worked examples of NXP AN12196 (tests/host_tools/test_ev2.py
 
 Pure Python over shoe.cmac (AES from `cryptolib`: the firmware's, or host_tools' stand-in).
 """
+
 from binascii import crc32
 
 from shoe.cmac import cbc, cbc_decrypt, cmac, ecb, mact
 
-LABEL_CMD = b"\xa5\x5a"   # IV of command data; SV1 (encryption session key)
+LABEL_CMD = b"\xa5\x5a"  # IV of command data; SV1 (encryption session key)
 LABEL_RESP = b"\x5a\xa5"  # IV of response data; SV2 (MAC session key)
 
 
@@ -37,14 +38,22 @@ def _xor(a, b):
 def session_vector(label, rnd_a, rnd_b):
     """SV1 (label A55A) / SV2 (5AA5): 32 bytes from both randoms (9.1.7; bytes numbered from
     the right, RndA[15] is rnd_a[0])."""
-    return (label + b"\x00\x01\x00\x80" + rnd_a[0:2] + _xor(rnd_a[2:8], rnd_b[0:6])
-            + rnd_b[6:16] + rnd_a[8:16])
+    return (
+        label
+        + b"\x00\x01\x00\x80"
+        + rnd_a[0:2]
+        + _xor(rnd_a[2:8], rnd_b[0:6])
+        + rnd_b[6:16]
+        + rnd_a[8:16]
+    )
 
 
 def session_keys(key, rnd_a, rnd_b):
     """(SesAuthENCKey, SesAuthMACKey) after an authentication with key."""
-    return (cmac(key, session_vector(LABEL_CMD, rnd_a, rnd_b)),
-            cmac(key, session_vector(LABEL_RESP, rnd_a, rnd_b)))
+    return (
+        cmac(key, session_vector(LABEL_CMD, rnd_a, rnd_b)),
+        cmac(key, session_vector(LABEL_RESP, rnd_a, rnd_b)),
+    )
 
 
 def iv(enc, label, ti, ctr):
@@ -97,10 +106,16 @@ class Session:
         """The data field of a command in CommMode.Full (full) or CommMode.MAC."""
         body = b""
         if data:
-            body = cbc(self.enc, pad(data), iv(self.enc, LABEL_CMD, self.ti, self.ctr)) \
-                if full else bytes(data)
-        return bytes(header) + body + mac_t(self.mac, bytes((ins,)), self.ctr.to_bytes(2, "little"),
-                                            self.ti, header, body)
+            body = (
+                cbc(self.enc, pad(data), iv(self.enc, LABEL_CMD, self.ti, self.ctr))
+                if full
+                else bytes(data)
+            )
+        return (
+            bytes(header)
+            + body
+            + mac_t(self.mac, bytes((ins,)), self.ctr.to_bytes(2, "little"), self.ti, header, body)
+        )
 
     def response(self, rc, field, full=True):
         """Check a response's data field (a MAC, after encrypted data if any) and count the
@@ -122,16 +137,18 @@ class Session:
         if len(field) < header_len + 8:
             raise SecureMessagingError("command too short for its MAC")
         header, body, got = field[:header_len], field[header_len:-8], field[-8:]
-        want = mac_t(self.mac, bytes((ins,)), self.ctr.to_bytes(2, "little"), self.ti, header,
-                     body)
+        want = mac_t(
+            self.mac, bytes((ins,)), self.ctr.to_bytes(2, "little"), self.ti, header, body
+        )
         if bytes(got) != want:
             raise SecureMessagingError("command MAC does not match")
         plain = bytes(body)
         if body and full:
             if len(body) % 16:
                 raise SecureMessagingError("cryptogram not a multiple of 16 bytes")
-            plain = unpad(cbc_decrypt(self.enc, bytes(body),
-                                      iv(self.enc, LABEL_CMD, self.ti, self.ctr)))
+            plain = unpad(
+                cbc_decrypt(self.enc, bytes(body), iv(self.enc, LABEL_CMD, self.ti, self.ctr))
+            )
         self.ctr += 1
         return bytes(header), plain
 
@@ -139,6 +156,9 @@ class Session:
         """The tag's response data field: E(data) (if any, full) and its MAC."""
         body = b""
         if data:
-            body = cbc(self.enc, pad(data), iv(self.enc, LABEL_RESP, self.ti, self.ctr)) \
-                if full else bytes(data)
+            body = (
+                cbc(self.enc, pad(data), iv(self.enc, LABEL_RESP, self.ti, self.ctr))
+                if full
+                else bytes(data)
+            )
         return body + mac_t(self.mac, bytes((rc,)), self.ctr.to_bytes(2, "little"), self.ti, body)

@@ -1,5 +1,6 @@
 """Run a board (virtual or emulated) in the foreground until SIGTERM or Ctrl-C, then stop it:
 what `shoectl sim` and `shoectl emu` share."""
+
 import signal
 import sys
 import time

@@ -18,6 +18,7 @@ Steps, each checked:
 Without --port only steps 1-3 run; `shoectl flash --port PORT --no-image` runs step 4 alone
 (a board flashed by hand by dragging the UF2 onto its drive).
 """
+
 import hashlib
 import time
 from pathlib import Path
@@ -62,8 +63,9 @@ def enter_bootloader(port, timeout=5.0):
         dev.t.exec_raw_no_follow("import machine\nmachine.bootloader()")
     except Exception as e:  # the port may vanish at once: that is the request's success
         if not isinstance(e, OSError):
-            raise ShoeError("the board on %s did not take the boot loader request: %s"
-                            % (port, e)) from None
+            raise ShoeError(
+                "the board on %s did not take the boot loader request: %s" % (port, e)
+            ) from None
     finally:
         dev.close()
 
@@ -75,12 +77,15 @@ def wait_for_repl(port, timeout):
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return Device(port, timeout=min(20.0, max(1.0, deadline - time.monotonic())),
-                          op_timeout=120).__enter__()
+            return Device(
+                port, timeout=min(20.0, max(1.0, deadline - time.monotonic())), op_timeout=120
+            ).__enter__()
         except ShoeError as e:
             if time.monotonic() > deadline:
-                raise ShoeError("the board on %s did not answer after the image was written "
-                                "(%s); is the service jumper fitted?" % (port, e)) from None
+                raise ShoeError(
+                    "the board on %s did not answer after the image was written "
+                    "(%s); is the service jumper fitted?" % (port, e)
+                ) from None
             time.sleep(0.5)
 
 
@@ -96,12 +101,17 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
     # main.py may have put a deployed version first on sys.path: ask the frozen modules alone
     dev.run(_FROZEN_PROBE, "frozen check")
     if dev.value("_shoe_frozen()", "frozen check") is not True:
-        raise ShoeError("the board's MicroPython has no shoe firmware frozen in (no shoe.app "
-                        "among its frozen modules): the image on it is not a shoe image")
+        raise ShoeError(
+            "the board's MicroPython has no shoe firmware frozen in (no shoe.app "
+            "among its frozen modules): the image on it is not a shoe image"
+        )
     main_src = (BOARD / "main.py").read_bytes()
     dev.write_file("main.py.new", main_src)
-    h = dev.value("__import__('binascii').hexlify(__import__('hashlib').sha256("
-                  "open('main.py.new','rb').read()).digest()).decode()", "main.py check")
+    h = dev.value(
+        "__import__('binascii').hexlify(__import__('hashlib').sha256("
+        "open('main.py.new','rb').read()).digest()).decode()",
+        "main.py check",
+    )
     if h != hashlib.sha256(main_src).hexdigest():
         raise ShoeError("verification of main.py failed (main.py.new left on the board)")
     dev.run("_shoe_replace('main.py.new', 'main.py')", "main.py switch")
@@ -112,8 +122,9 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "wiring.py"
             src.write_text(wiring_source(board, reader))
-            build.compile_source(src, "wiring.py", Path(tmp) / "wiring.mpy",
-                                 arch=build.board_arch(board))
+            build.compile_source(
+                src, "wiring.py", Path(tmp) / "wiring.mpy", arch=build.board_arch(board)
+            )
             data = (Path(tmp) / "wiring.mpy").read_bytes()
         dev.write_file("wiring.mpy", data)
         wiring = "/wiring.mpy (%s reader)" % reader
@@ -124,22 +135,39 @@ def install(dev, board, reader=None, keep_deployed=False, progress=print):
             if name:
                 retired.append(name)
                 dev.run("_shoe_rm(%r)" % (FW_DIR + "/" + p), "version pointer removal")
-    progress("main.py installed; wiring: %s; %s" % (
-        wiring, "retired the deployed version(s) %s (their files stay under %s/ until the next "
-        "deploy)" % (", ".join(sorted(set(retired))), FW_DIR) if retired
-        else "no deployed version in the way"))
+    progress(
+        "main.py installed; wiring: %s; %s"
+        % (
+            wiring,
+            "retired the deployed version(s) %s (their files stay under %s/ until the next "
+            "deploy)" % (", ".join(sorted(set(retired))), FW_DIR)
+            if retired
+            else "no deployed version in the way",
+        )
+    )
     return {"frozen": True, "retired": sorted(set(retired)), "wiring": wiring}
 
 
-def flash(uf2_path=None, board="pico", drive=None, port=None, reader=None, timeout=60.0,
-          keep_deployed=False, progress=print, image=True):
+def flash(
+    uf2_path=None,
+    board="pico",
+    drive=None,
+    port=None,
+    reader=None,
+    timeout=60.0,
+    keep_deployed=False,
+    progress=print,
+    image=True,
+):
     progress = progress or (lambda msg: None)
     out, repl_s = {}, timeout
     if image:
         layout = uf2.board_layout(board)
         img = uf2.read(uf2_path or DEFAULT_UF2, layout)
-        progress("image %s: %d blocks, flash 0x%x-0x%x (storage from 0x%x untouched), sha256 %s"
-                 % (img.path, img.blocks, img.lo, img.hi, layout["storage_offset"], img.sha256))
+        progress(
+            "image %s: %d blocks, flash 0x%x-0x%x (storage from 0x%x untouched), sha256 %s"
+            % (img.path, img.blocks, img.lo, img.hi, layout["storage_offset"], img.sha256)
+        )
         if uf2.present_drive(layout, drive) is None and port:
             progress("asking the board on %s to enter its boot loader" % port)
             enter_bootloader(port)
@@ -149,7 +177,7 @@ def flash(uf2_path=None, board="pico", drive=None, port=None, reader=None, timeo
         out = {"sha256": img.sha256, "blocks": img.blocks, "drive": str(d)}
         if port:
             deadline = time.monotonic() + timeout
-            while dst.exists() and time.monotonic() < deadline:   # the drive takes the file
+            while dst.exists() and time.monotonic() < deadline:  # the drive takes the file
                 time.sleep(0.2)
             repl_s = max(5.0, deadline - time.monotonic())
     elif not port:
@@ -161,6 +189,8 @@ def flash(uf2_path=None, board="pico", drive=None, port=None, reader=None, timeo
         finally:
             dev.close()
         if image:
-            progress("the frozen image runs on the board. Reset it without the service jumper "
-                     "to start the shoe.")
+            progress(
+                "the frozen image runs on the board. Reset it without the service jumper "
+                "to start the shoe."
+            )
     return out

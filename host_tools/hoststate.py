@@ -28,6 +28,7 @@ Everything that is wrong is a HostStateError: one line naming the file, what is 
 reason code (`.reason`). Nothing is ever recreated silently; only `shoectl trust --accept`, with
 the supervisor key, makes a refused shoe acceptable again.
 """
+
 import fcntl
 import hashlib
 import hmac
@@ -44,7 +45,7 @@ from shoe.link.message import GENESIS
 
 FORMAT = "shoectl counter floor"
 VERSION = 2
-_TAG = b"shoectl-host-record\x00"       # not a prefix of any link tag (they start "SHOE")
+_TAG = b"shoectl-host-record\x00"  # not a prefix of any link tag (they start "SHOE")
 _ACCEPT_TAG = b"shoectl-acceptance\x00"
 TAIL = 32  # events re-checked at each open (`shoectl verify --shoe` checks them all)
 _FIELDS = ("base", "ctr", "eseq", "gen", "head", "mac")
@@ -78,7 +79,7 @@ class HostStateError(ShoeError):
 
     def __init__(self, path, what, reason):
         self.path = str(path)
-        self.what = " ".join(str(what).split())   # one line, whatever SQLite said
+        self.what = " ".join(str(what).split())  # one line, whatever SQLite said
         self.reason = reason
         ShoeError.__init__(self, "%s %s [%s]" % (self.path, self.what, reason))
 
@@ -88,27 +89,43 @@ _NO_TRUST = ("store_locked", "store_damaged", "floor_write")
 
 def refusal(err, shoe=None):
     """The one line a command prints when the host refuses a shoe for its own state."""
-    hint = "" if getattr(err, "reason", None) in _NO_TRUST else (
-        "; a supervisor can accept it again: shoectl trust --accept (docs/hoststate.md)")
-    return "host state: refusing %s: %s%s" % ("shoe %s" % shoe if shoe else "the shoe", err,
-                                             hint)
+    hint = (
+        ""
+        if getattr(err, "reason", None) in _NO_TRUST
+        else ("; a supervisor can accept it again: shoectl trust --accept (docs/hoststate.md)")
+    )
+    return "host state: refusing %s: %s%s" % ("shoe %s" % shoe if shoe else "the shoe", err, hint)
 
 
 def record_mac(key, store_id, shoe, rec):
     """HMAC-SHA256 under the shoe key over the record, this store's id and the shoe id."""
-    core = codec.encode([VERSION, bytes(store_id), str(shoe), rec["gen"], rec["ctr"],
-                         rec["eseq"], bytes(rec["head"]), rec["base"]])
+    core = codec.encode(
+        [
+            VERSION,
+            bytes(store_id),
+            str(shoe),
+            rec["gen"],
+            rec["ctr"],
+            rec["eseq"],
+            bytes(rec["head"]),
+            rec["base"],
+        ]
+    )
     return hmac.new(key, _TAG + core, hashlib.sha256).digest()
 
 
 def acceptance_mac(supervisor_key, store_id, shoe, text):
-    return hmac.new(supervisor_key, _ACCEPT_TAG + codec.encode([bytes(store_id), str(shoe), text]),
-                    hashlib.sha256).digest()
+    return hmac.new(
+        supervisor_key,
+        _ACCEPT_TAG + codec.encode([bytes(store_id), str(shoe), text]),
+        hashlib.sha256,
+    ).digest()
 
 
 def _valid(key, store_id, shoe, rec):
-    return rec is not None and hmac.compare_digest(record_mac(key, store_id, shoe, rec),
-                                                   bytes(rec["mac"]))
+    return rec is not None and hmac.compare_digest(
+        record_mac(key, store_id, shoe, rec), bytes(rec["mac"])
+    )
 
 
 def atomic_write(path, data):
@@ -122,7 +139,7 @@ def atomic_write(path, data):
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         _flush(fd)
     finally:
         os.close(fd)
@@ -183,7 +200,7 @@ class HeldLock:
                 os.ftruncate(self.fd, 0)
             except OSError:
                 pass
-            os.close(self.fd)   # closing the descriptor releases the flock
+            os.close(self.fd)  # closing the descriptor releases the flock
             self.fd = None
 
 
@@ -191,11 +208,19 @@ class StoreLock(HeldLock):
     """Held while a host process uses the audit store (`<db>.lock`)."""
 
     def acquire(self, db):
-        if not self.take({"pid": os.getpid(), "cmd": " ".join(sys.argv[:3])[:120],
-                          "since": time.strftime("%Y-%m-%d %H:%M:%S")}):
-            raise HostStateError(db, "is in use by another host process (%s): one process per "
-                                 "audit store; stop it, or give this one another --db"
-                                 % self.holder(), "store_locked") from None
+        if not self.take(
+            {
+                "pid": os.getpid(),
+                "cmd": " ".join(sys.argv[:3])[:120],
+                "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+            }
+        ):
+            raise HostStateError(
+                db,
+                "is in use by another host process (%s): one process per "
+                "audit store; stop it, or give this one another --db" % self.holder(),
+                "store_locked",
+            ) from None
 
     def holder(self):
         h = self.record()
@@ -209,7 +234,7 @@ def _canonical(doc):
 
 
 def _is_uint(v):
-    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 63
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63
 
 
 def _hexfield(v, n):
@@ -229,20 +254,29 @@ def parse_floor(raw):
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return ("floor_damaged", "is not valid JSON (damaged or truncated)")
-    if isinstance(doc, dict) and "format" not in doc and doc and all(
-            _is_uint(v) for v in doc.values()):
+    if (
+        isinstance(doc, dict)
+        and "format" not in doc
+        and doc
+        and all(_is_uint(v) for v in doc.values())
+    ):
         return ("floor_legacy", "has the old unauthenticated format of an earlier shoectl")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return ("floor_damaged", "is not a counter floor file")
     if doc.get("version") != VERSION:
-        return ("floor_version", "has version %r; this shoectl reads version %d"
-                % (doc.get("version"), VERSION))
+        return (
+            "floor_version",
+            "has version %r; this shoectl reads version %d" % (doc.get("version"), VERSION),
+        )
     if _canonical(doc) != raw:
         return ("floor_damaged", "was altered (not as shoectl writes it)")
     store = _hexfield(doc.get("store"), 16)
     shoes = doc.get("shoes")
-    if set(doc) != {"format", "version", "store", "shoes"} or store is None or not isinstance(
-            shoes, dict):
+    if (
+        set(doc) != {"format", "version", "store", "shoes"}
+        or store is None
+        or not isinstance(shoes, dict)
+    ):
         return ("floor_damaged", "has a damaged structure")
     out = {}
     for shoe, e in shoes.items():
@@ -251,17 +285,33 @@ def parse_floor(raw):
         rec = {k: e[k] for k in ("gen", "ctr", "eseq", "base")}
         rec["head"], rec["mac"] = _hexfield(e["head"], 16), _hexfield(e["mac"], 32)
         if not all(_is_uint(rec[k]) for k in ("gen", "ctr", "eseq", "base")) or None in (
-                rec["head"], rec["mac"]):
+            rec["head"],
+            rec["mac"],
+        ):
             return ("floor_damaged", "has a damaged entry for shoe %r" % shoe)
         out[shoe] = rec
     return {"store": store, "shoes": out}
 
 
 def _dump(store_id, shoes):
-    return _canonical({"format": FORMAT, "version": VERSION, "store": store_id.hex(),
-                       "shoes": {s: {"gen": r["gen"], "ctr": r["ctr"], "eseq": r["eseq"],
-                                     "head": bytes(r["head"]).hex(), "base": r["base"],
-                                     "mac": bytes(r["mac"]).hex()} for s, r in shoes.items()}})
+    return _canonical(
+        {
+            "format": FORMAT,
+            "version": VERSION,
+            "store": store_id.hex(),
+            "shoes": {
+                s: {
+                    "gen": r["gen"],
+                    "ctr": r["ctr"],
+                    "eseq": r["eseq"],
+                    "head": bytes(r["head"]).hex(),
+                    "base": r["base"],
+                    "mac": bytes(r["mac"]).hex(),
+                }
+                for s, r in shoes.items()
+            },
+        }
+    )
 
 
 class HostState:
@@ -270,10 +320,10 @@ class HostState:
         self.path = Path(path) if path else Path(str(store.path) + ".counters.json")
         self.lock = StoreLock(str(store.path) + ".lock")
         self.opened = False
-        self.problems = []     # store-wide (HostStateError), found by open()
-        self.floor = None      # the parsed floor file, or None (missing or damaged)
+        self.problems = []  # store-wide (HostStateError), found by open()
+        self.floor = None  # the parsed floor file, or None (missing or damaged)
         self.store_id = None
-        self._committed = {}   # shoe -> the record this process last wrote or checked
+        self._committed = {}  # shoe -> the record this process last wrote or checked
 
     def _err(self, where, reason, what):
         return HostStateError(self.store.path if where == "store" else self.path, what, reason)
@@ -282,18 +332,18 @@ class HostState:
     def open(self, strict=True):
         """Take the lock, check the store's integrity and read the floor file. strict: raise the
         first problem (HostStateError); else keep them in `problems` (shoectl trust)."""
-        self.lock.acquire(self.store.path)   # raises store_locked, whatever `strict` says
+        self.lock.acquire(self.store.path)  # raises store_locked, whatever `strict` says
         self.opened = True
         self.problems = []
         bad = self.store.integrity()
         if not bad:
-            try:   # a store of an earlier shoectl gets its identity now
+            try:  # a store of an earlier shoectl gets its identity now
                 self.store_id = self.store.store_id(create=True)
             except _UNREADABLE as e:
                 bad = str(e)
         if bad:
             self.problems.append(self._damaged(bad))
-        self._read_floor(bind=not bad)   # a damaged store: the file's floor still counts
+        self._read_floor(bind=not bad)  # a damaged store: the file's floor still counts
         if strict and self.problems:
             self.close()
             raise self.problems[0]
@@ -304,13 +354,20 @@ class HostState:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             if bind and self.store.used():
-                self.problems.append(self._err(
-                    "floor", "floor_missing", "is missing, but the audit store %s shows it was "
-                    "used: it was deleted or the store was copied without it" % self.store.path))
+                self.problems.append(
+                    self._err(
+                        "floor",
+                        "floor_missing",
+                        "is missing, but the audit store %s shows it was "
+                        "used: it was deleted or the store was copied without it"
+                        % self.store.path,
+                    )
+                )
             return
         except OSError as e:
-            self.problems.append(self._err("floor", "floor_damaged", "cannot be read (%s)"
-                                           % e.strerror))
+            self.problems.append(
+                self._err("floor", "floor_damaged", "cannot be read (%s)" % e.strerror)
+            )
             return
         doc = parse_floor(raw)
         if isinstance(doc, tuple):
@@ -319,17 +376,31 @@ class HostState:
         self.floor = doc
         if bind and doc["store"] != self.store_id:
             if not self.store.existed:
-                self.problems.append(self._err("store", "store_missing", "did not exist: the "
-                                               "counter floor file %s belongs to an audit store "
-                                               "that is gone" % self.path))
+                self.problems.append(
+                    self._err(
+                        "store",
+                        "store_missing",
+                        "did not exist: the "
+                        "counter floor file %s belongs to an audit store "
+                        "that is gone" % self.path,
+                    )
+                )
             else:
-                self.problems.append(self._err("floor", "floor_foreign", "belongs to another "
-                                               "audit store than %s (swapped or copied)"
-                                               % self.store.path))
+                self.problems.append(
+                    self._err(
+                        "floor",
+                        "floor_foreign",
+                        "belongs to another "
+                        "audit store than %s (swapped or copied)" % self.store.path,
+                    )
+                )
 
     def _damaged(self, why):
-        return self._err("store", "store_damaged", "is damaged (SQLite: %s): restore it from a "
-                         "backup, or give another --db" % why)
+        return self._err(
+            "store",
+            "store_damaged",
+            "is damaged (SQLite: %s): restore it from a backup, or give another --db" % why,
+        )
 
     def close(self):
         self.lock.release()
@@ -340,9 +411,17 @@ class HostState:
         """Everything about `shoe`'s host state: {"problems": [HostStateError], "record",
         "entry" (valid ones or None), "store_last", "floor" (counter floor: the highest
         verified), "gen", "stale_file" (the file is one write behind: rewrite it)}."""
-        st, problems = self.store, list(self.problems)
-        rep = {"shoe": shoe, "problems": problems, "record": None, "entry": None,
-               "store_last": 0, "floor": 0, "gen": 0, "stale_file": False}
+        problems = list(self.problems)
+        rep = {
+            "shoe": shoe,
+            "problems": problems,
+            "record": None,
+            "entry": None,
+            "store_last": 0,
+            "floor": 0,
+            "gen": 0,
+            "stale_file": False,
+        }
         if any(p.reason == "store_damaged" for p in problems):
             ent = self.floor["shoes"].get(shoe) if self.floor else None
             if ent is not None and _valid(key, self.floor["store"], shoe, ent):
@@ -361,68 +440,136 @@ class HostState:
         last = st.last_eseq(shoe)
         rep["store_last"] = last
         if rec is not None and not _valid(key, sid, shoe, rec):
-            problems.append(self._err("store", "store_record", "holds a record of shoe %s that "
-                                      "does not verify (edited, or written under another key)"
-                                      % shoe))
+            problems.append(
+                self._err(
+                    "store",
+                    "store_record",
+                    "holds a record of shoe %s that "
+                    "does not verify (edited, or written under another key)" % shoe,
+                )
+            )
             rec = None
         elif rec is None and last:
-            problems.append(self._err("store", "store_record", "holds events of shoe %s but no "
-                                      "host record (an earlier shoectl, or it was removed)"
-                                      % shoe))
+            problems.append(
+                self._err(
+                    "store",
+                    "store_record",
+                    "holds events of shoe %s but no "
+                    "host record (an earlier shoectl, or it was removed)" % shoe,
+                )
+            )
         ent = self.floor["shoes"].get(shoe) if self.floor else None
         if ent is not None and not _valid(key, self.floor["store"], shoe, ent):
-            problems.append(self._err("floor", "floor_mac", "has an entry for shoe %s that does "
-                                      "not verify (edited, or another shoe's)" % shoe))
+            problems.append(
+                self._err(
+                    "floor",
+                    "floor_mac",
+                    "has an entry for shoe %s that does "
+                    "not verify (edited, or another shoe's)" % shoe,
+                )
+            )
             ent = None
         elif ent is None and self.floor is not None and (rec is not None or last):
-            problems.append(self._err("floor", "floor_missing", "has no entry for shoe %s, which "
-                                      "the audit store shows was used (an older or another "
-                                      "file)" % shoe))
+            problems.append(
+                self._err(
+                    "floor",
+                    "floor_missing",
+                    "has no entry for shoe %s, which "
+                    "the audit store shows was used (an older or another "
+                    "file)" % shoe,
+                )
+            )
         rep["record"], rep["entry"] = rec, ent
         rep["floor"] = max(r["ctr"] for r in (rec, ent, {"ctr": 0}) if r is not None)
         rep["gen"] = max(r["gen"] for r in (rec, ent, {"gen": 0}) if r is not None)
         paired = self.floor is not None and self.floor["store"] == self.store_id
         if not paired:
-            pass   # a foreign file's valid entry still counts for the floor, nothing else
+            pass  # a foreign file's valid entry still counts for the floor, nothing else
         elif rec is not None and ent is not None:
             if ent["gen"] > rec["gen"]:
-                problems.append(self._err("store", "store_old", "is older than the counter floor "
-                                          "file %s (generation %d < %d): restored from an older "
-                                          "copy, or its record edited" % (self.path, rec["gen"],
-                                                                         ent["gen"])))
+                problems.append(
+                    self._err(
+                        "store",
+                        "store_old",
+                        "is older than the counter floor "
+                        "file %s (generation %d < %d): restored from an older "
+                        "copy, or its record edited" % (self.path, rec["gen"], ent["gen"]),
+                    )
+                )
             elif ent["gen"] < rec["gen"] - 1:
-                problems.append(self._err("floor", "floor_old", "is older than the audit store "
-                                          "(generation %d < %d): restored from an older copy"
-                                          % (ent["gen"], rec["gen"])))
-            elif ent["gen"] == rec["gen"] and ent != rec or ent["gen"] < rec["gen"] and (
-                    ent["ctr"] > rec["ctr"] or ent["eseq"] > rec["eseq"]):
-                problems.append(self._err("floor", "floor_conflict", "and the audit store hold "
-                                          "different records of shoe %s (two writers at once?)"
-                                          % shoe))
+                problems.append(
+                    self._err(
+                        "floor",
+                        "floor_old",
+                        "is older than the audit store "
+                        "(generation %d < %d): restored from an older copy"
+                        % (ent["gen"], rec["gen"]),
+                    )
+                )
+            elif (
+                ent["gen"] == rec["gen"]
+                and ent != rec
+                or ent["gen"] < rec["gen"]
+                and (ent["ctr"] > rec["ctr"] or ent["eseq"] > rec["eseq"])
+            ):
+                problems.append(
+                    self._err(
+                        "floor",
+                        "floor_conflict",
+                        "and the audit store hold "
+                        "different records of shoe %s (two writers at once?)" % shoe,
+                    )
+                )
             else:
                 rep["stale_file"] = ent["gen"] < rec["gen"]
         elif ent is not None and rec is None and not last:
-            problems.append(self._err("store", "store_record", "has lost every trace of shoe %s "
-                                      "(the counter floor file has generation %d)"
-                                      % (shoe, ent["gen"])))
+            problems.append(
+                self._err(
+                    "store",
+                    "store_record",
+                    "has lost every trace of shoe %s "
+                    "(the counter floor file has generation %d)" % (shoe, ent["gen"]),
+                )
+            )
         if rec is not None:
             if last < rec["eseq"]:
-                problems.append(self._err("store", "store_truncated", "ends at event %d of shoe "
-                                          "%s, its record says %d: events were removed"
-                                          % (last, shoe, rec["eseq"])))
+                problems.append(
+                    self._err(
+                        "store",
+                        "store_truncated",
+                        "ends at event %d of shoe "
+                        "%s, its record says %d: events were removed" % (last, shoe, rec["eseq"]),
+                    )
+                )
             elif last > rec["eseq"]:
-                problems.append(self._err("store", "store_record", "holds events of shoe %s "
-                                          "after its record (%d > %d): added outside shoectl"
-                                          % (shoe, last, rec["eseq"])))
+                problems.append(
+                    self._err(
+                        "store",
+                        "store_record",
+                        "holds events of shoe %s "
+                        "after its record (%d > %d): added outside shoectl"
+                        % (shoe, last, rec["eseq"]),
+                    )
+                )
             elif st.hash_at(shoe, last) != bytes(rec["head"]):
-                problems.append(self._err("store", "store_tail", "holds an event %d of shoe %s "
-                                          "that is not the one recorded" % (last, shoe)))
-            since = max(rec["base"], last - TAIL)   # not linked to the accepted base event
+                problems.append(
+                    self._err(
+                        "store",
+                        "store_tail",
+                        "holds an event %d of shoe %s that is not the one recorded" % (last, shoe),
+                    )
+                )
+            since = max(rec["base"], last - TAIL)  # not linked to the accepted base event
             tail = st.tail_problems(shoe, key, since, link_first=since > rec["base"] or not since)
             if tail:
-                problems.append(self._err("store", "store_tail", "does not verify at its end: "
-                                          "%s%s" % ("; ".join(tail[:3]),
-                                                    " ..." if len(tail) > 3 else "")))
+                problems.append(
+                    self._err(
+                        "store",
+                        "store_tail",
+                        "does not verify at its end: "
+                        "%s%s" % ("; ".join(tail[:3]), " ..." if len(tail) > 3 else ""),
+                    )
+                )
         return rep
 
     def check(self, shoe, key):
@@ -453,9 +600,13 @@ class HostState:
             for kind, body, eseq, meta in events:
                 self._follows(shoe, eseq, meta)
                 self.store.store(shoe, eseq, kind, body, meta)
-            rec = self._record(shoe, key, max(ctr, old["ctr"] if old else 0),
-                               old["gen"] if old else self._gen(shoe),
-                               old["base"] if old else 0)
+            rec = self._record(
+                shoe,
+                key,
+                max(ctr, old["ctr"] if old else 0),
+                old["gen"] if old else self._gen(shoe),
+                old["base"] if old else 0,
+            )
             self.store.put_host_record(shoe, rec)
         self._write_file(shoe, rec)
         self._committed[shoe] = rec
@@ -468,10 +619,13 @@ class HostState:
         before = self.store.hash_at(shoe, eseq - 1)
         prev = (meta or {}).get("prev")
         if before is not None and prev is not None and bytes(prev) != bytes(before):
-            raise HostStateError(self.store.path, "holds event %d of shoe %s, and the shoe's "
-                                 "event %d does not follow it: the shoe's log is another one "
-                                 "(its journal was replaced?)" % (eseq - 1, shoe, eseq),
-                                 "store_fork")
+            raise HostStateError(
+                self.store.path,
+                "holds event %d of shoe %s, and the shoe's "
+                "event %d does not follow it: the shoe's log is another one "
+                "(its journal was replaced?)" % (eseq - 1, shoe, eseq),
+                "store_fork",
+            )
 
     def _gen(self, shoe):
         ent = self.floor["shoes"].get(shoe) if self.floor else None
@@ -479,8 +633,13 @@ class HostState:
 
     def _record(self, shoe, key, ctr, gen, base):
         last = self.store.last_eseq(shoe)
-        rec = {"gen": gen + 1, "ctr": ctr, "eseq": last,
-               "head": self.store.hash_at(shoe, last) or GENESIS, "base": base}
+        rec = {
+            "gen": gen + 1,
+            "ctr": ctr,
+            "eseq": last,
+            "head": self.store.hash_at(shoe, last) or GENESIS,
+            "base": base,
+        }
         rec["mac"] = record_mac(key, self.store_id, shoe, rec)
         return rec
 
@@ -492,8 +651,12 @@ class HostState:
         try:
             atomic_write(self.path, _dump(self.store_id, shoes))
         except OSError as e:
-            raise HostStateError(self.path, "cannot be written (%s): the host stops before "
-                                 "acknowledging anything" % e.strerror, "floor_write") from None
+            raise HostStateError(
+                self.path,
+                "cannot be written (%s): the host stops before "
+                "acknowledging anything" % e.strerror,
+                "floor_write",
+            ) from None
         self.floor = {"store": self.store_id, "shoes": shoes}
 
     def accept(self, shoe, key, ctr, supervisor_key, details):
@@ -505,19 +668,23 @@ class HostState:
         if any(p.reason == "store_damaged" for p in self.problems):
             raise self.problems[0]
         rep = self.inspect(shoe, key)
-        gen = rep["gen"]   # the verified ones: both copies get the new generation
+        gen = rep["gen"]  # the verified ones: both copies get the new generation
         text = json.dumps(details, sort_keys=True, default=str)
         with self.store.transaction():
             last = self.store.last_eseq(shoe)
             rec = self._record(shoe, key, max(ctr, rep["floor"]), gen, last)
             self.store.put_host_record(shoe, rec)
-            self.store.add_acceptance(shoe, text, acceptance_mac(supervisor_key, self.store_id,
-                                                                  shoe, text))
+            self.store.add_acceptance(
+                shoe, text, acceptance_mac(supervisor_key, self.store_id, shoe, text)
+            )
         if self.floor is not None and any(p.reason.startswith("floor_") for p in self.problems):
-            self.floor = None   # damaged/foreign/legacy: start the file again
+            self.floor = None  # damaged/foreign/legacy: start the file again
         self._write_file(shoe, rec)
-        self.problems = [p for p in self.problems if not p.reason.startswith("floor_")
-                         and p.reason != "store_missing"]
+        self.problems = [
+            p
+            for p in self.problems
+            if not p.reason.startswith("floor_") and p.reason != "store_missing"
+        ]
         self._committed[shoe] = rec
         return rec
 
@@ -527,8 +694,9 @@ class HostState:
         for at, text, mac in self.store.acceptances(shoe):
             ok = None
             if supervisor_key and self.store_id:
-                ok = hmac.compare_digest(acceptance_mac(supervisor_key, self.store_id, shoe,
-                                                        text), bytes(mac))
+                ok = hmac.compare_digest(
+                    acceptance_mac(supervisor_key, self.store_id, shoe, text), bytes(mac)
+                )
             try:
                 d = json.loads(text)
             except ValueError:

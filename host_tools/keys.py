@@ -14,6 +14,7 @@ command line), checked by the shoe's own rule (shoe.config: 16..64 bytes, the de
     for_provisioning(path, environ) -> {"shoe": hex, "supervisor": hex, "card": hex}
     from_file(path)                 -> (shoe_id|None, {name: hex}): the floor's key ring
 """
+
 import json
 import os
 import re
@@ -27,10 +28,17 @@ ENV_PREFIX = "SHOE_KEY_"
 
 
 def add_arguments(p):
-    p.add_argument("--keys", metavar="FILE", help="the shoe's provisioning file (or the "
-                   "environment: SHOE_KEY_SHOE, SHOE_KEY_SUPERVISOR, SHOE_KEY_CARD)")
-    p.add_argument("--demo-keys", action="store_true",
-                   help="use the virtual board's demo keys (for `shoectl sim` only)")
+    p.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the shoe's provisioning file (or the "
+        "environment: SHOE_KEY_SHOE, SHOE_KEY_SUPERVISOR, SHOE_KEY_CARD)",
+    )
+    p.add_argument(
+        "--demo-keys",
+        action="store_true",
+        help="use the virtual board's demo keys (for `shoectl sim` only)",
+    )
 
 
 def read_file(path):
@@ -62,11 +70,12 @@ def _collect(path, environ, optional=()):
         if not v and k in optional:
             continue
         if not v:
-            raise ShoeError("missing key %r: put it in --keys FILE or %s%s"
-                            % (k, ENV_PREFIX, k.upper()))
+            raise ShoeError(
+                "missing key %r: put it in --keys FILE or %s%s" % (k, ENV_PREFIX, k.upper())
+            )
         if not isinstance(v, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", v):
             raise ShoeError("key %r must be hex (the value is not shown)" % k)
-        try:     # the shoe's own rule (shoe/config.py): 16..64 bytes, the demo card key
+        try:  # the shoe's own rule (shoe/config.py): 16..64 bytes, the demo card key
             shoe_config.check_key(k, bytes.fromhex(v))
         except shoe_config.ConfigError as e:
             raise ShoeError("%s (the value is not shown)" % e) from None
@@ -94,10 +103,12 @@ def load(args, environ=None):
             raise ShoeError("give either --keys (or SHOE_KEY_*) or --demo-keys, not both")
         return dict(DEMO_KEYS, shoe_id=None, demo=True)
     if not given:
-        raise ShoeError("no key: give --keys FILE (the shoe's provisioning file) or --demo-keys "
-                        "for the virtual board")
+        raise ShoeError(
+            "no key: give --keys FILE (the shoe's provisioning file) or --demo-keys "
+            "for the virtual board"
+        )
     sid, hexkeys, demo = _collect(path, env, optional=("supervisor",))
     keys = {k: bytes.fromhex(v) for k, v in hexkeys.items()}
     demo = demo or shoe_config.is_demo(keys)
-    keys.setdefault("supervisor", None)     # the table's key alone: what shoe.roles allows it
+    keys.setdefault("supervisor", None)  # the table's key alone: what shoe.roles allows it
     return dict(keys, shoe_id=sid, demo=demo)

@@ -9,6 +9,7 @@ ballasted test scripts) is started at -X heapsize = data heap + CODE_ALLOWANCE
 -X heapsize = SHOE_HEAP with its code inside: its data heap is smaller than the device's, never
 larger.
 """
+
 import os
 import shutil
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "firmware"
-if not (FIRMWARE / "shoe").is_dir():    # installed from the wheel: shoe sits beside host_tools
+if not (FIRMWARE / "shoe").is_dir():  # installed from the wheel: shoe sits beside host_tools
     FIRMWARE = ROOT
 BOARD = ROOT / "board"
 # host modules that also run under MicroPython (tests, `shoectl eval`); not firmware: their
@@ -40,7 +41,10 @@ def micropython_binary():
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
             raise RuntimeMissing("SHOE_MICROPYTHON=%s is not an executable file" % env)
         return env
-    candidates = [Path(sys.executable).parent / "micropython", ROOT / ".venv" / "bin" / "micropython"]
+    candidates = [
+        Path(sys.executable).parent / "micropython",
+        ROOT / ".venv" / "bin" / "micropython",
+    ]
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)
@@ -83,7 +87,9 @@ def micropypath(*extra):
 def command(script_or_args, heap_size=None):
     """argv for running a script (path) or ['-m', 'mod'] / ['-c', code] under MicroPython."""
     args = [script_or_args] if isinstance(script_or_args, (str, Path)) else list(script_or_args)
-    return [micropython_binary(), "-X", "heapsize=%s" % (heap_size or heap())] + [str(a) for a in args]
+    return [micropython_binary(), "-X", "heapsize=%s" % (heap_size or heap())] + [
+        str(a) for a in args
+    ]
 
 
 def environment(*extra, base=None):

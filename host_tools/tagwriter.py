@@ -17,6 +17,7 @@ time), what the shoe checks on every read (shoe/sun.py, docs/hardware.md section
     for tag, card in zip(w.tags(), cards):   # tag.uid, tag.transceive(apdu) -> response
         provision(tag, code, card_key)
 """
+
 import json
 import os
 from pathlib import Path
@@ -26,10 +27,14 @@ from shoe import sun
 
 APP = b"\x00\xa4\x04\x0c\x07\xd2\x76\x00\x00\x85\x01\x01\x00"  # ISOSelectFile, DF name, no FCI
 _ZERO = bytes(16)
-_SETTINGS = (0x40,                     # FileOption: SDM on, CommMode.Plain
-             0x00, 0xE0,               # access rights: ReadWrite 0, Change 0 / Read free, Write 0
-             0xC1,                     # SDMOptions: UID, SDMReadCtr, ASCII
-             0xFF, 0xE0 | sun.KEY_SDM)  # SDMCtrRet none / SDMMetaRead plain, SDMFileRead key 1
+_SETTINGS = (
+    0x40,  # FileOption: SDM on, CommMode.Plain
+    0x00,
+    0xE0,  # access rights: ReadWrite 0, Change 0 / Read free, Write 0
+    0xC1,  # SDMOptions: UID, SDMReadCtr, ASCII
+    0xFF,
+    0xE0 | sun.KEY_SDM,
+)  # SDMCtrRet none / SDMMetaRead plain, SDMFileRead key 1
 
 
 class TagError(ShoeError):
@@ -46,7 +51,7 @@ def ndef_file(code):
     payload = b"\x02en" + text
     record = b"\xd1\x01" + bytes((len(payload),)) + b"T" + payload
     out = len(record).to_bytes(2, "big") + record
-    if out[sun.READ_AT:sun.READ_AT + 15] != code or len(text) != sun.READ_LEN:
+    if out[sun.READ_AT : sun.READ_AT + 15] != code or len(text) != sun.READ_LEN:
         raise AssertionError("the NDEF layout does not match shoe.sun's offsets")
     return out
 
@@ -64,12 +69,16 @@ def _sw(resp):
 
 def _expect(resp, ok, what):
     if _sw(resp) != ok:
-        raise TagError("%s: the tag answered %s" % (what, bytes(resp[-2:]).hex().upper() or "nothing"))
+        raise TagError(
+            "%s: the tag answered %s" % (what, bytes(resp[-2:]).hex().upper() or "nothing")
+        )
     return bytes(resp[:-2])
 
 
 def _native(ins, data=b""):
-    return bytes((0x90, ins, 0, 0)) + (bytes((len(data),)) + bytes(data) if data else b"") + b"\x00"
+    return (
+        bytes((0x90, ins, 0, 0)) + (bytes((len(data),)) + bytes(data) if data else b"") + b"\x00"
+    )
 
 
 def authenticate(tag, keyno, key, rng=os.urandom):
@@ -79,14 +88,18 @@ def authenticate(tag, keyno, key, rng=os.urandom):
 
     r = tag.transceive(_native(0x71, bytes((keyno, 0))))
     if _sw(r) != b"\x91\xaf" or len(r) != 18:
-        raise TagError("AuthenticateEV2First with key %d: the tag answered %s"
-                       % (keyno, bytes(r[-2:]).hex().upper()))
+        raise TagError(
+            "AuthenticateEV2First with key %d: the tag answered %s"
+            % (keyno, bytes(r[-2:]).hex().upper())
+        )
     rnd_b = cbc_decrypt(key, bytes(r[:16]))
     rnd_a = rng(16)
     r = tag.transceive(_native(0xAF, cbc(key, rnd_a + ev2.rotl(rnd_b))))
     if _sw(r) != b"\x91\x00" or len(r) != 34:
-        raise TagError("key %d is not this tag's (authentication refused: %s)"
-                       % (keyno, bytes(r[-2:]).hex().upper()))
+        raise TagError(
+            "key %d is not this tag's (authentication refused: %s)"
+            % (keyno, bytes(r[-2:]).hex().upper())
+        )
     plain = cbc_decrypt(key, bytes(r[:32]))
     if plain[4:20] != ev2.rotl(rnd_a):
         raise TagError("the tag's authentication answer is wrong (RndA')")
@@ -127,7 +140,7 @@ def provision(tag, code, card_key, rng=os.urandom):
         r = tag.transceive(_native(0xC4, s.command(0xC4, bytes((keyno,)), data)))
         if keyno:
             s.response(0, _expect(r, b"\x91\x00", "changing key %d" % keyno))
-        else:   # key 0 ends the session: no MAC comes back
+        else:  # key 0 ends the session: no MAC comes back
             _expect(r, b"\x91\x00", "changing key 0")
     tag.reset()
     kind, got, ctr = check(tag, card_key)
@@ -218,8 +231,10 @@ def open_writer(url, count, path=None):
     if url == "sim":
         return SimWriter(count, path=path)
     if url.startswith("pcsc"):
-        raise ShoeError("PC/SC writers are not supported by this build: the tags can be written "
-                        "by any PC/SC reader that passes ISO 7816 APDUs to an ISO 14443-4 tag "
-                        "(e.g. an ACR1252U) with a driver for host_tools/tagwriter.py's "
-                        "transceive(); see docs/hardware.md section 4")
+        raise ShoeError(
+            "PC/SC writers are not supported by this build: the tags can be written "
+            "by any PC/SC reader that passes ISO 7816 APDUs to an ISO 14443-4 tag "
+            "(e.g. an ACR1252U) with a driver for host_tools/tagwriter.py's "
+            "transceive(); see docs/hardware.md section 4"
+        )
     raise ShoeError("--writer must be 'sim' (or pcsc:NAME, not in this build), not %r" % url)

@@ -26,6 +26,7 @@ the split of the shoe's bytes into chunks that complete no frame (they are joine
 The recorder and the committed transcripts are in tests/transcripts/ (record.py says when to
 re-record: after an intended protocol change).
 """
+
 import hashlib
 import json
 
@@ -122,8 +123,9 @@ class RecordingEndpoint:
             last["t"] = self._t(now_ms)
             last["got"] = _got(msgs)
             return msgs
-        self._add({"dir": "s2h", "op": "rx", "t": self._t(now_ms), "hex": data.hex(),
-                   "got": _got(msgs)})
+        self._add(
+            {"dir": "s2h", "op": "rx", "t": self._t(now_ms), "hex": data.hex(), "got": _got(msgs)}
+        )
         return msgs
 
     def transmit(self, now_ms):
@@ -135,8 +137,16 @@ class RecordingEndpoint:
 
     def command(self, kind, body, key=None):
         ctr = self._ep.command(kind, body, key)
-        self._add({"dir": "h2s", "op": "cmd", "kind": kind, "body": to_json(body),
-                   "sup": key is not None and key != self._ep.key, "ctr": ctr})
+        self._add(
+            {
+                "dir": "h2s",
+                "op": "cmd",
+                "kind": kind,
+                "body": to_json(body),
+                "sup": key is not None and key != self._ep.key,
+                "ctr": ctr,
+            }
+        )
         return ctr
 
     def link_up(self, now_ms):
@@ -150,8 +160,13 @@ class RecordingEndpoint:
 
     def end_line(self):
         ep = self._ep
-        return {"n": len(self.lines) + 1, "op": "end", "errors": dict(sorted(ep.errors().items())),
-                "delivered": ep.delivered, "ctr": ep.ctr}
+        return {
+            "n": len(self.lines) + 1,
+            "op": "end",
+            "errors": dict(sorted(ep.errors().items())),
+            "delivered": ep.delivered,
+            "ctr": ep.ctr,
+        }
 
 
 def write(path, header, lines):
@@ -176,8 +191,10 @@ class _GivenNonces:
 
     def __call__(self):
         if self.i >= len(self.given):
-            raise AssertionError("the host asked for nonce %d; the transcript recorded %d"
-                                 % (self.i + 1, len(self.given)))
+            raise AssertionError(
+                "the host asked for nonce %d; the transcript recorded %d"
+                % (self.i + 1, len(self.given))
+            )
         self.i += 1
         return self.given[self.i - 1]
 
@@ -185,8 +202,15 @@ class _GivenNonces:
 def host_endpoint(header, keys):
     """The host Endpoint as the recorded ShoeLink built it (options, sid, nonces)."""
     h = header["host"]
-    return Endpoint("host", keys["shoe"], on_peer=lambda hello: h.get("on_peer"), ctr_seen={},
-                    sid=h["sid"], nonce_source=_GivenNonces(h["nonces"]), **h["options"])
+    return Endpoint(
+        "host",
+        keys["shoe"],
+        on_peer=lambda hello: h.get("on_peer"),
+        ctr_seen={},
+        sid=h["sid"],
+        nonce_source=_GivenNonces(h["nonces"]),
+        **h["options"],
+    )
 
 
 def _first_byte(a, b):
@@ -216,32 +240,50 @@ def first_difference(path, keys):
                 got = _got(ep.receive(bytes.fromhex(row["hex"]), row["t"]))
                 if got != row["got"]:
                     return "%s: the host made %s of the shoe's bytes; the transcript has %s" % (
-                        _where(row), json.dumps(got)[:600], json.dumps(row["got"])[:600])
+                        _where(row),
+                        json.dumps(got)[:600],
+                        json.dumps(row["got"])[:600],
+                    )
             elif op == "tx":
                 out = bytes(ep.transmit(row["t"])).hex()
                 if out != row["hex"]:
                     i = _first_byte(out, row["hex"]) // 2
-                    return ("%s: the host wrote %s; the transcript has %s (first difference at "
-                            "byte %d)" % (_where(row), out or "nothing", row["hex"], i))
+                    return (
+                        "%s: the host wrote %s; the transcript has %s (first difference at "
+                        "byte %d)" % (_where(row), out or "nothing", row["hex"], i)
+                    )
             elif op == "cmd":
                 ctr = ep.command(row["kind"], from_json(row["body"]), sup if row["sup"] else None)
                 if ctr != row["ctr"]:
                     return "%s: command %s got counter %s; the transcript has %s" % (
-                        _where(row), row["kind"], ctr, row["ctr"])
+                        _where(row),
+                        row["kind"],
+                        ctr,
+                        row["ctr"],
+                    )
             elif op == "up":
                 ret = ep.link_up(row["t"])
                 if ret != row["ret"]:
-                    return "%s: link_up() is %s; the transcript has %s" % (_where(row), ret,
-                                                                         row["ret"])
+                    return "%s: link_up() is %s; the transcript has %s" % (
+                        _where(row),
+                        ret,
+                        row["ret"],
+                    )
             elif op == "reneg":
                 ep.renegotiate(row["reason"])
             elif op == "end":
-                end = {"errors": dict(sorted(ep.errors().items())), "delivered": ep.delivered,
-                       "ctr": ep.ctr}
+                end = {
+                    "errors": dict(sorted(ep.errors().items())),
+                    "delivered": ep.delivered,
+                    "ctr": ep.ctr,
+                }
                 want = {k: row[k] for k in end}
                 if end != want:
                     return "%s: the host's counters are %s; the transcript has %s" % (
-                        _where(row), json.dumps(end), json.dumps(want))
+                        _where(row),
+                        json.dumps(end),
+                        json.dumps(want),
+                    )
             else:
                 return "%s: unknown op %r" % (_where(row), op)
         except AssertionError as e:
@@ -256,14 +298,20 @@ def first_difference(path, keys):
 # fresh ShoeEndpoint over a MemoryStore (the journal's part the Endpoint sees), it must write
 # exactly the recorded bytes and deliver exactly the recorded commands.
 
+
 def join_chunks(rows):
     """Join each rx line that completes no frame (no delimiter, nothing delivered) with the
     next rx line, when nothing else came between (as RecordingEndpoint does as it goes)."""
     out = []
     for r in rows:
         last = out[-1] if out else None
-        if (r["op"] == "rx" and last is not None and last["op"] == "rx"
-                and 0 not in bytes.fromhex(last["hex"]) and not last["got"]):
+        if (
+            r["op"] == "rx"
+            and last is not None
+            and last["op"] == "rx"
+            and 0 not in bytes.fromhex(last["hex"])
+            and not last["got"]
+        ):
             last["hex"] += r["hex"]
             last["t"] = r["t"]
             last["got"] = r["got"]
@@ -280,10 +328,17 @@ def shoe_endpoint(header, keys):
     store = MemoryStore(limit=header["outbox_limit"])
     store.boot = header["boot"]
     sup = keys.get("supervisor") if header.get("supervisor_key_id") else None
-    return Endpoint("shoe", keys["shoe"], store=store, shoe_id=header["shoe_id"],
-                    supervisor_key=sup,
-                    sid=header["sid"], nonce=bytes.fromhex(header["nonce"]),
-                    nonce_source=_GivenNonces(header["nonces"]), **header["options"])
+    return Endpoint(
+        "shoe",
+        keys["shoe"],
+        store=store,
+        shoe_id=header["shoe_id"],
+        supervisor_key=sup,
+        sid=header["sid"],
+        nonce=bytes.fromhex(header["nonce"]),
+        nonce_source=_GivenNonces(header["nonces"]),
+        **header["options"],
+    )
 
 
 def _cbor(h):
@@ -324,7 +379,10 @@ def first_difference_shoe(path, keys):
             errors = dict(sorted(ep.errors().items()))
             if errors != row["errors"]:
                 return "%s: the shoe's counters are %s; the transcript has %s" % (
-                    _where(row), json.dumps(errors), json.dumps(row["errors"]))
+                    _where(row),
+                    json.dumps(errors),
+                    json.dumps(row["errors"]),
+                )
             continue
         try:
             field, value = _shoe_call(ep, row)
@@ -334,11 +392,17 @@ def first_difference_shoe(path, keys):
             raised = getattr(e, "reason", None) or repr(e)
             if row.get("raised") != raised:
                 return "%s: the shoe end raised %s; the transcript has %s" % (
-                    _where(row), raised, row.get("raised", "no exception"))
+                    _where(row),
+                    raised,
+                    row.get("raised", "no exception"),
+                )
             continue
         if "raised" in row:
             return "%s: the shoe end returned %s; the transcript has it raise %s" % (
-                _where(row), json.dumps(value)[:200], row["raised"])
+                _where(row),
+                json.dumps(value)[:200],
+                row["raised"],
+            )
         want = row[field]
         if field == "ret" and isinstance(value, tuple):
             value = list(value)
@@ -347,5 +411,9 @@ def first_difference_shoe(path, keys):
             if field == "hex":
                 extra = " (first difference at byte %d)" % (_first_byte(value, want) // 2)
             return "%s: the shoe end gave %s; the transcript has %s%s" % (
-                _where(row), json.dumps(value)[:600], json.dumps(want)[:600], extra)
+                _where(row),
+                json.dumps(value)[:600],
+                json.dumps(want)[:600],
+                extra,
+            )
     return None

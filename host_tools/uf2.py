@@ -10,6 +10,7 @@ a bad magic, blocks out of order or missing, another chip family, an address out
 or one inside the board's storage region (MicroPython's filesystem and the journal's rings,
 board/<name>/image.json): an image that reached there would erase the shoe's journal.
 """
+
 import hashlib
 import json
 import os
@@ -32,8 +33,8 @@ class Image:
         self.data = data
         self.chunks = chunks  # [(flash offset, bytes)] of the main-flash blocks, in file order
         self.blocks = len(chunks)
-        self.lo = min(off for off, _ in chunks)               # first flash offset programmed
-        self.hi = max(off + len(b) for off, b in chunks)      # one past the last
+        self.lo = min(off for off, _ in chunks)  # first flash offset programmed
+        self.hi = max(off + len(b) for off, b in chunks)  # one past the last
         self.sha256 = hashlib.sha256(data).hexdigest()
 
     def flash(self, sector=4096):
@@ -42,7 +43,7 @@ class Image:
         What a shoe's `attest` hashes for its frozen image (image_bytes = len of this)."""
         out = bytearray(b"\xff") * (-(-self.hi // sector) * sector)
         for off, b in self.chunks:
-            out[off:off + len(b)] = b
+            out[off : off + len(b)] = b
         return bytes(out)
 
 
@@ -51,9 +52,13 @@ def board_layout(board):
     p = BOARD / board / "image.json"
     try:
         d = json.loads(p.read_text())
-        return {"family_id": int(d["family_id"], 16), "flash_bytes": int(d["flash_bytes"]),
-                "storage_offset": int(d["storage_offset"]), "drive_label": d["drive_label"],
-                "drive_info": d["drive_info"]}
+        return {
+            "family_id": int(d["family_id"], 16),
+            "flash_bytes": int(d["flash_bytes"]),
+            "storage_offset": int(d["storage_offset"]),
+            "drive_label": d["drive_label"],
+            "drive_info": d["drive_info"],
+        }
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ShoeError("no image layout for board %r (%s): %s" % (board, p, e)) from None
 
@@ -73,28 +78,36 @@ def parse(data, layout, name="image"):
     n = len(data) // 512
     chunks = []
     for i in range(n):
-        b = data[i * 512:(i + 1) * 512]
-        m0, m1, flags, addr, size, no, total, family = (int.from_bytes(b[k:k + 4], "little")
-                                                        for k in range(0, 32, 4))
+        b = data[i * 512 : (i + 1) * 512]
+        m0, m1, flags, addr, size, no, total, family = (
+            int.from_bytes(b[k : k + 4], "little") for k in range(0, 32, 4)
+        )
         if m0 != _MAGIC0 or m1 != _MAGIC1 or int.from_bytes(b[508:512], "little") != _MAGIC_END:
             raise ShoeError("%s is not a UF2 file (block %d has no UF2 magic)" % (name, i))
         if flags & _NOT_MAIN_FLASH:
             continue
         if not flags & _FAMILY_PRESENT or family != layout["family_id"]:
-            raise ShoeError("%s block %d is for chip family 0x%08x, not this board's 0x%08x"
-                            % (name, i, family if flags & _FAMILY_PRESENT else 0,
-                               layout["family_id"]))
+            raise ShoeError(
+                "%s block %d is for chip family 0x%08x, not this board's 0x%08x"
+                % (name, i, family if flags & _FAMILY_PRESENT else 0, layout["family_id"])
+            )
         if no != len(chunks) or total != n or size == 0 or size > 476:
-            raise ShoeError("%s is damaged: block %d says %d of %d (%d bytes); expected %d of %d"
-                            % (name, i, no, total, size, len(chunks), n))
+            raise ShoeError(
+                "%s is damaged: block %d says %d of %d (%d bytes); expected %d of %d"
+                % (name, i, no, total, size, len(chunks), n)
+            )
         off = addr - _XIP
         if off < 0 or off + size > layout["flash_bytes"]:
-            raise ShoeError("%s block %d writes 0x%08x, outside the board's flash" % (name, i, addr))
+            raise ShoeError(
+                "%s block %d writes 0x%08x, outside the board's flash" % (name, i, addr)
+            )
         if off + size > layout["storage_offset"]:
-            raise ShoeError("%s block %d writes 0x%08x, inside the board's storage (filesystem "
-                            "and journal from 0x%08x): refusing to erase the shoe's journal"
-                            % (name, i, addr, _XIP + layout["storage_offset"]))
-        chunks.append((off, b[32:32 + size]))
+            raise ShoeError(
+                "%s block %d writes 0x%08x, inside the board's storage (filesystem "
+                "and journal from 0x%08x): refusing to erase the shoe's journal"
+                % (name, i, addr, _XIP + layout["storage_offset"])
+            )
+        chunks.append((off, b[32 : 32 + size]))
     if not chunks:
         raise ShoeError("%s has no blocks for the main flash" % name)
     return Image(name, data, chunks)
@@ -138,9 +151,11 @@ def wait_for_drive(layout, drive=None, timeout=30.0, poll=0.2):
             return d
         if time.monotonic() > deadline:
             where = drive or "/media/$USER, /run/media/$USER, /media, /mnt, /Volumes"
-            raise ShoeError("no %s drive (a board in BOOTSEL mode) at %s within %.0f s: hold "
-                            "BOOTSEL while plugging the board in, or give --port so the board "
-                            "is asked to enter it" % (layout["drive_label"], where, timeout))
+            raise ShoeError(
+                "no %s drive (a board in BOOTSEL mode) at %s within %.0f s: hold "
+                "BOOTSEL while plugging the board in, or give --port so the board "
+                "is asked to enter it" % (layout["drive_label"], where, timeout)
+            )
         time.sleep(poll)
 
 
@@ -156,5 +171,7 @@ def copy_to_drive(img, drive, name="SHOE.UF2"):
     except OSError as e:
         # the drive goes away as the board restarts: after the last block that is success
         if not (e.errno in (5, 19) and not Path(drive).exists()):
-            raise ShoeError("copying %s to %s failed: %s" % (img.path, drive, e.strerror or e)) from None
+            raise ShoeError(
+                "copying %s to %s failed: %s" % (img.path, drive, e.strerror or e)
+            ) from None
     return dst

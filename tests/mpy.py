@@ -3,7 +3,7 @@
     out = run_mpy("tests/firmware/check_cards.py")          # a script file
     out = run_code("from shoe import cards; print(cards.parse('As'))")
     objs = json_lines(out)                                    # lines that are JSON
-    res = run_checks("tests/firmware/drivers/check_io.py")            # a script of checks (mpycheck.run)
+    res = run_checks("tests/firmware/drivers/check_io.py")    # a script of checks (mpycheck.run)
     res.assert_ok("watchdog"); res.data["watchdog"]           # one check's result and its data
 
 A non-zero exit (an uncaught exception, a failed assert in the script) fails the calling test
@@ -12,6 +12,7 @@ end: `import host`), host_tools/sim (MemoryStore: `import memstore`), tests/fake
 `machine`),
 firmware/, .frozen, at the device heap (SHOE_HEAP, default 64k).
 """
+
 import json
 import subprocess
 import tempfile
@@ -20,19 +21,23 @@ from pathlib import Path
 from host_tools import runtime
 
 ROOT = runtime.ROOT
-FAKES = ROOT / "tests" / "fakes"       # the fake `machine`, `rp2`, flash and MFRC522 (never shipped)
-SIM = ROOT / "host_tools" / "sim"      # MemoryStore (`import memstore`)
+FAKES = ROOT / "tests" / "fakes"  # the fake `machine`, `rp2`, flash and MFRC522 (never shipped)
+SIM = ROOT / "host_tools" / "sim"  # MemoryStore (`import memstore`)
 
 
-def run_mpy(script, *, heap=None, extra_path=(), stdin=None, timeout=300, fakes=True, check=True,
-            args=()):
+def run_mpy(
+    script, *, heap=None, extra_path=(), stdin=None, timeout=300, fakes=True, check=True, args=()
+):
     cmd = runtime.command([script, *args], heap)
     env = runtime.environment(*extra_path, runtime.HOST_LINK, SIM, *([FAKES] if fakes else []))
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=ROOT)
+    proc = subprocess.run(
+        cmd, input=stdin, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
+    )
     if check and proc.returncode != 0:
-        raise AssertionError("MicroPython exited %d running %s\n--- stdout\n%s\n--- stderr\n%s" % (
-            proc.returncode, script, proc.stdout[-4000:], proc.stderr[-4000:]))
+        raise AssertionError(
+            "MicroPython exited %d running %s\n--- stdout\n%s\n--- stderr\n%s"
+            % (proc.returncode, script, proc.stdout[-4000:], proc.stderr[-4000:])
+        )
     return proc.stdout
 
 
@@ -55,7 +60,7 @@ def json_lines(text):
             try:
                 out.append(json.loads(line))
             except ValueError:
-                continue        # e.g. the app's "[shoe] ..." log lines
+                continue  # e.g. the app's "[shoe] ..." log lines
     return out
 
 
@@ -77,11 +82,13 @@ class Checks:
     def assert_ok(self, name):
         r = self.results.get(name)
         if r is None:
-            raise AssertionError("check %r did not run in %s (ran: %s)"
-                                 % (name, self.script, ", ".join(self.names)))
+            raise AssertionError(
+                "check %r did not run in %s (ran: %s)" % (name, self.script, ", ".join(self.names))
+            )
         if not r["ok"]:
-            raise AssertionError("MicroPython check %r of %s failed:\n%s"
-                                 % (name, self.script, r["error"]))
+            raise AssertionError(
+                "MicroPython check %r of %s failed:\n%s" % (name, self.script, r["error"])
+            )
 
 
 def run_checks(script, *, extra_path=(), **kw):

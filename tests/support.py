@@ -1,11 +1,12 @@
 """What many test files share: waiting on a condition, and a virtual board with a host link.
 
-    wait_for(cond, timeout, what)          poll until cond() is true; its value, or AssertionError
-    with virtual_board(state) as board:    demo keys in `state`, the real firmware booted (SimBoard)
-    with host_link(url, audit=...) as l:   a ShoeLink with the demo keys, closed afterwards
+    wait_for(cond, timeout, what)         poll until cond() is true; its value, or AssertionError
+    with virtual_board(state) as board:   demo keys in `state`, the real firmware booted (SimBoard)
+    with host_link(url, audit=...) as l:  a ShoeLink with the demo keys, closed afterwards
 
 The fixtures built on them (`sim_board`, `board_link`) are in tests/conftest.py.
 """
+
 import contextlib
 import time
 
@@ -19,8 +20,10 @@ def wait_for(cond, timeout=10.0, what="condition", interval=0.01):
         if v:
             return v
         if time.monotonic() > deadline:
-            raise AssertionError("timed out after %.1f s waiting for %s"
-                                 % (timeout, what() if callable(what) else what))
+            raise AssertionError(
+                "timed out after %.1f s waiting for %s"
+                % (timeout, what() if callable(what) else what)
+            )
         time.sleep(interval)
 
 

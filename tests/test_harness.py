@@ -1,12 +1,15 @@
 """The harness really runs MicroPython, at the heap we ask for, with the fake machine."""
+
 from tests.mpy import json_lines, run_code
 
 
 def test_runs_micropython_at_device_heap():
-    out = run_code("import sys, gc, json\n"
-                   "gc.collect()\n"
-                   "print(json.dumps([sys.implementation.name, gc.mem_free() + gc.mem_alloc()]))\n",
-                   heap="64k")
+    out = run_code(
+        "import sys, gc, json\n"
+        "gc.collect()\n"
+        "print(json.dumps([sys.implementation.name, gc.mem_free() + gc.mem_alloc()]))\n",
+        heap="64k",
+    )
     name, total = json_lines(out)[0]
     assert name == "micropython"
     assert 60_000 <= total <= 66_000
@@ -29,5 +32,6 @@ def test_fake_machine_extends_builtin():
         "p.irq(lambda pin: seen.append(pin.value()), machine.Pin.IRQ_FALLING)\n"
         "p.drive(1); p.drive(0)\n"
         "u = machine.UART(1); u.inject(b'hello\\r\\n'); line = u.readline()\n"
-        "print(json.dumps([seen, line.decode(), hasattr(machine, 'Signal')]))\n")
+        "print(json.dumps([seen, line.decode(), hasattr(machine, 'Signal')]))\n"
+    )
     assert json_lines(out)[0] == [[0], "hello\r\n", True]

@@ -1,7 +1,7 @@
 """Certification support: the rule clauses the shoe enforces and where each is implemented and
 proved (the clause matrix), the reproducible firmware build and its hashes (what a lab tests
-is what runs), a mutation smoke test, and the submission pack. `shoectl certify` drives it; docs/certification.md
-explains it.
+is what runs), a mutation smoke test, and the submission pack. `shoectl certify` drives it;
+docs/certification.md explains it.
 
     registry.CLAUSES            every clause: id, game, source, text, scope
     collect.scan(root)          the `# clause:` tags in the code and the clause markers of

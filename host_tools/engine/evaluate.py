@@ -5,14 +5,13 @@
             print(out)                            # one round_result / error line per round
 
 `micropython` runs one persistent MicroPython unix process (SHOE_MICROPYTHON, -X heapsize =
-SHOE_HEAP with the engine's code inside: host_tools/runtime.py) with
-`-m evalrun` (host_tools/engine/evalrun.py, this folder on MICROPYPATH) for the whole stream; input is written from a thread while results are
-read, so thousands of rounds stream without a restart. The firmware package is compiled with
-mpy-cross (host_tools/build.py) into build/mpy-engine first (as for a board: compiling .py on a
-64k heap needs more RAM than the engine itself) and falls back to the .py sources if that is not
-possible.
-`cpython` calls the same `host_tools.engine.evalrun.handle()` in this process. Both produce the same
-bytes for the same input.
+SHOE_HEAP with the engine's code inside: host_tools/runtime.py) with `-m evalrun`
+(host_tools/engine/evalrun.py, this folder on MICROPYPATH) for the whole stream; input is written
+from a thread while results are read, so thousands of rounds stream without a restart. The firmware
+package is compiled with mpy-cross (host_tools/build.py) into build/mpy-engine first (as for a
+board: compiling .py on a 64k heap needs more RAM than the engine itself) and falls back to the .py
+sources if that is not possible. `cpython` calls the same `host_tools.engine.evalrun.handle()` in
+this process. Both produce the same bytes for the same input.
 
 Blank input lines produce no output but still count for line numbers. Two decisions are taken
 here, once, for both runtimes (so that they cannot differ): lines longer than MAX_LINE bytes,
@@ -22,6 +21,7 @@ pay table is sent once as a directive line and later rounds refer to it (see `_h
 evalrun); a line the device could only half write for lack of RAM is reported as
 an "out of memory" error line.
 """
+
 import json
 import secrets
 import subprocess
@@ -40,9 +40,14 @@ _SOURCES = ("shoe/__init__.py", "shoe/cards.py", "shoe/errors.py", "shoe/games")
 def _too_long(lineno, n):
     from shoe.games.jsonout import dumps
 
-    return dumps({"type": "error", "line": lineno,
-                  "message": "line too long (%d bytes, limit %d)" % (n, MAX_LINE),
-                  "reason": "too_long"})
+    return dumps(
+        {
+            "type": "error",
+            "line": lineno,
+            "message": "line too long (%d bytes, limit %d)" % (n, MAX_LINE),
+            "reason": "too_long",
+        }
+    )
 
 
 def _no_constant(name):
@@ -64,7 +69,7 @@ def compiled_firmware():
     pairs = []
     for rel in _SOURCES:
         p = runtime.FIRMWARE / rel
-        for src in (sorted(p.glob("*.py")) if p.is_dir() else [p]):
+        for src in sorted(p.glob("*.py")) if p.is_dir() else [p]:
             pairs.append((src, src.relative_to(runtime.FIRMWARE).as_posix()))
     pairs.append((runtime.HOST_ENGINE / "evalrun.py", "evalrun.py"))  # found before the .py
     try:
@@ -101,14 +106,22 @@ class Evaluator:
         self._last_doc = None
         self.proc = subprocess.Popen(
             runtime.command(["-m", "evalrun", self._token], self.heap),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env=runtime.environment(*extra, runtime.HOST_ENGINE), cwd=runtime.ROOT)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=runtime.environment(*extra, runtime.HOST_ENGINE),
+            cwd=runtime.ROOT,
+        )
 
     def _probe(self, cache):
         try:
-            proc = subprocess.run(runtime.command(["-c", "import evalrun"], self.heap),
-                                  env=runtime.environment(cache, runtime.HOST_ENGINE), cwd=runtime.ROOT,
-                                  capture_output=True, timeout=30)
+            proc = subprocess.run(
+                runtime.command(["-c", "import evalrun"], self.heap),
+                env=runtime.environment(cache, runtime.HOST_ENGINE),
+                cwd=runtime.ROOT,
+                capture_output=True,
+                timeout=30,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return False
         return proc.returncode == 0
@@ -134,8 +147,10 @@ class Evaluator:
         code = self.proc.poll()
         self._stderr.seek(0)
         tail = self._stderr.read().decode("utf-8", "replace").strip().splitlines()[-3:]
-        return ShoeError("the MicroPython engine stopped (exit %s): %s" % (
-            code, " | ".join(tail) or "no message"))
+        return ShoeError(
+            "the MicroPython engine stopped (exit %s): %s"
+            % (code, " | ".join(tail) or "no message")
+        )
 
     def results(self, lines):
         """Input lines (str, newline optional) -> output lines (str, no newline), in order."""
@@ -177,17 +192,28 @@ class Evaluator:
             return line
         try:
             obj = json.loads(line)
-            if not (isinstance(obj, dict) and isinstance(obj.get("paytable"), dict)
-                    and isinstance(obj.get("game"), str)):
+            if not (
+                isinstance(obj, dict)
+                and isinstance(obj.get("paytable"), dict)
+                and isinstance(obj.get("game"), str)
+            ):
                 return line
             doc = json.dumps([obj["game"], obj["paytable"]], allow_nan=False)
             pre = ""
             if doc != self._last_doc:
                 self._count += 1
                 self._last_doc = doc
-                pre = json.dumps({"$define": "%s-%d" % (self._token, self._count),
-                                  "game": obj["game"], "doc": obj["paytable"]},
-                                 allow_nan=False) + "\n"
+                pre = (
+                    json.dumps(
+                        {
+                            "$define": "%s-%d" % (self._token, self._count),
+                            "game": obj["game"],
+                            "doc": obj["paytable"],
+                        },
+                        allow_nan=False,
+                    )
+                    + "\n"
+                )
             obj["paytable"] = {"$ref": "%s-%d" % (self._token, self._count)}
             return pre + json.dumps(obj, allow_nan=False)
         except ValueError:
@@ -205,13 +231,14 @@ class Evaluator:
 
         def writer():
             try:
-                for lineno, line, refused in self._prepare(lines):
+                for _lineno, line, refused in self._prepare(lines):
                     with cond:
                         plan.append(refused)
                         cond.notify()
                     # the device still counts the line: send a blank line in its place
                     data = (self._hoist(line) if refused is None else "").encode(
-                        "utf-8", "replace")
+                        "utf-8", "replace"
+                    )
                     proc.stdin.write(data + b"\n")
                 proc.stdin.flush()
             except (BrokenPipeError, OSError):

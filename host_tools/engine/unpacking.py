@@ -1,6 +1,7 @@
 """The reading half of shoe.games.packing: unpack(data) -> the round_result (the host unpacks;
 the device only packs). The layout is described in shoe.games.packing.
 """
+
 from shoe import cards as _cards
 from shoe.games.packing import BONUS_CATS, HAND_CATS, PackError
 from shoe.games.vocab import FCF, HCF, ONE, WAGERS
@@ -35,7 +36,7 @@ class _Reader:
         return n >> 1 if not n & 1 else -((n + 1) >> 1)
 
     def text(self, n):
-        s = bytes(self.data[self.i:self.i + n]).decode()
+        s = bytes(self.data[self.i : self.i + n]).decode()
         self.i += n
         return s
 
@@ -54,7 +55,7 @@ def unpack(data):
     except (IndexError, ValueError, UnicodeError) as e:
         if isinstance(e, PackError):
             raise
-        raise PackError("malformed packed round_result")
+        raise PackError("malformed packed round_result") from e
 
 
 def _unpack(rd):
@@ -74,11 +75,14 @@ def _unpack(rd):
     if flags & 8:
         r["all_six_card"] = _cards.name(rd.byte()) if flags & 16 else None
     if g == 0:
-        r["dealer"] = {"cards": rd.cards(5), "best": rd.cards(4),
-                       "category": HAND_CATS[rd.byte()], "opens": bool(flags & 32)}
+        r["dealer"] = {
+            "cards": rd.cards(5),
+            "best": rd.cards(4),
+            "category": HAND_CATS[rd.byte()],
+            "opens": bool(flags & 32),
+        }
     else:
-        r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(),
-                       "qualifies": bool(flags & 32)}
+        r["dealer"] = {"cards": rd.cards(7), "flush": rd.flush(), "qualifies": bool(flags & 32)}
     order = WAGERS[r["game"]]
     seats = {}
     for _ in range(rd.byte()):

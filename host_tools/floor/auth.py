@@ -13,6 +13,7 @@ Roles (ROLES) and what each may reach are an allowlist in view.py (ROUTES); docs
 The file holds no password, only argon2id hashes (argon2-cffi, its recommended parameters), and
 is written 0600 with an atomic rename.
 """
+
 import hashlib
 import hmac
 import json
@@ -32,13 +33,16 @@ MIN_PASSWORD = 10
 
 def _hasher():
     from argon2 import PasswordHasher
+
     return PasswordHasher()
 
 
 def check_name(name):
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ShoeError("user name must be 1-64 of A-Z a-z 0-9 . _ @ - (starting with a letter "
-                        "or digit): %r" % (name,))
+        raise ShoeError(
+            "user name must be 1-64 of A-Z a-z 0-9 . _ @ - (starting with a letter "
+            "or digit): %r" % (name,)
+        )
     return name
 
 
@@ -60,8 +64,10 @@ class Users:
         if not p.exists():
             if create:
                 return cls(p)
-            raise ShoeError("no users file %s (create one: shoectl floor-user add NAME --role "
-                            "ROLE --users %s)" % (p, p))
+            raise ShoeError(
+                "no users file %s (create one: shoectl floor-user add NAME --role "
+                "ROLE --users %s)" % (p, p)
+            )
         try:
             doc = json.loads(p.read_text())
             users = doc["users"]
@@ -71,7 +77,7 @@ class Users:
                 if not str(u["hash"]).startswith("$argon2"):
                     raise ShoeError("user %s: not an argon2 hash" % name)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ShoeError("users file %s is not a floor users file: %s" % (p, e))
+            raise ShoeError("users file %s is not a floor users file: %s" % (p, e)) from e
         if os.name == "posix" and p.stat().st_mode & 0o077:
             raise ShoeError("users file %s is readable by others (chmod 600 %s)" % (p, p))
         return cls(p, users)
@@ -95,8 +101,11 @@ class Users:
             raise ShoeError("user %s exists (use `passwd` or `remove`)" % name)
         if not isinstance(password, str) or len(password) < MIN_PASSWORD:
             raise ShoeError("password must have at least %d characters" % MIN_PASSWORD)
-        self.users[name] = {"role": role, "hash": _hasher().hash(password),
-                            "created": int(time.time())}
+        self.users[name] = {
+            "role": role,
+            "hash": _hasher().hash(password),
+            "created": int(time.time()),
+        }
 
     def set_password(self, name, password):
         if name not in self.users:
@@ -115,6 +124,7 @@ class Users:
     def verify(self, name, password):
         """The user's role if the password is right, else None (same work for unknown names)."""
         from argon2.exceptions import InvalidHashError, VerificationError
+
         u = self.users.get(name) if isinstance(name, str) else None
         h = u["hash"] if u else self._dummy_hash()
         try:
@@ -230,8 +240,16 @@ class PgSessions:
     every `touch_every` seconds of a session; valid() (the event stream, every tick) asks the
     database at most every `recheck` seconds."""
 
-    def __init__(self, db_url, idle=1800.0, absolute=12 * 3600.0, clock=time.time,
-                 role="floor_view", touch_every=5.0, recheck=2.0):
+    def __init__(
+        self,
+        db_url,
+        idle=1800.0,
+        absolute=12 * 3600.0,
+        clock=time.time,
+        role="floor_view",
+        touch_every=5.0,
+        recheck=2.0,
+    ):
         self.db_url = db_url
         self.idle = idle
         self.absolute = absolute
@@ -239,11 +257,12 @@ class PgSessions:
         self.role = role
         self.touch_every = touch_every
         self.recheck = recheck
-        self._conn = None            # one connection for every request thread (tiny queries):
-        self._lock = threading.Lock()   # not one more connection per request
+        self._conn = None  # one connection for every request thread (tiny queries):
+        self._lock = threading.Lock()  # not one more connection per request
 
     def _sql(self, sql, args=()):
         from host_tools.floor import pg
+
         with self._lock:
             for attempt in (0, 1):
                 c = self._conn
@@ -256,7 +275,7 @@ class PgSessions:
                     return cur.fetchall() if cur.description else cur.rowcount
                 except Exception:
                     if c is not None and not c.closed and not c.broken:
-                        raise        # the statement failed; the connection is fine
+                        raise  # the statement failed; the connection is fine
                     self._conn = None
                     if attempt:
                         raise
@@ -274,23 +293,30 @@ class PgSessions:
     def create(self, user, role, via="password"):
         s = LoginSession(user, role, via)
         s.created = s.last = self.clock()
-        self._sql("INSERT INTO view_sessions (token_hash, user_name, role, via, created_at, "
-                  "last_at) VALUES (%s, %s, %s, %s, to_timestamp(%s), to_timestamp(%s))",
-                  (token_hash(s.id), user, role, via, s.created, s.last))
-        if s.created - getattr(self, "_pruned", 0.0) > 60.0:   # expired ones, now and then
+        self._sql(
+            "INSERT INTO view_sessions (token_hash, user_name, role, via, created_at, "
+            "last_at) VALUES (%s, %s, %s, %s, to_timestamp(%s), to_timestamp(%s))",
+            (token_hash(s.id), user, role, via, s.created, s.last),
+        )
+        if s.created - getattr(self, "_pruned", 0.0) > 60.0:  # expired ones, now and then
             self._pruned = s.created
-            self._sql("DELETE FROM view_sessions WHERE last_at < to_timestamp(%s) OR "
-                      "created_at < to_timestamp(%s)", (s.created - self.idle,
-                                                        s.created - self.absolute))
+            self._sql(
+                "DELETE FROM view_sessions WHERE last_at < to_timestamp(%s) OR "
+                "created_at < to_timestamp(%s)",
+                (s.created - self.idle, s.created - self.absolute),
+            )
         return s
 
     def get(self, sid, touch=True):
         if not isinstance(sid, str) or not sid or len(sid) > 200:
             return None
         h = token_hash(sid)
-        rows = self._sql("SELECT user_name, role, via, extract(epoch FROM created_at)::float8, "
-                         "extract(epoch FROM last_at)::float8 FROM view_sessions WHERE "
-                         "token_hash = %s", (h,))
+        rows = self._sql(
+            "SELECT user_name, role, via, extract(epoch FROM created_at)::float8, "
+            "extract(epoch FROM last_at)::float8 FROM view_sessions WHERE "
+            "token_hash = %s",
+            (h,),
+        )
         if not rows:
             return None
         s = LoginSession(rows[0][0], rows[0][1], rows[0][2], token=sid)
@@ -300,15 +326,18 @@ class PgSessions:
             return None
         now = self.clock()
         if touch and now - s.last >= min(self.touch_every, self.idle / 4.0):
-            self._sql("UPDATE view_sessions SET last_at = to_timestamp(%s) WHERE token_hash = %s"
-                      " AND last_at < to_timestamp(%s)", (now, h, now))
+            self._sql(
+                "UPDATE view_sessions SET last_at = to_timestamp(%s) WHERE token_hash = %s"
+                " AND last_at < to_timestamp(%s)",
+                (now, h, now),
+            )
             s.last = now
         s.checked = time.monotonic()
         return s
 
     def valid(self, s):
         """Still logged in (not logged out, not expired, in any view process)."""
-        mono = time.monotonic()      # how long ago the database was asked (not the clock)
+        mono = time.monotonic()  # how long ago the database was asked (not the clock)
         if s.checked is not None and mono - s.checked < self.recheck and self.alive(s):
             return True
         fresh = self.get(s.id, touch=False)
@@ -360,7 +389,7 @@ class Throttle:
     def fail(self, keys):
         now = self.clock()
         with self._lock:
-            if len(self._fails) > 100000:   # a flood of names: forget the oldest half
+            if len(self._fails) > 100000:  # a flood of names: forget the oldest half
                 for k in list(self._fails)[:50000]:
                     del self._fails[k]
             for k in keys:

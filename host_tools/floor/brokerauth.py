@@ -8,13 +8,15 @@
 The same two files drive Mosquitto (`password_file`, `acl_file`), the embedded aedes broker
 (broker_js/floorauth.mjs: this module's grammar and rules in JavaScript, tested on the same cases)
 and the embedded amqtt broker (FloorAuth and FloorTopics below, loaded by
-amqttbroker.EmbeddedBroker(passwd=, acl=)): one list of users and one set of rules, deny by default. A gateway may publish only its own shoes'
+amqttbroker.EmbeddedBroker(passwd=, acl=)): one list of users and one set of rules, deny by
+default. A gateway may publish only its own shoes'
 events and state and read only their replay topic; a collector may read every shoe's events and
 state and publish replay requests; nobody else may do anything. Passwords are generated (24
 random bytes); the password file holds Mosquitto's PBKDF2-SHA512 hashes ($7$). Mosquitto's
 default 101 iterations are kept: the secrets are random, not chosen by people, so stretching
 adds nothing, and a broker restart re-checks every gateway's password at once.
 """
+
 import base64
 import hashlib
 import hmac
@@ -43,8 +45,11 @@ def check_user(name):
 def hash_password(password, iterations=ITERATIONS, salt=None):
     salt = salt or os.urandom(12)
     dk = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, iterations)
-    return "$7$%d$%s$%s" % (iterations, base64.b64encode(salt).decode(),
-                            base64.b64encode(dk).decode())
+    return "$7$%d$%s$%s" % (
+        iterations,
+        base64.b64encode(salt).decode(),
+        base64.b64encode(dk).decode(),
+    )
 
 
 def verify_password(password, hashed):
@@ -52,8 +57,9 @@ def verify_password(password, hashed):
     if not m or not 1 <= int(m.group(1)) <= 10_000_000:
         return False
     want = base64.b64decode(m.group(3))
-    got = hashlib.pbkdf2_hmac("sha512", (password or "").encode(), base64.b64decode(m.group(2)),
-                              int(m.group(1)))
+    got = hashlib.pbkdf2_hmac(
+        "sha512", (password or "").encode(), base64.b64decode(m.group(2)), int(m.group(1))
+    )
     return hmac.compare_digest(got, want)
 
 
@@ -99,7 +105,7 @@ def _covers(pattern, sub):
 
 class Acl:
     def __init__(self, rules=None):
-        self.rules = rules or {}    # user -> [(access, pattern)]; access read|write|readwrite
+        self.rules = rules or {}  # user -> [(access, pattern)]; access read|write|readwrite
 
     @classmethod
     def parse(cls, text):
@@ -112,12 +118,18 @@ class Acl:
             if words[0] == "user" and len(words) == 2:
                 user = check_user(words[1])
                 rules.setdefault(user, [])
-            elif words[0] == "topic" and user and len(words) == 3 and \
-                    words[1] in ("read", "write", "readwrite"):
+            elif (
+                words[0] == "topic"
+                and user
+                and len(words) == 3
+                and words[1] in ("read", "write", "readwrite")
+            ):
                 rules[user].append((words[1], words[2]))
             else:
-                raise ShoeError("ACL line %d not understood (only `user NAME` and `topic "
-                                "read|write|readwrite TOPIC` under a user): %s" % (n, line))
+                raise ShoeError(
+                    "ACL line %d not understood (only `user NAME` and `topic "
+                    "read|write|readwrite TOPIC` under a user): %s" % (n, line)
+                )
         return cls(rules)
 
     def allows(self, user, action, topic):
@@ -129,8 +141,11 @@ class Acl:
                 return True
             if action == "read" and access in ("read", "readwrite") and _matches(pattern, topic):
                 return True
-            if action == "subscribe" and access in ("read", "readwrite") and \
-                    _covers(pattern, topic):
+            if (
+                action == "subscribe"
+                and access in ("read", "readwrite")
+                and _covers(pattern, topic)
+            ):
                 return True
         return False
 
@@ -175,12 +190,17 @@ class Plan:
         for g, shoes in self.gateways.items():
             r = rules[g] = []
             for s in shoes:
-                r += [("write", "%s/shoe/%s/events" % (p, s)),
-                      ("write", "%s/shoe/%s/state" % (p, s)),
-                      ("read", "%s/shoe/%s/replay" % (p, s))]
+                r += [
+                    ("write", "%s/shoe/%s/events" % (p, s)),
+                    ("write", "%s/shoe/%s/state" % (p, s)),
+                    ("read", "%s/shoe/%s/replay" % (p, s)),
+                ]
         for c in self.collectors:
-            rules[c] = [("read", "%s/shoe/+/events" % p), ("read", "%s/shoe/+/state" % p),
-                        ("write", "%s/shoe/+/replay" % p)]
+            rules[c] = [
+                ("read", "%s/shoe/+/events" % p),
+                ("read", "%s/shoe/+/state" % p),
+                ("write", "%s/shoe/+/replay" % p),
+            ]
         return Acl(rules)
 
 
@@ -195,8 +215,9 @@ def _write_private(path, text):
     return path
 
 
-def write(outdir, plan, port=1883, bind="0.0.0.0", tls=None, rotate=False,
-          data="/var/lib/mosquitto"):
+def write(
+    outdir, plan, port=1883, bind="0.0.0.0", tls=None, rotate=False, data="/var/lib/mosquitto"
+):
     """Write passwd, acl, mosquitto.conf and credentials/<user>.password into `outdir`.
 
     Existing credentials are kept (a re-run after adding a table changes nothing for the others)
@@ -214,27 +235,31 @@ def write(outdir, plan, port=1883, bind="0.0.0.0", tls=None, rotate=False,
             pw = secrets.token_urlsafe(24)
             _write_private(f, pw + "\n")
         lines.append("%s:%s" % (user, hash_password(pw)))
-    for stale in cred.glob("*.password"):       # a gateway or collector taken off the floor
-        if stale.name[:-len(".password")] not in plan.users():
+    for stale in cred.glob("*.password"):  # a gateway or collector taken off the floor
+        if stale.name[: -len(".password")] not in plan.users():
             stale.unlink()
     passwd = _write_private(out / "passwd", "\n".join(lines) + "\n")
     acl = _write_private(out / "acl", plan.acl().text())
-    conf = ["# Mosquitto for the floor (shoectl floor-broker-config); docs/floor.md",
-            "per_listener_settings false",
-            "allow_anonymous false",
-            "password_file %s" % passwd.resolve(),
-            "acl_file %s" % acl.resolve(),
-            "persistence true",
-            "persistence_location %s/" % str(data).rstrip("/"),
-            "max_queued_messages 0",
-            "max_inflight_messages 200",
-            ""]
+    conf = [
+        "# Mosquitto for the floor (shoectl floor-broker-config); docs/floor.md",
+        "per_listener_settings false",
+        "allow_anonymous false",
+        "password_file %s" % passwd.resolve(),
+        "acl_file %s" % acl.resolve(),
+        "persistence true",
+        "persistence_location %s/" % str(data).rstrip("/"),
+        "max_queued_messages 0",
+        "max_inflight_messages 200",
+        "",
+    ]
     if tls:
-        conf += ["listener %d %s" % (port, bind),
-                 "cafile %s" % Path(tls["ca"]).resolve(),
-                 "certfile %s" % Path(tls["cert"]).resolve(),
-                 "keyfile %s" % Path(tls["key"]).resolve(),
-                 "tls_version tlsv1.2"]
+        conf += [
+            "listener %d %s" % (port, bind),
+            "cafile %s" % Path(tls["ca"]).resolve(),
+            "certfile %s" % Path(tls["cert"]).resolve(),
+            "keyfile %s" % Path(tls["key"]).resolve(),
+            "tls_version tlsv1.2",
+        ]
         if tls.get("require_certificate"):
             # the client certificate's CN is the MQTT user name the ACL applies to
             conf += ["require_certificate true", "use_identity_as_username true"]
@@ -283,14 +308,17 @@ def _amqtt_plugins():
 
         async def topic_filtering(self, *, session=None, topic=None, action=None):
             user = getattr(session, "username", None)
-            what = {Action.PUBLISH: "write", Action.SUBSCRIBE: "subscribe",
-                    Action.RECEIVE: "read"}.get(action)
+            what = {
+                Action.PUBLISH: "write",
+                Action.SUBSCRIBE: "subscribe",
+                Action.RECEIVE: "read",
+            }.get(action)
             return bool(what) and self.acl.allows(user, what, topic)
 
     return FloorAuth, FloorTopics
 
 
-def __getattr__(name):         # amqtt imports the plugins by dotted name; load amqtt lazily
+def __getattr__(name):  # amqtt imports the plugins by dotted name; load amqtt lazily
     global FloorAuth, FloorTopics
     if name in ("FloorAuth", "FloorTopics"):
         FloorAuth, FloorTopics = _amqtt_plugins()

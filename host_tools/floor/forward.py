@@ -11,6 +11,7 @@ alerts are dropped and counted, the collector never waits), up to `retries` atte
 back-off per batch, then the batch is dropped and counted. Either way the alert is in PostgreSQL
 first: forwarding is a copy, its losses are counted in the metrics, never the floor's.
 """
+
 import json
 import logging
 import logging.handlers
@@ -33,8 +34,9 @@ def syslog_address(text):
 
 
 class Forwarder:
-    def __init__(self, syslog=None, webhook=None, queue_max=1000, retries=3, timeout=5.0,
-                 backoff=0.5):
+    def __init__(
+        self, syslog=None, webhook=None, queue_max=1000, retries=3, timeout=5.0, backoff=0.5
+    ):
         self.counts = {"forwarded": 0, "dropped": 0, "failed": 0, "syslog": 0}
         self._log = None
         if syslog:
@@ -42,7 +44,8 @@ class Forwarder:
             self._log.propagate = False
             h = logging.handlers.SysLogHandler(
                 address=syslog_address(syslog) if isinstance(syslog, str) else syslog,
-                facility=logging.handlers.SysLogHandler.LOG_LOCAL0)
+                facility=logging.handlers.SysLogHandler.LOG_LOCAL0,
+            )
             h.setFormatter(logging.Formatter("shoe-floor: %(message)s"))
             self._log.addHandler(h)
             self._log.setLevel(logging.WARNING)
@@ -64,10 +67,15 @@ class Forwarder:
         if self._log is not None:
             for a in alerts:
                 try:
-                    self._log.warning("alert %s shoe=%s eseq=%s %s", a.get("kind"),
-                                      a.get("shoe"), a.get("eseq"), a.get("detail"))
+                    self._log.warning(
+                        "alert %s shoe=%s eseq=%s %s",
+                        a.get("kind"),
+                        a.get("shoe"),
+                        a.get("eseq"),
+                        a.get("detail"),
+                    )
                     self.counts["syslog"] += 1
-                except Exception:        # logging reports its own errors; never raise here
+                except Exception:  # logging reports its own errors; never raise here
                     self.counts["failed"] += 1
         if self.webhook:
             for a in alerts:
@@ -95,15 +103,19 @@ class Forwarder:
                 if self._stop.is_set():
                     return
                 try:
-                    req = urllib.request.Request(self.webhook, data=body, method="POST",
-                                                 headers={"Content-Type": "application/json"})
+                    req = urllib.request.Request(
+                        self.webhook,
+                        data=body,
+                        method="POST",
+                        headers={"Content-Type": "application/json"},
+                    )
                     with urllib.request.urlopen(req, timeout=self.timeout) as r:
                         if 200 <= r.status < 300:
                             self.counts["forwarded"] += len(batch)
                             break
                 except (urllib.error.URLError, OSError, ValueError):
                     pass
-                self._stop.wait(self.backoff * (2 ** attempt))
+                self._stop.wait(self.backoff * (2**attempt))
             else:
                 self.counts["failed"] += len(batch)
 

@@ -24,6 +24,7 @@ with mac = HMAC-SHA256(time key, shoe id + 0x00 + at + payload)[:16], time key =
 HMAC-SHA256(shoe key, TIME_LABEL): the time cannot be moved on the broker without the collector
 seeing it, and the payload inside is still verified by its own MAC.
 """
+
 import hashlib
 import hmac
 import json
@@ -56,10 +57,12 @@ def _state_mac(shoe_key, shoe, text):
 
 def seal_state(shoe_key, shoe, state, ctr):
     """The state message for `shoe` (a dict without key material) with counter `ctr`."""
-    text = json.dumps(dict(state, shoe=shoe, ctr=ctr), sort_keys=True,
-                      separators=(",", ":")).encode()
-    return json.dumps({"v": 1, "state": text.decode(),
-                       "mac": _state_mac(shoe_key, shoe, text).hex()}).encode()
+    text = json.dumps(
+        dict(state, shoe=shoe, ctr=ctr), sort_keys=True, separators=(",", ":")
+    ).encode()
+    return json.dumps(
+        {"v": 1, "state": text.decode(), "mac": _state_mac(shoe_key, shoe, text).hex()}
+    ).encode()
 
 
 def open_state(shoe_key, shoe, payload):
@@ -69,17 +72,17 @@ def open_state(shoe_key, shoe, payload):
         text = env["state"].encode()
         got = bytes.fromhex(env["mac"])
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeError):
-        raise StateError("malformed", "not a signed state message")
+        raise StateError("malformed", "not a signed state message") from None
     if not hmac.compare_digest(got, _state_mac(shoe_key, shoe, text)):
         raise StateError("bad_mac", "its MAC does not verify with this shoe's state key")
     try:
         st = json.loads(text)
         ctr = st["ctr"]
     except (ValueError, TypeError, KeyError):
-        raise StateError("malformed", "a signed state that is not a state")
+        raise StateError("malformed", "a signed state that is not a state") from None
     if not isinstance(st, dict) or st.get("shoe") != shoe:
         raise StateError("wrong_shoe", "signed for %r" % (st.get("shoe"),))
-    if not isinstance(ctr, int) or isinstance(ctr, bool) or not 0 < ctr < 2 ** 63:
+    if not isinstance(ctr, int) or isinstance(ctr, bool) or not 0 < ctr < 2**63:
         raise StateError("malformed", "no counter (or not a 63-bit one)")
     return st, ctr, got
 
@@ -133,8 +136,9 @@ def write(directory, shoe_id, keys):
 
 def _time_mac(shoe_key, shoe, at_bytes, payload):
     k = hmac.new(bytes(shoe_key), TIME_LABEL, hashlib.sha256).digest()
-    return hmac.new(k, shoe.encode() + b"\0" + at_bytes + bytes(payload),
-                    hashlib.sha256).digest()[:16]
+    return hmac.new(k, shoe.encode() + b"\0" + at_bytes + bytes(payload), hashlib.sha256).digest()[
+        :16
+    ]
 
 
 def wrap_event(shoe_key, shoe, at, payload):
@@ -146,7 +150,7 @@ def wrap_event(shoe_key, shoe, at, payload):
 def split_event(message):
     """-> (sealed payload, gateway time or None), unverified (tools, tests)."""
     message = bytes(message)
-    if message[:len(ENVELOPE)] != ENVELOPE or len(message) <= _ENV_LEN:
+    if message[: len(ENVELOPE)] != ENVELOPE or len(message) <= _ENV_LEN:
         return message, None
     return message[_ENV_LEN:], int.from_bytes(message[4:12], "big") / 1e6
 
@@ -156,11 +160,12 @@ def unwrap_event(shoe_key, shoe, message):
     envelope, during a rollout); StateError("bad_mac") if the envelope's time does not verify."""
     payload, at = split_event(message)
     if at is None:
-        if bytes(message[:len(ENVELOPE)]) == ENVELOPE:
+        if bytes(message[: len(ENVELOPE)]) == ENVELOPE:
             raise StateError("malformed", "an event envelope with no payload")
         return payload, None
     got = bytes(message[12:_ENV_LEN])
     if not hmac.compare_digest(got, _time_mac(shoe_key, shoe, bytes(message[4:12]), payload)):
-        raise StateError("bad_mac", "the gateway time's MAC does not verify with this shoe's "
-                         "time key")
+        raise StateError(
+            "bad_mac", "the gateway time's MAC does not verify with this shoe's time key"
+        )
     return payload, at

@@ -15,6 +15,7 @@ the laptop floor are stand-ins: host_tools/sim/floor/).
 
 Production points the same commands at Mosquitto or EMQX.
 """
+
 import os
 import socket
 import threading
@@ -45,19 +46,28 @@ class BrokerURL:
     def parse(cls, url):
         u = urlsplit(url)
         if u.scheme not in ("mqtt", "mqtts"):
-            raise ShoeError("broker URL must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]: %s"
-                            % url)
+            raise ShoeError(
+                "broker URL must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]: %s" % url
+            )
         if u.password:
             raise ShoeError("put no password in the broker URL: set SHOE_MQTT_PASSWORD")
         if not u.hostname:
             raise ShoeError("broker URL has no host: %s" % url)
         tls = u.scheme == "mqtts"
-        return cls(u.hostname, u.port or (8883 if tls else 1883), tls,
-                   unquote(u.username) if u.username else None)
+        return cls(
+            u.hostname,
+            u.port or (8883 if tls else 1883),
+            tls,
+            unquote(u.username) if u.username else None,
+        )
 
     def __str__(self):
-        return "%s://%s%s:%d" % ("mqtts" if self.tls else "mqtt",
-                                 self.user + "@" if self.user else "", self.host, self.port)
+        return "%s://%s%s:%d" % (
+            "mqtts" if self.tls else "mqtt",
+            self.user + "@" if self.user else "",
+            self.host,
+            self.port,
+        )
 
     def password(self, env=None):
         """The user's password from the environment (see the module's docstring), or None."""
@@ -78,7 +88,7 @@ def _read_secret(path):
         with open(path) as f:
             return f.read().strip()
     except OSError as e:
-        raise ShoeError("cannot read the MQTT password file %s: %s" % (path, e.strerror))
+        raise ShoeError("cannot read the MQTT password file %s: %s" % (path, e.strerror)) from e
 
 
 def default_name(role, host=None):
@@ -108,8 +118,12 @@ def _connect_once(url, client_id, clean, timeout):
         present.append(bool(flags.session_present))
         done.set()
 
-    c = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
-                    protocol=paho.MQTTv311)
+    c = paho.Client(
+        CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        clean_session=clean,
+        protocol=paho.MQTTv311,
+    )
     if b.user:
         c.username_pw_set(b.user, os.environ.get("SHOE_MQTT_PASSWORD"))
     if b.tls:
@@ -118,7 +132,7 @@ def _connect_once(url, client_id, clean, timeout):
     try:
         c.connect(b.host, b.port, keepalive=10)
     except OSError as e:
-        raise ShoeError("cannot reach the broker %s: %s" % (b, e))
+        raise ShoeError("cannot reach the broker %s: %s" % (b, e)) from e
     c.loop_start()
     try:
         if not done.wait(timeout):
@@ -135,8 +149,13 @@ def client(url, client_id, clean=False, on_connect=None, on_message=None, manual
     from paho.mqtt.enums import CallbackAPIVersion
 
     b = BrokerURL.parse(url)
-    c = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
-                    protocol=paho.MQTTv311, manual_ack=manual_ack)
+    c = paho.Client(
+        CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        clean_session=clean,
+        protocol=paho.MQTTv311,
+        manual_ack=manual_ack,
+    )
     c.max_inflight_messages_set(200)
     c.max_queued_messages_set(0)
     c.reconnect_delay_set(0.2, 2)
@@ -146,8 +165,11 @@ def client(url, client_id, clean=False, on_connect=None, on_message=None, manual
         cert, key = os.environ.get("SHOE_MQTT_CERT"), os.environ.get("SHOE_MQTT_KEY")
         if bool(cert) != bool(key):
             raise ShoeError("a client certificate needs both SHOE_MQTT_CERT and SHOE_MQTT_KEY")
-        c.tls_set(ca_certs=os.environ.get("SHOE_MQTT_CA") or None, certfile=cert or None,
-                  keyfile=key or None)
+        c.tls_set(
+            ca_certs=os.environ.get("SHOE_MQTT_CA") or None,
+            certfile=cert or None,
+            keyfile=key or None,
+        )
     if on_connect:
         c.on_connect = on_connect
     if on_message:

@@ -9,6 +9,7 @@ Roles (migrations/002_roles.sql): floor_collector (writes events, rounds, alerts
 floor_reader (SELECT only: the floor view). Production grants them to login roles; the commands
 `SET ROLE` to them (--role) so a superuser URL on a laptop still runs with the narrow rights.
 """
+
 import re
 from pathlib import Path
 
@@ -33,10 +34,11 @@ def migration_files():
 
 def connect(conninfo, autocommit=True):
     import psycopg
+
     try:
         return psycopg.connect(conninfo, autocommit=autocommit)
     except psycopg.Error as e:
-        raise ShoeError("cannot connect to PostgreSQL: %s" % str(e).strip().splitlines()[0])
+        raise ShoeError("cannot connect to PostgreSQL: %s" % str(e).strip().splitlines()[0]) from e
 
 
 def set_role(conn, role):
@@ -49,8 +51,10 @@ def migrate(conninfo):
     conn = connect(conninfo)
     try:
         conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATE_LOCK,))
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, "
-                     "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, "
+            "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
         applied = []
         for version, name, f in migration_files():
@@ -58,8 +62,10 @@ def migrate(conninfo):
                 continue
             with conn.transaction():
                 conn.execute(f.read_text())
-                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                             (version, name))
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                    (version, name),
+                )
             applied.append(version)
         conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATE_LOCK,))
         return applied

@@ -1,4 +1,5 @@
 """Run a floor service in the foreground until Ctrl-C or SIGTERM (the shoectl commands)."""
+
 import signal
 import threading
 import time
@@ -28,5 +29,6 @@ def http_address(text):
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit():
         from host_tools.errors import ShoeError
+
         raise ShoeError("--http must be HOST:PORT, e.g. 127.0.0.1:8080")
     return host, int(port)

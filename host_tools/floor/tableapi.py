@@ -33,6 +33,7 @@ client that does not keep up is disconnected (it reconnects); a client that dies
 (the gateway's store and publishing never depend on one). Bad input closes that client's
 connection with a reason; it never stops the gateway.
 """
+
 import os
 import queue
 import socket
@@ -46,11 +47,11 @@ from shoe.link.message import LinkError, unseal
 
 READ_ONLY = ("status", "recall", "attest")
 INTERNAL = ("_ack", "hello")
-QUEUE = 20000          # events a client may lag behind before it is dropped
-IN_FLIGHT = 16         # requests of one client waiting on the shoe at once
+QUEUE = 20000  # events a client may lag behind before it is dropped
+IN_FLIGHT = 16  # requests of one client waiting on the shoe at once
 MAX_CLIENTS = 32
 LOGIN_S = 5.0
-WATCH_S = 0.25         # how often the link's state is looked at for the clients
+WATCH_S = 0.25  # how often the link's state is looked at for the clients
 
 
 def allowed(role, kind, sealed=False):
@@ -66,8 +67,11 @@ def allowed(role, kind, sealed=False):
             return "not_allowed", "only the supervisor role hands in sealed commands"
         return None
     if roles.rule(kind) == roles.SUPERVISOR:
-        return ("needs_supervisor", "the allowlist gives %s to the supervisor (docs/roles.md): "
-                "seal it with the supervisor key (the supervisor role)" % kind)
+        return (
+            "needs_supervisor",
+            "the allowlist gives %s to the supervisor (docs/roles.md): "
+            "seal it with the supervisor key (the supervisor role)" % kind,
+        )
     return None
 
 
@@ -80,8 +84,8 @@ class _Client:
         self.out = queue.Queue(QUEUE)
         self.dead = threading.Event()
         self.why = None
-        self.writing = None       # the writer thread
-        self.busy = 0             # requests waiting on the shoe
+        self.writing = None  # the writer thread
+        self.busy = 0  # requests waiting on the shoe
 
     def push(self, msg):
         """Queue a message (never blocks: a client that does not keep up is dropped)."""
@@ -124,23 +128,39 @@ class _Client:
                 apiwire.send(self.sock, msg)
         except OSError:
             pass
-        except Exception as e:    # a message the codec cannot carry: end this client, say why
+        except Exception as e:  # a message the codec cannot carry: end this client, say why
             self.drop("could not send a message (%s)" % e)
 
 
 class TableAPI:
-    def __init__(self, link, secret, unix_path=None, tcp_port=None, tcp_host="127.0.0.1",
-                 note=None, tls=None):
+    def __init__(
+        self,
+        link,
+        secret,
+        unix_path=None,
+        tcp_port=None,
+        tcp_host="127.0.0.1",
+        note=None,
+        tls=None,
+    ):
         if not unix_path and tcp_port is None:
             raise ValueError("the API needs a Unix socket or a TCP port")
-        if tcp_port is not None and tls is None and \
-                tcp_host not in ("127.0.0.1", "::1", "localhost"):
-            raise ShoeError("the gateway's API listens on localhost only without TLS, not %s "
-                            "(give --api-tls-cert/--api-tls-key to listen beyond it)" % tcp_host)
+        if (
+            tcp_port is not None
+            and tls is None
+            and tcp_host not in ("127.0.0.1", "::1", "localhost")
+        ):
+            raise ShoeError(
+                "the gateway's API listens on localhost only without TLS, not %s "
+                "(give --api-tls-cert/--api-tls-key to listen beyond it)" % tcp_host
+            )
         self.link = link
         # credential name -> its secret (a bare secret: the table credential alone)
-        self.secrets = {k: v for k, v in (secret if isinstance(secret, dict) else
-                                          {"table": secret}).items() if v}
+        self.secrets = {
+            k: v
+            for k, v in (secret if isinstance(secret, dict) else {"table": secret}).items()
+            if v
+        }
         for cred in self.secrets:
             if cred not in apiwire.CREDENTIALS:
                 raise ValueError("no credential %r" % cred)
@@ -151,8 +171,8 @@ class TableAPI:
         self.tcp_port = tcp_port
         self.tcp_host = tcp_host
         self.clients = set()
-        self.refused = 0             # logins refused (tests, figures)
-        self.note = note or (lambda text: None)   # a line for the operator (refused logins)
+        self.refused = 0  # logins refused (tests, figures)
+        self.note = note or (lambda text: None)  # a line for the operator (refused logins)
         self._lock = threading.Lock()
         self._socks = []
         self._stop = threading.Event()
@@ -165,8 +185,9 @@ class TableAPI:
         if self.unix_path:
             out.append("gateway+unix://" + os.path.abspath(self.unix_path))
         if self.tcp_port is not None:
-            out.append("gateway+%s://%s:%d" % ("tls" if self.tls else "tcp", self.tcp_host,
-                                                 self.tcp_port))
+            out.append(
+                "gateway+%s://%s:%d" % ("tls" if self.tls else "tcp", self.tcp_host, self.tcp_port)
+            )
         return out
 
     def _listen_unix(self):
@@ -181,9 +202,9 @@ class TableAPI:
                 raise ShoeError("another gateway serves %s already" % path)
             except OSError:
                 probe.close()
-                os.unlink(path)     # a socket nobody serves: left by a killed gateway
+                os.unlink(path)  # a socket nobody serves: left by a killed gateway
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)       # created 0600: nobody else may even connect
+        old = os.umask(0o177)  # created 0600: nobody else may even connect
         try:
             s.bind(path)
         except OSError as e:
@@ -193,7 +214,7 @@ class TableAPI:
             os.umask(old)
         os.chmod(path, 0o600)
         s.listen(8)
-        s.settimeout(0.5)           # accept() wakes up to see stop()
+        s.settimeout(0.5)  # accept() wakes up to see stop()
         return s
 
     def _listen_tcp(self):
@@ -203,8 +224,9 @@ class TableAPI:
             s.bind((self.tcp_host, self.tcp_port))
         except OSError as e:
             s.close()
-            raise ShoeError("cannot listen on %s:%d: %s" % (self.tcp_host, self.tcp_port,
-                                                            e.strerror or e)) from None
+            raise ShoeError(
+                "cannot listen on %s:%d: %s" % (self.tcp_host, self.tcp_port, e.strerror or e)
+            ) from None
         s.listen(8)
         s.settimeout(0.5)
         self.tcp_port = s.getsockname()[1]
@@ -255,15 +277,19 @@ class TableAPI:
         while not self._stop.is_set():
             try:
                 sock, addr = lsock.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 if self._stop.is_set():
                     return
                 continue
             tls = self.tls if lsock.family != socket.AF_UNIX else None
-            threading.Thread(target=self._serve, args=(sock, str(addr or "unix"), tls),
-                             daemon=True, name="tableapi-client").start()
+            threading.Thread(
+                target=self._serve,
+                args=(sock, str(addr or "unix"), tls),
+                daemon=True,
+                name="tableapi-client",
+            ).start()
 
     # ---- events and link state ----------------------------------------------------------
     def _on_event(self, ev):
@@ -276,8 +302,11 @@ class TableAPI:
             c.push(msg)
 
     def _link_msg(self):
-        return {"t": "link", "up": bool(self.link.up()),
-                "sessions": self.link.ep.stats.get("sessions", 0)}
+        return {
+            "t": "link",
+            "up": bool(self.link.up()),
+            "sessions": self.link.ep.stats.get("sessions", 0),
+        }
 
     def _watch_link(self):
         # the link's state for the logged-in clients, looked at 4 times a second and only while
@@ -297,14 +326,16 @@ class TableAPI:
 
     # ---- one client -----------------------------------------------------------------------
     def _serve(self, sock, name, tls=None):
-        if tls is not None:   # the handshake in this client's thread: a plain client fails it
+        if tls is not None:  # the handshake in this client's thread: a plain client fails it
             try:
                 sock.settimeout(LOGIN_S)
                 sock = tls.wrap_socket(sock, server_side=True)
             except (OSError, ValueError) as e:
                 self.refused += 1
-                self.note("API connection refused from %s: not TLS (%s)" % (
-                    name, getattr(e, "reason", None) or e))
+                self.note(
+                    "API connection refused from %s: not TLS (%s)"
+                    % (name, getattr(e, "reason", None) or e)
+                )
                 try:
                     sock.close()
                 except OSError:
@@ -317,8 +348,14 @@ class TableAPI:
                 if not full:
                     self.clients.add(c)
             if full:
-                apiwire.send(sock, {"t": "refused", "reason": "busy",
-                                    "message": "%d clients already" % MAX_CLIENTS})
+                apiwire.send(
+                    sock,
+                    {
+                        "t": "refused",
+                        "reason": "busy",
+                        "message": "%d clients already" % MAX_CLIENTS,
+                    },
+                )
                 return
             if not self._login(c):
                 return
@@ -333,7 +370,7 @@ class TableAPI:
                 self._request(c, msg)
         except OSError:
             pass
-        except Exception as e:        # bad input never stops the gateway: end this client only
+        except Exception as e:  # bad input never stops the gateway: end this client only
             c.push({"t": "bye", "message": "bad input: %s" % e})
         finally:
             with self._lock:
@@ -352,33 +389,49 @@ class TableAPI:
 
     def _login(self, c):
         import hmac
+
         nonce = os.urandom(16)
         sock = c.sock
         sock.settimeout(LOGIN_S)
         try:
-            apiwire.send(sock, {"t": "challenge", "v": apiwire.VERSION, "nonce": nonce,
-                                "shoe": self.link.shoe_id})
+            apiwire.send(
+                sock,
+                {
+                    "t": "challenge",
+                    "v": apiwire.VERSION,
+                    "nonce": nonce,
+                    "shoe": self.link.shoe_id,
+                },
+            )
             auth = apiwire.recv(sock)
         except (apiwire.WireError, OSError):
             self.refused += 1
             return False
         role, cnonce, mac = auth.get("role"), auth.get("cnonce"), auth.get("mac")
         why = None
-        if auth.get("t") != "auth" or not isinstance(cnonce, bytes) or len(cnonce) != 16 \
-                or not isinstance(mac, bytes) or not isinstance(role, str):
+        if (
+            auth.get("t") != "auth"
+            or not isinstance(cnonce, bytes)
+            or len(cnonce) != 16
+            or not isinstance(mac, bytes)
+            or not isinstance(role, str)
+        ):
             why = ("malformed", "the login is {t: auth, role, cnonce (16 bytes), mac}")
         elif role not in apiwire.ROLES:
             why = ("role", "no role %r (reader, table, supervisor)" % role)
         cred = None
-        if not why:     # which credential's proof this is (every one tried: no early out)
+        if not why:  # which credential's proof this is (every one tried: no early out)
             for name, secret in sorted(self.secrets.items()):
                 if hmac.compare_digest(mac, apiwire.client_proof(secret, nonce, cnonce, role)):
                     cred = name
             if cred is None:
                 why = ("credential", "wrong API key (the gateway's key file)")
             elif role not in apiwire.CREDENTIALS[cred]:
-                why = ("role_not_granted", "the %s credential may not act as %s (it may: %s)"
-                       % (cred, role, ", ".join(apiwire.CREDENTIALS[cred])))
+                why = (
+                    "role_not_granted",
+                    "the %s credential may not act as %s (it may: %s)"
+                    % (cred, role, ", ".join(apiwire.CREDENTIALS[cred])),
+                )
         if why:
             self.refused += 1
             self.note("API login refused (%s) from %s" % (why[1], c.name))
@@ -389,23 +442,30 @@ class TableAPI:
             return False
         sock.settimeout(None)
         # welcome first, then events: the client is registered for events at once
-        c.out.put({"t": "welcome", "shoe": self.link.shoe_id, "role": role, "credential": cred,
-                   "mac": apiwire.server_proof(self.secrets[cred], nonce, cnonce, role),
-                   **{k: v for k, v in self._link_msg().items() if k != "t"}})
+        c.out.put(
+            {
+                "t": "welcome",
+                "shoe": self.link.shoe_id,
+                "role": role,
+                "credential": cred,
+                "mac": apiwire.server_proof(self.secrets[cred], nonce, cnonce, role),
+                **{k: v for k, v in self._link_msg().items() if k != "t"},
+            }
+        )
         c.role = role
         return True
 
     def _request(self, c, msg):
         t, rid = msg.get("t"), msg.get("id")
-        if t not in ("command", "prepare", "sealed", "round", "stats") or \
-                not isinstance(rid, int):
+        if t not in ("command", "prepare", "sealed", "round", "stats") or not isinstance(rid, int):
             raise apiwire.WireError("unknown request %r" % (t,))
-        if t == "stats":     # the link's figures: no key, no MAC, no payload
+        if t == "stats":  # the link's figures: no key, no MAC, no payload
             return c.push({"t": "reply", "id": rid, "ok": True, "body": self.link.stats()})
         if t == "prepare":
             if c.role != "supervisor":
-                return c.push(_refusal(rid, "not_allowed", "only the supervisor role seals "
-                                       "commands"))
+                return c.push(
+                    _refusal(rid, "not_allowed", "only the supervisor role seals commands")
+                )
             ctr, shoe = self.link.next_counter()
             if ctr is None:
                 return c.push(_refusal(rid, "not_up", "the gateway's link to the shoe is down"))
@@ -413,8 +473,13 @@ class TableAPI:
         # the others may wait on the shoe: one thread each, the client's reads go on
         with self._lock:
             if c.busy >= IN_FLIGHT:
-                return c.push(_refusal(rid, "busy", "%d requests of this client are waiting "
-                                       "on the shoe already" % IN_FLIGHT))
+                return c.push(
+                    _refusal(
+                        rid,
+                        "busy",
+                        "%d requests of this client are waiting on the shoe already" % IN_FLIGHT,
+                    )
+                )
             c.busy += 1
         threading.Thread(target=self._answer, args=(c, t, rid, msg), daemon=True).start()
 
@@ -438,14 +503,23 @@ class TableAPI:
 
     def _do(self, c, t, msg):
         timeout = msg.get("timeout")
-        timeout = min(float(timeout), 120.0) if isinstance(timeout, (int, float)) and \
-            not isinstance(timeout, bool) and timeout > 0 else 5.0
+        timeout = (
+            min(float(timeout), 120.0)
+            if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
+            else 5.0
+        )
         if t == "round":
             rnd = msg.get("round")
             if not isinstance(rnd, int) or self.link.audit is None or not self.link.shoe_id:
                 return {"ok": True, "body": {"events": []}}
-            return {"ok": True, "body": {"events": [
-                [k, b] for k, b in self.link.audit.round_events(self.link.shoe_id, rnd)]}}
+            return {
+                "ok": True,
+                "body": {
+                    "events": [
+                        [k, b] for k, b in self.link.audit.round_events(self.link.shoe_id, rnd)
+                    ]
+                },
+            }
         kind = msg.get("kind")
         if t == "command":
             body = msg.get("body", {})
@@ -454,8 +528,10 @@ class TableAPI:
                 return _refused_by_gateway(kind, *no)
             if not isinstance(body, dict):
                 return _refused_by_gateway(kind, "malformed", "a command's body is a map")
-            return {"ok": True, "body": self.link.command(kind, body, timeout=timeout,
-                                                           supervisor=False)}
+            return {
+                "ok": True,
+                "body": self.link.command(kind, body, timeout=timeout, supervisor=False),
+            }
         # sealed: the client's own supervisor command, forwarded byte for byte
         no = allowed(c.role, kind, sealed=True)
         if no:
@@ -466,10 +542,12 @@ class TableAPI:
         except LinkError:
             items = None
         if not items or items[0] != kind or items[2] != ctr or not isinstance(ctr, int):
-            return _refused_by_gateway(kind, "malformed", "the sealed payload is not the command "
-                                       "%r with counter %r" % (kind, ctr))
-        return {"ok": True, "body": self.link.command_sealed(kind, payload, ctr,
-                                                             timeout=timeout)}
+            return _refused_by_gateway(
+                kind,
+                "malformed",
+                "the sealed payload is not the command %r with counter %r" % (kind, ctr),
+            )
+        return {"ok": True, "body": self.link.command_sealed(kind, payload, ctr, timeout=timeout)}
 
 
 def _refusal(rid, reason, message):
@@ -477,4 +555,8 @@ def _refusal(rid, reason, message):
 
 
 def _refused_by_gateway(kind, reason, why):
-    return {"ok": False, "reason": reason, "message": "%s refused by the gateway: %s" % (kind, why)}
+    return {
+        "ok": False,
+        "reason": reason,
+        "message": "%s refused by the gateway: %s" % (kind, why),
+    }

@@ -5,6 +5,7 @@ cross-check through the firmware's own engine (docs/par.md; `shoectl par`).
     sheet(paytable, rules=None, *, sim_rounds=None, seed=1) -> dict
     render(sheet, fmt) -> str          fmt: "md", "json" or "html"
 """
+
 from host_tools.par.sheet import sheet  # noqa: F401
 
 

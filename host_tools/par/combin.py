@@ -4,6 +4,7 @@ in colex order (row i is the subset whose colex index is i), and the colex index
 Colex index of a sorted subset c0 < c1 < ... < c(k-1): sum of C(c_j, j + 1). It numbers the
 C(n, k) subsets 0 .. C(n, k) - 1, so a hand can be looked up in an array by its cards.
 """
+
 from math import comb
 
 import numpy as np
@@ -34,7 +35,7 @@ def subsets(n, k):
     for j in range(1, k + 1):
         blocks = []
         for t in range(j - 1, n):
-            head = rows[:comb(t, j - 1)]
+            head = rows[: comb(t, j - 1)]
             blocks.append(np.hstack((head, np.full((len(head), 1), t, dtype=np.int16))))
         rows = np.vstack(blocks)
     return rows

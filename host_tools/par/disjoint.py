@@ -18,6 +18,7 @@ which is a sorted, weighted table of (subset class, value) pairs per subset size
 is exact (checked). Nothing here knows the game: `value` is any function of card ids, and the
 deck any list of card ids that holds every rank it holds in all four suits.
 """
+
 import itertools
 
 import numpy as np
@@ -102,7 +103,8 @@ def counts(classes, value):
     vr = vr.astype(np.int64)
     nv = len(uniq)
     cum = np.concatenate(([0], np.cumsum(np.bincount(vr, weights=w, minlength=nv)))).astype(
-        np.int64)  # the empty subset: every hand
+        np.int64
+    )  # the empty subset: every hand
     lt = cum[vr].copy()
     le = cum[vr + 1].copy()
     tables = []

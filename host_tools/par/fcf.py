@@ -10,6 +10,7 @@ raise that maximizes the hand's expected return (fold, 1x, or 3x where allowed),
 Side wagers: Four Card Bonus from the class weights (exact enumeration), Prime and All-Six by
 combinatorics (host_tools.par.fcfside).
 """
+
 from fractions import Fraction
 from math import comb
 
@@ -21,11 +22,18 @@ from shoe.games.vocab import LOST, ONE
 N_HANDS = comb(52, 5)
 N_DEALER = comb(47, 5)
 N_PAIRS = N_HANDS * N_DEALER
-BONUS = ("four_of_a_kind", "royal_flush", "straight_flush", "three_of_a_kind", "flush",
-         "straight", "two_pair")
+BONUS = (
+    "four_of_a_kind",
+    "royal_flush",
+    "straight_flush",
+    "three_of_a_kind",
+    "flush",
+    "straight",
+    "two_pair",
+)
 ODDS = ("four_of_a_kind", "straight_flush", "three_of_a_kind", "flush", "straight")
 
-_model = []
+_model: list["Model"] = []
 
 
 class Model:
@@ -46,8 +54,11 @@ class Model:
         self.nwin = np.where(low, lt, below)
         self.ntie = np.where(values < fcfhands.OPEN, self.tie, 0)
         self.nlose = below - self.nwin - self.ntie
-        self.owin, self.otie, self.olose = (self.win - self.nwin, self.tie - self.ntie,
-                                            self.lose - self.nlose)
+        self.owin, self.otie, self.olose = (
+            self.win - self.nwin,
+            self.tie - self.ntie,
+            self.lose - self.nlose,
+        )
         if int((self.weight * self.win).sum()) != int((self.weight * self.lose).sum()):
             raise ArithmeticError("player wins and dealer wins must balance over all pairs")
 
@@ -117,22 +128,35 @@ class Main:
 
         folded = int(w[~up].sum()) * N_DEALER
         tie = Fraction(self.tv, ONE)
-        ante = [("fold", folded, Fraction(-1)),
-                ("dealer does not open", tot(m.nwin + m.ntie + m.nlose), Fraction(0)),
-                ("dealer opens, player wins", tot(m.owin), Fraction(1)),
-                ("dealer opens, tie", tot(m.otie), tie),
-                ("dealer opens, dealer wins", tot(m.olose), Fraction(-1))]
+        ante = [
+            ("fold", folded, Fraction(-1)),
+            ("dealer does not open", tot(m.nwin + m.ntie + m.nlose), Fraction(0)),
+            ("dealer opens, player wins", tot(m.owin), Fraction(1)),
+            ("dealer opens, tie", tot(m.otie), tie),
+            ("dealer opens, dealer wins", tot(m.olose), Fraction(-1)),
+        ]
         odds = [("fold", folded, Fraction(-1))]
         for c in range(7, 2, -1):
             name = fcfhands.CATEGORIES[c]
             sel = m.cat == c
-            odds.append((name + ", beats or ties the dealer", tot(m.win + m.tie, sel),
-                         Fraction(int(self.pays_win[c]), ONE)))
-            odds.append((name + ", loses (bad beat)", tot(m.lose, sel),
-                         Fraction(int(self.pays_bad[c]), ONE)))
+            odds.append(
+                (
+                    name + ", beats or ties the dealer",
+                    tot(m.win + m.tie, sel),
+                    Fraction(int(self.pays_win[c]), ONE),
+                )
+            )
+            odds.append(
+                (
+                    name + ", loses (bad beat)",
+                    tot(m.lose, sel),
+                    Fraction(int(self.pays_bad[c]), ONE),
+                )
+            )
         low = m.cat < 3
-        odds.append(("two pair or lower, beats or ties the dealer", tot(m.win + m.tie, low),
-                     Fraction(0)))
+        odds.append(
+            ("two pair or lower, beats or ties the dealer", tot(m.win + m.tie, low), Fraction(0))
+        )
         odds.append(("two pair or lower, loses", tot(m.lose, low), Fraction(-1)))
         raise_rows = [("fold (no raise)", folded, Fraction(0))]
         for r in (1, 2, 3):
@@ -140,14 +164,21 @@ class Main:
             if not (w * sel).any():
                 continue
             if self.raise_wins:
-                raise_rows.append(("%dx, dealer does not open" % r,
-                                   tot(m.nwin + m.ntie + m.nlose, sel), Fraction(r)))
+                raise_rows.append(
+                    (
+                        "%dx, dealer does not open" % r,
+                        tot(m.nwin + m.ntie + m.nlose, sel),
+                        Fraction(r),
+                    )
+                )
                 win, tie_, lose = m.owin, m.otie, m.olose
             else:
                 win, tie_, lose = m.win, m.tie, m.lose
-            raise_rows += [("%dx, player wins" % r, tot(win, sel), Fraction(r)),
-                           ("%dx, tie" % r, tot(tie_, sel), r * tie),
-                           ("%dx, dealer wins" % r, tot(lose, sel), Fraction(-r))]
+            raise_rows += [
+                ("%dx, player wins" % r, tot(win, sel), Fraction(r)),
+                ("%dx, tie" % r, tot(tie_, sel), r * tie),
+                ("%dx, dealer wins" % r, tot(lose, sel), Fraction(-r)),
+            ]
         return {"ante": ante, "odds": odds, "raise": raise_rows}
 
     def raise_amount(self):
@@ -181,8 +212,14 @@ class Main:
 def bonus_counts(m):
     """Four Card Bonus: hands per paying category (royal split out), exact enumeration."""
     out = {}
-    for c, name in ((7, "four_of_a_kind"), (6, "straight_flush"), (5, "three_of_a_kind"),
-                    (4, "flush"), (3, "straight"), (2, "two_pair")):
+    for c, name in (
+        (7, "four_of_a_kind"),
+        (6, "straight_flush"),
+        (5, "three_of_a_kind"),
+        (4, "flush"),
+        (3, "straight"),
+        (2, "two_pair"),
+    ):
         sel = m.cat == c
         if c == 6:
             out["royal_flush"] = int(m.weight[sel & m.royal].sum())

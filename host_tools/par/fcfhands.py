@@ -11,13 +11,22 @@ is one int; a larger value is a better hand, equal values tie:
 
 The best four of five is the largest value of its five four-card subsets.
 """
+
 import numpy as np
 
-CATEGORIES = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
-              "straight_flush", "four_of_a_kind")
-BASE = 13 ** 4
+CATEGORIES = (
+    "high_card",
+    "pair",
+    "two_pair",
+    "straight",
+    "flush",
+    "three_of_a_kind",
+    "straight_flush",
+    "four_of_a_kind",
+)
+BASE = 13**4
 ROYAL = 6 * BASE + 12  # A-K-Q-J suited: a straight flush whose top card is the ace
-OPEN = 11 * 13 ** 3 + 2 * 13 ** 2 + 1 * 13  # K-4-3-2: the lowest hand the dealer opens with
+OPEN = 11 * 13**3 + 2 * 13**2 + 1 * 13  # K-4-3-2: the lowest hand the dealer opens with
 
 
 def value4(a, b, c, d, sa, sb, sc, sd):
@@ -33,7 +42,7 @@ def value4(a, b, c, d, sa, sb, sc, sd):
     tb = ((a * 13 + b) * 13 + c) * 13 + d  # high card and flush: card by card
     one = equal == 1  # one pair
     pair = np.where(e1, a, np.where(e2, b, c))
-    kick = (np.where(e1, c, a) * 13 + np.where(e3, b, d))
+    kick = np.where(e1, c, a) * 13 + np.where(e3, b, d)
     np.copyto(cat, 1, where=one)
     np.copyto(tb, pair * 169 + kick, where=one)
     two = e1 & e3 & ~e2

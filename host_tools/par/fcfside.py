@@ -11,11 +11,20 @@ is ranked by its ranks alone (four of a kind, full house, straight, three of a k
                       - the suited sets, counted by their rank category
                       + the suited sets, counted by their suit category
 """
+
 import itertools
 from math import comb
 
-ALL_SIX = ("six_card_royal_flush", "royal_flush", "straight_flush", "four_of_a_kind",
-           "full_house", "flush", "straight", "three_of_a_kind")
+ALL_SIX = (
+    "six_card_royal_flush",
+    "royal_flush",
+    "straight_flush",
+    "four_of_a_kind",
+    "full_house",
+    "flush",
+    "straight",
+    "three_of_a_kind",
+)
 PRIME = ("five_one_colour", "four_one_colour")
 _ROYAL = frozenset(range(8, 13))  # T J Q K A (rank 0 = deuce)
 _SIX_ROYAL = frozenset(range(7, 13))  # 9 T J Q K A
@@ -23,8 +32,11 @@ _SIX_ROYAL = frozenset(range(7, 13))  # 9 T J Q K A
 
 def prime_counts():
     """Hands per Prime outcome: five or four of the five cards one colour (26 cards each)."""
-    return {"five_one_colour": 2 * comb(26, 5), "four_one_colour": 2 * comb(26, 4) * 26,
-            None: 2 * comb(26, 3) * comb(26, 2)}
+    return {
+        "five_one_colour": 2 * comb(26, 5),
+        "four_one_colour": 2 * comb(26, 4) * 26,
+        None: 2 * comb(26, 3) * comb(26, 2),
+    }
 
 
 def has_five_run(ranks):
@@ -58,7 +70,7 @@ def _suited_category(ranks):
     return "flush"
 
 
-_all_six = {}
+_all_six: dict = {}
 
 
 def all_six_counts():

@@ -13,6 +13,7 @@ rank r, 0 = deuce .. 12 = ace): same-length masks compare card by card, high to 
 Everything takes the deck's shape (ranks per suit, cards per hand) as parameters, so that the
 tests can check it against brute force on a small deck; the game is ranks=13, cards=7.
 """
+
 from math import comb
 
 import numpy as np
@@ -23,7 +24,7 @@ QUALIFY = (3, 1 << 7)  # the dealer's least qualifying hand: a 3-card flush 9-hi
 LENGTHS = ("4", "5", "6", "7")
 SF_LENGTHS = ("3", "4", "5", "6", "7")
 
-_tables = {}
+_tables: dict = {}
 
 
 def suit_tables(ranks=RANKS):
@@ -92,8 +93,11 @@ def sf_runs(ranks=RANKS, cards=CARDS):
 def joint(ranks=RANKS, cards=CARDS):
     """{(flush length, longest run): hands}, exact."""
     pop, _, run = suit_tables(ranks)
-    upto = {(a, b): count_hands((pop <= a) & (run <= b), ranks, cards)
-            for a in range(-1, cards + 1) for b in range(-1, cards + 1)}
+    upto = {
+        (a, b): count_hands((pop <= a) & (run <= b), ranks, cards)
+        for a in range(-1, cards + 1)
+        for b in range(-1, cards + 1)
+    }
     out = {}
     for a in range(cards + 1):
         for b in range(cards + 1):
@@ -133,7 +137,7 @@ def hand_counts(player_masks, qualify=QUALIFY, ranks=RANKS, cards=CARDS):
             polys.append(np.bincount(pop[ok], minlength=cards + 1))
         acc = np.array([1] + [0] * cards, dtype=object)
         for p in polys:
-            acc = np.convolve(acc, p.astype(object))[:cards + 1]
+            acc = np.convolve(acc, p.astype(object))[: cards + 1]
         return int(acc[cards])
 
     left = ranks * 4 - cards

@@ -14,6 +14,7 @@ the suit's free ranks below y. Four suits, seven dealer cards:
 qualifier (three-card sets of the free ranks 2..8). Each generated hand stands for 4 suit
 choices, halved when another suit holds M as well (it is generated from both suits).
 """
+
 import itertools
 from math import comb
 
@@ -90,9 +91,11 @@ class _Others:
         size = pop[self.masks]
         by = [np.flatnonzero(size == k) for k in range(4)]
         rows = []
-        for sizes in sorted(set(itertools.permutations((3, 1, 0)))
-                            | set(itertools.permutations((2, 2, 0)))
-                            | set(itertools.permutations((2, 1, 1)))):
+        for sizes in sorted(
+            set(itertools.permutations((3, 1, 0)))
+            | set(itertools.permutations((2, 2, 0)))
+            | set(itertools.permutations((2, 1, 1)))
+        ):
             g = np.meshgrid(*[by[k] for k in sizes], indexing="ij")
             rows.append(np.stack([x.ravel() for x in g], axis=1))
         self.triples = t = np.concatenate(rows)
@@ -102,7 +105,7 @@ class _Others:
         self.t0, self.t1, self.t2 = _size_terms(a)
 
 
-_others = []
+_others: list["_Others"] = []
 
 
 def hands(flush):
@@ -143,12 +146,18 @@ def split(flush):
     lose = N_DEALER - nq - win - tie
     up = nq + 2 * (win - lose) > -N_DEALER  # raise 1x beats folding; equal: fold
     s = lambda a, sel=up: int((w * a)[sel].sum())  # noqa: E731
-    return {"raised": int(w[up].sum()), "folded": int(w[~up].sum()),
-            "nq": s(nq), "win": s(win), "tie": s(tie), "lose": s(lose),
-            "all": (s(nq, slice(None)), s(lt, slice(None)), s(le, slice(None)))}
+    return {
+        "raised": int(w[up].sum()),
+        "folded": int(w[~up].sum()),
+        "nq": s(nq),
+        "win": s(win),
+        "tie": s(tie),
+        "lose": s(lose),
+        "all": (s(nq, slice(None)), s(lt, slice(None)), s(le, slice(None))),
+    }
 
 
-_below_of = {}  # flush mask -> _three_below of every free-rank mask
+_below_of: dict[int, list[int]] = {}  # flush mask -> _three_below of every free-rank mask
 
 
 def raises(suit_masks):

@@ -13,6 +13,7 @@ rank sets of the two lengths in mask order (at most 1716 x 1716). Differences ov
 every flush value x of the player: all pairs, the dealer not qualifying, the dealer qualifying
 and below x, equal to x, above x.
 """
+
 from math import comb
 
 import numpy as np
@@ -43,7 +44,7 @@ class _Sets:
         return t
 
 
-_sets = {}
+_sets: dict = {}
 
 
 def pair_counts(queries, ranks=hcf.RANKS, cards=hcf.CARDS):
@@ -62,8 +63,9 @@ def pair_counts(queries, ranks=hcf.RANKS, cards=hcf.CARDS):
 
     def bound(length, mask, strict):  # per query: sets of `length` below / at most `mask`
         s = sets.by_len[length] if length <= ranks else np.zeros(0, dtype=np.int64)
-        return np.where(strict, np.searchsorted(s, mask, "left"),
-                        np.searchsorted(s, mask, "right"))
+        return np.where(
+            strict, np.searchsorted(s, mask, "left"), np.searchsorted(s, mask, "right")
+        )
 
     B = np.zeros((q, cards + 1, cards + 1), dtype=np.int64)
     nx = {i: bound(i, xm, xs) for i in range(cards + 1)}
@@ -81,7 +83,7 @@ def pair_counts(queries, ranks=hcf.RANKS, cards=hcf.CARDS):
     B2 = np.zeros_like(B)
     for i in range(cards + 1):
         for j in range(cards + 1):
-            B2[:, i:, j:] += B[:, i, j, None, None] * B[:, :cards + 1 - i, :cards + 1 - j]
+            B2[:, i:, j:] += B[:, i, j, None, None] * B[:, : cards + 1 - i, : cards + 1 - j]
     out = np.zeros(q, dtype=np.int64)
     for i in range(cards + 1):
         for j in range(cards + 1):
@@ -111,10 +113,18 @@ class Game:
         for length, mask in xs:
             for strict in (False, True):
                 p = (length, mask, strict)
-                queries += [(p, INF), (p, q), (p, (length, mask, True)),
-                            (p, (length, mask, False))]
-        got = np.concatenate([pair_counts(queries[i:i + chunk], ranks, cards)
-                              for i in range(0, len(queries), chunk)]).reshape(len(xs), 2, 4)
+                queries += [
+                    (p, INF),
+                    (p, q),
+                    (p, (length, mask, True)),
+                    (p, (length, mask, False)),
+                ]
+        got = np.concatenate(
+            [
+                pair_counts(queries[i : i + chunk], ranks, cards)
+                for i in range(0, len(queries), chunk)
+            ]
+        ).reshape(len(xs), 2, 4)
         d = got[:, 0] - got[:, 1]  # the player exactly at x
         total, nq, lt, le = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
         self.x = np.array([hcf.value(a, m, ranks) for a, m in xs], dtype=np.int64)

@@ -7,6 +7,7 @@ for ten-high three-card flushes, where each hand takes its own best decision (hc
 only flushes whose best decision depends on the off-suit cards (tests/host_tools/par check
 every other hand's decision is the same for all hands of its flush).
 """
+
 from fractions import Fraction
 from math import comb
 
@@ -19,16 +20,18 @@ from shoe.games.vocab import LOST, ONE
 N_HANDS = comb(52, 7)
 N_DEALER = comb(45, 7)
 N_PAIRS = N_HANDS * N_DEALER
-MAIN_METHOD = ("exact: all 133,784,560 x 45,379,620 (player, dealer) pairs by per-suit "
-               "bivariate generating functions per flush value; ten-high three-card flushes "
-               "hand by hand (per-suit generating functions of each hand)")
+MAIN_METHOD = (
+    "exact: all 133,784,560 x 45,379,620 (player, dealer) pairs by per-suit "
+    "bivariate generating functions per flush value; ten-high three-card flushes "
+    "hand by hand (per-suit generating functions of each hand)"
+)
 SIDE_METHOD = "exact: per-suit generating functions over C(52,7) = 133,784,560 hands"
 MAIN_BRIEF = "exact, all (player, dealer) pairs; best raise (per hand where it matters)"
 SIDE_BRIEF = "exact, generating functions"
 _RANKS = "23456789TJQKA"
 
-_main = []
-_memo = {}
+_main: list["Main"] = []
+_memo: dict = {}
 
 
 def _cached(key, fn):
@@ -75,8 +78,9 @@ class Main:
                 by[r] += [int(g.nq[i]), int(g.win[i]), int(g.tie[i]), int(g.lose[i])]
         self.by, self.folded, self.hands = by, folded, hands
         edge = g.win - g.lose  # the flush-value strategy alone, for comparison
-        self.flush_value_return = Fraction(int(np.where(
-            g.mult > 0, g.nq + edge + g.mult * edge, -g.total).sum()), N_PAIRS)
+        self.flush_value_return = Fraction(
+            int(np.where(g.mult > 0, g.nq + edge + g.mult * edge, -g.total).sum()), N_PAIRS
+        )
         self.values = {int(x): int(r) for x, r in zip(g.x, g.mult)}
         self.ten = {int(g.x[i]) for i in ten}
 
@@ -103,8 +107,12 @@ def main():
 def _outcomes(mm):
     ante = [("fold", mm.folded, Fraction(-1))]
     rz = [("fold (no raise)", mm.folded, Fraction(0))]
-    names = ("dealer does not qualify", "dealer qualifies, player higher", "tie",
-             "dealer qualifies, dealer higher")
+    names = (
+        "dealer does not qualify",
+        "dealer qualifies, player higher",
+        "tie",
+        "dealer qualifies, dealer higher",
+    )
     tot = [sum(int(mm.by[r][k]) for r in mm.by) for k in range(4)]
     for name, n, p in zip(names, tot, (1, 1, 0, -1)):
         ante.append((name, n, Fraction(p)))
@@ -134,13 +142,26 @@ def exact(table, rules):
     mm = main()
     ante, rz = _outcomes(mm)
     ra = Fraction(sum(r * c for r, c in mm.hands.items()), N_HANDS)
-    wagers = [wager("ante", "Ante", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, ante,
-                    brief=MAIN_BRIEF),
-              wager("raise", "Raise", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, rz,
-                    wagered=ra, brief=MAIN_BRIEF)]
+    wagers = [
+        wager(
+            "ante", "Ante", MAIN_METHOD, "(player, dealer) pairs", N_PAIRS, ante, brief=MAIN_BRIEF
+        ),
+        wager(
+            "raise",
+            "Raise",
+            MAIN_METHOD,
+            "(player, dealer) pairs",
+            N_PAIRS,
+            rz,
+            wagered=ra,
+            brief=MAIN_BRIEF,
+        ),
+    ]
     ret = sum((Fraction(w["return_exact"]) for w in wagers), Fraction(0))
-    ten = [{"flush": _mask_name(int(mm.g.mask[i])), "raised": s["raised"],
-            "folded": s["folded"]} for i, s in sorted(mm.split.items())]
+    ten = [
+        {"flush": _mask_name(int(mm.g.mask[i])), "raised": s["raised"], "folded": s["folded"]}
+        for i, s in sorted(mm.split.items())
+    ]
     by_len = []
     for n in range(2, 8):
         sel = mm.g.length == n
@@ -151,45 +172,75 @@ def exact(table, rules):
     for row in by_len:  # the ten-high flushes: hand by hand
         if row["flush_length"] == 3:
             moved = sum(t["folded"] for t in ten) - sum(
-                int(mm.g.hands[i]) for i, s in mm.split.items() if mm.g.mult[i] == 0)
+                int(mm.g.hands[i]) for i, s in mm.split.items() if mm.g.mult[i] == 0
+            )
             row["fold"] += moved
             row["raise_1x"] -= moved
     fv = mm.flush_value_return
-    main_ = {"return_per_hand": float(ret), "return_exact": "%d/%d" % (ret.numerator,
-                                                                        ret.denominator),
-             "initial_wager": 1, "average_raise": float(ra),
-             "house_edge_per_hand": float(-ret), "element_of_risk": float(-ret / (1 + ra)),
-             "method": MAIN_METHOD, "brief": MAIN_BRIEF,
-             "raise_frequency": float(Fraction(N_HANDS - mm.hands[0], N_HANDS)),
-             "push_frequency": float(Fraction(sum(int(mm.by[r][2]) for r in mm.by), N_PAIRS)),
-             "strategy": {"rule": "raise the maximum with a flush of 4 or more cards (1x with "
-                                  "4, 2x with 5, 3x with 6-7); raise 1x with a three-card "
-                                  "flush jack-high or better; fold a two-card flush and a "
-                                  "three-card flush 9-high or lower; a ten-high three-card "
-                                  "flush: raise when its exact expected return is larger "
-                                  "(depends on the off-suit cards; table)",
-                          "by_length": by_len, "ten_high": ten,
-                          "flush_value_only": {
-                              "rule": "raise every three-card flush T-8-6 or better, the "
-                                      "maximum with 4+ (the best that ignores off-suit cards)",
-                              "house_edge_per_hand": float(-fv)}}}
+    main_ = {
+        "return_per_hand": float(ret),
+        "return_exact": "%d/%d" % (ret.numerator, ret.denominator),
+        "initial_wager": 1,
+        "average_raise": float(ra),
+        "house_edge_per_hand": float(-ret),
+        "element_of_risk": float(-ret / (1 + ra)),
+        "method": MAIN_METHOD,
+        "brief": MAIN_BRIEF,
+        "raise_frequency": float(Fraction(N_HANDS - mm.hands[0], N_HANDS)),
+        "push_frequency": float(Fraction(sum(int(mm.by[r][2]) for r in mm.by), N_PAIRS)),
+        "strategy": {
+            "rule": "raise the maximum with a flush of 4 or more cards (1x with "
+            "4, 2x with 5, 3x with 6-7); raise 1x with a three-card "
+            "flush jack-high or better; fold a two-card flush and a "
+            "three-card flush 9-high or lower; a ten-high three-card "
+            "flush: raise when its exact expected return is larger "
+            "(depends on the off-suit cards; table)",
+            "by_length": by_len,
+            "ten_high": ten,
+            "flush_value_only": {
+                "rule": "raise every three-card flush T-8-6 or better, the "
+                "maximum with 4+ (the best that ignores off-suit cards)",
+                "house_edge_per_hand": float(-fv),
+            },
+        },
+    }
     secs = table.sections
     nq = _cached("nq", hcf.not_qualifying)
-    fields = {"wagers": wagers, "main_game": main_,
-              "dealer": {"qualifies": float(Fraction(N_HANDS - nq, N_HANDS)),
-                         "qualifies_exact": "%d/%d" % (N_HANDS - nq, N_HANDS),
-                         "method": SIDE_METHOD}}
+    fields = {
+        "wagers": wagers,
+        "main_game": main_,
+        "dealer": {
+            "qualifies": float(Fraction(N_HANDS - nq, N_HANDS)),
+            "qualifies_exact": "%d/%d" % (N_HANDS - nq, N_HANDS),
+            "method": SIDE_METHOD,
+        },
+    }
     lengths = _cached("lengths", hcf.flush_lengths)
     runs = _cached("runs", hcf.sf_runs)
     if "flush_bonus" in secs:
-        wagers.append(wager("flush_bonus", "Flush Bonus", SIDE_METHOD, "seven-card hands",
-                            N_HANDS, _lengths_rows(secs["flush_bonus"], lengths,
-                                                   hcf.LENGTHS), brief=SIDE_BRIEF))
+        wagers.append(
+            wager(
+                "flush_bonus",
+                "Flush Bonus",
+                SIDE_METHOD,
+                "seven-card hands",
+                N_HANDS,
+                _lengths_rows(secs["flush_bonus"], lengths, hcf.LENGTHS),
+                brief=SIDE_BRIEF,
+            )
+        )
     if "straight_flush_bonus" in secs:
-        wagers.append(wager("straight_flush_bonus", "Straight Flush Bonus", SIDE_METHOD
-                            + " (ace high or low)", "seven-card hands", N_HANDS,
-                            _lengths_rows(secs["straight_flush_bonus"], runs,
-                                          hcf.SF_LENGTHS), brief=SIDE_BRIEF))
+        wagers.append(
+            wager(
+                "straight_flush_bonus",
+                "Straight Flush Bonus",
+                SIDE_METHOD + " (ace high or low)",
+                "seven-card hands",
+                N_HANDS,
+                _lengths_rows(secs["straight_flush_bonus"], runs, hcf.SF_LENGTHS),
+                brief=SIDE_BRIEF,
+            )
+        )
     if "progressive" in secs:
         prog = secs["progressive"]
         rows = []
@@ -201,12 +252,20 @@ def exact(table, rules):
             else:
                 rows.append(("%d-card straight flush: %s" % (n, tier), runs[n], None))
         rows.append(("no tier", lost, Fraction(-1)))
-        w = wager("progressive", "Progressive", SIDE_METHOD, "seven-card hands", N_HANDS,
-                  rows, brief=SIDE_BRIEF)
+        w = wager(
+            "progressive",
+            "Progressive",
+            SIDE_METHOD,
+            "seven-card hands",
+            N_HANDS,
+            rows,
+            brief=SIDE_BRIEF,
+        )
         w["house_edge"] = None  # it depends on the jackpot awards, not on this table
-        w["note"] = ("the shoe reports the tier; the award comes from the host's jackpot "
-                     "meter: the return shown is the shoe's own settlement (a hit counts 0, "
-                     "a miss -1); the game's return adds sum(probability x award in units)")
+        w["note"] = (
+            "the shoe reports the tier; the award comes from the host's jackpot "
+            "meter: the return shown is the shoe's own settlement (a hit counts 0, "
+            "a miss -1); the game's return adds sum(probability x award in units)"
+        )
         wagers.append(w)
     return fields, mm.decide
-

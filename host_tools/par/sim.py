@@ -10,6 +10,7 @@ the heads-up expectation; seats of one round share the dealer, so the standard e
 over rounds (each round's sum over its seats). The figures are the engine's per-wager payouts,
 which it reports before any payout limit (the limit caps only a seat's net).
 """
+
 import math
 import random
 import time
@@ -59,7 +60,7 @@ def run(game, table, rules, decide, rounds, seed, seats=SEATS):
     need = hand * (seats + 1) + (1 if six else 0)
     rng = random.Random(seed)
     deals = np.array([rng.sample(range(52), need) for _ in range(rounds)], dtype=np.int64)
-    mult = decide(deals[:, :hand * seats].reshape(rounds * seats, hand)).reshape(rounds, seats)
+    mult = decide(deals[:, : hand * seats].reshape(rounds * seats, hand)).reshape(rounds, seats)
     main = ("ante", "odds", "raise") if game == FCF else ("ante", "raise")
     names = list(main) + offered
     tallies = {w: Tally() for w in names + ["main", "raise_amount"]}
@@ -73,11 +74,18 @@ def run(game, table, rules, decide, rounds, seed, seats=SEATS):
         row = deals[r].tolist()
         seat_in = {}
         for k in range(seats):
-            seat_in[str(k + 1)] = {"cards": [NAMES[c] for c in row[hand * k:hand * (k + 1)]],
-                                   "wagers": wagers, "raise": int(mult[r, k]) * UNIT}
-        obj = {"game": game, "paytable": table, "rules": rules,
-               "dealer": [NAMES[c] for c in row[hand * seats:hand * (seats + 1)]],
-               "seats": seat_in}
+            seat_in[str(k + 1)] = {
+                "cards": [NAMES[c] for c in row[hand * k : hand * (k + 1)]],
+                "wagers": wagers,
+                "raise": int(mult[r, k]) * UNIT,
+            }
+        obj = {
+            "game": game,
+            "paytable": table,
+            "rules": rules,
+            "dealer": [NAMES[c] for c in row[hand * seats : hand * (seats + 1)]],
+            "seats": seat_in,
+        }
         if game == FCF:
             obj["all_six_card"] = NAMES[row[-1]] if six else None
         res = engine.evaluate_round(obj)
@@ -91,12 +99,16 @@ def run(game, table, rules, decide, rounds, seed, seats=SEATS):
             tallies[w].add(sums[w] / UNIT)
         tallies["main"].add(sum(sums[w] for w in main) / UNIT)
         tallies["raise_amount"].add(float(mult[r].sum()))
-    out = {"rounds": rounds, "seats": seats, "hands": rounds * seats, "seed": seed,
-           "engine": "shoe.games.engine.evaluate_round (CPython)",
-           "wagers": {w: (tallies[w].mean(seats), tallies[w].se(seats)) for w in names},
-           "main": (tallies["main"].mean(seats), tallies["main"].se(seats)),
-           "raise_amount": (tallies["raise_amount"].mean(seats),
-                            tallies["raise_amount"].se(seats)),
-           "dealer": dealer_yes / rounds if rounds else float("nan")}
+    out = {
+        "rounds": rounds,
+        "seats": seats,
+        "hands": rounds * seats,
+        "seed": seed,
+        "engine": "shoe.games.engine.evaluate_round (CPython)",
+        "wagers": {w: (tallies[w].mean(seats), tallies[w].se(seats)) for w in names},
+        "main": (tallies["main"].mean(seats), tallies["main"].se(seats)),
+        "raise_amount": (tallies["raise_amount"].mean(seats), tallies["raise_amount"].se(seats)),
+        "dealer": dealer_yes / rounds if rounds else float("nan"),
+    }
     out["seconds"] = round(time.perf_counter() - t0, 2)
     return out

@@ -1,8 +1,9 @@
 """The demo's table: its players and the script they play (what `shoectl demo` deals).
 
-    script = demo_script(rounds=6, seed=7, faults=0.1)   # a session script (interfaces.md 5)
-    runner.strategy = strategy                            # the players' raise decisions
+script = demo_script(rounds=6, seed=7, faults=0.1)   # a session script (interfaces.md 5)
+runner.strategy = strategy                            # the players' raise decisions
 """
+
 import random
 
 from shoe import cards
@@ -61,6 +62,11 @@ def demo_script(rounds, seed, faults):
             else:
                 injected.append({"kind": kind, "at": at})
         rounds.append({"seats": seats, "faults": injected})
-    return {"game": FCF, "procedure": "manual-shoe", "paytable": "fcf-public-1",
-            "rules": {"ties": "player", "raise_when_dealer_not_open": "compare"},
-            "seed": seed, "rounds": rounds}
+    return {
+        "game": FCF,
+        "procedure": "manual-shoe",
+        "paytable": "fcf-public-1",
+        "rules": {"ties": "player", "raise_when_dealer_not_open": "compare"},
+        "seed": seed,
+        "rounds": rounds,
+    }

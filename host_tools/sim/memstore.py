@@ -3,6 +3,7 @@ firmware; a "reset" = building a new Endpoint on the same MemoryStore). The stor
 in docs/protocol.md ("The shoe's store"); shoe.journal.Journal implements it on flash. Imports
 only the firmware, so it also runs under MicroPython in tests (`import memstore`).
 """
+
 from shoe.errors import ShoeError
 from shoe.link.message import GENESIS
 

@@ -22,11 +22,12 @@ out), and a tag that can only replay what it holds (Clone).
 Runs under MicroPython too (the fake chip's tests): AES from shoe.cmac; the secure messaging
 (host_tools/ev2.py) is loaded only by the commands that need it.
 """
+
 import os
 
 from shoe.cmac import cbc, cbc_decrypt, cmac, mact
 
-DF_APP = b"\xd2\x76\x00\x00\x85\x01\x01"    # the NDEF application's ISO DF name
+DF_APP = b"\xd2\x76\x00\x00\x85\x01\x01"  # the NDEF application's ISO DF name
 DF_PICC = b"\xd2\x76\x00\x00\x85\x01\x00"
 OK = b"\x91\x00"
 ISO_OK = b"\x90\x00"
@@ -67,10 +68,10 @@ class File:
 
     def __init__(self, size, comm, rights, data=b""):
         self.data = bytearray(size)
-        self.data[:len(data)] = data
-        self.comm = comm          # 0 plain, 1 MAC, 3 full
-        self.rights = rights      # (read, write, readwrite, change) key numbers, E free, F never
-        self.sdm = None           # dict of the SDM settings when enabled (file 2 only)
+        self.data[: len(data)] = data
+        self.comm = comm  # 0 plain, 1 MAC, 3 full
+        self.rights = rights  # (read, write, readwrite, change) key numbers, E free, F never
+        self.sdm = None  # dict of the SDM settings when enabled (file 2 only)
 
     def settings(self):
         r, w, rw, ch = self.rights
@@ -92,23 +93,25 @@ class Ntag424:
         self.uid = bytes(uid)
         self.keys = [bytes(16)] * 5 if keys is None else [bytes(k) for k in keys]
         self.versions = [0] * 5
-        self.files = {1: File(32, 0, (_FREE, 0, 0, 0), _CC),
-                      2: File(256, 0, (_FREE, _FREE, _FREE, 0)),
-                      3: File(128, 3, (2, 3, 3, 0))}
+        self.files = {
+            1: File(32, 0, (_FREE, 0, 0, 0), _CC),
+            2: File(256, 0, (_FREE, _FREE, _FREE, 0)),
+            3: File(128, 3, (2, 3, 3, 0)),
+        }
         self.sdm_ctr = 0
         self.rng = rng or os.urandom
-        self.reads = 0            # unauthenticated reads of file 2 with SDM (the counter's moves)
-        self.answered = None      # file 2 as the last such read answered it (what the air carried)
+        self.reads = 0  # unauthenticated reads of file 2 with SDM (the counter's moves)
+        self.answered = None  # file 2 as the last such read answered it (what the air carried)
         self.reset()
 
     def reset(self):
         """A new activation: the PICC level selected, no authentication, no command pending."""
         self.app = False
-        self.ef = None            # the file selected for ISOReadBinary/UpdateBinary
-        self.session = None       # ev2.Session when authenticated
+        self.ef = None  # the file selected for ISOReadBinary/UpdateBinary
+        self.session = None  # ev2.Session when authenticated
         self.auth_key = None
-        self._pending = None      # AuthenticateEV2First part 1 done: (key number, RndB)
-        self._last = None         # the read command last answered (SDM counter rule)
+        self._pending = None  # AuthenticateEV2First part 1 done: (key number, RndB)
+        self._last = None  # the read command last answered (SDM counter rule)
 
     # -- the APDU interface ---------------------------------------------------------------
     def apply(self, apdu):
@@ -142,22 +145,26 @@ class Ntag424:
             if ins == 0xAD:
                 read = ("AD", body[:1])
                 return self._read_data(body)
-            handler = {0x8D: self._write_data, 0x5F: self._change_file_settings,
-                       0xC4: self._change_key, 0xF5: self._get_file_settings,
-                       0xF6: self._get_file_counters}.get(ins)
+            handler = {
+                0x8D: self._write_data,
+                0x5F: self._change_file_settings,
+                0xC4: self._change_key,
+                0xF5: self._get_file_settings,
+                0xF6: self._get_file_counters,
+            }.get(ins)
             if handler is None:
                 return _ILLEGAL
             return handler(body)
         finally:
-            self._last = read   # any other command: the next read moves the SDM counter
+            self._last = read  # any other command: the next read moves the SDM counter
 
     @staticmethod
     def _body(apdu):
         if len(apdu) == 5:
-            return b""    # 90 INS 00 00 Le
+            return b""  # 90 INS 00 00 Le
         if len(apdu) < 6 or len(apdu) != 6 + apdu[4]:
             return None
-        return apdu[5:5 + apdu[4]]
+        return apdu[5 : 5 + apdu[4]]
 
     def _fail(self, sw):
         """An error in authenticated state ends the authentication (9.1.9)."""
@@ -168,7 +175,7 @@ class Ntag424:
     # -- ISO commands -----------------------------------------------------------------------
     def _select(self, a):
         p1 = a[2]
-        data = a[5:5 + a[4]] if len(a) > 5 else b""
+        data = a[5 : 5 + a[4]] if len(a) > 5 else b""
         self.session = None
         if p1 == 0x04:
             if data == DF_APP:
@@ -216,7 +223,7 @@ class Ntag424:
         out = self._dynamic(self.ef, ("B0", a[2]))
         if out is None:
             return _ISO_SECURITY
-        return bytes(out[off:off + n]) + ISO_OK
+        return bytes(out[off : off + n]) + ISO_OK
 
     def _update_binary(self, a):
         if not self.app or self.ef is None:
@@ -225,10 +232,10 @@ class Ntag424:
         if self.session is not None or (f.rights[1] != _FREE and f.rights[2] != _FREE):
             return _ISO_SECURITY
         off = (a[2] << 8) | a[3]
-        data = a[5:5 + a[4]]
+        data = a[5 : 5 + a[4]]
         if off + len(data) > len(f.data):
             return _ISO_P1P2
-        f.data[off:off + len(data)] = data
+        f.data[off : off + len(data)] = data
         return ISO_OK
 
     # -- SDM --------------------------------------------------------------------------------
@@ -246,10 +253,10 @@ class Ntag424:
             self.reads += 1
         out = bytearray(f.data)
         if s.get("uid_at") is not None:
-            out[s["uid_at"]:s["uid_at"] + 14] = _hex(self.uid)
+            out[s["uid_at"] : s["uid_at"] + 14] = _hex(self.uid)
         ctr = self.sdm_ctr.to_bytes(3, "big")
         if s.get("ctr_at") is not None and s["ctr_at"] != 0xFFFFFF:
-            out[s["ctr_at"]:s["ctr_at"] + 6] = _hex(ctr)
+            out[s["ctr_at"] : s["ctr_at"] + 6] = _hex(ctr)
         if s["file"] != _NEVER:
             sv2 = b"\x3c\xc3\x00\x01\x00\x80"
             if s["options"] & 0x80:
@@ -258,8 +265,8 @@ class Ntag424:
                 sv2 += self.sdm_ctr.to_bytes(3, "little")
             sv2 += bytes((16 - len(sv2) % 16) % 16)
             ks = cmac(self.keys[s["file"]], sv2)
-            mac = mact(cmac(ks, bytes(out[s["mac_in"]:s["mac_at"]])))
-            out[s["mac_at"]:s["mac_at"] + 16] = _hex(mac)
+            mac = mact(cmac(ks, bytes(out[s["mac_in"] : s["mac_at"]])))
+            out[s["mac_at"] : s["mac_at"] + 16] = _hex(mac)
         self.answered = bytes(out)
         return out
 
@@ -284,12 +291,12 @@ class Ntag424:
             out = self._dynamic(fno, ("AD", bytes((fno,))))
             if out is None:
                 return _PERMISSION
-            return bytes(out[off:off + n]) + OK
+            return bytes(out[off : off + n]) + OK
         if not (self._granted(r) or self._granted(rw)):
             return self._fail(_AUTH)
         if self._open(0xAD, 7, body, 1 if f.comm else 0) is None:
             return self._fail(_INTEGRITY)
-        data = bytes(f.data[off:off + n])
+        data = bytes(f.data[off : off + n])
         if f.comm == 0:
             return data + OK
         return self.session.seal_response(0, data, full=f.comm == 3) + OK
@@ -315,7 +322,7 @@ class Ntag424:
                 return self._fail(_INTEGRITY)
         if len(data) != n or off + n > len(f.data):
             return _BOUNDARY
-        f.data[off:off + n] = data
+        f.data[off : off + n] = data
         return self._ok_response(comm=f.comm)
 
     def _open(self, ins, header_len, body, comm):
@@ -394,7 +401,7 @@ class Ntag424:
                 return self._fail(_INTEGRITY)
         self.keys[keyno] = bytes(new)
         self.versions[keyno] = data[16]
-        if keyno == 0:   # the key of the session changed: the authentication ends, no MAC
+        if keyno == 0:  # the key of the session changed: the authentication ends, no MAC
             self.session = None
             self.auth_key = None
             return OK
@@ -436,7 +443,7 @@ class Ntag424:
             opts, sar = data[3], data[4:6]
             meta, fread, ctr_ret = sar[1] >> 4, sar[1] & 15, sar[0] & 15
             if meta != _FREE or opts & 0x30 or not opts & 0x01:
-                return self._fail(_PARAM)   # encrypted PICCData / file data: not modelled
+                return self._fail(_PARAM)  # encrypted PICCData / file data: not modelled
             sdm = {"options": opts, "meta": meta, "file": fread, "ctr_ret": ctr_ret}
             rest = data[6:]
             fields = []
@@ -449,7 +456,7 @@ class Ntag424:
             if len(rest) != 3 * len(fields):
                 return self._fail(_LENGTH)
             for i, k in enumerate(fields):
-                sdm[k] = _le3(rest[3 * i:3 * i + 3])
+                sdm[k] = _le3(rest[3 * i : 3 * i + 3])
             if not self._sdm_fits(sdm, len(f.data)):
                 return self._fail(_PARAM)
         elif len(data) != 3:
@@ -457,7 +464,7 @@ class Ntag424:
         f.comm = option & 3
         f.rights = rights
         if sdm and not f.sdm:
-            self.sdm_ctr = 0    # reset when SDM is enabled (9.3.1)
+            self.sdm_ctr = 0  # reset when SDM is enabled (9.3.1)
         f.sdm = sdm
         return self._ok_response(comm=comm)
 
@@ -475,7 +482,7 @@ class Ntag424:
         for i, (a, n) in enumerate(spans):
             if a + n > size:
                 return False
-            for b, m in spans[i + 1:]:
+            for b, m in spans[i + 1 :]:
                 if not (a >= b + m or b >= a + n):
                     return False
         return True
@@ -513,13 +520,17 @@ class Ntag424:
         (host_tools/sim/emu/mfrc522.js), JSON-able."""
         f = self.files[2]
         s = f.sdm
-        out = {"uid": "".join("%02x" % x for x in self.uid), "ndef": "".join(
-            "%02x" % x for x in f.data), "ctr": self.sdm_ctr, "read": f.rights[0]}
+        out = {
+            "uid": "".join("%02x" % x for x in self.uid),
+            "ndef": "".join("%02x" % x for x in f.data),
+            "ctr": self.sdm_ctr,
+            "read": f.rights[0],
+        }
         if s:
-            out["sdm"] = {k: s.get(k) for k in ("options", "uid_at", "ctr_at", "mac_in",
-                                                  "mac_at")}
-            out["sdm"]["key"] = "".join("%02x" % x for x in self.keys[s["file"]]) \
-                if s["file"] != _NEVER else None
+            out["sdm"] = {k: s.get(k) for k in ("options", "uid_at", "ctr_at", "mac_in", "mac_at")}
+            out["sdm"]["key"] = (
+                "".join("%02x" % x for x in self.keys[s["file"]]) if s["file"] != _NEVER else None
+            )
         return out
 
     @classmethod
@@ -529,12 +540,16 @@ class Ntag424:
         t = cls(bytes.fromhex(spec["uid"]))
         f = t.files[2]
         ndef = bytes.fromhex(spec["ndef"])
-        f.data[:len(ndef)] = ndef
+        f.data[: len(ndef)] = ndef
         f.rights = (spec.get("read", _FREE),) + f.rights[1:]
         s = spec.get("sdm")
         if s:
-            f.sdm = {"options": s["options"], "meta": _FREE, "ctr_ret": _NEVER,
-                     "file": _NEVER if s.get("key") is None else 1}
+            f.sdm = {
+                "options": s["options"],
+                "meta": _FREE,
+                "ctr_ret": _NEVER,
+                "file": _NEVER if s.get("key") is None else 1,
+            }
             for k in ("uid_at", "ctr_at", "mac_in", "mac_at"):
                 if s.get(k) is not None:
                     f.sdm[k] = s[k]
@@ -556,8 +571,12 @@ def copy_spec(spec, ctr):
     """The spec() of a copy of the tag `spec` that answers what the tag answered the read that
     took its counter to ctr (a recorded SUN message, replayed; no key, no SDM of its own)."""
     t = Ntag424.from_spec(dict(spec, ctr=ctr - 1))
-    return {"uid": spec["uid"], "ndef": "".join("%02x" % x for x in t._dynamic(2, ("copy",))),
-            "ctr": 0, "read": _FREE}
+    return {
+        "uid": spec["uid"],
+        "ndef": "".join("%02x" % x for x in t._dynamic(2, ("copy",))),
+        "ctr": 0,
+        "read": _FREE,
+    }
 
 
 class Clone(Ntag424):
@@ -566,4 +585,4 @@ class Clone(Ntag424):
 
     def __init__(self, uid, data):
         Ntag424.__init__(self, uid)
-        self.files[2].data[:len(data)] = data
+        self.files[2].data[: len(data)] = data

@@ -12,6 +12,7 @@ board's boot count, or, for a board on a port, the link's session count), asks t
     _reader()            a world action whose reader socket died -> Rebooted once back
     _wait_through_boots() a durable event the shoe holds already: a new boot only delays it
 """
+
 import threading
 import time
 
@@ -42,9 +43,11 @@ class PowerReturns:
 
         def call():
             try:
-                # The same patience as for events: on a noisy line a reply may need retransmissions.
-                box["rep"] = self.link.command(kind, body, supervisor=supervisor,
-                                               timeout=self.timeout)
+                # The same patience as for events: on a noisy line a reply may need
+                # retransmissions.
+                box["rep"] = self.link.command(
+                    kind, body, supervisor=supervisor, timeout=self.timeout
+                )
             except ShoeError as e:
                 box["err"] = e
 
@@ -53,13 +56,13 @@ class PowerReturns:
         while t.is_alive():
             t.join(0.1)
             if t.is_alive() and self.boot_mark() != mark:
-                break                        # the reply (if any) is lost with the old boot
+                break  # the reply (if any) is lost with the old boot
         if "rep" in box:
             return box["rep"]
         err = box.get("err")
         reason = err.reason if err is not None else None
         if err is not None and reason not in (None, "replay"):
-            raise err                        # refused by the shoe: its word stands
+            raise err  # refused by the shoe: its word stands
         if self.boot_mark() == mark and reason != "replay":
             if err is not None and not self._board_may_return():
                 raise err
@@ -69,8 +72,11 @@ class PowerReturns:
         if done is not None:
             return done
         if kind == "decisions":
-            body = {k: v for k, v in body.items()
-                    if k not in (st.get("round") or {}).get("decided", [])}
+            body = {
+                k: v
+                for k, v in body.items()
+                if k not in (st.get("round") or {}).get("decided", [])
+            }
         return self.command(kind, body, supervisor)
 
     def _board_may_return(self):
@@ -97,7 +103,7 @@ class PowerReturns:
             # unrelated moment for this boot: a stub run twice, its cards out of round).
         self._mark = mark
         if getattr(self.world, "port", None) is not None:
-            self.world.port.reconnect()   # a rebooted board's reader endpoint is a new socket
+            self.world.port.reconnect()  # a rebooted board's reader endpoint is a new socket
         return st
 
     def _took_effect(self, kind, body, st):
@@ -123,8 +129,11 @@ class PowerReturns:
             left = [k for k in body if k not in rnd.get("decided", [])]
             return None if left else {"ok": True}
         if kind == "ack_error":
-            return None if any(e.get("id") == body.get("id") for e in st.get("latched", [])) \
+            return (
+                None
+                if any(e.get("id") == body.get("id") for e in st.get("latched", []))
                 else {"ok": True}
+            )
         if kind == "status":
             return st
         return None
@@ -138,7 +147,7 @@ class PowerReturns:
             if isinstance(e, WorldError) and "cannot reach" not in str(e):
                 raise
             self._await_boot(self._mark, ShoeError("the reader endpoint is gone: %s" % e))
-            raise Rebooted()
+            raise Rebooted() from e
 
     def _wait_through_boots(self, kinds, pred):
         """Wait for a durable event the shoe holds already: a new boot only delays it."""
@@ -172,7 +181,7 @@ class PowerReturns:
     def _status_after_restart(self, timeout=None):
         """The link reconnects by itself (new session); ask until the shoe answers."""
         deadline = time.monotonic() + self._boot_patience(timeout)
-        ask = min(3.0 * max(1.0, float(self.timeout) / 30.0), 30.0)   # one status's patience
+        ask = min(3.0 * max(1.0, float(self.timeout) / 30.0), 30.0)  # one status's patience
         while True:
             try:
                 return self.link.command("status", {}, timeout=ask)

@@ -1,8 +1,10 @@
 """Demo keys for the virtual board (clearly labelled: never for a casino floor)."""
+
 import json
 from pathlib import Path
 
 from shoe.config import DEMO_KEYS  # noqa: F401 (the published demo keys live with the loader)
+
 DEMO_SHOE_ID = "SIM-0001"
 
 
@@ -19,8 +21,12 @@ def new_shoe_id():
 
 
 def demo_config(shoe_id=None):
-    return {"version": 1, "shoe_id": shoe_id or new_shoe_id(), "demo": True,
-            "keys": {k: v.hex() for k, v in DEMO_KEYS.items()}}
+    return {
+        "version": 1,
+        "shoe_id": shoe_id or new_shoe_id(),
+        "demo": True,
+        "keys": {k: v.hex() for k, v in DEMO_KEYS.items()},
+    }
 
 
 def shoe_id_of(state_dir):

@@ -12,6 +12,7 @@ scripts with power-cut or link-drop faults are refused, and with a person, every
 person deals what the shoe reads) and stacked decks are refused too. If the board restarts on its
 own (power returns), the runner notices the new link session and carries on.
 """
+
 import sys
 from urllib.parse import urlparse
 
@@ -25,8 +26,10 @@ NEEDS_OUR_BOARD = ("power-cut", "link-drop")
 def reader_address(url):
     u = urlparse(url)
     if u.scheme != "socket" or not u.hostname or not u.port:
-        raise ShoeError("--reader must look like socket://HOST:PORT (the board's reader "
-                        "endpoint), not %r" % url)
+        raise ShoeError(
+            "--reader must look like socket://HOST:PORT (the board's reader "
+            "endpoint), not %r" % url
+        )
     return u.hostname, u.port
 
 
@@ -34,13 +37,17 @@ def check_script_for(script, person):
     for i, r in enumerate(script["rounds"]):
         for f in r.get("faults", []):
             if f["kind"] in NEEDS_OUR_BOARD:
-                raise ShoeError("script round %d: a %s fault needs the virtual board of `shoectl "
-                                "session` without --port" % (i, f["kind"]))
+                raise ShoeError(
+                    "script round %d: a %s fault needs the virtual board of `shoectl "
+                    "session` without --port" % (i, f["kind"])
+                )
             if person:
                 raise ShoeError("script round %d: faults need the world simulator (--reader)" % i)
         if person and r.get("deck"):
-            raise ShoeError("script round %d: a stacked deck needs the world simulator "
-                            "(--reader); a person deals a shuffled deck" % i)
+            raise ShoeError(
+                "script round %d: a stacked deck needs the world simulator "
+                "(--reader); a person deals a shuffled deck" % i
+            )
 
 
 class PersonDealer:
@@ -58,8 +65,10 @@ class PersonDealer:
         self._say("shuffle the deck in the shoe")
 
     def deck_check(self, deck):
-        self._say("run deck %04X (back %s) through the reader: all 52 cards, then the cover card"
-                  % (deck.serial, deck.back))
+        self._say(
+            "run deck %04X (back %s) through the reader: all 52 cards, then the cover card"
+            % (deck.serial, deck.back)
+        )
 
     def draw(self, deck, fault=None, other_deck=None):
         card = deck.take()
@@ -75,8 +84,9 @@ class PersonDealer:
 
 
 class RemoteTable(TableParts):
-    def __init__(self, url, keys, reader_url=None, on_event=None, event_timeout=20.0, db=None,
-                 out=None):
+    def __init__(
+        self, url, keys, reader_url=None, on_event=None, event_timeout=20.0, db=None, out=None
+    ):
         self.url = url
         self.keys = keys
         self.reader_url = reader_url
@@ -90,16 +100,22 @@ class RemoteTable(TableParts):
 
         try:
             self._open_store(self.db)
-            self.link = link_for(self.url, self.keys["shoe"], supervisor_key=self.keys.get(
-                "supervisor"), audit=self.store, reconnect_s=0.1)
+            self.link = link_for(
+                self.url,
+                self.keys["shoe"],
+                supervisor_key=self.keys.get("supervisor"),
+                audit=self.store,
+                reconnect_s=0.1,
+            )
             self.link.open(timeout=max(self.event_timeout, 20))  # a slow board: --event-timeout
             if self.reader_url:
                 self.port = ReaderPort(*reader_address(self.reader_url))
                 world = World(self.port, card_key=self.keys["card"])
             else:
                 world = PersonDealer(self.out)
-            self.runner = TableRunner(None, self.link, world, on_event=self.on_event,
-                                      event_timeout=self.event_timeout)
+            self.runner = TableRunner(
+                None, self.link, world, on_event=self.on_event, event_timeout=self.event_timeout
+            )
         except BaseException:
             self.__exit__()
             raise

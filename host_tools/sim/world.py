@@ -19,6 +19,7 @@ Reader and card faults (interfaces.md section 5) are produced here, on the card 
 The world does not know the rules: the caller (session runner, demo) decides how many cards
 to draw and when, and waits for the shoe between cards at full speed.
 """
+
 import random
 import socket
 import time
@@ -53,7 +54,7 @@ class Deck:
         self.pos = 0
 
     def remaining(self):
-        return self.order[self.pos:]
+        return self.order[self.pos :]
 
     def take(self):
         if self.pos >= len(self.order):
@@ -87,7 +88,9 @@ class ReaderPort:
                 break
             except OSError as e:
                 if time.monotonic() > deadline:
-                    raise WorldError("cannot reach the reader endpoint %s:%d: %s" % (host, port, e))
+                    raise WorldError(
+                        "cannot reach the reader endpoint %s:%d: %s" % (host, port, e)
+                    ) from e
                 time.sleep(0.05)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -107,10 +110,10 @@ class World:
         self.port = port
         self.codes = CardCodes(card_key)
         self.gap_s = gap_s
-        self.dealt = []          # cards drawn this round (ids), for the duplicate fault
+        self.dealt = []  # cards drawn this round (ids), for the duplicate fault
         self._last_sent = None
         self._last_time = 0.0
-        self.min_same_gap_s = 0.3   # a genuine second card with the same code comes this late
+        self.min_same_gap_s = 0.3  # a genuine second card with the same code comes this late
 
     def code(self, serial, back, card):
         return self.codes.make(serial, back, card).encode()
@@ -174,7 +177,7 @@ class World:
         elif kind == "duplicate":
             if not self.dealt:
                 raise WorldError("a duplicate needs a card dealt before it (at >= 1)")
-            seen = self.dealt[0]     # the earliest card of the round comes out again
+            seen = self.dealt[0]  # the earliest card of the round comes out again
             self._send(self.code(deck.serial, deck.back, seen))
         else:
             raise WorldError("unknown fault kind %r" % kind)

@@ -5,6 +5,7 @@ SHOE_PICO_UF2 / SHOE_RP2040_BOOTROM, rp2040js not installed): `.ci/run` points t
 ../shared/pico. `pico_shoe` deploys and provisions once per session with the real CLI
 (`shoectl deploy --board pico`, `shoectl provision`) and hands each test a copy of that flash.
 """
+
 import shutil
 
 import pytest
@@ -36,8 +37,12 @@ def pico_image(tmp_path_factory):
     keys = _emu.write_keys_file(d / "shoe.json")
     with _emu.Emulator(d / "state") as e:
         times = _emu.assemble(e, keys, reset=False)
-    return {"flash": d / "state" / "flash.bin", "unique_id": d / "state" / "unique_id",
-            "keys": keys, "times": times}
+    return {
+        "flash": d / "state" / "flash.bin",
+        "unique_id": d / "state" / "unique_id",
+        "keys": keys,
+        "times": times,
+    }
 
 
 @pytest.fixture

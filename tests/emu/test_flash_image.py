@@ -2,6 +2,7 @@
 the chip restarts on it, the filesystem (keys, journal) kept; a UF2 the board must not take
 never reaches the flash; and the frozen image (`make pico-firmware`) becomes the running shoe
 firmware through the same command a technician types."""
+
 import os
 import subprocess
 import sys
@@ -25,10 +26,10 @@ def patched_stock(tmp_path, old=b"1.27.0", new=b"1.27.9"):
     data = bytearray(open(os.environ["SHOE_PICO_UF2"], "rb").read())
     hits = 0
     for off in range(0, len(data), 512):
-        body = bytes(data[off + 32:off + 32 + 476])
+        body = bytes(data[off + 32 : off + 32 + 476])
         i = body.find(old)
         while i >= 0:
-            data[off + 32 + i:off + 32 + i + len(new)] = new
+            data[off + 32 + i : off + 32 + i + len(new)] = new
             hits += 1
             i = body.find(old, i + 1)
     assert hits, "no %r in the UF2" % old
@@ -74,8 +75,10 @@ def test_a_uf2_on_the_drive_is_programmed_and_the_filesystem_stays(emulator, tmp
         assert dev.value("open('kept.txt','rb').read()") == b"keys and journal live here\n"
 
 
-@pytest.mark.skipif(not frozen.DEFAULT_UF2.is_file(),
-                    reason="no frozen image: `make pico-firmware` builds build/pico-firmware/firmware.uf2")
+@pytest.mark.skipif(
+    not frozen.DEFAULT_UF2.is_file(),
+    reason="no frozen image: `make pico-firmware` builds build/pico-firmware/firmware.uf2",
+)
 def test_shoectl_flash_makes_the_frozen_image_the_running_shoe(pico_shoe, tmp_path):
     """A shoe deployed with the .mpy set gets the frozen image with `shoectl flash`: main.py
     and the wiring installed, the deployed version retired, the keys kept; after a reset the
@@ -83,18 +86,33 @@ def test_shoectl_flash_makes_the_frozen_image_the_running_shoe(pico_shoe, tmp_pa
     from tests.emu.test_pico_shoe import status  # `shoectl status` against the chip
 
     emu = pico_shoe
-    emu.control("pin", pin=22, value=0)      # the service jumper, as for deploy
+    emu.control("pin", pin=22, value=0)  # the service jumper, as for deploy
     emu.control("reset")
     drive = _emu.BootselDrive(emu, tmp_path / "RPI-RP2").start()
     try:
-        p = subprocess.run([sys.executable, "-m", "host_tools", "flash", "--drive",
-                            str(drive.path), "--port", emu.urls["repl"], "--timeout", "300"],
-                           capture_output=True, text=True, cwd=ROOT, timeout=900)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "host_tools",
+                "flash",
+                "--drive",
+                str(drive.path),
+                "--port",
+                emu.urls["repl"],
+                "--timeout",
+                "300",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=900,
+        )
     finally:
         drive.stop()
     assert p.returncode == 0, p.stderr + p.stdout
     assert "retired the deployed version" in p.stdout
-    emu.control("reset")                      # jumper still fitted: main.py builds, no app
+    emu.control("reset")  # jumper still fitted: main.py builds, no app
     with repl(emu) as dev:
         # a frozen module's __file__ is its manifest path; a deployed one's /shoe_fw/v-.../
         assert dev.value("__import__('shoe.app').app.__file__") == "shoe/app.py"
@@ -104,13 +122,32 @@ def test_shoectl_flash_makes_the_frozen_image_the_running_shoe(pico_shoe, tmp_pa
     emu.control("reset")
     st = status(emu, tmp_path)
     assert st["shoe_id"] == _emu.EMU_SHOE_ID
+
     # the lab's check: the shoe hashes its firmware flash under a fresh nonce
     def verify(image):
-        return subprocess.run([sys.executable, "-m", "host_tools", "verify", "--port",
-                               emu.urls["uart0"], "--keys", str(emu.keys_file), "--no-chain",
-                               "--firmware-image", str(image), "--timeout", "300"],
-                              capture_output=True, text=True, cwd=ROOT, timeout=900)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "host_tools",
+                "verify",
+                "--port",
+                emu.urls["uart0"],
+                "--keys",
+                str(emu.keys_file),
+                "--no-chain",
+                "--firmware-image",
+                str(image),
+                "--timeout",
+                "300",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=900,
+        )
+
     v = verify(frozen.DEFAULT_UF2)
     assert v.returncode == 0 and "firmware: VERIFIED" in v.stdout, v.stderr + v.stdout
-    v = verify(os.environ["SHOE_PICO_UF2"])      # the stock image is not what runs
+    v = verify(os.environ["SHOE_PICO_UF2"])  # the stock image is not what runs
     assert v.returncode != 0 and "MISMATCH" in v.stdout, v.stderr + v.stdout

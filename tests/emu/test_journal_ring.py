@@ -2,6 +2,7 @@
 and a boot make the reserved extents in littlefs and the journal lives in them (read back here
 from the flash image with the firmware's own ring code); a power cut half-way through a ring
 program or erase (the rig's `cut`) loses nothing."""
+
 import json
 import time
 
@@ -13,7 +14,7 @@ FLASH = 2 * 1024 * 1024
 
 
 def status(emu, tmp_path):
-    return _status(emu, tmp_path, timeout=600)   # the first boot makes the extents (~4 s chip)
+    return _status(emu, tmp_path, timeout=600)  # the first boot makes the extents (~4 s chip)
 
 
 class Image:
@@ -23,7 +24,7 @@ class Image:
         self.mem = data
 
     def readblocks(self, b, buf, off=0):
-        buf[:] = self.mem[b * 4096 + off:b * 4096 + off + len(buf)]
+        buf[:] = self.mem[b * 4096 + off : b * 4096 + off + len(buf)]
 
 
 def rings(path):
@@ -32,7 +33,7 @@ def rings(path):
     found = {}
     nonce = None
     for b in range(FLASH // 4096):
-        h = img[b * 4096:b * 4096 + 16]
+        h = img[b * 4096 : b * 4096 + 16]
         if h[:4] == b"SHRG":
             nonce = h[4:8]
             found.setdefault(h[8], {})[h[9]] = b
@@ -43,7 +44,7 @@ def rings(path):
 def log_records(path):
     found, nonce, img = rings(path)
     blocks = found[0]
-    r = Ring(Image(img), blocks, 0, nonce)     # only the stamped slots: enough to read
+    r = Ring(Image(img), blocks, 0, nonce)  # only the stamped slots: enough to read
     return [codec.decode(p) for p in r.scan()], found, img
 
 
@@ -52,11 +53,11 @@ def test_deploy_and_boot_make_the_ring_and_the_journal_lives_in_it(pico_shoe, tm
     assert first["board"] == "pico"
     pico_shoe.control("reset")
     second = status(pico_shoe, tmp_path)
-    assert second["boot"] == first["boot"] + 1     # the map checked out: the same journal
+    assert second["boot"] == first["boot"] + 1  # the map checked out: the same journal
     recs, found, img = log_records(tmp_path / "pico" / "flash.bin")
     boots = [r[1] for r in recs if r[0] == "B"]
-    assert boots[-1] == second["boot"] and [r for r in recs if r[0] == "P"]   # hello events
-    assert set(found) == {0, 1, 2, 3}               # log, both rounds segments, marks stamped
+    assert boots[-1] == second["boot"] and [r for r in recs if r[0] == "P"]  # hello events
+    assert set(found) == {0, 1, 2, 3}  # log, both rounds segments, marks stamped
 
 
 def test_a_power_cut_half_way_through_a_ring_program_or_erase_loses_nothing(pico_shoe, tmp_path):
@@ -80,8 +81,8 @@ def test_a_power_cut_half_way_through_a_ring_program_or_erase_loses_nothing(pico
     assert st["boot"] > first and st["provisioned"]
     assert not [e for e in st.get("latched", []) if "journal" in json.dumps(e)]
     found, _, _ = rings(tmp_path / "pico" / "flash.bin")
-    ring = [b * 4096 for bs in found.values() for b in bs if b]   # ring sectors (addresses)
+    ring = [b * 4096 for bs in found.values() for b in bs if b]  # ring sectors (addresses)
     inside = [h for h in hits if any(a <= h["addr"] < a + 4096 for a in ring)]
-    assert inside, hits                             # cuts inside ring programs/erases
+    assert inside, hits  # cuts inside ring programs/erases
     recs, _, _ = log_records(tmp_path / "pico" / "flash.bin")
     assert [r[1] for r in recs if r[0] == "B"][-1] == st["boot"]

@@ -14,6 +14,7 @@ core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader; SHOE_SOAK=ful
 each (SHOE_EMU_PACE_ROUNDS; SHOE_EMU_PACE_MS and SHOE_EMU_RIFFLE_MS to try another pace).
 Needs the frozen image (`make pico-firmware`; `.ci/run` builds it), else skips.
 """
+
 import os
 import shutil
 import subprocess
@@ -26,33 +27,54 @@ from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from tests.emu.test_e2e import ROOT, SOAK, EventLog, results, script, unix_results  # noqa: F401
 
-pytestmark = pytest.mark.skipif(not frozen.DEFAULT_UF2.is_file(),
-                                reason="no frozen image: `make pico-firmware` builds "
-                                       "build/pico-firmware/firmware.uf2")
+pytestmark = pytest.mark.skipif(
+    not frozen.DEFAULT_UF2.is_file(),
+    reason="no frozen image: `make pico-firmware` builds build/pico-firmware/firmware.uf2",
+)
 
 ROUNDS = int(os.environ.get("SHOE_EMU_PACE_ROUNDS", "50" if SOAK else "1"))
 PITCH_MS = int(os.environ.get("SHOE_EMU_PACE_MS", "250"))
-RIFFLE_MS = int(os.environ.get("SHOE_EMU_RIFFLE_MS", "120"))   # the deck check and the stub
+RIFFLE_MS = int(os.environ.get("SHOE_EMU_RIFFLE_MS", "120"))  # the deck check and the stub
 # a tag stays in the field 80 % of the pitch and the card breaks the beam at 70 %; a printed
 # code is read as it passes the optical module, the beam 40 ms later
-PACE = {"rfid": {"pitch_ms": PITCH_MS, "dwell_ms": PITCH_MS * 4 // 5,
-                 "beam_at_ms": PITCH_MS * 7 // 10, "riffle_ms": RIFFLE_MS},
-        "optical": {"pitch_ms": PITCH_MS, "beam_at_ms": 40, "riffle_ms": RIFFLE_MS}}
+PACE = {
+    "rfid": {
+        "pitch_ms": PITCH_MS,
+        "dwell_ms": PITCH_MS * 4 // 5,
+        "beam_at_ms": PITCH_MS * 7 // 10,
+        "riffle_ms": RIFFLE_MS,
+    },
+    "optical": {"pitch_ms": PITCH_MS, "beam_at_ms": 40, "riffle_ms": RIFFLE_MS},
+}
 GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
 
 
 def shoectl(*argv):
-    p = subprocess.run([sys.executable, "-m", "host_tools", *argv], capture_output=True,
-                       text=True, cwd=ROOT, timeout=900)
+    p = subprocess.run(
+        [sys.executable, "-m", "host_tools", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
     return p.stdout
 
 
-@pytest.fixture(scope="module", params=[
-    "rfid", pytest.param("optical", marks=pytest.mark.skipif(
-        not (SOAK or os.environ.get("SHOE_EMU_E2E")),
-        reason="the optical reader at this pace on the frozen image: SHOE_SOAK=full or "
-               "SHOE_EMU_E2E=1 (make test plays it with the .mpy deploy, test_e2e)"))])
+@pytest.fixture(
+    scope="module",
+    params=[
+        "rfid",
+        pytest.param(
+            "optical",
+            marks=pytest.mark.skipif(
+                not (SOAK or os.environ.get("SHOE_EMU_E2E")),
+                reason="the optical reader at this pace on the frozen image: SHOE_SOAK=full or "
+                "SHOE_EMU_E2E=1 (make test plays it with the .mpy deploy, test_e2e)",
+            ),
+        ),
+    ],
+)
 def frozen_shoe(request, tmp_path_factory):
     reader = request.param
     d = tmp_path_factory.mktemp("frozen-" + reader)
@@ -61,12 +83,24 @@ def frozen_shoe(request, tmp_path_factory):
         extra = ["--reader", "optical"] if reader == "optical" else []
         out = shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
         assert "main.py installed" in out
-        shoectl("provision", "--port", e.urls["repl"], "--shoe-id", _emu.EMU_SHOE_ID,
-                "--keys", str(keys), "--force")
+        shoectl(
+            "provision",
+            "--port",
+            e.urls["repl"],
+            "--shoe-id",
+            _emu.EMU_SHOE_ID,
+            "--keys",
+            str(keys),
+            "--force",
+        )
     return {"reader": reader, "state": d / "state", "keys": keys}
 
 
-def test_every_card_at_a_dealers_pace_on_the_frozen_image(frozen_shoe, tmp_path, unix_results):
+def test_every_card_at_a_dealers_pace_on_the_frozen_image(
+    frozen_shoe,
+    tmp_path,
+    unix_results,  # noqa: F811 - the fixture imported above
+):
     reader = frozen_shoe["reader"]
     state = tmp_path / "pico"
     state.mkdir()
@@ -80,9 +114,9 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(frozen_shoe, tmp_path,
             runner = t.runner
             presented = list(t.port.times)
         stats = e.control("stats")
-    assert stats["resets"] == 0, stats["reset_causes"]              # no watchdog reset
+    assert stats["resets"] == 0, stats["reset_causes"]  # no watchdog reset
     assert [k for _, k, _ in runner.outcomes] == ["round_result"] * ROUNDS, runner.outcomes
-    assert results(runner.outcomes) == unix_results(s)               # every card once, right
+    assert results(runner.outcomes) == unix_results(s)  # every card once, right
     log.check_once_and_none_missing()
     # no reader byte lost at a full receive FIFO (the rig overruns as the chip does while it
     # programs or erases flash with interrupts off). Host bytes may be (rx_overrun[0]): a host
@@ -92,6 +126,6 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(frozen_shoe, tmp_path,
     # the pace held: cards went in at the pitch asked, in emulated time (the deck check's 52
     # gaps at the riffle's, then the round's at the dealing pitch)
     gaps = [(b - a) / 1e6 for a, b in zip(presented, presented[1:])]
-    riffle, dealt = sorted(gaps[:52]), sorted(gaps[53:53 + 10])
+    riffle, dealt = sorted(gaps[:52]), sorted(gaps[53 : 53 + 10])
     assert riffle[len(riffle) // 2] <= RIFFLE_MS * 1.5, riffle
     assert dealt[len(dealt) // 2] <= PITCH_MS * 1.5, dealt

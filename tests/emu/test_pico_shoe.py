@@ -1,6 +1,7 @@
 """The shoe on the emulated Pico, assembled as on a bench: `shoectl deploy --board pico` and
 `shoectl provision` over the USB REPL, reset, main.py -> hwbuild -> the app with the real
 machine.UART/SPI/Pin/WDT. The host talks to it on UART0 (ShoeLink, `shoectl status`)."""
+
 import json
 import os
 import random
@@ -10,17 +11,32 @@ import time
 
 import pytest
 
-from host_tools.deploy import Device
 from tests.emu.test_rig import repl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def status(emu, tmp_path, timeout=300):
-    p = subprocess.run([sys.executable, "-m", "host_tools", "status", "--port", emu.urls["uart0"],
-                        "--keys", str(emu.keys_file), "--json", "--timeout", str(timeout),
-                        "--db", str(tmp_path / "audit.db")],
-                       capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "host_tools",
+            "status",
+            "--port",
+            emu.urls["uart0"],
+            "--keys",
+            str(emu.keys_file),
+            "--json",
+            "--timeout",
+            str(timeout),
+            "--db",
+            str(tmp_path / "audit.db"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert p.returncode == 0, p.stderr + diagnosis(emu)
     return json.loads(p.stdout)["status"]
 
@@ -36,22 +52,24 @@ def diagnosis(emu):
         out.append("console (last 3000 chars):")
         out.append(emu.control("console")["text"][-3000:])
         return "\n".join(out)
-    except Exception as e:        # a dead rig: say so rather than hide the first failure
+    except Exception as e:  # a dead rig: say so rather than hide the first failure
         return "\n(no rig diagnosis: %r)" % (e,)
 
 
 def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_shoe, pico_image, tmp_path):
-    assert pico_image["times"]["deploy_s"] > 0          # deployed with the CLI, no --any-platform
+    assert pico_image["times"]["deploy_s"] > 0  # deployed with the CLI, no --any-platform
     st = status(pico_shoe, tmp_path)
     assert st["board"] == "pico" and st["shoe_id"] == "EMU-PICO-1" and st["provisioned"]
     assert st["phase"] == "configure"
     assert st["mem_free"] > 60000
 
 
-@pytest.mark.skipif(os.environ.get("SHOE_SOAK") != "full" and not os.environ.get("SHOE_EMU_CUTS"),
-                    reason="soak (SHOE_SOAK=full or SHOE_EMU_CUTS=n); in make test a cut inside the "
-                    "boot's flash writes is test_journal_ring's, a SIGKILL at a random instant "
-                    "test_e2e's power-cut round's")
+@pytest.mark.skipif(
+    os.environ.get("SHOE_SOAK") != "full" and not os.environ.get("SHOE_EMU_CUTS"),
+    reason="soak (SHOE_SOAK=full or SHOE_EMU_CUTS=n); in make test a cut inside the "
+    "boot's flash writes is test_journal_ring's, a SIGKILL at a random instant "
+    "test_e2e's power-cut round's",
+)
 def test_power_cuts_inside_the_apps_flash_writes_lose_nothing(pico_shoe, tmp_path):
     rng = random.Random(int(os.environ.get("SHOE_EMU_SEED", "5")))
     first = status(pico_shoe, tmp_path)["boot"]
@@ -72,7 +90,7 @@ def test_power_cuts_inside_the_apps_flash_writes_lose_nothing(pico_shoe, tmp_pat
             pico_shoe.power_cut()
         pico_shoe.start()
     st = status(pico_shoe, tmp_path)
-    assert st["boot"] > first                     # the journal went on counting boots
+    assert st["boot"] > first  # the journal went on counting boots
     assert st["board"] == "pico" and st["provisioned"]
     assert not [e for e in st.get("latched", []) if "journal" in json.dumps(e)]
 
@@ -83,8 +101,14 @@ def test_rfid_reader_and_beam_on_the_chips_spi0_and_gpio(pico_shoe):
     pico_shoe.control("reset")
     with repl(pico_shoe, timeout=60) as dev:
         dev.run("import main, asyncio\nhw = main.build()\nhw.beam.start()")
-        pico_shoe.control("card", reader="rfid", code="3A7FRAs1d52a21b", uid="04a1b2c3",
-                          dwell_ms=3000, beam_at_ms=100)
+        pico_shoe.control(
+            "card",
+            reader="rfid",
+            code="3A7FRAs1d52a21b",
+            uid="04a1b2c3",
+            dwell_ms=3000,
+            beam_at_ms=100,
+        )
         got = dev.value("asyncio.run(hw.reader.read())")
         assert got == ("card", b"3A7FRAs1d52a21b")
         assert isinstance(dev.value("asyncio.run(hw.beam.wait())"), int)

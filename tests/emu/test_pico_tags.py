@@ -11,16 +11,17 @@ over the chip's SPI0 and checked by the firmware as shipped:
   of a card every 250 ms. The deck in play was not cloneable; SHOE_SOAK=full also checks the
   deck that replaces the quarantined one (53 more cards, on plain tags: cloneable).
 """
+
 import os
 import random
 import shutil
 
 import pytest
 
+from host_tools import tagwriter
 from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.ntag424 import copy_spec
-from host_tools import tagwriter
 from shoe.cardcode import CardCodes
 from tests.emu.test_rig import repl
 
@@ -41,11 +42,13 @@ def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags)
     pico_shoe.control("pin", pin=22, value=0)
     pico_shoe.control("reset")
     with repl(pico_shoe, timeout=60) as dev:
-        dev.run("import main, asyncio\nhw = main.build()\nr = hw.reader\nimport shoe.sun as sun\n"
-                "K = bytes.fromhex(%r)" % KEY.hex())
+        dev.run(
+            "import main, asyncio\nhw = main.build()\nr = hw.reader\nimport shoe.sun as sun\n"
+            "K = bytes.fromhex(%r)" % KEY.hex()
+        )
         seen = []
         for tag in (spec, spec, None):
-            if tag is None:   # a copy: its UID and the answer of the last read, played back
+            if tag is None:  # a copy: its UID and the answer of the last read, played back
                 tag = copy_spec(spec, seen[-1])
             pico_shoe.control("card", reader="rfid", tag=tag, dwell_ms=2000, beam=False)
             dev.run("k, raw = asyncio.run(r.read())")
@@ -53,7 +56,7 @@ def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags)
             got = dev.value("sun.check(K, raw)")
             assert got[0] == "card" and got[1] == code.encode(), got
             seen.append(got[2])
-            dev.run("r._last_uid = None\nr.poll()")    # its deselect; the next one is new
+            dev.run("r._last_uid = None\nr.poll()")  # its deselect; the next one is new
         assert seen == [spec["ctr"] + 1, spec["ctr"] + 2, spec["ctr"] + 2], seen
 
 
@@ -65,18 +68,30 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image,
     shutil.copy(pico_image["unique_id"], state / "unique_id")
     deck = ["%s%s" % (r, s) for s in "shdc" for r in "A23456789TJQK"]
     random.Random(19).shuffle(deck)
-    seats = {"1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10},
-             "2": {"wagers": {"ante": 5, "odds": 5}, "raise": 0}}
-    script = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 3,
-              "rounds": [{"deck": deck, "seats": seats}]}
+    seats = {
+        "1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10},
+        "2": {"wagers": {"ante": 5, "odds": 5}, "raise": 0},
+    }
+    script = {
+        "game": "four-card-frenzy",
+        "procedure": "manual-shoe",
+        "seed": 3,
+        "rounds": [{"deck": deck, "seats": seats}],
+    }
     events = []
     codes = CardCodes(KEY)
     from shoe import cards
 
     victim = codes.make(0x3A7F, "R", cards.parse(deck[3]))
     with _emu.Emulator(state) as e:
-        with EmuTable(e, "rfid", event_timeout=900.0, pace=PACE, tags=deck_tags,
-                      on_event=lambda k, b: events.append((k, b))) as t:
+        with EmuTable(
+            e,
+            "rfid",
+            event_timeout=900.0,
+            pace=PACE,
+            tags=deck_tags,
+            on_event=lambda k, b: events.append((k, b)),
+        ) as t:
             port = t.port
             # the 4th card of the deal (line 53 + 3): a copy of its tag plays back the answer
             # its read at the deck check gave (the air recorded it)
@@ -94,7 +109,7 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(tmp_path, pico_image,
     assert port.sent[53 + 3] == victim.encode()
     # the deck in play when the round opened had its tags' counters: not cloneable
     assert t.runner.ready["cloneable"] is False, t.runner.ready
-    if not SOAK:   # card_forged took the deck out of play (latched: blocked until acknowledged)
+    if not SOAK:  # card_forged took the deck out of play (latched: blocked until acknowledged)
         assert [(d["deck"], d["status"]) for d in st["decks"]] == [("3A7F", "out")], st
         assert st["phase"] == "blocked" and st["cloneable"] is None, st
         return

@@ -1,5 +1,6 @@
 """The rig closes the gaps of stock rp2040js: flash program/erase (persisted, timed, power cuts
 inside a write), unique id, reset. Runs the stock MicroPython UF2 (no firmware of ours)."""
+
 import os
 import random
 import time
@@ -19,9 +20,9 @@ def test_flash_is_a_filesystem_that_survives_a_power_cut(emulator):
         st = dev.value("os.statvfs('/')")
         uid = dev.value("machine.unique_id()")
         dev.write_file("kept.txt", b"dealt before the power cut\n" * 40)
-    assert st[0] == 4096 and st[2] > 300          # littlefs on the 1.4 MB filesystem region
+    assert st[0] == 4096 and st[2] > 300  # littlefs on the 1.4 MB filesystem region
     assert uid != bytes(8)
-    emulator.power_cut()                          # SIGKILL: no goodbye, no flush
+    emulator.power_cut()  # SIGKILL: no goodbye, no flush
     emulator.start()
     with repl(emulator) as dev:
         assert dev.value("open('kept.txt','rb').read()") == b"dealt before the power cut\n" * 40
@@ -31,9 +32,13 @@ def test_flash_is_a_filesystem_that_survives_a_power_cut(emulator):
 def test_program_and_erase_cost_emulated_time(emulator):
     with repl(emulator) as dev:
         before = emulator.control("flash")
-        us = int(dev.run("import time\nt0 = time.ticks_us()\nf = open('t.bin', 'wb')\n"
-                         "f.write(bytes(20000))\nf.close()\n"
-                         "print(time.ticks_diff(time.ticks_us(), t0))"))
+        us = int(
+            dev.run(
+                "import time\nt0 = time.ticks_us()\nf = open('t.bin', 'wb')\n"
+                "f.write(bytes(20000))\nf.close()\n"
+                "print(time.ticks_diff(time.ticks_us(), t0))"
+            )
+        )
         after = emulator.control("flash")
     erases = after["erases"] - before["erases"]
     pages = after["pages"] - before["pages"]
@@ -48,19 +53,19 @@ def test_power_cut_in_the_middle_of_a_flash_write_loses_nothing_committed(emulat
         dev.write_file("ledger.txt", b"A" * 3000)
         emulator.control("cut", after=rng.randrange(0, 6))
         with pytest.raises(ShoeError):
-            dev.write_file("ledger.txt", b"B" * 3000)     # the power goes during this write
+            dev.write_file("ledger.txt", b"B" * 3000)  # the power goes during this write
     assert emulator.wait_dead(60), "the rig did not cut the power inside the flash write"
     emulator.start()
     with repl(emulator) as dev:
         got = dev.value("open('ledger.txt','rb').read()")
-        assert got in (b"A" * 3000, b"B" * 3000)          # the old file or the new, never a mix
+        assert got in (b"A" * 3000, b"B" * 3000)  # the old file or the new, never a mix
         assert dev.value("os.statvfs('/')")[3] > 0
 
 
 def test_machine_reset_recreates_the_chip_on_the_same_flash(emulator):
     with repl(emulator) as dev:
         dev.write_file("x.txt", b"still here")
-        dev.op_timeout = 3.0            # the REPL goes away with the reset
+        dev.op_timeout = 3.0  # the REPL goes away with the reset
         with pytest.raises(ShoeError):
             dev.run("machine.reset()")
     deadline = time.monotonic() + 60
@@ -82,7 +87,7 @@ def test_an_unfed_watchdog_resets_the_chip_and_the_rig_goes_on(emulator):
         assert time.monotonic() < deadline, "no reset after the watchdog ran out"
         time.sleep(0.2)
     assert emulator.control("stats")["reset_causes"].get("watchdog", 0) >= 1
-    assert emulator.control("clock")["ns"] > 0     # still answering
+    assert emulator.control("clock")["ns"] > 0  # still answering
     with repl(emulator) as dev:
         assert dev.value("1 + 1") == 2
 
@@ -95,11 +100,18 @@ def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    p = subprocess.Popen([sys.executable, "-m", "host_tools", "emu", "--state", str(tmp_path / "s")],
-                         stdout=subprocess.PIPE, text=True, cwd=root)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "host_tools", "emu", "--state", str(tmp_path / "s")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+    )
     lines = [p.stdout.readline() for _ in range(5)]
-    urls = dict(re.findall(r"^(USB REPL|UART0 \(host\)|control):\s+socket://127.0.0.1:(\d+)",
-                           "".join(lines), re.M))
+    urls = dict(
+        re.findall(
+            r"^(USB REPL|UART0 \(host\)|control):\s+socket://127.0.0.1:(\d+)", "".join(lines), re.M
+        )
+    )
     assert set(urls) == {"USB REPL", "UART0 (host)", "control"}
     pid = int(re.search(r"pid (\d+)", lines[0]).group(1))
     with socket.create_connection(("127.0.0.1", int(urls["control"])), timeout=10) as c:
@@ -108,7 +120,7 @@ def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
     p.send_signal(signal.SIGTERM)
     assert p.wait(30) == 0
     with pytest.raises(OSError):
-        os.kill(pid, 0)                         # the emulator went with it
+        os.kill(pid, 0)  # the emulator went with it
     assert (tmp_path / "s" / "flash.bin").stat().st_size == 2 * 1024 * 1024
 
 
@@ -145,21 +157,23 @@ def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_pa
     from host_tools.sim import emu as _emu
 
     with _emu.Emulator(tmp_path / "pico", uart_rx=uart_rx) as emu:
-        host, port = emu.urls["uart0"][len("socket://"):].rsplit(":", 1)
+        host, port = emu.urls["uart0"][len("socket://") :].rsplit(":", 1)
         with socket.create_connection((host, int(port))) as s, repl(emu) as dev:
             s.settimeout(120)
             out = {}
-            t = threading.Thread(target=lambda: out.update(
-                got=dev.run("import time\n" + ERASE_WHILE_RECEIVING)), daemon=True)
+            t = threading.Thread(
+                target=lambda: out.update(got=dev.run("import time\n" + ERASE_WHILE_RECEIVING)),
+                daemon=True,
+            )
             t.start()
             assert s.recv(1) == b"R"
             s.sendall(bytes(range(200)))
             t.join(300)
             got = int(out["got"].strip())
             stats = emu.control("stats")
-            rsr = dev.value("machine.mem32[0x40034004] & 8")   # UART0 UARTRSR.OE
+            rsr = dev.value("machine.mem32[0x40034004] & 8")  # UART0 UARTRSR.OE
     if uart_rx == "hold":
-        assert got == 200 and stats["rx_overrun"] == [0, 0]   # nothing lost: the old lie
+        assert got == 200 and stats["rx_overrun"] == [0, 0]  # nothing lost: the old lie
     else:
         assert got < 200 and stats["rx_overrun"][0] == 200 - got, (got, stats["rx_overrun"])
         assert got >= 32 and rsr == 8

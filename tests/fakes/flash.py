@@ -53,13 +53,13 @@ class FakeFlash:
         n = len(buf)
         if a < 0 or a + n > len(self.mem):
             raise ValueError("read outside the flash")
-        buf[:] = self.mem[a:a + n]
+        buf[:] = self.mem[a : a + n]
 
     def _erase(self, a, n):
         cut = self._op()
         if cut:
             n //= 2
-        self.mem[a:a + n] = b"\xff" * n
+        self.mem[a : a + n] = b"\xff" * n
         if cut:
             self.dead = True
             raise PowerCut("cut during an erase")
@@ -80,11 +80,11 @@ class FakeFlash:
         for p in range(0, n, PAGE):
             cut = self._op()
             k = PAGE // 2 if cut else PAGE
-            src = bytes(buf[p:p + k])
+            src = bytes(buf[p : p + k])
             self.changed += k - src.count(b"\xff")
             q = a + p
-            if self.mem[q:q + k] == b"\xff" * k:
-                self.mem[q:q + k] = src  # erased: programming is a copy
+            if self.mem[q : q + k] == b"\xff" * k:
+                self.mem[q : q + k] = src  # erased: programming is a copy
             else:
                 for i in range(k):
                     self.mem[q + i] &= src[i]

@@ -7,6 +7,7 @@ then the block protocol (I-blocks carrying APDUs to its `app`, e.g. host_tools/s
 model, block numbers, R(ACK)/R(NAK) recovery, S(WTX), S(DESELECT) -> HALT), with fault modes
 (`IsoTag.FAULTS`).
 """
+
 from mfrc522_chip import Tag, crc_a, with_crc
 
 
@@ -31,9 +32,9 @@ class IsoTag(Tag):
         Tag.__init__(self, uid, **kw)
         self.app = app
         self.bn = 1
-        self.last = None      # the last block sent (re-sent on R(ACK)/R(NAK) with our number)
+        self.last = None  # the last block sent (re-sent on R(ACK)/R(NAK) with our number)
         self.wtx_pending = None
-        self.blocks = []      # every I-block INF received (APDUs), for assertions
+        self.blocks = []  # every I-block INF received (APDUs), for assertions
 
     def power_off(self):
         Tag.power_off(self)

@@ -6,6 +6,7 @@ real API shape. Tests drive them from the outside: `pin.drive(v)` fires the IRQ 
 edge would, `uart.inject(b)` puts bytes on the wire, `spi` forwards every transfer to a device
 model object (`device.transfer(tx, rx)`), `WDT.fed` counts feeds.
 """
+
 import sys
 
 _saved = sys.path[:]
@@ -49,7 +50,7 @@ class Pin:
             self._value = 1 if value else 0
         self._handler = None
         self._trigger = 0
-        self.history = []          # the last _HISTORY levels written (bounded: 64 KB heaps)
+        self.history = []  # the last _HISTORY levels written (bounded: 64 KB heaps)
 
     def init(self, mode=None, pull=None, value=None):
         if mode is not None:
@@ -148,7 +149,7 @@ class UART(io.IOBase):
             if arg & _POLL_WR:
                 ready |= _POLL_WR
             return ready
-        return -1   # MP_STREAM_ERROR: no file descriptor (0 would make select.poll watch stdin)
+        return -1  # MP_STREAM_ERROR: no file descriptor (0 would make select.poll watch stdin)
 
 
 class SPI:

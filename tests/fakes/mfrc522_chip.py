@@ -113,7 +113,7 @@ class Tag:
         if isinstance(code, str):
             code = code.encode()
         pages = bytearray(start_page * 4)
-        pages[0:len(uid[:4])] = uid[:4]
+        pages[0 : len(uid[:4])] = uid[:4]
         pages += bytes(code) + b"\x00" * (16 - len(code))
         return cls(uid, pages, **kw)
 

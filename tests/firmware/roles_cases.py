@@ -7,6 +7,7 @@ A field added to the schema later is in these cases at once: its role is what sh
 (the supervisor, until a line grants it), and `other_values` finds another value for it from
 its default's type; only a field whose type suggests nothing (a string, say) needs a line in
 OTHER."""
+
 import json
 
 from shoe import roles
@@ -50,8 +51,12 @@ def known_kinds():
     from shoe.link.endpoint import ACK_KIND
     from shoe.table import _COMMANDS
 
-    out = sorted(set(commands.HANDLERS) | set(_COMMANDS) | {ACK_KIND}
-                 | {k for k, _ in roles.pairs(roles.COMMANDS)})
+    out = sorted(
+        set(commands.HANDLERS)
+        | set(_COMMANDS)
+        | {ACK_KIND}
+        | {k for k, _ in roles.pairs(roles.COMMANDS)}
+    )
     return out
 
 

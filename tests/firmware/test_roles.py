@@ -7,6 +7,7 @@ For every field: the table key's change (explicit, or implicit: the field left o
 switched) is refused with needs_supervisor and changes nothing, the supervisor's is taken.
 For every command kind, in every phase: the table key is refused exactly where its rule says
 the supervisor is needed. The docs' table (docs/roles.md) is the module's."""
+
 import json
 import os
 import re
@@ -60,11 +61,14 @@ def other_value(field, body):
             continue
         if field in roles.changed(configured(body).cfg, t.cfg):
             return v
-    raise AssertionError("no other valid value for configuration field %r: add one to "
-                         "tests/firmware/roles_cases.py OTHER" % field)
+    raise AssertionError(
+        "no other valid value for configuration field %r: add one to "
+        "tests/firmware/roles_cases.py OTHER" % field
+    )
 
 
 # ---- the configuration -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("field", C.settable_fields())
 def test_every_field_change_needs_its_role_explicit_and_implicit(field):
@@ -72,13 +76,13 @@ def test_every_field_change_needs_its_role_explicit_and_implicit(field):
     v = other_value(field, base)
     changed = dict(base, **{field: v})
     t = configured(base)
-    if roles.field_role(field) == T:      # granted: the table changes it (none is today)
+    if roles.field_role(field) == T:  # granted: the table changes it (none is today)
         t.command("configure", changed, 1, T)
         return
     msg = refused(t, "configure", changed)
-    assert field in msg                   # the refusal names the field
-    assert t.command("configure", changed, 2, S)["ok"]      # the supervisor's is taken
-    if field not in ("game", "procedure"):      # required fields cannot be left out
+    assert field in msg  # the refusal names the field
+    assert t.command("configure", changed, 2, S)["ok"]  # the supervisor's is taken
+    if field not in ("game", "procedure"):  # required fields cannot be left out
         # implicit: the body leaves the field out, so it would go back to its default
         assert field in refused(t, "configure", dict(base))
     # the other game resets every field to that game's defaults
@@ -99,7 +103,7 @@ def test_every_schema_field_has_the_supervisor_unless_granted():
                 roles.check_fields(T, {f: 1}, {f: 2})
             assert e.value.reason == "needs_supervisor"
             roles.check_fields(S, {f: 1}, {f: 2})
-            roles.check_fields(T, {f: 1}, {f: 1})         # unchanged: nothing to check
+            roles.check_fields(T, {f: 1}, {f: 1})  # unchanged: nothing to check
 
 
 def test_the_issues_changes_are_refused_with_the_table_key():
@@ -107,9 +111,14 @@ def test_the_issues_changes_are_refused_with_the_table_key():
     the procedure with the table key alone; HCF and back turned two-deck alternation off."""
     base = dict(C.BASE, two_deck=True)
     t = configured(base)
-    for change in ({"rules": {"raise_when_dealer_not_open": "win"}}, {"represent_max": 5},
-                   {"deck_age_shoe_s": 99999}, {"deck_age_hand_s": 99999},
-                   {"jam_timeout_s": 600}, {"procedure": "hand"}):
+    for change in (
+        {"rules": {"raise_when_dealer_not_open": "win"}},
+        {"represent_max": 5},
+        {"deck_age_shoe_s": 99999},
+        {"deck_age_hand_s": 99999},
+        {"jam_timeout_s": 600},
+        {"procedure": "hand"},
+    ):
         refused(t, "configure", dict(base, **change))
     msg = refused(t, "configure", {"game": C.HCF, "procedure": "manual-shoe"})
     assert "game" in msg and "two_deck" in msg
@@ -131,9 +140,9 @@ def test_the_first_configure_sets_every_field_so_it_needs_the_supervisor():
 def test_an_inline_pay_table_is_the_same_by_its_digest():
     body = dict(C.BASE, paytable=C.INLINE_FCF)
     t = configured(body)
-    assert t.command("configure", json.loads(json.dumps(body)), 1, T)["ok"]   # a fresh copy
+    assert t.command("configure", json.loads(json.dumps(body)), 1, T)["ok"]  # a fresh copy
     other = json.loads(json.dumps(C.INLINE_FCF))
-    other["payout_limit"] = 90000                  # its payout limit is part of it
+    other["payout_limit"] = 90000  # its payout limit is part of it
     msg = refused(t, "configure", dict(body, paytable=other))
     assert "paytable" in msg
 
@@ -142,13 +151,14 @@ def test_an_unknown_role_may_do_nothing():
     t = configured()
     for kind in C.known_kinds():
         if kind in ("_ack", "hello", "attest", "recall", "ack_error"):
-            continue      # the app's and the link's (tests/security/test_roles.py)
+            continue  # the app's and the link's (tests/security/test_roles.py)
         with pytest.raises(CommandError) as e:
             t.command(kind, {}, 1, "admin")
         assert e.value.reason == "needs_supervisor", kind
 
 
 # ---- the command kinds, phase by phase ---------------------------------------------------
+
 
 def _table(engine=fake_engine):
     t = configured(engine=engine)
@@ -166,8 +176,7 @@ def phase(name):
         return t
     t.command("open_round", seats_body(C.FCF, (1, 2)), 1, T)
     order = shuffled(7)
-    n = {"before_first_card": 0, "unreadable_first": 0, "mid_deal": 4}.get(name,
-                                                                         t.tracker.total)
+    n = {"before_first_card": 0, "unreadable_first": 0, "mid_deal": 4}.get(name, t.tracker.total)
     for c in order[:n]:
         t.card(SER, "R", c, 1)
     if name == "unreadable_first":
@@ -175,15 +184,24 @@ def phase(name):
     if name == "stub":
         t.command("decisions", {"1": 0, "2": 0}, 1, T)
     t.pop_events()
-    assert t.current_phase() == {"idle": "open_round", "decisions": "decisions",
-                                 "stub": "stub"}.get(name, "dealing"), name
+    assert t.current_phase() == {
+        "idle": "open_round",
+        "decisions": "decisions",
+        "stub": "stub",
+    }.get(name, "dealing"), name
     return t
 
 
 PHASES = ("idle", "before_first_card", "unreadable_first", "mid_deal", "decisions", "stub")
-BODIES = {"configure": C.BASE, "configure_supervised": C.BASE, "load_deck":
-          {"serial": 0x1234, "back": "R"}, "open_round": seats_body(C.FCF, (3,)),
-          "decisions": {"1": 0}, "ack": {"all": True}, "void_round": {"detail": "x"}}
+BODIES = {
+    "configure": C.BASE,
+    "configure_supervised": C.BASE,
+    "load_deck": {"serial": 0x1234, "back": "R"},
+    "open_round": seats_body(C.FCF, (3,)),
+    "decisions": {"1": 0},
+    "ack": {"all": True},
+    "void_round": {"detail": "x"},
+}
 
 
 @pytest.mark.parametrize("where", PHASES)
@@ -194,15 +212,19 @@ def test_every_table_command_kind_in_every_phase(where):
         body = BODIES.get(kind, {})
         t = phase(where)
         need = roles.need(t, kind, body)
-        assert need == (T if roles.rule(kind) in (T, "fields") or (
-            roles.rule(kind) == "dealt" and where in ("idle", "before_first_card")) or (
-            roles.rule(kind) == "deck") else S), (kind, where)
+        assert need == (
+            T
+            if roles.rule(kind) in (T, "fields")
+            or (roles.rule(kind) == "dealt" and where in ("idle", "before_first_card"))
+            or (roles.rule(kind) == "deck")
+            else S
+        ), (kind, where)
         if need == S:
             refused(t, kind, body)
         else:
             try:
                 t.command(kind, body, 5, T)
-            except CommandError as e:       # the phase may refuse it, never the role
+            except CommandError as e:  # the phase may refuse it, never the role
                 assert e.reason != "needs_supervisor", (kind, where, str(e))
         t = phase(where)
         try:
@@ -221,7 +243,7 @@ def test_voiding_after_the_first_card_needs_the_supervisor(kind, where):
         return
     assert "first card" in refused(t, kind, {})
     if kind == "close_round" and where in ("decisions", "stub"):
-        with pytest.raises(CommandError) as e:          # the deal is complete
+        with pytest.raises(CommandError) as e:  # the deal is complete
             t.command(kind, {}, 5, S)
         assert e.value.reason == "out_of_sequence"
         return
@@ -232,10 +254,10 @@ def test_voiding_after_the_first_card_needs_the_supervisor(kind, where):
 
 def test_loading_a_deck_the_shoe_holds_needs_the_supervisor():
     t = _table()
-    assert t.command("load_deck", {"serial": 0x1234, "back": "R"}, 9, T)["ok"]   # a new deck
-    run_pass(t, 0x1234, "R", shuffled(3)[:50])                                # fails: out
+    assert t.command("load_deck", {"serial": 0x1234, "back": "R"}, 9, T)["ok"]  # a new deck
+    run_pass(t, 0x1234, "R", shuffled(3)[:50])  # fails: out
     assert t.ledger.status(0) == 3
-    for serial in (0x1234, "1234"):        # again (restarts its age, brings it back): no
+    for serial in (0x1234, "1234"):  # again (restarts its age, brings it back): no
         assert "holds" in refused(t, "load_deck", {"serial": serial, "back": "R"})
     assert t.command("load_deck", {"serial": "1234", "back": "R"}, 10, S)["ok"]
     assert t.ledger.age(0, 10) == 0
@@ -253,27 +275,34 @@ def test_acknowledging_needs_the_supervisor():
 
 # ---- the same under MicroPython ----------------------------------------------------------
 
+
 def _role_script():
     """A session of steps (tests/firmware/table/steps.py) with the table key trying every
     field and voiding in each stage, the supervisor doing it: run under both Pythons."""
     s = [["cmd", "configure", C.BASE, T], ["cmd", "configure", C.BASE, S]]
     for f in C.settable_fields():
         v = other_value(f, C.BASE)
-        s += [["cmd", "configure", dict(C.BASE, **{f: v}), T],
-              ["cmd", "configure", dict(C.BASE, **{f: v}), S],
-              ["cmd", "configure", C.BASE, T], ["cmd", "configure", C.BASE, S]]
+        s += [
+            ["cmd", "configure", dict(C.BASE, **{f: v}), T],
+            ["cmd", "configure", dict(C.BASE, **{f: v}), S],
+            ["cmd", "configure", C.BASE, T],
+            ["cmd", "configure", C.BASE, S],
+        ]
     s.append(["cmd", "load_deck", {"serial": SER, "back": "R"}, T])
     s += [["card", SER, "R", c] for c in shuffled(SER)] + [["card", SER, "R", 52]]
     order = shuffled(5)
     for stage in ("before", "mid", "decisions"):
         s.append(["cmd", "open_round", seats_body(C.FCF, (1,)), T])
-        n = {"before": 0, "mid": 3, "decisions": 10}[stage]      # 10: the whole deal
+        n = {"before": 0, "mid": 3, "decisions": 10}[stage]  # 10: the whole deal
         s += [["card", SER, "R", c] for c in order[:n]]
-        s += [["cmd", "void_round", {"detail": stage}, T], ["cmd", "close_round", {}, T],
-              ["cmd", "void_round", {"detail": stage}, S], ["cmd", "ack", {"all": True}, T],
-              ["cmd", "ack", {"all": True}, S]]
-        s += [["card", SER, "R", c] for c in shuffled(11 + len(stage))] + [
-            ["card", SER, "R", 52]]
+        s += [
+            ["cmd", "void_round", {"detail": stage}, T],
+            ["cmd", "close_round", {}, T],
+            ["cmd", "void_round", {"detail": stage}, S],
+            ["cmd", "ack", {"all": True}, T],
+            ["cmd", "ack", {"all": True}, S],
+        ]
+        s += [["card", SER, "R", c] for c in shuffled(11 + len(stage))] + [["card", SER, "R", 52]]
     return s
 
 
@@ -284,13 +313,19 @@ def test_the_roles_are_the_same_under_micropython():
     # refused: the table's first configure, each field's change and its undo, the table's ack
     # in each stage, its void_round and close_round once a card is out (mid-deal, decisions)
     assert errs.count("needs_supervisor") == 1 + 2 * len(C.settable_fields()) + 3 + 2 * 2
-    out = run_mpy(os.path.join(HERE, "mpy_table.py"), heap="256k", extra_path=(HERE,),
-                  stdin=json.dumps({"steps": steps}), args=("fake",))
+    out = run_mpy(
+        os.path.join(HERE, "mpy_table.py"),
+        heap="256k",
+        extra_path=(HERE,),
+        stdin=json.dumps({"steps": steps}),
+        args=("fake",),
+    )
     got = [x for x in json_lines(out) if "ev" in x or "err" in x]
     assert got == json.loads(json.dumps(want))
 
 
 # ---- the docs show the table -------------------------------------------------------------
+
 
 def _docs_rows(heading):
     text = open(DOCS).read()
@@ -301,7 +336,7 @@ def _docs_rows(heading):
 def test_the_docs_table_is_the_roles_table():
     cmds = _docs_rows("Commands")
     assert cmds == {k: roles.rule(k) for k in C.known_kinds()}
-    assert set(cmds) == {k for k, _ in roles.pairs(roles.COMMANDS)}   # every kind listed
+    assert set(cmds) == {k for k, _ in roles.pairs(roles.COMMANDS)}  # every kind listed
     fields = _docs_rows("Configuration fields")
     assert fields == {f: roles.field_role(f) for f in C.schema_fields()}
     assert set(fields) == {f for f, _ in roles.pairs(roles.FIELDS)}

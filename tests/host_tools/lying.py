@@ -11,6 +11,7 @@ tampered with before it is sealed.
   missing  one position's card event is never sent; the reveal and the result are honest
   result   the reveal is honest, the result gives seat 1 other cards (settled on them)
 """
+
 from host_tools.engine import reeval, unpacking
 from host_tools.reveal import hands_of
 from shoe.cards import name

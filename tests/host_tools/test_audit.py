@@ -4,15 +4,16 @@ Events travel from a shoe Endpoint (in memory) to a HostEndpoint and into an Aud
 real link; then the database is edited behind the store's back: a body, a payload, a middle row,
 the last rows. `verify` and `compare_live` (the shoe's own chain, as `shoectl verify --port` gets
 it from `status`) must name each one; reports show the signed body, not the edited copy."""
+
 import io
 import json
 
 import pytest
 
 from host_tools.audit import AuditStore
-from shoe.link.endpoint import Endpoint
 from host_tools.link.host import HostEndpoint
 from host_tools.sim.memstore import MemoryStore
+from shoe.link.endpoint import Endpoint
 
 KEY = b"k" * 32
 
@@ -32,7 +33,7 @@ def filled(tmp_path):
             if eseq:
                 assert a.store("A1", eseq, kind, body, meta) == "new"
         shoe.receive(host.transmit(t), t)
-    assert a.last_eseq("A1") == 6 and st.outbox_first() == 7   # all acknowledged
+    assert a.last_eseq("A1") == 6 and st.outbox_first() == 7  # all acknowledged
     yield a, st
     a.close()
 
@@ -51,8 +52,10 @@ def test_an_untouched_store_verifies_and_matches_the_live_chain(filled):
 
 def test_an_edited_body_is_reported_and_never_shown(filled):
     a, st = filled
-    a._db.execute("UPDATE events SET body=? WHERE eseq=4",
-                  (json.dumps({"i": 3, "payout": 9999, "raw": "0102"}),))
+    a._db.execute(
+        "UPDATE events SET body=? WHERE eseq=4",
+        (json.dumps({"i": 3, "payout": 9999, "raw": "0102"}),),
+    )
     a._db.execute("UPDATE events SET kind='card' WHERE eseq=2")
     a._db.commit()
     rep = a.verify("A1", KEY)
@@ -68,7 +71,7 @@ def test_an_edited_body_is_reported_and_never_shown(filled):
 def test_an_edited_payload_is_reported(filled):
     a, st = filled
     p = a._db.execute("SELECT payload FROM events WHERE eseq=3").fetchone()[0]
-    forged = p.replace(b"payout\x14", b"payout\x15")     # 20 -> 21, MAC left as it was
+    forged = p.replace(b"payout\x14", b"payout\x15")  # 20 -> 21, MAC left as it was
     assert forged != p
     a._db.execute("UPDATE events SET payload=? WHERE eseq=3", (forged,))
     a._db.commit()
@@ -86,9 +89,9 @@ def test_deleted_last_rows_are_caught_against_the_live_chain(filled):
     a, st = filled
     a._db.execute("DELETE FROM events WHERE eseq>=5")
     a._db.commit()
-    rep = a.verify("A1", KEY)     # the store alone cannot see it ...
+    rep = a.verify("A1", KEY)  # the store alone cannot see it ...
     assert (rep["bad_mac"], rep["body_mismatch"], rep["broken"], rep["gaps"]) == ([],) * 4
-    [problem] = _live(a, st)       # ... the shoe's chain can
+    [problem] = _live(a, st)  # ... the shoe's chain can
     assert "removed at the end" in problem and "4" in problem and "6" in problem
 
 
@@ -101,9 +104,10 @@ def test_a_store_ahead_of_the_shoe_or_on_another_chain_is_caught(filled):
 
 def test_events_arriving_after_the_status_are_not_a_problem(filled):
     import time
+
     a, st = filled
-    asked = time.time() + 3600      # all six rows arrived "before" the status was asked for
+    asked = time.time() + 3600  # all six rows arrived "before" the status was asked for
     assert "only sent 5" in a.compare_live("A1", 5, st.chain, 5, before=asked)[0]
-    asked = 0.0                     # ... or all after it: the shoe sent them since
+    asked = 0.0  # ... or all after it: the shoe sent them since
     e5 = a._db.execute("SELECT hash FROM events WHERE eseq=5").fetchone()[0]
     assert a.compare_live("A1", 5, e5, 5, before=asked) == []

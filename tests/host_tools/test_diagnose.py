@@ -1,7 +1,9 @@
 """Read-quality diagnostics: rates per card/deck/position, worst cards, timeline, PNG chart."""
+
 import math
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host_tools import diagnose as dg
 
@@ -13,12 +15,14 @@ def rec(t, outcome, deck="3A7F", card="As", position=None):
 
 
 def test_rates_per_card_and_deck():
-    records = ([rec(i, "ok", card="As", position=0) for i in range(8)]
-               + [rec(10, "misread", card="As", position=0), rec(11, "no_read", card="As")]
-               + [rec(20 + i, "ok", card="Kd", position=1) for i in range(5)]
-               + [rec(30, "double_read", card="Kd", position=1)]
-               + [rec(40 + i, "ok", deck="0B12", card="As") for i in range(4)]
-               + [rec(50, "noread", deck="0B12", card=None)])
+    records = (
+        [rec(i, "ok", card="As", position=0) for i in range(8)]
+        + [rec(10, "misread", card="As", position=0), rec(11, "no_read", card="As")]
+        + [rec(20 + i, "ok", card="Kd", position=1) for i in range(5)]
+        + [rec(30, "double_read", card="Kd", position=1)]
+        + [rec(40 + i, "ok", deck="0B12", card="As") for i in range(4)]
+        + [rec(50, "noread", deck="0B12", card=None)]
+    )
     r = dg.summarize(records)
     assert r["overall"]["reads"] == 21 and r["overall"]["counts"]["no_read"] == 2
     a = r["per_card"]["3A7F:As"]
@@ -31,14 +35,25 @@ def test_rates_per_card_and_deck():
 
 
 def test_bad_records_are_skipped_with_reasons():
-    records = [None, {"t": "x", "outcome": "ok"}, {"t": float("nan"), "outcome": "ok"},
-               {"t": 1.0, "outcome": "sneezed"}, {"t": True, "outcome": "ok"}, rec(0, "ok")]
+    records = [
+        None,
+        {"t": "x", "outcome": "ok"},
+        {"t": float("nan"), "outcome": "ok"},
+        {"t": 1.0, "outcome": "sneezed"},
+        {"t": True, "outcome": "ok"},
+        rec(0, "ok"),
+    ]
     r = dg.summarize(records)
     assert r["overall"]["reads"] == 1
     assert r["skipped"] == {"not_a_record": 1, "bad_time": 3, "bad_outcome": 1}
-    assert dg.summarize([])["overall"] == {"reads": 0, "counts": {k: 0 for k in dg.OUTCOMES},
-                                           "misread_rate": 0.0, "double_read_rate": 0.0,
-                                           "no_read_rate": 0.0, "problem_rate": 0.0}
+    assert dg.summarize([])["overall"] == {
+        "reads": 0,
+        "counts": {k: 0 for k in dg.OUTCOMES},
+        "misread_rate": 0.0,
+        "double_read_rate": 0.0,
+        "no_read_rate": 0.0,
+        "problem_rate": 0.0,
+    }
 
 
 def test_timeline_shows_a_sensor_getting_dirty():
@@ -52,10 +67,15 @@ def test_timeline_shows_a_sensor_getting_dirty():
 
 
 outcome = st.sampled_from(list(dg.OUTCOMES) + ["noread", "garbled", "double", "bogus"])
-record = st.fixed_dictionaries({"t": st.floats(0, 1e6, allow_nan=False), "outcome": outcome,
-                                "deck": st.sampled_from(["3A7F", "0B12", None]),
-                                "card": st.sampled_from(["As", "Kd", "2c", None]),
-                                "position": st.one_of(st.none(), st.integers(0, 52))})
+record = st.fixed_dictionaries(
+    {
+        "t": st.floats(0, 1e6, allow_nan=False),
+        "outcome": outcome,
+        "deck": st.sampled_from(["3A7F", "0B12", None]),
+        "card": st.sampled_from(["As", "Kd", "2c", None]),
+        "position": st.one_of(st.none(), st.integers(0, 52)),
+    }
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,14 +1,21 @@
 """host_tools/hoststate.py: the floor file's format, the atomic write, the lock, and the record
 the store and the file share (its generation, the window a crash leaves, the acceptance).
 The attacks on these files are in tests/security/test_hoststate*.py."""
+
 import json
 import os
 
 import pytest
 
 from host_tools.audit import AuditStore
-from host_tools.hoststate import (HostState, HostStateError, atomic_write, parse_floor,
-                                  record_mac, refusal)
+from host_tools.hoststate import (
+    HostState,
+    HostStateError,
+    atomic_write,
+    parse_floor,
+    record_mac,
+    refusal,
+)
 from tests.security.hoststate_support import KEY, SUP, Shoe, floor_of, verdict, write_state
 
 
@@ -24,7 +31,7 @@ def state(tmp_path):
 
 def test_a_new_store_has_no_floor_until_the_first_commit(state):
     assert state.check("T1", KEY) == 0
-    assert not state.path.exists()            # nothing to write yet
+    assert not state.path.exists()  # nothing to write yet
     shoe = Shoe()
     rec = state.commit("T1", KEY, 5, shoe.events(3))
     assert (rec["gen"], rec["ctr"], rec["eseq"], rec["base"]) == (1, 5, 3, 0)
@@ -40,7 +47,7 @@ def test_a_commit_with_nothing_new_writes_nothing(state):
     state.commit("T1", KEY, 5)
     before = state.path.stat().st_mtime_ns, state.path.read_bytes()
     assert state.commit("T1", KEY, 5)["gen"] == 1
-    assert state.commit("T1", KEY, 3)["gen"] == 1         # lower: the floor never goes down
+    assert state.commit("T1", KEY, 3)["gen"] == 1  # lower: the floor never goes down
     assert (state.path.stat().st_mtime_ns, state.path.read_bytes()) == before
     assert state.commit("T1", KEY, 6)["gen"] == 2
 
@@ -57,8 +64,8 @@ def test_events_and_record_are_one_transaction(state):
     shoe = Shoe()
     state.commit("T1", KEY, 2, shoe.events(2))
     bad = shoe.events(2)
-    bad[1] = (bad[1][0], bad[1][1], bad[1][2], {"payload": object()})   # not storable
-    with pytest.raises(Exception):
+    bad[1] = (bad[1][0], bad[1][1], bad[1][2], {"payload": object()})  # not storable
+    with pytest.raises(Exception):  # noqa: B017 - whatever the store raises, nothing is kept
         state.commit("T1", KEY, 9, bad)
     assert state.store.last_eseq("T1") == 2 and state.store.host_record("T1")["ctr"] == 2
     assert parse_floor(state.path.read_bytes())["shoes"]["T1"]["ctr"] == 2
@@ -71,11 +78,13 @@ def test_the_floor_file_is_canonical_and_versioned(tmp_path):
     doc = json.loads(raw)
     assert doc["format"] == "shoectl counter floor" and doc["version"] == 2
     assert json.dumps(doc, sort_keys=True, separators=(",", ":")).encode() + b"\n" == raw
-    spaced = json.dumps(doc, sort_keys=True, indent=1).encode()   # the same values, re-spelt
+    spaced = json.dumps(doc, sort_keys=True, indent=1).encode()  # the same values, re-spelt
     assert parse_floor(spaced)[0] == "floor_damaged"
     doc["version"] = 3
-    assert parse_floor(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-                       + b"\n")[0] == "floor_version"
+    assert (
+        parse_floor(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode() + b"\n")[0]
+        == "floor_version"
+    )
 
 
 def test_the_mac_binds_the_store_the_shoe_and_every_field():
@@ -98,7 +107,7 @@ def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
 
 def test_a_floor_file_that_cannot_be_written_refuses(tmp_path, state):
     state.check("T1", KEY)
-    os.mkdir(str(state.path) + ".tmp")                 # where the temporary file must go
+    os.mkdir(str(state.path) + ".tmp")  # where the temporary file must go
     with pytest.raises(HostStateError) as e:
         state.commit("T1", KEY, 4)
     assert e.value.reason == "floor_write" and str(state.path) in str(e.value)
@@ -128,7 +137,7 @@ def test_acceptance_starts_a_new_generation_and_is_kept_under_the_supervisor_key
         assert (rec["gen"], rec["ctr"], rec["eseq"], rec["base"]) == (3, 32, 7, 7)
         [(at, details, ok)] = hs.acceptances("T1", SUP)
         assert details == {"note": "checked the shoe"} and ok is True
-        assert hs.acceptances("T1", b"w" * 32)[0][2] is False   # not the supervisor's
+        assert hs.acceptances("T1", b"w" * 32)[0][2] is False  # not the supervisor's
     finally:
         hs.close()
         store.close()
@@ -154,4 +163,4 @@ def test_the_refusal_line_says_what_to_do():
     assert "\n" not in line and line.startswith("host state: refusing shoe T1: /x/a.sqlite")
     assert "[floor_missing]" in line and "shoectl trust --accept" in line
     locked = HostStateError("/x/a.sqlite", "is in use (PID 5)", "store_locked")
-    assert "trust" not in refusal(locked)            # nothing for a supervisor to accept
+    assert "trust" not in refusal(locked)  # nothing for a supervisor to accept

@@ -1,5 +1,6 @@
 """The layout is a rule: what ships never imports the tests, and the product (link, audit, deploy,
 diagnostics, floor) imports the stand-ins of host_tools/sim only where it starts one on purpose."""
+
 import ast
 from pathlib import Path
 
@@ -35,12 +36,19 @@ def _modules():
 
 
 def test_nothing_that_ships_imports_the_tests():
-    bad = ["%s imports %s" % (p.relative_to(ROOT), m) for p in _modules() for m in _imports(p)
-           if m == "tests" or m.startswith("tests.")]
+    bad = [
+        "%s imports %s" % (p.relative_to(ROOT), m)
+        for p in _modules()
+        for m in _imports(p)
+        if m == "tests" or m.startswith("tests.")
+    ]
     assert not bad, bad
     # nor finds its way to them by path (the old runtime.FAKES pointed at tests/fakes)
-    by_path = [str(p.relative_to(ROOT)) for p in _modules()
-               if '"tests" / ' in p.read_text() or "'tests' / " in p.read_text()]
+    by_path = [
+        str(p.relative_to(ROOT))
+        for p in _modules()
+        if '"tests" / ' in p.read_text() or "'tests' / " in p.read_text()
+    ]
     assert not by_path, by_path
 
 
@@ -50,15 +58,26 @@ def test_the_product_imports_the_stand_ins_only_where_it_starts_one():
         rel = str(p.relative_to(ROOT))
         if rel.startswith("host_tools/sim/") or rel in STARTS_A_STAND_IN:
             continue
-        bad += ["%s imports %s" % (rel, m) for m in _imports(p)
-                if m == "host_tools.sim" or m.startswith("host_tools.sim.")]
+        bad += [
+            "%s imports %s" % (rel, m)
+            for m in _imports(p)
+            if m == "host_tools.sim" or m.startswith("host_tools.sim.")
+        ]
     assert not bad, bad
 
 
 def test_the_floor_package_holds_no_stand_in():
     names = {p.stem for p in (HOST / "floor").glob("*.py")}
-    assert not names & {"simshoe", "harness", "procfloor", "brokers", "mosquitto", "aedes",
-                        "amqttbroker", "embedded_pg"}
+    assert not names & {
+        "simshoe",
+        "harness",
+        "procfloor",
+        "brokers",
+        "mosquitto",
+        "aedes",
+        "amqttbroker",
+        "embedded_pg",
+    }
     for m in ("pg", "mqtt"):
         text = (HOST / "floor" / (m + ".py")).read_text()
         assert "class Embedded" not in text, "%s.py holds an embedded engine" % m

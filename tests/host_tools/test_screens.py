@@ -2,6 +2,7 @@
 where each card went as it is dealt, the cards only once the round is revealed. Fed the events
 of a real table (shoe.table.Table, a six-seat FCF round with All-Six), each screen's output up
 to the reveal names no dealt card; after it, every one."""
+
 import io
 
 from rich.console import Console
@@ -10,18 +11,18 @@ from host_tools.commands import monitor
 from host_tools.commands import session as session_cmd
 from host_tools.display import RoundDisplay
 from host_tools.reveal import Shown
-from tests.firmware.table.helpers import FCF, make, play, shuffled
 from shoe.cards import name
 from shoe.games import engine
+from tests.firmware.table.helpers import FCF, make, play, shuffled
 from tests.security import leaks
 
 
 def _round():
     t = make(FCF, "manual-shoe", engine=engine)
     order = shuffled(17)
-    ev = play(t, range(1, 7), order, a6_seats=(1,),
-              raises={str(s): 10 for s in range(1, 7)})
+    ev = play(t, range(1, 7), order, a6_seats=(1,), raises={str(s): 10 for s in range(1, 7)})
     from host_tools.events import decode
+
     return [decode(k, b) for k, b in ev], [name(c) for c in order[:36]]
 
 
@@ -56,7 +57,7 @@ def test_the_monitor_shows_each_card_once_revealed():
     text = "\n".join(lines) + str(view.hands)
     assert leaks.search(text, cards) == {}
     assert all(set(h) <= {"··"} for h in view.hands.values())
-    for k, b in after[:1]:                        # the reveal
+    for k, b in after[:1]:  # the reveal
         view.apply(k, b)
         lines.append(monitor.line(k, b))
     assert sorted(c for h in view.hands.values() for c in h) == sorted(cards)

@@ -1,6 +1,7 @@
 """Writing authenticated card tags (host_tools/tagwriter.py, `shoectl tags`) on the simulated NTAG
 424 DNA (host_tools/sim/ntag424.py): what a written tag holds and refuses, how its SUN message
 reads, and what a copier can and cannot get from it."""
+
 import json
 
 import pytest
@@ -12,7 +13,7 @@ from shoe.cardcode import CardCodes
 
 KEY = b"casino-card-key-0123456789"
 CODES = CardCodes(KEY)
-CODE = CODES.make(0x3A7F, "R", 51)          # As
+CODE = CODES.make(0x3A7F, "R", 51)  # As
 
 
 def written(uid=b"\x04\x11\x22\x33\x44\x55\x66"):
@@ -23,16 +24,16 @@ def written(uid=b"\x04\x11\x22\x33\x44\x55\x66"):
 
 def test_a_written_tag_reads_as_the_shoe_checks_it():
     tag, ctr = written()
-    assert ctr == 1                               # SDM enabled (counter 0), then the check read
+    assert ctr == 1  # SDM enabled (counter 0), then the check read
     kind, code, n = tagwriter.check(tag, KEY)
     assert (kind, code, n) == ("card", CODE.encode(), 2)
     raw = tagwriter.read(tag)
     d = raw[8:]
     assert d[:15] == CODE.encode() and d[15:16] == b"x" and d[16:30] == b"04112233445566"
-    assert d[31:37] == b"000003"                  # SDMReadCtr, ASCII, MSB first
+    assert d[31:37] == b"000003"  # SDMReadCtr, ASCII, MSB first
     # the MAC, computed here from the key the shoe derives (independently of the tag model)
     k1 = sun.tag_key(KEY, tag.uid, CODE.encode()[:7], sun.KEY_SDM)
-    assert sun.sun_mac(k1, tag.uid, 3, d[:sun.MAC_AT]).hex().upper().encode() == d[38:54]
+    assert sun.sun_mac(k1, tag.uid, 3, d[: sun.MAC_AT]).hex().upper().encode() == d[38:54]
     # another card key (another casino's shoe) does not accept it
     assert tagwriter.check(tag, b"another-casino-card-key")[0] == "forged"
 
@@ -47,7 +48,7 @@ def test_the_counter_moves_once_per_read_command_as_the_datasheet_says():
     read = bytes((0x00, 0xB0, 0x82, sun.READ_AT, sun.READ_LEN))
     a = m.apply(read)
     b = m.apply(read)
-    assert a == b and m.sdm_ctr == 2               # the second read: no new count
+    assert a == b and m.sdm_ctr == 2  # the second read: no new count
     m.apply(tagwriter.APP)
     assert m.apply(read) != a and m.sdm_ctr == 3
 
@@ -66,8 +67,12 @@ def test_a_written_tag_refuses_what_would_forge_it():
     m.reset()
     m.apply(tagwriter.APP)
     head = bytes((2,)) + (9).to_bytes(3, "little") + (15).to_bytes(3, "little")
-    assert m.apply(bytes((0x90, 0x8D, 0, 0, 22)) + head + CODES.make(0x3A7F, "R", 50).encode()
-                   + b"\x00")[-2:] == b"\x91\xae"
+    assert (
+        m.apply(
+            bytes((0x90, 0x8D, 0, 0, 22)) + head + CODES.make(0x3A7F, "R", 50).encode() + b"\x00"
+        )[-2:]
+        == b"\x91\xae"
+    )
     assert m.apply(b"\x00\xa4\x00\x0c\x02\xe1\x04")[-2:] == b"\x90\x00"
     assert m.apply(b"\x00\xd6\x00\x09\x01A")[-2:] == b"\x69\x82"
     # the card's own key 0 (the shoe's card key diversified) still opens it
@@ -102,14 +107,18 @@ def test_copies():
 
 def test_ndef_layout_matches_the_shoes_offsets():
     f = tagwriter.ndef_file(CODE)
-    assert len(f) == 2 + int.from_bytes(f[:2], "big")            # NLEN
-    assert f[2:6] == b"\xd1\x01" + bytes((len(f) - 6,)) + b"T"     # one short text record
-    assert f[sun.READ_AT:sun.READ_AT + 15] == CODE.encode()
+    assert len(f) == 2 + int.from_bytes(f[:2], "big")  # NLEN
+    assert f[2:6] == b"\xd1\x01" + bytes((len(f) - 6,)) + b"T"  # one short text record
+    assert f[sun.READ_AT : sun.READ_AT + 15] == CODE.encode()
     s = tagwriter.sdm_settings()
     assert s[:6] == bytes((0x40, 0x00, 0xE0, 0xC1, 0xFF, 0xE1))
-    offs = [int.from_bytes(s[6 + 3 * i:9 + 3 * i], "little") for i in range(4)]
-    assert offs == [sun.READ_AT + sun.UID_AT, sun.READ_AT + sun.CTR_AT, sun.READ_AT,
-                    sun.READ_AT + sun.MAC_AT]
+    offs = [int.from_bytes(s[6 + 3 * i : 9 + 3 * i], "little") for i in range(4)]
+    assert offs == [
+        sun.READ_AT + sun.UID_AT,
+        sun.READ_AT + sun.CTR_AT,
+        sun.READ_AT,
+        sun.READ_AT + sun.MAC_AT,
+    ]
 
 
 def shoectl(capsys, *argv):
@@ -122,12 +131,29 @@ def test_shoectl_tags_provision_and_check(tmp_path, capsys):
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"shoe": "11" * 16, "supervisor": "22" * 16, "card": KEY.hex()}))
     sim, out = tmp_path / "deck.json", tmp_path / "list.json"
-    rc, o, err = shoectl(capsys, "tags", "provision", "--deck", "3a7f", "--back", "R", "--keys",
-                         keys, "--sim-tags", sim, "--out", out, "--json")
+    rc, o, err = shoectl(
+        capsys,
+        "tags",
+        "provision",
+        "--deck",
+        "3a7f",
+        "--back",
+        "R",
+        "--keys",
+        keys,
+        "--sim-tags",
+        sim,
+        "--out",
+        out,
+        "--json",
+    )
     assert rc == 0, err
     rows = [json.loads(x) for x in o.splitlines()]
-    assert len(rows) == 53 and rows[-1]["card"] == "CV" and rows[0]["code"] == \
-        CODES.make(0x3A7F, "R", 0)
+    assert (
+        len(rows) == 53
+        and rows[-1]["card"] == "CV"
+        and rows[0]["code"] == CODES.make(0x3A7F, "R", 0)
+    )
     assert len({r["uid"] for r in rows}) == 53
     assert json.loads(out.read_text())["cards"] == rows
     specs = json.loads(sim.read_text())
@@ -141,9 +167,21 @@ def test_shoectl_tags_provision_and_check(tmp_path, capsys):
     sim.write_text(json.dumps(specs))
     rc, o, err = shoectl(capsys, "tags", "check", "--keys", keys, "--sim-tags", sim)
     assert rc == 1 and "FORGED (tag_mac)" in o and "1 tag(s) failed" in err
-    rc, o, err = shoectl(capsys, "tags", "provision", "--deck", "3A7F", "--back", "R", "--keys",
-                         keys, "--writer", "pcsc:ACS")
+    rc, o, err = shoectl(
+        capsys,
+        "tags",
+        "provision",
+        "--deck",
+        "3A7F",
+        "--back",
+        "R",
+        "--keys",
+        keys,
+        "--writer",
+        "pcsc:ACS",
+    )
     assert rc == 1 and "PC/SC" in err
-    rc, o, err = shoectl(capsys, "tags", "provision", "--deck", "3A7", "--back", "R", "--keys",
-                         keys)
+    rc, o, err = shoectl(
+        capsys, "tags", "provision", "--deck", "3A7", "--back", "R", "--keys", keys
+    )
     assert rc == 1 and "4 hex digits" in err

@@ -7,6 +7,7 @@ others did, and print one JSON line per check, so pytest can give each its own t
 Each line: {"ran": name, "ok": true} or {"ran": name, "ok": false, "error": "<traceback>"};
 the last line {"done": n}. A check's own data lines ({"check": ...}) come before its result.
 """
+
 import gc
 import io
 import json

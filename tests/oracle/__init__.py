@@ -1,1 +1,2 @@
-"""Test oracles: deliberately naive, independent re-implementations the engine is checked against (host only)."""
+"""Test oracles: deliberately naive, independent re-implementations the engine is checked
+against (host only)."""

@@ -4,6 +4,7 @@ It tries all five four-card subsets and classifies each one by counting ranks an
 way a person would, and returns the same value encoding as `shoe.games.fcf` (so the two can be
 compared hand by hand). Nothing in the engine imports it.
 """
+
 from shoe.games import fcf
 
 

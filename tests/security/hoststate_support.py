@@ -1,6 +1,7 @@
 """Real host state for the attacker tests (tests/security/test_hoststate*.py): an audit store and
 its counter floor file written by the real code path (events signed by the firmware's shoe
 Endpoint, carried to a HostEndpoint, committed by HostState), and the host's verdict on them."""
+
 import json
 import subprocess
 import sys
@@ -82,12 +83,19 @@ def floor_of(db):
 
 
 def keys_file(path):
-    path.write_text(json.dumps({"shoe": KEY.hex(), "supervisor": SUP.hex(),
-                                "card": (b"c" * 32).hex()}))
+    path.write_text(
+        json.dumps({"shoe": KEY.hex(), "supervisor": SUP.hex(), "card": (b"c" * 32).hex()})
+    )
     return path
 
 
 def python(code, *args, **kw):
     """A real second process running `code` with this checkout on its path."""
-    return subprocess.Popen([sys.executable, "-c", code] + [str(a) for a in args], cwd=str(ROOT),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-c", code] + [str(a) for a in args],
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )

@@ -13,6 +13,7 @@ card id counts only under a field named like a card (card, all_six_card) or as a
 list under such a field (cards, hands, dealer). It knows nothing of the protocol's meaning:
 whatever names a card in any readable form is found (in undecodable bytes: a whole card code).
 """
+
 import json
 import re
 import struct
@@ -113,8 +114,11 @@ class Insider:
                 h = _decode(payload) if ftype == 3 else None
                 if isinstance(h, dict) and h.get("role") in nonces and h.get("n"):
                     nonces[h["role"]].add(bytes(h["n"]))
-        self.sessions = [(mac(key, b"SHOE3sess", s + h), mac(key, b"SHOE3enc", s + h))
-                         for s in nonces["shoe"] for h in nonces["host"]]
+        self.sessions = [
+            (mac(key, b"SHOE3sess", s + h), mac(key, b"SHOE3enc", s + h))
+            for s in nonces["shoe"]
+            for h in nonces["host"]
+        ]
 
     def open(self, raw):
         """A DATA/MORE frame's plaintext (its ciphertext if no session's MAC verifies)."""
@@ -122,7 +126,7 @@ class Insider:
 
         signed, tag = raw[:-12], raw[-12:-4]
         for skey, ekey in self.sessions:
-            for t, d in ((b"SHOE3s", 1), (b"SHOE3h", 2)):   # sent by the shoe / by the host
+            for t, d in ((b"SHOE3s", 1), (b"SHOE3h", 2)):  # sent by the shoe / by the host
                 if self._fr.frame_mac(skey, t, signed) == tag:
                     return Ctr(ekey).crypt(d, raw[1], (raw[2] << 8) | raw[3], raw[6:-12])
         return raw[6:-12]
@@ -139,7 +143,7 @@ def messages(chunks, opener=None):
     t_of = _times(chunks)
     for i, (ftype, seq, payload) in enumerate(frames(buf, opener)):
         t = t_of[i] if i < len(t_of) else None
-        if ftype == 6:                    # MORE
+        if ftype == 6:  # MORE
             if pending and last_seq is not None and seq != (last_seq + 1) & 0xFFFF:
                 pending = []
             if not pending:
@@ -147,7 +151,7 @@ def messages(chunks, opener=None):
             pending.append(payload)
             last_seq = seq
             continue
-        if ftype != 1:                    # ACK, HELLO, REFUSE, PING: no message
+        if ftype != 1:  # ACK, HELLO, REFUSE, PING: no message
             if ftype in (3, 4):
                 out.append((t, "frame%d" % ftype, _decode(payload), payload))
             continue

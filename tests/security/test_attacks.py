@@ -9,13 +9,25 @@ gets every event exactly once, in order, and the shoe's outbox empties), nothing
 shoe that the host did not ask for, and the link recovers by itself once the attacker stops.
 Time is simulated (20 ms steps), so a test takes about a second of real time.
 """
+
 import json
 import subprocess
 
 from host_tools import runtime
-from host_tools.sim.faultproxy import (ACK, DATA, DOWN, HELLO, MORE, PING, REFUSE, UP, Frame,
-                                       FrameMitm, forge)
 from host_tools.link.host import Endpoint
+from host_tools.sim.faultproxy import (
+    ACK,
+    DATA,
+    DOWN,
+    HELLO,
+    MORE,
+    PING,
+    REFUSE,
+    UP,
+    Frame,
+    FrameMitm,
+    forge,
+)
 from shoe.link import codec
 from shoe.link.frame import VERSION
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
@@ -23,7 +35,9 @@ from tests.mpy import FAKES
 
 KEY = b"k" * 32
 
-SHOE = DATA_HEAP_PRELUDE + r"""
+SHOE = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, gc, json
 from binascii import hexlify, unhexlify
 from shoe.journal.journal import Journal
@@ -58,6 +72,7 @@ while True:
     sys.stdout.write("\n")
     gc.collect()
 """
+)
 
 
 class Rig:
@@ -69,9 +84,15 @@ class Rig:
         state = tmp_path / "state"
         state.mkdir()
         self.proc = subprocess.Popen(
-            runtime.command([str(script), str(state)], CODE_ROOM), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=open(tmp_path / "err.txt", "w"), text=True, bufsize=1,
-            env=runtime.environment(str(fw_build), FAKES), cwd=runtime.ROOT)
+            runtime.command([str(script), str(state)], CODE_ROOM),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(tmp_path / "err.txt", "w"),
+            text=True,
+            bufsize=1,
+            env=runtime.environment(str(fw_build), FAKES),
+            cwd=runtime.ROOT,
+        )
         self.attacking = False
         self.rule = rule
         self.mitm = FrameMitm(self._rule)
@@ -88,8 +109,9 @@ class Rig:
 
     def new_host(self):
         """A new host process: it knows what its audit store holds."""
-        self.host = Endpoint("host", KEY, on_peer=lambda h: self.events[-1][0] if self.events
-                             else 0)
+        self.host = Endpoint(
+            "host", KEY, on_peer=lambda h: self.events[-1][0] if self.events else 0
+        )
         return self.host
 
     def shoe(self, now, data):
@@ -107,7 +129,7 @@ class Rig:
         self.now += dt
         up = self.mitm.feed(UP, self.host.transmit(self.now))
         down = self.mitm.feed(DOWN, self.shoe(self.now, up))
-        for kind, body, ref, meta in self.host.receive(down, self.now):
+        for kind, body, ref, _meta in self.host.receive(down, self.now):
             if kind in ("reply", "error"):
                 self.replies[body["re"]] = (kind, body)
             else:
@@ -153,8 +175,9 @@ def run_attack(rig, attack_ms=6000, emits=3):
     assert rig.command("emit", {"n": 2}, limit_ms=15_000) is not None, "no recovery"
     st = rig.state()
     assert rig.run_until(lambda: rig.events and rig.events[-1][0] == st["eseq"], 15_000)
-    assert rig.run_until(lambda: rig.state()["first"] == st["eseq"] + 1, 15_000), \
+    assert rig.run_until(lambda: rig.state()["first"] == st["eseq"] + 1, 15_000), (
         "the outbox did not empty"
+    )
     return stop
 
 
@@ -174,12 +197,14 @@ def assert_nothing_lost_or_changed(rig):
 
 def test_injected_data_frames_with_the_next_sequence_erase_no_event(tmp_path, fw_build):
     """Finding 1: a junk DATA frame carrying the shoe's next transport sequence number."""
+
     def rule(d, f, mitm):
         if d == DOWN and f.ftype == DATA:
             junk = Frame(VERSION, DATA, f.seq, f.ack, b"\x85junk-event" + bytes(20))
             nxt = junk.copy(seq=(f.seq + 1) & 0xFFFF)
             return [junk, nxt, f, nxt]  # before and after the real one
         return None
+
     rig = Rig(tmp_path, fw_build, rule)
     try:
         run_attack(rig)
@@ -193,6 +218,7 @@ def test_a_flipped_mac_bit_makes_no_chosen_event_disappear(tmp_path, fw_build):
     """Finding 1: the attacker picks the event kind (kinds are encrypted, but a round_void
     frame is 6 bytes longer than a card frame) and flips one bit of its frame MAC or of its
     ciphertext; the genuine frame never arrives (until it stops)."""
+
     def rule(d, f, mitm):
         # a card event is 45..47 bytes, a reply 35..36, a round_void 51..53
         if d == DOWN and f.ftype == DATA and 50 <= len(f.payload) <= 56:
@@ -202,6 +228,7 @@ def test_a_flipped_mac_bit_makes_no_chosen_event_disappear(tmp_path, fw_build):
             p[-1] ^= 0x80  # the ciphertext of the message MAC's last byte
             return [f.copy(payload=bytes(p))]
         return None
+
     rig = Rig(tmp_path, fw_build, rule)
     try:
         run_attack(rig)
@@ -232,6 +259,7 @@ def test_a_replayed_hello_from_an_earlier_host_cannot_name_the_session(tmp_path,
                 mitm.inject[UP] += [h.wire() for h in old_hellos]
                 mitm.inject[DOWN] += [h.wire() for h in old_shoe_hellos]
             return None
+
         rig.rule = rule
         peers = set()
         orig_step = rig.step
@@ -240,6 +268,7 @@ def test_a_replayed_hello_from_an_earlier_host_cannot_name_the_session(tmp_path,
             orig_step(dt)
             if rig.now % 400 == 0:
                 peers.add(rig.state()["peer_nonce"])
+
         rig.step = step
         run_attack(rig)
         assert old_host.nonce.hex() not in peers  # the old host's session never came back
@@ -262,6 +291,7 @@ def test_forged_transport_acks_drop_nothing_from_the_send_queue(tmp_path, fw_bui
                 mitm.inject[UP].append(acks[0].wire())  # a genuine, old ACK
             return [] if f.seq % 3 == 0 else None  # and some real frames lost
         return None
+
     rig = Rig(tmp_path, fw_build, rule)
     try:
         run_attack(rig)
@@ -273,12 +303,16 @@ def test_forged_transport_acks_drop_nothing_from_the_send_queue(tmp_path, fw_bui
 
 def test_junk_data_frames_cannot_push_the_shoes_expected_sequence(tmp_path, fw_build):
     """Finding 2: nine junk DATA frames toward the shoe, numbered from its next expected one."""
+
     def rule(d, f, mitm):
         if d == UP and f.ftype in (DATA, ACK, PING):
             base = f.seq + 1 if f.ftype == DATA else 1
-            return [f] + [Frame(VERSION, DATA, (base + i) & 0xFFFF, f.ack,
-                                b"\x84junk" + bytes(20)) for i in range(9)]
+            return [f] + [
+                Frame(VERSION, DATA, (base + i) & 0xFFFF, f.ack, b"\x84junk" + bytes(20))
+                for i in range(9)
+            ]
         return None
+
     rig = Rig(tmp_path, fw_build, rule)
     try:
         run_attack(rig)
@@ -292,8 +326,10 @@ def test_frames_arrive_but_nothing_is_delivered_then_both_ends_rehandshake(tmp_p
     """Liveness: the attacker passes heartbeats and handshakes but drops every DATA frame; both
     ends notice that nothing moves, start a new handshake by themselves, and once the attacker
     stops the link works within a bounded time."""
+
     def rule(d, f, mitm):
         return [] if f.ftype == DATA else None
+
     rig = Rig(tmp_path, fw_build, rule)
     try:
         stop = run_attack(rig, attack_ms=15_000)
@@ -309,6 +345,7 @@ def test_a_refuse_or_bad_hello_during_the_handshake_does_not_end_it(tmp_path, fw
     authenticate; these answer the very nonce each HELLO offers, read off the cable) and HELLOs
     with a bad MAC, injected toward both ends while they connect, only get remembered; the
     handshake succeeds and nothing else changes."""
+
     def rule(d, f, mitm):
         if f.ftype == HELLO:
             bad = f.copy(mac=bytes(8))
@@ -317,6 +354,7 @@ def test_a_refuse_or_bad_hello_during_the_handshake_does_not_end_it(tmp_path, fw
             mitm.inject[DOWN if d == UP else UP].append(refuse.wire())  # back to its sender
             return [bad, f]
         return None
+
     rig = Rig(tmp_path, fw_build, rule)
     rig.attacking = True
     try:
@@ -345,16 +383,31 @@ def test_a_listener_reads_no_message_on_the_cable(tmp_path, fw_build):
         c = rig.host.send("raise", {"seat": 3, "amount": 17, "wager": "odds"})
         rig.sent.append(c)
         assert rig.run_until(lambda: c in rig.replies, 5000)
-        assert rig.replies[c] == ("error", {"re": c, "reason": "raise_amount",
-                                            "detail": "seat 3 may raise 20 or 30"})
+        assert rig.replies[c] == (
+            "error",
+            {"re": c, "reason": "raise_amount", "detail": "seat 3 may raise 20 or 30"},
+        )
         assert rig.emit(2)[0] == "reply"
         frames = rig.mitm.seen[UP] + rig.mitm.seen[DOWN]
         data = [f for f in frames if f.ftype in (DATA, MORE)]
         assert len(data) >= 12
         wire = b"".join(_plain(f) for f in data)
-        for secret in (b"raise", b"seat", b"wager", b"odds", b"raise_amount", b"may raise",
-                       b"20 or 30", b"card", b"round_void", b"emit", b"reply", b"error", b"_ack",
-                       b"upto"):
+        for secret in (
+            b"raise",
+            b"seat",
+            b"wager",
+            b"odds",
+            b"raise_amount",
+            b"may raise",
+            b"20 or 30",
+            b"card",
+            b"round_void",
+            b"emit",
+            b"reply",
+            b"error",
+            b"_ack",
+            b"upto",
+        ):
             assert secret not in wire, secret
         # nor the structure: a message is a CBOR array of 4 or 5 items, a MAC'd chain head
         # follows 0x50; ciphertext starts with anything
@@ -382,6 +435,7 @@ def test_a_replayed_genuine_refuse_does_not_make_the_host_blame_its_key(tmp_path
                 mitm.inject[DOWN] += [r.wire() for r in recorded]
                 return []
             return None
+
         rig.rule = rule
         rig.attacking = True
         rig.new_host()  # the right key
@@ -411,8 +465,10 @@ def test_replayed_hellos_wear_no_flash(tmp_path, fw_build):
         for i in range(100):
             n = rig.host.errors().get("sessions", 0)
             rig.mitm.inject[UP].append(old[i % len(old)])
-            assert rig.run_until(lambda: rig.host.errors().get("sessions", 0) > n
-                                 and not rig.host.pending(), 3000)
+            assert rig.run_until(
+                lambda n=n: rig.host.errors().get("sessions", 0) > n and not rig.host.pending(),
+                3000,
+            )
         rig.run_until(lambda: False, 1000)
         after = rig.state()
         assert after["errors"]["sessions"] - st["errors"]["sessions"] == 100
@@ -430,12 +486,13 @@ def test_a_command_for_another_shoe_is_not_executed_after_a_cable_swap(tmp_path,
     new session, but their MACs name ATK0: ATK1 refuses them (bad_mac) and executes none."""
     from host_tools.sim.memstore import MemoryStore
     from shoe.link.endpoint import Endpoint as ShoeEndpoint
+
     rig = Rig(tmp_path, fw_build)
     try:
         other = ShoeEndpoint("shoe", KEY, store=MemoryStore(), shoe_id="ATK0")
         host = rig.host
         for t in range(0, 400, 20):  # the host talks to ATK0 first
-            for kind, body, ctr, _ in other.receive(host.transmit(t), t):
+            for _kind, _body, ctr, _ in other.receive(host.transmit(t), t):
                 other.reply(ctr, {"ok": True})
             host.receive(other.transmit(t), t)
         assert host.up and host.peer["id"] == "ATK0"
@@ -443,8 +500,9 @@ def test_a_command_for_another_shoe_is_not_executed_after_a_cable_swap(tmp_path,
         rig.now = 400
         assert rig.run_until(lambda: host.up and host.peer["id"] == "ATK1", 5000)
         assert rig.run_until(lambda: all(c in rig.replies for c in sent), 5000)
-        assert [rig.replies[c] for c in sent] == [("error", {"re": c, "reason": "bad_mac"})
-                                                  for c in sent]
+        assert [rig.replies[c] for c in sent] == [
+            ("error", {"re": c, "reason": "bad_mac"}) for c in sent
+        ]
         st = rig.state()
         assert st["got"] == [] and st["eseq"] == 0 and st["errors"]["bad_mac"] == 3
         c = host.send("emit", {"n": 1})  # sealed for ATK1 now: executed

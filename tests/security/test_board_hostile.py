@@ -2,13 +2,14 @@
 (FaultProxy hostile mode): injected REFUSE frames and HELLOs with a bad MAC while it connects do
 not abort `open()` (issue 9 finding 6); commands that keep timing out make ShoeLink start a new
 session by itself, counted; once the attacker stops, the link works."""
+
 import contextlib
 
 import pytest
 
 from host_tools.errors import ShoeError
-from host_tools.sim.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
 from host_tools.link import ShoeLink
+from host_tools.sim.faultproxy import DATA, HELLO, REFUSE, UP, FaultProxy, Frame, FrameMitm
 from shoe.link.frame import VERSION
 from tests.support import host_link
 
@@ -28,8 +29,11 @@ def test_refuse_and_bad_hello_during_open_then_a_stall_then_recovery(sim_board):
         if mode["phase"] == "connect" and f.ftype == HELLO:
             # toward the host: a REFUSE "bad_key" and the shoe's HELLO with a broken MAC, each
             # before the genuine HELLO; toward the shoe the same
-            return [Frame(VERSION, REFUSE, 0, 0, b"\xa1freason\x67bad_key"),
-                    f.copy(mac=bytes(8)), f]
+            return [
+                Frame(VERSION, REFUSE, 0, 0, b"\xa1freason\x67bad_key"),
+                f.copy(mac=bytes(8)),
+                f,
+            ]
         if mode["phase"] == "black_hole" and d == UP and f.ftype == DATA:
             return []  # every command lost, heartbeats pass: the link "looks up"
         return None

@@ -2,6 +2,7 @@
 restored from an old flash dump, its counter floor file damaged, a captured supervisor command),
 a second host process on the same audit store (refused, naming the holder's PID), and a host
 killed with SIGKILL in the middle of writing its state (old or new, never torn)."""
+
 import os
 import random
 import shutil
@@ -13,7 +14,7 @@ import pytest
 from host_tools import cli
 from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
-from host_tools.hoststate import HostState, parse_floor
+from host_tools.hoststate import parse_floor
 from host_tools.link import ShoeLink
 from shoe.link import codec
 from tests.host_tools.link.fakeshoe import KEY, SUP, FakeShoe
@@ -50,8 +51,7 @@ def shoectl(capsys, *argv):
     return rc, out, err
 
 
-def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged(tmp_path,
-                                                                                  capsys):
+def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged(tmp_path, capsys):
     """Issue 18: a shoe restored from an old flash dump (its command counter back) was refused
     while `<db>.counters.json` was intact, and accepted without a word once one byte of it
     changed, after which a captured supervisor `configure` replayed. Now the damaged file
@@ -67,7 +67,7 @@ def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged
     link.close()
     store.close()
     shoe.close()
-    shutil.copytree(board, dump)                        # the flash dump, counter c1
+    shutil.copytree(board, dump)  # the flash dump, counter c1
     shoe = FakeShoe(board)
     c1 = shoe.j.ctr
     link, store = open_link(shoe, db)
@@ -82,15 +82,15 @@ def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged
     assert c2 > c1 + 20 and parse_floor(floor_of(db).read_bytes())["shoes"]["T1"]["ctr"] >= c2
     shoe.close()
     shutil.rmtree(board)
-    shutil.copytree(dump, board)                        # restored from the old dump
+    shutil.copytree(dump, board)  # restored from the old dump
     shoe = FakeShoe(board)
     try:
         assert shoe.j.ctr == c1
-        with pytest.raises(ShoeError) as e:             # the floor file intact: refused
+        with pytest.raises(ShoeError) as e:  # the floor file intact: refused
             open_link(shoe, db)
         assert "command counter went back" in str(e.value) and e.value.reason is None
         raw = floor_of(db).read_bytes()
-        for i in (len(raw) // 2, raw.index(b'"ctr":') + 6):   # one byte: anywhere, the counter
+        for i in (len(raw) // 2, raw.index(b'"ctr":') + 6):  # one byte: anywhere, the counter
             changed = bytearray(raw)
             changed[i] ^= 0x01
             floor_of(db).write_bytes(bytes(changed))
@@ -99,10 +99,21 @@ def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged
             line = str(e.value)
             assert str(floor_of(db)) in line and "\n" not in line and "refusing" in line
             assert e.value.host_state.reason in ("floor_mac", "floor_damaged")
-            rc, out, err = shoectl(capsys, "table", "status", "--port", shoe.url, "--keys", kf,
-                                   "--db", db, "--timeout", 5)
+            rc, out, err = shoectl(
+                capsys,
+                "table",
+                "status",
+                "--port",
+                shoe.url,
+                "--keys",
+                kf,
+                "--db",
+                db,
+                "--timeout",
+                5,
+            )
             assert rc == 1 and str(floor_of(db)) in err and err.count("\n") == 1
-        assert shoe.j.ctr == c1 and shoe.configs == []   # nothing reached the shoe
+        assert shoe.j.ctr == c1 and shoe.configs == []  # nothing reached the shoe
 
         # what the refusal stands between: without the host's floor the captured supervisor
         # command replays on the rolled-back shoe (a copy of it, to leave this one untouched)
@@ -121,15 +132,27 @@ def test_the_issue_a_rolled_back_shoe_is_refused_after_its_floor_file_is_damaged
         # the supervisor looks, then accepts; the shoe's counter goes above every old one
         rc, out, err = shoectl(capsys, "trust", "--port", shoe.url, "--keys", kf, "--db", db)
         assert rc == 1 and "REFUSED" in out and "counter_reset" in out and str(floor_of(db)) in out
-        rc, out, err = shoectl(capsys, "trust", "--port", shoe.url, "--keys", kf, "--db", db,
-                               "--accept", "--yes", "--note", "restored from a dump, checked")
+        rc, out, err = shoectl(
+            capsys,
+            "trust",
+            "--port",
+            shoe.url,
+            "--keys",
+            kf,
+            "--db",
+            db,
+            "--accept",
+            "--yes",
+            "--note",
+            "restored from a dump, checked",
+        )
         assert rc == 0, err
         assert "accepted" in out and shoe.j.ctr == c2 + 1
-        link, store = open_link(shoe, db)               # accepted again
+        link, store = open_link(shoe, db)  # accepted again
         try:
             before = shoe.ep.errors().get("replay", 0)
             with link._lock:
-                link.ep._queue(captured)                 # the captured command is dead now
+                link.ep._queue(captured)  # the captured command is dead now
             assert wait_for(lambda: shoe.ep.errors().get("replay", 0) > before)
             assert shoe.configs == []
         finally:
@@ -166,16 +189,25 @@ def test_a_second_host_process_is_refused_naming_the_holder(tmp_path, capsys):
     try:
         assert holder.stdout.readline().strip() == "locked"
         # a second `shoectl monitor` on the same --db: one line, the holder's PID, exit 1
-        second = python("import sys; sys.path.insert(0, '.'); from host_tools import cli; "
-                        "sys.exit(cli.main(sys.argv[1:]))", "monitor", "--port",
-                        "socket://127.0.0.1:9", "--demo-keys", "--db", db, "--seconds", "1")
+        second = python(
+            "import sys; sys.path.insert(0, '.'); from host_tools import cli; "
+            "sys.exit(cli.main(sys.argv[1:]))",
+            "monitor",
+            "--port",
+            "socket://127.0.0.1:9",
+            "--demo-keys",
+            "--db",
+            db,
+            "--seconds",
+            "1",
+        )
         out, err = second.communicate(timeout=60)
         assert second.returncode == 1, err
         assert err.count("\n") == 1 and str(db) in err and "PID %d" % holder.pid in err
         assert "[store_locked]" in err
-        v = verdict(db)                                  # this process too
+        v = verdict(db)  # this process too
         assert v.reason == "store_locked" and "PID %d" % holder.pid in str(v)
-        holder.kill()                                    # however it dies, the lock goes
+        holder.kill()  # however it dies, the lock goes
         holder.wait(30)
         assert verdict(db) == 31
     finally:
@@ -199,7 +231,7 @@ def test_two_processes_racing_for_one_store_one_wins_the_other_is_refused(tmp_pa
         for p in procs:
             p.kill()
             p.wait(30)
-    assert verdict(db) == 31   # nothing was torn or half written
+    assert verdict(db) == 31  # nothing was torn or half written
 
 
 WRITER = """
@@ -252,22 +284,22 @@ while True:
 @pytest.mark.parametrize("step", ["write", "flush-file", "replace", "flush-dir"])
 def test_kill_9_in_the_middle_of_writing_the_floor_leaves_it_old_or_new(tmp_path, step):
     db = tmp_path / "audit.sqlite"
-    write_state(db)                                      # floor 31, generation 2
+    write_state(db)  # floor 31, generation 2
     child = python(WRITER, db, step, 3)
     try:
         assert child.stdout.readline().split() == ["start", "31"]
         lines = [child.stdout.readline().strip() for _ in range(3)]
         assert lines == ["committed 32", "committed 33", "at %s" % step], lines
-        child.send_signal(signal.SIGKILL)                # in the middle of the 3rd write
+        child.send_signal(signal.SIGKILL)  # in the middle of the 3rd write
         child.wait(30)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait(30)
-    doc = parse_floor(floor_of(db).read_bytes())         # never torn: it parses, and is ...
+    doc = parse_floor(floor_of(db).read_bytes())  # never torn: it parses, and is ...
     assert isinstance(doc, dict), doc
-    assert doc["shoes"]["T1"]["ctr"] in (33, 34)         # ... the old (33) or the new (34)
-    assert verdict(db) == 34                              # the store committed 34 first
+    assert doc["shoes"]["T1"]["ctr"] in (33, 34)  # ... the old (33) or the new (34)
+    assert verdict(db) == 34  # the store committed 34 first
     entry = parse_floor(floor_of(db).read_bytes())["shoes"]["T1"]
     assert (entry["ctr"], entry["eseq"]) == (34, 7 + 3 * 2)  # caught up, with the 3rd events
 
@@ -308,23 +340,38 @@ def test_the_issue_on_the_virtual_board(tmp_path, capsys):
     from tests.support import virtual_board
 
     state, dump, db = tmp_path / "flash", tmp_path / "dump", tmp_path / "audit.sqlite"
-    cfg = {"game": "four-card-frenzy", "paytable": "fcf-public-1", "procedure": "manual-shoe",
-           "stub_every": 5}   # a weaker setting: the supervisor's authority only
+    cfg = {
+        "game": "four-card-frenzy",
+        "paytable": "fcf-public-1",
+        "procedure": "manual-shoe",
+        "stub_every": 5,
+    }  # a weaker setting: the supervisor's authority only
 
     def table(board, *argv):
-        return shoectl(capsys, "table", *argv, "--port", board.host_url, "--demo-keys",
-                       "--db", db, "--timeout", 20)
+        return shoectl(
+            capsys,
+            "table",
+            *argv,
+            "--port",
+            board.host_url,
+            "--demo-keys",
+            "--db",
+            db,
+            "--timeout",
+            20,
+        )
 
     with virtual_board(state) as board:
         assert table(board, "configure", "--game", "four-card-frenzy")[0] == 0
         assert table(board, "status")[0] == 0
-    shutil.copytree(state, dump)                                   # the flash dump
+    shutil.copytree(state, dump)  # the flash dump
     with virtual_board(state) as board:
         for _ in range(3):
             assert table(board, "status")[0] == 0
         store = AuditStore(db)
-        link = ShoeLink(board.host_url, DEMO_KEYS["shoe"], supervisor_key=DEMO_KEYS["supervisor"],
-                        audit=store)
+        link = ShoeLink(
+            board.host_url, DEMO_KEYS["shoe"], supervisor_key=DEMO_KEYS["supervisor"], audit=store
+        )
         try:
             link.open(timeout=20)
             sent = capture(link)
@@ -336,12 +383,12 @@ def test_the_issue_on_the_virtual_board(tmp_path, capsys):
             store.close()
     [entry] = parse_floor(floor_of(db).read_bytes())["shoes"].values()
     shutil.rmtree(state)
-    shutil.copytree(dump, state)                                   # restored
+    shutil.copytree(dump, state)  # restored
     with virtual_board(state) as board:
         rc, out, err = table(board, "configure", "--game", "four-card-frenzy")
-        assert rc == 1 and "command counter went back" in err      # intact files: refused
+        assert rc == 1 and "command counter went back" in err  # intact files: refused
         raw = bytearray(floor_of(db).read_bytes())
-        raw[raw.index(b'"ctr":') + 6] ^= 0x01                       # one byte of the floor
+        raw[raw.index(b'"ctr":') + 6] ^= 0x01  # one byte of the floor
         floor_of(db).write_bytes(bytes(raw))
         for argv in (("configure", "--game", "four-card-frenzy"), ("status",)):
             rc, out, err = table(board, *argv)
@@ -355,11 +402,11 @@ def test_the_issue_on_the_virtual_board(tmp_path, capsys):
         link = ShoeLink(board.host_url, DEMO_KEYS["shoe"], audit=store)
         try:
             link.open(timeout=20)
-            assert link.ep.peer["ctr"] > entry["ctr"]                # above every old counter
+            assert link.ep.peer["ctr"] > entry["ctr"]  # above every old counter
             ctr = codec.decode(captured)[2]
             with link._lock:
-                link.ep._queue(captured)                             # the captured configure
-            while True:                                              # its answer: replay
+                link.ep._queue(captured)  # the captured configure
+            while True:  # its answer: replay
                 ev = link.next_event(20)
                 assert ev is not None, "no answer to the replayed configure"
                 if ev[0] == "error" and ev[1].get("re") == ctr:

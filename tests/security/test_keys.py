@@ -1,6 +1,7 @@
 """Keys are 16..64 bytes on the shoe (shoe.json loader) and in `shoectl provision` alike; the
 only short key is the interfaces.md demo card key, accepted as the card key so a board can read
 the demo deck, and it marks the shoe as running on demo keys."""
+
 import json
 
 import pytest
@@ -13,18 +14,30 @@ DEMO_CARD = b"demo-card-key".hex()
 
 
 def env(**keys):
-    base = {"SHOE_KEY_SHOE": "11" * 16, "SHOE_KEY_SUPERVISOR": "22" * 16,
-            "SHOE_KEY_CARD": "33" * 16}
+    base = {
+        "SHOE_KEY_SHOE": "11" * 16,
+        "SHOE_KEY_SUPERVISOR": "22" * 16,
+        "SHOE_KEY_CARD": "33" * 16,
+    }
     base.update({"SHOE_KEY_" + k.upper(): v for k, v in keys.items()})
     return base
 
 
 def test_provision_and_the_loader_agree_on_every_key():
-    for keys, ok in [({}, True), ({"card": DEMO_CARD}, True), ({"card": "33" * 8}, False),
-                     ({"shoe": "11" * 15}, False), ({"supervisor": DEMO_CARD}, False),
-                     ({"shoe": DEMO_CARD}, False), ({"card": "33" * 65}, False)]:
-        doc = {"version": 1, "shoe_id": "T1", "keys": {k[9:].lower(): v for k, v in
-                                                       env(**keys).items()}}
+    for keys, ok in [
+        ({}, True),
+        ({"card": DEMO_CARD}, True),
+        ({"card": "33" * 8}, False),
+        ({"shoe": "11" * 15}, False),
+        ({"supervisor": DEMO_CARD}, False),
+        ({"shoe": DEMO_CARD}, False),
+        ({"card": "33" * 65}, False),
+    ]:
+        doc = {
+            "version": 1,
+            "shoe_id": "T1",
+            "keys": {k[9:].lower(): v for k, v in env(**keys).items()},
+        }
         try:
             config.parse(doc)
             shoe_ok = True

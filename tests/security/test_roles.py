@@ -10,6 +10,7 @@ What the table key may not do is refused with `needs_supervisor` and changes not
 shoe's status, its decks, latched errors and event chain are the same after); the supervisor
 key does it. The keys are chosen explicitly here (`supervisor=False|True`); the hosts choose
 them from the same table (ShoeLink.command, tests/host_tools/link/test_roles_keys.py)."""
+
 import pytest
 
 from host_tools.errors import ShoeError
@@ -45,10 +46,17 @@ class Shoe:
         acknowledged)."""
         st = self.status()
         decks = [dict((k, v) for k, v in d.items() if k != "age_s") for d in st["decks"]]
-        return {"phase": st["phase"], "config": st["config"], "decks": decks,
-                "latched": st["latched"], "latched_count": st["latched_count"],
-                "rounds": st["rounds"], "round": st.get("round"),
-                "eseq": st["chain"]["eseq"], "head": st["chain"]["head"]}
+        return {
+            "phase": st["phase"],
+            "config": st["config"],
+            "decks": decks,
+            "latched": st["latched"],
+            "latched_count": st["latched_count"],
+            "rounds": st["rounds"],
+            "round": st.get("round"),
+            "eseq": st["chain"]["eseq"],
+            "head": st["chain"]["head"],
+        }
 
     def refused(self, kind, body):
         """The table key's command is refused needs_supervisor and changes nothing."""
@@ -60,8 +68,11 @@ class Shoe:
         return str(e.value)
 
     def phase_is(self, want):
-        return wait_for(lambda: self.status()["phase"] == want, 20,
-                        lambda: "phase %s (now %s)" % (want, self.status()["phase"]))
+        return wait_for(
+            lambda: self.status()["phase"] == want,
+            20,
+            lambda: "phase %s (now %s)" % (want, self.status()["phase"]),
+        )
 
     def load_and_check(self):
         self.serial += 1
@@ -92,8 +103,7 @@ class Shoe:
         mid_deal, decisions, stub."""
         self.ready()
         rep = self.cmd("open_round", seats_body(C.FCF, (1,)), TABLE_KEY)
-        n = {"before_first_card": 0, "unreadable_first": 0, "mid_deal": 3}.get(where,
-                                                                             rep["cards"])
+        n = {"before_first_card": 0, "unreadable_first": 0, "mid_deal": 3}.get(where, rep["cards"])
         for _ in range(n):
             self.world.pass_card(self.deck, self.deck.take())
         if where == "unreadable_first":
@@ -154,11 +164,11 @@ def test_every_configuration_field_through_the_link(shoe):
         assert field in shoe.refused("configure", body)
         shoe.cmd("configure", body, SUPERVISOR_KEY)
         if field not in ("game", "procedure"):
-            assert field in shoe.refused("configure", dict(C.BASE))      # left out
+            assert field in shoe.refused("configure", dict(C.BASE))  # left out
         st = shoe.status()["config"]
         other = {"game": C.HCF if st["game"] == C.FCF else C.FCF, "procedure": st["procedure"]}
-        shoe.refused("configure", other)                 # the other game: all its defaults
-        shoe.cmd("configure", body, TABLE_KEY)                            # no change
+        shoe.refused("configure", other)  # the other game: all its defaults
+        shoe.cmd("configure", body, TABLE_KEY)  # no change
         shoe.cmd("configure", dict(C.BASE), SUPERVISOR_KEY)
         tried.append(field)
     assert set(tried) | set(C.expected_table_fields()) >= set(C.settable_fields())
@@ -170,14 +180,20 @@ def test_the_issues_scenario_through_the_link(shoe):
     dealing procedure; HCF and back turned two-deck alternation off."""
     base = dict(C.BASE, two_deck=True)
     shoe.cmd("configure", base, SUPERVISOR_KEY)
-    for change in ({"rules": {"raise_when_dealer_not_open": "win"}}, {"represent_max": 5},
-                   {"deck_age_shoe_s": 99999}, {"jam_timeout_s": 600}, {"procedure": "hand"}):
+    for change in (
+        {"rules": {"raise_when_dealer_not_open": "win"}},
+        {"represent_max": 5},
+        {"deck_age_shoe_s": 99999},
+        {"jam_timeout_s": 600},
+        {"procedure": "hand"},
+    ):
         shoe.refused("configure", dict(base, **change))
     msg = shoe.refused("configure", {"game": C.HCF, "procedure": "manual-shoe"})
     assert "two_deck" in msg
-    shoe.cmd("configure", {"game": C.HCF, "procedure": "manual-shoe", "two_deck": True},
-             SUPERVISOR_KEY)
-    shoe.refused("configure", base)               # and back
+    shoe.cmd(
+        "configure", {"game": C.HCF, "procedure": "manual-shoe", "two_deck": True}, SUPERVISOR_KEY
+    )
+    shoe.refused("configure", base)  # and back
     cfg = shoe.status()["config"]
     assert cfg["game"] == C.HCF and cfg["two_deck"] is True
 
@@ -195,12 +211,13 @@ def test_voiding_in_each_phase_with_each_key(shoe):
             shoe.round_in(where)
             n = shoe.status()["rounds"]
             if where == "before_first_card":
-                shoe.cmd(kind, {"detail": "wrong seats"} if kind == "void_round" else {},
-                         TABLE_KEY)
+                shoe.cmd(
+                    kind, {"detail": "wrong seats"} if kind == "void_round" else {}, TABLE_KEY
+                )
             else:
                 assert "first card" in shoe.refused(kind, {})
                 if kind == "close_round" and where in ("decisions", "stub"):
-                    with pytest.raises(ShoeError) as e:      # the deal is complete
+                    with pytest.raises(ShoeError) as e:  # the deal is complete
                         shoe.cmd(kind, {}, SUPERVISOR_KEY)
                     assert e.value.reason == "out_of_sequence"
                     kind_done = "void_round"
@@ -217,11 +234,19 @@ def test_every_command_kind_through_the_link(shoe):
     needed; the supervisor key is never refused for its role."""
     shoe.cmd("configure", dict(C.BASE), SUPERVISOR_KEY)
     shoe.load_and_check()
-    bodies = {"configure": dict(C.BASE), "configure_supervised": dict(C.BASE),
-              "load_deck": {"serial": "%04X" % shoe.serial, "back": "R"},   # the one it holds
-              "open_round": seats_body(C.FCF, (2,)), "decisions": {"1": 0},
-              "attest": {"nonce": b"n" * 16}, "recall": {}, "ack": {"all": True},
-              "ack_error": {"all": True}, "void_round": {}, "close_round": {}}
+    bodies = {
+        "configure": dict(C.BASE),
+        "configure_supervised": dict(C.BASE),
+        "load_deck": {"serial": "%04X" % shoe.serial, "back": "R"},  # the one it holds
+        "open_round": seats_body(C.FCF, (2,)),
+        "decisions": {"1": 0},
+        "attest": {"nonce": b"n" * 16},
+        "recall": {},
+        "ack": {"all": True},
+        "ack_error": {"all": True},
+        "void_round": {},
+        "close_round": {},
+    }
     # something latched, so acknowledging has something to clear
     shoe.round_in("mid_deal")
     shoe.cmd("void_round", {}, SUPERVISOR_KEY)
@@ -231,8 +256,8 @@ def test_every_command_kind_through_the_link(shoe):
         if where == "mid_deal":
             shoe.round_in("mid_deal")
         for kind in C.known_kinds():
-            if kind == "_ack":      # the link's own, never answered: the host's acks prune
-                continue            # the outbox (asserted below)
+            if kind == "_ack":  # the link's own, never answered: the host's acks prune
+                continue  # the outbox (asserted below)
             body = bodies.get(kind, {})
             rule = roles.rule(kind)
             # `deck`: the body names the deck the shoe holds; `fields`: nothing changes (or the
@@ -241,7 +266,7 @@ def test_every_command_kind_through_the_link(shoe):
             if table_may:
                 try:
                     shoe.cmd(kind, body, TABLE_KEY)
-                except ShoeError as e:      # the phase may refuse it, never the role
+                except ShoeError as e:  # the phase may refuse it, never the role
                     assert e.reason != "needs_supervisor", (kind, where, str(e))
             else:
                 shoe.refused(kind, body)
@@ -262,7 +287,7 @@ def test_loading_a_deck_the_shoe_holds_needs_the_supervisor(shoe):
     shoe.cmd("configure", dict(C.BASE), SUPERVISOR_KEY)
     shoe.load_and_check()
     held = {"serial": "%04X" % shoe.serial, "back": "R"}
-    assert "holds" in shoe.refused("load_deck", held)   # it would restart the deck's age
+    assert "holds" in shoe.refused("load_deck", held)  # it would restart the deck's age
     shoe.cmd("load_deck", held, SUPERVISOR_KEY)
     shoe.world.deck_check(Deck(shoe.serial, "R", seed=1))
     shoe.phase_is("open_round")

@@ -14,6 +14,7 @@ The attacker holds the table key, the link's key (an insider: the table system, 
 with its key file): it decrypts every DATA frame (tests.security.leaks.Insider). A keyless
 listener reads less still (protocol 3 encrypts; tests/security/test_attacks.py): the
 commitments, not the encryption, are what keeps the cards (docs/protocol.md section 10)."""
+
 import random
 import time
 
@@ -34,7 +35,7 @@ class Listener(FrameMitm):
     """A passive listener on the cable: forwards every byte, keeps every byte with its time."""
 
     def __init__(self):
-        super().__init__(None, keep=10 ** 6)
+        super().__init__(None, keep=10**6)
         self.chunks = {UP: [], DOWN: []}
 
     def feed(self, direction, data):
@@ -64,17 +65,21 @@ def dealt_count(game, proc):
 
 def play_listened(tmp_path, game, proc, faults, seed):
     """One round through a listening proxy, with a status, a recall, the rounds list and a
-    refused raise asked while the cards are face down. -> (listener, recorder, outcome kinds, deck order,
-    the refused raise's message)."""
+    refused raise asked while the cards are face down. -> (listener, recorder, outcome kinds,
+    deck order, the refused raise's message)."""
     order = stacked(seed)
-    spec = {"game": game, "procedure": proc, "seed": seed, "shuffle_check": False,
-            "double_reads": True, "rounds": [{"deck": order, "seats": seats(game),
-                                              "faults": faults}]}
+    spec = {
+        "game": game,
+        "procedure": proc,
+        "seed": seed,
+        "shuffle_check": False,
+        "double_reads": True,
+        "rounds": [{"deck": order, "seats": seats(game), "faults": faults}],
+    }
     listener = Listener()
     rec = Recorder()
     refused = []
-    with VirtualTable(str(tmp_path / "state"), on_event=rec,
-                      faults={"hostile": listener}) as t:
+    with VirtualTable(str(tmp_path / "state"), on_event=rec, faults={"hostile": listener}) as t:
         orig = t.runner.command
 
         def command(kind, body, supervisor=None):
@@ -111,13 +116,16 @@ def split_at_reveal(listener):
     t_rev = down[i][0]
     # the shoe's messages in the order they went (a flush shares one capture time), the
     # host's by time
-    return (down[:i] + [m for m in up if m[0] < t_rev],
-            down[i:] + [m for m in up if m[0] >= t_rev], t_rev)
+    return (
+        down[:i] + [m for m in up if m[0] < t_rev],
+        down[i:] + [m for m in up if m[0] >= t_rev],
+        t_rev,
+    )
 
 
 def search_all(msgs, cards):
     found = {}
-    for t, kind, body, payload in msgs:
+    for _t, kind, body, payload in msgs:
         leaks.search(body, cards, "%s" % kind, found)
         leaks.search(payload, cards, "payload of %s" % kind, found)
     return found
@@ -142,11 +150,12 @@ CASES = [
 
 @pytest.mark.parametrize("game,proc,faults,seed", CASES, ids=["fcf", "fcf-auto", "hcf"])
 def test_a_listener_with_the_table_key_reads_no_face_down_card_before_the_decisions_close(
-        tmp_path, game, proc, faults, seed):
+    tmp_path, game, proc, faults, seed
+):
     listener, rec, out, order, refused = play_listened(tmp_path, game, proc, faults, seed)
     assert out == ["round_result"]
     n = dealt_count(game, proc)
-    cards = order[:n]                         # the dealer's, the players', All-Six, discards
+    cards = order[:n]  # the dealer's, the players', All-Six, discards
     before, after, t_rev = split_at_reveal(listener)
     # the attacker saw the whole deal: the card events (commitments), deal_complete, the
     # double read and unreadable events, the status and recall replies, the refused raise
@@ -168,16 +177,17 @@ def test_a_void_mid_deal_reveals_first_then_names_the_card(tmp_path):
     """A duplicate at position 12 voids the round: the reveal goes first, so the irregularity
     that names the duplicate card (and every later event) comes after it on the cable."""
     listener, rec, out, order, _ = play_listened(
-        tmp_path, FCF, "manual-shoe", [{"kind": "duplicate", "at": 12}], 21)
+        tmp_path, FCF, "manual-shoe", [{"kind": "duplicate", "at": 12}], 21
+    )
     assert out == ["round_void"]
     cards = order[:12]
     before, after, t_rev = split_at_reveal(listener)
-    assert search_all(before, order) == {}          # no card of the deck at all before it
+    assert search_all(before, order) == {}  # no card of the deck at all before it
     kinds = [m[1] for m in after]
     assert kinds.index("reveal") < kinds.index("irregularity") < kinds.index("round_void")
     assert set(search_all(after, cards)) == set(cards)
     irq = [m[2] for m in after if m[1] == "irregularity"][0]
-    assert order[0] in irq["detail"]               # the duplicate: the round's first card
+    assert order[0] in irq["detail"]  # the duplicate: the round's first card
     assert not rec.of("reveal_mismatch")
 
 
@@ -186,7 +196,8 @@ def test_a_power_cut_mid_deal_keeps_the_secret_and_the_reveal_opens_every_commit
     round's secret); the deal goes on, and the reveal after the decisions opens the commitments
     made before the cut too: the host, which checks each one, raises no alert."""
     listener, rec, out, order, _ = play_listened(
-        tmp_path, FCF, "manual-shoe", [{"kind": "power-cut", "at": 10}], 23)
+        tmp_path, FCF, "manual-shoe", [{"kind": "power-cut", "at": 10}], 23
+    )
     assert out == ["round_result"]
     n = dealt_count(FCF, "manual-shoe")
     before, after, _ = split_at_reveal(listener)
@@ -194,4 +205,4 @@ def test_a_power_cut_mid_deal_keeps_the_secret_and_the_reveal_opens_every_commit
     [rev] = rec.of("reveal")
     assert rev["cards"] == order[:n]
     assert len(rec.of("card")) == n and not rec.of("reveal_mismatch")
-    assert len({h["boot"] for h in rec.of("hello")}) == 2, rec.of("hello")   # it booted again
+    assert len({h["boot"] for h in rec.of("hello")}) == 2, rec.of("hello")  # it booted again

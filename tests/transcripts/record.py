@@ -18,6 +18,7 @@ makes into its Endpoint, as `NAME-shoe.jsonl`, replayed into the firmware's shoe
 Re-record after an intended protocol change (frame layout, HELLO fields, a message or reply
 changed on purpose): the replay test (test_replay.py) then fails on the old transcripts.
 """
+
 import json
 import os
 import sys
@@ -31,50 +32,114 @@ from host_tools.link import ShoeLink
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.sim.session import TableRunner
 from host_tools.sim.simboard import SimBoard
-from host_tools.transcript import (FORMAT, RecordingEndpoint, SeededNonces, join_chunks, key_id,
-                                   write)
 from host_tools.sim.world import ReaderPort, World
+from host_tools.transcript import (
+    FORMAT,
+    RecordingEndpoint,
+    SeededNonces,
+    join_chunks,
+    key_id,
+    write,
+)
 from shoe import VERSION
 from shoe.link import cobs
-from shoe.link.handshake import PROTOCOL
 from shoe.link.frame import DATA
+from shoe.link.handshake import PROTOCOL
 
 HERE = Path(__file__).resolve().parent
 SHOE_ID = "7E57"
-OPTIONS = {"rto_ms": 100}   # as the virtual table runs the link
+OPTIONS = {"rto_ms": 100}  # as the virtual table runs the link
 
 # An inline pay table (interfaces.md section 3), not a preset: fractional odds travel as floats.
 FCF_TABLE = {
-    "name": "fcf-transcript", "game": "four-card-frenzy", "example": False,
-    "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},
-             "straight_flush": {"win": 15, "bad_beat": 50},
-             "three_of_a_kind": {"win": 2, "bad_beat": 4}, "flush": {"win": 1.5, "bad_beat": 3},
-             "straight": {"win": 1, "bad_beat": 2}},
+    "name": "fcf-transcript",
+    "game": "four-card-frenzy",
+    "example": False,
+    "odds": {
+        "four_of_a_kind": {"win": 30, "bad_beat": 100},
+        "straight_flush": {"win": 15, "bad_beat": 50},
+        "three_of_a_kind": {"win": 2, "bad_beat": 4},
+        "flush": {"win": 1.5, "bad_beat": 3},
+        "straight": {"win": 1, "bad_beat": 2},
+    },
     "prime": {"five_one_colour": 5, "four_one_colour": 1},
-    "four_card_bonus": {"four_of_a_kind": 100, "royal_flush": 50, "straight_flush": 30,
-                        "three_of_a_kind": 8, "flush": 4, "straight": 3, "two_pair": 2},
-    "all_six": {"six_card_royal_flush": 1000, "royal_flush": 200, "straight_flush": 50,
-                "four_of_a_kind": 20, "full_house": 10, "flush": 5, "straight": 4,
-                "three_of_a_kind": 3},
-    "payout_limit": None}
+    "four_card_bonus": {
+        "four_of_a_kind": 100,
+        "royal_flush": 50,
+        "straight_flush": 30,
+        "three_of_a_kind": 8,
+        "flush": 4,
+        "straight": 3,
+        "two_pair": 2,
+    },
+    "all_six": {
+        "six_card_royal_flush": 1000,
+        "royal_flush": 200,
+        "straight_flush": 50,
+        "four_of_a_kind": 20,
+        "full_house": 10,
+        "flush": 5,
+        "straight": 4,
+        "three_of_a_kind": 3,
+    },
+    "payout_limit": None,
+}
 
 SESSIONS = {
-    "fcf": {"nonce_seed": 11, "sid": 0x5EED01, "script": {
-        "game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 3,
-        "paytable": FCF_TABLE,
-        "rounds": [
-            {"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "prime": 5,
-                                        "four_card_bonus": 5, "all_six": 5}, "raise": 10}}},
-            {"seats": {"2": {"wagers": {"ante": 5, "odds": 5}, "raise": 0}},
-             "faults": [{"kind": "foreign", "at": 4}]}]}},
-    "hcf": {"nonce_seed": 12, "sid": 0x5EED02, "script": {
-        "game": "high-card-flush", "procedure": "manual-shoe", "seed": 4,
-        "paytable": "hcf-public-2",
-        "rounds": [
-            {"seats": {"2": {"wagers": {"ante": 10, "flush_bonus": 5,
-                                        "straight_flush_bonus": 5}, "raise": 10}}},
-            {"seats": {"5": {"wagers": {"ante": 10, "progressive": 1}, "raise": 0}},
-             "faults": [{"kind": "misread", "at": 2}]}]}},
+    "fcf": {
+        "nonce_seed": 11,
+        "sid": 0x5EED01,
+        "script": {
+            "game": "four-card-frenzy",
+            "procedure": "manual-shoe",
+            "seed": 3,
+            "paytable": FCF_TABLE,
+            "rounds": [
+                {
+                    "seats": {
+                        "1": {
+                            "wagers": {
+                                "ante": 10,
+                                "odds": 10,
+                                "prime": 5,
+                                "four_card_bonus": 5,
+                                "all_six": 5,
+                            },
+                            "raise": 10,
+                        }
+                    }
+                },
+                {
+                    "seats": {"2": {"wagers": {"ante": 5, "odds": 5}, "raise": 0}},
+                    "faults": [{"kind": "foreign", "at": 4}],
+                },
+            ],
+        },
+    },
+    "hcf": {
+        "nonce_seed": 12,
+        "sid": 0x5EED02,
+        "script": {
+            "game": "high-card-flush",
+            "procedure": "manual-shoe",
+            "seed": 4,
+            "paytable": "hcf-public-2",
+            "rounds": [
+                {
+                    "seats": {
+                        "2": {
+                            "wagers": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
+                            "raise": 10,
+                        }
+                    }
+                },
+                {
+                    "seats": {"5": {"wagers": {"ante": 10, "progressive": 1}, "raise": 0}},
+                    "faults": [{"kind": "misread", "at": 2}],
+                },
+            ],
+        },
+    },
 }
 
 
@@ -100,7 +165,7 @@ class FaultyPort:
         if cut < 0:
             self.buf = data
             return b""
-        data, self.buf = data[:cut + 1], data[cut + 1:]
+        data, self.buf = data[: cut + 1], data[cut + 1 :]
         out = []
         for part in data.split(b"\x00")[:-1]:
             if self.todo and part:
@@ -154,16 +219,20 @@ def record(name, out_dir=HERE):
         state = str(Path(tmp) / "state")
         ensure_demo_keys(state, shoe_id=SHOE_ID)
         shoe_log = Path(tmp) / "shoe-link.jsonl"
-        os.environ["SHOE_LINK_RECORD"] = str(shoe_log)   # board/sim/linkrec.py
+        os.environ["SHOE_LINK_RECORD"] = str(shoe_log)  # board/sim/linkrec.py
         try:
             board = SimBoard(state).start()
         finally:
             del os.environ["SHOE_LINK_RECORD"]
         try:
-            link = ShoeLink(board.host_url, DEMO_KEYS["shoe"],
-                            supervisor_key=DEMO_KEYS["supervisor"], reconnect_s=0.05,
-                            open_port=open_port,
-                            endpoint_options=dict(OPTIONS, sid=spec["sid"], nonce_source=nonces))
+            link = ShoeLink(
+                board.host_url,
+                DEMO_KEYS["shoe"],
+                supervisor_key=DEMO_KEYS["supervisor"],
+                reconnect_s=0.05,
+                open_port=open_port,
+                endpoint_options=dict(OPTIONS, sid=spec["sid"], nonce_source=nonces),
+            )
             link.ep = RecordingEndpoint(link.ep)
             port = None
             try:
@@ -194,14 +263,27 @@ def record(name, out_dir=HERE):
             board.stop()
         shoe_rows = [json.loads(s) for s in shoe_log.read_text().splitlines() if s.strip()]
     applied = [a for p in ports for a in p.applied]
-    header = {"op": "header", "format": FORMAT, "name": name, "firmware": VERSION,
-              "protocol": PROTOCOL, "shoe_id": SHOE_ID, "key_id": key_id(DEMO_KEYS["shoe"]),
-              "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]),
-              "host": {"sid": spec["sid"], "nonce_seed": spec["nonce_seed"],
-                       "nonces": [n.hex() for n in nonces.given], "options": OPTIONS,
-                       "on_peer": None},
-              "script": spec["script"], "faults": applied,
-              "outcomes": [[o[0], o[1]] for o in outcomes], "phase_after": st.get("phase")}
+    header = {
+        "op": "header",
+        "format": FORMAT,
+        "name": name,
+        "firmware": VERSION,
+        "protocol": PROTOCOL,
+        "shoe_id": SHOE_ID,
+        "key_id": key_id(DEMO_KEYS["shoe"]),
+        "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]),
+        "host": {
+            "sid": spec["sid"],
+            "nonce_seed": spec["nonce_seed"],
+            "nonces": [n.hex() for n in nonces.given],
+            "options": OPTIONS,
+            "on_peer": None,
+        },
+        "script": spec["script"],
+        "faults": applied,
+        "outcomes": [[o[0], o[1]] for o in outcomes],
+        "phase_after": st.get("phase"),
+    }
     path = Path(out_dir) / ("%s.jsonl" % name)
     write(path, header, lines)
     write(Path(out_dir) / ("%s-shoe.jsonl" % name), *_shoe_transcript(name, shoe_rows))
@@ -216,27 +298,47 @@ def _shoe_transcript(name, rows):
     for r in calls:
         if r["op"] in ("rx", "tx"):
             r["dir"] = "h2s" if r["op"] == "rx" else "s2h"
-    header = {"op": "header", "format": FORMAT, "name": name, "side": "shoe",
-              "firmware": VERSION, "protocol": PROTOCOL, "shoe_id": init["shoe_id"],
-              "key_id": key_id(DEMO_KEYS["shoe"]),
-              "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]) if init["supervisor_key"]
-              else None, "sid": init["sid"], "boot": init["boot"], "nonce": init["nonce"],
-              "nonces": [r["hex"] for r in rows if r["op"] == "nonce"],
-              "options": init["options"],
-              "outbox_limit": init["room"]}
+    header = {
+        "op": "header",
+        "format": FORMAT,
+        "name": name,
+        "side": "shoe",
+        "firmware": VERSION,
+        "protocol": PROTOCOL,
+        "shoe_id": init["shoe_id"],
+        "key_id": key_id(DEMO_KEYS["shoe"]),
+        "supervisor_key_id": key_id(DEMO_KEYS["supervisor"]) if init["supervisor_key"] else None,
+        "sid": init["sid"],
+        "boot": init["boot"],
+        "nonce": init["nonce"],
+        "nonces": [r["hex"] for r in rows if r["op"] == "nonce"],
+        "options": init["options"],
+        "outbox_limit": init["room"],
+    }
     order = ("n", "dir", "op", "t")
-    return header, [dict([(k, r[k]) for k in order if k in r]
-                         + sorted((k, v) for k, v in r.items() if k not in order))
-                    for r in join_chunks(calls)]
+    return header, [
+        dict(
+            [(k, r[k]) for k in order if k in r]
+            + sorted((k, v) for k, v in r.items() if k not in order)
+        )
+        for r in join_chunks(calls)
+    ]
 
 
 def main(argv):
     names = argv or sorted(SESSIONS)
     for name in names:
         path, header, lines = record(name)
-        print("%s: %d lines, %d bytes, faults %s, outcomes %s" % (
-            path, len(lines) + 1, path.stat().st_size, header["faults"],
-            json.dumps(header["outcomes"])))
+        print(
+            "%s: %d lines, %d bytes, faults %s, outcomes %s"
+            % (
+                path,
+                len(lines) + 1,
+                path.stat().st_size,
+                header["faults"],
+                json.dumps(header["outcomes"]),
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ bytes at the recorded instants and the same commands, the host must write exactl
 bytes and make exactly the recorded events and replies of what it received. No board, no
 threads, no clock: a protocol regression fails here in well under a second, naming the first
 line that differs. After an intended protocol change, re-record (see record.py)."""
+
 import json
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def test_the_host_end_replays_the_transcript_exactly(path):
     assert header["protocol"] == PROTOCOL, RERECORD
     assert header["key_id"] == key_id(DEMO_KEYS["shoe"])
     ops = {r["op"] for r in rows}
-    assert {"rx", "tx", "cmd", "end"} <= ops   # a real session, not an empty file
+    assert {"rx", "tx", "cmd", "end"} <= ops  # a real session, not an empty file
     diff = first_difference(path, DEMO_KEYS)
     assert diff is None, "%s: %s %s" % (path.name, diff, RERECORD)
 
@@ -61,17 +62,31 @@ def _what_the_sessions_hold():
 
 def test_the_transcripts_cover_the_session():
     kinds, cmds = _what_the_sessions_hold()
-    assert {"configure", "load_deck", "open_round", "decisions", "ack_error",
-            "status", "recall"} <= cmds
-    assert {"card", "deal_complete", "round_result", "round_void", "irregularity",
-            "deck_check", "reply"} <= kinds
+    assert {
+        "configure",
+        "load_deck",
+        "open_round",
+        "decisions",
+        "ack_error",
+        "status",
+        "recall",
+    } <= cmds
+    assert {
+        "card",
+        "deal_complete",
+        "round_result",
+        "round_void",
+        "irregularity",
+        "deck_check",
+        "reply",
+    } <= kinds
     errors = {}
     for p in TRANSCRIPTS:
         end = read(p)[1][-1]
         for k, v in end["errors"].items():
             errors[k] = errors.get(k, 0) + v
-    assert errors.get("ooo", 0) >= 1          # the dropped frame: later ones held
-    assert errors.get("frame_crc", 0) + errors.get("frame_cobs", 0) >= 1   # the corrupted one
+    assert errors.get("ooo", 0) >= 1  # the dropped frame: later ones held
+    assert errors.get("frame_crc", 0) + errors.get("frame_cobs", 0) >= 1  # the corrupted one
 
 
 def _mutated(tmp_path, path, pick, change):
@@ -96,8 +111,11 @@ def test_a_changed_shoe_byte_is_caught_at_its_line(tmp_path):
     of it, and the replay says so at that line."""
     path = TRANSCRIPTS[0]
     mutated, line = _mutated(
-        tmp_path, path, lambda r: r["op"] == "rx" and any(g[0] == "card" for g in r["got"]),
-        lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)))
+        tmp_path,
+        path,
+        lambda r: r["op"] == "rx" and any(g[0] == "card" for g in r["got"]),
+        lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)),
+    )
     diff = first_difference(mutated, DEMO_KEYS)
     assert diff and diff.startswith("line %d (s2h rx" % line), diff
 
@@ -110,9 +128,13 @@ def test_a_changed_host_byte_is_caught_by_the_shoe_end_at_its_line(tmp_path):
     def last_is_data(r):  # the chunk's last frame (whose byte is flipped) is a DATA frame
         parts = [p for p in bytes.fromhex(r["hex"]).split(b"\x00") if p]
         return parts and len(parts[-1]) > 2 and parts[-1][2] == 1  # COBS: byte 2 is the type
-    mutated, line = _mutated(tmp_path, path, lambda r: r["op"] == "rx" and r["got"]
-                             and last_is_data(r),
-                             lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)))
+
+    mutated, line = _mutated(
+        tmp_path,
+        path,
+        lambda r: r["op"] == "rx" and r["got"] and last_is_data(r),
+        lambda r: r.update(hex=_flip(r["hex"], len(r["hex"]) // 2 - 3)),
+    )
     diff = first_difference_shoe(mutated, DEMO_KEYS)
     assert diff and diff.startswith("line %d (h2s rx" % line), diff
 
@@ -129,16 +151,21 @@ def test_a_changed_event_is_caught_by_the_shoe_end_at_its_line(tmp_path):
         r["msgs"][0] = [kind, codec.encode(b).hex()]
 
     path = SHOE_TRANSCRIPTS[0]
-    mutated, line = _mutated(tmp_path, path, lambda r: r["op"] == "send_many" and r["msgs"],
-                             rename)
+    mutated, line = _mutated(
+        tmp_path, path, lambda r: r["op"] == "send_many" and r["msgs"], rename
+    )
     diff = first_difference_shoe(mutated, DEMO_KEYS)
     assert diff and "(s2h tx" in diff and int(diff.split()[1]) > line, diff
 
 
 def test_a_changed_host_byte_is_caught_at_its_line(tmp_path):
     path = TRANSCRIPTS[0]
-    mutated, line = _mutated(tmp_path, path, lambda r: r["op"] == "tx" and len(r["hex"]) > 40,
-                             lambda r: r.update(hex=_flip(r["hex"], 5)))
+    mutated, line = _mutated(
+        tmp_path,
+        path,
+        lambda r: r["op"] == "tx" and len(r["hex"]) > 40,
+        lambda r: r.update(hex=_flip(r["hex"], 5)),
+    )
     diff = first_difference(mutated, DEMO_KEYS)
     assert diff and diff.startswith("line %d (h2s tx" % line), diff
     assert "first difference at byte 5" in diff
@@ -147,18 +174,18 @@ def test_a_changed_host_byte_is_caught_at_its_line(tmp_path):
 def test_every_host_nonce_comes_from_the_nonce_source():
     """The seam the replay relies on: the first nonce and every fresh one (renegotiate, a HELLO
     that proves nothing) come from `nonce_source`; without it they are random."""
-    from host_tools.transcript import SeededNonces
     from host_tools.link.host import Endpoint
+    from host_tools.transcript import SeededNonces
 
     src = SeededNonces(5)
     ep = Endpoint("host", DEMO_KEYS["shoe"], nonce_source=src)
     assert ep.nonce == src.given[0]
-    ep._sess = (ep.nonce, b"x" * 8)   # as if a session were up: renegotiate draws a fresh one
+    ep._sess = (ep.nonce, b"x" * 8)  # as if a session were up: renegotiate draws a fresh one
     ep.renegotiate()
     assert ep.nonce == src.given[1] != src.given[0]
-    assert SeededNonces(5)() == src.given[0]            # seeded: the same again
+    assert SeededNonces(5)() == src.given[0]  # seeded: the same again
     a, b = Endpoint("host", DEMO_KEYS["shoe"]), Endpoint("host", DEMO_KEYS["shoe"])
-    assert a.nonce != b.nonce and len(a.nonce) == 8     # the default stays os.urandom
+    assert a.nonce != b.nonce and len(a.nonce) == 8  # the default stays os.urandom
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.stem)
@@ -179,8 +206,12 @@ def test_both_ends_recorded_the_same_session(path):
     assert stream(host, "tx").startswith(stream(shoe, "rx"))
     sent = [f for f in stream(shoe, "tx").split(b"\x00") if f]
     got = [f for f in stream(host, "rx").split(b"\x00") if f]
-    sent = sent[:len(sent) - sent[::-1].index(got[-1])]
-    ops = [(op, i2 - i1, j2 - j1) for op, i1, i2, j1, j2
-           in difflib.SequenceMatcher(None, sent, got, autojunk=False).get_opcodes()
-           if op != "equal"]
+    sent = sent[: len(sent) - sent[::-1].index(got[-1])]
+    ops = [
+        (op, i2 - i1, j2 - j1)
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
+            None, sent, got, autojunk=False
+        ).get_opcodes()
+        if op != "equal"
+    ]
     assert sorted(ops) == [("delete", 1, 0), ("replace", 1, 1)], ops

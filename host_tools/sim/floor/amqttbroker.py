@@ -8,6 +8,7 @@
 
 A stand-in for tests and laptops: production points the same commands at Mosquitto or EMQX.
 """
+
 import asyncio
 import threading
 import time
@@ -41,6 +42,7 @@ class EmbeddedBroker(LocalBroker):
 
     def _start(self, timeout):
         import logging
+
         # amqtt logs every dropped client (a restart, a killed collector) with a traceback; what
         # matters is reported by start() and by the gateways' and collectors' counters
         logging.getLogger("amqtt").setLevel(logging.CRITICAL)
@@ -53,18 +55,30 @@ class EmbeddedBroker(LocalBroker):
             asyncio.set_event_loop(loop)
             try:
                 from amqtt.broker import Broker
+
                 if self.passwd:
-                    plugins = {"host_tools.floor.brokerauth.FloorAuth":
-                               {"password_file": str(self.passwd)},
-                               "host_tools.floor.brokerauth.FloorTopics":
-                               {"acl_file": str(self.acl)}}
+                    plugins = {
+                        "host_tools.floor.brokerauth.FloorAuth": {
+                            "password_file": str(self.passwd)
+                        },
+                        "host_tools.floor.brokerauth.FloorTopics": {"acl_file": str(self.acl)},
+                    }
                 else:
-                    plugins = {"amqtt.plugins.authentication.AnonymousAuthPlugin":
-                               {"allow_anonymous": True}}
-                cfg = {"listeners": {"default": {"type": "tcp",
-                                                 "bind": "127.0.0.1:%d" % self.port,
-                                                 "max_connections": 0}},
-                       "plugins": plugins}
+                    plugins = {
+                        "amqtt.plugins.authentication.AnonymousAuthPlugin": {
+                            "allow_anonymous": True
+                        }
+                    }
+                cfg = {
+                    "listeners": {
+                        "default": {
+                            "type": "tcp",
+                            "bind": "127.0.0.1:%d" % self.port,
+                            "max_connections": 0,
+                        }
+                    },
+                    "plugins": plugins,
+                }
                 self._broker = Broker(cfg, loop=loop)
                 loop.run_until_complete(self._broker.start())
             except Exception as e:  # reported to start()
@@ -75,7 +89,7 @@ class EmbeddedBroker(LocalBroker):
                 return
             ready.set()
             loop.run_forever()
-            for task in asyncio.all_tasks(loop):   # a clean stop: nothing left pending
+            for task in asyncio.all_tasks(loop):  # a clean stop: nothing left pending
                 task.cancel()
             try:
                 loop.run_until_complete(asyncio.sleep(0.05))
@@ -115,8 +129,9 @@ class EmbeddedBroker(LocalBroker):
 
 
 class BrokerProcess(LocalBroker):
-    """The embedded amqtt broker in a process of its own (`python -m host_tools.sim.floor.amqttbroker
-    PORT`), so a bench's broker has its own interpreter; restart() = SIGTERM and start again."""
+    """The embedded amqtt broker in a process of its own
+    (`python -m host_tools.sim.floor.amqttbroker PORT`), so a bench's broker has its own
+    interpreter; restart() = SIGTERM and start again."""
 
     def __init__(self, port=0, passwd=None, acl=None):
         super().__init__(port)
@@ -126,9 +141,13 @@ class BrokerProcess(LocalBroker):
     def start(self, timeout=30.0):
         import subprocess
         import sys
+
         files = [str(self.passwd), str(self.acl)] if self.passwd else []
-        self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.sim.floor.amqttbroker",
-                                      str(self.port), *files], stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "host_tools.sim.floor.amqttbroker", str(self.port), *files],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         line = self.proc.stdout.readline()
         if not line.startswith("ready"):
             raise ShoeError("the broker process did not start")
@@ -147,6 +166,7 @@ class BrokerProcess(LocalBroker):
 
 def _serve(port, passwd=None, acl=None):
     import signal
+
     b = EmbeddedBroker(port, passwd, acl)
     b.start()
     stop = threading.Event()
@@ -161,4 +181,5 @@ def _serve(port, passwd=None, acl=None):
 
 if __name__ == "__main__":
     import sys
+
     _serve(int(sys.argv[1]), *sys.argv[2:4])

@@ -11,15 +11,14 @@ MosquittoBridge(workdir, edges=K): one "core" Mosquitto (collectors connect here
 Mosquittos (the gateways of a pit or a machine connect to theirs), each edge bridged to the core:
 events and states out, replay requests in (docs/floor.md, "5,000 tables").
 """
+
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from host_tools.errors import ShoeError
-from host_tools.sim.floor import aedes, mosquitto
-from host_tools.sim.floor import amqttbroker
-
+from host_tools.sim.floor import aedes, amqttbroker, mosquitto
 
 ENGINES = ("aedes", "amqtt")
 
@@ -31,13 +30,18 @@ def embedded(engine=None, passwd=None, acl=None, process=False, port=0, tls=None
         why = aedes.missing()
         engine = "amqtt" if why else "aedes"
         if why:
-            print("embedded MQTT broker: amqtt, because aedes cannot run (%s)" % why,
-                  file=sys.stderr, flush=True)
+            print(
+                "embedded MQTT broker: amqtt, because aedes cannot run (%s)" % why,
+                file=sys.stderr,
+                flush=True,
+            )
     if engine == "aedes":
         return aedes.AedesBroker(port, passwd=passwd, acl=acl, tls=tls)
     if tls:
         raise ShoeError("the embedded amqtt broker is not set up for TLS here: use aedes")
-    return (amqttbroker.BrokerProcess if process else amqttbroker.EmbeddedBroker)(port, passwd=passwd, acl=acl)
+    return (amqttbroker.BrokerProcess if process else amqttbroker.EmbeddedBroker)(
+        port, passwd=passwd, acl=acl
+    )
 
 
 def broker_for(name, workdir=None):
@@ -64,21 +68,30 @@ class _Edge(mosquitto.Mosquitto):
         self.name = name
 
     def start(self):
-        url = super().start()          # writes the plain configuration; add the bridge, reload
+        url = super().start()  # writes the plain configuration; add the bridge, reload
         self.stop()
         conf = self.dir / "mosquitto.conf"
-        conf.write_text(conf.read_text() + (
-            "connection %s\naddress 127.0.0.1:%d\nclientid %s\ncleansession false\n"
-            "restart_timeout 1 5\nbridge_attempt_unsubscribe false\n"
-            "topic floor/shoe/+/events out 1\ntopic floor/shoe/+/state out 1\n"
-            "topic floor/shoe/+/replay in 1\n") % (self.name, self.core_port, self.name))
-        self.proc = subprocess.Popen([mosquitto.find(), "-c", str(conf)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        conf.write_text(
+            conf.read_text()
+            + (
+                "connection %s\naddress 127.0.0.1:%d\nclientid %s\ncleansession false\n"
+                "restart_timeout 1 5\nbridge_attempt_unsubscribe false\n"
+                "topic floor/shoe/+/events out 1\ntopic floor/shoe/+/state out 1\n"
+                "topic floor/shoe/+/replay in 1\n"
+            )
+            % (self.name, self.core_port, self.name)
+        )
+        self.proc = subprocess.Popen(
+            [mosquitto.find(), "-c", str(conf)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return self._wait_listening(url)
 
     def _wait_listening(self, url):
         import socket
         import time
+
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -93,8 +106,9 @@ class MosquittoBridge:
     def __init__(self, workdir, edges=2):
         self.dir = Path(workdir)
         self.core = mosquitto.Mosquitto(self.dir / "core")
-        self.edges = [_Edge(self.dir / ("edge%d" % i), self.core.port, "edge%d" % i)
-                      for i in range(edges)]
+        self.edges = [
+            _Edge(self.dir / ("edge%d" % i), self.core.port, "edge%d" % i) for i in range(edges)
+        ]
 
     @property
     def url(self):

@@ -1,7 +1,8 @@
 """An embedded PostgreSQL 16 (the pinned `pgserver` wheel) for tests, the bench and laptops.
 
-    EmbeddedPostgres(dir).start() -> "postgresql://..."   a stand-in: a floor runs its own server.
+EmbeddedPostgres(dir).start() -> "postgresql://..."   a stand-in: a floor runs its own server.
 """
+
 from pathlib import Path
 
 from host_tools.errors import ShoeError
@@ -15,6 +16,7 @@ class EmbeddedPostgres:
 
     def __init__(self, directory=None):
         import tempfile
+
         self.temporary = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="shoe-floor-pg-"))
         self._srv = None
@@ -23,11 +25,14 @@ class EmbeddedPostgres:
         try:
             import pgserver
         except ImportError:
-            raise ShoeError("the embedded PostgreSQL (pgserver) is not installed for this Python; "
-                            "give --db postgresql://... of a server")
+            raise ShoeError(
+                "the embedded PostgreSQL (pgserver) is not installed for this Python; "
+                "give --db postgresql://... of a server"
+            ) from None
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._srv = pgserver.get_server(str(self.directory),
-                                        cleanup_mode="delete" if self.temporary else "stop")
+        self._srv = pgserver.get_server(
+            str(self.directory), cleanup_mode="delete" if self.temporary else "stop"
+        )
         return self._srv.get_uri()
 
     @property

@@ -17,25 +17,41 @@ floor sets while it runs (the demo's own process).
 Without `users` (host_tools/floor/auth.Users) the view gets a users file in `workdir` with one
 admin whose password is generated for this run (f.login): the demo's one-time credentials.
 """
+
 import threading
 from pathlib import Path
 
 from host_tools.audit import AuditStore
 from host_tools.floor import keyring, pg
-from host_tools.sim.floor import brokers
 from host_tools.floor.collector import Collector
 from host_tools.floor.gateway import Gateway
-from host_tools.sim.floor.simshoe import FloorDriver, SimShoe, make_keys
 from host_tools.floor.view import FloorView
 from host_tools.link import ShoeLink
-from host_tools.sim.floor import embedded_pg
+from host_tools.sim.floor import brokers, embedded_pg
+from host_tools.sim.floor.simshoe import FloorDriver, SimShoe, make_keys
 
 
 class Floor:
-    def __init__(self, workdir, tables=10, collectors=1, rate=1.0, broker_url=None, db_url=None,
-                 view=True, seed=0, gap_timeout=30.0, on_commit=None, http_host="127.0.0.1",
-                 http_port=0, processes=False, users=None, view_options=None,
-                 broker_acl=False, broker_engine=None):
+    def __init__(
+        self,
+        workdir,
+        tables=10,
+        collectors=1,
+        rate=1.0,
+        broker_url=None,
+        db_url=None,
+        view=True,
+        seed=0,
+        gap_timeout=30.0,
+        on_commit=None,
+        http_host="127.0.0.1",
+        http_port=0,
+        processes=False,
+        users=None,
+        view_options=None,
+        broker_acl=False,
+        broker_engine=None,
+    ):
         # processes: the broker and every collector run in processes of their own (`shoectl
         # collector`), as on a real floor; killing a collector is then a real SIGKILL
         self.processes = processes
@@ -54,7 +70,7 @@ class Floor:
         self.view_options = dict(view_options or {})
         self.login = None
         self.broker_acl = broker_acl
-        self.broker_engine = broker_engine     # brokers.embedded(): None = aedes (or amqtt)
+        self.broker_engine = broker_engine  # brokers.embedded(): None = aedes (or amqtt)
         self._env = None
         self.broker = None
         self.pg = None
@@ -80,15 +96,20 @@ class Floor:
         self.ring = keyring.load(keydir)
         if not self.broker_url:
             files = self._broker_files() if self.broker_acl else {}
-            self.broker = brokers.embedded(self.broker_engine, passwd=files.get("passwd"),
-                                           acl=files.get("acl"), process=self.processes)
+            self.broker = brokers.embedded(
+                self.broker_engine,
+                passwd=files.get("passwd"),
+                acl=files.get("acl"),
+                process=self.processes,
+            )
             self.broker_url = self.broker.start()
         if not self.db_url:
             self.pg = embedded_pg.EmbeddedPostgres()
             self.db_url = self.pg.start()
         pg.migrate(self.db_url)
-        self.gateway = Gateway(self.url_for("gw-floor"), "gw-floor",
-                               cursor_path=self.dir / "gw.json")
+        self.gateway = Gateway(
+            self.url_for("gw-floor"), "gw-floor", cursor_path=self.dir / "gw.json"
+        )
         for i, sid in enumerate(sorted(self.keys)):
             self.add_table(sid, seed=self.seed * 100003 + i)
         self.gateway.start()
@@ -97,9 +118,15 @@ class Floor:
         if self.want_view:
             if self.users is None and not self.view_options.get("trust_header"):
                 from host_tools.floor.auth import run_admin
+
                 self.users, self.login = run_admin(self.dir / "floor-users.json")
-            self.view = FloorView(self.db_url, host=self.http[0], port=self.http[1],
-                                  users=self.users, **self.view_options).start()
+            self.view = FloorView(
+                self.db_url,
+                host=self.http[0],
+                port=self.http[1],
+                users=self.users,
+                **self.view_options,
+            ).start()
         self.driver = FloorDriver(self.shoes, rate=self.rate, seed=self.seed)
         return self
 
@@ -107,6 +134,7 @@ class Floor:
     def broker_name(self):
         """Which broker carries this floor: aedes, amqtt, or the one at broker_url."""
         from host_tools.sim.floor.aedes import AedesBroker
+
         if self.broker is None:
             return "external"
         return "aedes" if isinstance(self.broker, AedesBroker) else "amqtt"
@@ -114,8 +142,13 @@ class Floor:
     def add_table(self, sid, seed=0):
         shoe = SimShoe(sid, self.keys[sid], seed=seed)
         store = AuditStore(self.dir / "tables" / ("%s.sqlite" % sid))
-        link = ShoeLink("sim://" + sid, self.keys[sid]["shoe"], audit=store,
-                        open_port=lambda u, s=shoe: s.open_port(u, 0.2), read_timeout=0.2)
+        link = ShoeLink(
+            "sim://" + sid,
+            self.keys[sid]["shoe"],
+            audit=store,
+            open_port=lambda u, s=shoe: s.open_port(u, 0.2),
+            read_timeout=0.2,
+        )
         link.start()
         self.shoes.append(shoe)
         self.links.append(link)
@@ -127,11 +160,15 @@ class Floor:
         import os
 
         from host_tools.floor import brokerauth
-        plan = brokerauth.Plan.build(self.keys, ["collector-%d" % (i + 1) for i in
-                                                 range(self.n_collectors + 4)],
-                                     {"gw-floor": list(self.keys)})
-        files = brokerauth.write(self.dir / "broker", plan, port=0, bind="127.0.0.1",
-                                 data=self.dir / "broker")
+
+        plan = brokerauth.Plan.build(
+            self.keys,
+            ["collector-%d" % (i + 1) for i in range(self.n_collectors + 4)],
+            {"gw-floor": list(self.keys)},
+        )
+        files = brokerauth.write(
+            self.dir / "broker", plan, port=0, bind="127.0.0.1", data=self.dir / "broker"
+        )
         self._env = (os.environ.get("SHOE_MQTT_CREDENTIALS"),)
         os.environ["SHOE_MQTT_CREDENTIALS"] = str(files["credentials"])
         return files
@@ -147,8 +184,14 @@ class Floor:
             c = CollectorProcess(self, name)
             self.collectors.append(c)
             return c
-        c = Collector(self.url_for(name), self.db_url, self.ring, name,
-                      gap_timeout=self.gap_timeout, on_commit=self.on_commit).start()
+        c = Collector(
+            self.url_for(name),
+            self.db_url,
+            self.ring,
+            name,
+            gap_timeout=self.gap_timeout,
+            on_commit=self.on_commit,
+        ).start()
         self.collectors.append(c)
         return c
 
@@ -169,8 +212,9 @@ class Floor:
             self.broker.stop()
         if self.pg:
             self.pg.stop()
-        if self._env is not None:             # what SHOE_MQTT_CREDENTIALS was before start()
+        if self._env is not None:  # what SHOE_MQTT_CREDENTIALS was before start()
             import os
+
             os.environ.pop("SHOE_MQTT_CREDENTIALS", None)
             if self._env[0] is not None:
                 os.environ["SHOE_MQTT_CREDENTIALS"] = self._env[0]
@@ -193,8 +237,9 @@ class Floor:
 
     def stored(self, conn):
         """{shoe: (rows, distinct eseqs, max eseq)} in PostgreSQL."""
-        rows = conn.execute("SELECT shoe, count(*), count(DISTINCT eseq), max(eseq) FROM events "
-                            "GROUP BY shoe").fetchall()
+        rows = conn.execute(
+            "SELECT shoe, count(*), count(DISTINCT eseq), max(eseq) FROM events GROUP BY shoe"
+        ).fetchall()
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
@@ -204,15 +249,31 @@ class CollectorProcess:
     def __init__(self, floor, name):
         import subprocess
         import sys
+
         self.name = name
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "host_tools", "collector", "--broker", floor.url_for(name),
-             "--db", floor.db_url, "--keys", str(floor.dir / "keys"), "--name", name],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "host_tools",
+                "collector",
+                "--broker",
+                floor.url_for(name),
+                "--db",
+                floor.db_url,
+                "--keys",
+                str(floor.dir / "keys"),
+                "--name",
+                name,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.counts = {}
 
     def kill(self):
-        self.proc.kill()          # SIGKILL: no goodbye, its connections just drop
+        self.proc.kill()  # SIGKILL: no goodbye, its connections just drop
         self.proc.wait()
 
     def stop(self):

@@ -1,9 +1,11 @@
-"""What the brokers started for tests, the bench and the laptop floor share (stand-ins, not product).
+"""What the brokers started for tests, the bench and the laptop floor share (stand-ins, not
+product).
 
-    free_port() -> a free TCP port on 127.0.0.1
-    LocalBroker(port=0)   start() -> URL, stop(), restart(), .url, `with`; subclassed by
-        amqttbroker.EmbeddedBroker / BrokerProcess, aedes.AedesBroker and mosquitto.Mosquitto.
+free_port() -> a free TCP port on 127.0.0.1
+LocalBroker(port=0)   start() -> URL, stop(), restart(), .url, `with`; subclassed by
+    amqttbroker.EmbeddedBroker / BrokerProcess, aedes.AedesBroker and mosquitto.Mosquitto.
 """
+
 import socket
 
 

@@ -6,6 +6,7 @@
 Persistence is on (as in production): queued QoS 1 messages of persistent sessions survive a
 restart. None of this is needed in production, where Mosquitto runs as a service.
 """
+
 import os
 import shutil
 import socket
@@ -41,12 +42,15 @@ class Mosquitto(LocalBroker):
                 text += "user root\n"
             conf.write_text(text)
         else:
-            conf.write_text("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\n"
-                            "persistence_location %s/\nmax_queued_messages 0\n"
-                            "max_inflight_messages 200\n" % (self.port, self.dir))
+            conf.write_text(
+                "listener %d 127.0.0.1\nallow_anonymous true\npersistence true\n"
+                "persistence_location %s/\nmax_queued_messages 0\n"
+                "max_inflight_messages 200\n" % (self.port, self.dir)
+            )
         self.log = open(self.dir / "mosquitto.log", "ab")
-        self.proc = subprocess.Popen([find(), "-c", str(conf)], stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [find(), "-c", str(conf)], stdout=self.log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:

@@ -21,6 +21,7 @@ one more process per group (`procfloor tablesys`) is the table system: per table
 on a GatewayLink (role table) opens rounds, waits for the deal, decides, waits for the result,
 as `shoectl table` does; the shoes' `rate` is then the dealer's pace (cards/s).
 """
+
 import json
 import os
 import signal
@@ -31,8 +32,8 @@ import time
 from pathlib import Path
 
 from host_tools.floor import keyring, pg
-from host_tools.sim.floor.brokers import broker_for
 from host_tools.sim.floor import embedded_pg, localbroker
+from host_tools.sim.floor.brokers import broker_for
 
 PY = sys.executable
 
@@ -44,15 +45,34 @@ class _Group:
         self.name = name
         self.shoes = shoes
         argv = argv or (
-            ["group", "--dir", str(f.dir), "--name", name, "--broker", broker_url,
-             "--rate", str(f.rate), "--seed", str(seed), "--shoes", ",".join(shoes),
-             "--stores", str(f.stores_dir)]
+            [
+                "group",
+                "--dir",
+                str(f.dir),
+                "--name",
+                name,
+                "--broker",
+                broker_url,
+                "--rate",
+                str(f.rate),
+                "--seed",
+                str(seed),
+                "--shoes",
+                ",".join(shoes),
+                "--stores",
+                str(f.stores_dir),
+            ]
             + ((["--cprofile"] if f.cprofile else ["--sample"]) + [str(sample)] if sample else [])
-            + (["--api"] if f.table_system else []))
+            + (["--api"] if f.table_system else [])
+        )
         self.proc = subprocess.Popen(
             [PY, "-m", "host_tools.sim.floor.procfloor"] + argv,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-            stderr=open(f.dir / ("%s.err" % name), "w"))
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            stderr=open(f.dir / ("%s.err" % name), "w"),
+        )
         self._lock = threading.Lock()
 
     def ask(self, cmd):
@@ -67,9 +87,23 @@ class _Group:
 
 
 class ProcFloor:
-    def __init__(self, workdir, tables=100, per_process=50, collectors=2, rate=1.0,
-                 broker=None, db_url=None, view=True, seed=0, collector_args=(),
-                 stores_dir=None, sample=False, table_system=None, cprofile=False):
+    def __init__(
+        self,
+        workdir,
+        tables=100,
+        per_process=50,
+        collectors=2,
+        rate=1.0,
+        broker=None,
+        db_url=None,
+        view=True,
+        seed=0,
+        collector_args=(),
+        stores_dir=None,
+        sample=False,
+        table_system=None,
+        cprofile=False,
+    ):
         # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
         # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
         self.dir = Path(workdir)
@@ -83,12 +117,12 @@ class ProcFloor:
         self.seed = seed
         self.collector_args = list(collector_args)
         self.stores_dir = Path(stores_dir) if stores_dir else self.dir / "tables"
-        self.sample = sample        # a sampling profile of the first table group (sample.json)
+        self.sample = sample  # a sampling profile of the first table group (sample.json)
         # table_system {"decide_s": S, "gap_s": S}: the rounds are opened and decided by a
         # table-system process per group through each table's gateway API (GatewayLink); the
         # shoes' own pace (`rate`) is then only the dealer's (one card per step)
         self.table_system = table_system
-        self.cprofile = cprofile    # sample.json from cProfile in every thread (not sampling)
+        self.cprofile = cprofile  # sample.json from cProfile in every thread (not sampling)
         self.tablesys = []
         self.broker = None
         self.broker_url = None
@@ -97,13 +131,14 @@ class ProcFloor:
         self.collectors = []
         self.view = None
         self.view_url = None
-        self.login = None            # (user, password) of the view's admin, made per run
+        self.login = None  # (user, password) of the view's admin, made per run
         self.pids = []
         self.shoe_ids = ["T%04d" % (i + 1) for i in range(tables)]
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self):
         from host_tools.sim.floor.simshoe import make_keys
+
         self.dir.mkdir(parents=True, exist_ok=True)
         if self.broker_name and self.broker_name.startswith("mqtt://"):
             self.broker_url = self.broker_name
@@ -121,24 +156,43 @@ class ProcFloor:
             self.start_collector(i)
         edges = getattr(self.broker, "edge_urls", None) or [self.broker_url]
         for g, lo in enumerate(range(0, self.n, self.per_process)):
-            grp = _Group(self, "gw-p%03d" % g, self.shoe_ids[lo:lo + self.per_process],
-                         edges[g % len(edges)], self.seed * 7919 + g,
-                         sample=self.dir / "sample.json" if self.sample and g == 0 else None)
+            grp = _Group(
+                self,
+                "gw-p%03d" % g,
+                self.shoe_ids[lo : lo + self.per_process],
+                edges[g % len(edges)],
+                self.seed * 7919 + g,
+                sample=self.dir / "sample.json" if self.sample and g == 0 else None,
+            )
             self.groups.append(grp)
             self.pids.append(grp.proc.pid)
-        for grp in self.groups:     # each answers once its links and gateway are up
+        for grp in self.groups:  # each answers once its links and gateway are up
             r = grp.ask("ready")
             assert r == "ready", r
         if self.table_system:
             ts = self.table_system
             for g, grp in enumerate(self.groups):
-                t = _Group(self, "ts-p%03d" % g, grp.shoes, argv=[
-                    "tablesys", "--dir", str(self.dir), "--shoes", ",".join(grp.shoes),
-                    "--decide", str(ts.get("decide_s", 5.0)), "--gap", str(ts.get("gap_s", 10.0)),
-                    "--seed", str(self.seed * 7919 + g)])
+                t = _Group(
+                    self,
+                    "ts-p%03d" % g,
+                    grp.shoes,
+                    argv=[
+                        "tablesys",
+                        "--dir",
+                        str(self.dir),
+                        "--shoes",
+                        ",".join(grp.shoes),
+                        "--decide",
+                        str(ts.get("decide_s", 5.0)),
+                        "--gap",
+                        str(ts.get("gap_s", 10.0)),
+                        "--seed",
+                        str(self.seed * 7919 + g),
+                    ],
+                )
                 self.tablesys.append(t)
                 self.pids.append(t.proc.pid)
-            for t in self.tablesys:     # each answers once its API clients are logged in
+            for t in self.tablesys:  # each answers once its API clients are logged in
                 r = t.ask("ready")
                 assert r == "ready", r
         if self.want_view:
@@ -148,9 +202,21 @@ class ProcFloor:
             self.login = run_admin(self.dir / "floor-users.json")[1]
             port = localbroker.free_port()
             self.view = subprocess.Popen(
-                [PY, "-m", "host_tools", "floor", "--db", self.db_url, "--users",
-                 str(self.dir / "floor-users.json"), "--http", "127.0.0.1:%d" % port],
-                stdout=subprocess.PIPE, text=True)
+                [
+                    PY,
+                    "-m",
+                    "host_tools",
+                    "floor",
+                    "--db",
+                    self.db_url,
+                    "--users",
+                    str(self.dir / "floor-users.json"),
+                    "--http",
+                    "127.0.0.1:%d" % port,
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             self.pids.append(self.view.pid)
             line = self.view.stdout.readline()
             self.view_url = line.split()[-1] if "floor view" in line else None
@@ -164,10 +230,25 @@ class ProcFloor:
 
     def start_collector(self, i):
         p = subprocess.Popen(
-            [PY, "-m", "host_tools", "collector", "--broker", self.broker_url, "--db",
-             self.db_url, "--keys", str(self.dir / "keys"), "--name", "collector-%d" % (i + 1),
-             "--no-migrate"] + self.collector_args,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                PY,
+                "-m",
+                "host_tools",
+                "collector",
+                "--broker",
+                self.broker_url,
+                "--db",
+                self.db_url,
+                "--keys",
+                str(self.dir / "keys"),
+                "--name",
+                "collector-%d" % (i + 1),
+                "--no-migrate",
+            ]
+            + self.collector_args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.pids.append(p.pid)
         if i < len(self.collectors):
             self.collectors[i] = p
@@ -223,9 +304,11 @@ class ProcFloor:
 
     def processes(self):
         """{role: [pid]} of what is running (for the CPU figures)."""
-        out = {"tables+gateways": [g.proc.pid for g in self.groups if g.proc.poll() is None],
-               "table systems": [t.proc.pid for t in self.tablesys if t.proc.poll() is None],
-               "collectors": [c.pid for c in self.collectors if c.poll() is None]}
+        out = {
+            "tables+gateways": [g.proc.pid for g in self.groups if g.proc.poll() is None],
+            "table systems": [t.proc.pid for t in self.tablesys if t.proc.poll() is None],
+            "collectors": [c.pid for c in self.collectors if c.poll() is None],
+        }
         procs = getattr(self.broker, "procs", None) or [getattr(self.broker, "proc", None)]
         out["broker"] = [p.pid for p in procs if p is not None and p.poll() is None]
         if self.view is not None:
@@ -242,7 +325,7 @@ class ProcFloor:
         return out
 
     def stop(self):
-        for g in self.tablesys + self.groups:   # all at once: each closes its links in parallel
+        for g in self.tablesys + self.groups:  # all at once: each closes its links in parallel
             if g.proc.poll() is None:
                 try:
                     g.proc.stdin.write("quit\n")
@@ -255,8 +338,11 @@ class ProcFloor:
                 g.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-        for p in [g.proc for g in self.tablesys + self.groups] + self.collectors + (
-                [self.view] if self.view else []):
+        for p in (
+            [g.proc for g in self.tablesys + self.groups]
+            + self.collectors
+            + ([self.view] if self.view else [])
+        ):
             if p.poll() is None:
                 p.terminate()
             try:
@@ -288,9 +374,25 @@ class Sampler:
     thread's innermost frame (file:function) is counted, busy frames only (a thread waiting in a
     lock, a select or a sleep is not using the CPU). -> {frame: share of busy samples}."""
 
-    IDLE = {"wait", "_wait_for_tstate_lock", "select", "poll", "sleep", "get", "readline",
-            "acquire", "read", "_read_ready", "recv", "loop_forever", "_loop", "accept",
-            "_exactly", "_group", "_tablesys"}
+    IDLE = {
+        "wait",
+        "_wait_for_tstate_lock",
+        "select",
+        "poll",
+        "sleep",
+        "get",
+        "readline",
+        "acquire",
+        "read",
+        "_read_ready",
+        "recv",
+        "loop_forever",
+        "_loop",
+        "accept",
+        "_exactly",
+        "_group",
+        "_tablesys",
+    }
 
     def __init__(self, every=0.005):
         self.every = every
@@ -336,9 +438,10 @@ class ThreadProfiles:
 
         def first(*_):
             sys.setprofile(None)
-            p = cProfile.Profile(time.thread_time)     # CPU time: a wait counts nothing
+            p = cProfile.Profile(time.thread_time)  # CPU time: a wait counts nothing
             self.profiles.append(p)
             p.enable()
+
         threading.setprofile(first)
         first()
         return self
@@ -349,6 +452,7 @@ class ThreadProfiles:
 
     def stop(self):
         import pstats
+
         stats = None
         for p in list(self.profiles):
             p.create_stats()
@@ -356,12 +460,17 @@ class ThreadProfiles:
                 stats = pstats.Stats(p) if stats is None else (stats.add(p) or stats)
         if stats is None:
             return {"top": []}
-        rows = [(("%s:%d:%s" % (Path(f).name, ln, fn)), tt, nc)
-                for (f, ln, fn), (cc, nc, tt, ct, callers) in stats.stats.items()]
+        rows = [
+            (("%s:%d:%s" % (Path(f).name, ln, fn)), tt, nc)
+            for (f, ln, fn), (cc, nc, tt, ct, callers) in stats.stats.items()
+        ]
         total = sum(r[1] for r in rows) or 1.0
         rows.sort(key=lambda r: -r[1])
-        return {"profiler": "cProfile", "own_seconds": round(total, 2),
-                "top": [(k, round(tt / total, 3), nc) for k, tt, nc in rows[:25]]}
+        return {
+            "profiler": "cProfile",
+            "own_seconds": round(total, 2),
+            "top": [(k, round(tt / total, 3), nc) for k, tt, nc in rows[:25]],
+        }
 
 
 def cpu_seconds(pid):
@@ -377,6 +486,7 @@ def cpu_seconds(pid):
 # ---- the table-group process --------------------------------------------------------------------
 def _group(argv):
     import argparse
+
     ap = argparse.ArgumentParser(prog="procfloor group")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--name", required=True)
@@ -387,16 +497,20 @@ def _group(argv):
     ap.add_argument("--stores", required=True)
     ap.add_argument("--sample", help="write a sampling profile of this process here at quit")
     ap.add_argument("--cprofile", help="as --sample, with cProfile in every thread (slower)")
-    ap.add_argument("--api", action="store_true", help="driven shoes, each table's gateway API "
-                    "on DIR/api/<shoe>.sock (its key beside it): a table system opens the rounds")
+    ap.add_argument(
+        "--api",
+        action="store_true",
+        help="driven shoes, each table's gateway API "
+        "on DIR/api/<shoe>.sock (its key beside it): a table system opens the rounds",
+    )
     a = ap.parse_args(argv)
     profiles = ThreadProfiles().start() if a.cprofile else None
     import host_tools  # noqa: F401  (the CPython stand-in for `micropython`, before shoe)
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
     from host_tools.floor.gateway import Gateway
-    from host_tools.sim.floor.simshoe import FloorDriver, SimShoe
     from host_tools.link import ShoeLink
+    from host_tools.sim.floor.simshoe import FloorDriver, SimShoe
 
     d = Path(a.dir)
     shoes, links, stores, apis = [], [], [], []
@@ -406,13 +520,19 @@ def _group(argv):
         k = {n: bytes.fromhex(v) for n, v in k.items()}
         shoe = SimShoe(sid, k, seed=a.seed * 1009 + i, driven=a.api)
         store = AuditStore(Path(a.stores) / ("%s.sqlite" % sid))
-        link = ShoeLink("sim://" + sid, k["shoe"], audit=store,
-                        open_port=lambda u, s=shoe: s.open_port(u, 0.2), read_timeout=0.2)
+        link = ShoeLink(
+            "sim://" + sid,
+            k["shoe"],
+            audit=store,
+            open_port=lambda u, s=shoe: s.open_port(u, 0.2),
+            read_timeout=0.2,
+        )
         link.start()
         gw.add(sid, link, store)
         if a.api:
             from host_tools.floor.tableapi import TableAPI
             from host_tools.link import apiwire
+
             (d / "api").mkdir(exist_ok=True)
             sock = d / "api" / ("%s.sock" % sid)
             secret = apiwire.new_secret_file(str(sock)[:-5] + ".key")
@@ -474,17 +594,25 @@ def _held(shoes, gw, missing):
         t = gw.tables.get(s.shoe_id)
         have = set()
         for lo in range(0, len(want), 500):
-            part = want[lo:lo + 500]
+            part = want[lo : lo + 500]
             with t.store._lock:
-                have.update(r[0] for r in t.store._db.execute(
-                    "SELECT eseq FROM events WHERE shoe=? AND eseq IN (%s)"
-                    % ",".join("?" * len(part)), [s.shoe_id] + part))
+                have.update(
+                    r[0]
+                    for r in t.store._db.execute(
+                        "SELECT eseq FROM events WHERE shoe=? AND eseq IN (%s)"
+                        % ",".join("?" * len(part)),
+                        [s.shoe_id] + part,
+                    )
+                )
         with s._cond:
             outbox = {e for e, _ in s.store.outbox()}
             sealed = s.store.eseq
-        out[s.shoe_id] = {"in_store": sorted(have),
-                          "in_outbox": sorted(e for e in want if e in outbox and e not in have),
-                          "sealed": sealed, "published": t.cursor}
+        out[s.shoe_id] = {
+            "in_store": sorted(have),
+            "in_outbox": sorted(e for e in want if e in outbox and e not in have),
+            "sealed": sealed,
+            "published": t.cursor,
+        }
     return out
 
 
@@ -496,6 +624,7 @@ class TableClient:
 
     def __init__(self, url, seed, decide_s, gap_s, stop):
         import random
+
         self.url = url
         self.rng = random.Random(seed)
         self.decide_s, self.gap_s = decide_s, gap_s
@@ -509,10 +638,12 @@ class TableClient:
         """Log in (again until `deadline`: a loaded machine can miss the API's login time)."""
         from host_tools.errors import ShoeError
         from host_tools.link.viagateway import GatewayLink
+
         while True:
             try:
                 self.link = GatewayLink(self.url, role="table").open(
-                    timeout=max(1.0, deadline - time.monotonic()))
+                    timeout=max(1.0, deadline - time.monotonic())
+                )
                 return self
             except ShoeError as e:
                 if time.monotonic() >= deadline:
@@ -526,6 +657,7 @@ class TableClient:
 
     def _command(self, kind, body):
         from host_tools.errors import ShoeError
+
         while not self.stop.is_set():
             self.commands += 1
             try:
@@ -533,7 +665,7 @@ class TableClient:
             except ShoeError as e:
                 self._error(e)
                 if e.reason in ("round_open", "not_dealt"):
-                    return e.reason         # an earlier try of this command did it
+                    return e.reason  # an earlier try of this command did it
                 if self.link.fatal:
                     return None
                 self.stop.wait(0.5)
@@ -561,10 +693,11 @@ class TableClient:
             rnd = rep.get("round")
             if not self._until("deal_complete", rnd) or self.stop.wait(self.decide_s):
                 break
-            raises = {s: (w["wagers"]["ante"] if self.rng.random() < 0.7 else 0)
-                      for s, w in wagers.items()}
-            if self._command("decisions", raises) is None or not self._until("round_result",
-                                                                               rnd):
+            raises = {
+                s: (w["wagers"]["ante"] if self.rng.random() < 0.7 else 0)
+                for s, w in wagers.items()
+            }
+            if self._command("decisions", raises) is None or not self._until("round_result", rnd):
                 continue
             self.rounds += 1
             self.stop.wait(self.gap_s)
@@ -572,6 +705,7 @@ class TableClient:
 
 def _tablesys(argv):
     import argparse
+
     ap = argparse.ArgumentParser(prog="procfloor tablesys")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--shoes", required=True)
@@ -580,13 +714,21 @@ def _tablesys(argv):
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     import host_tools  # noqa: F401
+
     d = Path(a.dir)
     stop = threading.Event()
-    clients = [TableClient("gateway+unix://%s" % (d / "api" / ("%s.sock" % sid)).resolve(),
-                           a.seed * 1013 + i, a.decide, a.gap, stop)
-               for i, sid in enumerate(a.shoes.split(","))]
+    clients = [
+        TableClient(
+            "gateway+unix://%s" % (d / "api" / ("%s.sock" % sid)).resolve(),
+            a.seed * 1013 + i,
+            a.decide,
+            a.gap,
+            stop,
+        )
+        for i, sid in enumerate(a.shoes.split(","))
+    ]
     deadline = time.monotonic() + 180
-    for c in clients:          # one after the other: no login storm on a loaded machine
+    for c in clients:  # one after the other: no login storm on a loaded machine
         c.open(deadline)
     runs = []
     say = lambda x: (sys.stdout.write(json.dumps(x) + "\n"), sys.stdout.flush())  # noqa: E731
@@ -607,8 +749,13 @@ def _tablesys(argv):
             for c in clients:
                 for k, v in c.errors.items():
                     errors[k] = errors.get(k, 0) + v
-            say({"rounds": sum(c.rounds for c in clients),
-                 "commands": sum(c.commands for c in clients), "errors": errors})
+            say(
+                {
+                    "rounds": sum(c.rounds for c in clients),
+                    "commands": sum(c.commands for c in clients),
+                    "errors": errors,
+                }
+            )
         elif cmd == "quit":
             break
         else:
@@ -626,5 +773,7 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["tablesys"]:
         _tablesys(sys.argv[2:])
     else:
-        sys.exit("usage: python -m host_tools.sim.floor.procfloor group --dir D --name N --broker URL "
-                 "--shoes A,B --rate R --seed S")
+        sys.exit(
+            "usage: python -m host_tools.sim.floor.procfloor group --dir D --name N --broker URL "
+            "--shoes A,B --rate R --seed S"
+        )

@@ -7,6 +7,7 @@ bench/bench_memory.py to measure the data heap over long sessions.
 Prints JSON lines: {"boot_free": n}, then per round {"round": n, "outcome": kind,
 "alloc": bytes in use after gc, "min_free": lowest free seen}, then {"done": ...}.
 """
+
 import gc
 import json
 import sys
@@ -17,7 +18,11 @@ from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 from host import Endpoint
 
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {
+    "shoe": b"demo-shoe-key-0001",
+    "supervisor": b"demo-supervisor-key",
+    "card": b"demo-card-key",
+}
 
 
 def hexs(b):
@@ -43,16 +48,23 @@ class Rand:
 
 
 def main():
-    state, rounds, data_heap, seats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    state, rounds, data_heap, seats = (
+        sys.argv[1],
+        int(sys.argv[2]),
+        int(sys.argv[3]),
+        int(sys.argv[4]),
+    )
     with open(state + "/shoe.json", "w") as f:
-        json.dump({"version": 1, "shoe_id": "MEM-0001",
-                   "keys": {k: hexs(v) for k, v in KEYS.items()}}, f)
+        json.dump(
+            {"version": 1, "shoe_id": "MEM-0001", "keys": {k: hexs(v) for k, v in KEYS.items()}}, f
+        )
     shoe.modules.preload()
     import host as _host  # noqa: F401  (the host side lives here too)
+
     hw = Hardware(host=None, reader=None, state_dir=state, board_name="inproc")
     app = App(hw)
     host = Endpoint("host", KEYS["shoe"])
-    sup = {"configure": KEYS["supervisor"]}   # the supervisor configures (shoe.roles)
+    sup = {"configure": KEYS["supervisor"]}  # the supervisor configures (shoe.roles)
     codes = CardCodes(KEYS["card"])
     import heapshape
 
@@ -107,13 +119,16 @@ def main():
             gc.collect()
             print(json.dumps({"memory_error_free": gc.mem_free(), "backlog": len(app.backlog)}))
             import micropython
+
             micropython.mem_info()
             raise
         pump(2)
 
     pump(10)
-    ok = command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                               "paytable": "fcf-public-1"})
+    ok = command(
+        "configure",
+        {"game": "four-card-frenzy", "procedure": "manual-shoe", "paytable": "fcf-public-1"},
+    )
     assert ok[0] == "reply", ok
     assert command("load_deck", {"serial": "3A7F", "back": "R"})[0] == "reply"
     for c in list(range(52)) + [52]:
@@ -122,7 +137,9 @@ def main():
     wag = {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
     for r in range(rounds):
         d = rnd.shuffled()
-        k, b = command("open_round", {"seats": dict((str(s), {"wagers": wag}) for s in range(1, seats + 1))})
+        k, b = command(
+            "open_round", {"seats": dict((str(s), {"wagers": wag}) for s in range(1, seats + 1))}
+        )
         assert k == "reply", b
         n = b["cards"]
         for c in d[:n]:
@@ -138,12 +155,30 @@ def main():
             if ev[0] in ("round_result", "round_void"):
                 replies["outcome"] = ev[0]
         gc.collect()
-        print(json.dumps({"round": r + 1, "outcome": replies["outcome"], "alloc": gc.mem_alloc(),
-                          "free": gc.mem_free(), "min_free": low[0]}))
-    print(json.dumps({"done": rounds, "faults": app.faults, "journal_writes": app.journal.writes,
-                      "journal_bytes": app.journal.bytes_written,
-                      "journal_erases": app.journal.erases, "card_us_mean": card_us[1] // card_us[0],
-                      "card_us_max": card_us[2]}))
+        print(
+            json.dumps(
+                {
+                    "round": r + 1,
+                    "outcome": replies["outcome"],
+                    "alloc": gc.mem_alloc(),
+                    "free": gc.mem_free(),
+                    "min_free": low[0],
+                }
+            )
+        )
+    print(
+        json.dumps(
+            {
+                "done": rounds,
+                "faults": app.faults,
+                "journal_writes": app.journal.writes,
+                "journal_bytes": app.journal.bytes_written,
+                "journal_erases": app.journal.erases,
+                "card_us_mean": card_us[1] // card_us[0],
+                "card_us_max": card_us[2],
+            }
+        )
+    )
     return ballast
 
 

@@ -7,6 +7,7 @@ needs (shoe.app App._warm). Run under MicroPython without shoe.modules.preload()
 Prints JSON lines: {"idle_ms": ...} once the ticker has prefetched, then {"imported": [...]}: the
 shoe modules the first round imported, by stage.
 """
+
 import asyncio
 import json
 import sys
@@ -16,8 +17,11 @@ from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 from host import Endpoint
 
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
+KEYS = {
+    "shoe": b"demo-shoe-key-0001",
+    "supervisor": b"demo-supervisor-key",
+    "card": b"demo-card-key",
+}
 WAGERS = {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
 
 
@@ -38,8 +42,14 @@ def main():
     state, phase = sys.argv[1], sys.argv[2]
     if phase == "configure":
         with open(state + "/shoe.json", "w") as f:
-            json.dump({"version": 1, "shoe_id": "PRE-0001",
-                       "keys": {k: "".join("%02x" % b for b in v) for k, v in KEYS.items()}}, f)
+            json.dump(
+                {
+                    "version": 1,
+                    "shoe_id": "PRE-0001",
+                    "keys": {k: "".join("%02x" % b for b in v) for k, v in KEYS.items()},
+                },
+                f,
+            )
     app = App(Hardware(host=None, reader=None, state_dir=state, board_name="inproc"))
     host = Endpoint("host", KEYS["shoe"])
     codes = CardCodes(KEYS["card"])
@@ -74,8 +84,10 @@ def main():
 
     pump(10)
     if phase == "configure":
-        command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
-                              "paytable": "fcf-public-1"})
+        command(
+            "configure",
+            {"game": "four-card-frenzy", "procedure": "manual-shoe", "paytable": "fcf-public-1"},
+        )
         command("load_deck", {"serial": "3A7F", "back": "R"})
         for c in list(range(52)) + [52]:
             card(c)
@@ -83,7 +95,8 @@ def main():
         print(json.dumps({"configured": app.table.cfg["game"]}))
         return
     if "noidle" not in sys.argv:
-        async def idle():   # the app's own ticker, until its prefetch list is done (<= 10 s)
+
+        async def idle():  # the app's own ticker, until its prefetch list is done (<= 10 s)
             task = asyncio.create_task(app.ticker_task())
             t0 = time.ticks_ms()
             while app._prefetch is not None and time.ticks_diff(time.ticks_ms(), t0) < 10000:
@@ -98,12 +111,12 @@ def main():
     got["open_round"] = sorted(loaded() - before)
     before = loaded()
     d = shuffled(7)
-    for c in d[:b["cards"]]:
+    for c in d[: b["cards"]]:
         card(c)
     command("decisions", dict((str(s), 10) for s in range(1, 7)))
     got["decisions"] = sorted(loaded() - before)
     before = loaded()
-    for c in d[b["cards"]:] + [52]:
+    for c in d[b["cards"] :] + [52]:
         card(c)
     pump(20)
     kinds = [e[0] for e in events]

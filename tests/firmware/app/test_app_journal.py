@@ -1,6 +1,7 @@
 """The journal inside the real App under MicroPython (64 KB data heap): a corrupted journal at
 boot latches journal_corrupt and voids the open round; a burst of 53 reads queued in the reader
 never holds the event loop (the host task runs between cards; the link task feeds the watchdog)."""
+
 import json
 import struct
 
@@ -12,7 +13,9 @@ from tests.mpy import run_mpy
 
 APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then 64 KB of data
 
-SCRIPT = DATA_HEAP_PRELUDE + r"""
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, json, gc, io
 import asyncio
 import shoe.modules
@@ -20,7 +23,8 @@ from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 
 shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 root, phase = sys.argv[1], sys.argv[2]
 if phase != "read":
     with open(root + "/shoe.json", "w") as f:
@@ -79,7 +83,8 @@ if phase == "write":
     for k, code in reads:
         app.on_read(k, code)
     wag = {"ante": 10, "odds": 10}
-    assert app.on_command("open_round", {"seats": {"1": {"wagers": wag}, "2": {"wagers": wag}}})["ok"]
+    seats = {"1": {"wagers": wag}, "2": {"wagers": wag}}
+    assert app.on_command("open_round", {"seats": seats})["ok"]
     for c in deck(60)[:4]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
     print(json.dumps({"round": app.table.rnd.n, "eseq": app.journal.eseq, "ctr": app.journal.ctr}))
@@ -117,18 +122,22 @@ else:  # burst: the deck check's 53 reads arrive at once
                       "longest_run": max(len(r) for r in s.split("h")),
                       "phase": app.table.current_phase()}))
 """
+)
 
 
 def _run(tmp_path, fw_build, state, phase):
     script = tmp_path / "appj.py"
     script.write_text(SCRIPT)
-    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(str(fw_build),),
-                  args=(str(state), phase))
+    out = run_mpy(
+        str(script), heap=APP_ROOM, extra_path=(str(fw_build),), args=(str(state), phase)
+    )
     return json.loads(out.splitlines()[-1])
 
 
 @pytest.mark.clause("irr:journal-corrupt")
-def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round(tmp_path, fw_build):
+def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round(
+    tmp_path, fw_build
+):
     state = tmp_path / "state"
     state.mkdir()
     w = _run(tmp_path, fw_build, state, "write")
@@ -139,9 +148,9 @@ def test_a_corrupted_journal_at_boot_latches_journal_corrupt_and_voids_the_round
     offs, pos = [], 0
     while pos < len(data):
         offs.append(pos)
-        pos += log.HEAD + struct.unpack(">H", bytes(data[pos + 1:pos + 3]))[0]
+        pos += log.HEAD + struct.unpack(">H", bytes(data[pos + 1 : pos + 3]))[0]
     mid = offs[-2]
-    data[mid + 9:mid + 11] = b"\x00\x00"
+    data[mid + 9 : mid + 11] = b"\x00\x00"
     path.write_bytes(bytes(data))
     r = _run(tmp_path, fw_build, state, "read")
     assert r["recovery"] is not None and r["recovery"]["holes"] == 1

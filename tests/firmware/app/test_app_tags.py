@@ -5,6 +5,7 @@ tag with its code) is card_forged and voids the round; the same tag heard again 
 counters survive a power cut (the next process resumes from the journal, the counter of a card
 dealt before the cut came back through the dealt card's own delta), and a plain deck is
 reported cloneable."""
+
 import json
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from host_tools import runtime, tagwriter
 from tests.mpy import run_mpy
 
-KEY = b"demo-card-key"   # the virtual board's card key: the App's shoe.json below
+KEY = b"demo-card-key"  # the virtual board's card key: the App's shoe.json below
 APP_ROOM = "576k"  # the whole app (tags, secret, roles) compiled from source, then its data
 
 SCRIPT = r"""
@@ -23,7 +24,8 @@ from shoe.cardcode import CardCodes
 from ntag424 import Ntag424
 
 shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 root, specs_path, phase = sys.argv[1], sys.argv[2], sys.argv[3]
 if phase == "deal":
     with open(root + "/shoe.json", "w") as f:
@@ -176,8 +178,12 @@ def specs(tmp_path_factory):
 def _run(tmp_path, state, specs, phase):
     script = tmp_path / "app_tags.py"
     script.write_text(SCRIPT)
-    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(runtime.ROOT / "host_tools" / "sim",),
-                  args=(str(state), str(specs), phase))
+    out = run_mpy(
+        str(script),
+        heap=APP_ROOM,
+        extra_path=(runtime.ROOT / "host_tools" / "sim",),
+        args=(str(state), str(specs), phase),
+    )
     return json.loads(out.splitlines()[-1])
 
 
@@ -186,16 +192,16 @@ def test_copies_of_authenticated_tags_are_forged_before_and_after_a_power_cut(tm
     state = tmp_path / "state"
     state.mkdir()
     r = _run(tmp_path, state, specs, "deal")
-    assert r["checking_cloneable"] is True      # loaded, not yet checked with its tags
+    assert r["checking_cloneable"] is True  # loaded, not yet checked with its tags
     assert r["check"] == [True] and r["cloneable"] is False
     assert r["replay"] == [["card_forged", "position 3: tag_replay"]]
     assert r["recheck"] is True
     assert r["emulator"] == ["card_forged", "position 2: tag_mac"]
     assert r["plain"] == ["card_forged", "position 0: tag_plain"]
-    assert r["repeat"] == [0, 0, True]           # no second card, no read counted, round open
+    assert r["repeat"] == [0, 0, True]  # no second card, no read counted, round open
     assert r["dealt"] == 3 and r["voids"] == 3
     r = _run(tmp_path, state, specs, "resume")
-    assert r["open"] == 3                        # the round resumed from the journal
+    assert r["open"] == 3  # the round resumed from the journal
     assert r["after_cut"] == [["card_forged", "position 3: tag_replay"]]
 
 
@@ -207,7 +213,8 @@ from shoe.drivers.rfid import RFIDReader
 
 shoe.modules.preload()
 root = sys.argv[1]
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 with open(root + "/shoe.json", "w") as f:
     json.dump({"version": 1, "shoe_id": "T-0001",
                "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
@@ -242,6 +249,6 @@ def test_an_rfid_shoe_loads_the_tag_read_when_a_deck_is_loaded_not_with_the_firs
     (tmp_path / "state").mkdir()
     out = run_mpy(str(script), heap=APP_ROOM, args=(str(tmp_path / "state"),))
     r = json.loads(out.splitlines()[-1])
-    assert r["boot"] == [False, False]        # not at boot: the idle heap keeps it
+    assert r["boot"] == [False, False]  # not at boot: the idle heap keeps it
     assert r["configure"] == [True, False, False]
     assert r["load_deck"] == [True, True, True, True]

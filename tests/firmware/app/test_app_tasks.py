@@ -4,6 +4,7 @@ on fake parts that each raise once, in the reader, the host UART, the link and t
 every peripheral task (beam, pairing, lid, LED, watchdog feeder); each task must report its
 fault under its own name and then do its work again (App.start starts it again). A task that
 is not started again stays dead, and its test fails."""
+
 import pytest
 
 from tests.mpy import json_lines, run_mpy
@@ -16,7 +17,8 @@ from shoe.app import App, Hardware
 from host import Endpoint
 
 shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 root = sys.argv[1]
 with open(root + "/shoe.json", "w") as f:
     json.dump({"version": 1, "shoe_id": "T-0001",
@@ -191,10 +193,10 @@ def test_main_runs_every_task_and_all_are_running_after_their_faults(outcome):
 
 @pytest.mark.parametrize("task", TASKS)
 def test_a_task_survives_an_exception(outcome, task):
-    assert task in outcome["faults"], outcome      # reported under its own name
-    assert outcome["after"].get(task, 0) > 0, outcome   # ... and it went on working
+    assert task in outcome["faults"], outcome  # reported under its own name
+    assert outcome["after"].get(task, 0) > 0, outcome  # ... and it went on working
     assert task in outcome["live"], outcome
     if task == "reader":
-        assert outcome["reads"] == 1, outcome      # the read after the fault reached the app
+        assert outcome["reads"] == 1, outcome  # the read after the fault reached the app
     if task == "host":
-        assert outcome["answered"], outcome        # a command after the fault was answered
+        assert outcome["answered"], outcome  # a command after the fault was answered

@@ -1,12 +1,15 @@
-"""The app's collection threshold follows the heap it boots in (shoe.collector.Collector.tune): 4 KB on the 64 KB
-data heap of a device-sized board (the anti-fragmentation setting), and what is free beyond
-72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
+"""The app's collection threshold follows the heap it boots in (shoe.collector.Collector.tune):
+4 KB on the 64 KB data heap of a device-sized board (the anti-fragmentation setting), and what is
+free beyond 72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
+
 import json
 
 from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
 from tests.mpy import run_code
 
-SCRIPT = DATA_HEAP_PRELUDE + r"""
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, json, gc
 import shoe.modules
 from shoe.app import App, Hardware
@@ -19,13 +22,15 @@ app.boot()
 gc.collect()
 print(json.dumps({"threshold": app.collector.threshold, "free": gc.mem_free()}))
 """
+)
 
 
 def _threshold(tmp_path, fw_build, data_heap):
     state = tmp_path / ("s%d" % data_heap)
     state.mkdir()
-    out = run_code(SCRIPT % (str(state), data_heap, data_heap), heap="512k",
-                   extra_path=(str(fw_build),))
+    out = run_code(
+        SCRIPT % (str(state), data_heap, data_heap), heap="512k", extra_path=(str(fw_build),)
+    )
     return json.loads(out.splitlines()[-1])
 
 
@@ -45,12 +50,15 @@ def test_a_boards_floor_raises_the_threshold_of_a_64k_data_heap(tmp_path, fw_bui
     state = tmp_path / "floor"
     state.mkdir()
     script = SCRIPT.replace('board_name="inproc"', 'board_name="inproc", gc_min=16384')
-    out = run_code(script % (str(state), 64 * 1024, 64 * 1024), heap="512k",
-                   extra_path=(str(fw_build),))
+    out = run_code(
+        script % (str(state), 64 * 1024, 64 * 1024), heap="512k", extra_path=(str(fw_build),)
+    )
     assert json.loads(out.splitlines()[-1])["threshold"] == 16384
 
 
-IDLE = DATA_HEAP_PRELUDE + r"""
+IDLE = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import json, gc
 import shoe.modules
 from shoe.app import App, Hardware
@@ -72,9 +80,11 @@ app.collector.live = gc.mem_alloc() + 100000   # as if the allocator had collect
 behind = app.collector.collect_if_due()
 resynced = app.collector.live <= gc.mem_alloc()
 print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
-                  "n": app.collector.idle_collections, "threshold": app.collector.threshold, "behind": behind,
+                  "n": app.collector.idle_collections, "threshold": app.collector.threshold,
+                  "behind": behind,
                   "resynced": resynced}))
 """
+)
 
 
 def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path, fw_build):
@@ -82,14 +92,17 @@ def test_the_app_collects_between_cards_once_half_its_threshold_is_used(tmp_path
     threshold was allocated since, so the collector seldom runs inside a card's path."""
     state = tmp_path / "idle"
     state.mkdir()
-    r = json.loads(run_code(IDLE % str(state), heap="512k",
-                            extra_path=(str(fw_build),)).splitlines()[-1])
+    r = json.loads(
+        run_code(IDLE % str(state), heap="512k", extra_path=(str(fw_build),)).splitlines()[-1]
+    )
     assert r["quiet"] is False and r["due"] is True and r["again"] is False, r
     assert r["n"] == 1 and r["freed"] > r["threshold"] // 3, r
     assert r["behind"] is False and r["resynced"] is True, r
 
 
-DEALING = DATA_HEAP_PRELUDE + r"""
+DEALING = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import json
 import shoe.modules
 from shoe.app import App, Hardware
@@ -108,6 +121,7 @@ app.on_command("load_deck", {"serial": "3A7F", "back": "R"})
 checking = r.dealing
 print(json.dumps({"idle": idle, "checking": checking, "phase": app.table.current_phase()}))
 """
+)
 
 
 def test_the_app_tells_a_polling_reader_when_cards_are_expected(tmp_path, fw_build):
@@ -115,6 +129,7 @@ def test_the_app_tells_a_polling_reader_when_cards_are_expected(tmp_path, fw_bui
     cards (RFIDReader.dealing, set by the app), and at its idle period otherwise."""
     state = tmp_path / "dealing"
     state.mkdir()
-    r = json.loads(run_code(DEALING % str(state), heap="512k",
-                            extra_path=(str(fw_build),)).splitlines()[-1])
+    r = json.loads(
+        run_code(DEALING % str(state), heap="512k", extra_path=(str(fw_build),)).splitlines()[-1]
+    )
     assert r == {"idle": False, "checking": True, "phase": "deck_check"}, r

@@ -5,12 +5,13 @@ again); a
 UART that takes only part of a write (machine.UART with timeout=0 takes what fits in its transmit
 buffer and returns the count, None when nothing fitted) gets the rest on the next pump, so no frame
 reaches the host cut short."""
-import json
 
 from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
 from tests.mpy import json_lines, run_mpy
 
-SCRIPT = DATA_HEAP_PRELUDE + r"""
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, json, io, time
 import asyncio
 import shoe.modules
@@ -18,7 +19,8 @@ from shoe.app import App, Hardware
 from host import Endpoint
 
 shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 root, where = sys.argv[1], sys.argv[2]
 with open(root + "/shoe.json", "w") as f:
     json.dump({"version": 1, "shoe_id": "H-0001",
@@ -109,19 +111,21 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 def run(tmp_path, where):
     script = tmp_path / "host_task.py"
     script.write_text(SCRIPT)
-    return json_lines(run_mpy(str(script), heap="512k", args=(str(tmp_path), where),
-                              timeout=120))[-1]
+    return json_lines(run_mpy(str(script), heap="512k", args=(str(tmp_path), where), timeout=120))[
+        -1
+    ]
 
 
 def test_a_failing_host_uart_write_is_a_fault_and_the_link_answers_the_next_commands(tmp_path):
     out = run(tmp_path, "once")
     assert out["up"] and out["first"], out
-    assert out["second"] and out["third"], out     # retransmitted, answered
+    assert out["second"] and out["third"], out  # retransmitted, answered
     assert out["faults"] >= 1 and all(out["alive"]), out
 
 
@@ -134,6 +138,6 @@ def test_a_uart_that_takes_part_of_a_write_gets_the_rest_and_no_frame_is_cut(tmp
     out = run(tmp_path, "narrow")
     assert out["up"] and out["first"] and out["second"] and out["third"], out
     bad = {k: v for k, v in out["host_errors"].items() if k.startswith("frame_") and v}
-    assert not bad, out                          # every frame arrived whole
+    assert not bad, out  # every frame arrived whole
     assert not out["shoe_errors"].get("retransmit"), out
     assert out["faults"] == 0, out

@@ -1,5 +1,6 @@
 """The first round after a boot costs no lazy imports: the idle ticker loads them (shoe.app
 App._warm), checked on the unix port with the shipped .mpy files and no preload, as a board."""
+
 from host_tools.build import compile_shipped
 from host_tools.runtime import BOARD
 from tests.mpy import json_lines, run_mpy
@@ -8,13 +9,19 @@ SCRIPT = "tests/firmware/app/prefetch_session.py"
 
 
 def _run(state, *args):
-    return json_lines(run_mpy(SCRIPT, heap="1m", args=(str(state),) + args,
-                              extra_path=(str(compile_shipped()), str(BOARD / "sim"))))
+    return json_lines(
+        run_mpy(
+            SCRIPT,
+            heap="1m",
+            args=(str(state),) + args,
+            extra_path=(str(compile_shipped()), str(BOARD / "sim")),
+        )
+    )
 
 
 def test_first_round_after_boot_imports_nothing(tmp_path):
     assert _run(tmp_path, "configure")[-1] == {"configured": "four-card-frenzy"}
-    idle, out = _run(tmp_path, "round")     # a boot: the configuration comes from the journal
+    idle, out = _run(tmp_path, "round")  # a boot: the configuration comes from the journal
     assert idle["idle_ms"] < 10000
     assert out["result"] is True
     assert out["imported"] == {"open_round": [], "decisions": [], "settle": []}

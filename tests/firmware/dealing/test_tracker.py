@@ -1,6 +1,8 @@
 """Dealing trackers: every procedure of both games, explicit positions, counts, overflow."""
+
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shoe.dealing.tracker import DealError, Tracker, target_name
 from tests.firmware.table.helpers import FCF, HCF, expected_targets
@@ -35,10 +37,19 @@ def test_hcf_stacks_of_seven():
 
 
 @pytest.mark.clause(
-    "rules:1.4-manual", "rules:1.4-hand", "rules:1.4-automated", "rules:1.4-card-count",
-    "rules:2.2-dealing", "rules:3-misdeal-too-many")
-@given(st.sampled_from((FCF, HCF)), st.sampled_from(PROCS),
-       st.sets(st.integers(1, 6), min_size=1, max_size=6), st.booleans())
+    "rules:1.4-manual",
+    "rules:1.4-hand",
+    "rules:1.4-automated",
+    "rules:1.4-card-count",
+    "rules:2.2-dealing",
+    "rules:3-misdeal-too-many",
+)
+@given(
+    st.sampled_from((FCF, HCF)),
+    st.sampled_from(PROCS),
+    st.sets(st.integers(1, 6), min_size=1, max_size=6),
+    st.booleans(),
+)
 def test_matches_rules_and_counts(game, proc, seats, a6):
     tr = Tracker()
     tr.reset(game, proc, seats, a6)
@@ -71,9 +82,14 @@ def test_bad_reset():
         tr.reset(FCF, "shuffler", [1], False)
 
 
-@given(st.sampled_from((FCF, HCF)), st.sampled_from(PROCS),
-       st.sets(st.integers(1, 6), min_size=1, max_size=6), st.booleans(),
-       st.permutations(list(range(52))), st.integers(0, 52))
+@given(
+    st.sampled_from((FCF, HCF)),
+    st.sampled_from(PROCS),
+    st.sets(st.integers(1, 6), min_size=1, max_size=6),
+    st.booleans(),
+    st.permutations(list(range(52))),
+    st.integers(0, 52),
+)
 def test_hands_are_each_targets_cards_in_dealing_order(game, proc, seats, a6, deck, upto):
     """hands() (one pass) gives every target's cards by the definition: hand(target), in
     dealing order, the first All-Six card, discards left out; also part way through a deal."""
@@ -82,7 +98,7 @@ def test_hands_are_each_targets_cards_in_dealing_order(game, proc, seats, a6, de
 
     tr = Tracker()
     tr.reset(game, proc, seats, a6)
-    for c in deck[:min(upto, tr.total)]:
+    for c in deck[: min(upto, tr.total)]:
         tr.place(c)
     want = {str(s): [name(c) for c in tr.hand(s)] for s in sorted(seats)}
     want["dealer"] = [name(c) for c in tr.hand(DEALER)]

@@ -1,13 +1,14 @@
 """Deck ledger: deck checks, per-round accounting, stub counts, two decks; hypothesis properties:
 any sequence of reads either accounts for the deck exactly or gives the right irregularity."""
+
 import json
 
-from hypothesis import given, settings, strategies as st
-
-from shoe.deck.ledger import CHECKING, OUT, READY, Ledger, count, members, put
-from tests.firmware.table.helpers import shuffled
-
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shoe.deck.ledger import OUT, READY, Ledger, count, members, put
+from tests.firmware.table.helpers import shuffled
 
 S = 0x3A7F
 
@@ -119,7 +120,7 @@ def test_stub_outcomes():
 def test_stub_due():
     lg = checked()
     assert lg.stub_due(0, 1)
-    for i in range(4):
+    for _i in range(4):
         assert not lg.stub_due(0, 5)
         lg.begin_round(0)
         lg.end_round(False)
@@ -135,7 +136,7 @@ reads = st.lists(st.tuples(st.sampled_from([0] * 8 + [1, 2]), st.integers(0, 51)
 @settings(max_examples=300, deadline=None)
 @given(st.permutations(list(range(52))), st.integers(0, 52), st.integers(0, 52), reads)
 def test_deck_check_accounts_exactly_or_fails(perm, drop, dup, extra):
-    cards = perm[:drop] + perm[drop + 1:] if drop < 52 else list(perm)
+    cards = perm[:drop] + perm[drop + 1 :] if drop < 52 else list(perm)
     if dup < 52:
         cards.append(dup)
     lg = Ledger()
@@ -156,8 +157,9 @@ def test_deck_check_accounts_exactly_or_fails(perm, drop, dup, extra):
     rep = lg.close_pass()
     exact = sorted(cards) == list(range(52)) and foreign == 0
     assert rep["ok"] == exact
-    assert set(rep["missing"]) == {__import__("shoe.cards").cards.name(c)
-                                   for c in range(52) if c not in cards}
+    assert set(rep["missing"]) == {
+        __import__("shoe.cards").cards.name(c) for c in range(52) if c not in cards
+    }
     assert rep["extra_count"] == foreign
 
 

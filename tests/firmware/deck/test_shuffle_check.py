@@ -1,5 +1,6 @@
 """Unshuffled-deck detector: quiet on shuffles, loud on ordered, riffled-once and repeated decks.
 (The 100,000-shuffle figures are measured by bench/bench_shuffle.py.)"""
+
 import random
 
 import pytest
@@ -7,8 +8,9 @@ import pytest
 from shoe.deck.shuffle_check import ShuffleCheck, limit, neighbours, stats
 from tests.firmware.table.helpers import shuffled
 
-NEW_DECK = [s + 4 * r for s in (3, 1) for r in range(13)] + \
-           [s + 4 * r for s in (0, 2) for r in range(12, -1, -1)]  # Bicycle-style order
+NEW_DECK = [s + 4 * r for s in (3, 1) for r in range(13)] + [
+    s + 4 * r for s in (0, 2) for r in range(12, -1, -1)
+]  # Bicycle-style order
 
 
 def riffle(deck, rng):

@@ -3,6 +3,7 @@
 Run by tests/firmware/drivers/test_io.py: every check runs (mpycheck.run), one pytest test each.
 Clocks are fakes (a counter the test advances): no sleeps.
 """
+
 import asyncio
 import json
 import micropython
@@ -61,7 +62,7 @@ def check_beam_overrun_and_merge():
     pin = machine.Pin(14, machine.Pin.IN, machine.Pin.PULL_UP)
     beam = Beam(pin, machine.Pin.IRQ_FALLING, size=4, merge_ms=15, ticks_ms=clock)
     beam.start()
-    for i in range(6):  # 6 exits, ring of 4 holds 3: 3 overruns, never an exception
+    for _i in range(6):  # 6 exits, ring of 4 holds 3: 3 overruns, never an exception
         clock.t += 100
         pin.drive(0)
         pin.drive(1)
@@ -242,5 +243,14 @@ def check_watchdog():
     out("watchdog", feeds=dog.feeds)
 
 
-run([check_beam_isr_no_alloc, check_beam_overrun_and_merge, check_beam_task, check_matcher,
-     check_lid, check_led, check_watchdog])
+run(
+    [
+        check_beam_isr_no_alloc,
+        check_beam_overrun_and_merge,
+        check_beam_task,
+        check_matcher,
+        check_lid,
+        check_led,
+        check_watchdog,
+    ]
+)

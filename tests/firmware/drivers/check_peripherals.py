@@ -1,11 +1,12 @@
 """MicroPython: the Peripherals tasks on a Pico bundle (fake machine): beam pairing reports,
 lid events, LED pattern, watchdog feeding and starvation report. Waits use deadlines."""
+
 import asyncio
 import json
-import sys
 
 import machine
 import main
+
 from shoe.drivers.peripherals import Peripherals
 
 events = []

@@ -1,8 +1,9 @@
 """MicroPython: the MFRC522 driver and the RFID reader against the register-level chip model.
 
-Run by tests/firmware/drivers/test_rfid.py (MICROPYPATH = tests/fakes, tests/mpylib, firmware): every
-check runs (mpycheck.run), each reports its own JSON line, pytest has one test per check.
+Run by tests/firmware/drivers/test_rfid.py (MICROPYPATH = tests/fakes, tests/mpylib, firmware):
+every check runs (mpycheck.run), each reports its own JSON line, pytest has one test per check.
 """
+
 import asyncio
 import json
 import sys
@@ -110,9 +111,15 @@ def check_faults():
         except RFIDError as e:
             r = e.reason
         results[fault] = r
-    assert results == {"crc": "rfid_crc", "silent": "rfid_timeout", "short": "rfid_length",
-                       "parity": "rfid_parity", "nak": "rfid_nak", "bcc": "rfid_bcc",
-                       "sak_crc": "rfid_crc"}, results
+    assert results == {
+        "crc": "rfid_crc",
+        "silent": "rfid_timeout",
+        "short": "rfid_length",
+        "parity": "rfid_parity",
+        "nak": "rfid_nak",
+        "bcc": "rfid_bcc",
+        "sak_crc": "rfid_crc",
+    }, results
     # two tags at once: ATQA agrees, anticollision collides
     other = b"\x04\x99\x88\x77\x66\x55\x44"
     chip, drv, cs = rig([Tag.with_code(UID7, CODE), Tag.with_code(other, CODE)])
@@ -242,6 +249,7 @@ def check_reader_chip_fault():
     assert rd.poll() is None and rd.fault == "rfid_no_chip"
     chip.dead = False
     assert rd.poll() == ("card", CODE) and rd.fault is None
+
     # an SPI bus error (OSError from machine.SPI) is a fault, not a crash; the reader recovers
     class BrokenBus:
         def __init__(self, chip):
@@ -350,8 +358,13 @@ def check_random_field():
         if results[0][0] == "card":
             cards += 1
     assert rd.fault is None
-    out("random_field", cards=cards, clean=clean_ok, noreads=rd.counts["noread"],
-        retries=rd.counts["retry"])
+    out(
+        "random_field",
+        cards=cards,
+        clean=clean_ok,
+        noreads=rd.counts["noread"],
+        retries=rd.counts["retry"],
+    )
 
 
 def check_chip_edge_cases():
@@ -405,10 +418,12 @@ def check_mid_poll():
     rd = RFIDReader(drv, absent_polls=2)
     assert rd.poll() is None
     tag = Tag.with_code(UID7, CODE)
+
     # a tag entering while a poll's REQA is on the air (the model: before the tags hear it)
     def enter_on_reqa(frame):
         if frame == b"\x26" and tag not in field:
             field.append(tag)
+
     chip.before_frame = enter_on_reqa
     assert rd.poll() == ("card", CODE)
     chip.before_frame = None
@@ -423,6 +438,7 @@ def check_mid_poll():
     def enter_on_hlta(frame):
         if frame[0] == 0x50:
             field.append(tag2)
+
     chip.before_frame = enter_on_hlta
     assert rd.poll() == ("card", CODE)
     assert tag2 not in field and tag.state == Tag.ACTIVE
@@ -443,6 +459,7 @@ def check_mid_poll():
         def leave(frame, at=at, t=t):
             if frame[:2] == at and t in field:
                 field.remove(t)
+
         chip.before_frame = leave
         got = [rd.poll() for _ in range(4)]
         assert got == [None, None, ("noread", b""), None], (at, got)
@@ -460,8 +477,9 @@ def check_fast_period():
     field = []
     chip, drv, cs = rig(field)
     T = [1000]
-    rd = RFIDReader(drv, period_ms=5, fast_period_ms=2, fast_ms=2000, absent_polls=2,
-                    ticks=lambda: T[0])
+    rd = RFIDReader(
+        drv, period_ms=5, fast_period_ms=2, fast_ms=2000, absent_polls=2, ticks=lambda: T[0]
+    )
     assert rd.poll() is None and rd.next_period() == 5
     rd.dealing = True
     assert rd.next_period() == 2
@@ -492,6 +510,7 @@ async def _count_polls(rd, ms):
     def counted():
         n[0] += 1
         return d()
+
     rd._detect = counted
     try:
         await asyncio.wait_for_ms(rd.read(), ms)
@@ -528,8 +547,14 @@ def check_air_waits():
         drv.request()
         drv.select()
         drv.read_pages(4, bytearray(16))
-        air = [m.air_us(16, 2), m.air_us(18, 5), m.air_us(81, 3), m.air_us(18, 5),
-               m.air_us(81, 3), m.air_us(36, 18)]
+        air = [
+            m.air_us(16, 2),
+            m.air_us(18, 5),
+            m.air_us(81, 3),
+            m.air_us(18, 5),
+            m.air_us(81, 3),
+            m.air_us(36, 18),
+        ]
         silence = m.air_us(16, 0) - 86 + (drv._detect_ticks + 1) * 25
         waits = clk.sleeps
         assert len(waits) == 6, waits
@@ -554,9 +579,24 @@ def check_air_waits():
     out("air_waits", ok=True)
 
 
-run([check_chip_edge_cases, check_idle_poll_allocates_nothing, check_random_field,
-     check_crc_vector, check_init, ("select_and_read_uid7", lambda: check_select_and_read(UID7)),
-     ("select_and_read_uid4", lambda: check_select_and_read(UID4)),
-     ("select_and_read_uid7_88", lambda: check_select_and_read(UID7_88)), check_faults,
-     check_reader_dedup, check_reader_retries, check_reader_chip_fault, check_async_read,
-     check_mid_poll, check_fast_period, check_fast_read_loop, check_air_waits])
+run(
+    [
+        check_chip_edge_cases,
+        check_idle_poll_allocates_nothing,
+        check_random_field,
+        check_crc_vector,
+        check_init,
+        ("select_and_read_uid7", lambda: check_select_and_read(UID7)),
+        ("select_and_read_uid4", lambda: check_select_and_read(UID4)),
+        ("select_and_read_uid7_88", lambda: check_select_and_read(UID7_88)),
+        check_faults,
+        check_reader_dedup,
+        check_reader_retries,
+        check_reader_chip_fault,
+        check_async_read,
+        check_mid_poll,
+        check_fast_period,
+        check_fast_read_loop,
+        check_air_waits,
+    ]
+)

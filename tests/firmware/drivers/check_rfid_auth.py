@@ -5,6 +5,7 @@ deck's tags, {code: spec}; argv[2]: the card key, hex).
 
 Run by tests/firmware/drivers/test_rfid_auth.py: one pytest test per check.
 """
+
 import json
 import sys
 
@@ -58,15 +59,17 @@ def check_auth_read():
     n = got[2]
     # on the air: REQA, two cascade levels, RATS, I(SELECT), I(ISOReadBinary)
     assert firsts(chip) == [0x26, 0x93, 0x93, 0x95, 0x95, 0xE0, 0x02, 0x03], firsts(chip)
-    assert t.blocks == [b"\x00\xa4\x04\x0c\x07\xd2\x76\x00\x00\x85\x01\x01\x00",
-                        bytes((0x00, 0xB0, 0x82, sun.READ_AT, sun.READ_LEN))]
+    assert t.blocks == [
+        b"\x00\xa4\x04\x0c\x07\xd2\x76\x00\x00\x85\x01\x01\x00",
+        bytes((0x00, 0xB0, 0x82, sun.READ_AT, sun.READ_LEN)),
+    ]
     # ISO 14443-4 timing: the I-blocks wait up to the tag's FWT (ATS FWI 7: 38.7 ms)
     assert 38000 <= chip.timeouts[-1][1] <= 40000, chip.timeouts[-1]
-    assert t.state == Tag.PROTOCOL   # returned before its deselect: that comes with the next poll
+    assert t.state == Tag.PROTOCOL  # returned before its deselect: that comes with the next poll
     del chip.frames[:]
     assert rd.poll() is None
     assert chip.frames[0][0] == with_crc(b"\xc2") and t.state == Tag.HALT, chip.frames
-    for _ in range(3):   # deselected: it answers no REQA, and costs an empty field's poll
+    for _ in range(3):  # deselected: it answers no REQA, and costs an empty field's poll
         assert rd.poll() is None
     assert firsts(chip)[1:] == [0x26] * 4, firsts(chip)
     # a second read of the same tag (after it left the field): a new count
@@ -90,7 +93,7 @@ def check_repeat_is_read_again():
     kind, raw = rd.poll()
     n = sun.check(KEY, raw)[2]
     T[0] += 100
-    t.power_off()   # its deselect lost, or a flicker at the edge of the field
+    t.power_off()  # its deselect lost, or a flicker at the edge of the field
     kind, raw = rd.poll()
     assert kind == "tag" and raw[0] & sun.REPEAT, (kind, raw)
     assert sun.check(KEY, raw) == ("card", code, n + 1)
@@ -100,7 +103,7 @@ def check_repeat_is_read_again():
     field[0] = IsoTag(t.uid, t.app.cloned())
     kind, raw = rd.poll()
     assert kind == "tag" and raw[0] & sun.REPEAT
-    assert sun.check(KEY, raw) == ("card", code, n + 1)   # the ledger sees the count again
+    assert sun.check(KEY, raw) == ("card", code, n + 1)  # the ledger sees the count again
     out("repeat", counts=rd.counts)
 
 
@@ -168,6 +171,7 @@ def check_recovery():
 def check_not_a_card():
     """An ISO 14443-4 tag that has no NDEF application of ours (a payment card, a blank
     DESFire): garbled, with its status word."""
+
     class App:
         def apply(self, apdu):
             return b"\x6a\x82"
@@ -198,7 +202,7 @@ def check_mixed_field_and_no_alloc():
         r = rd.poll()
         seen.append(r[0])
         field.clear()
-        assert rd.poll() is None and rd.poll() is None   # deselect / halt, then absent
+        assert rd.poll() is None and rd.poll() is None  # deselect / halt, then absent
     assert seen == ["tag", "card"] * 3, seen
     chip.record = False
 
@@ -208,6 +212,7 @@ def check_mixed_field_and_no_alloc():
 
         def clear(self):
             pass
+
     cs.history = Discard()
     micropython.heap_lock()
     try:
@@ -236,12 +241,21 @@ def check_guard_times():
         assert kind == "tag"
         assert 604 in [s - 100 for s in clk.sleeps], clk.sleeps
         del clk.sleeps[:]
-        rd.poll()     # DESELECT, then REQA
+        rd.poll()  # DESELECT, then REQA
         assert clk.sleeps[0] >= 1200, clk.sleeps
     finally:
         m.time, d.time = real
     out("guard_times", ok=True)
 
 
-run([check_auth_read, check_repeat_is_read_again, check_copies, check_recovery,
-     check_not_a_card, check_mixed_field_and_no_alloc, check_guard_times])
+run(
+    [
+        check_auth_read,
+        check_repeat_is_read_again,
+        check_copies,
+        check_recovery,
+        check_not_a_card,
+        check_mixed_field_and_no_alloc,
+        check_guard_times,
+    ]
+)

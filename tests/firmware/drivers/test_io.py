@@ -1,11 +1,19 @@
 """Beam, exit matcher, lid, LED and watchdog under MicroPython at the device heap (64k): one
 MicroPython run of tests/firmware/drivers/check_io.py, one test per check."""
+
 import pytest
 
 from tests.mpy import run_checks
 
-CHECKS = ["beam_isr_no_alloc", "beam_overrun_and_merge", "beam_task", "matcher", "lid", "led",
-          "watchdog"]
+CHECKS = [
+    "beam_isr_no_alloc",
+    "beam_overrun_and_merge",
+    "beam_task",
+    "matcher",
+    "lid",
+    "led",
+    "watchdog",
+]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The optical code-reader driver under MicroPython, against the fake UART (tests/fakes/machine.py)."""
-import json
+"""The optical code-reader driver under MicroPython, against the fake UART
+(tests/fakes/machine.py)."""
 
 from tests.mpy import json_lines, run_code
 
@@ -14,7 +14,9 @@ def diff(a, b): return a - b
 u = UART(1)
 r = OpticalReader(u, dedup_ms=250, ticks_ms=ticks, ticks_diff=diff)
 """
-PRELUDE = READER + """
+PRELUDE = (
+    READER
+    + """
 def drain():
     out = []
     while True:
@@ -23,6 +25,7 @@ def drain():
             return out
         out.append([x[0], x[1].decode()])
 """
+)
 
 
 def run(body):

@@ -2,9 +2,11 @@
 
 The same classes run under MicroPython in check_io.py; here hypothesis explores sequences.
 """
+
 import sys
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host_tools.runtime import FIRMWARE
 
@@ -38,8 +40,9 @@ def run(events, window=WINDOW, size=8):
     return m, reports
 
 
-pair = st.tuples(st.integers(0, WINDOW // 2), st.booleans(), st.sampled_from(["ok", "no_read",
-                                                                            "no_exit"]))
+pair = st.tuples(
+    st.integers(0, WINDOW // 2), st.booleans(), st.sampled_from(["ok", "no_read", "no_exit"])
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -65,13 +68,15 @@ def test_missing_partners_are_reported_exactly(pairs):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5000), st.sampled_from(["read", "exit"])), max_size=60),
-       st.integers(1, 8))
+@given(
+    st.lists(st.tuples(st.integers(0, 5000), st.sampled_from(["read", "exit"])), max_size=60),
+    st.integers(1, 8),
+)
 def test_every_event_is_paired_reported_or_counted(events, size):
     events.sort(key=lambda x: x[0])
     m, reports = run(events, size=size)
     assert 2 * m.matched + len(reports) + m.dropped == len(events)
-    for now, kind in reports:
+    for _now, kind in reports:
         assert kind in ("exit_without_read", "read_without_exit")
     assert m.pending() == (0, 0)
 
@@ -84,8 +89,13 @@ def test_pairing_across_the_ticks_wrap():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 300), st.sets(st.sampled_from(["a", "b", "c"]))),
-                min_size=1, max_size=80))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 300), st.sets(st.sampled_from(["a", "b", "c"]))),
+        min_size=1,
+        max_size=80,
+    )
+)
 def test_watchdog_feeds_only_while_all_tasks_are_fresh(steps):
     """Oracle: fed at time t iff every task checked in within its limit before t."""
     now = [1000]

@@ -1,15 +1,30 @@
 """The MFRC522 driver and RFID reader under MicroPython, against the register-level chip model:
 one MicroPython run of tests/firmware/drivers/check_rfid.py, one test per check."""
+
 import pytest
 
 from tests.mpy import run_checks
 
 SCRIPT = "tests/firmware/drivers/check_rfid.py"
-CHECKS = ["chip_edge_cases", "idle_poll_allocates_nothing", "random_field", "crc_vector", "init",
-          "select_and_read_uid7", "select_and_read_uid4", "select_and_read_uid7_88",
-          "faults", "reader_dedup",
-          "reader_retries", "reader_chip_fault", "async_read", "mid_poll", "fast_period",
-          "fast_read_loop", "air_waits"]
+CHECKS = [
+    "chip_edge_cases",
+    "idle_poll_allocates_nothing",
+    "random_field",
+    "crc_vector",
+    "init",
+    "select_and_read_uid7",
+    "select_and_read_uid4",
+    "select_and_read_uid7_88",
+    "faults",
+    "reader_dedup",
+    "reader_retries",
+    "reader_chip_fault",
+    "async_read",
+    "mid_poll",
+    "fast_period",
+    "fast_read_loop",
+    "air_waits",
+]
 
 
 @pytest.fixture(scope="module")

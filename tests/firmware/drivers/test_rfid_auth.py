@@ -8,8 +8,15 @@ from host_tools import runtime, tagwriter
 from tests.mpy import run_checks
 
 SCRIPT = "tests/firmware/drivers/check_rfid_auth.py"
-CHECKS = ["auth_read", "repeat_is_read_again", "copies", "recovery", "not_a_card",
-          "mixed_field_and_no_alloc", "guard_times"]
+CHECKS = [
+    "auth_read",
+    "repeat_is_read_again",
+    "copies",
+    "recovery",
+    "not_a_card",
+    "mixed_field_and_no_alloc",
+    "guard_times",
+]
 KEY = b"casino-card-key-0123456789"
 
 
@@ -17,8 +24,12 @@ KEY = b"casino-card-key-0123456789"
 def rfid(tmp_path_factory):
     d = tmp_path_factory.mktemp("tags")
     tagwriter.simulated_deck(KEY, count=10, path=d / "deck.json")
-    return run_checks(SCRIPT, heap="256k", extra_path=(runtime.ROOT / "host_tools" / "sim",),
-                      args=(d / "deck.json", KEY.hex()))
+    return run_checks(
+        SCRIPT,
+        heap="256k",
+        extra_path=(runtime.ROOT / "host_tools" / "sim",),
+        args=(d / "deck.json", KEY.hex()),
+    )
 
 
 def test_every_check_ran(rfid):

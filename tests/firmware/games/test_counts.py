@@ -5,6 +5,7 @@ FCF: every one of the C(52,5) = 2,598,960 hands is evaluated. All-Six (C(52,6)) 
 flush hand (or every suit pattern), and exact combinatorial weights count the hands that share
 the classification. Each test says which part is the engine and which part is arithmetic.
 """
+
 import itertools
 from collections import Counter
 from math import comb, prod
@@ -16,8 +17,12 @@ from tests.oracle import naive
 
 
 @pytest.mark.clause(
-    "684a.11(b)(1)", "rules:1.2-ace", "rules:1.2-categories", "rules:1.6-dealer-opens",
-    "rules:1.6-four-card-bonus")
+    "684a.11(b)(1)",
+    "rules:1.2-ace",
+    "rules:1.2-categories",
+    "rules:1.6-dealer-opens",
+    "rules:1.6-four-card-bonus",
+)
 def test_fcf_best_four_counts_over_all_five_card_hands():
     cats = [0] * 8
     opens = raise3 = 0
@@ -30,18 +35,32 @@ def test_fcf_best_four_counts_over_all_five_card_hands():
         if fcf.raise_multiples(v) == (1, 2, 3):
             raise3 += 1
     got = dict(zip(fcf.CATEGORIES, cats))
-    assert got == {"four_of_a_kind": 624, "straight_flush": 2072, "three_of_a_kind": 58656,
-                   "flush": 114616, "straight": 101808, "two_pair": 123552, "pair": 1047552,
-                   "high_card": 1150080}
+    assert got == {
+        "four_of_a_kind": 624,
+        "straight_flush": 2072,
+        "three_of_a_kind": 58656,
+        "flush": 114616,
+        "straight": 101808,
+        "two_pair": 123552,
+        "pair": 1047552,
+        "high_card": 1150080,
+    }
     assert opens == 2202480
     assert raise3 == 482424
-    assert sum(cats[fcf.TWO_PAIR:]) == 401328  # Four Card Bonus wins (reference 2.2)
-    royal = sum(1 for a, b, c, d, e in itertools.combinations(range(36, 52), 5)
-                if fcf.is_royal(v5(a, b, c, d, e)))
+    assert sum(cats[fcf.TWO_PAIR :]) == 401328  # Four Card Bonus wins (reference 2.2)
+    royal = sum(
+        1
+        for a, b, c, d, e in itertools.combinations(range(36, 52), 5)
+        if fcf.is_royal(v5(a, b, c, d, e))
+    )
     # every royal needs the suited A, K, Q, J (ranks 9..12 = ids 36..51) plus any fifth card:
     # those with the fifth card below J: 4 suits * 36 low cards
-    low = sum(1 for s in range(4) for x in range(36)
-              if fcf.is_royal(v5(36 + s, 40 + s, 44 + s, 48 + s, x)))
+    low = sum(
+        1
+        for s in range(4)
+        for x in range(36)
+        if fcf.is_royal(v5(36 + s, 40 + s, 44 + s, 48 + s, x))
+    )
     assert royal + low == 192
 
 
@@ -79,8 +98,9 @@ def test_fcf_rank_patterns_against_naive_exhaustively():
                         h.append(r * 4 + suit)
                         used.add(r)
                     else:
-                        h.append(r * 4 + next(x for x in range(4) if x != suit
-                                              and r * 4 + x not in h))
+                        h.append(
+                            r * 4 + next(x for x in range(4) if x != suit and r * 4 + x not in h)
+                        )
                 assert fcf.value(h) == naive.value(h), h
 
 
@@ -95,7 +115,7 @@ def test_prime_counts_by_the_settlement():
     from shoe.games import engine
 
     rng = random.Random(83)
-    red = [c for c in range(52) if c & 3 in (1, 2)]    # hearts and diamonds
+    red = [c for c in range(52) if c & 3 in (1, 2)]  # hearts and diamonds
     black = [c for c in range(52) if c & 3 not in (1, 2)]
     assert len(red) == 26
     pays = {}
@@ -105,13 +125,23 @@ def test_prime_counts_by_the_settlement():
             hand = rng.sample(red, k) + rng.sample(black, 5 - k)
             rng.shuffle(hand)
             rest = [c for c in range(52) if c not in hand]
-            r = engine.evaluate_round({
-                "game": "four-card-frenzy", "paytable": "fcf-public-1",
-                "dealer": cards.names(rng.sample(rest, 5)), "all_six_card": None,
-                "seats": {"1": {"cards": cards.names(hand), "raise": 10,
-                                "wagers": {"ante": 10, "odds": 10, "prime": 10}}}})
+            r = engine.evaluate_round(
+                {
+                    "game": "four-card-frenzy",
+                    "paytable": "fcf-public-1",
+                    "dealer": cards.names(rng.sample(rest, 5)),
+                    "all_six_card": None,
+                    "seats": {
+                        "1": {
+                            "cards": cards.names(hand),
+                            "raise": 10,
+                            "wagers": {"ante": 10, "odds": 10, "prime": 10},
+                        }
+                    },
+                }
+            )
             seen.add(r["seats"]["1"]["wagers"]["prime"]["result"])
-        assert len(seen) == 1, (k, seen)   # the colour count alone decides
+        assert len(seen) == 1, (k, seen)  # the colour count alone decides
         pays[k] = seen.pop()
     assert pays == {0: 5, 1: 1, 2: -1, 3: -1, 4: 1, 5: 5}
     hands = {k: comb(26, k) * comb(26, 5 - k) for k in range(6)}
@@ -160,9 +190,16 @@ def _allsix_flush_part():
 def test_all_six_category_counts_over_all_six_card_hands():
     got = _allsix_rank_part() + _allsix_flush_part()
     assert dict(got) == {
-        "six_card_royal_flush": 4, "royal_flush": 184, "straight_flush": 1656,
-        "four_of_a_kind": 14664, "full_house": 165984, "flush": 205792, "straight": 361620,
-        "three_of_a_kind": 732160, None: 18876456}
+        "six_card_royal_flush": 4,
+        "royal_flush": 184,
+        "straight_flush": 1656,
+        "four_of_a_kind": 14664,
+        "full_house": 165984,
+        "flush": 205792,
+        "straight": 361620,
+        "three_of_a_kind": 732160,
+        None: 18876456,
+    }
     assert sum(got.values()) == comb(52, 6)
 
 
@@ -178,7 +215,7 @@ def _per_suit_classes():
     for k in range(8):
         c = Counter()
         for ranks in itertools.combinations(range(13), k):
-            hand = [r * 4 for r in ranks] + _FILL[:7 - k]
+            hand = [r * 4 for r in ranks] + _FILL[: 7 - k]
             sf = hcf.straight_flush(hand)
             v = hcf.flush_value(hand)
             q = k == 3 and hcf.length(v) == 3 and hcf.flush_suit(hand) == 0 and hcf.qualifies(v)
@@ -210,7 +247,7 @@ def test_hcf_straight_flush_distribution_and_dealer_qualification():
     per = _per_suit_classes()
     sf_count = {k: Counter() for k in per}
     for k, c in per.items():
-        for (sf, q), n in c.items():
+        for (sf, _q), n in c.items():
             sf_count[k][sf] += n
     # P(longest straight flush <= r) over all hands, then differences
     classes = [0, 3, 4, 5, 6, 7]
@@ -220,10 +257,11 @@ def test_hcf_straight_flush_distribution_and_dealer_qualification():
         for comp in _compositions():
             total += prod(sum(n for sf, n in sf_count[k].items() if sf <= r) for k in comp)
         at_most[r] = total
-    got = {classes[i]: at_most[classes[i]] - (at_most[classes[i - 1]] if i else 0)
-           for i in range(len(classes))}
-    assert got == {7: 32, 6: 1592, 5: 39960, 4: 676196, 3: 8642932,
-                   0: 71985176 + 52438672}
+    got = {
+        classes[i]: at_most[classes[i]] - (at_most[classes[i - 1]] if i else 0)
+        for i in range(len(classes))
+    }
+    assert got == {7: 32, 6: 1592, 5: 39960, 4: 676196, 3: 8642932, 0: 71985176 + 52438672}
     assert comb(52, 7) == sum(got.values())
     # dealer qualification: 3-card suits must reach 9 unless another suit has 4+
     qual3 = sum(n for (sf, q), n in per[3].items() if q)

@@ -1,21 +1,41 @@
 """Every invalid input gives a clear error with a reason, never a result (rules.md 1.5)."""
+
 import copy
 
 import pytest
 
 from shoe.games import engine, paytable
 
-GOOD = {"game": "four-card-frenzy", "paytable": "fcf-public-1",
-        "dealer": ["Ah", "Kd", "7c", "7s", "2h"], "all_six_card": "9h",
-        "seats": {"1": {"cards": ["As", "Ks", "Qs", "Js", "2d"],
-                        "wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5,
-                                   "all_six": 5}, "raise": 30},
-                  "3": {"cards": ["3c", "4d", "8h", "9s", "Tc"],
-                        "wagers": {"ante": 5, "odds": 5}, "raise": 5}}}
-GOOD_HCF = {"game": "high-card-flush", "paytable": "hcf-public-1",
-            "dealer": ["9h", "5h", "2h", "Kc", "Qd", "7s", "3c"],
-            "seats": {"2": {"cards": ["As", "Ks", "Qs", "Js", "Ts", "2d", "4c"],
-                            "wagers": {"ante": 10, "flush_bonus": 1}, "raise": 20}}}
+GOOD = {
+    "game": "four-card-frenzy",
+    "paytable": "fcf-public-1",
+    "dealer": ["Ah", "Kd", "7c", "7s", "2h"],
+    "all_six_card": "9h",
+    "seats": {
+        "1": {
+            "cards": ["As", "Ks", "Qs", "Js", "2d"],
+            "wagers": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
+            "raise": 30,
+        },
+        "3": {
+            "cards": ["3c", "4d", "8h", "9s", "Tc"],
+            "wagers": {"ante": 5, "odds": 5},
+            "raise": 5,
+        },
+    },
+}
+GOOD_HCF = {
+    "game": "high-card-flush",
+    "paytable": "hcf-public-1",
+    "dealer": ["9h", "5h", "2h", "Kc", "Qd", "7s", "3c"],
+    "seats": {
+        "2": {
+            "cards": ["As", "Ks", "Qs", "Js", "Ts", "2d", "4c"],
+            "wagers": {"ante": 10, "flush_bonus": 1},
+            "raise": 20,
+        }
+    },
+}
 
 
 def test_good_rounds_settle():
@@ -55,8 +75,12 @@ CASES = [
     (("seats", "3", "wagers", "ante"), 5.5, "bad_wager", ["ante"]),
     (("seats", "3", "wagers", "ante"), True, "bad_wager", ["ante", "true"]),
     (("seats", "3", "wagers", "side_bet"), 1, "bad_wager", ['"side_bet"']),
-    (("seats", "1", "raise"), 25, "invalid_raise",
-     ["seat 1", "straight_flush", "As Ks Qs Js", "10, 20, 30", "0 (fold)"]),
+    (
+        ("seats", "1", "raise"),
+        25,
+        "invalid_raise",
+        ["seat 1", "straight_flush", "As Ks Qs Js", "10, 20, 30", "0 (fold)"],
+    ),
     (("seats", "3", "raise"), 10, "invalid_raise", ["seat 3", "high_card", "allowed 5 or 0"]),
     (("seats", "3", "raise"), KeyError, "invalid_raise", ["seat 3", "raise"]),
     (("seats", "3", "raise"), "5", "invalid_raise", ["seat 3"]),
@@ -116,16 +140,23 @@ def test_wager_not_offered_by_table():
 
 
 @pytest.mark.clause(
-    "684a.7(d)(1)", "684a.11(b)(1)", "678a.7(d)(1)", "678a.7(d)(4)",
-    "rules:1.3-optional-needs-ante", "rules:1.5-refused")
+    "684a.7(d)(1)",
+    "684a.11(b)(1)",
+    "678a.7(d)(1)",
+    "678a.7(d)(4)",
+    "rules:1.3-optional-needs-ante",
+    "rules:1.5-refused",
+)
 def test_check_wagers_and_check_raise_api():
     engine.check_wagers("four-card-frenzy", {"ante": 5, "odds": 5, "prime": 1})
     engine.check_wagers("high-card-flush", {"ante": 5, "progressive": 1})
-    for game, w, reason in [("four-card-frenzy", {"ante": 5, "odds": 6}, "ante_odds"),
-                            ("four-card-frenzy", {"all_six": 5}, "optional_without_ante"),
-                            ("high-card-flush", {"progressive": 1}, "optional_without_ante"),
-                            ("high-card-flush", {"ante": -1}, "bad_wager"),
-                            ("blackjack", {"ante": 1}, "bad_round")]:
+    for game, w, reason in [
+        ("four-card-frenzy", {"ante": 5, "odds": 6}, "ante_odds"),
+        ("four-card-frenzy", {"all_six": 5}, "optional_without_ante"),
+        ("high-card-flush", {"progressive": 1}, "optional_without_ante"),
+        ("high-card-flush", {"ante": -1}, "bad_wager"),
+        ("blackjack", {"ante": 1}, "bad_round"),
+    ]:
         with pytest.raises(engine.EngineError) as e:
             engine.check_wagers(game, w)
         assert e.value.reason == reason
@@ -181,9 +212,11 @@ def test_bad_pay_tables_name_the_field(change, words):
 
 @pytest.mark.clause("rules:4-paytable-data")
 def test_bad_hcf_pay_tables():
-    for change, word in [({"flush_bonus": {"3": 1}}, '"3"'),
-                         ({"progressive": {"7": ""}}, "progressive.7"),
-                         ({"straight_flush_bonus": {"8": 1}}, '"8"')]:
+    for change, word in [
+        ({"flush_bonus": {"3": 1}}, '"3"'),
+        ({"progressive": {"7": ""}}, "progressive.7"),
+        ({"straight_flush_bonus": {"8": 1}}, '"8"'),
+    ]:
         doc = paytable.preset("hcf-public-1")
         doc.update(change)
         with pytest.raises(paytable.PaytableError) as e:
@@ -193,7 +226,7 @@ def test_bad_hcf_pay_tables():
 
 def test_invalid_input_never_changes_later_results():
     before = engine.evaluate_round(copy.deepcopy(GOOD))
-    for path, value, reason, words in CASES:
+    for path, value, _reason, _words in CASES:
         with pytest.raises(engine.EngineError):
             engine.evaluate_round(broken(path, value))
     assert engine.evaluate_round(copy.deepcopy(GOOD)) == before

@@ -1,5 +1,6 @@
 """The engine under the MicroPython unix port: same bytes as CPython, no allocation per hand,
 no RAM growth over many rounds, and `shoectl eval` end to end."""
+
 import json
 import subprocess
 import sys
@@ -48,21 +49,36 @@ def test_fuzzed_rounds_agree():
 
 
 def test_stream_edge_lines_agree():
-    lines = ["", "   ", "not json", "[1, 2]", "{}", '{"game": 5}', "null", '"text"',
-             '{"game": "four-card-frenzy",}', '{"round": NaN}', "[" * 5000 + "]" * 5000,
-             '{"game": "four-card-frenzy", "paytable": "fcf-public-1", "dealer": ["Ah", '
-             '"Kd", "7c", "7s", "2h"], "seats": {"1": {"cards": ["As", "Ks", "Qs", "Js", "2d"],'
-             ' "wagers": {"ante": 10, "odds": 10}, "raise": 10}}}',
-             '{"game": "high-card-flush", "paytable": "hcf-public-2", "dealer": ["9h", "5h",'
-             ' "2h", "Kc", "Qd", "7s", "3\u00e9"], "seats": {}}',
-             "x" * 20000]
+    lines = [
+        "",
+        "   ",
+        "not json",
+        "[1, 2]",
+        "{}",
+        '{"game": 5}',
+        "null",
+        '"text"',
+        '{"game": "four-card-frenzy",}',
+        '{"round": NaN}',
+        "[" * 5000 + "]" * 5000,
+        '{"game": "four-card-frenzy", "paytable": "fcf-public-1", "dealer": ["Ah", '
+        '"Kd", "7c", "7s", "2h"], "seats": {"1": {"cards": ["As", "Ks", "Qs", "Js", "2d"],'
+        ' "wagers": {"ante": 10, "odds": 10}, "raise": 10}}}',
+        '{"game": "high-card-flush", "paytable": "hcf-public-2", "dealer": ["9h", "5h",'
+        ' "2h", "Kc", "Qd", "7s", "3\u00e9"], "seats": {}}',
+        "x" * 20000,
+    ]
     m, c = both(lines)
     assert m == c
     assert len(m) == len(lines) - 2  # blank lines give no output
     assert json.loads(m[-1])["reason"] == "too_long" and json.loads(m[-1])["line"] == 14
     assert [json.loads(x)["reason"] for x in m[6:9]] == ["json", "json", "json"]
-    assert json.loads(m[0]) == {"type": "error", "line": 3, "message": "not valid JSON",
-                                "reason": "json"}
+    assert json.loads(m[0]) == {
+        "type": "error",
+        "line": 3,
+        "message": "not valid JSON",
+        "reason": "json",
+    }
 
 
 def test_value_and_hcf_evaluation_allocate_nothing(mpy_path):
@@ -103,10 +119,19 @@ print(json.dumps([locked, [fcf.value5(*h) for h in hands]]))
     from shoe.games import fcf
 
     assert out[0] is True
-    assert out[1] == [fcf.value5(*h) for h in [(0, 5, 10, 15, 20), (48, 49, 50, 51, 0),
-                                              (51, 47, 43, 39, 1), (0, 4, 8, 12, 49),
-                                              (3, 7, 11, 15, 51), (8, 9, 20, 21, 30),
-                                              (8, 9, 10, 21, 30), (8, 9, 10, 11, 30)]]
+    assert out[1] == [
+        fcf.value5(*h)
+        for h in [
+            (0, 5, 10, 15, 20),
+            (48, 49, 50, 51, 0),
+            (51, 47, 43, 39, 1),
+            (0, 4, 8, 12, 49),
+            (3, 7, 11, 15, 51),
+            (8, 9, 20, 21, 30),
+            (8, 9, 10, 21, 30),
+            (8, 9, 10, 11, 30),
+        ]
+    ]
 
 
 def test_category_counts_on_a_sub_deck_match_cpython(mpy_path):
@@ -161,8 +186,14 @@ print(json.dumps(marks))
 
 
 def shoectl(args, stdin):
-    return subprocess.run([sys.executable, "-m", "host_tools", *args], input=stdin,
-                          capture_output=True, text=True, cwd=runtime.ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "host_tools", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=runtime.ROOT,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("rt", ["micropython", "cpython"])
@@ -205,7 +236,8 @@ def test_a_too_small_heap_degrades_to_error_lines_not_a_crash():
     assert len(out) == 120
     assert all(o["type"] in ("round_result", "error") for o in out)
     assert [o["line"] for o in out if o["type"] == "error"] == sorted(
-        o["line"] for o in out if o["type"] == "error")
+        o["line"] for o in out if o["type"] == "error"
+    )
 
 
 def test_fast_paths_equal_the_general_code_under_micropython(mpy_path):

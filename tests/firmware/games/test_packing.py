@@ -1,4 +1,5 @@
 """The compact binary round_result: exact round trip, size budget, same bytes on MicroPython."""
+
 import json
 import random
 
@@ -15,7 +16,7 @@ from tests.mpy import json_lines, run_code
 
 @st.composite
 def results(draw):
-    rng = random.Random(draw(st.integers(0, 2 ** 32)))
+    rng = random.Random(draw(st.integers(0, 2**32)))
     game = draw(st.sampled_from(["fcf", "hcf"]))
     seats = draw(st.integers(1, 6))
     if game == "fcf":
@@ -24,8 +25,11 @@ def results(draw):
     else:
         table = draw(st.sampled_from(["hcf-public-1", "hcf-public-2", FRACTIONAL_HCF]))
         r = engine.evaluate_round(hcf_round(rng, seats, table))
-    for key, strat in (("round", st.integers(0, 2 ** 40)), ("deck", st.integers(0, 65535)),
-                       ("paytable", st.text(max_size=40))):
+    for key, strat in (
+        ("round", st.integers(0, 2**40)),
+        ("deck", st.integers(0, 65535)),
+        ("paytable", st.text(max_size=40)),
+    ):
         if draw(st.booleans()):
             r[key] = draw(strat)
     return r
@@ -46,8 +50,13 @@ def full_fcf_round(amount):
     for s in obj["seats"].values():
         if "2c" in s["cards"] or "2c" in obj["dealer"]:
             return None
-        s["wagers"] = {"ante": amount, "odds": amount, "prime": amount,
-                       "four_card_bonus": amount, "all_six": amount}
+        s["wagers"] = {
+            "ante": amount,
+            "odds": amount,
+            "prime": amount,
+            "four_card_bonus": amount,
+            "all_six": amount,
+        }
         s["raise"] = amount
     return obj
 
@@ -73,14 +82,17 @@ def test_hand_edited_results_keep_their_values():
     assert unpacking.unpack(packing.pack(r)) == r
 
 
-@pytest.mark.parametrize("change", [
-    lambda r: r.update(extra=1),
-    lambda r: r["dealer"].update(cards=["As"]),
-    lambda r: r.update(game="poker"),
-    lambda r: r["seats"].update({"x": {}}),
-    lambda r: r["seats"].update({"\u00b2": {}}),
-    lambda r: r.update(round=-1),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r.update(extra=1),
+        lambda r: r["dealer"].update(cards=["As"]),
+        lambda r: r.update(game="poker"),
+        lambda r: r["seats"].update({"x": {}}),
+        lambda r: r["seats"].update({"\u00b2": {}}),
+        lambda r: r.update(round=-1),
+    ],
+)
 def test_unpackable_results_are_refused(change):
     r = engine.evaluate_round(fcf_round(random.Random(4), 1, "fcf-public-1"))
     change(r)
@@ -114,8 +126,14 @@ while True:
     print(json.dumps([binascii.hexlify(b).decode()]))
 """
     cache = compiled_firmware()
-    got = json_lines(run_code(code, extra_path=(cache,) if cache else (), heap="64k",
-                              stdin="\n".join(json.dumps(r) for r in rs) + "\n"))
+    got = json_lines(
+        run_code(
+            code,
+            extra_path=(cache,) if cache else (),
+            heap="64k",
+            stdin="\n".join(json.dumps(r) for r in rs) + "\n",
+        )
+    )
     assert len(got) == len(rs)
     for r, [hexed] in zip(rs, got):
         assert bytes.fromhex(hexed) == packing.pack(r)

@@ -1,4 +1,5 @@
 """Hypothesis properties of the engine (CPython): invariances and monotonic payouts."""
+
 import copy
 
 import pytest
@@ -23,27 +24,41 @@ def permute_suits(ids, perm):
 def fcf_round(ids, wagers, raise_mult, six=True):
     dealer, seat, rest = ids[:5], ids[5:10], ids[10:]
     ante = wagers["ante"]
-    return {"game": "four-card-frenzy", "paytable": "fcf-public-1",
-            "dealer": cards.names(dealer), "all_six_card": cards.name(rest[0]) if six else None,
-            "seats": {"1": {"cards": cards.names(seat), "wagers": wagers,
-                            "raise": ante * raise_mult}}}
+    return {
+        "game": "four-card-frenzy",
+        "paytable": "fcf-public-1",
+        "dealer": cards.names(dealer),
+        "all_six_card": cards.name(rest[0]) if six else None,
+        "seats": {"1": {"cards": cards.names(seat), "wagers": wagers, "raise": ante * raise_mult}},
+    }
 
 
 def strip(result):
     """What a suit permutation or card order may not change: every wager and total."""
     out = {}
     for k, s in result["seats"].items():
-        out[k] = (s.get("category"), s.get("straight_flush"), s["wagers"], s["net"],
-                  s.get("flush", {}).get("length"))
+        out[k] = (
+            s.get("category"),
+            s.get("straight_flush"),
+            s["wagers"],
+            s["net"],
+            s.get("flush", {}).get("length"),
+        )
     d = result["dealer"]
     return out, d.get("category"), d.get("opens"), d.get("qualifies")
 
 
 WAGERS = st.fixed_dictionaries({"ante": st.integers(1, 500)}).flatmap(
-    lambda w: st.fixed_dictionaries({
-        "ante": st.just(w["ante"]), "odds": st.just(w["ante"]),
-        "prime": st.integers(0, 50), "four_card_bonus": st.integers(0, 50),
-        "all_six": st.integers(0, 50)}))
+    lambda w: st.fixed_dictionaries(
+        {
+            "ante": st.just(w["ante"]),
+            "odds": st.just(w["ante"]),
+            "prime": st.integers(0, 50),
+            "four_card_bonus": st.integers(0, 50),
+            "all_six": st.integers(0, 50),
+        }
+    )
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -67,20 +82,36 @@ def test_fcf_suit_permutation_and_card_order_do_not_change_results(ids, wagers, 
 
 @pytest.mark.clause("684a.11(c)")
 @settings(max_examples=300, deadline=None)
-@given(deal(15), st.integers(1, 100), st.sampled_from(["player", "push"]),
-       st.sampled_from(["compare", "win"]))
+@given(
+    deal(15),
+    st.integers(1, 100),
+    st.sampled_from(["player", "push"]),
+    st.sampled_from(["compare", "win"]),
+)
 def test_fcf_better_hand_never_pays_less(ids, ante, ties, rwdno):
     dealer = ids[:5]
     h1, h2 = ids[5:10], ids[10:15]
     if fcf.value(h1) < fcf.value(h2):
         h1, h2 = h2, h1
-    obj = {"game": "four-card-frenzy", "paytable": "fcf-public-1",
-           "rules": {"ties": ties, "raise_when_dealer_not_open": rwdno},
-           "dealer": cards.names(dealer), "all_six_card": None,
-           "seats": {"1": {"cards": cards.names(h1), "raise": ante,
-                           "wagers": {"ante": ante, "odds": ante, "four_card_bonus": ante}},
-                     "2": {"cards": cards.names(h2), "raise": ante,
-                           "wagers": {"ante": ante, "odds": ante, "four_card_bonus": ante}}}}
+    obj = {
+        "game": "four-card-frenzy",
+        "paytable": "fcf-public-1",
+        "rules": {"ties": ties, "raise_when_dealer_not_open": rwdno},
+        "dealer": cards.names(dealer),
+        "all_six_card": None,
+        "seats": {
+            "1": {
+                "cards": cards.names(h1),
+                "raise": ante,
+                "wagers": {"ante": ante, "odds": ante, "four_card_bonus": ante},
+            },
+            "2": {
+                "cards": cards.names(h2),
+                "raise": ante,
+                "wagers": {"ante": ante, "odds": ante, "four_card_bonus": ante},
+            },
+        },
+    }
     r = engine.evaluate_round(obj)
     assert r["seats"]["1"]["net"] >= r["seats"]["2"]["net"]
 
@@ -95,15 +126,21 @@ def test_hcf_invariances_and_monotonic(ids, ante, perm, rnd):
 
     def obj(d, a, b):
         w = {"ante": ante, "flush_bonus": ante}
-        return {"game": "high-card-flush", "paytable": "hcf-public-1",
-                "dealer": cards.names(d),
-                "seats": {"1": {"cards": cards.names(a), "wagers": dict(w), "raise": ante},
-                          "2": {"cards": cards.names(b), "wagers": dict(w), "raise": ante}}}
+        return {
+            "game": "high-card-flush",
+            "paytable": "hcf-public-1",
+            "dealer": cards.names(d),
+            "seats": {
+                "1": {"cards": cards.names(a), "wagers": dict(w), "raise": ante},
+                "2": {"cards": cards.names(b), "wagers": dict(w), "raise": ante},
+            },
+        }
 
     r = engine.evaluate_round(obj(dealer, h1, h2))
     assert r["seats"]["1"]["net"] >= r["seats"]["2"]["net"]
-    p = engine.evaluate_round(obj(permute_suits(dealer, perm), permute_suits(h1, perm),
-                                  permute_suits(h2, perm)))
+    p = engine.evaluate_round(
+        obj(permute_suits(dealer, perm), permute_suits(h1, perm), permute_suits(h2, perm))
+    )
     assert strip(p) == strip(r)
     d2, a2, b2 = list(dealer), list(h1), list(h2)
     for x in (d2, a2, b2):

@@ -16,6 +16,7 @@ inside a gap the host counted (event_gap) and the audit store marks (and `verify
 never a broken chain; every event the recovered journal still holds reaches the host byte for
 byte; the journal's marks keep the latched irregularities and the round number.
 """
+
 import os
 
 from host_tools.audit import AuditStore
@@ -40,17 +41,23 @@ class Rig:
         self.mkstore = store or (lambda: None)
         self.max_bytes = max_bytes
         self.now = 0
-        self.sealed = {}        # eseq -> payload: every event the first life journalled
-        self.rows = []          # what the host stored in the first life (to build it again)
+        self.sealed = {}  # eseq -> payload: every event the first life journalled
+        self.rows = []  # what the host stored in the first life (to build it again)
         self.table = {"latched": [], "n": 0, "irq": 0, "cards": ""}
         self.ctr_seen = {}
 
     # ---- the two ends -----------------------------------------------------------------------
     def boot(self):
-        self.j = Journal(self.root, max_bytes=self.max_bytes, outbox_limit=64,
-                         outbox_bytes=16384, store=self.mkstore(), keep=KEEP)
+        self.j = Journal(
+            self.root,
+            max_bytes=self.max_bytes,
+            outbox_limit=64,
+            outbox_bytes=16384,
+            store=self.mkstore(),
+            keep=KEEP,
+        )
         self.shoe = Endpoint("shoe", KEY, store=self.j, shoe_id=ID, sid=7)
-        self.new = []           # (eseq, payload) journalled in this life
+        self.new = []  # (eseq, payload) journalled in this life
         add = self.j.outbox_add
 
         def recorded(items, state=None, ops=None):
@@ -61,8 +68,9 @@ class Rig:
 
     def connect(self, audit):
         self.audit = audit
-        self.host = Endpoint("host", KEY, sid=9, on_peer=lambda h: audit.last_eseq(ID),
-                             ctr_seen=self.ctr_seen)
+        self.host = Endpoint(
+            "host", KEY, sid=9, on_peer=lambda h: audit.last_eseq(ID), ctr_seen=self.ctr_seen
+        )
 
     def pump(self, until=None, limit=400, settle=True):
         """Both ends run (20 ms ticks) until `until()` holds and nothing moves (settle=False:
@@ -74,12 +82,14 @@ class Rig:
             out = self.shoe.transmit(self.now)
             for kind, body, eseq, meta in self.host.receive(out, self.now):
                 if eseq:
-                    if self.audit.store(ID, eseq, kind, body, meta) == "new" and \
-                            self.audit is self.first:
+                    if (
+                        self.audit.store(ID, eseq, kind, body, meta) == "new"
+                        and self.audit is self.first
+                    ):
                         self.rows.append((eseq, kind, body, meta))
             moved = bool(out)
             back = self.host.transmit(self.now)
-            for kind, body, ctr, _ in self.shoe.receive(back, self.now):
+            for _kind, _body, ctr, _ in self.shoe.receive(back, self.now):
                 self.shoe.reply(ctr, {"ok": True})
             moved = bool(out) or bool(back)
             if not settle and until():
@@ -87,8 +97,9 @@ class Rig:
             quiet = 0 if moved or (until and not until()) else quiet + 1
             if quiet > 30 and not self.host.backlog():
                 return
-        raise Unsettled("the link did not settle (the host: %s, %r)"
-                        % (self.host.hold, self.host.errors()))
+        raise Unsettled(
+            "the link did not settle (the host: %s, %r)" % (self.host.hold, self.host.errors())
+        )
 
     # ---- what a table does ------------------------------------------------------------------
     def step(self, events, change=None):
@@ -118,29 +129,44 @@ class Rig:
             for c in range(4):
                 self.card(r * 4 + c)
             if r == 1:
-                self.step([("irregularity", {"id": 1, "reason": "card_out_of_round"})],
-                          lambda t: (t.update(irq=1), t["latched"].append(
-                              {"id": 1, "reason": "card_out_of_round", "blocks": False})))
+                self.step(
+                    [("irregularity", {"id": 1, "reason": "card_out_of_round"})],
+                    lambda t: (
+                        t.update(irq=1),
+                        t["latched"].append(
+                            {"id": 1, "reason": "card_out_of_round", "blocks": False}
+                        ),
+                    ),
+                )
             self.pump()
             self.step([("round_result", {"round": r + 1, "net": 10 * r})])
             self.j.add_round(r + 1, "round_result", {"round": r + 1})
             self.pump()
-        self.card(99)           # the last records: a card, then a latch after it
+        self.card(99)  # the last records: a card, then a latch after it
         if away:
             self.pump(lambda: self.first.last_eseq(ID) == self.j.eseq, settle=False)
             self.card(98)
-        self.step([("irregularity", {"id": 2, "reason": "lid_open"})],
-                  lambda t: (t.update(irq=2), t["latched"].append(
-                      {"id": 2, "reason": "lid_open", "blocks": True})))
-        self.card(97)           # after the last mark: only the log knows of it
+        self.step(
+            [("irregularity", {"id": 2, "reason": "lid_open"})],
+            lambda t: (
+                t.update(irq=2),
+                t["latched"].append({"id": 2, "reason": "lid_open", "blocks": True}),
+            ),
+        )
+        self.card(97)  # after the last mark: only the log knows of it
         self.card(96)
         if not away:
             self.pump(lambda: self.first.last_eseq(ID) == self.j.eseq, settle=False)
         self.sealed = dict(self.new)
         self.ctr_seen = dict(self.host.ctr_seen)
-        self.before = {"eseq": self.j.eseq, "ctr": self.j.ctr, "boot": self.j.boot,
-                       "latched": list(self.table["latched"]), "n": self.table["n"],
-                       "acked": self.j.outbox_first() - 1}
+        self.before = {
+            "eseq": self.j.eseq,
+            "ctr": self.j.ctr,
+            "boot": self.j.boot,
+            "latched": list(self.table["latched"]),
+            "n": self.table["n"],
+            "acked": self.j.outbox_first() - 1,
+        }
         self.j.close()
         assert len(self.sealed) == self.j.eseq
         assert self.first.last_eseq(ID) == self.j.eseq - (4 if away else 0)
@@ -148,14 +174,16 @@ class Rig:
     # ---- after the damage ---------------------------------------------------------------------
     def second_life(self):
         audit = AuditStore(":memory:")
-        for eseq, kind, body, meta in self.rows:   # the host holds what it held
+        for eseq, kind, body, meta in self.rows:  # the host holds what it held
             audit.store(ID, eseq, kind, body, meta)
         self.boot()
         j, b = self.j, self.before
         bad = []
         if j.eseq < b["eseq"] or j.ctr < b["ctr"] or j.boot <= b["boot"]:
-            bad.append("a counter went back: eseq %d ctr %d boot %d, before %d %d %d"
-                       % (j.eseq, j.ctr, j.boot, b["eseq"], b["ctr"], b["boot"]))
+            bad.append(
+                "a counter went back: eseq %d ctr %d boot %d, before %d %d %d"
+                % (j.eseq, j.ctr, j.boot, b["eseq"], b["ctr"], b["boot"])
+            )
         rec = j.recovery
         if rec is not None:
             kept = rec["kept"] or {}
@@ -164,13 +192,13 @@ class Rig:
         st = j.state
         if st is not None:
             self.table = st["table"]
-        if rec is not None and st is not None:   # what the table does (journal_damaged)
+        if rec is not None and st is not None:  # what the table does (journal_damaged)
             self.table["latched"] = list(rec["kept"]["latched"])
             self.table["n"] = max(self.table["n"], rec["kept"]["n"])
         elif rec is None and (st is None or st["table"]["latched"] != b["latched"]):
             bad.append("an exact recovery without the latched irregularities: %r" % (st,))
-        held = j.outbox()       # what the journal still holds is sent, never dropped
-        if rec is not None and rec["jump"] and not rec["holes"]:   # kept up to the damage
+        held = j.outbox()  # what the journal still holds is sent, never dropped
+        if rec is not None and rec["jump"] and not rec["holes"]:  # kept up to the damage
             held = [(e, p) for e, p in self.sealed.items() if b["acked"] < e <= rec["jump"][0]]
         self.step([("hello", {"boot": j.boot})])
         self.connect(audit)
@@ -199,6 +227,8 @@ class Rig:
         if rep["broken"] or rep["bad_mac"] or rep["body_mismatch"] or (lost and not rep["gaps"]):
             bad.append("verify: %r" % ({k: rep[k] for k in ("broken", "bad_mac", "gaps")},))
         if audit.last_eseq(ID) != j.eseq:
-            bad.append("the host stores up to %d, the shoe is at %d" % (audit.last_eseq(ID), j.eseq))
+            bad.append(
+                "the host stores up to %d, the shoe is at %d" % (audit.last_eseq(ID), j.eseq)
+            )
         j.close()
         return bad

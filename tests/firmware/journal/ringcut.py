@@ -1,7 +1,9 @@
 """Power cuts at every flash operation of a small journal on the raw flash ring (fake NOR
 flash), on CPython (test_ring.py imports this) and the MicroPython unix port (run as a script:
 prints one JSON line). A run: open, events with state deltas (records crossing sectors), acks,
-a command counter, round records (a rounds segment cleared), compactions; `truths` after each step."""
+a command counter, round records (a rounds segment cleared), compactions; `truths` after each
+step."""
+
 try:
     from tests.fakes.flash import FakeFlash, PowerCut
 except ImportError:
@@ -31,8 +33,9 @@ def steps(j, truths, n=10):
     truths.append(snap(j))
     for i in range(n):
         e = j.eseq + 1
-        j.outbox_add([(e, bytes([65 + i % 26]) * (90 + 37 * i), HEAD)],
-                     state={"n": i, "cards": "2c" * i})
+        j.outbox_add(
+            [(e, bytes([65 + i % 26]) * (90 + 37 * i), HEAD)], state={"n": i, "cards": "2c" * i}
+        )
         truths.append(snap(j))
         if i % 3 == 2:
             j.outbox_ack(j.eseq - 1, 10 + i)

@@ -3,6 +3,7 @@ script: prints one JSON line): a journal on the fake NOR flash, a bit flipped at
 position of its live sectors (repaired: the journal recovers exactly), then its log's tail zeroed
 at every `stride`th length (the event sequence and counter never go back, the end is reported
 damaged when events were lost, and the outbox keeps what was written before the damage)."""
+
 try:
     from tests.fakes.flash import FakeFlash
 except ImportError:
@@ -17,8 +18,14 @@ HEAD = b"h" * 16
 
 
 def journal(root, dev):
-    return Journal(root, max_bytes=1 << 20, outbox_limit=32, outbox_bytes=4096,
-                   store=RingStore(dev, NONCE, list(range(13)), LAYOUT), keep=(("n",),))
+    return Journal(
+        root,
+        max_bytes=1 << 20,
+        outbox_limit=32,
+        outbox_bytes=4096,
+        store=RingStore(dev, NONCE, list(range(13)), LAYOUT),
+        keep=(("n",),),
+    )
 
 
 def snap(j):
@@ -29,8 +36,10 @@ def run(root, stride):
     dev = FakeFlash(16)
     j = journal(root, dev)
     for i in range(14):
-        j.outbox_add([(j.eseq + 1, bytes([65 + i]) * (60 + 29 * i), HEAD)],
-                     state={"n": i, "cards": "2c" * i})
+        j.outbox_add(
+            [(j.eseq + 1, bytes([65 + i]) * (60 + 29 * i), HEAD)],
+            state={"n": i, "cards": "2c" * i},
+        )
         if i % 5 == 4:
             j.set_ctr(j.ctr + 3)
             j.outbox_ack(j.eseq - 2, j.ctr + 1)
@@ -60,7 +69,7 @@ def run(root, stride):
     log = spans[0]
     tails = tbad = 0
     for n in range(1, len(log) + 1, stride):
-        for a in log[len(log) - n:]:
+        for a in log[len(log) - n :]:
             dev.mem[a] = 0
         r = journal(root, dev)
         tails += 1

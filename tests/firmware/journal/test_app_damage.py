@@ -2,6 +2,7 @@
 shoe keeps its latched irregularities (the journal's marks hold them), never numbers a round,
 an irregularity or an event again, and reports each round once (issue 18 part 4). A flipped
 bit in the last record is repaired: nothing is reported at all."""
+
 import json
 
 from tests.firmware.journal.test_corruption import records
@@ -10,14 +11,17 @@ from tests.mpy import run_mpy
 
 APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then 64 KB of data
 
-SCRIPT = DATA_HEAP_PRELUDE + r"""
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, json, io
 import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
 
 shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key", "card": b"demo-card-key"}
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
 root, phase = sys.argv[1], sys.argv[2]
 if phase == "write":
     with open(root + "/shoe.json", "w") as f:
@@ -54,27 +58,37 @@ if phase == "write":
     for c in deck() + [52]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
     wag = {"ante": 10, "odds": 10}
-    assert app.on_command("open_round", {"seats": {"1": {"wagers": wag}, "2": {"wagers": wag}}})["ok"]
+    seats = {"1": {"wagers": wag}, "2": {"wagers": wag}}
+    assert app.on_command("open_round", {"seats": seats})["ok"]
     for c in deck(60)[:4]:
         app.on_read("card", codes.make(0x3A7F, "R", c).encode())
     mark = j.eseq
-    assert app.on_command("void_round", {"detail": "dealer error"}, "supervisor")["ok"]  # last records
+    # the last records
+    assert app.on_command("void_round", {"detail": "dealer error"}, "supervisor")["ok"]
     print(json.dumps({"round": t.n_round, "irq": t.n_irq, "eseq": j.eseq, "ctr": j.ctr,
                       "boot": j.boot, "void_from": mark,
                       "latched": [i["reason"] for i in t.latched]}))
 else:
-    print(json.dumps({"latched": [i["reason"] for i in t.latched], "ids": [i["id"] for i in t.latched],
+    print(json.dumps({"latched": [i["reason"] for i in t.latched],
+                      "ids": [i["id"] for i in t.latched],
                       "events": [k for k, b in t.out],
                       "voids": [b["round"] for k, b in t.out if k == "round_void"],
                       "open": t.rnd is not None, "round": t.n_round, "irq": t.n_irq,
                       "eseq": j.eseq, "ctr": j.ctr, "boot": j.boot, "recovery": j.recovery}))
 """
+)
 
 
 def _run(tmp_path, fw_build, state, phase):
     (tmp_path / "appd.py").write_text(SCRIPT)
-    return json.loads(run_mpy(str(tmp_path / "appd.py"), heap=APP_ROOM, args=(str(state), phase),
-                              extra_path=(str(fw_build),)).splitlines()[-1])
+    return json.loads(
+        run_mpy(
+            str(tmp_path / "appd.py"),
+            heap=APP_ROOM,
+            args=(str(state), phase),
+            extra_path=(str(fw_build),),
+        ).splitlines()[-1]
+    )
 
 
 def test_a_damaged_end_of_the_journal_keeps_the_latched_irregularities(tmp_path, fw_build):

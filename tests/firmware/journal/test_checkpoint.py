@@ -1,6 +1,7 @@
 """Full snapshots at round boundaries (Journal.checkpoint): only once the log is 3/4 full, and
 while events wait for the host's acknowledgement the compaction waits for it, so the snapshot
 does not copy them; the acknowledgement is then held by the snapshot itself."""
+
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
 

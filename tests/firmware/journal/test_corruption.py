@@ -7,6 +7,7 @@ the same at the tail is a damaged tail, not a torn write: reported, and the even
 on above every number it may have used. MicroPython runs the same sweep in
 tests/firmware/journal/test_journal_micropython.py; tests/firmware/journal/test_damage.py sweeps
 every bit and every zeroed tail with a host."""
+
 import random
 import struct
 
@@ -22,8 +23,7 @@ KEY = b"k" * 32
 
 
 def snap(j):
-    return {"state": j.state, "ctr": j.ctr, "eseq": j.eseq, "chain": j.chain,
-            "outbox": j.outbox()}
+    return {"state": j.state, "ctr": j.ctr, "eseq": j.eseq, "chain": j.chain, "outbox": j.outbox()}
 
 
 def records(path):
@@ -32,7 +32,7 @@ def records(path):
     out, pos = [], 0
     while pos < len(data):
         assert data[pos] == log.MAGIC
-        n = struct.unpack(">H", data[pos + 1:pos + 3])[0]
+        n = struct.unpack(">H", data[pos + 1 : pos + 3])[0]
         out.append((pos, log.HEAD + n))
         pos += log.HEAD + n
     return out
@@ -51,7 +51,9 @@ def build(root):
 
     ctr = 0
     for i in range(8):
-        ep.send_many([("card", {"n": i})], state={"n": i, "cards": "0a" * i, "seen": "%014x" % (1 << i)})
+        ep.send_many(
+            [("card", {"n": i})], state={"n": i, "cards": "0a" * i, "seen": "%014x" % (1 << i)}
+        )
         did("P")
         if i % 3 == 1:
             ctr += 1
@@ -76,9 +78,9 @@ def damage(data, off, n, how, rnd):
         k = off + rnd.randrange(n)
         b[k] ^= 1 << rnd.randrange(8)
     elif how == "zero":
-        b[off:off + n] = bytes(n)
+        b[off : off + n] = bytes(n)
     else:
-        b[off:off + n] = bytes(rnd.randrange(256) for _ in range(n))
+        b[off : off + n] = bytes(rnd.randrange(256) for _ in range(n))
     return bytes(b)
 
 
@@ -96,7 +98,7 @@ def test_corruption_at_every_record_keeps_every_good_record(tmp_path, how):
     rnd = random.Random(how)
     for i, (off, n) in enumerate(recs):
         path.write_bytes(damage(full, off, n, how, rnd))
-        (root / "marks").write_bytes(marks)   # as the shoe left them (boots write marks)
+        (root / "marks").write_bytes(marks)  # as the shoe left them (boots write marks)
         r = Journal(str(root), max_bytes=1 << 20)
         got = snap(r)
         before = truths[i - 1] if i else {"state": None, "ctr": 0, "eseq": 0, "outbox": []}
@@ -127,7 +129,7 @@ def test_corruption_at_every_record_keeps_every_good_record(tmp_path, how):
             lost = truths[i]["eseq"] if kinds[i] == "P" else 0
             want = [x for x in truth["outbox"] if x[0] > lost]
             if kinds[i] == "A":  # a lost ack only means that events are sent again
-                assert got["outbox"][-len(want):] == want, where
+                assert got["outbox"][-len(want) :] == want, where
                 assert [x[0] for x in got["outbox"]] == list(range(1, truth["eseq"] + 1)), where
             else:
                 assert got["outbox"] == want, where
@@ -200,7 +202,10 @@ def test_a_flipped_bit_in_a_round_record_is_repaired(tmp_path):
         data[k // 8] ^= 1 << (k % 8)
         path.write_bytes(bytes(data))
         r = Journal(str(tmp_path))
-        assert r.round_numbers() == list(range(10)) and r.round(9) == ("round_result", {"round": 9}), k
+        assert r.round_numbers() == list(range(10)) and r.round(9) == (
+            "round_result",
+            {"round": 9},
+        ), k
         r.close()
         path.write_bytes(full)
 
@@ -210,7 +215,7 @@ def test_rounds_keep_every_good_record_after_a_hole(tmp_path):
     recs = records(str(path))
     off, n = recs[4]
     data = bytearray(path.read_bytes())
-    data[off + 9:off + 11] = b"\x00\x00"   # beyond repair (one bit would be repaired)
+    data[off + 9 : off + 11] = b"\x00\x00"  # beyond repair (one bit would be repaired)
     path.write_bytes(bytes(data))
     r = Journal(str(tmp_path))
     assert r.round_numbers() == [0, 1, 2, 3, 5, 6, 7, 8, 9]
@@ -228,7 +233,7 @@ def test_records_only_older_firmware_wrote_are_still_read(tmp_path):
     j = Journal(str(tmp_path))
     j.outbox_add([], state={"n": 1, "seen": "00"})
     j._append(["D", delta.diff(j.state, {"n": 2, "seen": "00"}), 5, j.eseq])
-    j._append(["E", [{"id": 1, "reason": "lid_open"}], 9, j.eseq])   # its marks still count
+    j._append(["E", [{"id": 1, "reason": "lid_open"}], 9, j.eseq])  # its marks still count
     j.close()
     r = Journal(str(tmp_path))
     assert r.state == {"n": 2, "seen": "00"} and r.ctr == 9 and r.recovery is None

@@ -12,8 +12,8 @@ every length; minutes); make test takes every 23rd bit and every 3rd length (the
 once per distinct recovery). On
 the rings "every position" is every byte of the live sectors' headers and records, and a
 sample of the erased space after the last record (its first 64 bytes, then every 61st)."""
+
 import os
-import shutil
 
 import pytest
 
@@ -66,7 +66,7 @@ class Files:
     def zero_tail(self, image, n):
         out = dict(image)
         b = bytearray(out["journal.log"])
-        b[len(b) - n:] = bytes(n)
+        b[len(b) - n :] = bytes(n)
         out["journal.log"] = bytes(b)
         return out
 
@@ -102,7 +102,7 @@ class Flash(Files):
                 # the erased space after the last record: its first bytes, then a sample (a
                 # flipped bit there reads the same wherever it is)
                 erased = list(range(base + end, base + SECTOR))
-                self.sectors.extend(out[len(out) - end:] + erased[:64] + erased[64::61])
+                self.sectors.extend(out[len(out) - end :] + erased[:64] + erased[64::61])
                 self.first_erased.extend(erased[:1])
             self.spans[name] = out
 
@@ -125,7 +125,7 @@ class Flash(Files):
     def zero_tail(self, image, n):
         span = self._span("journal.log")
         b = bytearray(image)
-        for a in span[len(span) - n:]:
+        for a in span[len(span) - n :]:
             b[a] = 0
         return bytes(b)
 
@@ -141,10 +141,24 @@ def make(kind, tmp_path, away=False):
 
 
 def boot(st, rig):
-    j = Journal(rig.root, max_bytes=rig.max_bytes, outbox_limit=64, outbox_bytes=16384,
-                store=rig.mkstore(), keep=KEEP)
-    snap = {"state": j.state, "eseq": j.eseq, "ctr": j.ctr, "chain": j.chain, "boot": j.boot,
-            "outbox": j.outbox(), "rounds": j.round_numbers(), "recovery": j.recovery}
+    j = Journal(
+        rig.root,
+        max_bytes=rig.max_bytes,
+        outbox_limit=64,
+        outbox_bytes=16384,
+        store=rig.mkstore(),
+        keep=KEEP,
+    )
+    snap = {
+        "state": j.state,
+        "eseq": j.eseq,
+        "ctr": j.ctr,
+        "chain": j.chain,
+        "boot": j.boot,
+        "outbox": j.outbox(),
+        "rounds": j.round_numbers(),
+        "recovery": j.recovery,
+    }
     j.close()
     return snap
 
@@ -166,8 +180,11 @@ def sweep_flips(kind, tmp_path, stride, rig_every):
         got = boot(st, rig)
         n += 1
         # repaired: exactly the journal it was (a counter floor may rise, never fall)
-        if got["recovery"] is not None or got["ctr"] < truth["ctr"] or \
-                dict(got, ctr=0) != dict(truth, ctr=0):
+        if (
+            got["recovery"] is not None
+            or got["ctr"] < truth["ctr"]
+            or dict(got, ctr=0) != dict(truth, ctr=0)
+        ):
             bad.append((where[k // 8], k % 8, got["recovery"], got["eseq"]))
         if n % rig_every == 0:
             st.put(damaged)
@@ -188,11 +205,18 @@ def sweep_zero_tails(kind, tmp_path, away, stride):
         st.put(damaged)
         got = boot(st, rig)
         rec = got["recovery"]
-        key = repr((got["eseq"], got["ctr"], got["outbox"], got["state"],
-                    rec and (rec["jump"], rec["holes"], rec["tail"])))
+        key = repr(
+            (
+                got["eseq"],
+                got["ctr"],
+                got["outbox"],
+                got["state"],
+                rec and (rec["jump"], rec["holes"], rec["tail"]),
+            )
+        )
         if got["eseq"] < rig.before["eseq"] or got["ctr"] < rig.before["ctr"]:
             bad.append((n, "a counter went back", got["eseq"], got["ctr"]))
-        if key not in seen:   # the second life depends on what was recovered: once each
+        if key not in seen:  # the second life depends on what was recovered: once each
             st.put(damaged)
             seen[key] = rig.second_life()
             if seen[key]:
@@ -223,8 +247,9 @@ def test_a_zeroed_tail_loses_nothing_uncounted(tmp_path, kind):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not SOAK, reason="every zeroed length: SHOE_SOAK=full (make test samples)")
-@pytest.mark.parametrize("kind,away", [("files", False), ("files", True), ("flash", False),
-                                       ("flash", True)])
+@pytest.mark.parametrize(
+    "kind,away", [("files", False), ("files", True), ("flash", False), ("flash", True)]
+)
 def test_a_zeroed_tail_of_every_length_loses_nothing_uncounted(tmp_path, kind, away):
     total, distinct, bad = sweep_zero_tails(kind, tmp_path, away, stride=1)
     assert total > 1000 and distinct > 15 and bad == [], bad[:5]

@@ -1,5 +1,6 @@
 """The journal: recovery from a torn write at every byte of its last record, compaction, the
 outbox ring, round recall, provisioning, and exactly-once delivery across simulated power cuts."""
+
 import os
 import random
 
@@ -7,19 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from host_tools.link.host import Endpoint
 from shoe.journal import log
 from shoe.journal.journal import Journal, JournalError
 from shoe.journal.outbox import Outbox
-from host_tools.link.host import Endpoint
-from host_tools.sim.memstore import MemoryStore
 from shoe.link.message import GENESIS
 
 KEY = b"k" * 32
 
 
 def snapshot(j):
-    return {"state": j.state, "ctr": j.ctr, "eseq": j.eseq, "chain": j.chain,
-            "outbox": j.outbox()}
+    return {"state": j.state, "ctr": j.ctr, "eseq": j.eseq, "chain": j.chain, "outbox": j.outbox()}
 
 
 def fill(root):
@@ -54,7 +53,7 @@ def test_torn_write_at_every_byte_of_the_last_record_recovers_the_previous_state
     assert len(last) > 40 and full.startswith(before)
     for k in range(len(last)):
         if mode == "truncate":
-            torn = full[:size0 + k]
+            torn = full[: size0 + k]
         else:  # the record is all there but one byte of it is wrong
             b = bytearray(full)
             b[size0 + k] ^= 0x5A
@@ -101,8 +100,9 @@ def test_compaction_keeps_the_log_bounded_and_loses_nothing(tmp_path):
     ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
     sizes = []
     for i in range(600):
-        ep.send_many([("card", {"n": i, "pad": "x" * 30})],
-                     state={"n": i, "hist": list(range(i % 20))})
+        ep.send_many(
+            [("card", {"n": i, "pad": "x" * 30})], state={"n": i, "hist": list(range(i % 20))}
+        )
         if i % 3 == 0:
             j.outbox_ack(j.eseq - 5, i + 1)  # the host keeps up, 5 behind
         sizes.append(os.path.getsize(tmp_path / "journal.log"))
@@ -112,8 +112,9 @@ def test_compaction_keeps_the_log_bounded_and_loses_nothing(tmp_path):
     j.close()
     r = Journal(str(tmp_path), max_bytes=4096)
     assert snapshot(r) == want
-    assert [e for e, p in r.outbox()] == list(range(want["eseq"] - len(want["outbox"]) + 1,
-                                                    want["eseq"] + 1))
+    assert [e for e, p in r.outbox()] == list(
+        range(want["eseq"] - len(want["outbox"]) + 1, want["eseq"] + 1)
+    )
 
 
 def test_interrupted_compaction_is_resolved_at_boot(tmp_path):
@@ -194,7 +195,7 @@ def test_outbox_ring_matches_a_plain_list(ops):
             model = [m for m in model if m[0] > upto]
         assert ob.items() == model
         assert ob.count == len(model) and (not model or ob.last() == model[-1][0])
-        for e in range(eseq + 2):   # every number: its payload, or None (a hole, pruned)
+        for e in range(eseq + 2):  # every number: its payload, or None (a hole, pruned)
             got = ob.get(e)
             assert (bytes(got) if got is not None else None) == dict(model).get(e), e
         # whatever is held is reachable, and what fits in one go fits one by one
@@ -255,7 +256,7 @@ def test_exactly_once_across_two_hundred_power_cuts(tmp_path):
             size = os.path.getsize(path)
             extra = log.pack(b"\x83aO\x80\xf6")
             with open(path, "ab") as f:
-                f.write(extra[:rng.randrange(1, len(extra))])
+                f.write(extra[: rng.randrange(1, len(extra))])
             assert os.path.getsize(path) > size
         cuts += 1
         if cuts > 2000:
@@ -271,9 +272,10 @@ def test_a_write_that_fails_part_way_does_not_hide_later_records(tmp_path, monke
 
     def half(self, payload):
         rec = log.pack(payload)
-        self.f.write(rec[:len(rec) // 2])
+        self.f.write(rec[: len(rec) // 2])
         self.f.flush()
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(log.Appender, "append", half)
     with pytest.raises(OSError):
         j.outbox_add([], state={"n": 2})
@@ -294,6 +296,7 @@ def test_a_round_write_that_fails_part_way_is_repaired(tmp_path, monkeypatch):
         self.f.write(log.pack(payload)[:7])
         self.f.flush()
         raise OSError(5, "I/O error")
+
     monkeypatch.setattr(log.Appender, "append", half)
     with pytest.raises(OSError):
         j.add_round(2, "round_result", {"round": 2})
@@ -305,15 +308,26 @@ def test_a_round_write_that_fails_part_way_is_repaired(tmp_path, monkeypatch):
     assert r.recovered_torn == 0
 
 
-_bodies = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.text(max_size=12)
-                       | st.binary(max_size=12),
-                       lambda kids: st.lists(kids, max_size=4)
-                       | st.dictionaries(st.text(max_size=6), kids, max_size=4), max_leaves=12)
+_bodies = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.text(max_size=12)
+    | st.binary(max_size=12),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(deadline=None)
-@given(st.text(min_size=1, max_size=16), _bodies, st.integers(1, 2**32), st.binary(min_size=16,
-                                                                                  max_size=16))
+@given(
+    st.text(min_size=1, max_size=16),
+    _bodies,
+    st.integers(1, 2**32),
+    st.binary(min_size=16, max_size=16),
+)
 def test_the_chain_head_of_every_sealed_event_follows_from_its_payload(kind, body, eseq, prev):
     """The journal writes no chain head beside an event's payload (16 bytes a record): it takes
     the head from the payload after a reboot (chain_head). That holds only while the Endpoint's
@@ -328,11 +342,14 @@ def test_the_chain_head_of_every_sealed_event_follows_from_its_payload(kind, bod
 def test_the_chain_head_follows_from_the_payload_under_micropython():
     from tests.mpy import json_lines, run_code
 
-    code = ("import json\nfrom shoe.journal.journal import chain_head\n"
-            "from shoe.link.message import seal_message\n"
-            "for i, b in enumerate([None, {'round': 3, 'card': 'As'}, [1, 'x' * 40], b'\\x00' * 30]):\n"
-            "    p, h = seal_message(b'k' * 32, 'card', b, i + 1, bytes(16))\n"
-            "    print(json.dumps({'same': chain_head(p) == h}))\n")
+    code = (
+        "import json\nfrom shoe.journal.journal import chain_head\n"
+        "from shoe.link.message import seal_message\n"
+        "bodies = [None, {'round': 3, 'card': 'As'}, [1, 'x' * 40], b'\\x00' * 30]\n"
+        "for i, b in enumerate(bodies):\n"
+        "    p, h = seal_message(b'k' * 32, 'card', b, i + 1, bytes(16))\n"
+        "    print(json.dumps({'same': chain_head(p) == h}))\n"
+    )
     # from source (compiled on the heap): more than the device's 64 KB data heap
     assert json_lines(run_code(code, heap="256k")) == [{"same": True}] * 4
 
@@ -345,15 +362,15 @@ def test_a_dealt_cards_ops_wait_for_idle_but_never_for_whoever_reads_the_state(t
     j = Journal(root)
     st = {"table": {"cards": "", "t": 0, "z": [1]}}
     j.outbox_add([], state=st)
-    ops = [[[0, 0], "2b", 1], [[0, 1], 7]]      # ranks: table -> cards, t
+    ops = [[[0, 0], "2b", 1], [[0, 1], 7]]  # ranks: table -> cards, t
     j.outbox_add([], ops=ops)
-    assert j._pending                              # not applied yet ...
-    assert j.state == {"table": {"cards": "2b", "t": 7, "z": [1]}}   # ... but the state has them
+    assert j._pending  # not applied yet ...
+    assert j.state == {"table": {"cards": "2b", "t": 7, "z": [1]}}  # ... but the state has them
     j.outbox_add([], ops=[[[0, 0], "3c", 1]])
-    j.outbox_add([], state={"table": {"cards": "2b3c", "t": 8, "z": [1]}})   # a diff: t only
+    j.outbox_add([], state={"table": {"cards": "2b3c", "t": 8, "z": [1]}})  # a diff: t only
     assert j.state == {"table": {"cards": "2b3c", "t": 8, "z": [1]}}
     j.outbox_add([], ops=[[[0, 1], 9]])
-    j.compact()                                    # the snapshot holds the pending op
+    j.compact()  # the snapshot holds the pending op
     j.close()
     assert Journal(root).state == {"table": {"cards": "2b3c", "t": 9, "z": [1]}}
     j2 = Journal(root)
@@ -365,5 +382,9 @@ def test_a_dealt_cards_ops_wait_for_idle_but_never_for_whoever_reads_the_state(t
 def test_the_repair_module_reads_the_record_format_of_log():
     from shoe.journal import repair
 
-    assert (repair.HEAD, repair.MAGIC, repair.MAX_RECORD, repair._LEGACY_MAX_HI) == \
-        (log.HEAD, log.MAGIC, log.MAX_RECORD, log._LEGACY_MAX_HI)
+    assert (repair.HEAD, repair.MAGIC, repair.MAX_RECORD, repair._LEGACY_MAX_HI) == (
+        log.HEAD,
+        log.MAGIC,
+        log.MAX_RECORD,
+        log._LEGACY_MAX_HI,
+    )

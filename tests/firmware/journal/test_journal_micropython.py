@@ -1,6 +1,7 @@
 """The journal under MicroPython with a 64 KB data heap (bytecode aside, as on a board with frozen
 firmware; see tests/firmware/link/helpers.py) on a real directory: the same records, recovery
 of a torn tail, compaction, rounds; and program attestation identical to CPython's."""
+
 import json
 
 from shoe import attest
@@ -11,7 +12,9 @@ from tests.mpy import run_mpy
 
 KEY = b"k" * 32
 
-SCRIPT = DATA_HEAP_PRELUDE + r"""
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, os, json, gc
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
@@ -38,6 +41,7 @@ else:
                       "torn": j.recovered_torn, "recovery": j.recovery,
                       "chain": "".join("%02x" % b for b in j.chain)}))
 """
+)
 
 
 def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path, fw_build):
@@ -45,8 +49,9 @@ def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path,
     script.write_text(SCRIPT)
     state = tmp_path / "state"
     state.mkdir()
-    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),),
-                  args=(str(state), "write"))
+    out = run_mpy(
+        str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "write")
+    )
     w = json.loads(out.splitlines()[-1])
     assert w["compactions"] >= 2 and w["free"] > 8000
     # CPython reads what MicroPython wrote
@@ -59,11 +64,12 @@ def test_journal_under_micropython_in_a_64k_data_heap_with_a_torn_tail(tmp_path,
     # the first bytes of a record, as a write cut short leaves them)
     with open(state / "journal.log", "ab") as f:
         f.write(log.pack(b"\x85aP\x18\x97\x81\x42partial payload")[:14])
-    out = run_mpy(str(script), heap=CODE_ROOM, extra_path=(str(fw_build),),
-                  args=(str(state), "read"))
+    out = run_mpy(
+        str(script), heap=CODE_ROOM, extra_path=(str(fw_build),), args=(str(state), "read")
+    )
     r = json.loads(out.splitlines()[-1])
     assert r["state"] == {"n": 149} and r["outbox"] == want_outbox and r["torn"] == 1
-    assert r["recovery"] is None and r["eseq"] == 150   # a cut write: not damage
+    assert r["recovery"] is None and r["eseq"] == 150  # a cut write: not damage
     assert r["boot"] == 3
     assert r["rounds"] == [127, 128, 129] and r["r100"] == ["round_result", {"round": 100}]
     assert r["chain"] == Journal(str(state), max_bytes=4096).chain.hex()
@@ -82,20 +88,26 @@ def test_attestation_is_identical_on_both_runtimes(tmp_path, fw_build):
     want = attest.attest(KEY, nonce, roots)
     assert want["files"] == 3
     assert [n for n, _ in attest.file_hashes(roots)] == ["main.py", "shoe/a.py", "shoe/sub/b.mpy"]
-    out = run_fw(fw_build, "import json\nfrom shoe import attest\n"
-                 "a = attest.attest(b'k' * 32, b'0123456789abcdef', %r)\n"
-                 "print(json.dumps([a['files'], ''.join('%%02x' %% x for x in a['manifest']),"
-                 " ''.join('%%02x' %% x for x in a['mac'])]))\n" % roots)
+    out = run_fw(
+        fw_build,
+        "import json\nfrom shoe import attest\n"
+        "a = attest.attest(b'k' * 32, b'0123456789abcdef', %r)\n"
+        "print(json.dumps([a['files'], ''.join('%%02x' %% x for x in a['manifest']),"
+        " ''.join('%%02x' %% x for x in a['mac'])]))\n" % roots,
+    )
     files, manifest, mac = json.loads(out.splitlines()[-1])
     assert (files, manifest, mac) == (3, want["manifest"].hex(), want["mac"].hex())
     from host_tools.link import verify_attestation
+
     assert verify_attestation(want, KEY, nonce, roots)[0]
     (fw / "shoe" / "a.py").write_bytes(b"print('tampered')\n")
     assert not verify_attestation(want, KEY, nonce, roots)[0]
     assert not verify_attestation(want, KEY, b"another-nonce-16", roots)[0]
 
 
-TORN = DATA_HEAP_PRELUDE + r"""
+TORN = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, os, json, gc
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
@@ -145,6 +157,7 @@ for k in range(len(full) - size0):
         r.close()
 print(json.dumps({"offsets": len(full) - size0, "bad": bad}))
 """
+)
 
 
 def test_micropython_recovers_a_torn_write_at_every_offset(tmp_path, fw_build):
@@ -157,7 +170,9 @@ def test_micropython_recovers_a_torn_write_at_every_offset(tmp_path, fw_build):
     assert r["offsets"] > 40 and r["bad"] == []
 
 
-CORRUPT = DATA_HEAP_PRELUDE + r"""
+CORRUPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, os, json, gc, struct
 from shoe.journal.journal import Journal
 from shoe.link.endpoint import Endpoint
@@ -174,7 +189,8 @@ j = Journal(root, max_bytes=1 << 20)
 ep = Endpoint("shoe", b"k" * 32, store=j, shoe_id="M")
 kinds, truths = ["B"], [snap(j)]
 for i in range(6):
-    ep.send_many([("card", {"n": i})], state={"n": i, "cards": "0a" * i, "seen": "%014x" % (1 << i)})
+    st = {"n": i, "cards": "0a" * i, "seen": "%014x" % (1 << i)}
+    ep.send_many([("card", {"n": i})], state=st)
     kinds.append("P")
     truths.append(snap(j))
     if i == 2:
@@ -243,9 +259,12 @@ for i in range(len(recs)):
         r = None
 print(json.dumps({"records": len(recs), "bad": bad}))
 """
+)
 
 
-def test_micropython_keeps_every_good_record_after_corruption_at_every_position(tmp_path, fw_build):
+def test_micropython_keeps_every_good_record_after_corruption_at_every_position(
+    tmp_path, fw_build
+):
     script = tmp_path / "corrupt.py"
     script.write_text(CORRUPT)
     state = tmp_path / "state"

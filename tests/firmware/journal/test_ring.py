@@ -2,6 +2,7 @@
 flash (tests/fakes/flash.py): a power cut at every flash operation (CPython and MicroPython),
 bit flips, a tear skipped without being taken for corruption, the sizing of the shoe's
 layout, the idle pre-erase, and the reserved-extent map check."""
+
 import json
 import os
 import random
@@ -9,9 +10,9 @@ import shutil
 from pathlib import Path
 
 from shoe.journal import extents
-from shoe.journal.ringstore import RingStore
 from shoe.journal.journal import Journal
 from shoe.journal.ring import Ring, RingFull
+from shoe.journal.ringstore import RingStore
 from tests.fakes.flash import FakeFlash, PowerCut
 from tests.firmware.journal import ringcut
 from tests.firmware.journal.damage import SOAK
@@ -26,8 +27,9 @@ def test_a_power_cut_at_every_flash_operation_loses_nothing_durable(tmp_path):
 
 
 def test_the_same_under_micropython(tmp_path):
-    out = run_mpy(str(HERE / "ringcut.py"), heap="4m", extra_path=(str(HERE),),
-                  args=(str(tmp_path),))
+    out = run_mpy(
+        str(HERE / "ringcut.py"), heap="4m", extra_path=(str(HERE),), args=(str(tmp_path),)
+    )
     r = json.loads(out.splitlines()[-1])
     assert r["ops"] > 90 and r["nbad"] == 0, r
 
@@ -40,11 +42,23 @@ def test_a_flipped_bit_is_repaired_and_a_zeroed_end_reported_on_both_runtimes(tm
     from tests.firmware.journal import ringflip
 
     stride = 7 if SOAK else 97
-    for r in (ringflip.run(str(tmp_path / "c"), stride),
-              json.loads(run_mpy(str(HERE / "ringflip.py"), heap="4m", extra_path=(str(HERE),),
-                                 args=(str(tmp_path / "m"), str(stride))).splitlines()[-1])):
-        assert r["flips"] > 30000 // stride and r["bad"] == 0 and \
-            r["tails"] > 3600 // stride and r["tails_bad"] == 0, r
+    for r in (
+        ringflip.run(str(tmp_path / "c"), stride),
+        json.loads(
+            run_mpy(
+                str(HERE / "ringflip.py"),
+                heap="4m",
+                extra_path=(str(HERE),),
+                args=(str(tmp_path / "m"), str(stride)),
+            ).splitlines()[-1]
+        ),
+    ):
+        assert (
+            r["flips"] > 30000 // stride
+            and r["bad"] == 0
+            and r["tails"] > 3600 // stride
+            and r["tails_bad"] == 0
+        ), r
 
 
 def recs(ring):
@@ -57,7 +71,7 @@ def test_a_tear_is_skipped_at_later_boots_not_taken_for_corruption():
     r = Ring(dev, [0, 1, 2, 3], 0, b"abcd")
     for i in range(3):
         r.append(b"r%d" % i * 40)
-    dev.cut_at = 2                          # the 2nd page of a 3-page record
+    dev.cut_at = 2  # the 2nd page of a 3-page record
     try:
         r.append(b"torn" * 150)
     except PowerCut:
@@ -66,7 +80,7 @@ def test_a_tear_is_skipped_at_later_boots_not_taken_for_corruption():
     r = Ring(dev, [0, 1, 2, 3], 0, b"abcd")
     got, s = recs(r)
     assert len(got) == 3 and s.torn and s.holes == 0
-    r.append(b"after")                      # not over the torn bytes: a new sector, flagged
+    r.append(b"after")  # not over the torn bytes: a new sector, flagged
     got, s = recs(Ring(dev, [0, 1, 2, 3], 0, b"abcd"))
     assert got[-1] == b"after" and len(got) == 4 and not s.torn and s.holes == 0
     # one flipped bit in the new sector's after-tear flag or offset: still skipped (remove the
@@ -91,15 +105,18 @@ def test_a_flipped_commit_bit_never_adopts_an_epoch_left_half_written():
     for i in range(6):
         r.append(b"r%d" % i * 300)
     want, _ = recs(Ring(dev, slots, 0, b"abcd"))
-    dev.cut_at = 3                          # the new epoch's pages, before any commit byte
+    dev.cut_at = 3  # the new epoch's pages, before any commit byte
     try:
         r.rewrite([b"s%d" % i * 900 for i in range(4)])
     except PowerCut:
         pass
     dev.revive()
-    fresh = [b for b in slots if dev.mem[b * 4096 + 28] == 0xFF and
-             dev.mem[b * 4096:b * 4096 + 4] == b"SHRG"]
-    assert fresh                            # a sector of the half-written epoch
+    fresh = [
+        b
+        for b in slots
+        if dev.mem[b * 4096 + 28] == 0xFF and dev.mem[b * 4096 : b * 4096 + 4] == b"SHRG"
+    ]
+    assert fresh  # a sector of the half-written epoch
     image = bytes(dev.mem)
     for b in fresh:
         for bit in range(8):
@@ -117,60 +134,72 @@ def test_records_cross_sectors_and_the_ring_wraps():
     for i in range(80):
         p = bytes([i]) * (300 + 97 * (i % 7))
         if not r.fits(len(p) + 7):
-            r.rewrite(kept[-2:])            # a compaction: keep the last two
+            r.rewrite(kept[-2:])  # a compaction: keep the last two
             kept = kept[-2:]
         r.append(p)
         kept.append(p)
         got, _ = recs(Ring(dev, slots, 1, b"wxyz", reserve=1))
         assert got == kept
-    assert dev.erases > 12                  # it went round the ring several times
-    assert not any(dev.mem[b * 4096:(b + 1) * 4096] != b"\xff" * 4096
-                   for b in (1, 3, 4, 6))   # only its own sectors
+    assert dev.erases > 12  # it went round the ring several times
+    assert not any(
+        dev.mem[b * 4096 : (b + 1) * 4096] != b"\xff" * 4096 for b in (1, 3, 4, 6)
+    )  # only its own sectors
     r2 = Ring(dev, slots, 1, b"wxyz", reserve=1)
     try:
-        r2.append(b"z" * 16000)             # more than the ring can hold: refused, kept intact
+        r2.append(b"z" * 16000)  # more than the ring can hold: refused, kept intact
     except RingFull:
         pass
     assert recs(Ring(dev, slots, 1, b"wxyz", reserve=1))[0] == kept
 
 
 def ring_journal(dev, root, **kw):
-    return Journal(root, max_bytes=1 << 20, outbox_limit=200, outbox_bytes=60000,
-                   store=RingStore(dev, b"1234", list(range(32)),
-                                   (("journal.log", 24, 2), ("rounds.0", 3, 1),
-                                    ("rounds.1", 3, 1), ("marks", 2, 1))), **kw)
+    return Journal(
+        root,
+        max_bytes=1 << 20,
+        outbox_limit=200,
+        outbox_bytes=60000,
+        store=RingStore(
+            dev,
+            b"1234",
+            list(range(32)),
+            (("journal.log", 24, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1), ("marks", 2, 1)),
+        ),
+        **kw,
+    )
 
 
 def test_a_bit_flipped_in_a_sector_is_repaired_and_damage_beyond_repair_is_a_hole(tmp_path):
     dev = FakeFlash(32)
     j = ring_journal(dev, str(tmp_path))
-    for i in range(60):                     # ~13 KB: four sectors
+    for i in range(60):  # ~13 KB: four sectors
         j.outbox_add([(i + 1, bytes([65 + i % 26]) * 200, b"h" * 16)], state={"n": i})
     truth = (j.state, j.eseq, j.ctr, j.outbox())
     image = bytes(dev.mem)
     rng = random.Random(20261201)
     # the second sector of the log (full of records): stamp, header, commit and after-tear
     # bytes, then anywhere in its data
-    for trial, at in enumerate(list(range(4096, 4096 + 32)) +
-                               [4096 + 32 + rng.randrange(4064) for _ in range(30)]):
+    for trial, at in enumerate(
+        list(range(4096, 4096 + 32)) + [4096 + 32 + rng.randrange(4064) for _ in range(30)]
+    ):
         dev.mem[:] = image
         dev.mem[at] ^= 1 << rng.randrange(8)
         r = ring_journal(dev, str(tmp_path))
         assert r.recovery is None, (trial, at, r.recovery)
-        assert (r.state, r.eseq, r.outbox()) == (truth[0], truth[1], truth[3]) and \
-            r.ctr >= truth[2], (trial, at)
+        assert (r.state, r.eseq, r.outbox()) == (truth[0], truth[1], truth[3]) and r.ctr >= truth[
+            2
+        ], (trial, at)
         r.close()
     # two bytes of a record zeroed: beyond repair, a hole; counters keep their marks, the
     # records after it are kept
     for at in [4096 + 32 + rng.randrange(4000) for _ in range(10)]:
         dev.mem[:] = image
-        dev.mem[at:at + 2] = b"\x00\x00"
+        dev.mem[at : at + 2] = b"\x00\x00"
         r = ring_journal(dev, str(tmp_path))
         rec = r.recovery
         assert rec is not None and rec["holes"] >= 1 and not rec["tail"], at
         assert r.eseq == truth[1] and r.ctr >= truth[2]
         assert r.state == {"n": 59} or rec["state"] == "stale"
-        assert r.payload(60) == bytes([65 + 59 % 26]) * 200   # the records after it are kept
+        assert r.payload(60) == bytes([65 + 59 % 26]) * 200  # the records after it are kept
         r.close()
 
 
@@ -179,7 +208,7 @@ def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
     st = RingStore(dev, b"5678", list(range(3, 3 + 48)))
     j = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192, store=st)
     eseq = 0
-    for rnd in range(40):                   # 40 rounds of 36 cards, acks, a round record each
+    for rnd in range(40):  # 40 rounds of 36 cards, acks, a round record each
         for c in range(36):
             eseq += 1
             j.outbox_add([(eseq, b"c" * 110, b"h" * 16)], state={"r": rnd, "c": c})
@@ -189,12 +218,17 @@ def test_the_shoes_layout_holds_a_session_and_idle_pre_erases(tmp_path):
         j.add_round(rnd, "round_result", {"round": rnd, "pay": "p" * 300})
         j.checkpoint()
         before = dev.erases
-        while j.idle():                     # between rounds: erase ahead
+        while j.idle():  # between rounds: erase ahead
             pass
-        assert dev.erases - before <= 4     # at most one a ring
+        assert dev.erases - before <= 4  # at most one a ring
     assert j.compactions >= 3 and dev.erases / 40.0 <= 2.5
-    j2 = Journal(str(tmp_path), max_bytes=65536, outbox_limit=96, outbox_bytes=8192,
-                 store=RingStore(dev, b"5678", list(range(3, 3 + 48))))
+    j2 = Journal(
+        str(tmp_path),
+        max_bytes=65536,
+        outbox_limit=96,
+        outbox_bytes=8192,
+        store=RingStore(dev, b"5678", list(range(3, 3 + 48))),
+    )
     assert j2.state == {"r": 39, "c": 35} and j2.eseq == eseq and j2.recovery is None
     assert j2.round_numbers()[-100:] == list(range(40)) and j2.round(7)[1]["pay"] == "p" * 300
     # with the next sector pre-erased, the card that enters it programs only (no erase)
@@ -218,7 +252,7 @@ def extent_dir(tmp_path, dev, n=6, seed=7):
     blocks = random.Random(seed).sample(range(dev.nblocks), n)
     for i, b in enumerate(blocks):
         data = Path(d, "x%02d" % i).read_bytes()
-        dev.mem[b * 4096:(b + 1) * 4096] = data
+        dev.mem[b * 4096 : (b + 1) * 4096] = data
     return d, nonce, blocks
 
 
@@ -227,25 +261,25 @@ def test_the_extents_are_found_by_their_headers_and_the_map_is_checked(tmp_path)
     d, nonce, blocks = extent_dir(tmp_path, dev)
     assert extents.locate(dev, nonce, 6) == blocks
     assert extents.check(dev, d, blocks, 6)
-    assert not extents.check(dev, d, blocks[:5] + [blocks[0]], 6)      # a block twice
-    assert not extents.check(dev, d, blocks[1:] + blocks[:1], 6)       # not their blocks
+    assert not extents.check(dev, d, blocks[:5] + [blocks[0]], 6)  # a block twice
+    assert not extents.check(dev, d, blocks[1:] + blocks[:1], 6)  # not their blocks
     other = [b for b in range(40) if b not in blocks][0]
     assert not extents.check(dev, d, blocks[:5] + [other], 6)
-    assert not extents.check(dev, d, blocks[:5] + [40], 6)             # outside the flash
+    assert not extents.check(dev, d, blocks[:5] + [40], 6)  # outside the flash
     # the ring writes the blocks (stamps): the file reads the same bytes (littlefs would)
     r = Ring(dev, blocks, 0, nonce)
     r.append(b"x" * 100)
     for i, b in enumerate(blocks):
-        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096:(b + 1) * 4096]))
+        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096 : (b + 1) * 4096]))
     assert extents.check(dev, d, blocks, 6)
     # erased first page: the whole block is compared
-    dev.mem[blocks[3] * 4096:(blocks[3] + 1) * 4096] = b"\xff" * 4096
+    dev.mem[blocks[3] * 4096 : (blocks[3] + 1) * 4096] = b"\xff" * 4096
     Path(d, "x03").write_bytes(b"\xff" * 4095 + b"\x00")
     assert not extents.check(dev, d, blocks, 6)
     Path(d, "x03").write_bytes(b"\xff" * 4096)
     assert extents.check(dev, d, blocks, 6)
-    Path(d, "x02").write_bytes(bytes(dev.mem[blocks[2] * 4096:(blocks[2] + 1) * 4096]) * 2)
-    assert not extents.check(dev, d, blocks, 6)                        # not one block
+    Path(d, "x02").write_bytes(bytes(dev.mem[blocks[2] * 4096 : (blocks[2] + 1) * 4096]) * 2)
+    assert not extents.check(dev, d, blocks, 6)  # not one block
     os.remove(os.path.join(d, "x02"))
     assert not extents.check(dev, d, blocks, 6)
 
@@ -254,17 +288,18 @@ def test_an_extent_found_twice_or_missing_is_refused(tmp_path):
     dev = FakeFlash(40)
     d, nonce, blocks = extent_dir(tmp_path, dev)
     spare = [b for b in range(40) if b not in blocks][0]
-    dev.mem[spare * 4096:(spare + 1) * 4096] = dev.mem[blocks[2] * 4096:(blocks[2] + 1) * 4096]
-    for bad in (lambda: None, lambda: dev.mem.__setitem__(slice(blocks[4] * 4096,
-                                                                  blocks[4] * 4096 + 16),
-                                                            b"\xff" * 16)):
+    dev.mem[spare * 4096 : (spare + 1) * 4096] = dev.mem[blocks[2] * 4096 : (blocks[2] + 1) * 4096]
+    for bad in (
+        lambda: None,
+        lambda: dev.mem.__setitem__(slice(blocks[4] * 4096, blocks[4] * 4096 + 16), b"\xff" * 16),
+    ):
         bad()
         try:
             extents.locate(dev, nonce, 6)
             raise AssertionError("accepted")
         except extents.ExtentError:
             pass
-        dev.mem[spare * 4096:spare * 4096 + 16] = b"\x00" * 16
+        dev.mem[spare * 4096 : spare * 4096 + 16] = b"\x00" * 16
     shutil.rmtree(d)
 
 
@@ -273,12 +308,12 @@ def test_a_map_made_for_fewer_streams_grows_and_keeps_the_journal(tmp_path, monk
     extents are made at the end, the old ones and the journal in them kept (remove grow():
     the map is made again and the journal starts empty, boot count 1)."""
     dev = FakeFlash(80)
-    monkeypatch.setattr(extents, "LAYOUT", extents.LAYOUT[:3])   # before the marks
+    monkeypatch.setattr(extents, "LAYOUT", extents.LAYOUT[:3])  # before the marks
     d = str(tmp_path / "ring")
     nonce = extents.create(d, 46)
     blocks = random.Random(3).sample(range(dev.nblocks - 2), 46)
-    for i, b in enumerate(blocks):          # what littlefs did with the files
-        dev.mem[b * 4096:(b + 1) * 4096] = Path(d, "x%02d" % i).read_bytes()
+    for i, b in enumerate(blocks):  # what littlefs did with the files
+        dev.mem[b * 4096 : (b + 1) * 4096] = Path(d, "x%02d" % i).read_bytes()
     extents._write_map(d, nonce, blocks)
     # a journal as older firmware left it: log and rounds (its marks on two scratch blocks,
     # erased afterwards: older firmware wrote none)
@@ -286,9 +321,9 @@ def test_a_map_made_for_fewer_streams_grows_and_keeps_the_journal(tmp_path, monk
     j = Journal(str(tmp_path), store=st)
     j.outbox_add([(1, b"e" * 50, b"h" * 16)], state={"n": 1})
     j.close()
-    dev.mem[78 * 4096:] = b"\xff" * 8192
-    for i, b in enumerate(blocks):          # littlefs reads back what the ring wrote
-        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096:(b + 1) * 4096]))
+    dev.mem[78 * 4096 :] = b"\xff" * 8192
+    for i, b in enumerate(blocks):  # littlefs reads back what the ring wrote
+        Path(d, "x%02d" % i).write_bytes(bytes(dev.mem[b * 4096 : (b + 1) * 4096]))
     monkeypatch.undo()
 
     real_create = extents.create
@@ -298,7 +333,7 @@ def test_a_map_made_for_fewer_streams_grows_and_keeps_the_journal(tmp_path, monk
         free = [b for b in range(dev.nblocks - 2) if start == 0 or b not in blocks]
         for i in range(start, n):
             b = free[i - start]
-            dev.mem[b * 4096:(b + 1) * 4096] = Path(d2, "x%02d" % i).read_bytes()
+            dev.mem[b * 4096 : (b + 1) * 4096] = Path(d2, "x%02d" % i).read_bytes()
         return out
 
     monkeypatch.setattr(extents, "create", create)
@@ -321,7 +356,7 @@ def test_a_ceiling_is_on_flash_before_any_number_passes_it(tmp_path, monkeypatch
 
     def run(dev):
         j = ring_journal(dev, str(tmp_path))
-        for i in range(12):   # events pass the event ceiling, then commands the other
+        for i in range(12):  # events pass the event ceiling, then commands the other
             j.outbox_add([(j.eseq + 1, b"e" * 60, b"h" * 16)], state={"n": i})
             if i % 6 == 5:
                 for _ in range(3):
@@ -339,8 +374,12 @@ def test_a_ceiling_is_on_flash_before_any_number_passes_it(tmp_path, monkeypatch
         except PowerCut:
             pass
         dev.revive()
-        st = RingStore(dev, b"1234", list(range(32)), (("journal.log", 24, 2), ("rounds.0", 3, 1),
-                                                     ("rounds.1", 3, 1), ("marks", 2, 1)))
+        st = RingStore(
+            dev,
+            b"1234",
+            list(range(32)),
+            (("journal.log", 24, 2), ("rounds.0", 3, 1), ("rounds.1", 3, 1), ("marks", 2, 1)),
+        )
         ms = [codec.decode(p) for p in st.scan("marks")]
         if not ms:
             continue
@@ -367,12 +406,12 @@ def test_a_zeroed_last_sector_is_damage_not_a_tear(tmp_path):
     ring = j._store.rings["journal.log"]
     first = ring._cur
     e = 0
-    while ring._cur == first or ring._off < 1000:   # cards until well into the next sector
+    while ring._cur == first or ring._off < 1000:  # cards until well into the next sector
         e += 1
         j.outbox_add([(e, b"c" * 90, b"h" * 16)], ops=[[[0], {"n": e}]])
     last = ring.blocks[ring._cur]
     j.close()
-    dev.mem[last * 4096:(last + 1) * 4096] = bytes(4096)
+    dev.mem[last * 4096 : (last + 1) * 4096] = bytes(4096)
     r = ring_journal(dev, str(tmp_path))
     assert r.recovery is not None and r.recovery["tail"], r.recovery
     assert r.eseq > e and r.recovery["jump"][1] == r.eseq

@@ -1,4 +1,5 @@
 """Shared by the link tests: `numbers`, the encryption seam watched (docs/protocol.md s.2)."""
+
 import pytest
 
 from shoe.link.endpoint import ShoeEndpoint
@@ -18,7 +19,8 @@ def numbers(monkeypatch):
             k = (ep._skey, ep._tx_dir, ftype, seq)
             if k in rec["uses"]:
                 assert rec["uses"][k] == bytes(payload), "number %r given another plaintext" % (
-                    k[1:],)
+                    k[1:],
+                )
                 rec["again"] += 1
             else:
                 rec["uses"][k] = bytes(payload)

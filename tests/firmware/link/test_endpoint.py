@@ -1,4 +1,5 @@
 """Two Endpoints (shoe and host) talking through in-memory channels on a simulated clock."""
+
 import pytest
 
 from host_tools.link.host import Endpoint, chain_next, seal_command
@@ -24,7 +25,7 @@ class Pair:
         self.events = []
         self.replies = {}
         self.commands = []
-        self.roles = {}     # ctr -> the role the shoe end delivered the command with
+        self.roles = {}  # ctr -> the role the shoe end delivered the command with
 
     def new_shoe(self, **opts):
         return Endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP, **opts)
@@ -205,6 +206,7 @@ def test_wrong_key_is_refused_and_nothing_is_delivered():
 
 def test_64k_of_garbage_then_a_normal_exchange():
     import random
+
     rng = random.Random(5)
     p = Pair()
     garbage = bytes(rng.randrange(256) for _ in range(65536))
@@ -244,8 +246,14 @@ def test_outbox_full_and_too_big_are_reasoned_errors():
 def test_malformed_command_payloads_get_error_replies_and_change_nothing():
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
-    for junk in [b"", b"\x84", codec.encode([1, 2, 3, b"x" * 16]), codec.encode("hello"),
-                 codec.encode(["k", {}, -1, b"x" * 16]), codec.encode(["k", {}, True, b"x" * 16])]:
+    for junk in [
+        b"",
+        b"\x84",
+        codec.encode([1, 2, 3, b"x" * 16]),
+        codec.encode("hello"),
+        codec.encode(["k", {}, -1, b"x" * 16]),
+        codec.encode(["k", {}, True, b"x" * 16]),
+    ]:
         p.host._queue(junk)
     p.run_until(lambda: False, 1000)
     assert p.commands == [] and p.store.ctr == 0
@@ -288,7 +296,7 @@ def test_without_a_supervisor_key_nothing_is_delivered_as_the_supervisors():
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     for key in (bytes(32), SUP, bytes(16)):
         c = p.host.command("ack_error", {"all": True}, key=key)
-        p.run_until(lambda: c in p.replies, 1000)
+        p.run_until(lambda c=c: c in p.replies, 1000)
         assert p.replies[c] == ("error", {"re": c, "reason": "bad_mac"})
     assert p.commands == []
     c = p.host.command("ack_error", {"all": True})
@@ -308,6 +316,7 @@ def test_a_shoe_whose_sequence_went_back_is_refused_by_the_host():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_big_messages_travel_in_fragments_exactly_once_over_a_lossy_link(seed):
     import random
+
     rng = random.Random(seed)
     p = Pair(seed=seed, lossy=True)
     sizes = [rng.choice([10, 119, 120, 121, 300, 700, 930]) for _ in range(120)]
@@ -324,7 +333,7 @@ def test_big_messages_travel_in_fragments_exactly_once_over_a_lossy_link(seed):
         p.step(20)
     got = [(b["i"], len(b["pad"])) for k, b, e, m in p.events]
     assert got == list(enumerate(sizes))
-    assert [len(b["pad"]) for k, b, c in p.commands] == cmd_sizes[:len(p.commands)]
+    assert [len(b["pad"]) for k, b, c in p.commands] == cmd_sizes[: len(p.commands)]
     assert len(p.commands) >= len(cmd_sizes) - 2  # the last may still be on its way
     assert "too_long" not in p.host.errors() and "bad_mac" not in p.host.errors()
     assert "malformed" not in p.shoe.errors() and "bad_mac" not in p.shoe.errors()
@@ -381,6 +390,7 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes(numbe
 
 def test_an_endless_fragment_chain_is_dropped_with_a_reason():
     from shoe.link import frame as fr
+
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     seq = p.shoe._rx_next
@@ -395,6 +405,7 @@ def test_an_endless_fragment_chain_is_dropped_with_a_reason():
 
 def _event_payload(eseq, n):
     from shoe.link.message import seal_message
+
     return seal_message(KEY, "card", {"n": n}, eseq, GENESIS, "3A7F")[0]
 
 
@@ -431,6 +442,7 @@ def test_a_fresh_session_past_the_gap_is_delivered_and_counted():
 
 def test_the_shoe_refuses_an_ack_above_what_it_has_sent():
     from shoe.link.message import seal_message
+
     p = Pair()
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     p.host.auto_ack = False
@@ -448,7 +460,7 @@ def test_a_shoe_whose_command_counter_went_back_is_refused_by_the_host():
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     for _ in range(3):
         c = p.host.send("status", {})
-        p.run_until(lambda: c in p.replies, 1000)
+        p.run_until(lambda c=c: c in p.replies, 1000)
     assert p.store.ctr == 3
     p.store = MemoryStore()  # the shoe's journal is wiped (or rolled back): ctr 0 again
     p.shoe = p.new_shoe()

@@ -2,6 +2,7 @@
 change, always a counted reason. CPython with hypothesis; MicroPython on a corpus built from the
 same generators (random bytes, truncated, oversized, bit-flipped frames, wrong versions, bad MACs,
 replays), which must give exactly the same counters as CPython."""
+
 import json
 import random
 
@@ -9,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint, seal_command
-from shoe.link.cipher import Ctr
 from host_tools.sim.memstore import MemoryStore
 from shoe.link import cobs, codec, frame
+from shoe.link.cipher import Ctr
 from shoe.link.message import mac
 from tests.firmware.link.helpers import run_fw
 
@@ -27,15 +28,24 @@ HELLO_K = {"key": KEY, "tag": b"SHOE3hello"}
 def host_frame(ftype, seq, ack, payload, key=SKEY):
     """A session frame as the host holding the session keys sends it: payload encrypted (host ->
     shoe direction), then MAC'd."""
-    return frame.build(ftype, seq, ack, Ctr(EKEY).crypt(2, ftype, seq, payload), key=key,
-                       tag=b"SHOE3h")
+    return frame.build(
+        ftype, seq, ack, Ctr(EKEY).crypt(2, ftype, seq, payload), key=key, tag=b"SHOE3h"
+    )
+
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=20)
-    | st.binary(max_size=20) | st.floats(allow_nan=False),
-    lambda kids: st.lists(kids, max_size=5)
-    | st.dictionaries(st.text(max_size=8) | st.integers(-5, 99), kids, max_size=5),
-    max_leaves=20)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.text(max_size=20)
+    | st.binary(max_size=20)
+    | st.floats(allow_nan=False),
+    lambda kids: (
+        st.lists(kids, max_size=5)
+        | st.dictionaries(st.text(max_size=8) | st.integers(-5, 99), kids, max_size=5)
+    ),
+    max_leaves=20,
+)
 
 
 @settings(deadline=None)
@@ -52,8 +62,16 @@ def test_codec_decode_never_raises_anything_but_codec_error(b):
     try:
         codec.decode(b)
     except codec.CodecError as e:
-        assert e.reason in ("truncated", "trailing", "type", "depth", "too_long", "key", "utf8",
-                            "int_range")
+        assert e.reason in (
+            "truncated",
+            "trailing",
+            "type",
+            "depth",
+            "too_long",
+            "key",
+            "utf8",
+            "int_range",
+        )
 
 
 @settings(deadline=None)
@@ -102,8 +120,7 @@ def mpy_stdin(chunks):
     return "".join(hs) + "".join(c.hex() + "\n" for c in chunks)
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=200), max_size=20))
 def test_random_bytes_never_crash_or_deliver(chunks):
     ep, store, _ = fresh_shoe()
@@ -113,8 +130,7 @@ def test_random_bytes_never_crash_or_deliver(chunks):
     assert store.ctr == 0 and "internal" not in ep.errors()
 
 
-@settings(max_examples=200, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_framed_command_fuzz_gets_reasoned_errors(data):
     """Valid frames carrying wrong, forged, replayed, malformed or oversized commands."""
@@ -127,8 +143,9 @@ def test_framed_command_fuzz_gets_reasoned_errors(data):
         payload = seal_command(key, kind, body, ctr, "F")
     except codec.CodecError:
         return
-    payload = data.draw(st.sampled_from([payload, payload[:-3], payload + b"\x00",
-                                         b"\x85" + payload[1:]]))
+    payload = data.draw(
+        st.sampled_from([payload, payload[:-3], payload + b"\x00", b"\x85" + payload[1:]])
+    )
     if len(payload) > frame.MAX_PAYLOAD:
         return
     out = ep.receive(host_frame(frame.DATA, 1, 0, payload), 500)
@@ -146,20 +163,45 @@ def test_framed_command_fuzz_gets_reasoned_errors(data):
 def corpus(seed=11, n=400):
     """Byte strings for both runtimes: random, truncated, oversized, flipped, wrong-version."""
     rng = random.Random(seed)
-    good = [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {"i": i}, 1 + i % 4,
-                                                             "F")) for i in range(8)]
-    forged = [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(b"w" * 32, "status", {}, 9 + i,
-                                                               "F")) for i in range(4)]
-    forged += [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "G"))
-               for i in range(2)]  # a command for another shoe
-    forged += [host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "F"),
-                          key=b"w" * 16) for i in range(2)]  # bad frame MAC
-    hellos = [frame.build(frame.HELLO, 0, 0, codec.encode(h), **HELLO_K) for h in (
-        {"v": 2, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False},
-        {"v": 3, "role": "shoe", "sid": 7, "n": b"m" * 8, "pn": b""}, [1, 2, 3], "hello")]
-    hellos.append(frame.build(frame.HELLO, 0, 0, codec.encode(  # another key
-        {"v": 3, "role": "host", "sid": 6, "n": b"o" * 8, "pn": b"", "up": False}),
-        key=b"w" * 32, tag=b"SHOE3hello"))
+    good = [
+        host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {"i": i}, 1 + i % 4, "F"))
+        for i in range(8)
+    ]
+    forged = [
+        host_frame(frame.DATA, 1 + i % 3, 0, seal_command(b"w" * 32, "status", {}, 9 + i, "F"))
+        for i in range(4)
+    ]
+    forged += [
+        host_frame(frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "G"))
+        for i in range(2)
+    ]  # a command for another shoe
+    forged += [
+        host_frame(
+            frame.DATA, 1 + i % 3, 0, seal_command(KEY, "status", {}, 9 + i, "F"), key=b"w" * 16
+        )
+        for i in range(2)
+    ]  # bad frame MAC
+    hellos = [
+        frame.build(frame.HELLO, 0, 0, codec.encode(h), **HELLO_K)
+        for h in (
+            {"v": 2, "role": "host", "sid": 5, "n": b"n" * 8, "pn": b"", "up": False},
+            {"v": 3, "role": "shoe", "sid": 7, "n": b"m" * 8, "pn": b""},
+            [1, 2, 3],
+            "hello",
+        )
+    ]
+    hellos.append(
+        frame.build(
+            frame.HELLO,
+            0,
+            0,
+            codec.encode(  # another key
+                {"v": 3, "role": "host", "sid": 6, "n": b"o" * 8, "pn": b"", "up": False}
+            ),
+            key=b"w" * 32,
+            tag=b"SHOE3hello",
+        )
+    )
     out = [forged[0], forged[5]]  # first, at seqs 1 and 2: a wrong message MAC, another shoe's
     for i in range(n):
         k = i % 8
@@ -173,7 +215,7 @@ def corpus(seed=11, n=400):
             out.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))))
         elif k == 1:
             g = rng.choice(good)
-            out.append(g[:rng.randrange(1, len(g))] + b"\x00")
+            out.append(g[: rng.randrange(1, len(g))] + b"\x00")
         elif k == 2:
             big = bytes(rng.randrange(1, 256) for _ in range(1100 + rng.randrange(500)))
             out.append(b"\x00" + big + b"\x00")
@@ -182,8 +224,15 @@ def corpus(seed=11, n=400):
             g[rng.randrange(len(g) - 1)] ^= 1 << rng.randrange(8)
             out.append(bytes(g))
         elif k == 4:
-            out.append(frame.build(rng.randrange(0, 9), rng.randrange(65536), 0, b"x",
-                                   version=rng.choice([0, 1, 255])))
+            out.append(
+                frame.build(
+                    rng.randrange(0, 9),
+                    rng.randrange(65536),
+                    0,
+                    b"x",
+                    version=rng.choice([0, 1, 255]),
+                )
+            )
         else:
             out.append(rng.choice(good))  # valid frames, some replays of the same counter
     return out
@@ -191,14 +240,14 @@ def corpus(seed=11, n=400):
 
 def pieces(chunks, n=128):
     """The corpus as the bytes arrive on a UART: in pieces of at most n bytes."""
-    return [c[i:i + n] for c in chunks for i in range(0, len(c), n)]
+    return [c[i : i + n] for c in chunks for i in range(0, len(c), n)]
 
 
 def run_corpus_cpython(chunks):
     ep, store, _ = fresh_shoe()
     delivered = []
     for c in chunks:
-        for kind, body, ctr, _ in ep.receive(c, 200):
+        for kind, _body, ctr, _ in ep.receive(c, 200):
             delivered.append([kind, ctr])
         ep.transmit(210)
     return {"errors": ep.errors(), "delivered": delivered, "ctr": store.ctr}
@@ -239,14 +288,25 @@ def test_micropython_survives_the_fuzz_corpus_exactly_like_cpython(fw_build):
     got = json.loads(out.strip().splitlines()[-1])
     assert got == json.loads(json.dumps(want))
     assert "internal" not in got["errors"]
-    for r in ("frame_crc", "frame_oversize", "frame_version", "frame_mac", "bad_mac", "version",
-              "bad_key", "bad_hello"):
+    for r in (
+        "frame_crc",
+        "frame_oversize",
+        "frame_version",
+        "frame_mac",
+        "bad_mac",
+        "version",
+        "bad_key",
+        "bad_hello",
+    ):
         assert got["errors"].get(r, 0) > 0, r
 
 
 @settings(deadline=None)
-@given(st.dictionaries(st.text(max_size=30) | st.integers(-2**40, 2**40), st.integers(0, 3),
-                       max_size=12))
+@given(
+    st.dictionaries(
+        st.text(max_size=30) | st.integers(-(2**40), 2**40), st.integers(0, 3), max_size=12
+    )
+)
 def test_map_keys_are_in_bytewise_order_of_their_encodings(d):
     """RFC 8949 s4.2.1 canonical order, checked against the definition itself."""
     # encoded items are self-delimiting, so sorting key+value bytes sorts by the key bytes
@@ -267,13 +327,24 @@ def _frame_of(kind, body, ctr, key, seq, cut, flip):
 
 hostile = st.one_of(
     st.binary(max_size=120),
-    st.builds(_frame_of, st.sampled_from(["status", "open_round", "_ack", "x" * 40]), values,
-              st.integers(-2, 6), st.sampled_from([KEY, b"w" * 32]), st.integers(0, 6),
-              st.none() | st.integers(1, 200), st.none() | st.integers(0, 500)))
+    st.builds(
+        _frame_of,
+        st.sampled_from(["status", "open_round", "_ack", "x" * 40]),
+        values,
+        st.integers(-2, 6),
+        st.sampled_from([KEY, b"w" * 32]),
+        st.integers(0, 6),
+        st.none() | st.integers(1, 200),
+        st.none() | st.integers(0, 500),
+    ),
+)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                HealthCheck.data_too_large])
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(hostile, min_size=40, max_size=80))
 def test_hypothesis_corpus_gives_identical_results_on_micropython(fw_build, chunks):
     """Hypothesis draws the hostile input; the MicroPython shoe must survive it and count exactly
@@ -287,8 +358,15 @@ def test_hypothesis_corpus_gives_identical_results_on_micropython(fw_build, chun
 
 
 @settings(deadline=None)
-@given(st.lists(st.dictionaries(st.sampled_from(["card", "round", "a", "bb", "target", 7, -2]),
-                                values, max_size=5), min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["card", "round", "a", "bb", "target", 7, -2]), values, max_size=5
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_map_keys_stay_canonical_when_shapes_repeat(dicts):
     """The encoder keeps each dict shape's key order (the shoe encodes the same few shapes over
     and over): the same keys in another insertion order, other values, and more shapes than it

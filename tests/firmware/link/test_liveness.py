@@ -8,6 +8,7 @@ nothing authentic while frames wait starts a new session by itself; a reply part
 session reaches the host whole in the next. The CPython tests run the firmware's own link code;
 the last test runs the shoe under MicroPython at a device heap, ten times slower than the host.
 """
+
 import subprocess
 
 from host_tools import runtime
@@ -16,7 +17,7 @@ from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
 from tests.firmware.link.test_endpoint import KEY, Pair
 from tests.mpy import FAKES
 
-STUCK = b"*" * 8   # what os.urandom(8) gave on the emulated RP2040, every call, every boot
+STUCK = b"*" * 8  # what os.urandom(8) gave on the emulated RP2040, every call, every boot
 
 
 def stuck():
@@ -37,18 +38,18 @@ def test_a_shoe_whose_nonce_source_repeats_makes_a_new_session_with_every_host()
     p = Pair(nonce_source=stuck)
     assert p.run_until(lambda: p.host.up and p.shoe.up, 2000)
     assert status_answered(p, 3000)[0]
-    for i in range(3):                     # new host processes, one after the other
+    for i in range(3):  # new host processes, one after the other
         p.host = Endpoint("host", KEY, sid=2000 + i)
         ok, waited = status_answered(p, 20_000)
         assert ok and waited <= 3000, "host process %d: no reply (%s)" % (i, p.host.errors())
         assert p.shoe.nonce != STUCK and p.shoe._sess[0] == p.shoe.nonce
-    p.host.renegotiate()                   # and the host starting a new session itself
+    p.host.renegotiate()  # and the host starting a new session itself
     ok, waited = status_answered(p, 20_000)
     assert ok and waited <= 3000
     assert not p.host.errors().get("frame_mac") and not p.shoe.errors().get("frame_mac")
     assert p.shoe.errors()["nonce_repeat"] == 1
     nonces = set()
-    for _ in range(50):                    # the derived nonces never repeat either
+    for _ in range(50):  # the derived nonces never repeat either
         p.shoe.renegotiate()
         p.shoe._sess = (p.shoe.nonce, b"h" * 8)
         nonces.add(p.shoe.nonce)
@@ -78,19 +79,21 @@ def test_a_reply_in_flight_across_a_renegotiation_reaches_the_host_whole():
     c = p.host.send("status", {})
     p.run_until(lambda: p.commands, 2000)
     assert p.shoe._in_flight == 0 and c not in p.replies
-    p.shoe._txq.clear()                       # (the Pair's own short reply: not this test's)
+    p.shoe._txq.clear()  # (the Pair's own short reply: not this test's)
     assert p.run_until(lambda: not p.host._in_flight, 1000)  # the command is acknowledged
-    p.shoe.reply(c, {"pad": "s" * 500})    # 5 fragments
-    p.shoe.transmit(p.now + 1)                # they leave and are lost, but the first two
-    p.shoe._txq = p.shoe._txq[2:]             # were acknowledged meanwhile ...
+    p.shoe.reply(c, {"pad": "s" * 500})  # 5 fragments
+    p.shoe.transmit(p.now + 1)  # they leave and are lost, but the first two
+    p.shoe._txq = p.shoe._txq[2:]  # were acknowledged meanwhile ...
     p.shoe._in_flight -= 2
     p.shoe._tx_base += 2
-    p.host.renegotiate()                      # ... when a new session begins
+    p.host.renegotiate()  # ... when a new session begins
     assert p.run_until(lambda: c in p.replies, 5000)
     assert p.replies[c][1]["pad"] == "s" * 500
 
 
-SLOW_SHOE = DATA_HEAP_PRELUDE + r"""
+SLOW_SHOE = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, gc
 from binascii import hexlify, unhexlify
 from shoe.journal.journal import Journal
@@ -110,6 +113,7 @@ while True:
     sys.stdout.write("\n")
     gc.collect()
 """
+)
 
 
 def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
@@ -121,10 +125,15 @@ def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
     script.write_text(SLOW_SHOE)
     state = tmp_path / "state"
     state.mkdir()
-    proc = subprocess.Popen(runtime.command([str(script), str(state)], CODE_ROOM),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env=runtime.environment(str(fw_build), FAKES),
-                            cwd=runtime.ROOT, bufsize=1)
+    proc = subprocess.Popen(
+        runtime.command([str(script), str(state)], CODE_ROOM),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=runtime.environment(str(fw_build), FAKES),
+        cwd=runtime.ROOT,
+        bufsize=1,
+    )
     now = 0
     to_shoe = []
     try:
@@ -138,16 +147,16 @@ def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
                 if host.up and ctr is None:
                     ctr = host.send("status", {})
                     if i == 2:
-                        host.renegotiate()      # while the command waits: HELLOs cross
+                        host.renegotiate()  # while the command waits: HELLOs cross
                 to_shoe.append(host.transmit(now))
                 if now % 100:
-                    continue                    # the shoe takes its turn every 10th host step
+                    continue  # the shoe takes its turn every 10th host step
                 proc.stdin.write("%d %s\n" % (now // 10, b"".join(to_shoe).hex()))
                 to_shoe = []
                 line = proc.stdout.readline()
                 if not line or line[0] not in "0123456789abcdef\n":
                     raise AssertionError("the MicroPython shoe died: " + line + proc.stdout.read())
-                for kind, body, ref, meta in host.receive(bytes.fromhex(line.strip()), now):
+                for kind, body, _ref, _meta in host.receive(bytes.fromhex(line.strip()), now):
                     if kind == "reply":
                         replies[body["re"]] = body
             assert ctr in replies, "host process %d: no reply (%s)" % (i, host.errors())
@@ -169,9 +178,13 @@ def test_renegotiations_that_bring_nothing_back_off():
     assert p.run_until(lambda: p.host.up and p.shoe.up, 2000)
 
     def no_data(data):
-        keep = [part for part in bytes(data).split(b"\x00")
-                if part and cobs.decode(part)[1] not in (1, 6)]   # DATA, MORE dropped
+        keep = [
+            part
+            for part in bytes(data).split(b"\x00")
+            if part and cobs.decode(part)[1] not in (1, 6)
+        ]  # DATA, MORE dropped
         return b"\x00" + b"\x00".join(keep) + b"\x00" if keep else b""
+
     p.down_ch = no_data
     p.shoe.send("card", {"n": 1})
     times = []

@@ -1,6 +1,7 @@
 """The firmware's link under MicroPython at a device heap: a MicroPython shoe (with its journal on
 a real directory) against the CPython host Endpoint over a lossy channel, driven line by line,
 in a 64 KB data heap (bytecode aside, as on a board)."""
+
 import subprocess
 
 from host_tools import runtime
@@ -10,7 +11,9 @@ from tests.mpy import FAKES
 
 KEY = b"k" * 32
 
-SHOE = DATA_HEAP_PRELUDE + r"""
+SHOE = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, gc
 from binascii import hexlify, unhexlify
 from shoe.journal.journal import Journal
@@ -54,6 +57,7 @@ while True:
     sys.stdout.write("\n")
     gc.collect()  # as the app's main loop does, to keep the heap unfragmented
 """
+)
 
 
 def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build):
@@ -63,12 +67,19 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
     state.mkdir()
     cmd = runtime.command([str(script), str(state)], CODE_ROOM)
     env = runtime.environment(str(fw_build), FAKES)
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-                            stderr=open(tmp_path / 'err.txt', 'w'),
-                            cwd=runtime.ROOT, bufsize=1)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        stderr=open(tmp_path / "err.txt", "w"),
+        cwd=runtime.ROOT,
+        bufsize=1,
+    )
     host = Endpoint("host", KEY)
     up_ch, down_ch = LossyChannel(3), LossyChannel(4)
-    events, replies, frees = [], [], []
+    events, frees = [], []
     pending = 0
     try:
         now = 0
@@ -83,7 +94,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
             if not line or line[0] not in "0123456789abcdef\n":
                 raise AssertionError("the MicroPython shoe died: " + line + proc.stdout.read())
             down = bytes.fromhex(line.strip())
-            for kind, body, ref, meta in host.receive(down_ch(down), now):
+            for kind, body, _ref, _meta in host.receive(down_ch(down), now):
                 if kind in ("reply", "error"):
                     pending -= 1
                     frees.append(body.get("free", 99999))
@@ -99,7 +110,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
             now += 20
             proc.stdin.write("%d %s\n" % (now, up_ch(host.transmit(now)).hex()))
             line = proc.stdout.readline()
-            for kind, body, ref, meta in host.receive(down_ch(bytes.fromhex(line.strip())), now):
+            for kind, body, _ref, _meta in host.receive(down_ch(bytes.fromhex(line.strip())), now):
                 if kind == "reply" and "got" in body:
                     echoed = body["got"]
                 elif kind == "blob":
@@ -111,6 +122,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
         # a command for another shoe (same key), a malformed envelope: each gets its reasoned
         # error, none emits anything
         from host_tools.link.host import seal_command
+
         host._queue(seal_command(KEY, "emit", {"n": 10}, 1, "MPY1"))
         host._queue(seal_command(b"w" * 32, "emit", {"n": 10}, 10_000, "MPY1"))
         host._queue(seal_command(KEY, "emit", {"n": 10}, 10_001, "MPY2"))  # for another shoe
@@ -121,16 +133,16 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
             now += 20
             proc.stdin.write("%d %s\n" % (now, host.transmit(now).hex()))
             line = proc.stdout.readline()
-            for kind, body, ref, meta in host.receive(bytes.fromhex(line.strip()), now):
+            for kind, body, _ref, _meta in host.receive(bytes.fromhex(line.strip()), now):
                 if kind == "error":
                     errors.append((body["re"], body["reason"]))
                 elif kind == "card":
                     events.append(body["n"])
             if len(errors) == 4:
                 break
-        assert sorted(errors, key=str) == sorted([(1, "replay"), (10_000, "bad_mac"),
-                                                  (10_001, "bad_mac"), (None, "malformed")],
-                                                 key=str)
+        assert sorted(errors, key=str) == sorted(
+            [(1, "replay"), (10_000, "bad_mac"), (10_001, "bad_mac"), (None, "malformed")], key=str
+        )
         assert len(events) == n_before
     finally:
         proc.stdin.close()
@@ -141,7 +153,9 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
 def test_deframer_allocation_does_not_grow_with_the_bytes(fw_build):
     """The receive path copies whole runs between delimiters (bytes.find + one slice copy into the
     preallocated buffer): a handful of small allocations per chunk, none per byte."""
-    out = run_fw(fw_build, r"""
+    out = run_fw(
+        fw_build,
+        r"""
 import gc
 from shoe.link import frame
 df = frame.Deframer()
@@ -156,6 +170,7 @@ def cost(n):
     gc.enable()
     return (b - a) // 10
 print(cost(50), cost(1000))
-""")
+""",
+    )
     small, big = map(int, out.split())
     assert big <= small + 16 and big < 200

@@ -3,9 +3,11 @@ CPython gives running the same source as plain Python (host_tools/_micropython.p
 decorators identities there): random values (hypothesis) encoded by the unix port from the .mpy
 files a board gets (native code for this machine) and by CPython, byte for byte, errors included.
 """
+
 import re
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from host_tools.runtime import FIRMWARE
 from shoe.link import codec
@@ -13,32 +15,87 @@ from tests.firmware.link.helpers import run_fw
 
 # every function of the firmware that is native code, as "module.function"; the test below
 # fails when one is added or removed without this list (and so without its equality check)
-NATIVE = {"shoe.link.codec._head", "shoe.link.codec._order", "shoe.link.codec._enc",
-          # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
-          "shoe.games.settle.wager", "shoe.games.settle.pay", "shoe.games.settle.net_of",
-          "shoe.games.engine.parse_cards", "shoe.games.engine._seat_cards",
-          "shoe.games.engine.validate"}
+NATIVE = {
+    "shoe.link.codec._head",
+    "shoe.link.codec._order",
+    "shoe.link.codec._enc",
+    # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
+    "shoe.games.settle.wager",
+    "shoe.games.settle.pay",
+    "shoe.games.settle.net_of",
+    "shoe.games.engine.parse_cards",
+    "shoe.games.engine._seat_cards",
+    "shoe.games.engine.validate",
+}
 
-_scalars = (st.none() | st.booleans()
-            | st.integers(min_value=-(2 ** 66), max_value=2 ** 66)
-            | st.integers(min_value=-300, max_value=70000)
-            | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
-            | st.binary(max_size=300)
-            | st.floats(allow_nan=False, allow_infinity=False))
-_keys = st.text(max_size=8, alphabet=st.characters(blacklist_categories=("Cs",))) | \
-    st.integers(min_value=-70000, max_value=70000)
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=30)
-                       | st.tuples(inner, inner) | st.dictionaries(_keys, inner, max_size=6),
-                       max_leaves=40)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**66), max_value=2**66)
+    | st.integers(min_value=-300, max_value=70000)
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+    | st.binary(max_size=300)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+_keys = st.text(max_size=8, alphabet=st.characters(blacklist_categories=("Cs",))) | st.integers(
+    min_value=-70000, max_value=70000
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=30)
+        | st.tuples(inner, inner)
+        | st.dictionaries(_keys, inner, max_size=6)
+    ),
+    max_leaves=40,
+)
 _deep = st.integers(min_value=10, max_value=14).map(lambda d: eval("[" * d + "1" + "]" * d))
 
 # every branch of the encoder and each of its errors, beside the random values
-FIXED = [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 64 - 1, 2 ** 64, -1, -24,
-         -25, -(2 ** 64), -(2 ** 64) - 1, "", "x" * 23, "x" * 24, "\u00e9\u20ac", b"", b"\0" * 24,
-         bytearray(b"ab"), 1.5, -0.0, True, False, None, [], (), {}, list(range(24)),
-         {"b": 1, "a": 2, 10: 3, -1: 4, "aa": 5}, {i: i for i in range(24)},
-         {True: 1}, {1.5: 1}, {(1,): 2}, {b"k": 1}, set(), [[[[[[[[[[[[1]]]]]]]]]]]],
-         [[[[[[[[[[[[[1]]]]]]]]]]]]], {"card": {"round": 1, "position": 7, "commit": bytes(16)}}]
+FIXED = [
+    0,
+    23,
+    24,
+    255,
+    256,
+    65535,
+    65536,
+    2**32 - 1,
+    2**32,
+    2**64 - 1,
+    2**64,
+    -1,
+    -24,
+    -25,
+    -(2**64),
+    -(2**64) - 1,
+    "",
+    "x" * 23,
+    "x" * 24,
+    "\u00e9\u20ac",
+    b"",
+    b"\0" * 24,
+    bytearray(b"ab"),
+    1.5,
+    -0.0,
+    True,
+    False,
+    None,
+    [],
+    (),
+    {},
+    list(range(24)),
+    {"b": 1, "a": 2, 10: 3, -1: 4, "aa": 5},
+    {i: i for i in range(24)},
+    {True: 1},
+    {1.5: 1},
+    {(1,): 2},
+    {b"k": 1},
+    set(),
+    [[[[[[[[[[[[1]]]]]]]]]]]],
+    [[[[[[[[[[[[[1]]]]]]]]]]]]],
+    {"card": {"round": 1, "position": 7, "commit": bytes(16)}},
+]
 
 RUN = r"""
 import sys
@@ -85,7 +142,7 @@ def test_codec_encode_native_equals_cpython(fw_build, tmp_path_factory, values):
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.integers(min_value=0, max_value=2 ** 32))
+@given(st.integers(min_value=0, max_value=2**32))
 def test_engine_native_equals_cpython(seed):
     """Seeded rounds (both games, every 5th broken) through `shoectl eval`'s runtimes: the unix
     port on the .mpy files with native code for this machine, and CPython."""

@@ -11,14 +11,15 @@ fragments are in flight). And a handshake costs the shoe no flash write. Both en
 under CPython with a simulated clock; the firmware's own code, so the same rules hold on the
 shoe.
 """
+
 import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from host_tools.link.host import Endpoint
-from host_tools.sim.memstore import MemoryStore
 from host_tools.sim.faultproxy import DATA, DOWN, HELLO, UP, Frame, FrameMitm
+from host_tools.sim.memstore import MemoryStore
 from shoe.link.sendqueue import SEQ_LIMIT
 from tests.firmware.link.helpers import LossyChannel
 from tests.firmware.link.test_endpoint import Pair
@@ -49,7 +50,7 @@ class Wire(Pair):
         up = self.mitm.feed(UP, self.host.transmit(self.now))
         if self.lossy:
             up = self.lossy[1](up)
-        for kind, body, ctr, _ in self.shoe.receive(up, self.now):
+        for kind, _body, ctr, _ in self.shoe.receive(up, self.now):
             self.shoe.reply(ctr, {"ok": kind})
 
 
@@ -57,6 +58,7 @@ def _hello_dropper(state):
     """The attacker's filter for one direction: while state["block"], every HELLO is dropped
     (the frame type is byte 2 of a COBS-encoded frame: version and type are never 0); the first
     DATA frames of the session are kept for replaying (full parse only for those)."""
+
     def f(data):
         if not state["block"] or not data:
             return data
@@ -69,6 +71,7 @@ def _hello_dropper(state):
                 state["recorded"].setdefault(g.seq, g.wire())
             out.append(part)
         return b"\x00" + b"\x00".join(out) + b"\x00" if out else b""
+
     return f
 
 
@@ -186,9 +189,11 @@ class CountingStore:
     def __getattr__(self, name):
         f = getattr(self.j, name)
         if name in self.calls:
+
             def counted(*a, **kw):
                 self.calls[name] += 1
                 return f(*a, **kw)
+
             return counted
         return f
 
@@ -202,12 +207,14 @@ def test_a_thousand_replayed_hellos_cost_the_shoe_no_flash_write(tmp_path):
     host acknowledges again); none may cost the shoe a journal write (a slow flash-wear attack
     otherwise: one write per handshake)."""
     from shoe.journal.journal import Journal
+
     hellos = []
 
     def rule(d, f, mitm):
         if d == UP and f.ftype == HELLO:
             hellos.append(f.wire())
         return None
+
     store = CountingStore(Journal(str(tmp_path)))
     w = Wire(rule)
     w.shoe = Endpoint("shoe", KEY, store=store, shoe_id="W1")
@@ -225,8 +232,15 @@ def test_a_thousand_replayed_hellos_cost_the_shoe_no_flash_write(tmp_path):
     for i in range(1000):
         n = w.shoe.errors()["sessions"]
         w.mitm.inject[UP].append(old[i % len(old)])
-        w.run_until(lambda: w.shoe.errors()["sessions"] > n and w.host.up and not w.host.pending()
-                    and not w.host.backlog(), 3000)  # (injected with the host's next frame)
+        w.run_until(
+            lambda n=n: (
+                w.shoe.errors()["sessions"] > n
+                and w.host.up
+                and not w.host.pending()
+                and not w.host.backlog()
+            ),
+            3000,
+        )  # (injected with the host's next frame)
     w.run_until(lambda: False, 2000)
     assert w.shoe.errors()["sessions"] - sessions == 1000  # each replay forced a handshake
     assert store.writes() == before and store.j.writes == jwrites  # and none wrote the flash
@@ -243,6 +257,7 @@ def test_the_receiver_takes_no_number_past_the_limit_and_ends_the_session_there(
     from shoe.link import frame
     from shoe.link.cipher import Ctr
     from shoe.link.message import bound, mac, seal
+
     st = MemoryStore()
     shoe = Endpoint("shoe", KEY, store=st, shoe_id="R1", nonce=b"S" * 8)
     host = Endpoint("host", KEY, nonce=b"H" * 8)
@@ -255,8 +270,10 @@ def test_the_receiver_takes_no_number_past_the_limit_and_ends_the_session_there(
 
     def cmd(seq, ctr):
         p = seal(KEY, bound(b"SHOE3cmd", "R1"), ["status", {}, ctr])[0]
-        return frame.build(frame.DATA, seq, 0, Ctr(ekey).crypt(2, frame.DATA, seq, p), key=skey,
-                           tag=b"SHOE3h")
+        return frame.build(
+            frame.DATA, seq, 0, Ctr(ekey).crypt(2, frame.DATA, seq, p), key=skey, tag=b"SHOE3h"
+        )
+
     assert shoe.receive(cmd(1, 1), 300)  # the keys are right: taken
     shoe._rx_next = SEQ_LIMIT  # (as if the host had sent that many)
     assert shoe.receive(cmd(SEQ_LIMIT + 1, 2), 310) == []
@@ -268,14 +285,21 @@ def test_the_receiver_takes_no_number_past_the_limit_and_ends_the_session_there(
 
 
 @settings(deadline=None, max_examples=200)
-@given(st.binary(min_size=16, max_size=16), st.integers(1, 2), st.sampled_from([1, 6]),
-       st.integers(1, SEQ_LIMIT), st.binary(max_size=300))
+@given(
+    st.binary(min_size=16, max_size=16),
+    st.integers(1, 2),
+    st.sampled_from([1, 6]),
+    st.integers(1, SEQ_LIMIT),
+    st.binary(max_size=300),
+)
 def test_the_keystream_is_aes_ctr_from_a_counter_block_unique_per_number(key, d, ftype, seq, pt):
     """Counter block i of a frame is direction|type|seq|0^10|i: standard AES-CTR (checked here
     against the cryptography package's own CTR mode) from a block no other (direction, type,
     seq) starts from or runs into (i < 2**16: at most 63 blocks a frame)."""
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     from shoe.link.cipher import Ctr
+
     iv = bytes([d, ftype, seq >> 8, seq & 0xFF]) + bytes(12)
     e = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
     assert Ctr(key).crypt(d, ftype, seq, pt) == e.update(pt) + e.finalize()

@@ -1,14 +1,14 @@
 """docs/protocol.md's test vectors: CPython and MicroPython produce exactly these bytes."""
+
 import json
 
 import pytest
 
 from host_tools.link import host
-from shoe.link import cobs, codec, crc, frame, message
 from shoe.commitment import commit
+from shoe.link import cobs, codec, crc, frame, message
 from shoe.link.cipher import Ctr
-from tests.firmware.link.helpers import (CODE_ROOM, DATA_HEAP_PRELUDE, from_json, run_fw,
-                                         vectors)
+from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, from_json, run_fw, vectors
 
 VECTORS = vectors()
 
@@ -24,30 +24,44 @@ def compute(v):
         return crc.crc32(bytes.fromhex(v["data"]))
     if t == "frame":
         key = bytes.fromhex(v["key"]) if "key" in v else None
-        return frame.build(v["type"], v["seq"], v["ack"], bytes.fromhex(v["payload"]), key=key,
-                           tag=v.get("tag", "").encode()).hex()
+        return frame.build(
+            v["type"],
+            v["seq"],
+            v["ack"],
+            bytes.fromhex(v["payload"]),
+            key=key,
+            tag=v.get("tag", "").encode(),
+        ).hex()
     if t == "session":
         key, both = bytes.fromhex(v["key"]), bytes.fromhex(v["shoe_nonce"] + v["host_nonce"])
-        return message.mac(key, b"SHOE3sess", both).hex() + "/" + message.mac(
-            key, b"SHOE3enc", both).hex()
+        return (
+            message.mac(key, b"SHOE3sess", both).hex()
+            + "/"
+            + message.mac(key, b"SHOE3enc", both).hex()
+        )
     if t == "aes":
         import cryptolib
+
         return cryptolib.aes(bytes.fromhex(v["key"]), 1).encrypt(bytes.fromhex(v["plain"])).hex()
     if t == "ctr":
-        return Ctr(bytes.fromhex(v["key"])).crypt(v["dir"], v["type"], v["seq"],
-                                                  bytes.fromhex(v["plain"])).hex()
+        return (
+            Ctr(bytes.fromhex(v["key"]))
+            .crypt(v["dir"], v["type"], v["seq"], bytes.fromhex(v["plain"]))
+            .hex()
+        )
     if t == "command":
-        return host.seal_command(bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]),
-                                 v["ctr"], v["shoe"]).hex()
+        return host.seal_command(
+            bytes.fromhex(v["key"]), v["kind"], from_json(v["body"]), v["ctr"], v["shoe"]
+        ).hex()
     if t == "message":
         items = [v["kind"], from_json(v["body"]), v["eseq"], bytes.fromhex(v["prev"])]
-        tag = (host.MSG_TAG_V2 if v.get("form") == 2
-               else message.bound(message.MSG_TAG, v["shoe"]))
+        tag = host.MSG_TAG_V2 if v.get("form") == 2 else message.bound(message.MSG_TAG, v["shoe"])
         p, h = message.seal(bytes.fromhex(v["key"]), tag, items, True)
         return p.hex() + "/" + h.hex()
     if t == "commit":
-        return commit(bytes.fromhex(v["secret"]), v["round"], v["position"], v["target"],
-                      v["card"]).hex()
+        return commit(
+            bytes.fromhex(v["secret"]), v["round"], v["position"], v["target"], v["card"]
+        ).hex()
     raise AssertionError(t)
 
 
@@ -62,8 +76,18 @@ def expected(v):
 
 
 def test_there_are_vectors_of_every_kind():
-    assert {v["t"] for v in VECTORS} == {"codec", "cobs", "crc32", "frame", "command", "message",
-                                         "session", "aes", "ctr", "commit"}
+    assert {v["t"] for v in VECTORS} == {
+        "codec",
+        "cobs",
+        "crc32",
+        "frame",
+        "command",
+        "message",
+        "session",
+        "aes",
+        "ctr",
+        "commit",
+    }
     assert any("key" in v for v in VECTORS if v["t"] == "frame")
     assert any(v.get("form") == 2 for v in VECTORS if v["t"] == "message")
 
@@ -80,22 +104,37 @@ def test_cpython_matches_vector(v):
     if v["t"] == "message":
         key, payload = bytes.fromhex(v["key"]), bytes.fromhex(v["hex"])
         kind, body, eseq, prev, head, _, form = host.open_event(payload, key, v.get("shoe"))
-        assert (kind, eseq, head.hex(), form) == (v["kind"], v["eseq"], v["head"],
-                                                  v.get("form", 3))
+        assert (kind, eseq, head.hex(), form) == (
+            v["kind"],
+            v["eseq"],
+            v["head"],
+            v.get("form", 3),
+        )
         if form == 3:  # bound to its shoe: under another id it is no message of that shoe
             with pytest.raises(message.LinkError):
                 host.open_event(payload, key, v["shoe"] + "X")
     if v["t"] == "ctr":  # the same call decrypts
-        assert Ctr(bytes.fromhex(v["key"])).crypt(v["dir"], v["type"], v["seq"], bytes.fromhex(
-            v["hex"])).hex() == v["plain"]
-    if v["t"] == "commit":   # the formula docs/protocol.md gives, written out with hashlib
+        assert (
+            Ctr(bytes.fromhex(v["key"]))
+            .crypt(v["dir"], v["type"], v["seq"], bytes.fromhex(v["hex"]))
+            .hex()
+            == v["plain"]
+        )
+    if v["t"] == "commit":  # the formula docs/protocol.md gives, written out with hashlib
         import hashlib
+
         core = "%d %d %s %s" % (v["round"], v["position"], v["target"], v["card"])
-        assert hashlib.sha256(b"SHOE1card" + bytes.fromhex(v["secret"]) + core.encode()
-                              ).hexdigest()[:32] == v["hex"]
+        assert (
+            hashlib.sha256(b"SHOE1card" + bytes.fromhex(v["secret"]) + core.encode()).hexdigest()[
+                :32
+            ]
+            == v["hex"]
+        )
 
 
-MPY_SCRIPT = DATA_HEAP_PRELUDE + r"""
+MPY_SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
 import sys, json
 import host
 from shoe.link import cobs, codec, crc, frame, message
@@ -149,6 +188,7 @@ for line in sys.stdin:
         r = hx(commit(unhex(v["secret"]), v["round"], v["position"], v["target"], v["card"]))
     print(json.dumps(r))
 """
+)
 
 
 def test_micropython_matches_every_vector(fw_build):
@@ -159,9 +199,11 @@ def test_micropython_matches_every_vector(fw_build):
 
 
 def test_message_mac_is_rfc2104_hmac_sha256_truncated():
-    import hmac as std_hmac
     import hashlib
+    import hmac as std_hmac
+
     from shoe.crypto import hmac_sha256
+
     for key in (b"k", b"k" * 32, b"k" * 64, b"k" * 65, b"\x00" * 100):
         for core in (b"", b"abc", bytes(range(256))):
             want = std_hmac.new(key, b"TAG" + core, hashlib.sha256).digest()[:16]

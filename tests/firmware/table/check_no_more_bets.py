@@ -7,6 +7,7 @@ imported by test_no_more_bets.py to run the same checks in CPython.
 - deck_age_defaults(): without deck_age_* in the configuration, a deck is flagged after 8 h in
   a shoe and 4 h by hand (684a.3(c)), not before.
 """
+
 import json
 
 from shoe.errors import CommandError
@@ -14,11 +15,64 @@ from shoe.table import Table
 
 SER = 0x3A7F
 # a fixed shuffle (random.Random(684) in CPython): unremarkable for the unshuffled detector
-ORDER = [20, 22, 31, 2, 47, 23, 43, 14, 18, 15, 37, 32, 17, 3, 46, 36, 26, 4, 1, 10, 7, 11, 29,
-         21, 25, 35, 8, 5, 51, 0, 39, 6, 48, 49, 50, 9, 44, 19, 13, 12, 30, 40, 45, 41, 16, 28,
-         34, 33, 27, 38, 42, 24]
-WAGERS = {"four-card-frenzy": ({"ante": 10, "odds": 10, "prime": 5}, {"ante": 5, "odds": 5}),
-          "high-card-flush": ({"ante": 10, "flush_bonus": 5}, {"ante": 5})}
+ORDER = [
+    20,
+    22,
+    31,
+    2,
+    47,
+    23,
+    43,
+    14,
+    18,
+    15,
+    37,
+    32,
+    17,
+    3,
+    46,
+    36,
+    26,
+    4,
+    1,
+    10,
+    7,
+    11,
+    29,
+    21,
+    25,
+    35,
+    8,
+    5,
+    51,
+    0,
+    39,
+    6,
+    48,
+    49,
+    50,
+    9,
+    44,
+    19,
+    13,
+    12,
+    30,
+    40,
+    45,
+    41,
+    16,
+    28,
+    34,
+    33,
+    27,
+    38,
+    42,
+    24,
+]
+WAGERS = {
+    "four-card-frenzy": ({"ante": 10, "odds": 10, "prime": 5}, {"ante": 5, "odds": 5}),
+    "high-card-flush": ({"ante": 10, "flush_bonus": 5}, {"ante": 5}),
+}
 
 
 def _table(game, procedure="manual-shoe"):
@@ -26,8 +80,7 @@ def _table(game, procedure="manual-shoe"):
     from shoe.games import engine
 
     t = Table(engine=engine)
-    t.command("configure_supervised", {"game": game, "procedure": procedure}, 0,
-              roles.SUPERVISOR)
+    t.command("configure_supervised", {"game": game, "procedure": procedure}, 0, roles.SUPERVISOR)
     t.command("load_deck", {"serial": SER, "back": "R"}, 0)
     for c in ORDER:
         t.card(SER, "R", c, 0)
@@ -53,9 +106,9 @@ def _refused(t, kind, body, reason):
         t.command(kind, body, 1)
     except CommandError as e:
         if e.reason != reason:
-            raise AssertionError("%s %r: %s, expected %s" % (kind, body, e.reason, reason))
+            raise AssertionError("%s %r: %s, expected %s" % (kind, body, e.reason, reason)) from e
         if json.dumps(_hexed(t.state())) != before:
-            raise AssertionError("%s %r was refused but changed the state" % (kind, body))
+            raise AssertionError("%s %r was refused but changed the state" % (kind, body)) from e
         return
     raise AssertionError("%s %r was accepted after no more bets" % (kind, body))
 
@@ -69,10 +122,15 @@ def wagers_fixed(game):
     if "odds" in more:
         more["odds"] = 50
     # while dealing: no new round (other or larger wagers), no reconfiguration, no new deck
-    _refused(t, "open_round", {"seats": {"1": {"wagers": more}, "3": {"wagers": w3}}},
-             "round_open")
-    _refused(t, "open_round", {"seats": {"1": {"wagers": w1}, "2": {"wagers": w3},
-                                         "3": {"wagers": w3}}}, "round_open")
+    _refused(
+        t, "open_round", {"seats": {"1": {"wagers": more}, "3": {"wagers": w3}}}, "round_open"
+    )
+    _refused(
+        t,
+        "open_round",
+        {"seats": {"1": {"wagers": w1}, "2": {"wagers": w3}, "3": {"wagers": w3}}},
+        "round_open",
+    )
     _refused(t, "configure", {"game": game, "procedure": "manual-shoe"}, "round_open")
     _refused(t, "load_deck", {"serial": 0x1111, "back": "R"}, "round_open")
     _refused(t, "decisions", {"1": 10}, "out_of_sequence")
@@ -113,8 +171,11 @@ def check_hcf_wagers_fixed():
 
 
 def check_deck_age_defaults():
-    for procedure, limit in (("manual-shoe", 8 * 3600), ("automated-shoe", 8 * 3600),
-                             ("hand", 4 * 3600)):
+    for procedure, limit in (
+        ("manual-shoe", 8 * 3600),
+        ("automated-shoe", 8 * 3600),
+        ("hand", 4 * 3600),
+    ):
         t = _table("four-card-frenzy", procedure)
         if t.cfg["deck_age_hand_s"] != 4 * 3600 or t.cfg["deck_age_shoe_s"] != 8 * 3600:
             raise AssertionError("default limits %r" % (t.cfg,))

@@ -38,8 +38,12 @@ def evaluate_round(obj):
     CALLS.append(obj)
     if obj.get("paytable") == "boom":
         raise EngineError("pay table boom", "paytable")
-    out = {"type": "round_result", "game": obj["game"], "dealer": {"cards": list(obj["dealer"])},
-           "seats": {}}
+    out = {
+        "type": "round_result",
+        "game": obj["game"],
+        "dealer": {"cards": list(obj["dealer"])},
+        "seats": {},
+    }
     if "all_six_card" in obj:
         out["all_six_card"] = obj["all_six_card"]
     for k, s in obj["seats"].items():

@@ -1,4 +1,5 @@
 """Shared helpers for the deck/dealing/table tests: a table with a checked deck, passes, deals."""
+
 import hashlib
 import json
 import random
@@ -54,8 +55,9 @@ def revealed(events, rnd=None):
     assert len(cards) == len(rev["cards"])
     for c in cards:
         assert "card" not in c
-        assert c["commit"] == commit(rev["secret"], rev["round"], c["position"], c["target"],
-                                     rev["cards"][c["position"]])
+        assert c["commit"] == commit(
+            rev["secret"], rev["round"], c["position"], c["target"], rev["cards"][c["position"]]
+        )
     return rev["cards"]
 
 
@@ -65,12 +67,19 @@ def shuffled(seed, n=52):
     return d[:n]
 
 
-def make(game=FCF, procedure="manual-shoe", engine=fake_engine, check=True, now=0,
-         secret_source=secrets, **cfg):
+def make(
+    game=FCF,
+    procedure="manual-shoe",
+    engine=fake_engine,
+    check=True,
+    now=0,
+    secret_source=secrets,
+    **cfg,
+):
     body = {"game": game, "procedure": procedure}
     body.update(cfg)
     t = Table(engine=engine, secrets=secret_source)
-    t.command("configure", body, now, "supervisor")   # the supervisor sets the table up
+    t.command("configure", body, now, "supervisor")  # the supervisor sets the table up
     if check:
         load(t, SER, "R", now)
         if cfg.get("two_deck"):

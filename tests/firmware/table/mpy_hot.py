@@ -1,5 +1,6 @@
 """MicroPython, 64k heap: a deal and a stub through the ledger and the tracker under
 micropython.heap_lock(): the per-card paths allocate nothing."""
+
 import json
 import micropython
 
@@ -40,8 +41,9 @@ def main():
     finally:
         micropython.heap_unlock()
     rep = lg.close_pass()
-    print(json.dumps({"dealt": tr.n, "stub": rep["counts"]["stub"],
-                      "ok": ok and end and rep["ok"]}))
+    print(
+        json.dumps({"dealt": tr.n, "stub": rep["counts"]["stub"], "ok": ok and end and rep["ok"]})
+    )
 
 
 main()

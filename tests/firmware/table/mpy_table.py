@@ -9,6 +9,7 @@ Prints {"ev": [kind, body]} per event (bytes as hex: a commitment, a revealed se
 or with "urandom" from os.urandom as on a shoe (a power cut: one run dies, the next resumes
 from its state as the journal would).
 """
+
 import gc
 import hashlib
 import json
@@ -16,8 +17,9 @@ import sys
 
 gc.collect()
 free0 = gc.mem_free()
-from shoe.table import Table, CommandError  # noqa: E402
 import steps  # noqa: E402
+
+from shoe.table import CommandError, Table  # noqa: E402
 
 if sys.argv[-1] == "real":
     from shoe.games import engine
@@ -57,6 +59,16 @@ for st in spec["steps"]:
         low = f
 gc.collect()
 after = gc.mem_free()
-print(json.dumps({"mem": {"heap_free_at_start": free0, "code": free0 - free_imported,
-                          "data_after": base - after, "live_max": base - low}}))
+print(
+    json.dumps(
+        {
+            "mem": {
+                "heap_free_at_start": free0,
+                "code": free0 - free_imported,
+                "data_after": base - after,
+                "live_max": base - low,
+            }
+        }
+    )
+)
 print(json.dumps({"state": t.state()}))

@@ -1,10 +1,11 @@
 """Bad host commands: a clear error with a reason code, and nothing changes (state, events)."""
+
 import json
 
 import pytest
 
-from shoe.table import CommandError, Table
 from shoe import reasons
+from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
 from tests.firmware.table.helpers import FCF, HCF, SER, make, seats_body, shuffled, snap
 
@@ -13,6 +14,7 @@ W = {"ante": 10, "odds": 10}
 
 def real():
     from shoe.games import engine
+
     return engine
 
 
@@ -55,58 +57,79 @@ def test_unconfigured():
 
 
 @pytest.mark.clause("rules:1.4-stub-count", "rules:4-paytable-data")
-@pytest.mark.parametrize("body,reason", [
-    ({"game": "poker", "procedure": "hand"}, "unknown_game"),
-    ({"game": FCF, "procedure": "by-drone"}, "unknown_procedure"),
-    ({"game": FCF}, "unknown_procedure"),
-    ({"game": FCF, "procedure": "hand", "stub_every": 6}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "stub_every": 0}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "two_deck": "yes"}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "offered": ["flush_bonus"]}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "rules": {"ties": "dealer"}}, "bad_field"),
-    ({"game": HCF, "procedure": "hand", "rules": {"ties": "push"}}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "jam_timeout_s": 0}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "colour": "red"}, "bad_field"),
-    ({"game": FCF, "procedure": "hand", "paytable": "boom"}, "paytable"),
-    ({"game": FCF, "procedure": "hand", "paytable": {"game": HCF}}, "bad_field"),
-])
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        ({"game": "poker", "procedure": "hand"}, "unknown_game"),
+        ({"game": FCF, "procedure": "by-drone"}, "unknown_procedure"),
+        ({"game": FCF}, "unknown_procedure"),
+        ({"game": FCF, "procedure": "hand", "stub_every": 6}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "stub_every": 0}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "two_deck": "yes"}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "offered": ["flush_bonus"]}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "rules": {"ties": "dealer"}}, "bad_field"),
+        ({"game": HCF, "procedure": "hand", "rules": {"ties": "push"}}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "jam_timeout_s": 0}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "colour": "red"}, "bad_field"),
+        ({"game": FCF, "procedure": "hand", "paytable": "boom"}, "paytable"),
+        ({"game": FCF, "procedure": "hand", "paytable": {"game": HCF}}, "bad_field"),
+    ],
+)
 def test_bad_configure(body, reason):
     t = make()
     refused(t, "configure", body, reason)
 
 
 @pytest.mark.clause("rules:1.1-seats", "rules:2.2-dealing")
-@pytest.mark.parametrize("body,reason", [
-    ({"seats": {"1": {"wagers": W}, "2": {"wagers": W}, "3": {"wagers": W}, "4": {"wagers": W},
-                "5": {"wagers": W}, "6": {"wagers": W}, "7": {"wagers": W}}}, "too_many_seats"),
-    ({"seats": [{"seat": 2, "wagers": W}, {"seat": 2, "wagers": W}]}, "seat_twice"),
-    ({"seats": {"2": {"wagers": W}, 2: {"wagers": W}}}, "seat_twice"),
-    ({"seats": {"0": {"wagers": W}}}, "bad_seat"),
-    ({"seats": {"7": {"wagers": W}}}, "bad_seat"),
-    ({"seats": {"01": {"wagers": W}}}, "bad_seat"),
-    ({"seats": {}}, "no_seats"),
-    ({"seats": {"1": {}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": [10, 10]}}}, "bad_wager"),
-    ({"seats": "1,2"}, "bad_command"),
-    ({}, "bad_command"),
-    ({"seats": {"1": {"wagers": W}}, "extra": 1}, "bad_field"),
-])
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (
+            {
+                "seats": {
+                    "1": {"wagers": W},
+                    "2": {"wagers": W},
+                    "3": {"wagers": W},
+                    "4": {"wagers": W},
+                    "5": {"wagers": W},
+                    "6": {"wagers": W},
+                    "7": {"wagers": W},
+                }
+            },
+            "too_many_seats",
+        ),
+        ({"seats": [{"seat": 2, "wagers": W}, {"seat": 2, "wagers": W}]}, "seat_twice"),
+        ({"seats": {"2": {"wagers": W}, 2: {"wagers": W}}}, "seat_twice"),
+        ({"seats": {"0": {"wagers": W}}}, "bad_seat"),
+        ({"seats": {"7": {"wagers": W}}}, "bad_seat"),
+        ({"seats": {"01": {"wagers": W}}}, "bad_seat"),
+        ({"seats": {}}, "no_seats"),
+        ({"seats": {"1": {}}}, "bad_wager"),
+        ({"seats": {"1": {"wagers": [10, 10]}}}, "bad_wager"),
+        ({"seats": "1,2"}, "bad_command"),
+        ({}, "bad_command"),
+        ({"seats": {"1": {"wagers": W}}, "extra": 1}, "bad_field"),
+    ],
+)
 def test_bad_open_round(body, reason):
     t = make()
     refused(t, "open_round", body, reason)
 
 
 @pytest.mark.clause("684a.7(d)(1)", "rules:1.3-optional-needs-ante")
-@pytest.mark.parametrize("body,reason", [
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
-    ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
-    ({"seats": {"1": {"wagers": {"prime": 5}}}}, "optional_without_ante"),
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "flush_bonus": 5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "prime": -5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": 10.5, "odds": 10.5}}}}, "bad_wager"),
-    ({"seats": {"1": {"wagers": {"ante": True, "odds": True}}}}, "bad_wager"),
-    ({"seats": {"2": {"wagers": W}, "1": {"wagers": {"ante": 1}}}}, "ante_odds"),
-])
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        ({"seats": {"1": {"wagers": {"ante": 10, "odds": 5}}}}, "ante_odds"),
+        ({"seats": {"1": {"wagers": {"ante": 10}}}}, "ante_odds"),
+        ({"seats": {"1": {"wagers": {"prime": 5}}}}, "optional_without_ante"),
+        ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "flush_bonus": 5}}}}, "bad_wager"),
+        ({"seats": {"1": {"wagers": {"ante": 10, "odds": 10, "prime": -5}}}}, "bad_wager"),
+        ({"seats": {"1": {"wagers": {"ante": 10.5, "odds": 10.5}}}}, "bad_wager"),
+        ({"seats": {"1": {"wagers": {"ante": True, "odds": True}}}}, "bad_wager"),
+        ({"seats": {"2": {"wagers": W}, "1": {"wagers": {"ante": 1}}}}, "ante_odds"),
+    ],
+)
 def test_wager_rules_come_from_the_engine(body, reason):
     t = make(engine=real())
     msg = refused(t, "open_round", body, reason)
@@ -116,15 +139,20 @@ def test_wager_rules_come_from_the_engine(body, reason):
 @pytest.mark.clause("rules:1.3-offered")
 def test_optional_wager_not_offered():
     t = make(offered=["prime"])
-    refused(t, "open_round", {"seats": {"1": {"wagers": {"ante": 1, "odds": 1, "all_six": 1}}}},
-            "wager_not_offered")
+    refused(
+        t,
+        "open_round",
+        {"seats": {"1": {"wagers": {"ante": 1, "odds": 1, "all_six": 1}}}},
+        "wager_not_offered",
+    )
 
 
 @pytest.mark.clause("678a.7(d)(1)", "rules:1.3-optional-needs-ante")
 def test_hcf_needs_ante():
     t = make(HCF, "hand", engine=real())
-    refused(t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}},
-            "optional_without_ante")
+    refused(
+        t, "open_round", {"seats": {"1": {"wagers": {"flush_bonus": 5}}}}, "optional_without_ante"
+    )
     refused(t, "open_round", {"seats": {"1": {"wagers": {"progressive": 0}}}}, "ante_missing")
     refused(t, "open_round", {"seats": {"1": {"wagers": {"ante": 5, "odds": 5}}}}, "bad_wager")
 
@@ -203,6 +231,7 @@ def test_status_changes_nothing():
 def test_every_reason_used_is_in_the_catalogue():
     import re
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[3] / "firmware" / "shoe"
     known = set(reasons.command_errors()) | {r for r, a in reasons.irregularities()}
     table = [f for f in root.glob("table/*.py") if f.name != "snapshot.py"]  # no reasons there
@@ -210,7 +239,9 @@ def test_every_reason_used_is_in_the_catalogue():
     used = set()
     for f in files:
         src = f.read_text()
-        used |= set(re.findall(r'(?:Error|_void|_latch)\([^"\n]*"[^"]*"[^"]*?,\s*"([a-z_]+)"', src))
+        used |= set(
+            re.findall(r'(?:Error|_void|_latch)\([^"\n]*"[^"]*"[^"]*?,\s*"([a-z_]+)"', src)
+        )
         used |= set(re.findall(r'\)\s*,\s*"([a-z_]+)"\)', src))
         used |= set(re.findall(r'_reason\(e, "([a-z_]+)"\)', src))
     used -= {"check", "stub", "reason"}  # pass kinds, and the word "reason" itself
@@ -272,28 +303,47 @@ def test_an_engine_bug_never_crashes_the_table(where):
 
 @pytest.mark.clause("rules:1.3-offered")
 def test_pay_table_must_pay_every_offered_wager():
-    doc = {"name": "no-all-six", "game": FCF, "example": True,
-           "odds": {"four_of_a_kind": {"win": 30, "bad_beat": 100},
-                    "straight": {"win": 1, "bad_beat": 2}},
-           "prime": {"five_one_colour": 5, "four_one_colour": 1},
-           "four_card_bonus": {"four_of_a_kind": 100, "two_pair": 2}, "payout_limit": None}
+    doc = {
+        "name": "no-all-six",
+        "game": FCF,
+        "example": True,
+        "odds": {
+            "four_of_a_kind": {"win": 30, "bad_beat": 100},
+            "straight": {"win": 1, "bad_beat": 2},
+        },
+        "prime": {"five_one_colour": 5, "four_one_colour": 1},
+        "four_card_bonus": {"four_of_a_kind": 100, "two_pair": 2},
+        "payout_limit": None,
+    }
     doc = json.loads(json.dumps(doc))
     t = Table(engine=real())
-    with pytest.raises(CommandError) as e:      # offering a wager the table does not pay
-        t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc,
-                                "offered": ["prime", "all_six"]}, 0, "supervisor")
+    with pytest.raises(CommandError) as e:  # offering a wager the table does not pay
+        t.command(
+            "configure",
+            {"game": FCF, "procedure": "hand", "paytable": doc, "offered": ["prime", "all_six"]},
+            0,
+            "supervisor",
+        )
     assert e.value.reason == "wager_not_offered"
     # without `offered`, the table offers what its pay table pays
-    rep = t.command("configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0,
-                    "supervisor")
+    rep = t.command(
+        "configure", {"game": FCF, "procedure": "hand", "paytable": doc}, 0, "supervisor"
+    )
     assert rep["config"]["offered"] == ["prime", "four_card_bonus"]
 
 
 def test_malformed_reads_are_refused_and_change_nothing():
     t = dealing()
     before = snap(t)
-    for args in ((SER, "R", 53), (SER, "G", 3), (-1, "R", 3), (1 << 20, "R", 3), ("3A7F", "R", 3),
-                 (SER, "R", "As"), (SER, "R", None)):
+    for args in (
+        (SER, "R", 53),
+        (SER, "G", 3),
+        (-1, "R", 3),
+        (1 << 20, "R", 3),
+        ("3A7F", "R", 3),
+        (SER, "R", "As"),
+        (SER, "R", None),
+    ):
         with pytest.raises(CommandError) as e:
             t.card(*args, 5)
         assert e.value.reason == "bad_field"
@@ -323,7 +373,7 @@ def test_status_fits_one_frame_with_every_latched_irregularity_and_shows_them_al
         st = t.command("status", {}, 3)
         if not st["latched"]:
             break
-        assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
+        assert st["latched"][0]["id"] == t.latched[0]["id"]  # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
             t.command("ack", {"id": irq["id"]}, 3, "supervisor")
@@ -337,27 +387,35 @@ def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities
     card_out_of_round entries made 1020 bytes), so every status failed with reply_too_big and
     nothing could be acknowledged. The reply lists fewer entries then (the last without its
     detail if need be), never none, and acknowledging them shows the next."""
-    from types import SimpleNamespace
     import gc
+    from types import SimpleNamespace
 
     from shoe import commands
     from shoe.link import frame
     from shoe.link.message import seal_message
 
-    monkeypatch.setattr(gc, "mem_free", lambda: 200000, raising=False)   # CPython has none
-    t = make(two_deck=True)                                             # two decks listed
+    monkeypatch.setattr(gc, "mem_free", lambda: 200000, raising=False)  # CPython has none
+    t = make(two_deck=True)  # two decks listed
     t.command("open_round", seats_body(FCF, (1, 2, 3, 4, 5, 6)), 1)
-    t.cfg["paytable"], t.cfg["paytable_sha256"] = {"name": None}, "ab" * 32   # an inline one
+    t.cfg["paytable"], t.cfg["paytable_sha256"] = {"name": None}, "ab" * 32  # an inline one
     for i in range(16):
         t._latch("card_out_of_round", ("detail %02d " % i).ljust(80, "x"), 1)
     t.pop_events()
-    journal = SimpleNamespace(boot=9999, eseq=999999, chain=bytes(16),
-                              outbox_first=lambda: 999990)
+    journal = SimpleNamespace(boot=9999, eseq=999999, chain=bytes(16), outbox_first=lambda: 999990)
     app = SimpleNamespace(
-        table=t, clock=lambda: 1.7e9 + 0.123456, hw=SimpleNamespace(board_name="pico-rfid-w"),
-        cfg={"shoe_id": "SIM-C77D9D66", "demo": True}, provisioned=True,
-        firmware_sha="ab" * 32, reads=999999, backlog=[], faults=999, dropped=999,
-        collector=SimpleNamespace(idle_collections=99999), journal=journal)
+        table=t,
+        clock=lambda: 1.7e9 + 0.123456,
+        hw=SimpleNamespace(board_name="pico-rfid-w"),
+        cfg={"shoe_id": "SIM-C77D9D66", "demo": True},
+        provisioned=True,
+        firmware_sha="ab" * 32,
+        reads=999999,
+        backlog=[],
+        faults=999,
+        dropped=999,
+        collector=SimpleNamespace(idle_collections=99999),
+        journal=journal,
+    )
     seen = []
     while True:
         st = commands.status(app)
@@ -366,9 +424,9 @@ def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities
         assert len(payload) <= frame.MAX_PAYLOAD, (len(payload), len(st["latched"]))
         if not st["latched"]:
             break
-        assert st["latched"][0]["id"] == t.latched[0]["id"]        # the oldest first
+        assert st["latched"][0]["id"] == t.latched[0]["id"]  # the oldest first
         seen += [i["id"] for i in st["latched"]]
         for irq in st["latched"]:
             t.command("ack", {"id": irq["id"]}, 3, "supervisor")
     assert len(seen) == 16 and st["latched_count"] == 0
-    assert all(len(i["detail"]) == 80 for i in t.latched) or not t.latched   # table keeps them
+    assert all(len(i["detail"]) == 80 for i in t.latched) or not t.latched  # table keeps them

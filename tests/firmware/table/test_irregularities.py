@@ -1,11 +1,22 @@
 """Every irregularity of rules.md 3 at several positions: the round is void with the right
 reason before any settlement (the engine is never asked), the right deck action follows, and
 after the supervisor steps the phases ask for, the next clean round settles normally."""
+
 import pytest
 
 from tests.firmware.table import fake_engine
-from tests.firmware.table.helpers import (FCF, HCF, SER, SER2, kinds, make, of, run_pass, seats_body,
-                                shuffled)
+from tests.firmware.table.helpers import (
+    FCF,
+    HCF,
+    SER,
+    SER2,
+    kinds,
+    make,
+    of,
+    run_pass,
+    seats_body,
+    shuffled,
+)
 
 PROCS = ("manual-shoe", "hand", "automated-shoe")
 
@@ -385,12 +396,18 @@ def test_settle_error_voids():
 
 
 @pytest.mark.clause("rules:3-never-settle")
-@pytest.mark.parametrize("game,proc,cfg", [
-    (FCF, "automated-shoe", {}), (FCF, "hand", {"two_deck": True}),
-    (HCF, "manual-shoe", {"stub_every": 3}), (HCF, "automated-shoe", {"two_deck": True,
-                                                                       "stub_every": 2})])
+@pytest.mark.parametrize(
+    "game,proc,cfg",
+    [
+        (FCF, "automated-shoe", {}),
+        (FCF, "hand", {"two_deck": True}),
+        (HCF, "manual-shoe", {"stub_every": 3}),
+        (HCF, "automated-shoe", {"two_deck": True, "stub_every": 2}),
+    ],
+)
 def test_exactly_one_outcome_per_round_over_many_faults(game, proc, cfg):
     import random
+
     rng = random.Random(9)
     t = make(game, proc, represent_max=1, **cfg)
     opened = 0
@@ -437,7 +454,7 @@ def test_exactly_one_outcome_per_round_over_many_faults(game, proc, cfg):
 
 def test_shuffle_check_can_be_switched_off_for_stacked_test_decks():
     t = make(FCF, "manual-shoe", shuffle_check=False)
-    for r in range(2):  # new-deck order, and the same order twice
+    for _r in range(2):  # new-deck order, and the same order twice
         ev = play_round(t, list(range(52)))
         assert len(of(ev, "round_result")) == 1, ev
 

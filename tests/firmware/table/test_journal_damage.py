@@ -1,6 +1,7 @@
 """What the table does with a damaged journal (Table.journal_damaged, called by the app at boot
 when the journal reports corruption): journal_corrupt is latched and blocks until a supervisor
 acknowledges it; a state that may be stale voids the open round and takes the decks out."""
+
 import pytest
 
 from shoe import reasons as R
@@ -53,8 +54,21 @@ def test_the_journals_marks_give_back_the_latched_list_and_the_numbers():
     marks (kept) hold the latched irregularities and the round and irregularity numbers."""
     t = make(FCF, "manual-shoe")
     t.pop_events()
-    kept = {"latched": [{"id": 4, "reason": "lid_open", "action": "event", "latched": True,
-                         "round": None, "blocks": False, "detail": None}], "n": 6, "irq": 4}
+    kept = {
+        "latched": [
+            {
+                "id": 4,
+                "reason": "lid_open",
+                "action": "event",
+                "latched": True,
+                "round": None,
+                "blocks": False,
+                "detail": None,
+            }
+        ],
+        "n": 6,
+        "irq": 4,
+    }
     t.journal_damaged("journal: end damaged", True, 2, 5, kept, [5])
     ev = t.pop_events()
     assert [i["reason"] for i in t.latched] == ["lid_open", "journal_corrupt"]

@@ -1,5 +1,6 @@
 """The table under MicroPython (unix port, device-sized heap): whole scripted sessions give the
 same events and the same final state as CPython, and the heap stays flat."""
+
 import json
 import os
 
@@ -7,9 +8,9 @@ import pytest
 
 from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
+from tests.firmware.table.helpers import FCF, HCF, jsonable, secrets
 from tests.firmware.table.steps import apply as apply_step
 from tests.firmware.table.test_state import script
-from tests.firmware.table.helpers import FCF, HCF, jsonable, secrets
 from tests.mpy import json_lines, run_mpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,8 +29,13 @@ def cpython(steps, engine):
 
 
 def on_device(steps, which, heap):
-    out = run_mpy(os.path.join(HERE, "mpy_table.py"), heap=heap, extra_path=(HERE,),
-                  stdin=json.dumps({"steps": steps}), args=(which,))
+    out = run_mpy(
+        os.path.join(HERE, "mpy_table.py"),
+        heap=heap,
+        extra_path=(HERE,),
+        stdin=json.dumps({"steps": steps}),
+        args=(which,),
+    )
     lines = json_lines(out)
     mem = [x["mem"] for x in lines if "mem" in x][0]
     state = [x["state"] for x in lines if "state" in x][0]
@@ -54,6 +60,7 @@ def test_scripted_session_matches_cpython_fake_engine(game, proc, two):
 
 def test_scripted_session_matches_cpython_real_engine():
     from shoe.games import engine
+
     steps = [list(s) for s in script(FCF, "manual-shoe", False)]
     # 216k: the engine, the table, the roles and the tag counters compiled from source on this
     # heap (a board runs them frozen, outside the heap)
@@ -70,8 +77,12 @@ def test_many_rounds_heap_flat_and_small(which, heap):
 
     # the shipped .mpy, as a board imports them: compiling the engine from source at 192 KB
     # ran out or not depending on the checkout's path length (heap fragmentation)
-    out = run_mpy(os.path.join(HERE, "mpy_leak.py"), heap=heap,
-                  extra_path=(HERE, compile_shipped()), args=("150", which))
+    out = run_mpy(
+        os.path.join(HERE, "mpy_leak.py"),
+        heap=heap,
+        extra_path=(HERE, compile_shipped()),
+        args=("150", which),
+    )
     d = json_lines(out)[0]
     used = d["used"]
     assert d["outcomes"] == 150
@@ -98,28 +109,33 @@ def test_a_power_cut_between_a_card_and_the_reveal_keeps_the_secret():
 
     s = script(FCF, "manual-shoe", False, faults=False)
     k = next(i for i, st in enumerate(s) if st[1] == "open_round")
-    setup, rnd = s[:k], s[k:k + 1 + 21 + 2]       # open, 21 cards, the two decisions
-    cut = k + 1 + 12                              # the power goes after the 12th card
+    rnd = s[k : k + 1 + 21 + 2]  # open, 21 cards, the two decisions
+    cut = k + 1 + 12  # the power goes after the 12th card
 
     def run(state, steps):
-        out = json_lines(run_mpy(os.path.join(HERE, "mpy_table.py"), heap="144k",
-                                 extra_path=(HERE,), args=("fake",),
-                                 stdin=json.dumps({"state": state, "steps": steps,
-                                                   "urandom": True})))
+        out = json_lines(
+            run_mpy(
+                os.path.join(HERE, "mpy_table.py"),
+                heap="144k",
+                extra_path=(HERE,),
+                args=("fake",),
+                stdin=json.dumps({"state": state, "steps": steps, "urandom": True}),
+            )
+        )
         return [x["ev"] for x in out if "ev" in x], [x["state"] for x in out if "state" in x][0]
 
     ev1, state = run(None, [list(x) for x in s[:cut]])
-    ev2, _ = run(json.loads(json.dumps(state)), [list(x) for x in s[cut:k + len(rnd)]])
+    ev2, _ = run(json.loads(json.dumps(state)), [list(x) for x in s[cut : k + len(rnd)]])
     cards1 = [b for kd, b in ev1 if kd == "card"]
     cards2 = [b for kd, b in ev2 if kd == "card"]
     assert len(cards1) == 12 and len(cards2) == 9 and "reveal" not in [kd for kd, _ in ev1]
     [rev] = [b for kd, b in ev2 if kd == "reveal"]
-    assert rev["secret"] == state["round"]["secret"]         # journalled, never sent before
+    assert rev["secret"] == state["round"]["secret"]  # journalled, never sent before
     assert check_reveal(rev, cards1 + cards2) == []
     assert rev["cards"] == [name_of(c) for c in shuffled(50)[:21]]
     # a shoe that drew a new secret at the boot would be caught: the early commitments differ
     other = dict(state, round=dict(state["round"], secret="00" * 16))
-    ev3, _ = run(other, [list(x) for x in s[cut:k + len(rnd)]])
+    ev3, _ = run(other, [list(x) for x in s[cut : k + len(rnd)]])
     [rev3] = [b for kd, b in ev3 if kd == "reveal"]
     bad = check_reveal(rev3, cards1 + [b for kd, b in ev3 if kd == "card"])
     assert len(bad) == 12, bad
@@ -127,4 +143,5 @@ def test_a_power_cut_between_a_card_and_the_reveal_keeps_the_secret():
 
 def name_of(c):
     from shoe.cards import name
+
     return name(c)

@@ -1,6 +1,7 @@
 """No wager changes after "no more bets" (684a.7(c), 678a.7(c)) and the deck-age limits the shoe
 applies by default (684a.3(c)): the checks of check_no_more_bets.py with the real engine, under
 MicroPython (the unix port at a device-sized heap) and in CPython."""
+
 import os
 
 import pytest

@@ -1,28 +1,49 @@
 """state() / from_state(): a JSON snapshot taken after any step resumes exactly (same events,
 same final state) — what the journal relies on after a power cut."""
+
 import json
 
 import pytest
 
 from shoe.table import CommandError, Table
 from tests.firmware.table import fake_engine
+from tests.firmware.table.helpers import (
+    FCF,
+    HCF,
+    SER,
+    SER2,
+    jsonable,
+    seats_body,
+    secrets,
+    shuffled,
+)
 from tests.firmware.table.steps import apply as apply_step
-from tests.firmware.table.helpers import (FCF, HCF, SER, SER2, jsonable, secrets, seats_body,
-                                         shuffled)
 
 
 def script(game, proc, two_deck=False, faults=True):
     """A list of steps: ("cmd", kind, body) | ("card", serial, back, id) | ("reject", r) |
     ("tick",)."""
-    s = [("cmd", "configure", {"game": game, "procedure": proc, "two_deck": two_deck,
-                               "jam_timeout_s": 5, "represent_max": 1})]
+    s = [
+        (
+            "cmd",
+            "configure",
+            {
+                "game": game,
+                "procedure": proc,
+                "two_deck": two_deck,
+                "jam_timeout_s": 5,
+                "represent_max": 1,
+            },
+        )
+    ]
     decks = [(SER, "R")] + ([(SER2, "B")] if two_deck else [])
     for serial, back in decks:
         s.append(("cmd", "load_deck", {"serial": serial, "back": back}))
         s += [("card", serial, back, c) for c in shuffled(serial)] + [("card", serial, back, 52)]
     seats = (1, 4, 6)
-    n = (7 if game == HCF else 5) * 4 + (0 if game == HCF else (5 if proc == "automated-shoe"
-                                                                else 1))
+    n = (7 if game == HCF else 5) * 4 + (
+        0 if game == HCF else (5 if proc == "automated-shoe" else 1)
+    )
     for r in range(3):
         serial, back = decks[r % len(decks)]
         order = shuffled(50 + r)
@@ -58,8 +79,12 @@ def run(t, steps, start=0):
     return ev
 
 
-CASES = [(FCF, "automated-shoe", False), (FCF, "manual-shoe", True), (HCF, "hand", False),
-         (HCF, "automated-shoe", True)]
+CASES = [
+    (FCF, "automated-shoe", False),
+    (FCF, "manual-shoe", True),
+    (HCF, "hand", False),
+    (HCF, "automated-shoe", True),
+]
 
 
 @pytest.mark.parametrize("game,proc,two", CASES)
@@ -172,7 +197,7 @@ def test_the_tables_own_delta_equals_the_change_of_its_state(game, proc, two):
     t = Table(engine=fake_engine)
     fast = follow_deltas(t, steps)
     dealt = sum(1 for k in range(len(steps)) if steps[k][0] == "card")
-    assert fast >= 3 * (7 * 4 if game == HCF else 20), (fast, dealt)   # every round card
+    assert fast >= 3 * (7 * 4 if game == HCF else 20), (fast, dealt)  # every round card
 
 
 def test_a_delta_that_failed_to_be_journalled_is_not_lost():
@@ -184,10 +209,10 @@ def test_a_delta_that_failed_to_be_journalled_is_not_lost():
     run(t, steps[:k])
     t.take_delta()
     step(t, steps[k], k)
-    assert t.take_delta()           # a dealt card: its ops
+    assert t.take_delta()  # a dealt card: its ops
     step(t, steps[k + 1], k + 1)
     t.take_delta()
-    t.delta_failed()                # ... which the journal could not write
+    t.delta_failed()  # ... which the journal could not write
     assert t.take_delta() is None
 
 
@@ -205,13 +230,19 @@ def test_a_snapshot_journalled_before_the_table_became_a_package_restores_exactl
     now = jsonable(t.state())
     assert len(now["round"].pop("secret")) == 32 and now["round"].pop("revealed") is False
     assert now == old and t.rnd.tries == 1 and t.tracker.n == 3
-    assert [k for k, b in t.pop_events()] == ["round_open", "phase", "card", "card", "card",
-                                             "unreadable"]   # pending: sent after the boot
+    assert [k for k, b in t.pop_events()] == [
+        "round_open",
+        "phase",
+        "card",
+        "card",
+        "card",
+        "unreadable",
+    ]  # pending: sent after the boot
     copy = delta.copy({"table": t.state()})
     t.take_delta()
     t.card(SER, "R", shuffled(SER)[51 - 3], 7)
     ev = t.pop_events()
-    assert [k for k, b in ev] == ["card"]   # the app journals it with the delta
+    assert [k for k, b in ev] == ["card"]  # the app journals it with the delta
     assert "card" not in ev[0][1] and len(ev[0][1]["commit"]) == 16
     ops = t.take_delta()
     assert ops, "a dealt card gives its own delta"

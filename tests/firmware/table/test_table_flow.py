@@ -4,20 +4,35 @@ Each card must land where rules.md 1.4 / 2.2 says; the hands handed to the engin
 the dealt ones; with the real engine (shoe.games.engine) the round_result equals
 engine.evaluate_round for the same hands.
 """
+
 import json
 
 import pytest
 
-from shoe.table import CommandError
-
-from tests.firmware.table import fake_engine
-from tests.firmware.table.helpers import (FCF, HCF, SER, expected_targets, kinds, make, of, play,
-                                revealed, run_pass, shuffled)
 from shoe.cards import name
+from shoe.table import CommandError
+from tests.firmware.table import fake_engine
+from tests.firmware.table.helpers import (
+    FCF,
+    HCF,
+    SER,
+    expected_targets,
+    kinds,
+    make,
+    of,
+    play,
+    revealed,
+    run_pass,
+    shuffled,
+)
 
 PROCS = ("manual-shoe", "hand", "automated-shoe")
-CASES = [(g, p, seats, a6) for g in (FCF, HCF) for p in PROCS
-         for seats, a6 in (((1,), ()), ((2, 5), (5,)), ((1, 2, 3, 4, 5, 6), (1, 4)))]
+CASES = [
+    (g, p, seats, a6)
+    for g in (FCF, HCF)
+    for p in PROCS
+    for seats, a6 in (((1,), ()), ((2, 5), (5,)), ((1, 2, 3, 4, 5, 6), (1, 4)))
+]
 
 
 def hands_from(order, targets):
@@ -28,7 +43,8 @@ def hands_from(order, targets):
 
 
 @pytest.mark.clause(
-    "684a.11(e)", "rules:1.4-manual", "rules:1.4-hand", "rules:1.4-automated", "rules:2.2-dealing")
+    "684a.11(e)", "rules:1.4-manual", "rules:1.4-hand", "rules:1.4-automated", "rules:2.2-dealing"
+)
 @pytest.mark.parametrize("game,proc,seats,a6", CASES)
 def test_every_card_lands_where_the_rules_say(game, proc, seats, a6):
     t = make(game, proc)
@@ -40,12 +56,11 @@ def test_every_card_lands_where_the_rules_say(game, proc, seats, a6):
     assert [c["target"] for c in cards] == targets
     assert [c["position"] for c in cards] == list(range(len(targets)))
     # the cards leave as commitments; the reveal opens every one of them, in dealing order
-    assert revealed(ev) == [name(c) for c in order[:len(targets)]]
+    assert revealed(ev) == [name(c) for c in order[: len(targets)]]
     assert of(ev, "deal_complete") == [{"round": 1, "cards": len(targets)}]
     # the reveal comes when the decisions close: after the deal, before the stub and result
     k = kinds(ev)
-    assert k.index("deal_complete") < k.index("reveal") < k.index("stub") < k.index(
-        "round_result")
+    assert k.index("deal_complete") < k.index("reveal") < k.index("stub") < k.index("round_result")
     exp = hands_from(order, targets)
     # what the engine got
     obj = fake_engine.CALLS[-1]
@@ -67,10 +82,20 @@ def test_card_counts_per_round(game):
         for n in range(1, 7):
             t = make(game, proc)
             a6 = (1,) if game == FCF else ()
-            r = t.command("open_round", {"seats": {str(s): {"wagers": {"ante": 5, "odds": 5,
-                                                                      "all_six": 1}
-                                                            if game == FCF else {"ante": 5}}
-                                                   for s in range(1, n + 1)}}, 0)
+            r = t.command(
+                "open_round",
+                {
+                    "seats": {
+                        str(s): {
+                            "wagers": {"ante": 5, "odds": 5, "all_six": 1}
+                            if game == FCF
+                            else {"ante": 5}
+                        }
+                        for s in range(1, n + 1)
+                    }
+                },
+                0,
+            )
             k = 7 if game == HCF else 5
             extra = (5 if proc == "automated-shoe" else 1) if a6 else 0
             assert r["cards"] == k * (n + 1) + extra
@@ -94,8 +119,16 @@ def test_stub_every_n_rounds_and_alternating_decks():
 def test_decisions_can_come_seat_by_seat():
     t = make(FCF, "hand")
     order = shuffled(5)
-    t.command("open_round", {"seats": {"2": {"wagers": {"ante": 5, "odds": 5}},
-                                       "4": {"wagers": {"ante": 5, "odds": 5}}}}, 0)
+    t.command(
+        "open_round",
+        {
+            "seats": {
+                "2": {"wagers": {"ante": 5, "odds": 5}},
+                "4": {"wagers": {"ante": 5, "odds": 5}},
+            }
+        },
+        0,
+    )
     for c in order[:15]:
         t.card(SER, "R", c, 0)
     assert t.command("decisions", {"4": 0}, 0)["waiting"] == ["2"]
@@ -121,12 +154,24 @@ def test_results_equal_the_real_engine(game, proc, seats, a6):
     res = of(ev, "round_result")
     assert len(res) == 1, kinds(ev)
     res = res[0]
-    obj = {"game": game, "paytable": "fcf-public-1" if game == FCF else "hcf-public-1",
-           "rules": {}, "dealer": exp["dealer"],
-           "seats": {str(s): {"cards": exp[str(s)],
-                              "wagers": dict({"ante": 10}, **({"odds": 10} if game == FCF else {}),
-                                             **({"all_six": 5} if s in a6 else {})),
-                              "raise": 10} for s in seats}}
+    obj = {
+        "game": game,
+        "paytable": "fcf-public-1" if game == FCF else "hcf-public-1",
+        "rules": {},
+        "dealer": exp["dealer"],
+        "seats": {
+            str(s): {
+                "cards": exp[str(s)],
+                "wagers": dict(
+                    {"ante": 10},
+                    **({"odds": 10} if game == FCF else {}),
+                    **({"all_six": 5} if s in a6 else {}),
+                ),
+                "raise": 10,
+            }
+            for s in seats
+        },
+    }
     if game == FCF:
         obj["all_six_card"] = exp["all_six"][0] if a6 else None
     want = engine.evaluate_round(json.loads(json.dumps(obj)))
@@ -155,11 +200,14 @@ def _cards_named(text, ids):
     return [name(c) for c in ids if name(c) in text]
 
 
-@pytest.mark.parametrize("game,seed,amount,hand,allowed", [
-    (FCF, 11, 25, "below a pair of aces", "allowed 10 or 0"),
-    (HCF, 3, 20, "a flush of 2 to 4 cards", "allowed 10 or 0")])
-def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount, hand,
-                                                              allowed):
+@pytest.mark.parametrize(
+    "game,seed,amount,hand,allowed",
+    [
+        (FCF, 11, 25, "below a pair of aces", "allowed 10 or 0"),
+        (HCF, 3, 20, "a flush of 2 to 4 cards", "allowed 10 or 0"),
+    ],
+)
+def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount, hand, allowed):
     """rules.md 1.5: the error names the seat, the hand and the allowed amounts. The round is
     open and the seat's cards are face down (the error goes to the table system, its log, the
     floor): the project reads "the hand" as the class of hand the rule depends on, which says
@@ -167,10 +215,13 @@ def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount
     from shoe.games import engine
 
     t = make(game, "manual-shoe", engine=engine)
-    t.command("open_round", {"seats": {"3": {"wagers": {"ante": 10, "odds": 10} if game == FCF
-                                             else {"ante": 10}}}}, 0)
+    t.command(
+        "open_round",
+        {"seats": {"3": {"wagers": {"ante": 10, "odds": 10} if game == FCF else {"ante": 10}}}},
+        0,
+    )
     order = shuffled(seed)
-    for c in order[:t.tracker.total]:
+    for c in order[: t.tracker.total]:
         t.card(SER, "R", c, 0)
     seat = t.tracker.hand(3)
     with pytest.raises(CommandError) as e:
@@ -178,7 +229,7 @@ def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount
     msg = str(e.value)
     assert e.value.reason == "invalid_raise"
     assert "seat 3" in msg and hand in msg and allowed in msg, msg
-    assert _cards_named(msg, order[:t.tracker.total]) == [], msg
+    assert _cards_named(msg, order[: t.tracker.total]) == [], msg
     # the engine's own message (shoectl eval: every card known) names the seat's hand
     with pytest.raises(ValueError) as e2:
         engine.check_raise(game, "3", [name(c) for c in seat], 10, amount)
@@ -186,8 +237,8 @@ def test_a_refused_raise_names_the_hand_class_never_the_cards(game, seed, amount
 
 
 def test_a_refused_raise_with_a_pair_of_aces_names_the_class_and_the_three_amounts():
-    from shoe.games import engine
     from shoe.cards import parse
+    from shoe.games import engine
 
     t = make(FCF, "manual-shoe", engine=engine)
     t.command("open_round", {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}}}, 0)

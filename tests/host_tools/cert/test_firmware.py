@@ -8,6 +8,7 @@
   `verify_attestation` accepts that shoe's answer against the expected tree, not another;
 - the frozen Pico image builds to the same bytes twice (minutes: SHOE_REPRO_PICO=1).
 """
+
 import hashlib
 import os
 
@@ -64,7 +65,8 @@ def test_the_manifest_is_what_a_deployed_shoe_attests(two_builds, tmp_path):
     on_flash = attest.file_hashes([str(vdir)])
     assert attest.manifest(on_flash).hex() == manifest
     assert {n: h.hex() for n, h in on_flash} == {
-        version + "/" + p: h for p, h in fw.describe(ta)["pico"]["sha256"].items()}
+        version + "/" + p: h for p, h in fw.describe(ta)["pico"]["sha256"].items()
+    }
     # the shoe's answer to a challenge, checked against the expected tree the pack writes
     key, nonce = b"k" * 32, os.urandom(16)
     answer = attest.attest(key, nonce, [str(vdir)])
@@ -78,9 +80,11 @@ def test_the_manifest_is_what_a_deployed_shoe_attests(two_builds, tmp_path):
 
 
 @pytest.mark.repro
-@pytest.mark.skipif(os.environ.get("SHOE_REPRO_PICO") != "1" or fw.pico_toolchain() is not None,
-                    reason="builds the frozen Pico image twice (minutes): SHOE_REPRO_PICO=1 and "
-                    "the ARM toolchain (docs/certification.md)")
+@pytest.mark.skipif(
+    os.environ.get("SHOE_REPRO_PICO") != "1" or fw.pico_toolchain() is not None,
+    reason="builds the frozen Pico image twice (minutes): SHOE_REPRO_PICO=1 and "
+    "the ARM toolchain (docs/certification.md)",
+)
 def test_the_frozen_pico_image_is_the_same_bytes_from_two_clean_clones(tmp_path):
     imgs = []
     for where in ("one/shoe", "another-place/deeper/x"):

@@ -4,6 +4,7 @@ what a lab relies on: every preset table's sheets and charts are there, every li
 index resolves, the MANIFEST verifies (and catches a changed, added or removed file), the test
 report says which clause's tests failed, and the run's times stay in run/. The full pack
 (minutes) is `make pack`."""
+
 import json
 import re
 import shutil
@@ -23,12 +24,18 @@ def _junit(path):
     def case(nodeid, body=""):
         f, name = nodeid.split("::")
         return '<testcase classname="%s" name="%s" time="0.1">%s</testcase>' % (
-            f[:-3].replace("/", "."), name, body)
-    path.write_text('<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3">'
-                    + case(PASSED) + case(FAILED, '<failure message="x">boom</failure>')
-                    + case("tests/firmware/deck/test_ledger.py::test_bitmaps[1]",
-                           "<skipped/>")
-                    + "</testsuite></testsuites>")
+            f[:-3].replace("/", "."),
+            name,
+            body,
+        )
+
+    path.write_text(
+        '<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3">'
+        + case(PASSED)
+        + case(FAILED, '<failure message="x">boom</failure>')
+        + case("tests/firmware/deck/test_ledger.py::test_bitmaps[1]", "<skipped/>")
+        + "</testsuite></testsuites>"
+    )
     return path
 
 
@@ -36,8 +43,15 @@ def _junit(path):
 def built(tmp_path_factory):
     base = tmp_path_factory.mktemp("pack")
     out = base / "pack"
-    info = pack.build(ROOT, out, sim_rounds=300, test_report_xml=_junit(base / "junit.xml"),
-                      worktree=True, variants=["pico"], progress=lambda *a: None)
+    info = pack.build(
+        ROOT,
+        out,
+        sim_rounds=300,
+        test_report_xml=_junit(base / "junit.xml"),
+        worktree=True,
+        variants=["pico"],
+        progress=lambda *a: None,
+    )
     return out, info
 
 
@@ -61,9 +75,17 @@ def test_every_link_of_the_index_resolves(built):
     assert len(md) > 30 and sorted(set(md)) == sorted(set(ht))
     missing = [h for h in md if not (out / h).is_file()]
     assert missing == []
-    for part in ("clause-matrix.html", "firmware/firmware.md", "docs/protocol.md",
-                 "docs/journal.md", "docs/threat-model.md", "docs/certification.md",
-                 "tests/test-report.html", "run/junit.xml", "MANIFEST"):
+    for part in (
+        "clause-matrix.html",
+        "firmware/firmware.md",
+        "docs/protocol.md",
+        "docs/journal.md",
+        "docs/threat-model.md",
+        "docs/certification.md",
+        "tests/test-report.html",
+        "run/junit.xml",
+        "MANIFEST",
+    ):
         assert part in md, part
 
 
@@ -72,8 +94,9 @@ def test_the_manifest_lists_and_verifies_every_file(built, tmp_path):
     assert packdoc.verify_manifest(out) == []
     lines = (out / "MANIFEST").read_text().splitlines()
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert sorted(line.split("  ", 1)[1] for line in lines) == [f for f in files
-                                                                if f != "MANIFEST"]
+    assert sorted(line.split("  ", 1)[1] for line in lines) == [
+        f for f in files if f != "MANIFEST"
+    ]
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     svg = copy / "par" / ("%s-return.svg" % PRESETS[0])
@@ -81,8 +104,10 @@ def test_the_manifest_lists_and_verifies_every_file(built, tmp_path):
     (copy / "docs" / "journal.md").unlink()
     (copy / "extra.txt").write_text("x")
     assert sorted(packdoc.verify_manifest(copy)) == [
-        "docs/journal.md: not in the pack", "extra.txt: not in the MANIFEST",
-        "par/%s-return.svg: SHA-256 differs" % PRESETS[0]]
+        "docs/journal.md: not in the pack",
+        "extra.txt: not in the MANIFEST",
+        "par/%s-return.svg: SHA-256 differs" % PRESETS[0],
+    ]
 
 
 def test_the_firmware_part_is_the_expected_tree_and_its_manifest(built):
@@ -90,8 +115,9 @@ def test_the_firmware_part_is_the_expected_tree_and_its_manifest(built):
     rep = json.loads((out / "firmware" / "firmware.json").read_text())
     v = rep["variants"]["pico"]
     tree = out / "firmware" / "expected" / "pico" / v["version"]
-    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == \
-        sorted(v["sha256"])
+    assert sorted(
+        p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()
+    ) == sorted(v["sha256"])
     assert v["attest_manifest"] in (out / "index.md").read_text()
     assert "mpy_seconds" not in rep
 
@@ -109,11 +135,14 @@ def test_the_test_report_names_the_failed_clause(built):
 
 def test_problems_are_exactly_the_disagreeing_sheets_and_the_failed_tests(built):
     out, info = built
-    disagree = [n for n in PRESETS
-                if not json.loads((out / "par" / ("%s.json" % n)).read_text())
-                ["simulation"]["agrees"]]
+    disagree = [
+        n
+        for n in PRESETS
+        if not json.loads((out / "par" / ("%s.json" % n)).read_text())["simulation"]["agrees"]
+    ]
     assert [p for p in info["problems"] if p.startswith("par sheet")] == [
-        "par sheet %s: the simulation disagrees with an exact figure" % n for n in disagree]
+        "par sheet %s: the simulation disagrees with an exact figure" % n for n in disagree
+    ]
 
 
 def test_the_times_are_in_run_only(built):
@@ -121,8 +150,7 @@ def test_the_times_are_in_run_only(built):
     stamp = info["started"]
     assert stamp in (out / "run" / "pack.json").read_text()
     for p in out.rglob("*"):
-        if p.is_file() and p.suffix in (".md", ".html", ".json", ".svg") and \
-                p.parts[-2] != "run":
+        if p.is_file() and p.suffix in (".md", ".html", ".json", ".svg") and p.parts[-2] != "run":
             assert stamp[:19] not in p.read_text(), p
     # the charts' SVG date is the commit's (SOURCE_DATE_EPOCH), not the run's
     for svg in (out / "par").glob("*.svg"):

@@ -13,6 +13,7 @@ answers turn to noise once the raw REPL is entered (a board that answers garbage
 platform="rp2" (or "esp32") makes the REPL say so in sys.platform, with "/" as its cwd (paths
 stay relative to the flash directory): a chip's REPL as `shoectl deploy --board pico` meets it.
 """
+
 import os
 import pty
 import select
@@ -21,7 +22,6 @@ import threading
 import tty
 
 from host_tools import runtime
-
 
 _AS_CHIP = """
 import sys as _s, os as _o
@@ -79,9 +79,9 @@ class PtyBoard:
         argv = [runtime.micropython_binary(), "-X", "heapsize=" + self.heap]
         if self.platform:
             argv += ["-i", "-c", _AS_CHIP % self.platform]
-        self.proc = subprocess.Popen(argv,
-                                     stdin=s1, stdout=s1, stderr=s1, cwd=self.flash_dir, env=env,
-                                     close_fds=True)
+        self.proc = subprocess.Popen(
+            argv, stdin=s1, stdout=s1, stderr=s1, cwd=self.flash_dir, env=env, close_fds=True
+        )
         os.close(s1)
         self._m1 = m1
 

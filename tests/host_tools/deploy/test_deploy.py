@@ -3,13 +3,15 @@
 The unix port's REPL plays the board: its cwd is the board's flash (a tmp directory), so the
 tests can look at the flash directly after the host tools went through the raw REPL.
 """
+
 import hashlib
 import json
 import subprocess
 
 import pytest
 
-from host_tools import cli, deploy as dp
+from host_tools import cli
+from host_tools import deploy as dp
 from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
 from host_tools.deploy import flow  # deploy() looks compile_firmware up there
@@ -27,6 +29,7 @@ _REAL_COMPILE = dp.compile_firmware
 def compile_once(monkeypatch):
     """Compile each board's firmware once per session: others edit the tree while tests run,
     and a deploy-twice test needs the same version both times."""
+
     def cached(board, progress=None, reader=None):
         if (board, reader) not in _COMPILED:
             _COMPILED[board, reader] = _REAL_COMPILE(board, progress, reader)
@@ -48,16 +51,21 @@ def quiet(msg):
 
 
 def flash_hashes(vdir):
-    return {p.relative_to(vdir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in vdir.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(vdir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in vdir.rglob("*")
+        if p.is_file()
+    }
 
 
 def boot_choice(flash, board_name="pico"):
     """What the board's main.py would boot from this flash (run under MicroPython)."""
-    code = ("import sys\nsys.path.insert(0, %r)\nimport main\nprint(main.firmware_dir())\n"
-            % str(BOARD))
-    out = subprocess.run([micropython_binary(), "-c", code], cwd=flash, capture_output=True,
-                         text=True, timeout=30)
+    code = "import sys\nsys.path.insert(0, %r)\nimport main\nprint(main.firmware_dir())\n" % str(
+        BOARD
+    )
+    out = subprocess.run(
+        [micropython_binary(), "-c", code], cwd=flash, capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -86,17 +94,30 @@ def test_deploy_verifies_and_switches(board):
     assert "wiring.mpy" in got and "shoe/drivers/mfrc522.mpy" in got
     assert boot_choice(flash) == str(vdir)
     # the deployed .mpy files load in MicroPython (what the board's main.py puts on sys.path)
-    out = subprocess.run([micropython_binary(), "-c",
-                          "import sys\nsys.path.insert(0, %r)\nimport wiring, shoe.cardcode\n"
-                          "print(wiring.board, shoe.cardcode.__file__)" % str(vdir)],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [
+            micropython_binary(),
+            "-c",
+            "import sys\nsys.path.insert(0, %r)\nimport wiring, shoe.cardcode\n"
+            "print(wiring.board, shoe.cardcode.__file__)" % str(vdir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.stdout.split()[0] == "pico" and out.stdout.strip().endswith("cardcode.mpy")
     # the deployed main.py boots the deployed bundle up to the hardware (fake machine on path)
-    code = ("import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
-            "print(hw.board_name, hw.firmware_root, type(hw.reader).__name__)\n"
-            ).replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
-    out = subprocess.run([micropython_binary(), "-X", "heapsize=128k", "-c", code], cwd=flash,
-                         capture_output=True, text=True, timeout=30)
+    code = (
+        "import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
+        "print(hw.board_name, hw.firmware_root, type(hw.reader).__name__)\n"
+    ).replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
+    out = subprocess.run(
+        [micropython_binary(), "-X", "heapsize=128k", "-c", code],
+        cwd=flash,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.stdout.split() == ["pico", str(vdir), "RFIDReader"], out.stdout + out.stderr
     # deploying the same version again only verifies
     again = dp.deploy("pico", board.port, any_platform=True, progress=quiet)
@@ -127,8 +148,15 @@ def test_interrupted_deploy_leaves_old_version_bootable(board, monkeypatch):
             board.power_cut()
 
     with pytest.raises(ShoeError) as e:
-        dp.deploy("pico", board.port, any_platform=True, progress=quiet, on_file=cut, timeout=2,
-                  op_timeout=3)
+        dp.deploy(
+            "pico",
+            board.port,
+            any_platform=True,
+            progress=quiet,
+            on_file=cut,
+            timeout=2,
+            op_timeout=3,
+        )
     assert "stopped answering properly" in str(e.value)
     assert boot_choice(flash).endswith(v1)
 
@@ -148,7 +176,7 @@ def test_corrupted_copy_fails_verification(board, monkeypatch):
     real_write = dp.Device.write_file
 
     def flaky(self, path, data):
-        if path.endswith("shoe/_v2marker.mpy"):      # the changed file: it goes over the cable
+        if path.endswith("shoe/_v2marker.mpy"):  # the changed file: it goes over the cable
             data = data[:-1] + bytes([data[-1] ^ 0x01])  # one bit flips on the way
         return real_write(self, path, data)
 
@@ -161,10 +189,17 @@ def test_corrupted_copy_fails_verification(board, monkeypatch):
 
 def reader_built(flash):
     """The reader class the deployed main.py builds (fake machine on the path)."""
-    code = ("import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
-            "print(type(hw.reader).__name__)\n").replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
-    out = subprocess.run([micropython_binary(), "-X", "heapsize=128k", "-c", code], cwd=flash,
-                         capture_output=True, text=True, timeout=30)
+    code = (
+        "import sys\nsys.path.insert(0, 'FAKES')\nimport main\nhw = main.build()\n"
+        "print(type(hw.reader).__name__)\n"
+    ).replace("FAKES", str(BOARD.parent / "tests" / "fakes"))
+    out = subprocess.run(
+        [micropython_binary(), "-X", "heapsize=128k", "-c", code],
+        cwd=flash,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return out.stdout.strip() or out.stderr
 
 
@@ -184,12 +219,13 @@ def test_redeploy_sends_only_changed_files_and_verifies_the_copies(board, monkey
     monkeypatch.setattr(dp.Device, "write_file", record)
     v2 = dp.deploy("pico", board.port, any_platform=True, progress=quiet, reader="optical")
     assert v2["version"] != v1["version"] and v2["unchanged"] == v2["files"] - 1
-    assert [p for p in sent if "/v-" in p] == ["shoe_fw/%s/%s" % (v2["version"], f)
-                                              for f in ("wiring.mpy", "DEPLOYED")]
+    assert [p for p in sent if "/v-" in p] == [
+        "shoe_fw/%s/%s" % (v2["version"], f) for f in ("wiring.mpy", "DEPLOYED")
+    ]
     assert reader_built(flash) == "OpticalReader"
     damaged = flash / "shoe_fw" / v2["version"] / "shoe" / "cards.mpy"
     data = damaged.read_bytes()
-    damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 0x01]))     # a bit flipped on the flash
+    damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 0x01]))  # a bit flipped on the flash
     with pytest.raises(ShoeError, match=r"verification failed: 1 differ.*shoe/cards.mpy"):
         dp.deploy("pico", board.port, any_platform=True, progress=quiet, reader="rfid")
     assert (flash / "shoe_fw" / "active").read_text() == v2["version"]
@@ -253,6 +289,7 @@ def test_provision_writes_config_without_echoing_keys(board, tmp_path, capsys, m
     doc = json.loads((flash / "state" / "shoe.json").read_text())
     assert doc == {"version": 1, "shoe_id": "T07-SHOE-1", "keys": KEYS}
     from shoe import config
+
     assert config.load(str(flash / "state"))["keys"]["card"].startswith(b"demo-card-key")
     # a second provision needs --force; nothing changes without it
     assert cli.main(argv[:4] + ["NEW-ID", "--keys", str(keys_file)]) == 1
@@ -265,11 +302,25 @@ def test_provision_writes_config_without_echoing_keys(board, tmp_path, capsys, m
 
 def test_bad_keys_are_rejected_without_showing_them(tmp_path):
     secret = "zz" * 32
-    for env, text in [({}, "missing key 'shoe'"),
-                      ({"SHOE_KEY_SHOE": secret, "SHOE_KEY_SUPERVISOR": "22" * 32,
-                        "SHOE_KEY_CARD": "33" * 32}, "must be hex"),
-                      ({"SHOE_KEY_SHOE": "11" * 8, "SHOE_KEY_SUPERVISOR": "22" * 32,
-                        "SHOE_KEY_CARD": "33" * 32}, "must be 16..64 bytes")]:
+    for env, text in [
+        ({}, "missing key 'shoe'"),
+        (
+            {
+                "SHOE_KEY_SHOE": secret,
+                "SHOE_KEY_SUPERVISOR": "22" * 32,
+                "SHOE_KEY_CARD": "33" * 32,
+            },
+            "must be hex",
+        ),
+        (
+            {
+                "SHOE_KEY_SHOE": "11" * 8,
+                "SHOE_KEY_SUPERVISOR": "22" * 32,
+                "SHOE_KEY_CARD": "33" * 32,
+            },
+            "must be 16..64 bytes",
+        ),
+    ]:
         with pytest.raises(ShoeError) as e:
             keyfile.for_provisioning(None, environ=env)
         assert text in str(e.value) and secret not in str(e.value)
@@ -296,12 +347,34 @@ def test_provision_bad_input_changes_nothing(board, tmp_path, capsys, monkeypatc
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(json.dumps(KEYS))
     cases = [
-        (["provision", "--port", board.port, "--shoe-id", "bad id!", "--keys", str(keys_file)],
-         "shoe id must be"),
-        (["provision", "--port", str(tmp_path / "nope"), "--shoe-id", "S1", "--keys",
-          str(keys_file)], "cannot open port"),
-        (["provision", "--port", board.port, "--shoe-id", "S1", "--keys",
-          str(tmp_path / "missing.json")], "cannot read the keys file"),
+        (
+            ["provision", "--port", board.port, "--shoe-id", "bad id!", "--keys", str(keys_file)],
+            "shoe id must be",
+        ),
+        (
+            [
+                "provision",
+                "--port",
+                str(tmp_path / "nope"),
+                "--shoe-id",
+                "S1",
+                "--keys",
+                str(keys_file),
+            ],
+            "cannot open port",
+        ),
+        (
+            [
+                "provision",
+                "--port",
+                board.port,
+                "--shoe-id",
+                "S1",
+                "--keys",
+                str(tmp_path / "missing.json"),
+            ],
+            "cannot read the keys file",
+        ),
     ]
     for argv, text in cases:
         assert cli.main(argv) == 1
@@ -311,8 +384,17 @@ def test_provision_bad_input_changes_nothing(board, tmp_path, capsys, monkeypatc
             assert k not in err
     assert not (flash / "state").exists()
     with PtyBoard(tmp_path / "x", mode="silent") as silent:
-        argv = ["provision", "--port", silent.port, "--shoe-id", "S1", "--keys", str(keys_file),
-                "--timeout", "1"]
+        argv = [
+            "provision",
+            "--port",
+            silent.port,
+            "--shoe-id",
+            "S1",
+            "--keys",
+            str(keys_file),
+            "--timeout",
+            "1",
+        ]
         assert cli.main(argv) == 1
         assert "no MicroPython REPL answers" in capsys.readouterr().err
 

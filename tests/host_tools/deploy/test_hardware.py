@@ -2,6 +2,7 @@
 
 Skipped without --device. The board's name comes from its sys.platform (rp2 -> pico, esp32).
 """
+
 import pytest
 
 from host_tools import deploy as dp
@@ -22,6 +23,8 @@ def test_deploy_to_real_board(request):
     with dp.Device(port) as dev:
         dev.identify()
         assert dev.value("_shoe_read('shoe_fw/active')") == first["version"]
-        out = dev.run("import sys\nsys.path.insert(0, '/shoe_fw/%s')\nimport wiring, shoe.drivers."
-                      "mfrc522\nprint(wiring.board)" % first["version"])
+        out = dev.run(
+            "import sys\nsys.path.insert(0, '/shoe_fw/%s')\nimport wiring, shoe.drivers."
+            "mfrc522\nprint(wiring.board)" % first["version"]
+        )
         assert out.strip() == board

@@ -1,9 +1,11 @@
 """UF2 images and the BOOTSEL drive (host_tools/uf2.py, `shoectl flash`): what a board must not
 be given is refused before a byte reaches the drive."""
+
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host_tools import uf2
 from host_tools.errors import ShoeError
@@ -13,8 +15,16 @@ FAMILY = LAYOUT["family_id"]
 
 
 def block(addr, data, no, total, flags=0x2000, family=FAMILY, magic=True):
-    head = [0x0A324655 if magic else 0, 0x9E5D5157, flags, 0x10000000 + addr, len(data), no,
-            total, family]
+    head = [
+        0x0A324655 if magic else 0,
+        0x9E5D5157,
+        flags,
+        0x10000000 + addr,
+        len(data),
+        no,
+        total,
+        family,
+    ]
     b = b"".join(x.to_bytes(4, "little") for x in head) + data.ljust(476, b"\0")
     return b + (0x0AB16F30).to_bytes(4, "little")
 
@@ -37,17 +47,20 @@ def test_the_shared_micropython_image_is_a_good_one():
     assert img.lo == 0 and img.hi <= LAYOUT["storage_offset"]
 
 
-@pytest.mark.parametrize("bad,why", [
-    (image(4)[:-1], "multiple of 512"),
-    (image(2) + image(2), "damaged"),                               # blocks 0,1,0,1
-    (image(4)[:512] + image(4)[1024:], "damaged"),                  # block 1 missing
-    (b"".join(block(256 * i, b"x" * 256, i, 2, magic=False) for i in range(2)), "magic"),
-    (image(2, family=0x68ED2B88), "chip family"),                   # a SAMD51 image
-    (image(2, flags=0), "chip family"),                             # no family id at all
-    (image(2, start=2 * 1024 * 1024), "outside the board's flash"),
-    (image(2, start=LAYOUT["storage_offset"] - 256), "journal"),    # reaches into storage
-    (b"", "multiple of 512"),
-])
+@pytest.mark.parametrize(
+    "bad,why",
+    [
+        (image(4)[:-1], "multiple of 512"),
+        (image(2) + image(2), "damaged"),  # blocks 0,1,0,1
+        (image(4)[:512] + image(4)[1024:], "damaged"),  # block 1 missing
+        (b"".join(block(256 * i, b"x" * 256, i, 2, magic=False) for i in range(2)), "magic"),
+        (image(2, family=0x68ED2B88), "chip family"),  # a SAMD51 image
+        (image(2, flags=0), "chip family"),  # no family id at all
+        (image(2, start=2 * 1024 * 1024), "outside the board's flash"),
+        (image(2, start=LAYOUT["storage_offset"] - 256), "journal"),  # reaches into storage
+        (b"", "multiple of 512"),
+    ],
+)
 def test_what_a_board_must_not_take_is_refused(bad, why):
     with pytest.raises(ShoeError, match=why):
         uf2.parse(bad, LAYOUT)
@@ -70,7 +83,9 @@ def test_a_drive_is_known_by_its_info_file(tmp_path):
     d = tmp_path / "RPI-RP2"
     d.mkdir()
     assert not uf2.is_drive(d, LAYOUT)
-    (d / "INFO_UF2.TXT").write_text("UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: RPI-RP2\n")
+    (d / "INFO_UF2.TXT").write_text(
+        "UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: RPI-RP2\n"
+    )
     assert uf2.is_drive(d, LAYOUT)
     assert uf2.find_drive(LAYOUT, roots=[tmp_path]) == d
     assert uf2.find_drive(LAYOUT, roots=[tmp_path / "nowhere"]) is None

@@ -7,6 +7,7 @@ and nothing reaches the link; the table credential still works. On a TLS listene
 is refused, a client trusting another CA fails the check, and one trusting the gateway's CA
 works.
 """
+
 import os
 import socket
 import threading
@@ -83,7 +84,7 @@ def test_the_reader_credential_cannot_take_the_table_role(api):
             reader.command("open_round", {"seats": {}})
         assert e.value.reason == "not_allowed" and "the reader role may only ask" in str(e.value)
         assert reader.command("status") == {"ok": "status"}
-    assert api.fake.sent == ["status"]            # nothing but the status reached the shoe
+    assert api.fake.sent == ["status"]  # nothing but the status reached the shoe
     # the table credential takes the table role
     with GatewayLink(api.url, role="table").open(timeout=5) as table:
         assert table.command("open_round", {"seats": {}}) == {"ok": "open_round"}
@@ -109,29 +110,31 @@ def test_tls_listener_refuses_plain_clients_and_checks_the_ca(tmp_path):
     cert, key = issue("gateway", server=True)
     keys = _keys(tmp_path)
     link = FakeLink()
-    api = TableAPI(link, {c: s for c, (p, s) in keys.items()}, tcp_port=0,
-                   tls=apiwire.server_tls(cert, key)).start()
+    api = TableAPI(
+        link, {c: s for c, (p, s) in keys.items()}, tcp_port=0, tls=apiwire.server_tls(cert, key)
+    ).start()
     try:
         url = api.urls()[0]
         assert url.startswith("gateway+tls://127.0.0.1:")
         port = api.tcp_port
         # a plain client speaking the API's frames: the handshake fails, the connection ends
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        apiwire.send(s, {"t": "auth", "role": "table", "cnonce": os.urandom(16),
-                         "mac": os.urandom(32)})
+        apiwire.send(
+            s, {"t": "auth", "role": "table", "cnonce": os.urandom(16), "mac": os.urandom(32)}
+        )
         with pytest.raises((apiwire.WireError, OSError)):
             apiwire.recv(s)
         s.close()
         # a plain GatewayLink on the TLS port never gets the challenge: it cannot log in
         with pytest.raises(ShoeError, match="during the login"):
             GatewayLink("gateway+tcp://127.0.0.1:%d?key=%s" % (port, keys["table"][0])).open(
-                timeout=1)
+                timeout=1
+            )
         # a TLS client trusting another CA fails the certificate check
         with pytest.raises(ShoeError, match="failed the TLS check"):
             GatewayLink("%s?key=%s&ca=%s" % (url, keys["table"][0], rogue_ca)).open(timeout=5)
         # the right CA: it works
-        with GatewayLink("%s?key=%s&ca=%s" % (url, keys["table"][0], ca)).open(
-                timeout=5) as ok:
+        with GatewayLink("%s?key=%s&ca=%s" % (url, keys["table"][0], ca)).open(timeout=5) as ok:
             assert ok.command("status") == {"ok": "status"}
         assert link.sent == ["status"]
         assert api.refused >= 2

@@ -3,6 +3,7 @@ enforced alike by both embedded brokers (aedes, amqtt) and by Mosquitto, with pa
 client certificates (a throwaway CA made here with `cryptography`): a gateway cannot publish
 another shoe's topics nor read events, a collector cannot publish events, strangers cannot
 connect. aedes' rules (broker_js/floorauth.mjs) and brokerauth.py answer one set of cases alike."""
+
 import datetime
 import ipaddress
 import json
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from host_tools.errors import ShoeError
 from host_tools.floor import brokerauth, keyring
-from host_tools.sim.floor import aedes, brokers, mosquitto
 from host_tools.floor.mqtt import BrokerURL, topic
+from host_tools.sim.floor import aedes, brokers, mosquitto
 from host_tools.sim.floor.localbroker import free_port
 from host_tools.sim.floor.simshoe import make_keys
 from tests.host_tools.floor.conftest import wait_for
@@ -30,16 +32,40 @@ def _config(tmp_path, port, tls=None):
     for s in SHOES:
         keyring.write(keys, s, make_keys())
     out = tmp_path / "broker"
-    args = [sys.executable, "-m", "host_tools", "floor-broker-config", "--keys", str(keys),
-            "--out", str(out), "--collectors", "collector-1,collector-2", "--port", str(port),
-            "--bind", "127.0.0.1", "--data", str(tmp_path / "data")]
+    args = [
+        sys.executable,
+        "-m",
+        "host_tools",
+        "floor-broker-config",
+        "--keys",
+        str(keys),
+        "--out",
+        str(out),
+        "--collectors",
+        "collector-1,collector-2",
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--data",
+        str(tmp_path / "data"),
+    ]
     if tls:
-        args += ["--tls-ca", tls["ca"], "--tls-cert", tls["cert"], "--tls-key", tls["key"],
-                 "--require-certificate"]
+        args += [
+            "--tls-ca",
+            tls["ca"],
+            "--tls-cert",
+            tls["cert"],
+            "--tls-key",
+            tls["key"],
+            "--require-certificate",
+        ]
     subprocess.run(args, check=True, capture_output=True, text=True)
     (tmp_path / "data").mkdir(exist_ok=True)
-    pw = {p.name[:-len(".password")]: p.read_text().strip()
-          for p in (out / "credentials").glob("*.password")}
+    pw = {
+        p.name[: -len(".password")]: p.read_text().strip()
+        for p in (out / "credentials").glob("*.password")
+    }
     return out, pw
 
 
@@ -51,20 +77,27 @@ class Peer:
     def __init__(self, port, user=None, password=None, tls=None):
         import paho.mqtt.client as paho
         from paho.mqtt.enums import CallbackAPIVersion
+
         self.state = None
         self.got = queue.Queue()
         self.subacks = {}
-        c = self.c = paho.Client(CallbackAPIVersion.VERSION2, client_id="t-%s-%d" % (
-            user, free_port()), protocol=paho.MQTTv311, clean_session=False)
+        c = self.c = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id="t-%s-%d" % (user, free_port()),
+            protocol=paho.MQTTv311,
+            clean_session=False,
+        )
         if user:
             c.username_pw_set(user, password)
         if tls:
             c.tls_set(ca_certs=tls["ca"], certfile=tls.get("cert"), keyfile=tls.get("key"))
         c.reconnect_delay_set(0.05, 0.5)
-        c.on_connect = lambda cl, u, f, rc, p: setattr(self, "state",
-                                                       "refused" if rc.is_failure else "in")
-        c.on_disconnect = lambda cl, u, f, rc, p: self.state is None and \
-            setattr(self, "state", "refused")
+        c.on_connect = lambda cl, u, f, rc, p: setattr(
+            self, "state", "refused" if rc.is_failure else "in"
+        )
+        c.on_disconnect = lambda cl, u, f, rc, p: (
+            self.state is None and setattr(self, "state", "refused")
+        )
         c.on_message = lambda cl, u, m: self.got.put((m.topic, m.payload))
         c.on_subscribe = lambda cl, u, mid, rcs, p: self.subacks.__setitem__(mid, rcs)
         try:
@@ -125,9 +158,11 @@ def _check(port, login, stranger_refused, suback_refuses=True):
     col.pub(topic("T001", "state"), b"forged by a collector")
     gw1.pub(topic("T001", "state"), b"own state")
     wait_for(lambda: col.got.qsize() >= 3, what="gw-T001's state")
-    assert col.messages() == [(topic("T001", "events"), b"own event"),
-                              (topic("T002", "events"), b"T002 event"),
-                              (topic("T001", "state"), b"own state")]
+    assert col.messages() == [
+        (topic("T001", "events"), b"own event"),
+        (topic("T002", "events"), b"T002 event"),
+        (topic("T001", "state"), b"own state"),
+    ]
     for p in (col, gw1, gw2):
         p.close()
 
@@ -144,10 +179,12 @@ def test_embedded_broker_enforces_the_generated_users_and_acl(tmp_path, engine):
     out, pw = _config(tmp_path, port)
     assert set(pw) == {"gw-T001", "gw-T002", "collector-1", "collector-2"}
     with brokers.embedded(_engine(engine), port=port, passwd=out / "passwd", acl=out / "acl"):
+
         def stranger_refused():
-            assert Peer(port).state == "refused"                         # anonymous
-            assert Peer(port, "gw-T001", pw["gw-T002"]).state == "refused"   # another's password
-            assert Peer(port, "gw-T009", "x").state == "refused"           # unknown user
+            assert Peer(port).state == "refused"  # anonymous
+            assert Peer(port, "gw-T001", pw["gw-T002"]).state == "refused"  # another's password
+            assert Peer(port, "gw-T009", "x").state == "refused"  # unknown user
+
         _check(port, lambda u: Peer(port, u, pw[u]), stranger_refused)
 
 
@@ -167,10 +204,10 @@ def test_acl_rules_match_topics_and_cover_subscriptions():
     assert not acl.allows("c1", "write", "floor/shoe/T001/events")
     assert not acl.allows("nobody", "read", "floor/shoe/T001/events")
     assert not acl.allows("c1", "read", "$SYS/broker/uptime")
-    with pytest.raises(Exception):
+    with pytest.raises(ShoeError):
         brokerauth.Acl.parse("user gw\ntopic all floor/#\n")
-    with pytest.raises(Exception):
-        brokerauth.Plan.build(SHOES, ["c1"], {"gw-x": ["T009"]})     # a shoe with no key
+    with pytest.raises(ShoeError):
+        brokerauth.Plan.build(SHOES, ["c1"], {"gw-x": ["T009"]})  # a shoe with no key
 
 
 def test_the_password_comes_from_the_credentials_directory_not_the_url(tmp_path):
@@ -179,10 +216,12 @@ def test_the_password_comes_from_the_credentials_directory_not_the_url(tmp_path)
     assert url.password({"SHOE_MQTT_CREDENTIALS": str(out / "credentials")}) == pw["gw-T001"]
     f = out / "credentials" / "gw-T002.password"
     assert url.password({"SHOE_MQTT_PASSWORD_FILE": str(f)}) == pw["gw-T002"]
-    assert brokerauth.verify_password(pw["gw-T001"], brokerauth.read_passwd(
-        out / "passwd")["gw-T001"])
-    assert not brokerauth.verify_password(pw["gw-T002"], brokerauth.read_passwd(
-        out / "passwd")["gw-T001"])
+    assert brokerauth.verify_password(
+        pw["gw-T001"], brokerauth.read_passwd(out / "passwd")["gw-T001"]
+    )
+    assert not brokerauth.verify_password(
+        pw["gw-T002"], brokerauth.read_passwd(out / "passwd")["gw-T001"]
+    )
     # a re-run keeps every password; --rotate changes them
     assert _config(tmp_path, 1883)[1] == pw
 
@@ -197,9 +236,11 @@ def test_mosquitto_enforces_the_generated_users_and_acl(tmp_path):
     port = free_port()
     out, pw = _config(tmp_path, port)
     with mosquitto.Mosquitto(tmp_path / "data", port=port, config=out / "mosquitto.conf"):
+
         def stranger_refused():
             assert Peer(port).state == "refused"
             assert Peer(port, "gw-T001", pw["gw-T002"]).state == "refused"
+
         _check(port, lambda u: Peer(port, u, pw[u]), stranger_refused, suback_refuses=False)
 
 
@@ -208,37 +249,53 @@ def _ca(tmp_path, name):
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
+
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     pem = tmp_path / (name + ".pem")
     pem.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
 
     def issue(cn, server=False):
         key = ec.generate_private_key(ec.SECP256R1())
-        b = (x509.CertificateBuilder()
-             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
-             .issuer_name(ca_name).public_key(key.public_key())
-             .serial_number(x509.random_serial_number())
-             .not_valid_before(now - datetime.timedelta(minutes=5))
-             .not_valid_after(now + datetime.timedelta(days=1))
-             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True))
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .issuer_name(ca_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        )
         if server:
-            b = b.add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            b = b.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False,
+            )
         cert = b.sign(ca_key, hashes.SHA256())
         c, k = tmp_path / ("%s-%s.pem" % (name, cn)), tmp_path / ("%s-%s.key" % (name, cn))
         c.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        k.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                        serialization.PrivateFormat.PKCS8,
-                                        serialization.NoEncryption()))
+        k.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
         return str(c), str(k)
+
     return str(pem), issue
 
 
@@ -253,22 +310,31 @@ def test_client_certificates_name_the_user_the_acl_applies_to(tmp_path, engine):
     tls = {"ca": ca, "cert": cert, "key": key}
     out, _ = _config(tmp_path, port, tls=tls)
     assert "require_certificate true" in (out / "mosquitto.conf").read_text()
-    broker = mosquitto.Mosquitto(tmp_path / "data", port=port, config=out / "mosquitto.conf") \
-        if engine == "mosquitto" else brokers.embedded(_engine(engine), port=port,
-                                                       passwd=out / "passwd", acl=out / "acl",
-                                                       tls=dict(tls, require_certificate=True))
+    broker = (
+        mosquitto.Mosquitto(tmp_path / "data", port=port, config=out / "mosquitto.conf")
+        if engine == "mosquitto"
+        else brokers.embedded(
+            _engine(engine),
+            port=port,
+            passwd=out / "passwd",
+            acl=out / "acl",
+            tls=dict(tls, require_certificate=True),
+        )
+    )
     with broker:
         if engine == "aedes":
             assert broker.url.startswith("mqtts://")
+
         def login(user):
             c, k = issue(user)
             return Peer(port, tls={"ca": ca, "cert": c, "key": k})
 
         def stranger_refused():
-            assert Peer(port, tls={"ca": ca}).state == "refused"           # no certificate
-            c, k = rogue_issue("gw-T001")                                   # another CA's
+            assert Peer(port, tls={"ca": ca}).state == "refused"  # no certificate
+            c, k = rogue_issue("gw-T001")  # another CA's
             assert Peer(port, tls={"ca": ca, "cert": c, "key": k}).state == "refused"
-            assert Peer(port, "gw-T001", "x").state == "refused"            # plain, no TLS
+            assert Peer(port, "gw-T001", "x").state == "refused"  # plain, no TLS
+
         _check(port, login, stranger_refused, suback_refuses=engine == "aedes")
 
 
@@ -279,8 +345,16 @@ def test_a_whole_floor_runs_through_the_embedded_broker_with_its_acl(tmp_path, d
     from host_tools.floor import pg
     from host_tools.sim.floor.harness import Floor
     from tests.host_tools.floor.conftest import wait_all_stored
-    with Floor(tmp_path, tables=3, rate=20, db_url=db_url, view=False, broker_acl=True,
-               broker_engine=_engine(engine)) as f:
+
+    with Floor(
+        tmp_path,
+        tables=3,
+        rate=20,
+        db_url=db_url,
+        view=False,
+        broker_acl=True,
+        broker_engine=_engine(engine),
+    ) as f:
         assert f.broker_name == engine
         assert "gw-floor@" in f.gateway.broker_url
         conn = pg.connect(db_url)
@@ -300,7 +374,8 @@ def test_a_whole_floor_runs_through_the_embedded_broker_with_its_acl(tmp_path, d
 _GRAMMAR = brokerauth.Plan.build(SHOES, ["c1"]).acl().text() + (
     "\n# rules the floor's plan does not write, for the grammar\n"
     "user rw\n\t topic  readwrite   lab/#\ntopic read a/+/c\n\u00a0user c1 \ntopic write extra/x\n"
-    "user vt\x0btopic read vt/x\n")
+    "user vt\x0btopic read vt/x\n"
+)
 _QUERIES = [
     ("gw-T001", "write", "floor/shoe/T001/events", True),
     ("gw-T001", "write", "floor/shoe/T001/state", True),
@@ -338,14 +413,27 @@ _QUERIES = [
     ("", "read", "floor/shoe/T001/events", False),
     ("c1", "read", "", False),
 ]
-_BAD_ACLS = ["user gw\ntopic all floor/#\n", "topic read x\n", "user _bad\n", "user a b\n",
-             "user gw\ntopic read\n", "user gw\ntopic read a b\n", "user a\x1ftopic read x\n",
-             "\ufeffuser a\n", "user %s\n" % ("a" * 65)]
+_BAD_ACLS = [
+    "user gw\ntopic all floor/#\n",
+    "topic read x\n",
+    "user _bad\n",
+    "user a b\n",
+    "user gw\ntopic read\n",
+    "user gw\ntopic read a b\n",
+    "user a\x1ftopic read x\n",
+    "\ufeffuser a\n",
+    "user %s\n" % ("a" * 65),
+]
 
 
 def _node_check(query):
-    r = subprocess.run([aedes.node(), str(aedes.HERE / "floorauth.mjs"), "check"],
-                       input=json.dumps(query), capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [aedes.node(), str(aedes.HERE / "floorauth.mjs"), "check"],
+        input=json.dumps(query),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -357,20 +445,30 @@ def test_aedes_and_amqtt_rules_answer_the_same_cases_alike():
     assert [acl.allows(u, a, t) for u, a, t, _ in _QUERIES] == want
     assert _node_check({"acl": _GRAMMAR, "queries": [q[:3] for q in _QUERIES]})["allows"] == want
     for bad in _BAD_ACLS:
-        with pytest.raises(Exception):
+        with pytest.raises(ShoeError):
             brokerauth.Acl.parse(bad)
         assert _node_check({"acl": bad})["acl_error"], repr(bad)
     # the password file and its $7$ hashes
     pw = "Zq3-secret_ü"
     h, h5 = brokerauth.hash_password(pw), brokerauth.hash_password(pw, iterations=5)
     it, salt, dk = h.split("$")[2:]
-    cases = [(pw, h, True), (pw, h5, True), (pw + "x", h, False), ("", h, False),
-             (pw[:-1], h, False), (pw, "$7$1_01$%s$%s" % (salt, dk), False),
-             (pw, "$7$ 101$%s$%s" % (salt, dk), False), (pw, h.replace("$7$", "$6$"), False),
-             (pw, h[:-1], False), (pw, h[:-2] + "=", False), (pw, h + "$", False),
-             (pw, "$7$0$%s$%s" % (salt, dk), False),
-             (pw, "$7$%s$%s$%s" % (it, salt, dk[4:]), False),
-             (pw, "", False), (pw, None, False)]
+    cases = [
+        (pw, h, True),
+        (pw, h5, True),
+        (pw + "x", h, False),
+        ("", h, False),
+        (pw[:-1], h, False),
+        (pw, "$7$1_01$%s$%s" % (salt, dk), False),
+        (pw, "$7$ 101$%s$%s" % (salt, dk), False),
+        (pw, h.replace("$7$", "$6$"), False),
+        (pw, h[:-1], False),
+        (pw, h[:-2] + "=", False),
+        (pw, h + "$", False),
+        (pw, "$7$0$%s$%s" % (salt, dk), False),
+        (pw, "$7$%s$%s$%s" % (it, salt, dk[4:]), False),
+        (pw, "", False),
+        (pw, None, False),
+    ]
     assert [brokerauth.verify_password(p, x) for p, x, _ in cases] == [c[2] for c in cases]
     passwd = "# users\n\ngw-T001:%s\n  collector-1:%s  \n" % (h, h5)
     out = _node_check({"passwd": passwd, "verify": [c[:2] for c in cases]})
@@ -380,7 +478,7 @@ def test_aedes_and_amqtt_rules_answer_the_same_cases_alike():
     assert out["users"] == list(brokerauth.read_passwd(f)) == ["gw-T001", "collector-1"]
     for bad in ("gw-T001 %s\n" % h, "gw-T001:$6$x\n"):
         f.write_text(bad)
-        with pytest.raises(Exception):
+        with pytest.raises(ShoeError):
             brokerauth.read_passwd(f)
         assert _node_check({"passwd": bad})["passwd_error"], bad
 
@@ -394,29 +492,46 @@ def test_aedes_refuses_to_start_on_a_bad_acl_and_says_why(tmp_path):
         b.start()
 
 
-@pytest.mark.parametrize("engine", ["aedes", pytest.param("amqtt", marks=pytest.mark.xfail(
-    strict=True, reason="amqtt 0.12.1 checks a message against the ACL when it is queued, for the "
-    "session's first user, and delivers it to whoever takes the session over"))])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "aedes",
+        pytest.param(
+            "amqtt",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="amqtt 0.12.1 checks a message against the ACL when it is queued, for the "
+                "session's first user, and delivers it to whoever takes the session over",
+            ),
+        ),
+    ],
+)
 def test_a_session_taken_over_by_another_user_delivers_it_nothing(tmp_path, engine):
     """A collector's persistent session holds an event queued while it was away; a gateway that
     connects under the same client id gets neither that event (checked at delivery) nor the
     collector's subscription (checked again when the session is restored)."""
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
+
     port = free_port()
     out, pw = _config(tmp_path, port)
     with brokers.embedded(_engine(engine), port=port, passwd=out / "passwd", acl=out / "acl"):
         got = queue.Queue()
 
         def session(user):
-            c = paho.Client(CallbackAPIVersion.VERSION2, client_id="shared-id",
-                            protocol=paho.MQTTv311, clean_session=False)
+            c = paho.Client(
+                CallbackAPIVersion.VERSION2,
+                client_id="shared-id",
+                protocol=paho.MQTTv311,
+                clean_session=False,
+            )
             c.username_pw_set(user, pw[user])
             c.on_message = lambda cl, u, m: got.put((user, m.topic, m.payload))
             c.connect("127.0.0.1", port, keepalive=10)
             c.loop_start()
             wait_for(c.is_connected, what="%s connected" % user)
             return c
+
         col = session("collector-1")
         rc, mid = col.subscribe(topic("+", "events"), qos=1)
         gw1 = Peer(port, "gw-T001", pw["gw-T001"])
@@ -427,12 +542,13 @@ def test_a_session_taken_over_by_another_user_delivers_it_nothing(tmp_path, engi
         gw1.pub(topic("T001", "events"), b"queued for the collector")
         gw2 = session("gw-T002")
         gw1.pub(topic("T001", "events"), b"after the take-over")
-        probe = Peer(port, "collector-2", pw["collector-2"])     # the broker has moved on
+        probe = Peer(port, "collector-2", pw["collector-2"])  # the broker has moved on
         assert probe.sub(topic("T001", "events"))
         gw1.pub(topic("T001", "events"), b"probe")
         wait_for(lambda: not probe.got.empty(), what="the probe's event")
         assert [got.get() for _ in range(got.qsize())] == [
-            ("collector-1", topic("T001", "events"), b"first")]
+            ("collector-1", topic("T001", "events"), b"first")
+        ]
         gw2.disconnect()
         gw2.loop_stop()
         for p in (gw1, probe):
@@ -441,6 +557,7 @@ def test_a_session_taken_over_by_another_user_delivers_it_nothing(tmp_path, engi
 
 def test_the_default_is_aedes_and_amqtt_only_without_node(monkeypatch, capsys):
     from host_tools.sim.floor.amqttbroker import BrokerProcess, EmbeddedBroker
+
     if aedes.available():
         assert isinstance(brokers.embedded(), aedes.AedesBroker)
     assert isinstance(brokers.embedded("amqtt"), EmbeddedBroker)

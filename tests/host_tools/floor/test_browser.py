@@ -3,6 +3,7 @@ events with exceptions first and per-seat nets, the drill-down with the shift's 
 SVG charts, a round's cards after its reveal, the irregularity timeline, the alerts page with an
 acknowledgement, logging out, screenshots (the test artifacts and the test's tmp_path), and no
 key on any page. Assertions are on the DOM, never on pixels."""
+
 import json
 import os
 from pathlib import Path
@@ -15,15 +16,20 @@ from tests.host_tools.floor import chromium
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.web import Web
 
-ARTIFACTS = Path(os.environ.get("SHOE_ARTIFACTS", Path(__file__).resolve().parents[3] / "build"
-                                / "test-artifacts"))
+ARTIFACTS = Path(
+    os.environ.get(
+        "SHOE_ARTIFACTS", Path(__file__).resolve().parents[3] / "build" / "test-artifacts"
+    )
+)
 
 
 @pytest.fixture
 def browser():
     if chromium.find() is None:
-        pytest.skip("no Chromium installed (apt-get install chromium): the floor page is not "
-                    "tested in a browser here")
+        pytest.skip(
+            "no Chromium installed (apt-get install chromium): the floor page is not "
+            "tested in a browser here"
+        )
     with chromium.Chromium() as b:
         yield b
 
@@ -33,26 +39,36 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
     with Floor(tmp_path, tables=8, rate=8, broker_url=broker.url, db_url=db_url) as f:
         f.driver.start()
         b = browser
-        b.call("Page.navigate", url=f.view.url)          # no session: the login form
+        b.call("Page.navigate", url=f.view.url)  # no session: the login form
         b.wait("location.pathname === '/login' && document.readyState === 'complete'")
         b.screenshot(str(ARTIFACTS / "floor-login.png"))
-        b.eval("document.getElementById('username').value = %s;"
-               "document.getElementById('password').value = %s;"
-               "document.getElementById('login').submit()" % (json.dumps(f.login[0]),
-                                                               json.dumps(f.login[1])))
+        b.eval(
+            "document.getElementById('username').value = %s;"
+            "document.getElementById('password').value = %s;"
+            "document.getElementById('login').submit()"
+            % (json.dumps(f.login[0]), json.dumps(f.login[1]))
+        )
         b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 8")
         assert "admin (admin)" in b.eval("document.getElementById('who').textContent")
         # live: the page's numbers follow the shoes without a reload
         first = b.eval("document.querySelector('.tile[data-shoe=T003] .eseq').textContent")
-        b.wait("+document.querySelector('.tile[data-shoe=T003] .eseq').textContent > %d + 5"
-               % int(first))
+        b.wait(
+            "+document.querySelector('.tile[data-shoe=T003] .eseq').textContent > %d + 5"
+            % int(first)
+        )
         assert b.eval("window.floorUpdates") > 2
-        wait_for(lambda: b.eval("document.body.innerText.includes('round ') && "
-                                "document.body.innerText.includes('link up')"), what="results")
+        wait_for(
+            lambda: b.eval(
+                "document.body.innerText.includes('round ') && "
+                "document.body.innerText.includes('link up')"
+            ),
+            what="results",
+        )
         b.screenshot(str(ARTIFACTS / "floor.png"))
         # a forged event appears on the alerts page and on the table's tile
         import paho.mqtt.client as paho
         from paho.mqtt.enums import CallbackAPIVersion
+
         c = paho.Client(CallbackAPIVersion.VERSION2, client_id="intruder")
         c.connect("127.0.0.1", broker.port)
         c.loop_start()
@@ -62,17 +78,20 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         b.wait("document.querySelector('.tile[data-shoe=T005]').classList.contains('alert')")
         # exceptions first: the table with an open alert leads the floor; nets per seat, no JSON
         b.wait("document.querySelector('#grid .tile').dataset.shoe === 'T005'")
-        assert b.eval("document.querySelector('.tile[data-shoe=T005] .why').textContent") == \
-            "alert"
-        assert b.eval("[...document.querySelectorAll('#grid .tile')].map(t => +t.dataset.rank)"
-                      ".every((r, i, a) => i === 0 || a[i - 1] <= r)")
+        assert (
+            b.eval("document.querySelector('.tile[data-shoe=T005] .why').textContent") == "alert"
+        )
+        assert b.eval(
+            "[...document.querySelectorAll('#grid .tile')].map(t => +t.dataset.rank)"
+            ".every((r, i, a) => i === 0 || a[i - 1] <= r)"
+        )
         b.wait("document.querySelectorAll('.tile .net[data-seat]').length > 0")
         assert '{"' not in b.eval("document.getElementById('grid').innerText")
         b.screenshot(str(tmp_path / "floor-exceptions.png"))
         b.goto(f.view.url + "alerts")
         b.wait("document.querySelectorAll('.alert-row').length >= 1")
         assert "T005" in b.eval("document.body.innerText")
-        b.eval("document.querySelector('button.ack').click()")    # POST with the CSRF token
+        b.eval("document.querySelector('button.ack').click()")  # POST with the CSRF token
         b.wait("document.body.innerText.includes('acknowledged by admin')")
         b.screenshot(str(ARTIFACTS / "floor-alerts.png"))
         # drill-down: recent rounds with the engine's verdict, updated live
@@ -83,25 +102,31 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         # the shift's figures and charts: one point a hand on the win line, a bar an hour
         b.wait("document.querySelector('#chart-win .win-line') !== null")
         # read in one evaluation: the shoes still deal and the page redraws as they do
-        d = b.eval("(() => { const q = s => document.querySelector(s); return {"
-                   "hands: parseInt(q('#fig-hands .v').textContent), "
-                   "points: q('#chart-win .win-line').getAttribute('points').trim().split(' ')"
-                   ".length, bars: [...document.querySelectorAll('#chart-hands rect.bar')]"
-                   ".map(r => +r.dataset.hands), hold: q('#fig-hold .v').textContent}; })()")
+        d = b.eval(
+            "(() => { const q = s => document.querySelector(s); return {"
+            "hands: parseInt(q('#fig-hands .v').textContent), "
+            "points: q('#chart-win .win-line').getAttribute('points').trim().split(' ')"
+            ".length, bars: [...document.querySelectorAll('#chart-hands rect.bar')]"
+            ".map(r => +r.dataset.hands), hold: q('#fig-hold .v').textContent}; })()"
+        )
         assert d["hands"] >= 1 and d["points"] == d["hands"], d
         assert len(d["bars"]) == 8 and sum(d["bars"]) == d["hands"], d
         assert d["hold"].endswith("%"), d
         b.screenshot(str(tmp_path / "floor-table-chart.png"))
         # a settled round: every card in dealing order, each wager, the engine's verdict
-        href = b.eval("document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')")
+        href = b.eval(
+            "document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')"
+        )
         b.goto(f.view.url + href.lstrip("/"))
         b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
-        r = b.eval("(() => { const all = s => [...document.querySelectorAll(s)]; return {"
-                   "positions: all('#dealing .deal').map(d => +d.dataset.position), "
-                   "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
-                   "verdict: document.getElementById('verdict').textContent, "
-                   "wagers: all('#seats td.wagers').map(t => t.textContent)}; })()")
-        assert r["positions"] == list(range(len(r["positions"]))), r      # dealing order
+        r = b.eval(
+            "(() => { const all = s => [...document.querySelectorAll(s)]; return {"
+            "positions: all('#dealing .deal').map(d => +d.dataset.position), "
+            "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
+            "verdict: document.getElementById('verdict').textContent, "
+            "wagers: all('#seats td.wagers').map(t => t.textContent)}; })()"
+        )
+        assert r["positions"] == list(range(len(r["positions"]))), r  # dealing order
         assert None not in r["cards"] and len(set(r["cards"])) == len(r["positions"]), r
         assert r["verdict"] == "agree" and r["wagers"] and all("ante" in w for w in r["wagers"])
         b.screenshot(str(tmp_path / "floor-round.png"))
@@ -128,18 +153,22 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         # a pit user: the floor, no link to the alerts or the access log, and /alerts refused
         f.users.add("pat", "pit", "a pit password")
         f.users.save()
-        b.eval("document.getElementById('username').value = 'pat';"
-               "document.getElementById('password').value = 'a pit password';"
-               "document.getElementById('next').value = '/';"
-               "document.getElementById('login').submit()")
+        b.eval(
+            "document.getElementById('username').value = 'pat';"
+            "document.getElementById('password').value = 'a pit password';"
+            "document.getElementById('next').value = '/';"
+            "document.getElementById('login').submit()"
+        )
         b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 8")
         assert b.eval("document.getElementById('nav').innerText").split() == ["tables"]
         assert "pat (pit)" in b.eval("document.getElementById('who').textContent")
         b.screenshot(str(ARTIFACTS / "floor-pit.png"))
         # the pit's drill-down: the shift's figures, no link to a round's cards or the timeline
         b.goto(f.view.url + "table/T002")
-        b.wait("document.querySelectorAll('#rounds tr').length > 1 && "
-               "document.querySelector('#chart-win') !== null")
+        b.wait(
+            "document.querySelectorAll('#rounds tr').length > 1 && "
+            "document.querySelector('#chart-win') !== null"
+        )
         assert b.eval("document.querySelectorAll('#rounds a, #timeline-link').length") == 0
         b.call("Page.navigate", url=f.view.url + "alerts")
         b.wait("document.readyState === 'complete' && document.body.innerText.includes('403')")

@@ -13,10 +13,18 @@ def _no_dups(conn):
     return conn.execute("SELECT count(*) - count(DISTINCT (shoe, eseq)) FROM events").fetchone()[0]
 
 
-def test_floor_survives_collector_death_broker_restart_and_gateway_restart(tmp_path, broker,
-                                                                           db_url):
-    with Floor(tmp_path, tables=6, collectors=2, rate=15, broker_url=broker.url, db_url=db_url,
-               gap_timeout=30) as f:
+def test_floor_survives_collector_death_broker_restart_and_gateway_restart(
+    tmp_path, broker, db_url
+):
+    with Floor(
+        tmp_path,
+        tables=6,
+        collectors=2,
+        rate=15,
+        broker_url=broker.url,
+        db_url=db_url,
+        gap_timeout=30,
+    ) as f:
         conn = pg.connect(db_url)
         f.driver.start()
         wait_for(lambda: sum(f.emitted().values()) > 150, what="events")
@@ -45,7 +53,7 @@ def test_floor_survives_collector_death_broker_restart_and_gateway_restart(tmp_p
         for sid, link, store in zip(sorted(f.keys), f.links, f.stores):
             gw.add(sid, link, store)
         f.gateway = gw.start()
-        assert min(t.cursor for t in gw.tables.values()) > 0     # resumed, not from scratch
+        assert min(t.cursor for t in gw.tables.values()) > 0  # resumed, not from scratch
 
         f.driver.stop()
         wait_all_stored(f, conn)
@@ -70,7 +78,7 @@ def test_migrations_are_versioned_and_roles_separate_writers_from_readers(db_url
 
     first = pg.migrate(db_url)
     assert first == [v for v, _, _ in pg.migration_files()]
-    assert pg.migrate(db_url) == []                     # applied once
+    assert pg.migrate(db_url) == []  # applied once
     c = pg.connect(db_url)
     c.execute("SET ROLE floor_reader")
     assert c.execute("SELECT count(*) FROM events").fetchone()[0] == 0
@@ -79,4 +87,4 @@ def test_migrations_are_versioned_and_roles_separate_writers_from_readers(db_url
     c.execute("RESET ROLE")
     c.execute("SET ROLE floor_collector")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        c.execute("DELETE FROM events")                 # the collector appends, never deletes
+        c.execute("DELETE FROM events")  # the collector appends, never deletes

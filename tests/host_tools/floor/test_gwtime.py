@@ -3,15 +3,16 @@ collector with the event, the payload inside verified and stored byte for byte; 
 (a gateway before the envelope, during a rollout) still taken, with no time; a time altered on
 the broker refused and alerted while the event is still stored; a gateway clock ahead of the
 collector's alerted as clock_skew from the events alone."""
+
 import time
 
 from host_tools.floor import keyring, pg
 from host_tools.floor.collector import Collector
 from host_tools.sim.floor.simshoe import make_keys
+from shoe.link.message import GENESIS
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.test_hostile import _publish
 from tests.host_tools.floor.test_trust import _event
-from shoe.link.message import GENESIS
 
 
 def test_gateway_time_stored_verified_and_its_skew_alerted(broker, db_url):
@@ -24,10 +25,12 @@ def test_gateway_time_stored_verified_and_its_skew_alerted(broker, db_url):
         p, prev = _event(key, "X001", eseq, prev)
         events.append(p)
     now = time.time()
-    msgs = [keyring.wrap_event(key, "X001", now - 1.5, events[0]),    # live, in time
-            events[1]]                                                # bare: a rollout
+    msgs = [
+        keyring.wrap_event(key, "X001", now - 1.5, events[0]),  # live, in time
+        events[1],
+    ]  # bare: a rollout
     bad = bytearray(keyring.wrap_event(key, "X001", now - 1.0, events[2]))
-    bad[11] ^= 1                                                      # its time moved 1 us
+    bad[11] ^= 1  # its time moved 1 us
     msgs.append(bytes(bad))
     msgs.append(keyring.wrap_event(key, "X001", now - 0.5, events[3]))
     # the payload inside is still the shoe's: a wrong payload fails its own MAC as ever
@@ -41,22 +44,31 @@ def test_gateway_time_stored_verified_and_its_skew_alerted(broker, db_url):
     try:
         wait_for(lambda: c.sessions, what="connected")
         _publish(broker.url, [(topic, m) for m in msgs])
-        wait_for(lambda: c.counts["stored"] == 4 and c.counts["rejected"] == 1,
-                 what=lambda: "4 events stored, the forged one rejected: %s" % c.counts)
-        rows = conn.execute("SELECT eseq, payload, extract(epoch FROM gateway_at)::float8 FROM "
-                            "events ORDER BY eseq").fetchall()
-        assert [bytes(r[1]) for r in rows] == events[:4]          # the sealed bytes, unchanged
+        wait_for(
+            lambda: c.counts["stored"] == 4 and c.counts["rejected"] == 1,
+            what=lambda: "4 events stored, the forged one rejected: %s" % c.counts,
+        )
+        rows = conn.execute(
+            "SELECT eseq, payload, extract(epoch FROM gateway_at)::float8 FROM "
+            "events ORDER BY eseq"
+        ).fetchall()
+        assert [bytes(r[1]) for r in rows] == events[:4]  # the sealed bytes, unchanged
         at = {r[0]: r[2] for r in rows}
         assert abs(at[1] - (now - 1.5)) < 1e-5 and abs(at[4] - (now - 0.5)) < 1e-5
-        assert at[2] is None and at[3] is None                    # bare; refused time
+        assert at[2] is None and at[3] is None  # bare; refused time
         kinds = [r[0] for r in conn.execute("SELECT kind FROM alerts ORDER BY id")]
         assert kinds.count("bad_gateway_time") == 1 and "clock_skew" not in kinds, kinds
         assert c.counts["bad_gateway_time"] == 1
         # the gateway's clock 60 s ahead: the next event says so at once (no state needed)
         p5, _ = _event(key, "X001", 5, prev)
         _publish(broker.url, [(topic, keyring.wrap_event(key, "X001", time.time() + 60.0, p5))])
-        wait_for(lambda: conn.execute("SELECT count(*) FROM alerts WHERE kind = 'clock_skew'"
-                                      ).fetchone()[0] == 1, what="a clock_skew alert")
+        wait_for(
+            lambda: (
+                conn.execute("SELECT count(*) FROM alerts WHERE kind = 'clock_skew'").fetchone()[0]
+                == 1
+            ),
+            what="a clock_skew alert",
+        )
         detail = conn.execute("SELECT detail FROM alerts WHERE kind = 'clock_skew'").fetchone()[0]
         assert "ahead of" in detail and "events' receive times" in detail, detail
         assert c.ops.skew["X001"] < -55

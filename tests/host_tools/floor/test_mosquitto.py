@@ -1,4 +1,5 @@
 """The same floor against Mosquitto, the broker a casino runs (skips where it is not installed)."""
+
 import pytest
 
 from host_tools.floor import pg

@@ -4,6 +4,7 @@ a lying shoe's genuine, signed events (the shoe's own key) are stored, and the l
 committed, a result whose cards are not the revealed ones. An honest table raises none. The
 gateway's link (its audit store) flags the same lies; tests/host_tools/test_reveal.py has the
 link and `shoectl verify` on their own."""
+
 from host_tools.floor import pg
 from host_tools.sim.floor.harness import Floor
 from tests.host_tools.floor.conftest import wait_all_stored
@@ -23,9 +24,11 @@ def test_the_collector_alerts_each_lie_of_a_shoe(tmp_path, broker, db_url):
                     s.step()
         wait_all_stored(f, conn)
         alerts = conn.execute("SELECT shoe, kind, detail FROM alerts").fetchall()
-        want = {"changed": "position %d: the revealed card" % POS,
-                "missing": "position %d: revealed" % POS,
-                "result": "in the result are not the revealed"}
+        want = {
+            "changed": "position %d: the revealed card" % POS,
+            "missing": "position %d: revealed" % POS,
+            "result": "in the result are not the revealed",
+        }
         for sid, how in sorted(table.items()):
             mine = [(k, d) for s, k, d in alerts if s == sid]
             if how == "honest":

@@ -12,6 +12,7 @@ searches all of it for every dealt card (tests/security/leaks.py: names, codes, 
 finds none. After the reveal the store, MQTT and the database hold every card, and so does the
 round view (/round/<shoe>/<round> and its JSON) for the roles that may open it, and no other
 page: the pit, which may not, sees no card anywhere."""
+
 import queue
 import re
 import sqlite3
@@ -23,12 +24,12 @@ from host_tools.floor import keyring, mqtt, pg
 from host_tools.floor.auth import ROLES, Users
 from host_tools.floor.collector import Collector
 from host_tools.floor.gateway import Gateway
-from host_tools.floor.view import FloorView, ROUTES
+from host_tools.floor.view import ROUTES, FloorView
 from host_tools.sim.virtual_table import VirtualTable
+from shoe.link import codec
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.web import Web
 from tests.security import leaks
-from shoe.link import codec
 from tests.security.test_secrecy import FCF, HCF, dealt_count, seats, stacked
 
 
@@ -61,8 +62,9 @@ class _Sniffer:
     def __init__(self, url):
         self.msgs = []
         self.lock = threading.Lock()
-        self.c = mqtt.client(url, "sniffer", clean=True, on_connect=self._on_connect,
-                             on_message=self._on_message)
+        self.c = mqtt.client(
+            url, "sniffer", clean=True, on_connect=self._on_connect, on_message=self._on_message
+        )
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         client.subscribe(mqtt.PREFIX + "/#", qos=1)
@@ -71,7 +73,7 @@ class _Sniffer:
         with self.lock:
             self.msgs.append((msg.topic, bytes(msg.payload)))
             inner, at = keyring.split_event(msg.payload)
-            if at is not None:   # the gateway's timed envelope: search the sealed bytes too
+            if at is not None:  # the gateway's timed envelope: search the sealed bytes too
                 self.msgs.append((msg.topic + " (sealed payload)", inner))
 
     def snapshot(self):
@@ -117,9 +119,21 @@ def _logins(view, users):
 
 def _page(webs, shoe, rnd=1):
     out = []
-    paths = ("", "alerts", "audit", "table/" + shoe, "api/me", "api/floor", "api/alerts",
-             "api/audit", "api/table/" + shoe, "round/%s/%d" % (shoe, rnd),
-             "api/round/%s/%d" % (shoe, rnd), "timeline/" + shoe, "api/timeline/" + shoe)
+    paths = (
+        "",
+        "alerts",
+        "audit",
+        "table/" + shoe,
+        "api/me",
+        "api/floor",
+        "api/alerts",
+        "api/audit",
+        "api/table/" + shoe,
+        "round/%s/%d" % (shoe, rnd),
+        "api/round/%s/%d" % (shoe, rnd),
+        "timeline/" + shoe,
+        "api/timeline/" + shoe,
+    )
     gets = [p for m, p, roles, kind in ROUTES if m == "GET" and p != "/events"]
     # every GET route of the allowlist is read here
     assert {next(p for p in gets if re.fullmatch(p, "/" + path)) for path in paths} == set(gets)
@@ -130,7 +144,7 @@ def _page(webs, shoe, rnd=1):
             route = next(p for p in gets if re.fullmatch(p, "/" + path))
             assert status == (200 if route in may else 403), (role, path, status)
             out.append((role + " " + path, body.decode()))
-        status, first = w.first_event("events")      # the live stream
+        status, first = w.first_event("events")  # the live stream
         assert status == 200
         out.append((role + " events", first.decode()))
     return out
@@ -145,27 +159,35 @@ def _search(where, rows, cards):
 
 
 def _everything(t, store_path, sniffer, db_url, webs, shoe, cards):
-    return {"store": _search("store", _store_rows(store_path), cards),
-            "mqtt": _search("mqtt", sniffer.snapshot(), cards),
-            "floor_reader": _search("db", _reader_rows(db_url), cards),
-            "page": _search("page", _page(webs, shoe), cards)}
+    return {
+        "store": _search("store", _store_rows(store_path), cards),
+        "mqtt": _search("mqtt", sniffer.snapshot(), cards),
+        "floor_reader": _search("db", _reader_rows(db_url), cards),
+        "page": _search("page", _page(webs, shoe), cards),
+    }
 
 
 @pytest.mark.parametrize("game", (FCF, HCF))
 def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
-        tmp_path, broker, db_url, game):
+    tmp_path, broker, db_url, game
+):
     order = stacked(31 if game == FCF else 32)
     n = dealt_count(game, "manual-shoe")
     cards = order[:n]
-    script = {"game": game, "procedure": "manual-shoe", "seed": 5, "shuffle_check": False,
-              "rounds": [{"deck": order, "seats": seats(game)}]}
+    script = {
+        "game": game,
+        "procedure": "manual-shoe",
+        "seed": 5,
+        "shuffle_check": False,
+        "rounds": [{"deck": order, "seats": seats(game)}],
+    }
     store_path = tmp_path / "gw.sqlite"
     before = {}
     parts = []
     with VirtualTable(str(tmp_path / "flash"), db=str(store_path)) as t:
         try:
             gw_events = queue.Queue()
-            with t.link._lock:                    # the link's events, copied to the gateway
+            with t.link._lock:  # the link's events, copied to the gateway
                 old, t.link.events = t.link.events, _Tee(gw_events)
                 while not old.empty():
                     t.link.events.put(old.get())
@@ -186,11 +208,12 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
             conn = pg.connect(db_url)
 
             def stored_up_to(eseq):
-                return (conn.execute("SELECT coalesce(max(eseq), 0) FROM events WHERE shoe=%s",
-                                     (shoe,)).fetchone()[0] >= eseq and
-                        any(tp.endswith("/events") and
-                            codec.decode(keyring.split_event(p)[0])[2] >= eseq
-                            for tp, p in sniffer.snapshot()))
+                return conn.execute(
+                    "SELECT coalesce(max(eseq), 0) FROM events WHERE shoe=%s", (shoe,)
+                ).fetchone()[0] >= eseq and any(
+                    tp.endswith("/events") and codec.decode(keyring.split_event(p)[0])[2] >= eseq
+                    for tp, p in sniffer.snapshot()
+                )
 
             orig = t.runner.command
 
@@ -202,8 +225,7 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
                     kinds = [e["kind"] for e in t.store.events(shoe)]
                     assert kinds.count("card") == n and "deal_complete" in kinds
                     assert "reveal" not in kinds
-                    before.update(_everything(t, store_path, sniffer, db_url, webs, shoe,
-                                              cards))
+                    before.update(_everything(t, store_path, sniffer, db_url, webs, shoe, cards))
                 return orig(kind, body, supervisor)
 
             t.runner.command = command
@@ -222,11 +244,12 @@ def test_store_mqtt_database_and_page_hold_no_face_down_card_before_the_reveal(
     # after the reveal the round view shows every card, to the roles that may open it, and no
     # other page shows one
     assert set(after["page"]) == set(cards), sorted(set(cards) - set(after["page"]))
-    watch = [r for r in ROLES if any(r in roles for m, p, roles, k in ROUTES
-                                     if p.startswith("/round/"))]
+    watch = [
+        r for r in ROLES if any(r in roles for m, p, roles, k in ROUTES if p.startswith("/round/"))
+    ]
     assert "pit" not in watch and watch
     for card, where in after["page"].items():
         for w in where:
             who, path = w.split(" ")[1], w.split(" ")[2].split("[")[0]
             assert who in watch and re.match(r"(api/)?round/", path), (card, w)
-    assert alerts == []              # every commitment checked by the collector: no mismatch
+    assert alerts == []  # every commitment checked by the collector: no mismatch

@@ -7,6 +7,7 @@ eseq in the gateway's store reaches MQTT exactly once), the round is voided thro
 the supervisor's own signature, and a new client plays a whole round. A wrong or missing
 credential is refused, a second direct opener of the UART is refused naming the gateway, and a
 client with the table key only can do nothing supervisor-only through the gateway."""
+
 import json
 import os
 import signal
@@ -19,26 +20,36 @@ import threading
 import pytest
 
 from host_tools.floor import keyring, mqtt
-from host_tools.sim.floor import brokers
 from host_tools.link import apiwire
+from host_tools.sim.floor import brokers
 from host_tools.sim.provision_sim import DEMO_KEYS, ensure_demo_keys
 from host_tools.sim.simboard import SimBoard
 from shoe.link.message import unseal
 from tests.host_tools.floor.conftest import wait_for
 from tests.security import leaks
 
-SEATS = {"1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10},
-         "3": {"wagers": {"ante": 5, "odds": 5}, "raise": 0}}
+SEATS = {
+    "1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10},
+    "3": {"wagers": {"ante": 5, "odds": 5}, "raise": 0},
+}
 
 
 def shoectl(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "host_tools"] + [str(a) for a in args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "host_tools"] + [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def popen(*args):
-    return subprocess.Popen([sys.executable, "-m", "host_tools"] + [str(a) for a in args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "host_tools"] + [str(a) for a in args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 class Published:
@@ -48,8 +59,13 @@ class Published:
         self.seen = {}
         self.ready = threading.Event()
         self.lock = threading.Lock()
-        self.c = mqtt.client(url, "tableapi-test", clean=True, on_connect=self._on_connect,
-                             on_message=self._on_message)
+        self.c = mqtt.client(
+            url,
+            "tableapi-test",
+            clean=True,
+            on_connect=self._on_connect,
+            on_message=self._on_message,
+        )
         self.c.on_subscribe = lambda *a: self.ready.set()
 
     def _on_connect(self, client, userdata, flags, rc, props):
@@ -78,8 +94,18 @@ def gw(tmp_path_factory):
     try:
         wait_for(pub.ready.is_set, what="the test's subscription")
         db = d / "gw.sqlite"
-        proc = popen("gateway", "--port", "socket://127.0.0.1:%d" % board.host_port,
-                     "--demo-keys", "--db", db, "--broker", broker.url, "--api-tcp", 0)
+        proc = popen(
+            "gateway",
+            "--port",
+            "socket://127.0.0.1:%d" % board.host_port,
+            "--demo-keys",
+            "--db",
+            db,
+            "--broker",
+            broker.url,
+            "--api-tcp",
+            0,
+        )
         urls = {}
         while len(urls) < 2:
             line = proc.stdout.readline()
@@ -90,7 +116,7 @@ def gw(tmp_path_factory):
         gw = type("GW", (), {})()
         gw.dir, gw.db, gw.board, gw.pub, gw.proc = d, db, board, pub, proc
         gw.unix, gw.tcp = urls["gateway+unix"], urls["gateway+tcp"]
-        gw.sock = urls["gateway+unix"][len("gateway+unix://"):]
+        gw.sock = urls["gateway+unix"][len("gateway+unix://") :]
         gw.key = gw.sock[:-5] + ".key"
         gw.reader = "socket://127.0.0.1:%d" % board.reader_port
         yield gw
@@ -106,6 +132,7 @@ def gw(tmp_path_factory):
 
 def stored(gw):
     import sqlite3
+
     con = sqlite3.connect(gw.db)
     try:
         return [r[0] for r in con.execute("SELECT eseq FROM events ORDER BY eseq")]
@@ -122,38 +149,57 @@ def all_published_once(gw):
 
 def caught_up(link, seen, gw):
     """The reader client has every event the gateway stored since it joined, in order."""
+
     def done():
         ev = link.next_event(0.05)
         if ev is not None:
             seen.append(ev)
         got = [e for k, b, e in seen if e]
         st = stored(gw)
-        return got and got == st[st.index(got[0]):]
-    wait_for(done, what=lambda: "the reader has every stored event: %s" % (
-        [e for k, b, e in seen if e],))
+        return got and got == st[st.index(got[0]) :]
+
+    wait_for(
+        done,
+        what=lambda: "the reader has every stored event: %s" % ([e for k, b, e in seen if e],),
+    )
 
 
 def script(path, rounds):
-    path.write_text(json.dumps({"game": "four-card-frenzy", "procedure": "manual-shoe",
-                                "seed": 11, "rounds": [{"seats": SEATS}] * rounds}))
+    path.write_text(
+        json.dumps(
+            {
+                "game": "four-card-frenzy",
+                "procedure": "manual-shoe",
+                "seed": 11,
+                "rounds": [{"seats": SEATS}] * rounds,
+            }
+        )
+    )
     return path
 
 
 def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
     """(First: on the fresh board every configuration field is the supervisor's to set.)"""
     table_only = tmp_path / "table.json"
-    table_only.write_text(json.dumps({"shoe": DEMO_KEYS["shoe"].hex(),
-                                      "card": DEMO_KEYS["card"].hex()}))
+    table_only.write_text(
+        json.dumps({"shoe": DEMO_KEYS["shoe"].hex(), "card": DEMO_KEYS["card"].hex()})
+    )
     before = shoectl("table", "status", "--json", "--port", gw.unix, "--demo-keys")
     r = shoectl("table", "ack", "all", "--port", gw.unix, "--keys", table_only)
     assert r.returncode == 1
-    assert "ack_error refused by the gateway: the allowlist gives ack_error to the supervisor" \
-        in r.stderr, r.stderr
+    assert (
+        "ack_error refused by the gateway: the allowlist gives ack_error to the supervisor"
+        in r.stderr
+    ), r.stderr
     # configure is the shoe's to decide field by field: forwarded with the table key, refused
-    r = shoectl("table", "configure", "--game", "high-card-flush", "--port", gw.unix,
-                "--keys", table_only)
-    assert r.returncode == 1 and "configure refused by the shoe" in r.stderr and \
-        "the allowlist gives it to the supervisor" in r.stderr, r.stderr
+    r = shoectl(
+        "table", "configure", "--game", "high-card-flush", "--port", gw.unix, "--keys", table_only
+    )
+    assert (
+        r.returncode == 1
+        and "configure refused by the shoe" in r.stderr
+        and "the allowlist gives it to the supervisor" in r.stderr
+    ), r.stderr
     after = shoectl("table", "status", "--json", "--port", gw.unix, "--demo-keys")
     assert json.loads(after.stdout)["config"] == json.loads(before.stdout)["config"]
     # by hand: a table client may not hand in sealed commands, nor send the link's own;
@@ -164,8 +210,15 @@ def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
         s = apiwire.connect(gw.unix, 10)
         ch = apiwire.recv(s)
         cn = os.urandom(16)
-        apiwire.send(s, {"t": "auth", "role": role, "cnonce": cn,
-                         "mac": apiwire.client_proof(secret, ch["nonce"], cn, role)})
+        apiwire.send(
+            s,
+            {
+                "t": "auth",
+                "role": role,
+                "cnonce": cn,
+                "mac": apiwire.client_proof(secret, ch["nonce"], cn, role),
+            },
+        )
         assert apiwire.recv(s)["t"] == "welcome"
         return s
 
@@ -177,13 +230,14 @@ def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
                 return rep
 
     from host_tools.link.host import seal_command
+
     t = login("table")
     rep = ask(t, {"t": "prepare"})
     assert rep["ok"] is False and rep["reason"] == "not_allowed", rep
-    payload = seal_command(DEMO_KEYS["shoe"], "ack_error", {"all": True}, 10 ** 6, "X")
-    rep = ask(t, {"t": "sealed", "kind": "ack_error", "ctr": 10 ** 6, "payload": payload})
+    payload = seal_command(DEMO_KEYS["shoe"], "ack_error", {"all": True}, 10**6, "X")
+    rep = ask(t, {"t": "sealed", "kind": "ack_error", "ctr": 10**6, "payload": payload})
     assert rep["ok"] is False and rep["reason"] == "not_allowed", rep
-    rep = ask(t, {"t": "command", "kind": "_ack", "body": {"upto": 10 ** 6}})
+    rep = ask(t, {"t": "command", "kind": "_ack", "body": {"upto": 10**6}})
     assert rep["ok"] is False and rep["reason"] == "not_allowed", rep
     t.close()
     rd = login("reader")
@@ -194,14 +248,14 @@ def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
     # a supervisor client whose "supervisor" key is only the table key: the shoe decides
     sup = login("supervisor")
     prep = ask(sup, {"t": "prepare"})
-    payload = seal_command(DEMO_KEYS["shoe"], "ack_error", {"all": True}, prep["ctr"],
-                           prep["shoe"])
+    payload = seal_command(
+        DEMO_KEYS["shoe"], "ack_error", {"all": True}, prep["ctr"], prep["shoe"]
+    )
     rep = ask(sup, {"t": "sealed", "kind": "ack_error", "ctr": prep["ctr"], "payload": payload})
     assert rep["ok"] is False and rep["reason"] in ("needs_supervisor", "stale_counter"), rep
     # the link's own command sealed and declared as another: the gateway reads the payload
     prep = ask(sup, {"t": "prepare"})
-    payload = seal_command(DEMO_KEYS["supervisor"], "_ack", {"upto": 1}, prep["ctr"],
-                           prep["shoe"])
+    payload = seal_command(DEMO_KEYS["supervisor"], "_ack", {"upto": 1}, prep["ctr"], prep["shoe"])
     rep = ask(sup, {"t": "sealed", "kind": "void_round", "ctr": prep["ctr"], "payload": payload})
     assert rep["ok"] is False and rep["reason"] == "malformed", rep
     sup.close()
@@ -209,6 +263,7 @@ def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
 
 def test_killed_clients_cost_the_floor_nothing(gw):
     from host_tools.link.viagateway import GatewayLink
+
     # a monitor over TCP for the whole test (reader role), one SIGKILLed mid-round, and this
     # test's own reader: a whole view of the events, in order
     watch = popen("monitor", "--port", gw.tcp + "?key=" + gw.key, "--demo-keys", "--json")
@@ -219,8 +274,17 @@ def test_killed_clients_cost_the_floor_nothing(gw):
         # the table system (supervisor role: its key file holds the supervisor key) plays
         # round 1; the monitor is SIGKILLed mid-deal of round 1, the table system itself
         # mid-deal of round 2
-        ses = popen("session", "--port", gw.unix, "--demo-keys", "--reader", gw.reader,
-                    "--script", script(gw.dir / "two.json", 2), "--json")
+        ses = popen(
+            "session",
+            "--port",
+            gw.unix,
+            "--demo-keys",
+            "--reader",
+            gw.reader,
+            "--script",
+            script(gw.dir / "two.json", 2),
+            "--json",
+        )
         rounds = []
         for line in ses.stdout:
             e = json.loads(line)
@@ -234,15 +298,20 @@ def test_killed_clients_cost_the_floor_nothing(gw):
         assert mon.wait(10) == -signal.SIGKILL
         rnd = rounds[-1]
         # the floor has it all, once: every event the gateway stored is published once
-        wait_for(lambda: all_published_once(gw), what=lambda: "every stored eseq published "
-                 "once: stored %s, published %s" % (stored(gw), gw.pub.counts()))
+        wait_for(
+            lambda: all_published_once(gw),
+            what=lambda: (
+                "every stored eseq published "
+                "once: stored %s, published %s" % (stored(gw), gw.pub.counts())
+            ),
+        )
         caught_up(link, seen, gw)
         # what a client sees: the round's cards face down until its reveal
         results = [b["round"] for k, b, e in seen if k == "round_result"]
         assert results == rounds[:1]
         evs = [(k, b) for k, b, e in seen if isinstance(b, dict) and b.get("round") == rounds[0]]
         reveal = [b for k, b in evs if k == "reveal"][0]
-        before = evs[:[b for k, b in evs].index(reveal)]
+        before = evs[: [b for k, b in evs].index(reveal)]
         assert [k for k, b in before].count("card") == len(reveal["cards"]) > 0
         assert leaks.search(before, reveal["cards"]) == {}
         # a new client gets on and voids the round the dead one left open (a card is out:
@@ -251,12 +320,18 @@ def test_killed_clients_cost_the_floor_nothing(gw):
         st = shoectl("table", "status", "--json", "--port", gw.unix, "--demo-keys")
         assert st.returncode == 0, st.stderr
         assert json.loads(st.stdout)["round"]["round"] == rnd
-        v = shoectl("table", "void", "--detail", "table system died", "--port", gw.unix,
-                    "--demo-keys")
+        v = shoectl(
+            "table", "void", "--detail", "table system died", "--port", gw.unix, "--demo-keys"
+        )
         assert v.returncode == 0, v.stderr
         assert v.stdout.strip() == "void_round: ok"
-        wait_for(lambda: all_published_once(gw), what=lambda: "every stored eseq published "
-                 "once: stored %s, published %s" % (stored(gw), gw.pub.counts()))
+        wait_for(
+            lambda: all_published_once(gw),
+            what=lambda: (
+                "every stored eseq published "
+                "once: stored %s, published %s" % (stored(gw), gw.pub.counts())
+            ),
+        )
         caught_up(link, seen, gw)
         assert [b["round"] for k, b, e in seen if k == "round_void"] == [rnd]
     except BaseException:
@@ -268,8 +343,9 @@ def test_killed_clients_cost_the_floor_nothing(gw):
             mon.kill()
     watch.send_signal(signal.SIGINT)
     w = [json.loads(x) for x in watch.communicate(timeout=20)[0].splitlines() if x.strip()]
-    assert [e["round"] for e in w if e["event"] in ("round_result", "round_void")] == \
-        results + [rnd]
+    assert [e["round"] for e in w if e["event"] in ("round_result", "round_void")] == results + [
+        rnd
+    ]
 
 
 def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
@@ -281,25 +357,30 @@ def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
     for url in (gw.unix + "?key=%s" % wrong, gw.tcp + "?key=%s" % wrong):
         r = shoectl("table", "status", "--port", url, "--demo-keys")
         assert r.returncode == 1 and "refused this client: wrong API key" in r.stderr, r.stderr
-    r = shoectl("table", "status", "--port", gw.tcp, "--demo-keys")      # no key for TCP
+    r = shoectl("table", "status", "--port", gw.tcp, "--demo-keys")  # no key for TCP
     assert r.returncode == 1 and "API key file" in r.stderr, r.stderr
-    r = shoectl("table", "status", "--port", gw.unix + "?key=%s" % (tmp_path / "none"),
-                "--demo-keys")
+    r = shoectl(
+        "table", "status", "--port", gw.unix + "?key=%s" % (tmp_path / "none"), "--demo-keys"
+    )
     assert r.returncode == 1 and "No such file" in r.stderr, r.stderr
-    shared = tmp_path / "shared.key"           # the right key, but readable by others
+    shared = tmp_path / "shared.key"  # the right key, but readable by others
     shared.write_bytes(open(gw.key, "rb").read())
     shared.chmod(0o644)
     r = shoectl("table", "status", "--port", gw.unix + "?key=%s" % shared, "--demo-keys")
     assert r.returncode == 1 and "is open to others (mode 644)" in r.stderr, r.stderr
     # by hand: the proof is an HMAC over the gateway's fresh nonce; the secret never goes out
     secret = apiwire.load_secret(gw.key)
-    for mac in (lambda n, c: apiwire.client_proof(b"x" * 32, n, c, "supervisor"),
-                lambda n, c: secret, lambda n, c: b""):
+    for mac in (
+        lambda n, c: apiwire.client_proof(b"x" * 32, n, c, "supervisor"),
+        lambda n, c: secret,
+        lambda n, c: b"",
+    ):
         s = apiwire.connect(gw.unix, 10)
         ch = apiwire.recv(s)
         cn = os.urandom(16)
-        apiwire.send(s, {"t": "auth", "role": "supervisor", "cnonce": cn, "mac": mac(ch["nonce"],
-                                                                                    cn)})
+        apiwire.send(
+            s, {"t": "auth", "role": "supervisor", "cnonce": cn, "mac": mac(ch["nonce"], cn)}
+        )
         rep = apiwire.recv(s)
         assert rep["t"] == "refused" and rep["reason"] == "credential", rep
         with pytest.raises(apiwire.WireError):
@@ -309,8 +390,15 @@ def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
     s = apiwire.connect(gw.unix, 10)
     ch = apiwire.recv(s)
     cn = os.urandom(16)
-    apiwire.send(s, {"t": "auth", "role": "reader", "cnonce": cn,
-                     "mac": apiwire.client_proof(secret, ch["nonce"], cn, "reader")})
+    apiwire.send(
+        s,
+        {
+            "t": "auth",
+            "role": "reader",
+            "cnonce": cn,
+            "mac": apiwire.client_proof(secret, ch["nonce"], cn, "reader"),
+        },
+    )
     assert apiwire.recv(s)["t"] == "welcome"
     s.sendall(b"\x00\x00\x00\x03abc")
     msgs = []
@@ -336,14 +424,16 @@ def test_the_client_checks_the_gateway_knows_the_key(tmp_path):
         c, _ = srv.accept()
         apiwire.send(c, {"t": "challenge", "v": 1, "nonce": os.urandom(16), "shoe": "X"})
         apiwire.recv(c)
-        apiwire.send(c, {"t": "welcome", "shoe": "X", "mac": os.urandom(32), "up": True,
-                         "sessions": 1})
+        apiwire.send(
+            c, {"t": "welcome", "shoe": "X", "mac": os.urandom(32), "up": True, "sessions": 1}
+        )
         c.recv(10)
         c.close()
 
     threading.Thread(target=fake, daemon=True).start()
     from host_tools.errors import ShoeError
     from host_tools.link.viagateway import GatewayLink
+
     link = GatewayLink("gateway+unix://" + path, role="table")
     with pytest.raises(ShoeError, match="did not prove the API key"):
         link.open(timeout=5)
@@ -359,8 +449,9 @@ def test_a_second_direct_opener_is_refused(gw):
 
     before = link()
     assert before["up"] is True and before["via"] == gw.unix
-    r = shoectl("table", "status", "--port", "socket://localhost:%d" % gw.board.host_port,
-                "--demo-keys")
+    r = shoectl(
+        "table", "status", "--port", "socket://localhost:%d" % gw.board.host_port, "--demo-keys"
+    )
     assert r.returncode == 1
     assert "held by PID %d (shoectl gateway" % gw.proc.pid in r.stderr, r.stderr
     assert "go through it with --port %s" % gw.unix in r.stderr, r.stderr
@@ -377,9 +468,20 @@ def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
     key.write_text("a key the operator chose, long enough\n")
     key.chmod(0o600)
     board.start()
-    proc = popen("gateway", "--port", "socket://127.0.0.1:%d" % board.host_port, "--demo-keys",
-                 "--db", tmp_path / "gw.sqlite", "--api-socket", "none", "--api-tcp", 0,
-                 "--api-key", key)
+    proc = popen(
+        "gateway",
+        "--port",
+        "socket://127.0.0.1:%d" % board.host_port,
+        "--demo-keys",
+        "--db",
+        tmp_path / "gw.sqlite",
+        "--api-socket",
+        "none",
+        "--api-tcp",
+        0,
+        "--api-key",
+        key,
+    )
     try:
         line = proc.stdout.readline()
         assert "table system API on gateway+tcp://127.0.0.1:" in line, proc.stderr.read()
@@ -403,16 +505,26 @@ def test_a_gateway_started_before_its_shoe_waits_for_it(tmp_path):
     import socket as _socket
 
     ensure_demo_keys(tmp_path / "flash")
-    with _socket.socket() as s:          # a port nobody listens on yet
+    with _socket.socket() as s:  # a port nobody listens on yet
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = popen("gateway", "--port", "socket://127.0.0.1:%d" % port, "--demo-keys",
-                 "--db", tmp_path / "gw.sqlite", "--timeout", "1")
+    proc = popen(
+        "gateway",
+        "--port",
+        "socket://127.0.0.1:%d" % port,
+        "--demo-keys",
+        "--db",
+        tmp_path / "gw.sqlite",
+        "--timeout",
+        "1",
+    )
     board = None
     try:
         lines = [proc.stdout.readline() for _ in range(2)]
         assert all("waiting for the shoe" in line for line in lines), (
-            lines, proc.poll() is None or proc.stderr.read())
+            lines,
+            proc.poll() is None or proc.stderr.read(),
+        )
         board = SimBoard(str(tmp_path / "flash"), host_port=port, power_returns=False).start()
         line = proc.stdout.readline()
         while "waiting for the shoe" in line:

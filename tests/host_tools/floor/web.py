@@ -4,6 +4,7 @@ followed, every status returned (never raised).
     w = Web(view.url); w.login("admin", pw); status, headers, body = w.get("api/floor")
     w.json("api/floor"); w.post("logout", csrf=w.me()["csrf"]); for chunk in w.stream("events")
 """
+
 import http.client
 import json
 import ssl
@@ -24,8 +25,9 @@ class Web:
 
     def _conn(self):
         if self.tls:
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
-                                               context=self.ctx)
+            return http.client.HTTPSConnection(
+                self.host, self.port, timeout=self.timeout, context=self.ctx
+            )
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
 
     def request(self, method, path, body=None, headers=None, keep=False):

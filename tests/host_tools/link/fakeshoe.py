@@ -2,6 +2,7 @@
 ShoeEndpoint (CPython) and a few commands: status, emit (N durable events), ack_error,
 configure_supervised (supervisor key; the bodies it executed are kept in `configs`) and
 reply_then_crash (its reply, durable or not, is queued and the board restarts before it leaves)."""
+
 import socket
 import threading
 import time
@@ -30,7 +31,7 @@ class FakeShoe:
         self.stop = threading.Event()
         self.reboots = threading.Event()
         self.crash_now = False
-        self.crash_next = None   # (ctr, durable): reply and crash at the next turn
+        self.crash_next = None  # (ctr, durable): reply and crash at the next turn
         self.lock = threading.Lock()
         self.boot()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -43,17 +44,19 @@ class FakeShoe:
     def handle(self, kind, body, ctr):
         ep = self.ep
         if kind == "status":
-            ep.reply(ctr, {"eseq": self.j.eseq, "boot": self.j.boot,
-                           "outbox": len(self.j.outbox())})
+            ep.reply(
+                ctr, {"eseq": self.j.eseq, "boot": self.j.boot, "outbox": len(self.j.outbox())}
+            )
         elif kind == "emit":
             n = (self.j.state or {}).get("n", 0)
-            ep.send_many([("card", {"n": n + i + 1}) for i in range(body["n"])],
-                         state={"n": n + body["n"]})
+            ep.send_many(
+                [("card", {"n": n + i + 1}) for i in range(body["n"])], state={"n": n + body["n"]}
+            )
             ep.reply(ctr, {"ok": True})
         elif kind == "ack_error":
             ep.reply(ctr, {"acked": body.get("id", body.get("ids"))}, durable=True)
-        elif kind == "reply_then_crash":   # executed, replied, power cut before it leaves
-            if body.get("after_ack"):        # ... after the frame's ack went out on its own
+        elif kind == "reply_then_crash":  # executed, replied, power cut before it leaves
+            if body.get("after_ack"):  # ... after the frame's ack went out on its own
                 self.crash_next = (ctr, bool(body.get("durable")))
                 return
             ep.reply(ctr, {"done": ctr}, durable=bool(body.get("durable")))
@@ -68,7 +71,7 @@ class FakeShoe:
         while not self.stop.is_set():
             try:
                 conn, _ = self.srv.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             conn.settimeout(0.01)
             while not self.stop.is_set() and not self.reboots.is_set():
@@ -76,13 +79,13 @@ class FakeShoe:
                     data = conn.recv(4096)
                     if not data:
                         break
-                except socket.timeout:
+                except TimeoutError:
                     data = b""
                 except OSError:
                     break
                 now = int(time.monotonic() * 1000)
                 with self.lock:
-                    if self.crash_next is not None:   # its ack has left: now reply and crash
+                    if self.crash_next is not None:  # its ack has left: now reply and crash
                         c, durable = self.crash_next
                         self.crash_next = None
                         self.ep.reply(c, {"done": c}, durable=durable)
@@ -90,7 +93,7 @@ class FakeShoe:
                     for kind, body, ctr, _ in self.ep.receive(data, now):
                         self.handle(kind, body, ctr)
                     out = self.ep.transmit(now) if not self.crash_now else b""
-                if self.crash_now:      # nothing more leaves: the board restarts
+                if self.crash_now:  # nothing more leaves: the board restarts
                     self.crash_now = False
                     self.reboots.set()
                     break

@@ -5,6 +5,7 @@ On the wall clock, a chip emulated at a tenth of real time (a loaded CI machine)
 retransmissions and HELLO repeats ten times as often as a real board would, spent its time on
 them and missed the RFID tags in its field (CI, 2026-12-01: a deck check with 30 of 52 cards
 unread, a power-cut round whose `status` went unanswered)."""
+
 import threading
 
 from host_tools.errors import ShoeError
@@ -43,7 +44,7 @@ class SilentPort:
 
     def hellos(self):
         with self.lock:
-            return len(self.written)   # nothing but HELLOs goes out before a handshake
+            return len(self.written)  # nothing but HELLOs goes out before a handshake
 
 
 def test_the_links_timers_follow_its_clock_not_the_wall():
@@ -58,7 +59,7 @@ def test_the_links_timers_follow_its_clock_not_the_wall():
         # clock that stands still it repeats nothing
         assert wait_for(lambda: port.reads >= seen + 400, timeout=60)
         assert port.hellos() == 1
-        now[0] += 5000          # the board's clock moves on: the repeat is due
+        now[0] += 5000  # the board's clock moves on: the repeat is due
         assert wait_for(lambda: port.hellos() >= 2)
     finally:
         link.close()
@@ -78,8 +79,9 @@ class FakeEmu:
 def test_the_emulated_boards_clock_is_whole_ms_and_never_goes_back():
     # ns as the rig answers them: ints or floats; a power cut (no answer), then a new
     # power-up whose clock starts again near 0
-    emu = FakeEmu([5_000_000, 7_500_000.0, OSError("refused"), ShoeError("closed"),
-                   1_000_000, 4_000_000.5])
+    emu = FakeEmu(
+        [5_000_000, 7_500_000.0, OSError("refused"), ShoeError("closed"), 1_000_000, 4_000_000.5]
+    )
     clock = EmuClock(emu, every_s=0)
     got = [clock() for _ in range(6)]
     assert all(type(v) is int for v in got), got

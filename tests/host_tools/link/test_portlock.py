@@ -1,5 +1,6 @@
 """One host process per shoe port (host_tools/link/portlock.py): the port's key, the holder named
 to the refused opener, a lock directory that is not this user's own refused."""
+
 import os
 
 import pytest
@@ -26,15 +27,15 @@ def test_the_second_opener_is_told_who_holds_it(tmp_path, monkeypatch):
         assert e.value.reason == "port_in_use"
         assert "held by PID %d" % os.getpid() in str(e.value)
         assert "--port gateway+unix:///t/T01.api.sock" in str(e.value)
-        PortLock("socket://127.0.0.1:7002").acquire().release()     # another port: free
+        PortLock("socket://127.0.0.1:7002").acquire().release()  # another port: free
     finally:
         a.release()
-    PortLock("socket://127.0.0.1:7001").acquire().release()         # released: free again
+    PortLock("socket://127.0.0.1:7001").acquire().release()  # released: free again
 
 
 def test_a_link_holds_the_port_until_it_closes(tmp_path, monkeypatch):
     monkeypatch.setenv("SHOE_LOCK_DIR", str(tmp_path / "locks"))
-    url = "socket://127.0.0.1:9"           # nothing answers: the reader thread keeps trying
+    url = "socket://127.0.0.1:9"  # nothing answers: the reader thread keeps trying
     first = ShoeLink(url, DEMO_KEY, reconnect_s=0.05)
     first.start()
     try:

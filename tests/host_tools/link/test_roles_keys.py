@@ -2,6 +2,7 @@
 command with the shoe (table) key where the table always suffices, with the supervisor key
 otherwise if it holds one, and with the table key if it holds none (the shoe decides). The
 shoe end reports whose key it verified (tests/host_tools/link/test_shoelink.py's fake shoe)."""
+
 import json
 
 import pytest
@@ -10,8 +11,8 @@ from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
 from host_tools.link import ShoeLink
 from shoe import roles
-from tests.host_tools.link.test_shoelink import KEY, SUP, FakeShoe
 from tests.firmware import roles_cases as C
+from tests.host_tools.link.test_shoelink import KEY, SUP, FakeShoe
 
 
 class RoleShoe(FakeShoe):
@@ -24,7 +25,7 @@ class RoleShoe(FakeShoe):
 
         def noting(data, now):
             out = receive(data, now)
-            for kind, body, ctr, role in out:
+            for kind, _body, ctr, role in out:
                 self.seen[ctr] = (kind, role)
             return out
 
@@ -40,10 +41,10 @@ def shoe(tmp_path):
 
 def sent(link, shoe, kind, **kw):
     try:
-        link.command(kind, {"id": 1}, timeout=5, **kw)   # ack_error: the fake wants an id
+        link.command(kind, {"id": 1}, timeout=5, **kw)  # ack_error: the fake wants an id
     except ShoeError as e:
-        assert e.reason == "unknown_command", str(e)    # the fake shoe knows only a few
-    ctr = max(c for c, (k, _) in shoe.seen.items() if k == kind)   # not the link's _acks
+        assert e.reason == "unknown_command", str(e)  # the fake shoe knows only a few
+    ctr = max(c for c, (k, _) in shoe.seen.items() if k == kind)  # not the link's _acks
     return shoe.seen.pop(ctr)
 
 
@@ -64,7 +65,7 @@ def test_without_the_supervisor_key_the_table_key_goes_and_the_shoe_decides(shoe
         link.open(timeout=10)
         for kind in ("configure", "void_round", "ack_error", "load_deck"):
             assert sent(link, shoe, kind) == (kind, "table")
-        with pytest.raises(ShoeError) as e:       # insisting on it: refused here, not sent
+        with pytest.raises(ShoeError) as e:  # insisting on it: refused here, not sent
             link.command("status", {}, supervisor=True)
         assert e.value.reason == "needs_supervisor"
         assert "status" not in [k for k, _ in shoe.seen.values()]
@@ -82,5 +83,5 @@ def test_a_key_file_without_the_supervisor_key_is_a_table_systems(tmp_path):
 
     k = keyfile.load(Args, environ={})
     assert k["shoe"] == KEY and k["supervisor"] is None
-    with pytest.raises(ShoeError):       # provisioning still needs every key
+    with pytest.raises(ShoeError):  # provisioning still needs every key
         keyfile.for_provisioning(str(f), environ={})

@@ -1,6 +1,7 @@
 """ShoeLink (host_tools/link/) against a shoe on a real TCP socket (pyserial socket://), and the
 SQLite audit store: commands, error replies, events stored exactly once with MAC and chain checked,
 refusals, 64 KiB of garbage, a board restart (socket closed) and reconnection."""
+
 import io
 import json
 import socket
@@ -46,7 +47,7 @@ def test_command_events_and_audit(shoe, audit):
         with pytest.raises(ShoeError) as e:
             link.command("explode", {})
         assert e.value.reason == "unknown_command" and "unknown_command" in str(e.value)
-        link.supervisor_key = b"w" * 32     # a key the shoe does not have: no role
+        link.supervisor_key = b"w" * 32  # a key the shoe does not have: no role
         with pytest.raises(ShoeError) as e:
             link.command("ack_error", {"id": 4})
         assert e.value.reason == "bad_mac"
@@ -95,6 +96,7 @@ def test_a_new_host_process_does_not_store_events_twice(shoe, audit):
 def test_64k_of_garbage_then_a_normal_status_request(shoe):
     s = socket.create_connection(("127.0.0.1", int(shoe.url.rsplit(":", 1)[1])))
     import random
+
     rng = random.Random(3)
     s.sendall(bytes(rng.randrange(256) for _ in range(65536)))
     time.sleep(0.2)  # let the board swallow it before this connection goes
@@ -130,6 +132,7 @@ def test_no_board_is_a_clear_error():
 def test_audit_store_once_tamper_detection_and_export(tmp_path):
     from host_tools.link.host import HostEndpoint
     from host_tools.sim.memstore import MemoryStore
+
     st = MemoryStore()
     shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="A1")
     host = HostEndpoint(KEY)
@@ -153,8 +156,9 @@ def test_audit_store_once_tamper_detection_and_export(tmp_path):
     assert len(out.getvalue().splitlines()) == 3
     # someone deletes event 2 and edits event 3 in the database: verify says so
     a._db.execute("DELETE FROM events WHERE eseq=2")
-    a._db.execute("UPDATE events SET payload=? WHERE eseq=3",
-                  (got[2][3]["payload"][:-1] + b"\x00",))
+    a._db.execute(
+        "UPDATE events SET payload=? WHERE eseq=3", (got[2][3]["payload"][:-1] + b"\x00",)
+    )
     a._db.commit()
     rep = a.verify("A1", KEY)
     assert rep["gaps"] == [3] and rep["bad_mac"] == [3]
@@ -192,8 +196,9 @@ def test_a_shoe_whose_counter_went_back_is_refused_by_a_later_host_process(tmp_p
             for _ in range(3):
                 link.command("status")
             floor = Path(str(audit.path) + ".counters.json")
-            assert wait_for(lambda: parse_floor(floor.read_bytes())["shoes"]["T1"]["ctr"]
-                            == link.ep.ctr)
+            assert wait_for(
+                lambda: parse_floor(floor.read_bytes())["shoes"]["T1"]["ctr"] == link.ep.ctr
+            )
     finally:
         first.close()
     wiped = FakeShoe(tmp_path / "wiped")  # the same shoe id, its journal gone: counter 0
@@ -211,6 +216,7 @@ def _events(shoe_id, n, key=KEY):
     """n events of a shoe (its own Endpoint) as the host delivers them (kind, body, eseq, meta)"""
     from host_tools.link.host import HostEndpoint
     from host_tools.sim.memstore import MemoryStore
+
     shoe_ep = Endpoint("shoe", key, store=MemoryStore(), shoe_id=shoe_id)
     host = HostEndpoint(key)
     got = []
@@ -230,8 +236,10 @@ def test_verify_catches_one_shoes_history_relabelled_as_anothers_with_shared_key
     a = AuditStore(tmp_path / "a.sqlite")
     for k, b, e, m in _events("A1", 5):
         a.store("A1", e, k, b, m)
-    a._db.execute("INSERT INTO events SELECT 'B2', eseq, kind, body, prev, hash, mac, payload, "
-                  "chain, received FROM events WHERE shoe='A1'")
+    a._db.execute(
+        "INSERT INTO events SELECT 'B2', eseq, kind, body, prev, hash, mac, payload, "
+        "chain, received FROM events WHERE shoe='A1'"
+    )
     a._db.commit()
     assert a.verify("A1", KEY)["bad_mac"] == []
     rep = a.verify("B2", KEY)
@@ -242,19 +250,22 @@ def test_events_stored_under_protocol_2_keep_verifying(tmp_path):
     """An audit store written before protocol 3 holds events whose MAC names no shoe id (and a
     shoe's outbox may still hold such events when its firmware is updated): they verify, and
     are listed as `unbound`; after a protocol 3 event, one of them cannot be genuine."""
-    from host_tools.link.host import HostEndpoint, MSG_TAG_V2
+    from host_tools.link.host import MSG_TAG_V2, HostEndpoint
     from shoe.link.message import GENESIS, seal
+
     a = AuditStore(tmp_path / "a.sqlite")
     prev = GENESIS
     for e in (1, 2, 3):  # what a protocol 2 shoe sealed, stored by a protocol 2 host
         p, h = seal(KEY, MSG_TAG_V2, ["card", {"i": e}, e, prev], True)
-        a.store("OLD", e, "card", {"i": e}, {"prev": prev, "hash": h, "mac": p[-16:],
-                                             "payload": p})
+        a.store(
+            "OLD", e, "card", {"i": e}, {"prev": prev, "hash": h, "mac": p[-16:], "payload": p}
+        )
         prev = h
     rep = a.verify("OLD", KEY)
     assert rep["bad_mac"] == [] and rep["unbound"] == [1, 2, 3] and rep["broken"] == []
     # the same shoe, updated: its outbox still holds a protocol 2 event (4), then new ones
     from host_tools.sim.memstore import MemoryStore
+
     st = MemoryStore()
     p4, h4 = seal(KEY, MSG_TAG_V2, ["card", {"i": 4}, 4, prev], True)
     st.outbox_add([(4, p4, h4)])
@@ -272,8 +283,13 @@ def test_events_stored_under_protocol_2_keep_verifying(tmp_path):
     assert rep["bad_mac"] == [] and rep["unbound"] == [1, 2, 3, 4] and rep["broken"] == []
     # a protocol 2 event after a protocol 3 one: not something a shoe ever sends
     p6, h6 = seal(KEY, MSG_TAG_V2, ["card", {"i": 6}, 6, got[-1][3]["hash"]], True)
-    a.store("OLD", 6, "card", {"i": 6}, {"prev": got[-1][3]["hash"], "hash": h6, "mac": p6[-16:],
-                                         "payload": p6})
+    a.store(
+        "OLD",
+        6,
+        "card",
+        {"i": 6},
+        {"prev": got[-1][3]["hash"], "hash": h6, "mac": p6[-16:], "payload": p6},
+    )
     assert a.verify("OLD", KEY)["bad_mac"] == [6]
 
 
@@ -281,6 +297,7 @@ def test_a_protocol_2_shoe_is_refused_as_another_version():
     """A shoe still running protocol 2 cannot read our frames (their version byte is 3), nor we
     its REFUSE; its frames' version byte says what it is, and open() says so."""
     from shoe.link import codec, frame
+
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
@@ -289,12 +306,21 @@ def test_a_protocol_2_shoe_is_refused_as_another_version():
     def v2_shoe():
         conn, _ = srv.accept()
         conn.settimeout(0.05)
-        hello = {"v": 2, "role": "shoe", "sid": 1, "n": b"n" * 8, "pn": b"", "up": False,
-                 "id": "OLD1", "ctr": 0, "eseq": 0}
+        hello = {
+            "v": 2,
+            "role": "shoe",
+            "sid": 1,
+            "n": b"n" * 8,
+            "pn": b"",
+            "up": False,
+            "id": "OLD1",
+            "ctr": 0,
+            "eseq": 0,
+        }
         while not stop.is_set():
             try:
                 conn.recv(4096)
-            except socket.timeout:
+            except TimeoutError:
                 pass
             except OSError:
                 break
@@ -303,6 +329,7 @@ def test_a_protocol_2_shoe_is_refused_as_another_version():
             except OSError:
                 break
         conn.close()
+
     th = threading.Thread(target=v2_shoe, daemon=True)
     th.start()
     try:
@@ -338,16 +365,16 @@ def test_a_damaged_host_state_refuses_at_once_and_sends_nothing(shoe, audit):
         link.command("emit", {"n": 2})
         assert wait_for(lambda: audit.host_record("T1") and audit.host_record("T1")["eseq"] == 2)
     ctr = shoe.j.ctr
-    audit._db.execute("UPDATE host_record SET ctr = 0")   # someone lowers the floor
+    audit._db.execute("UPDATE host_record SET ctr = 0")  # someone lowers the floor
     audit._db.commit()
     t0 = time.monotonic()
     with ShoeLink(shoe.url, KEY, audit=audit) as link:
         with pytest.raises(ShoeError) as e:
             link.open(timeout=20)
-    assert time.monotonic() - t0 < 10                      # refused at the handshake
+    assert time.monotonic() - t0 < 10  # refused at the handshake
     assert e.value.host_state.reason == "store_record" and str(audit.path) in str(e.value)
-    assert e.value.reason is None                          # the host's own refusal
-    assert shoe.j.ctr == ctr                               # no command reached the shoe
+    assert e.value.reason is None  # the host's own refusal
+    assert shoe.j.ctr == ctr  # no command reached the shoe
 
 
 def test_a_floor_file_that_cannot_be_written_stops_the_link_before_acknowledging(shoe, audit):
@@ -365,12 +392,12 @@ def test_a_floor_file_that_cannot_be_written_stops_the_link_before_acknowledging
     floor = Path(str(audit.path) + ".counters.json")
     assert rec["eseq"] == audit.last_eseq("T1") >= 4
     assert parse_floor(floor.read_bytes())["shoes"]["T1"]["gen"] == rec["gen"] - 1
-    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # still unwritable: refused
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:  # still unwritable: refused
         with pytest.raises(ShoeError) as e:
             link.open(timeout=10)
         assert e.value.host_state.reason == "floor_write"
     Path(str(audit.path) + ".counters.json.tmp").rmdir()
-    with ShoeLink(shoe.url, KEY, audit=audit) as link:     # writable again: caught up
+    with ShoeLink(shoe.url, KEY, audit=audit) as link:  # writable again: caught up
         link.open(timeout=10)
         assert wait_for(lambda: not shoe.j.outbox() and audit.last_eseq("T1") == 5)
     assert parse_floor(floor.read_bytes())["shoes"]["T1"] == audit.host_record("T1")
@@ -392,8 +419,12 @@ def test_the_first_answer_to_a_command_wins():
     link = ShoeLink("loop://", KEY)
     ev = threading.Event()
     link._waiting[7] = ev
-    link._dispatch([("reply", {"re": 7, "ok": True, "n": 1}, 0, None),
-                    ("error", {"re": 7, "reason": "replay"}, 0, None)])
+    link._dispatch(
+        [
+            ("reply", {"re": 7, "ok": True, "n": 1}, 0, None),
+            ("error", {"re": 7, "reason": "replay"}, 0, None),
+        ]
+    )
     assert ev.is_set() and link._replies[7] == ("reply", {"re": 7, "ok": True, "n": 1})
 
 
@@ -411,10 +442,11 @@ def test_a_command_whose_reply_a_restart_lost_ends_at_once_and_costs_no_resync(s
         with pytest.raises(ShoeError) as e:
             link.command("reply_then_crash", {"after_ack": after_ack}, timeout=60)
         assert e.value.reason == "restarted" and "restarted (boot 2)" in str(e.value)
-        assert time.monotonic() - t0 < 15       # not the 60 s timeout
+        assert time.monotonic() - t0 < 15  # not the 60 s timeout
         assert link._timeouts == 0 and link.resyncs == 0
         assert link.command("status")["boot"] == 2
-        ans = link.command("reply_then_crash", {"durable": True, "after_ack": after_ack},
-                           timeout=60)
-        assert ans["done"] > 0                  # the journalled reply, not a `restarted` error
+        ans = link.command(
+            "reply_then_crash", {"durable": True, "after_ack": after_ack}, timeout=60
+        )
+        assert ans["done"] > 0  # the journalled reply, not a `restarted` error
         assert link.command("status")["boot"] == 3

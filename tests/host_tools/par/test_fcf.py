@@ -1,6 +1,7 @@
 """Four Card Frenzy par mathematics: small exact cases by brute force, the counts of
 ../shared/reference/reference-figures.md (published or computed there by other programs), and
 the evaluator against the oracle and the firmware's own (host_tools/par, docs/par.md)."""
+
 import itertools
 import random
 from math import comb
@@ -25,26 +26,37 @@ def _hand(text):
     return [("23456789TJQKA".index(c[0]) << 2) | "cdhs".index(c[1]) for c in text.split()]
 
 
-@pytest.mark.parametrize("better, worse", [
-    ("As Ad Ah Ac 2c", "Ks Qs Js Ts 2d"),     # quads beat a straight flush (rules.md 1.2)
-    ("4s 3s 2s As Kd", "Kh Kd Kc 2s 3d"),     # A-2-3-4 suited is a straight flush
-    ("Kh Kd Kc 2s 3d", "As Ks 9s 4s 2d"),     # trips beat a flush
-    ("As Ks 9s 4s 2d", "5d 4c 3h 2s 9c"),     # a flush beats a straight
-    ("5d 4c 3h 2s 9c", "Ad 4c 3h 2s 9c"),     # 5-high straight beats the A-2-3-4 wheel
-    ("Ad 4c 3h 2s 9c", "As Ad Kc Kh 2d"),     # the wheel beats two pair
-    ("Qc Qd 5s 5h 2d", "Ac Ad Ks Qh 2c"),     # two pair beat a pair
-    ("Ac Ad 9s 7h 2c", "Ac Kd Qs 9h 7c"),     # a pair beats high card
-    ("Ac Kd Qs Jh 2c", "Ac Ad Ks Qh 2d"),     # A-K-Q-J is a straight
-    ("Ac Kd Qs 9h 2c", "Ad Kc Qh 8s 7c"),     # the four best cards, card by card
-])
+@pytest.mark.parametrize(
+    "better, worse",
+    [
+        ("As Ad Ah Ac 2c", "Ks Qs Js Ts 2d"),  # quads beat a straight flush (rules.md 1.2)
+        ("4s 3s 2s As Kd", "Kh Kd Kc 2s 3d"),  # A-2-3-4 suited is a straight flush
+        ("Kh Kd Kc 2s 3d", "As Ks 9s 4s 2d"),  # trips beat a flush
+        ("As Ks 9s 4s 2d", "5d 4c 3h 2s 9c"),  # a flush beats a straight
+        ("5d 4c 3h 2s 9c", "Ad 4c 3h 2s 9c"),  # 5-high straight beats the A-2-3-4 wheel
+        ("Ad 4c 3h 2s 9c", "As Ad Kc Kh 2d"),  # the wheel beats two pair
+        ("Qc Qd 5s 5h 2d", "Ac Ad Ks Qh 2c"),  # two pair beat a pair
+        ("Ac Ad 9s 7h 2c", "Ac Kd Qs 9h 7c"),  # a pair beats high card
+        ("Ac Kd Qs Jh 2c", "Ac Ad Ks Qh 2d"),  # A-K-Q-J is a straight
+        ("Ac Kd Qs 9h 2c", "Ad Kc Qh 8s 7c"),  # the four best cards, card by card
+    ],
+)
 def test_order_of_hands(better, worse):
     v = fcfhands.value5(np.array([_hand(better), _hand(worse)]))
     assert v[0] > v[1]
 
 
 def test_wrap_is_nothing_and_fifth_card_never_counts():
-    v = fcfhands.value5(np.array([_hand("Qs Kd Ah 2c 7d"), _hand("Ac Kd Qh 7s 2d"),
-                                  _hand("Ac Kd Qh 7s 3d"), _hand("Ad Kc Qs 7h 2c")]))
+    v = fcfhands.value5(
+        np.array(
+            [
+                _hand("Qs Kd Ah 2c 7d"),
+                _hand("Ac Kd Qh 7s 2d"),
+                _hand("Ac Kd Qh 7s 3d"),
+                _hand("Ad Kc Qs 7h 2c"),
+            ]
+        )
+    )
     assert fcfhands.category(v[0]) == 0  # Q-K-A-2 does not wrap
     assert v[1] == v[2] == v[3]  # the fifth card and suits never break a tie
 
@@ -70,8 +82,9 @@ def _brute(deck, value):
     out = []
     for i in range(len(hands)):
         other = v[(bits & bits[i]) == 0]
-        out.append((v[i], (other < v[i]).sum(), (other <= v[i]).sum(),
-                    (other < fcfhands.OPEN).sum()))
+        out.append(
+            (v[i], (other < v[i]).sum(), (other <= v[i]).sum(), (other < fcfhands.OPEN).sum())
+        )
     return hands, out  # 15,504 hands of a 20-card deck: about a second
 
 
@@ -109,9 +122,17 @@ def test_prime_and_all_six_are_the_reference_figures():
     assert prime["four_one_colour"] == 777400 and prime["five_one_colour"] == 131560
     assert sum(prime.values()) == 2598960
     six = fcfside.all_six_counts()  # reference-figures.md 3 ("wheel allowed", Alspach 1.2)
-    assert six == {"six_card_royal_flush": 4, "royal_flush": 184, "straight_flush": 1656,
-                   "four_of_a_kind": 14664, "full_house": 165984, "flush": 205792,
-                   "straight": 361620, "three_of_a_kind": 732160, None: 18876456}
+    assert six == {
+        "six_card_royal_flush": 4,
+        "royal_flush": 184,
+        "straight_flush": 1656,
+        "four_of_a_kind": 14664,
+        "full_house": 165984,
+        "flush": 205792,
+        "straight": 361620,
+        "three_of_a_kind": 732160,
+        None: 18876456,
+    }
 
 
 def test_prime_closed_form_equals_counting_colours():
@@ -131,14 +152,19 @@ def test_per_class_counts_equal_brute_force_for_sample_hands(model):
     for i in rng.choice(len(hands), 12, replace=False):
         other = v[(bits & bits[i]) == 0]
         assert len(other) == fcf.N_DEALER
-        c = model.classes.index(hands[i:i + 1])[0]
+        c = model.classes.index(hands[i : i + 1])[0]
         closed = other < fcfhands.OPEN
         assert model.value[c] == v[i]
         assert (model.win[c], model.tie[c], model.lose[c]) == (
-            (other < v[i]).sum(), (other == v[i]).sum(), (other > v[i]).sum())
+            (other < v[i]).sum(),
+            (other == v[i]).sum(),
+            (other > v[i]).sum(),
+        )
         assert (model.nwin[c], model.ntie[c], model.nlose[c]) == (
-            (closed & (other < v[i])).sum(), (closed & (other == v[i])).sum(),
-            (closed & (other > v[i])).sum())
+            (closed & (other < v[i])).sum(),
+            (closed & (other == v[i])).sum(),
+            (closed & (other > v[i])).sum(),
+        )
 
 
 def test_wins_balance_losses_and_closed_dealers_add_up(model):
@@ -177,8 +203,11 @@ def test_variants_move_the_figures_the_expected_way(model):
     # every hand worth raising beats every dealer hand that does not open, so the Raise
     # that always wins then changes nothing under the best strategy
     assert ret(win) == ret(base)
-    assert all(n.endswith("dealer does not open") == (p > 0) for n, _, p in
-               win.outcomes()["raise"] if "does not open" in n)
+    assert all(
+        n.endswith("dealer does not open") == (p > 0)
+        for n, _, p in win.outcomes()["raise"]
+        if "does not open" in n
+    )
     for g in (base, push, win):
         for rows in g.outcomes().values():
             assert sum(c for _, c, _ in rows) == fcf.N_PAIRS

@@ -1,6 +1,7 @@
 """High Card Flush par mathematics: every counting method against brute force on a small deck
 (5 ranks, 4-card hands), the reference and published figures on the real deck, and the proof
 that the strategy is each hand's best (host_tools/par, docs/par.md)."""
+
 import itertools
 import random
 from fractions import Fraction
@@ -23,13 +24,20 @@ def small():
     t = (np.int64(1) << (R * (hands & 3) + (hands >> 2))).sum(axis=1)
     masks = np.stack([(t >> (R * s)) & ((1 << R) - 1) for s in range(4)])
     bits = (np.int64(1) << hands).sum(axis=1)
-    return {"v": val[masks].max(axis=0), "run": run[masks].max(axis=0),
-            "len": pop[masks].max(axis=0), "bits": bits, "masks": masks.T, "n": len(hands)}
+    return {
+        "v": val[masks].max(axis=0),
+        "run": run[masks].max(axis=0),
+        "len": pop[masks].max(axis=0),
+        "bits": bits,
+        "masks": masks.T,
+        "n": len(hands),
+    }
 
 
 def test_distributions_equal_brute_force_on_a_small_deck(small):
-    assert hcf.flush_lengths(R, C) == {k: int(n) for k, n in enumerate(
-        np.bincount(small["len"])) if n}
+    assert hcf.flush_lengths(R, C) == {
+        k: int(n) for k, n in enumerate(np.bincount(small["len"])) if n
+    }
     assert hcf.sf_runs(R, C) == {k: int(n) for k, n in enumerate(np.bincount(small["run"])) if n}
     joint = {}
     for a, b in zip(small["len"].tolist(), small["run"].tolist()):
@@ -46,9 +54,12 @@ def test_pair_counts_equal_brute_force_on_a_small_deck(small):
     queries = []
     for _ in range(40):
         x, y = rng.choice(values), rng.choice(values)
-        queries.append(((x >> R, x & 31, rng.random() < .5),
-                        (y >> R, y & 31, rng.random() < .5) if rng.random() < .9
-                        else hcfmain.INF))
+        queries.append(
+            (
+                (x >> R, x & 31, rng.random() < 0.5),
+                (y >> R, y & 31, rng.random() < 0.5) if rng.random() < 0.9 else hcfmain.INF,
+            )
+        )
     got = hcfmain.pair_counts(queries, R, C)
     for ((xl, xm, xs), y), n in zip(queries, got):
         x = hcf.value(xl, xm, R)
@@ -76,7 +87,12 @@ def test_game_counts_equal_brute_force_on_a_small_deck(small):
             tie += (qual & (d == x)).sum()
             lose += (qual & (d > x)).sum()
         assert (g.hands[i], g.nq[i], g.win[i], g.tie[i], g.lose[i]) == (
-            len(players), nq, win, tie, lose), x
+            len(players),
+            nq,
+            win,
+            tie,
+            lose,
+        ), x
 
 
 def test_hand_counts_equal_brute_force_on_a_small_deck(small):
@@ -85,20 +101,31 @@ def test_hand_counts_equal_brute_force_on_a_small_deck(small):
     for p in range(0, small["n"], 401):
         d = v[(bits & bits[p]) == 0]
         x, nq, lt, le, n = hcf.hand_counts(small["masks"][p].tolist(), SMALL_Q, R, C)
-        assert (x, nq, lt, le, n) == (v[p], (d < q).sum(), (d < x).sum(), (d <= x).sum(),
-                                      len(d))
+        assert (x, nq, lt, le, n) == (v[p], (d < q).sum(), (d < x).sum(), (d <= x).sum(), len(d))
 
 
 def test_distributions_are_the_reference_figures():
     # reference-figures.md 4.1-4.3 (a C enumeration and a second method there)
-    assert hcf.flush_lengths() == {2: 24676704, 3: 78881088, 4: 26137540, 5: 3814668,
-                                   6: 267696, 7: 6864}
-    assert hcf.sf_runs() == {1: 52438672, 2: 71985176, 3: 8642932, 4: 676196, 5: 39960,
-                             6: 1592, 7: 32}
+    assert hcf.flush_lengths() == {
+        2: 24676704,
+        3: 78881088,
+        4: 26137540,
+        5: 3814668,
+        6: 267696,
+        7: 6864,
+    }
+    assert hcf.sf_runs() == {
+        1: 52438672,
+        2: 71985176,
+        3: 8642932,
+        4: 676196,
+        5: 39960,
+        6: 1592,
+        7: 32,
+    }
     j = hcf.joint()
     assert [j.get((7, b), 0) for b in range(1, 8)] == [0, 1272, 3020, 1704, 648, 188, 32]
-    assert [j.get((4, b), 0) for b in range(1, 8)] == [5631080, 16434592, 3669752, 402116,
-                                                       0, 0, 0]
+    assert [j.get((4, b), 0) for b in range(1, 8)] == [5631080, 16434592, 3669752, 402116, 0, 0, 0]
     assert [j.get((2, b), 0) for b in range(1, 8)] == [14280500, 10396204, 0, 0, 0, 0, 0]
 
 
@@ -135,7 +162,8 @@ def test_main_game_counts_and_published_rates(main):
     names = [hcfsheet._mask_name(int(m)) for m in g.mask[three & (g.mult > 0)]]
     assert min(zip(g.x[three & (g.mult > 0)], names))[1] == "T-8-6"
     assert set(g.mult[g.length == 2]) == {0} and set(g.mult[g.length >= 4]) == set(
-        hcfmain.raise_caps(4)) | {2, 3}
+        hcfmain.raise_caps(4)
+    ) | {2, 3}
     # "you will call 67.86 % of the time ... a 0.08 % chance the dealer will push"
     # (worldcasinoindex.com): the hand-by-hand strategy
     n = comb(52, 7)
@@ -209,7 +237,9 @@ def test_the_strategy_is_every_hands_best():
     assert 2 * d4 < n
     for length in (5, 6, 7):
         low = _max_over_patterns(7 - length, length, lambda z: _coeff(z, 3))
-        high = _max_over_patterns(7 - length, length, lambda z: n - _coeff(z, length - 1))
+        high = _max_over_patterns(
+            7 - length, length, lambda z, length=length: n - _coeff(z, length - 1)
+        )
         assert n - low - 2 * high > 0
 
 

@@ -1,6 +1,7 @@
 """Par sheets end to end: the API other tools use (host_tools.par.sheet / render), the
 simulation through the firmware's engine agreeing with the exact figures (and catching a wrong
 one), bad pay tables and rules refused with a clear error, `shoectl par` (docs/par.md)."""
+
 import json
 import re
 from fractions import Fraction
@@ -21,18 +22,23 @@ def _check_entry(w):
     contrib = sum(o["contribution"] for o in w["outcomes"] if o["contribution"] is not None)
     assert abs(contrib - w["return"]) < 1e-9
     assert Fraction(w["return_exact"]) == sum(
-        Fraction(o["combinations"], total) * Fraction(o["pays"]) for o in w["outcomes"]
-        if o["pays"] is not None)
+        Fraction(o["combinations"], total) * Fraction(o["pays"])
+        for o in w["outcomes"]
+        if o["pays"] is not None
+    )
     if w["house_edge"] is not None:
         assert abs(w["house_edge"] + w["return"] / w["wagered_per_hand"]) < 1e-12
     assert w["simulation"]["agrees"], (w["wager"], w["simulation"])
 
 
-@pytest.mark.parametrize("name, wagers", [
-    ("fcf-public-1", ["ante", "odds", "raise", "prime", "four_card_bonus", "all_six"]),
-    ("hcf-public-1", ["ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"]),
-    ("hcf-public-2", ["ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"]),
-])
+@pytest.mark.parametrize(
+    "name, wagers",
+    [
+        ("fcf-public-1", ["ante", "odds", "raise", "prime", "four_card_bonus", "all_six"]),
+        ("hcf-public-1", ["ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"]),
+        ("hcf-public-2", ["ante", "raise", "flush_bonus", "straight_flush_bonus", "progressive"]),
+    ],
+)
 def test_preset_sheets_are_consistent_and_agree_with_the_engine(name, wagers):
     s = par.sheet(name, sim_rounds=300, seed=4)
     assert s["type"] == "par_sheet" and s["paytable"]["name"] == name
@@ -49,24 +55,39 @@ def test_house_edges_of_the_presets():
     # and Straight Flush Bonus also match reference-figures.md 4.4 to the last digit
     fcf_ = par.sheet("fcf-public-1", sim_rounds=0)
     he = {w["wager"]: "%.4f" % (100 * w["house_edge"]) for w in fcf_["wagers"]}
-    assert he == {"ante": "17.0907", "odds": "34.3718", "raise": "-42.6854",
-                  "prime": "9.8039", "four_card_bonus": "22.6626", "all_six": "59.5712"}
+    assert he == {
+        "ante": "17.0907",
+        "odds": "34.3718",
+        "raise": "-42.6854",
+        "prime": "9.8039",
+        "four_card_bonus": "22.6626",
+        "all_six": "59.5712",
+    }
     assert "%.4f" % (100 * fcf_["main_game"]["house_edge_per_hand"]) == "1.4745"
-    for name, fb, sfb in (("hcf-public-1", "7.8072", "13.0864"),
-                          ("hcf-public-2", "5.3038", "6.3515")):
+    for name, fb, sfb in (
+        ("hcf-public-1", "7.8072", "13.0864"),
+        ("hcf-public-2", "5.3038", "6.3515"),
+    ):
         s = par.sheet(name, sim_rounds=0)
         he = {w["wager"]: w["house_edge"] for w in s["wagers"]}
-        assert ("%.4f" % (100 * he["flush_bonus"]), "%.4f" % (100 * he["straight_flush_bonus"])
-                ) == (fb, sfb)
+        assert (
+            "%.4f" % (100 * he["flush_bonus"]),
+            "%.4f" % (100 * he["straight_flush_bonus"]),
+        ) == (fb, sfb)
         assert "%.4f" % (100 * s["main_game"]["house_edge_per_hand"]) == "2.6645"
-        assert "%.4f" % (100 * s["main_game"]["strategy"]["flush_value_only"][
-            "house_edge_per_hand"]) == "2.7114"
+        assert (
+            "%.4f" % (100 * s["main_game"]["strategy"]["flush_value_only"]["house_edge_per_hand"])
+            == "2.7114"
+        )
 
 
 def test_a_new_inline_table_offers_only_its_wagers():
-    doc = {"name": "casino-7", "game": "four-card-frenzy",
-           "odds": {"four_of_a_kind": {"win": 40, "bad_beat": 80}, "straight": {"win": 1}},
-           "four_card_bonus": {"four_of_a_kind": 50, "two_pair": 1.5}}
+    doc = {
+        "name": "casino-7",
+        "game": "four-card-frenzy",
+        "odds": {"four_of_a_kind": {"win": 40, "bad_beat": 80}, "straight": {"win": 1}},
+        "four_card_bonus": {"four_of_a_kind": 50, "two_pair": 1.5},
+    }
     s = par.sheet(doc, {"ties": "push"}, sim_rounds=200, seed=2)
     assert [w["wager"] for w in s["wagers"]] == ["ante", "odds", "raise", "four_card_bonus"]
     assert s["rules"] == {"ties": "push", "raise_when_dealer_not_open": "compare"}
@@ -77,16 +98,23 @@ def test_a_new_inline_table_offers_only_its_wagers():
         _check_entry(w)
 
 
-@pytest.mark.parametrize("doc, field", [
-    ({"name": "x", "game": "four-card-frenzy", "prime": {"five_one_colour": -1}},
-     "prime.five_one_colour"),
-    ({"name": "x", "game": "four-card-frenzy", "four_card_bonus": {"royal": 5}},
-     "four_card_bonus"),
-    ({"name": "x", "game": "high-card-flush", "flush_bonus": {"4": 1.00001}}, "flush_bonus.4"),
-    ({"name": "x", "game": "high-card-flush", "flush_bonus": {"4": "2"}}, "flush_bonus.4"),
-    ({"name": "x", "game": "poker"}, "game"),
-    ("no-such-table", "no-such-table"),
-])
+@pytest.mark.parametrize(
+    "doc, field",
+    [
+        (
+            {"name": "x", "game": "four-card-frenzy", "prime": {"five_one_colour": -1}},
+            "prime.five_one_colour",
+        ),
+        (
+            {"name": "x", "game": "four-card-frenzy", "four_card_bonus": {"royal": 5}},
+            "four_card_bonus",
+        ),
+        ({"name": "x", "game": "high-card-flush", "flush_bonus": {"4": 1.00001}}, "flush_bonus.4"),
+        ({"name": "x", "game": "high-card-flush", "flush_bonus": {"4": "2"}}, "flush_bonus.4"),
+        ({"name": "x", "game": "poker"}, "game"),
+        ("no-such-table", "no-such-table"),
+    ],
+)
 def test_bad_pay_tables_are_refused_naming_the_field(doc, field):
     with pytest.raises(ShoeError) as e:
         par.sheet(doc, sim_rounds=0)
@@ -139,16 +167,47 @@ def test_render_formats():
 
 def test_shoectl_par(tmp_path, capsys):
     table = tmp_path / "t.json"
-    table.write_text(json.dumps({"name": "mine", "game": "high-card-flush",
-                                 "flush_bonus": {"7": 250, "6": 90, "5": 12, "4": 1}}))
+    table.write_text(
+        json.dumps(
+            {
+                "name": "mine",
+                "game": "high-card-flush",
+                "flush_bonus": {"7": 250, "6": 90, "5": 12, "4": 1},
+            }
+        )
+    )
     out = tmp_path / "sheet.json"
-    assert cli.main(["par", "--paytable", str(table), "--format", "json", "--sim-rounds", "80",
-                     "-o", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "par",
+                "--paytable",
+                str(table),
+                "--format",
+                "json",
+                "--sim-rounds",
+                "80",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     s = json.loads(out.read_text())
     assert [w["wager"] for w in s["wagers"]] == ["ante", "raise", "flush_bonus"]
     assert "simulation agrees within 3 SE: yes" in capsys.readouterr().err
-    assert cli.main(["par", "--paytable", '{"name": "x", "game": "high-card-flush", '
-                     '"flush_bonus": {"3": 1}}', "--sim-rounds", "0"]) == 1
+    assert (
+        cli.main(
+            [
+                "par",
+                "--paytable",
+                '{"name": "x", "game": "high-card-flush", "flush_bonus": {"3": 1}}',
+                "--sim-rounds",
+                "0",
+            ]
+        )
+        == 1
+    )
     assert 'flush_bonus: unknown category "3"' in capsys.readouterr().err
     table.write_text("{not json")
     assert cli.main(["par", "--paytable", str(table)]) == 1
