@@ -88,7 +88,7 @@ class RoundDisplay:
         t.add_column("cards", no_wrap=True)
         t.add_column("best four", no_wrap=True)
         t.add_column("hand")
-        for k, head in WAGER_COLUMNS:
+        for _k, head in WAGER_COLUMNS:
             t.add_column(head, justify="right")
         t.add_column("net", justify="right")
         for seat, s in sorted(r["seats"].items(), key=lambda kv: int(kv[0])):

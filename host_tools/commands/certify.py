@@ -213,7 +213,7 @@ def _mutate(args):
     from host_tools.cert import mutate
 
     if args.list:
-        for name, cid, edits, what in mutate.MUTATIONS:
+        for name, cid, _edits, what in mutate.MUTATIONS:
             print("%-28s %-24s %s" % (name, cid, what))
         return 0
     root = _root()

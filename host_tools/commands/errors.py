@@ -47,7 +47,7 @@ def run(args):
             try:
                 body = {"ids": [int(x) for x in args.ack]}
             except ValueError:
-                raise ShoeError("--ack takes error ids (numbers) or `all`")
+                raise ShoeError("--ack takes error ids (numbers) or `all`") from None
         rep = link.command("ack_error", body, timeout=args.timeout, supervisor=True)
         cleared = rep.get("cleared", [])
         print(json.dumps(rep, sort_keys=True) if args.json else

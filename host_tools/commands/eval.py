@@ -38,7 +38,7 @@ def run(args):
         try:
             stream = open(args.input, "rb")
         except OSError as e:
-            raise ShoeError("cannot read %s: %s" % (args.input, e.strerror))
+            raise ShoeError("cannot read %s: %s" % (args.input, e.strerror)) from None
     failed = False
     out = sys.stdout
     try:

@@ -110,7 +110,7 @@ def run(args):
             view = FloorView(args.db, host=host, port=port, role=args.role or None, users=users,
                              **opts).start()
         except OSError as e:
-            raise ShoeError("cannot serve on %s: %s" % (args.http, e.strerror))
+            raise ShoeError("cannot serve on %s: %s" % (args.http, e.strerror)) from None
     print("floor view: %s" % view.url, flush=True)
     msrv = None
     if args.metrics:

@@ -43,14 +43,14 @@ def read_paytable(arg):
             with open(arg, encoding="utf-8") as f:
                 text = f.read()
         except (OSError, UnicodeDecodeError) as e:
-            raise ShoeError("cannot read pay table %s: %s" % (arg, e))
+            raise ShoeError("cannot read pay table %s: %s" % (arg, e)) from None
     if text is None:
         return arg
     try:
         return json.loads(text)
     except ValueError as e:
         raise ShoeError("pay table %s is not JSON: %s" % (
-            "(inline)" if text is arg else arg, e))
+            "(inline)" if text is arg else arg, e)) from None
 
 
 def _rules(pairs):
@@ -76,7 +76,7 @@ def run(args):
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
         except OSError as e:
-            raise ShoeError("cannot write %s: %s" % (args.output, e.strerror))
+            raise ShoeError("cannot write %s: %s" % (args.output, e.strerror)) from None
     else:
         sys.stdout.write(text)
     sim = s.get("simulation")

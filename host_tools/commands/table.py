@@ -80,7 +80,7 @@ def _int(text, what):
     try:
         v = int(text)
     except ValueError:
-        raise ShoeError("%s must be a whole number, not %r" % (what, text))
+        raise ShoeError("%s must be a whole number, not %r" % (what, text)) from None
     if v < 0:
         raise ShoeError("%s must be >= 0" % what)
     return v
@@ -128,7 +128,7 @@ def build(args):
             try:
                 cfg[k] = json.loads(v)
             except ValueError:
-                raise ShoeError("--set %s: %r is not JSON (strings in quotes)" % (k, v))
+                raise ShoeError("--set %s: %r is not JSON (strings in quotes)" % (k, v)) from None
         return "configure", cfg, (True if args.supervisor else None)
     if a == "load-deck":
         return "load_deck", {"serial": args.serial.upper(), "back": args.back}, None

@@ -71,7 +71,7 @@ def run(args):
             try:
                 ctr = tagwriter.provision(tag, code, key)
             except tagwriter.TagError as e:
-                raise ShoeError("card %s (tag %s): %s" % (cards.name(card), tag.uid.hex(), e))
+                raise ShoeError("card %s (tag %s): %s" % (cards.name(card), tag.uid.hex(), e)) from None
             row = {"card": cards.name(card), "code": code, "uid": tag.uid.hex(), "ctr": ctr}
             done.append(row)
             print(json.dumps(row) if args.json else "%-3s %s  tag %s  ok" % (

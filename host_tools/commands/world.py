@@ -42,7 +42,7 @@ def _addr(url):
     try:
         return host or "127.0.0.1", int(port)
     except ValueError:
-        raise ShoeError("bad port in %s" % url)
+        raise ShoeError("bad port in %s" % url) from None
 
 
 def card_key(args):
@@ -58,7 +58,7 @@ def run(args):
     try:
         serial = int(args.serial, 16)
     except ValueError:
-        raise ShoeError("--serial must be 4 hex digits")
+        raise ShoeError("--serial must be 4 hex digits") from None
     if not 0 <= serial <= 0xFFFF or not 0 <= args.cards <= 52 or args.pace < 0:
         raise ShoeError("--serial must be 0000..FFFF, --cards 0..52, --pace >= 0")
     if not 0 <= args.skip <= 52 - args.cards:
@@ -69,7 +69,7 @@ def run(args):
         try:
             faults[int(at)] = {"kind": kind}
         except ValueError:
-            raise ShoeError("--fault must look like 7:no-read, got %r" % f)
+            raise ShoeError("--fault must look like 7:no-read, got %r" % f) from None
     try:
         port = ReaderPort(*_addr(args.reader))
         world = World(port, gap_s=args.pace, **card_key(args))
@@ -80,7 +80,7 @@ def run(args):
         world.new_round()
         deck.pos = args.skip
         for i in range(args.cards):
-            c = world.draw(deck, faults.get(i))
+            world.draw(deck, faults.get(i))
             print("card %2d: %s%s" % (i, port.sent[-1].decode(), "  (%s)" % faults[i]["kind"] if i in faults else ""))
         if args.stub:
             n = len(deck.remaining())
@@ -89,5 +89,5 @@ def run(args):
         time.sleep(0.05)
         port.close()
     except WorldError as e:
-        raise ShoeError(str(e))
+        raise ShoeError(str(e)) from None
     return 0

@@ -91,7 +91,7 @@ def serve(where, samples, health):
     try:
         httpd = ThreadingHTTPServer((host, port), Handler)
     except OSError as e:
-        raise ShoeError("cannot serve metrics on %s:%d: %s" % (host, port, e.strerror))
+        raise ShoeError("cannot serve metrics on %s:%d: %s" % (host, port, e.strerror)) from None
     httpd.daemon_threads = True
     return _MetricsServer(httpd)
 

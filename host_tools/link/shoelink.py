@@ -478,7 +478,7 @@ class ShoeLink:
             for ev in self._waiting.values():  # wake every waiting command
                 ev.set()
             raise
-        for kind, body, ref, meta in out:
+        for kind, body, ref, _meta in out:
             self._emit((kind, body, ref))
             if ref:
                 self._check_reveal(kind, body, ref)

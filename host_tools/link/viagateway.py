@@ -87,7 +87,7 @@ class GatewayLink:
                         self.url, e.reason or e)) from None
                 if time.monotonic() >= deadline:
                     raise ShoeError("no gateway answers on %s (%s): is `shoectl gateway` running "
-                                    "with this API address?" % (self.url, e.strerror or e))
+                                    "with this API address?" % (self.url, e.strerror or e)) from None
                 time.sleep(0.1)
         try:
             welcome = self._handshake(sock, secret, deadline)

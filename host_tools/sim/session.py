@@ -49,9 +49,9 @@ def load_script(path_or_obj):
             with open(path_or_obj) as f:
                 s = json.load(f)
         except OSError as e:
-            raise ShoeError("cannot read script %s: %s" % (path_or_obj, e.strerror))
+            raise ShoeError("cannot read script %s: %s" % (path_or_obj, e.strerror)) from None
         except ValueError as e:
-            raise ShoeError("script %s is not JSON: %s" % (path_or_obj, e))
+            raise ShoeError("script %s is not JSON: %s" % (path_or_obj, e)) from None
     if not isinstance(s, dict):
         raise ShoeError("script: the top level must be an object")
     if s.get("game") not in GAMES:
@@ -70,7 +70,7 @@ def load_script(path_or_obj):
             try:
                 ids = cards.parse_hand(deck, what="%s deck" % where)
             except cards.CardError as e:
-                raise ShoeError(str(e))
+                raise ShoeError(str(e)) from None
             if len(ids) != 52:
                 raise ShoeError("%s: a stacked deck lists all 52 cards (got %d)" % (where, len(ids)))
         for f in r.get("faults", []):
@@ -141,7 +141,7 @@ class TableRunner(PowerReturns):
         deck = Deck(serial, back, order=order, seed=seed)
         self.decks[slot] = deck
         try:
-            self._reader(lambda: self.world.deck_check(deck))
+            self._reader(lambda deck=deck: self.world.deck_check(deck))
             _, ev = self.wait_for(("deck_check",), mark=True)
         except Rebooted:
             self.recover()
@@ -170,7 +170,7 @@ class TableRunner(PowerReturns):
                 deck.order = _shuffled_ids(rng)
                 deck.pos = 0
                 try:
-                    self._reader(lambda: self.world.deck_check(deck))
+                    self._reader(lambda deck=deck: self.world.deck_check(deck))
                     self.wait_for(("deck_check",), mark=True)
                 except Rebooted:
                     self.recover()
@@ -231,13 +231,13 @@ class TableRunner(PowerReturns):
             t0 = time.monotonic()
             here = pos
 
-            def this_card(b):
+            def this_card(b, here=here):
                 return b.get("round") == rnd and b.get("position", here) == here
 
             if kind == "link-drop":
                 self._link_drop(fault)        # the cable is out while this card is dealt
             try:
-                card = self._reader(lambda: self.world.draw(
+                card = self._reader(lambda kind=kind, fault=fault: self.world.draw(
                     deck, None if kind in ("power-cut", "link-drop") else fault, other))
             except Rebooted:
                 card = deck.order[deck.pos - 1]
@@ -361,7 +361,7 @@ class TableRunner(PowerReturns):
             try:
                 self.play_round(spec, ids, rng)
             except WorldError as e:
-                raise ShoeError("round %d: %s" % (i, e))
+                raise ShoeError("round %d: %s" % (i, e)) from None
         if settle:
             self.settle_phase(rng, back_for_slot)
         return self.outcomes
