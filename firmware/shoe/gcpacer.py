@@ -1,4 +1,4 @@
-"""GcPacer: when the app's heap is collected: a threshold fitted to the heap the app boots in, and a
+"""GcPacer: when the app's heap is collected: a threshold fitted to the heap it boots in, and a
 collection in the pause after a card when enough was allocated, so that the collector seldom
 runs inside a card's path (docs/hardware.md section 8).
 

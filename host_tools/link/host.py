@@ -3,7 +3,8 @@ ShoeEndpoint, and the host-only envelope functions (sealing commands, opening an
 messages). Imports only the firmware's shoe.link, so it runs on CPython (host_tools.link.host) and
 under MicroPython in tests (MICROPYPATH holds host_tools/link: `import host`).
 
-    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)  # make_endpoint("host", key)
+    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)
+    ep = make_endpoint(role, key, **options)  # "host": a HostEndpoint; "shoe": a ShoeEndpoint
     ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until link up
     for kind, body, eseq, meta in ep.receive(chunk, now_ms): ...
     out = ep.transmit(now_ms)
