@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "firmware"))
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools import runtime  # noqa: E402
-from host_tools.link.host import Endpoint  # noqa: E402
+from host_tools.link.host import make_endpoint  # noqa: E402
 from shoe.journal.journal import Journal  # noqa: E402
 from shoe.link import (  # noqa: E402
     cobs,  # noqa: E402
@@ -84,8 +84,8 @@ def wire_size(kind, body, eseq=1):
 def run_link(p_byte, p_drop, n=2000, seed=1, event=CARD):
     with tempfile.TemporaryDirectory() as d:
         j = Journal(d)
-        shoe_ep = Endpoint("shoe", KEY, store=j, shoe_id="B")
-        host = Endpoint("host", KEY)
+        shoe_ep = make_endpoint("shoe", KEY, store=j, shoe_id="B")
+        host = make_endpoint("host", KEY)
         up, down = LossyChannel(seed, p_byte, p_drop, 0), LossyChannel(seed + 1, p_byte, p_drop, 0)
         sent = got = wire = 0
         now = 0
@@ -116,8 +116,8 @@ def round_writes():
     one table step each, decisions, the result; the host acknowledging as ShoeLink does."""
     with tempfile.TemporaryDirectory() as d:
         j = Journal(d)
-        ep = Endpoint("shoe", KEY, store=j, shoe_id="B")
-        host = Endpoint("host", KEY)
+        ep = make_endpoint("shoe", KEY, store=j, shoe_id="B")
+        host = make_endpoint("host", KEY)
         now = 0
 
         def pump(ms=300):
@@ -343,8 +343,8 @@ def stall_recovery():
     out = {}
     for case in ("black_hole_10s", "desync"):
         st = MemoryStore()
-        shoe_ep = Endpoint("shoe", KEY, store=st, shoe_id="B")
-        host = Endpoint("host", KEY)
+        shoe_ep = make_endpoint("shoe", KEY, store=st, shoe_id="B")
+        host = make_endpoint("host", KEY)
         now = 0
         replies = set()
 

@@ -304,7 +304,7 @@ def main(argv=None):
             fcost = chip.value("frame_cost(50)")
             ccost = chip.value("commit_cost(20)")
             stages = chip.value("(P, N)")
-            thr = chip.value("app.collector.threshold")
+            thr = chip.value("app.gcpacer.threshold")
             free = chip.value("(gc.collect(), gc.mem_free())[1]")
             dealt = chip.value("app.table.tracker.n")
             chip.value("service(3000)")

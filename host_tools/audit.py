@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 from shoe.link import codec
+from host_tools import events as E
 from host_tools.events import jsonable as _jsonable
 from host_tools.hoststate import HostStateError
 from host_tools.link.host import open_event
@@ -169,7 +170,7 @@ class AuditStore:
         return out
 
     def rounds(self, shoe=None, last=100):
-        evs = self.events(shoe, kinds=("round_result", "round_void"))
+        evs = self.events(shoe, kinds=E.OUTCOMES)
         return evs[-last:] if last else evs
 
     def verify(self, shoe, key):
@@ -318,9 +319,9 @@ class AuditStore:
         bodies, bytes as hex), in order: what a RoundWatch that starts mid-round loads."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT kind, body, payload FROM events WHERE shoe=? AND kind IN "
-                "('round_open', 'card', 'reveal') AND json_extract(body, '$.round')=? "
-                "ORDER BY eseq", (shoe, rnd)).fetchall()
+                "SELECT kind, body, payload FROM events WHERE shoe=? AND kind IN (?, ?, ?) "
+                "AND json_extract(body, '$.round')=? ORDER BY eseq",
+                (shoe, E.ROUND_OPEN, E.CARD, E.REVEAL, rnd)).fetchall()
         out = []
         for k, b, p in rows:
             k, body = _signed(k, json.loads(b), p)

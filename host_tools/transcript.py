@@ -30,7 +30,7 @@ re-record: after an intended protocol change).
 import hashlib
 import json
 
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 
 FORMAT = 1
 
@@ -202,7 +202,7 @@ class _GivenNonces:
 def host_endpoint(header, keys):
     """The host Endpoint as the recorded ShoeLink built it (options, sid, nonces)."""
     h = header["host"]
-    return Endpoint(
+    return make_endpoint(
         "host",
         keys["shoe"],
         on_peer=lambda hello: h.get("on_peer"),
@@ -328,7 +328,7 @@ def shoe_endpoint(header, keys):
     store = MemoryStore(limit=header["outbox_limit"])
     store.boot = header["boot"]
     sup = keys.get("supervisor") if header.get("supervisor_key_id") else None
-    return Endpoint(
+    return make_endpoint(
         "shoe",
         keys["shoe"],
         store=store,

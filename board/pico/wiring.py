@@ -24,7 +24,7 @@ service = {"pin": 22, "pull": "up", "active_level": 0}  # jumper GP22-GND: servi
 watchdog = {"timeout_ms": 8000}  # RP2040 maximum is 8388 ms
 state_dir = "state"
 # collect after 16 KB allocated at least: a collection marks the bytecode loaded from flash
-# (~150 KB, ~30 ms); at 4 KB most authenticated tags' reads paid one (shoe.collector.tune)
+# (~150 KB, ~30 ms); at 4 KB most authenticated tags' reads paid one (shoe.gcpacer.tune)
 gc = {"threshold_min": 16384}
 journal = {"store": "ring"}  # the journal on raw flash rings (rp2.Flash), docs/journal.md
 # the flash below MicroPython's filesystem, where the firmware image lives (XIP address): the

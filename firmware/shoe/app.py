@@ -22,7 +22,7 @@ from os import urandom as _urandom
 
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
-from shoe.collector import Collector
+from shoe.gcpacer import GcPacer
 from shoe.commands import roots, run as _run_command
 from shoe.hardware import Hardware  # noqa: F401 (what a board hands to run(): shoe.hardware)
 from shoe.errors import ShoeError
@@ -59,7 +59,7 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        self.collector = Collector()   # every 4 KB while the app builds itself (boot() tunes it)
+        self.gcpacer = GcPacer()   # every 4 KB while the app builds itself (boot() tunes it)
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw
@@ -95,7 +95,7 @@ class App:
         self.dropped = 0
         self._last_card = None
         self._read_ms = ticks_ms()
-        self._quiet_for = None    # the read whose pause the ticker has used (Collector.collect_if_due)
+        self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_if_due)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
@@ -404,7 +404,7 @@ class App:
             if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
                 self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
                 self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
-                self.collector.collect_if_due()
+                self.gcpacer.collect_if_due()
             if quiet > _IDLE_MS:
                 if self._prefetch is not None:
                     self.prefetch_one()
@@ -457,7 +457,7 @@ class App:
     def boot(self):
         from shoe import attest
 
-        self.collector.tune(getattr(self.hw, "gc_min", None))
+        self.gcpacer.tune(getattr(self.hw, "gc_min", None))
         if self.hw.firmware_root:
             from shoe.crypto import hexlify
 
@@ -465,7 +465,7 @@ class App:
         forget("shoe.attest")   # imported again by an `attest` command
         forget("shoe.drivers.hwbuild")   # boot work (the bundle is a shoe.hardware.Hardware)
         _log("firmware %s board %s shoe %s boot %d gc_threshold %d" % (
-            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.collector.threshold))
+            VERSION, self.hw.board_name, self.cfg["shoe_id"], self.journal.boot, self.gcpacer.threshold))
         self._emit("hello", {"firmware": VERSION, "board": self.hw.board_name,
                              "shoe_id": self.cfg["shoe_id"], "provisioned": self.provisioned,
                              "firmware_sha256": self.firmware_sha, "boot": self.journal.boot})

@@ -38,7 +38,7 @@ def status(app, kind=None, body=None, now=None, role=None):
               "shoe_id": app.cfg["shoe_id"], "provisioned": app.provisioned,
               "firmware_sha256": app.firmware_sha, "mem_free": gc.mem_free(),
               "reads": app.reads, "backlog": len(app.backlog), "faults": app.faults,
-              "backlog_dropped": app.dropped, "idle_collections": app.collector.idle_collections,
+              "backlog_dropped": app.dropped, "idle_collections": app.gcpacer.idle_collections,
               "boot": app.journal.boot, "demo": app.cfg.get("demo", False)})
     j = app.journal   # the live chain: the host's audit store must end here (verify)
     t["chain"] = {"eseq": j.eseq, "head": j.chain, "acked": j.outbox_first() - 1}

@@ -30,7 +30,7 @@ class Hardware:
         self.flash = flash            # raw flash (rp2.Flash) for the journal's rings, or None
         self.service = service        # the service jumper: main.py starts no app, no watchdog
         self.crashes = crashes        # boots in a row that ended in an exception out of the app
-        self.gc_min = gc_min          # the board's least collection threshold (shoe.collector)
+        self.gc_min = gc_min          # the board's least collection threshold (shoe.gcpacer)
         self.image = image            # the firmware image's flash (bytes-like) or None (attest)
 
 

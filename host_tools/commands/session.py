@@ -3,6 +3,7 @@ import json
 import sys
 import tempfile
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 
 NAME = "session"
@@ -47,20 +48,20 @@ def _human(kind, body, shown):
     """One printed line per event. A card is face down until its round's reveal (the shoe
     sends its commitment): the card line says where it went; the reveal prints every card."""
     got = shown.feed(kind, body)
-    if kind == "card":
+    if kind == E.CARD:
         return "round %s card %2s  face down -> %s" % (body.get("round"), body.get("position"),
                                                        body.get("target"))
-    if kind == "reveal":
+    if kind == E.REVEAL:
         return "round %s REVEAL %s" % (body.get("round"), "  ".join(
             "%s %s->%s" % (p, c, t) for p, c, t in got or ()))
-    if kind == "round_result":
+    if kind == E.ROUND_RESULT:
         seats = body.get("seats", {})
         return "round %s RESULT dealer %s %s; %s" % (
             body.get("round"), " ".join(body.get("dealer", {}).get("cards", [])),
             body.get("dealer", {}).get("category"),
             ", ".join("seat %s %s net %+d" % (k, v.get("category"), v.get("net", 0))
                       for k, v in sorted(seats.items())))
-    if kind == "round_void":
+    if kind == E.ROUND_VOID:
         return "round %s VOID %s (%s)" % (body.get("round"), body.get("reason"), body.get("detail"))
     return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=_hex))
 
@@ -106,7 +107,7 @@ def run(args):
         with VirtualTable(state, on_event=show, db=args.db,
                           event_timeout=args.event_timeout) as table:
             outcomes = table.runner.play(script)
-    n_res = sum(1 for o in outcomes if o[1] == "round_result")
+    n_res = sum(1 for o in outcomes if o[1] == E.ROUND_RESULT)
     n_void = len(outcomes) - n_res
     if len(outcomes) != len(script["rounds"]):
         raise ShoeError("%d rounds in the script but %d round outcomes" % (

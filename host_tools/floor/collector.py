@@ -156,7 +156,9 @@ class Collector(Leases, Checks):
         if self._thread:
             self._thread.join(10)
         self.client.loop_stop()
-        self.client._sock_close()
+        sock = self.client.socket()   # closed under paho, not disconnect(): no DISCONNECT
+        if sock is not None:          # packet, the broker sees the peer die (session kept)
+            sock.close()
         self.conn.close()
 
     # ---- MQTT -------------------------------------------------------------------------------

@@ -348,13 +348,17 @@ class FloorView:
                     f.write(json.dumps(rec) + "\n")
         return rec
 
+    def recent_access(self):
+        """The view's own record (note()), newest first."""
+        with self._alock:
+            return list(self.access)[::-1]
+
     def acknowledge(self, alert_id, session, addr):
         """Record an acknowledgement (insert-only, alert_acks, as floor_view); the answer is the
         alert's first one (an alert acknowledged already stays acknowledged by its first)."""
         if not self.query("SELECT id FROM alerts WHERE id = %s", (alert_id,)):
             return None
-        self.sessions._sql("INSERT INTO alert_acks (alert, user_name, role, addr) VALUES "
-                           "(%s, %s, %s, %s)", (alert_id, session.user, session.role, str(addr)))
+        self.sessions.acknowledge(alert_id, session.user, session.role, str(addr))
         self.note("ack", session.user, session.role, addr, "alert %d" % alert_id)
         first = self.query("SELECT user_name, role, at FROM alert_acks WHERE alert = %s ORDER BY "
                            "id LIMIT 1", (alert_id,))[0]
@@ -440,7 +444,7 @@ class FloorView:
         wfile.flush()
 
     # ---- who is asking --------------------------------------------------------------------------
-    def _users_check(self):
+    def refresh_users(self):
         """Re-read the users file when `shoectl floor-user` changed it (at most once a second);
         sessions of users removed or given another role end."""
         u = self.users
@@ -627,7 +631,7 @@ class FloorView:
                 try:
                     if path == "/login" and method == "GET":
                         return self._login_page()
-                    view._users_check()
+                    view.refresh_users()
                     if path == "/login" and method == "POST":
                         return self._do_login()
                     roles, kind = self._route("GET" if method == "HEAD" else method, path)
@@ -724,9 +728,8 @@ class FloorView:
                     return self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
                                        "now": time.time()}, headers=extra)
                 if path == "/api/audit":
-                    with view._alock:
-                        log = list(view.access)[::-1]
-                    return self._json({"access": log, "now": time.time()}, headers=extra)
+                    return self._json({"access": view.recent_access(), "now": time.time()},
+                                      headers=extra)
                 if path == "/events":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")

@@ -3,7 +3,8 @@ ShoeEndpoint, and the host-only envelope functions (sealing commands, opening an
 messages). Imports only the firmware's shoe.link, so it runs on CPython (host_tools.link.host) and
 under MicroPython in tests (MICROPYPATH holds host_tools/link: `import host`).
 
-    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)  # = Endpoint("host", key)
+    ep = HostEndpoint(key, delivered=None, on_peer=None, auto_ack=True)
+    ep = make_endpoint(role, key, **options)  # "host": a HostEndpoint; "shoe": a ShoeEndpoint
     ctr = ep.send(kind, body) / ep.command(kind, body, key=supervisor_key)  # 0 until link up
     for kind, body, eseq, meta in ep.receive(chunk, now_ms): ...
     out = ep.transmit(now_ms)
@@ -39,7 +40,7 @@ from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, bound, mac, seal, uns
 MSG_TAG_V2 = b"SHOE1msg"  # protocol 2's message MAC: no shoe id
 
 
-def Endpoint(role, key, **options):
+def make_endpoint(role, key, **options):
     """Either end of the link by `role` ("shoe": the firmware's ShoeEndpoint, "host")."""
     if role == "host":
         return HostEndpoint(key, **options)

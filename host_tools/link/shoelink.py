@@ -58,7 +58,7 @@ from host_tools.errors import ShoeError
 from host_tools.hoststate import HostState, HostStateError, refusal
 from host_tools.link.apiwire import is_gateway_url
 from host_tools.link.attestation import verify_attestation
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from host_tools.link.portlock import PortLock
 from shoe import roles
 from shoe.config import DEMO_KEYS
@@ -131,7 +131,7 @@ class ShoeLink:
         self.listeners = []       # f((kind, body, eseq)) for each queued event (reader thread,
                                   # under the link's lock: must not block)
         self.supervisor_key = supervisor_key
-        self.ep = Endpoint("host", key, on_peer=self._on_peer, peer_check=self._check_peer,
+        self.ep = make_endpoint("host", key, on_peer=self._on_peer, peer_check=self._check_peer,
                            **(endpoint_options or {}))
         self.shoe_id = None
         self.events = queue.Queue()

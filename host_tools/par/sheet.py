@@ -56,7 +56,7 @@ def load_table(paytable):
     """A preset name, a pay table document (dict) or a Table -> (Table, document or None).
     A bad table raises ShoeError (reason "paytable") with the firmware's own message, which
     names the field (shoe.games.ptcheck)."""
-    if isinstance(paytable, _paytable.Table):
+    if isinstance(paytable, _paytable.PayTable):
         return paytable, None
     try:
         doc = _paytable.preset(paytable) if isinstance(paytable, str) else paytable

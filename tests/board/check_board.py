@@ -38,7 +38,7 @@ def check_wiring_followed():
     # the Pico keeps its journal on raw flash rings (rp2.Flash), the ESP32 on files
     assert (hw.flash is not None) == (board == "pico")
     assert hw.flash is None or hw.flash.ioctl(5, 0) == 4096
-    # the board's floor of the collection threshold reaches the app (shoe.collector.tune)
+    # the board's floor of the collection threshold reaches the app (shoe.gcpacer.tune)
     assert hw.gc_min == getattr(wiring, "gc", {}).get("threshold_min")
     assert (hw.gc_min or 0) >= (16384 if board == "pico" else 0)
 

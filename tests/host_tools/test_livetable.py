@@ -95,10 +95,8 @@ def test_bad_bodies_are_taken_without_a_crash():
     assert t.head == 3 and t.last_result == {"round": 1, "outcome": "result", "seats": {}}
 
 
-# Host modules that still test kinds as literals, and why they are left: another change owns them
+# Host modules that test a kind literal that is not an event kind, and why
 LITERALS_LEFT = {
-    "host_tools/audit.py": "the audit store (owned by the link/audit change)",
-    "host_tools/commands/session.py": "its printer (the CLI-out-of-the-library change moves it)",
     # not events: the tag reader's own kind ("card", firmware/shoe/drivers)
     "host_tools/commands/tags.py": "a reader's kind",
     "host_tools/tagwriter.py": "a reader's kind",

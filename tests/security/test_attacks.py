@@ -14,7 +14,7 @@ import json
 import subprocess
 
 from host_tools import runtime
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from host_tools.sim.faultproxy import (
     ACK,
     DATA,
@@ -109,7 +109,7 @@ class Rig:
 
     def new_host(self):
         """A new host process: it knows what its audit store holds."""
-        self.host = Endpoint(
+        self.host = make_endpoint(
             "host", KEY, on_peer=lambda h: self.events[-1][0] if self.events else 0
         )
         return self.host
@@ -424,7 +424,7 @@ def test_a_replayed_genuine_refuse_does_not_make_the_host_blame_its_key(tmp_path
     its (right) key is wrong: the REFUSE names a nonce this host never offered."""
     rig = Rig(tmp_path, fw_build)
     try:
-        rig.host = Endpoint("host", b"w" * 32)  # the wrong key
+        rig.host = make_endpoint("host", b"w" * 32)  # the wrong key
         assert not rig.run_until(lambda: rig.host.up, 2000)
         assert rig.host.refused == "bad_key"
         recorded = [f for f in rig.mitm.seen[DOWN] if f.ftype == REFUSE]

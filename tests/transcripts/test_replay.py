@@ -174,17 +174,17 @@ def test_a_changed_host_byte_is_caught_at_its_line(tmp_path):
 def test_every_host_nonce_comes_from_the_nonce_source():
     """The seam the replay relies on: the first nonce and every fresh one (renegotiate, a HELLO
     that proves nothing) come from `nonce_source`; without it they are random."""
-    from host_tools.link.host import Endpoint
+    from host_tools.link.host import make_endpoint
     from host_tools.transcript import SeededNonces
 
     src = SeededNonces(5)
-    ep = Endpoint("host", DEMO_KEYS["shoe"], nonce_source=src)
+    ep = make_endpoint("host", DEMO_KEYS["shoe"], nonce_source=src)
     assert ep.nonce == src.given[0]
     ep._sess = (ep.nonce, b"x" * 8)  # as if a session were up: renegotiate draws a fresh one
     ep.renegotiate()
     assert ep.nonce == src.given[1] != src.given[0]
     assert SeededNonces(5)() == src.given[0]  # seeded: the same again
-    a, b = Endpoint("host", DEMO_KEYS["shoe"]), Endpoint("host", DEMO_KEYS["shoe"])
+    a, b = make_endpoint("host", DEMO_KEYS["shoe"]), make_endpoint("host", DEMO_KEYS["shoe"])
     assert a.nonce != b.nonce and len(a.nonce) == 8  # the default stays os.urandom
 
 

@@ -8,7 +8,7 @@ paytable.load / PRESETS, packing.pack (the host unpacks: host_tools/engine/unpac
     allsix      the All-Six Bonus category of six cards
     fcfround, hcfround, settle    settlement (wager entries, payout limit)
     paytable, presets             pay tables as data and the example presets
-    pttypes                       the Table and PaytableError (shared by paytable and ptcheck)
+    pttypes                       the PayTable and PaytableError (shared by paytable and ptcheck)
     ptcheck, messages             pay table checking and error texts (loaded only when needed)
     packing                       the binary round_result for the wire
     jsonout                       deterministic JSON for `shoectl eval` (its device side is

@@ -134,7 +134,7 @@ def _seat_cards(k, names, n, owner, t):
 def check_wagers(game, wagers, seat=None, table=None):
     """One seat's wagers at round opening (rules.md 1.3, 2.2). Raises EngineError.
 
-    table (a preset name, a document or a Table), if given: also refuse an optional wager the
+    table (a preset name, a document or a PayTable), if given: also refuse an optional wager the
     pay table does not offer. (evaluate_round checks the common case inline, then calls this.)"""
     _game(game)
     where = "" if seat is None else "seat %s: " % seat

@@ -5,10 +5,10 @@
 
 Odds are exact fixed-point integers (shoe.games.vocab.ONE = 1/10000): money never touches a
 float. What a document may hold, the errors (PaytableError naming the field), `digest(doc)` (a
-document named by content, the same on shoe and host) and the Table's attributes:
+document named by content, the same on shoe and host) and the PayTable's attributes:
 docs/engine.md, "Pay tables".
 """
-from shoe.games.pttypes import FCF, HCF, ONE, PaytableError, Table  # noqa: F401 (re-exported)
+from shoe.games.pttypes import FCF, HCF, ONE, PayTable, PaytableError  # noqa: F401 (re-exported)
 from shoe.games.pttypes import error as _err
 
 PRESETS = ("fcf-public-1", "hcf-public-1", "hcf-public-2")
@@ -20,7 +20,7 @@ def odds_number(fx):
 
 
 def validate(doc, game=None):
-    """A pay table document (dict) -> Table. `game`, if given, must match doc["game"].
+    """A pay table document (dict) -> PayTable. `game`, if given, must match doc["game"].
 
     The checking code (shoe.games.ptcheck) is loaded for the call and, on MicroPython,
     dropped again: a table is validated once, then only used."""
@@ -47,8 +47,8 @@ def clear_cache():
 
 # clause: rules:4-paytable-data
 def load(obj_or_name, game=None):
-    """A preset name, a pay table document or a Table -> a validated Table (presets cached)."""
-    if isinstance(obj_or_name, Table):
+    """A preset name, a pay table document or a PayTable -> a validated one (presets cached)."""
+    if isinstance(obj_or_name, PayTable):
         if game is not None and obj_or_name.game != game:
             raise _err("pt_other_game", "game", (obj_or_name.name,), obj_or_name.game, game)
         return obj_or_name

@@ -1,13 +1,13 @@
 """Pay table validation (interfaces.md 3), loaded only while a table is checked.
 
-validate(doc, game) -> shoe.games.paytable.Table or PaytableError naming the field: unknown
+validate(doc, game) -> shoe.games.paytable.PayTable or PaytableError naming the field: unknown
 field or category, negative / non-numeric / too precise odds (at most 4 decimal places: odds
 are fixed-point integers in units of 1/10000), wrong game (docs/engine.md, "Pay tables").
 Use shoe.games.paytable.load().
 """
 from micropython import const
 
-from shoe.games.pttypes import FCF, HCF, ONE, Table
+from shoe.games.pttypes import FCF, HCF, ONE, PayTable
 from shoe.games.pttypes import error as _err
 
 _MAX_ODDS = const(1000000)
@@ -55,7 +55,7 @@ def _check_keys(doc, known, field, what):
 
 # clause: rules:4-paytable-data
 def validate(doc, game=None):
-    """A pay table document (dict) -> Table. `game`, if given, must match doc["game"]."""
+    """A pay table document (dict) -> PayTable. `game`, if given, must match doc["game"]."""
     _object(doc, "document")
     name = doc.get("name")
     if not isinstance(name, str) or not 0 < len(name) <= 64:
@@ -102,4 +102,4 @@ def validate(doc, game=None):
             sections[sec] = dict(body)
         else:
             sections[sec] = {cat: odds_value(body[cat], sec + "." + cat) for cat in body}
-    return Table(name, g, ex, lim, tuple(ill), sections)
+    return PayTable(name, g, ex, lim, tuple(ill), sections)

@@ -1,5 +1,5 @@
 """What shoe.games.paytable and its checker shoe.games.ptcheck share (one module both import, so
-neither imports the other's private names): the Table, PaytableError, the fixed-point unit of
+neither imports the other's private names): the PayTable, PaytableError, the fixed-point unit of
 odds and the game names (both from shoe.games.vocab). The format: docs/engine.md, "Pay tables"."""
 from shoe.errors import ShoeError
 from shoe.games.vocab import FCF, HCF, ONE  # noqa: F401 (re-exported to paytable and ptcheck)
@@ -20,7 +20,7 @@ def error(code, *args):
     return PaytableError(text)
 
 
-class Table:
+class PayTable:
     def __init__(self, name, game, example, payout_limit, illustrative, sections):
         self.name = name
         self.game = game

@@ -56,8 +56,8 @@ _D_HOST = const(2)  # host -> shoe
 
 
 def Endpoint(role, key, **options):
-    """Make the endpoint for `role`: "shoe" only here (the firmware); the host end and a factory
-    for either role are in host_tools/link/host.py."""
+    """Make the endpoint for `role`: "shoe" only here (the firmware); the host end (HostEndpoint)
+    and make_endpoint(role, ...) for either role are in host_tools/link/host.py."""
     if role == "shoe":
         return ShoeEndpoint(key, **options)
     raise ValueError("role")

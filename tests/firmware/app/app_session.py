@@ -16,7 +16,7 @@ import time
 import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
-from host import Endpoint
+from host import make_endpoint
 
 KEYS = {
     "shoe": b"demo-shoe-key-0001",
@@ -63,7 +63,7 @@ def main():
 
     hw = Hardware(host=None, reader=None, state_dir=state, board_name="inproc")
     app = App(hw)
-    host = Endpoint("host", KEYS["shoe"])
+    host = make_endpoint("host", KEYS["shoe"])
     sup = {"configure": KEYS["supervisor"]}  # the supervisor configures (shoe.roles)
     codes = CardCodes(KEYS["card"])
     import heapshape

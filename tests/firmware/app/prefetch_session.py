@@ -15,7 +15,7 @@ import time
 
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
-from host import Endpoint
+from host import make_endpoint
 
 KEYS = {
     "shoe": b"demo-shoe-key-0001",
@@ -51,7 +51,7 @@ def main():
                 f,
             )
     app = App(Hardware(host=None, reader=None, state_dir=state, board_name="inproc"))
-    host = Endpoint("host", KEYS["shoe"])
+    host = make_endpoint("host", KEYS["shoe"])
     codes = CardCodes(KEYS["card"])
     app.boot()
     t = [1000]

@@ -14,7 +14,7 @@ import sys, json, io, time
 import asyncio
 import shoe.modules
 from shoe.app import App, Hardware
-from host import Endpoint
+from host import make_endpoint
 
 shoe.modules.preload()
 KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
@@ -23,7 +23,7 @@ root = sys.argv[1]
 with open(root + "/shoe.json", "w") as f:
     json.dump({"version": 1, "shoe_id": "T-0001",
                "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
-host = Endpoint("host", KEYS["shoe"])
+host = make_endpoint("host", KEYS["shoe"])
 events = []
 after = {}    # task -> calls of its work after its fault
 

@@ -1,4 +1,4 @@
-"""The app's collection threshold follows the heap it boots in (shoe.collector.Collector.tune):
+"""The app's collection threshold follows the heap it boots in (shoe.gcpacer.GcPacer.tune):
 4 KB on the 64 KB data heap of a device-sized board (the anti-fragmentation setting), and what is
 free beyond 72 KB on a bigger heap (a Pico), so a large heap is not marked every 4 KB allocated."""
 
@@ -20,7 +20,7 @@ app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
 _ballast = _data_heap(%d) if %d else None
 app.boot()
 gc.collect()
-print(json.dumps({"threshold": app.collector.threshold, "free": gc.mem_free()}))
+print(json.dumps({"threshold": app.gcpacer.threshold, "free": gc.mem_free()}))
 """
 )
 
@@ -66,21 +66,21 @@ from shoe.app import App, Hardware
 shoe.modules.preload()
 app = App(Hardware(host=None, reader=None, state_dir=%r, board_name="inproc"))
 app.boot()
-app.collector.threshold = 8192
+app.gcpacer.threshold = 8192
 gc.collect()
-app.collector.live = gc.mem_alloc()
-quiet = app.collector.collect_if_due()          # nothing allocated since: no collection
+app.gcpacer.live = gc.mem_alloc()
+quiet = app.gcpacer.collect_if_due()          # nothing allocated since: no collection
 junk = [bytes(64) for _ in range(64)]   # ~5 KB: more than half of the threshold
 junk = None
 before = gc.mem_alloc()
-due = app.collector.collect_if_due()            # now more than half of it: collected
+due = app.gcpacer.collect_if_due()            # now more than half of it: collected
 after = gc.mem_alloc()
-again = app.collector.collect_if_due()
-app.collector.live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
-behind = app.collector.collect_if_due()
-resynced = app.collector.live <= gc.mem_alloc()
+again = app.gcpacer.collect_if_due()
+app.gcpacer.live = gc.mem_alloc() + 100000   # as if the allocator had collected behind our back
+behind = app.gcpacer.collect_if_due()
+resynced = app.gcpacer.live <= gc.mem_alloc()
 print(json.dumps({"quiet": quiet, "due": due, "again": again, "freed": before - after,
-                  "n": app.collector.idle_collections, "threshold": app.collector.threshold,
+                  "n": app.gcpacer.idle_collections, "threshold": app.gcpacer.threshold,
                   "behind": behind,
                   "resynced": resynced}))
 """

@@ -20,7 +20,7 @@ byte; the journal's marks keep the latched irregularities and the round number.
 import os
 
 from host_tools.audit import AuditStore
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from shoe.journal.journal import Journal
 
 KEY = b"k" * 32
@@ -56,7 +56,7 @@ class Rig:
             store=self.mkstore(),
             keep=KEEP,
         )
-        self.shoe = Endpoint("shoe", KEY, store=self.j, shoe_id=ID, sid=7)
+        self.shoe = make_endpoint("shoe", KEY, store=self.j, shoe_id=ID, sid=7)
         self.new = []  # (eseq, payload) journalled in this life
         add = self.j.outbox_add
 
@@ -68,7 +68,7 @@ class Rig:
 
     def connect(self, audit):
         self.audit = audit
-        self.host = Endpoint(
+        self.host = make_endpoint(
             "host", KEY, sid=9, on_peer=lambda h: audit.last_eseq(ID), ctr_seen=self.ctr_seen
         )
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from shoe.journal import log
 from shoe.journal.journal import Journal, JournalError
 from shoe.journal.outbox import Outbox
@@ -23,7 +23,7 @@ def snapshot(j):
 
 def fill(root):
     j = Journal(str(root))
-    ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
+    ep = make_endpoint("shoe", KEY, store=j, shoe_id="T")
     for i in range(6):
         ep.send_many([("card", {"n": i}), ("pos", {"n": i, "to": "seat1"})], state={"n": i})
     j.set_ctr(2)
@@ -44,7 +44,7 @@ def test_torn_write_at_every_byte_of_the_last_record_recovers_the_previous_state
     j = Journal(str(root))
     want = snapshot(j)
     size0 = path.stat().st_size
-    ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
+    ep = make_endpoint("shoe", KEY, store=j, shoe_id="T")
     ep.send_many([("round_result", {"round": 1, "net": 40})], state={"n": 7})
     j.close()
     marks = (root / "marks").read_bytes()
@@ -97,7 +97,7 @@ def test_an_intact_last_record_is_kept(tmp_path):
 
 def test_compaction_keeps_the_log_bounded_and_loses_nothing(tmp_path):
     j = Journal(str(tmp_path), max_bytes=4096)
-    ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
+    ep = make_endpoint("shoe", KEY, store=j, shoe_id="T")
     sizes = []
     for i in range(600):
         ep.send_many(
@@ -152,7 +152,7 @@ class _Snap:
 
 def test_outbox_full_writes_nothing(tmp_path):
     j = Journal(str(tmp_path), outbox_limit=4, outbox_bytes=2048)
-    ep = Endpoint("shoe", KEY, store=j, shoe_id="T")
+    ep = make_endpoint("shoe", KEY, store=j, shoe_id="T")
     ep.send_many([("card", {"n": i}) for i in range(4)])
     w = j.writes
     with pytest.raises(Exception) as e:
@@ -229,14 +229,14 @@ def test_exactly_once_across_two_hundred_power_cuts(tmp_path):
     from its journal, while a host keeps receiving: every event arrives exactly once, in order."""
     rng = random.Random(7)
     root = str(tmp_path)
-    host = Endpoint("host", KEY, sid=1)
+    host = make_endpoint("host", KEY, sid=1)
     got = []
     now = 0
     cuts = 0
     total = 600
     while cuts < 200 or (got and got[-1] < total):
         j = Journal(root, max_bytes=8192)
-        shoe = Endpoint("shoe", KEY, store=j, shoe_id="P")
+        shoe = make_endpoint("shoe", KEY, store=j, shoe_id="P")
         n = (j.state or {}).get("n", 0)
         life = rng.randrange(5, 60)
         for _ in range(life):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from host_tools.link.host import Endpoint, chain_next, seal_command
+from host_tools.link.host import chain_next, make_endpoint, seal_command
 from host_tools.sim.memstore import MemoryStore
 from shoe.link import codec, frame
 from shoe.link.message import GENESIS, LinkError
@@ -18,7 +18,7 @@ class Pair:
     def __init__(self, seed=1, lossy=False, store=None, host_key=KEY, **opts):
         self.store = store or MemoryStore()
         self.shoe = self.new_shoe(**opts)
-        self.host = Endpoint("host", host_key, sid=1000 + seed)
+        self.host = make_endpoint("host", host_key, sid=1000 + seed)
         mk = (lambda s: LossyChannel(s)) if lossy else (lambda s: LossyChannel(s, 0, 0, 0))
         self.up_ch, self.down_ch = mk(seed), mk(seed + 7)
         self.now = 0
@@ -28,7 +28,8 @@ class Pair:
         self.roles = {}  # ctr -> the role the shoe end delivered the command with
 
     def new_shoe(self, **opts):
-        return Endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP, **opts)
+        return make_endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP,
+                             **opts)
 
     def step(self, dt=10):
         self.now += dt
@@ -126,7 +127,7 @@ def test_host_restart_with_known_last_event_drops_what_it_has():
         p.shoe.send("card", {"n": i})
     p.run_until(lambda: len(p.events) == 4, 2000)
     # a new host process that already stored events 1..2 (its audit store says so)
-    p.host = Endpoint("host", KEY, on_peer=lambda hello: 2, auto_ack=False)
+    p.host = make_endpoint("host", KEY, on_peer=lambda hello: 2, auto_ack=False)
     p.events.clear()
     p.run_until(lambda: len(p.events) >= 2, 3000)
     p.run_until(lambda: False, 500)
@@ -292,7 +293,7 @@ def test_without_a_supervisor_key_nothing_is_delivered_as_the_supervisors():
     arrive as the table's (and the app refuses what the table may not do)."""
     store = MemoryStore()
     p = Pair(store=store)
-    p.shoe = Endpoint("shoe", KEY, store=store, shoe_id="3A7F")
+    p.shoe = make_endpoint("shoe", KEY, store=store, shoe_id="3A7F")
     p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     for key in (bytes(32), SUP, bytes(16)):
         c = p.host.command("ack_error", {"all": True}, key=key)
@@ -306,7 +307,7 @@ def test_without_a_supervisor_key_nothing_is_delivered_as_the_supervisors():
 
 def test_a_shoe_whose_sequence_went_back_is_refused_by_the_host():
     p = Pair()
-    p.host = Endpoint("host", KEY, on_peer=lambda hello: 10)  # the host stored up to eseq 10
+    p.host = make_endpoint("host", KEY, on_peer=lambda hello: 10)  # the host stored up to eseq 10
     p.shoe.send("card", {"n": 1})  # a wiped shoe starts again at eseq 1
     p.run_until(lambda: False, 2000)
     assert p.host.refused == "sequence_reset" and not p.host.up and p.events == []
@@ -350,7 +351,7 @@ def test_a_partly_sent_volatile_message_is_sent_again_whole_in_the_next_session(
     p.shoe._txq = p.shoe._txq[2:]  # (the first two fragments got acknowledged meanwhile)
     p.shoe._in_flight -= 2
     p.shoe._tx_base += 2
-    p.host = Endpoint("host", KEY)  # a new host process: a new session
+    p.host = make_endpoint("host", KEY)  # a new host process: a new session
     p.shoe.send("card", {"n": 1})
     p.run_until(lambda: len(p.events) >= 2, 3000)
     p.run_until(lambda: False, 500)
@@ -367,7 +368,7 @@ def test_acknowledging_a_message_in_flight_finishes_it_with_the_same_bytes(numbe
     p.run_until(lambda: p.events, 1000)
     # a new host process that has it already: the shoe re-sends it, the frames are lost, and
     # the host's _ack arrives while all 8 fragments are in flight
-    h = Endpoint("host", KEY, on_peer=lambda hello: 1, auto_ack=False)
+    h = make_endpoint("host", KEY, on_peer=lambda hello: 1, auto_ack=False)
     t = p.now
     for _ in range(20):
         t += 10
@@ -433,7 +434,7 @@ def test_a_fresh_session_past_the_gap_is_delivered_and_counted():
     for i in range(1, 4):
         p.shoe.send("card", {"n": i})
     p.run_until(lambda: len(p.events) == 3 and not p.store.outbox(), 3000)
-    p.host = Endpoint("host", KEY, on_peer=lambda hello: 1)  # its store holds only event 1
+    p.host = make_endpoint("host", KEY, on_peer=lambda hello: 1)  # its store holds only event 1
     p.events.clear()
     p.shoe.send("card", {"n": 4})
     assert p.run_until(lambda: p.events, 3000)

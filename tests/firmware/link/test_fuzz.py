@@ -9,7 +9,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from host_tools.link.host import Endpoint, seal_command
+from host_tools.link.host import make_endpoint, seal_command
 from host_tools.sim.memstore import MemoryStore
 from shoe.link import cobs, codec, frame
 from shoe.link.cipher import Ctr
@@ -99,8 +99,8 @@ def test_any_bit_flip_of_a_frame_is_rejected(payload, seq, ack):
 
 def fresh_shoe(record=None):
     st_ = MemoryStore()
-    ep = Endpoint("shoe", KEY, store=st_, shoe_id="F", sid=77, nonce=S_NONCE)
-    host = Endpoint("host", KEY, sid=88, nonce=H_NONCE)
+    ep = make_endpoint("shoe", KEY, store=st_, shoe_id="F", sid=77, nonce=S_NONCE)
+    host = make_endpoint("host", KEY, sid=88, nonce=H_NONCE)
     # bring the session up so fuzz reaches the command parser too
     for t in range(0, 100, 10):
         host.receive(ep.transmit(t), t)

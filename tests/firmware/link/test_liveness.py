@@ -12,7 +12,7 @@ the last test runs the shoe under MicroPython at a device heap, ten times slower
 import subprocess
 
 from host_tools import runtime
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE
 from tests.firmware.link.test_endpoint import KEY, Pair
 from tests.mpy import FAKES
@@ -39,7 +39,7 @@ def test_a_shoe_whose_nonce_source_repeats_makes_a_new_session_with_every_host()
     assert p.run_until(lambda: p.host.up and p.shoe.up, 2000)
     assert status_answered(p, 3000)[0]
     for i in range(3):  # new host processes, one after the other
-        p.host = Endpoint("host", KEY, sid=2000 + i)
+        p.host = make_endpoint("host", KEY, sid=2000 + i)
         ok, waited = status_answered(p, 20_000)
         assert ok and waited <= 3000, "host process %d: no reply (%s)" % (i, p.host.errors())
         assert p.shoe.nonce != STUCK and p.shoe._sess[0] == p.shoe.nonce
@@ -138,7 +138,7 @@ def test_micropython_shoe_ten_times_slower_than_its_hosts(tmp_path, fw_build):
     to_shoe = []
     try:
         for i in range(3):
-            host = Endpoint("host", KEY, sid=3000 + i)
+            host = make_endpoint("host", KEY, sid=3000 + i)
             ctr = None
             replies = {}
             start = now

@@ -5,7 +5,7 @@ in a 64 KB data heap (bytecode aside, as on a board)."""
 import subprocess
 
 from host_tools import runtime
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from tests.firmware.link.helpers import CODE_ROOM, DATA_HEAP_PRELUDE, LossyChannel, run_fw
 from tests.mpy import FAKES
 
@@ -77,7 +77,7 @@ def test_micropython_shoe_with_cpython_host_over_a_lossy_link(tmp_path, fw_build
         cwd=runtime.ROOT,
         bufsize=1,
     )
-    host = Endpoint("host", KEY)
+    host = make_endpoint("host", KEY)
     up_ch, down_ch = LossyChannel(3), LossyChannel(4)
     events, frees = [], []
     pending = 0

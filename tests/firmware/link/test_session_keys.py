@@ -17,7 +17,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host_tools.link.host import Endpoint
+from host_tools.link.host import make_endpoint
 from host_tools.sim.faultproxy import DATA, DOWN, HELLO, UP, Frame, FrameMitm
 from host_tools.sim.memstore import MemoryStore
 from shoe.link.sendqueue import SEQ_LIMIT
@@ -33,8 +33,8 @@ class Wire(Pair):
 
     def __init__(self, rule=None, lossy=None, **opts):
         self.store = MemoryStore(limit=4096)
-        self.shoe = Endpoint("shoe", KEY, store=self.store, shoe_id="W1", **opts)
-        self.host = Endpoint("host", KEY, **opts)
+        self.shoe = make_endpoint("shoe", KEY, store=self.store, shoe_id="W1", **opts)
+        self.host = make_endpoint("host", KEY, **opts)
         self.mitm = FrameMitm(rule, keep=0)
         self.lossy = lossy
         self.now = 0
@@ -167,9 +167,9 @@ def test_a_number_always_carries_the_same_plaintext(numbers):
             w.shoe.send("note", {"pad": "z" * rng.choice([10, 250])}, durable=False)
         if i == 2000:  # a new host process that knows what it stored
             held = max([e for k, b, e in w.got if e] or [0])
-            w.host = Endpoint("host", KEY, on_peer=lambda h, held=held: held)
+            w.host = make_endpoint("host", KEY, on_peer=lambda h, held=held: held)
         if i == 4000:  # the shoe resets
-            w.shoe = Endpoint("shoe", KEY, store=w.store, shoe_id="W1")
+            w.shoe = make_endpoint("shoe", KEY, store=w.store, shoe_id="W1")
         w.step(20)
     sessions = {k[0] for k in numbers["uses"]}
     assert len(sessions) >= 3
@@ -217,7 +217,7 @@ def test_a_thousand_replayed_hellos_cost_the_shoe_no_flash_write(tmp_path):
 
     store = CountingStore(Journal(str(tmp_path)))
     w = Wire(rule)
-    w.shoe = Endpoint("shoe", KEY, store=store, shoe_id="W1")
+    w.shoe = make_endpoint("shoe", KEY, store=store, shoe_id="W1")
     w.store = store
     assert w.run_until(lambda: w.host.up and w.shoe.up, 2000)
     for i in range(20):  # events, acknowledged: the shoe's journal holds what a shoe's does
@@ -259,8 +259,8 @@ def test_the_receiver_takes_no_number_past_the_limit_and_ends_the_session_there(
     from shoe.link.message import bound, mac, seal
 
     st = MemoryStore()
-    shoe = Endpoint("shoe", KEY, store=st, shoe_id="R1", nonce=b"S" * 8)
-    host = Endpoint("host", KEY, nonce=b"H" * 8)
+    shoe = make_endpoint("shoe", KEY, store=st, shoe_id="R1", nonce=b"S" * 8)
+    host = make_endpoint("host", KEY, nonce=b"H" * 8)
     for t in range(0, 200, 10):
         host.receive(shoe.transmit(t), t)
         shoe.receive(host.transmit(t), t)

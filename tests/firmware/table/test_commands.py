@@ -413,7 +413,7 @@ def test_the_shoes_whole_status_reply_fits_one_frame_with_latched_irregularities
         backlog=[],
         faults=999,
         dropped=999,
-        collector=SimpleNamespace(idle_collections=99999),
+        gcpacer=SimpleNamespace(idle_collections=99999),
         journal=journal,
     )
     seen = []

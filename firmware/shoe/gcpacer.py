@@ -1,8 +1,8 @@
-"""When the app's heap is collected: a threshold fitted to the heap the app boots in, and a
+"""GcPacer: when the app's heap is collected: a threshold fitted to the heap it boots in, and a
 collection in the pause after a card when enough was allocated, so that the collector seldom
 runs inside a card's path (docs/hardware.md section 8).
 
-    c = Collector()          # collect after every 4 KB allocated while the app builds itself
+    c = GcPacer()          # collect after every 4 KB allocated while the app builds itself
     c.tune()                 # at boot: the threshold for the heap the app runs in
     c.collect_if_due()       # in a pause between cards: True if it collected
 """
@@ -15,7 +15,7 @@ _GC_ROOM = const(73728)        # ... plus what is free at boot beyond 72 KB (tun
 _GC_IDLE_BYTES = const(2048)   # allocated since the last collection: collect in the next pause
 
 
-class Collector:
+class GcPacer:
     def __init__(self):
         gc.collect()
         self.threshold = _GC_MIN
