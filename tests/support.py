@@ -10,9 +10,17 @@ import contextlib
 import time
 
 
+# A wait's timeout is a deadline, never a pace: a condition met sooner returns at once, and on a
+# loaded machine (two suites on two cores) a correct shoe may take many times its quiet time. So no
+# deadline is shorter than this; a smaller `timeout` only says what a quiet machine takes.
+MIN_DEADLINE = 60.0
+
+
 def wait_for(cond, timeout=10.0, what="condition", interval=0.01):
-    """Poll `cond` until it returns something true (returned) or fail after `timeout` seconds,
-    naming `what` (a text, or a callable giving one, evaluated only on failure)."""
+    """Poll `cond` until it returns something true (returned) or fail after `timeout` seconds
+    (at least MIN_DEADLINE), naming `what` (a text, or a callable giving one, evaluated only on
+    failure)."""
+    timeout = max(timeout, MIN_DEADLINE)
     deadline = time.monotonic() + timeout
     while True:
         v = cond()
@@ -53,3 +61,4 @@ def host_link(url, *, open_timeout=20.0, **kw):
         yield link
     finally:
         link.close()
+

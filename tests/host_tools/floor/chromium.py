@@ -41,7 +41,7 @@ class Chromium:
         self.proc = subprocess.Popen([self.binary, *FLAGS, "--user-data-dir=" + self.profile,
                                       "about:blank"], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120     # a loaded machine starts it slowly
         port = None
         while port is None and time.monotonic() < deadline:
             line = self.proc.stderr.readline()
@@ -80,7 +80,7 @@ class Chromium:
             raise RuntimeError("page error: %s" % r["exceptionDetails"])
         return r["result"].get("value")
 
-    def wait(self, expr, timeout=30.0):
+    def wait(self, expr, timeout=120.0):
         deadline = time.monotonic() + timeout
         while True:
             v = self.eval(expr)

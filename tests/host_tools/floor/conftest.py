@@ -40,8 +40,9 @@ def broker():
     b.stop()
 
 
-# the floor's waits are long (brokers, PostgreSQL, processes): 30 s unless told
-wait_for = functools.partial(support.wait_for, timeout=30.0, interval=0.05)
+# the floor's waits are long (brokers, PostgreSQL, processes, on a loaded machine): deadlines of
+# 120 s unless told (a condition met sooner returns at once)
+wait_for = functools.partial(support.wait_for, timeout=120.0, interval=0.05)
 
 
 def all_stored(floor, conn):
@@ -51,7 +52,7 @@ def all_stored(floor, conn):
     return all(st.get(s) == (e, e, e) for s, e in em.items() if e)
 
 
-def wait_all_stored(floor, conn, timeout=60.0):
+def wait_all_stored(floor, conn, timeout=180.0):
     wait_for(lambda: all_stored(floor, conn), timeout=timeout,
              what=lambda: "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
              "collectors %s, gateway published %d" % (

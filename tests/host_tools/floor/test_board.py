@@ -17,7 +17,7 @@ SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in (1, 4
 def test_virtual_board_through_shoectl_gateway(tmp_path, broker, db_url):
     flash = tmp_path / "flash"
     audit = tmp_path / "gw.sqlite"
-    with VirtualTable(str(flash), db=str(audit)) as t:
+    with VirtualTable(str(flash), db=str(audit), event_timeout=120.0) as t:   # a deadline
         t.runner.play({"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5,
                        "rounds": [{"seats": SEATS}]})
         ring = keyring.load(flash / "shoe.json")
