@@ -169,6 +169,8 @@ def test_timeline_lists_irregularities_and_alerts_in_time_order(floor):
     v = floor.view
     import time
     t = time.time() - 600
+    # ten minutes ago may be yesterday (UTC): its partition, as a collector running then made it
+    floor.c.execute("SELECT floor_event_partitions(to_timestamp(%s), 1)", (t,))
     floor.event("irregularity", {"id": 3, "reason": "card_removed", "detail": "tray"}, at=t)
     floor.c.execute("INSERT INTO alerts (shoe, eseq, kind, detail, ref, collector, raised_at, "
                     "closed_at) VALUES (%s, 1, 'irregularity', 'card_removed: tray', '3', 'c1', "
