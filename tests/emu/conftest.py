@@ -3,13 +3,16 @@
 Every test here skips with one line when the emulator cannot run (no UF2 / boot ROM in
 SHOE_PICO_UF2 / SHOE_RP2040_BOOTROM, rp2040js not installed): `.ci/run` points them at
 ../shared/pico. `pico_shoe` deploys and provisions once per session with the real CLI
-(`shoectl deploy --board pico`, `shoectl provision`) and hands each test a copy of that flash.
+(`shoectl deploy --board pico`, `shoectl provision`) and hands each test a copy of that flash;
+the xdist workers share that one image (tests/support.built_once).
 """
 import shutil
+from pathlib import Path
 
 import pytest
 
 from host_tools.sim import emu as _emu
+from tests.support import built_once
 
 
 def pytest_collection_modifyitems(config, items):
@@ -29,15 +32,21 @@ def emulator(tmp_path):
         yield e
 
 
-@pytest.fixture(scope="session")
-def pico_image(tmp_path_factory):
-    """flash.bin of a Pico made a shoe with the CLI (deploy + provision), and the keys file."""
-    d = tmp_path_factory.mktemp("pico-image")
+def _assemble(d):
     keys = _emu.write_keys_file(d / "shoe.json")
     with _emu.Emulator(d / "state") as e:
-        times = _emu.assemble(e, keys, reset=False)
+        return {"keys": keys, "times": _emu.assemble(e, keys, reset=False)}
+
+
+@pytest.fixture(scope="session")
+def pico_image(tmp_path_factory):
+    """flash.bin of a Pico made a shoe with the CLI (deploy + provision), and the keys file: made
+    once for the run (a minute of emulated chip), shared by the xdist workers (read-only: each
+    test copies the flash)."""
+    built = built_once(tmp_path_factory, "pico-image", _assemble)
+    d = Path(built["dir"])
     return {"flash": d / "state" / "flash.bin", "unique_id": d / "state" / "unique_id",
-            "keys": keys, "times": times}
+            "keys": built["keys"], "times": built["times"]}
 
 
 @pytest.fixture
