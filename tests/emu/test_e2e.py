@@ -349,7 +349,9 @@ def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(tmp_path, pico
                 line = gw.stdout.readline()
             assert "no broker" in line, line + gw.stderr.read()[-800:]
             k = ["--port", "gateway+unix://" + str(sock), "--keys", keys, "--timeout", "120"]
-            mon = subprocess.Popen([sys.executable, "-m", "host_tools", "monitor", *k[:4],
+            # the monitor gets the same patience (its default is 10 s to open: in a loaded run
+            # it showed nothing at all, as a monitor that gave up would)
+            mon = subprocess.Popen([sys.executable, "-m", "host_tools", "monitor", *k,
                                     "--json", "--no-store"], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=ROOT)
             seen = []
@@ -368,7 +370,9 @@ def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(tmp_path, pico
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not any("round_result" in s for s in seen):
                 time.sleep(0.2)
-            assert any("round_result" in s for s in seen), "".join(seen)[-800:]
+            assert any("round_result" in s for s in seen), "".join(seen)[-800:] + (
+                "" if mon.poll() is None else "monitor exited %s: %s" % (
+                    mon.returncode, mon.stderr.read()[-800:]))
         finally:
             for p in (mon, gw):
                 if p is not None:
