@@ -1,5 +1,6 @@
 """Shared pytest set-up: the repo root on sys.path (for tests.mpy), the --device option, and the
 fixtures many directories use (helpers they build on: tests/support.py)."""
+import os
 import sys
 from pathlib import Path
 
@@ -29,10 +30,55 @@ def pytest_addoption(parser):
     parser.addoption("--device", default=None, help="serial port of a real board for hardware tests")
 
 
+# Wall seconds of each emulated-Pico test file in `make test` (--durations, 2026-12-03); only how
+# the files are dealt out to the xdist workers depends on them (an unknown file counts 30).
+EMU_SECONDS = {"test_e2e.py": 300, "test_journal_ring.py": 200, "test_readme_flows.py": 170,
+               "test_pico_tags.py": 75, "test_attest.py": 55, "test_pace.py": 55,
+               "test_flash_image.py": 40, "test_qstr_margin.py": 30, "test_rig.py": 30,
+               "test_pico_shoe.py": 25}
+# files whose tests need no deployed image (pico_image): a worker starts with them while another
+# deploys the one image they all share
+EMU_NO_IMAGE = ("test_rig.py",)
+
+
+def _is_emu(item):
+    return "tests/emu/" in str(item.fspath).replace("\\", "/")
+
+
+def deal_out(items, workers):
+    """The order in which `--dist worksteal` gives each worker its share of the emulated-Pico tests
+    first. They are the longest (minutes of emulated chip each): started first, they run beside
+    the rest of the suite instead of alone at its end, and dealt out by file (a file's tests share
+    module fixtures) to balance the workers; alone (one process), they simply come first.
+    worksteal's first deal gives worker i the i-th of `workers` slices of the list (by count):
+    each slice here is a worker's emulated-Pico files, then its part of the rest."""
+    emu = [it for it in items if _is_emu(it)]
+    rest = [it for it in items if not _is_emu(it)]
+    if workers < 2 or not emu:
+        return emu + rest
+    files = {}
+    for it in emu:
+        files.setdefault(it.fspath.basename, []).append(it)
+    load = [0] * workers
+    dealt = [[] for _ in range(workers)]
+    for name in sorted(files, key=lambda n: -EMU_SECONDS.get(n, 30)):   # longest first
+        w = load.index(min(load))
+        load[w] += EMU_SECONDS.get(name, 30)
+        dealt[w].append(name)
+    out, left = [], len(items)
+    for w in range(workers):
+        size = left // (workers - w)          # what worksteal sends worker w at the start
+        names = sorted(dealt[w], key=lambda n: n not in EMU_NO_IMAGE)
+        mine = [it for n in names for it in files[n]]
+        take = max(0, size - len(mine))
+        out += mine + rest[:take]
+        rest = rest[take:]
+        left -= size
+    return out + rest
+
+
 def pytest_collection_modifyitems(config, items):
-    # the emulated-Pico tests first: they are the longest (minutes of emulated chip each) and
-    # with xdist they then run beside the rest of the suite instead of alone at its end
-    items.sort(key=lambda it: 0 if "tests/emu/" in str(it.fspath).replace("\\", "/") else 1)
+    items[:] = deal_out(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     if config.getoption("--device"):
         return
     skip = pytest.mark.skip(reason="needs --device PORT (a real board)")

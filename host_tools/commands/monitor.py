@@ -168,7 +168,7 @@ def run(args):
         link.open(timeout=args.timeout)
         if via:                        # the shoe's hello went to the gateway, not to us
             view.shoe = "%s (through %s)" % (link.shoe_id, args.port)
-        config = link.command("status", {}).get("config") or {}
+        config = link.command("status", {}, timeout=args.timeout).get("config") or {}
         if not args.json and console.is_terminal:
             live = Live(view.render(), console=console, refresh_per_second=8)
             live.start()
@@ -188,7 +188,7 @@ def run(args):
                     body = dict(body, disagreement=problems)
                     view.flags.extend(problems)
             if kind == E.PHASE and body.get("phase") == "open_round":
-                config = link.command("status", {}).get("config") or config
+                config = link.command("status", {}, timeout=args.timeout).get("config") or config
             view.apply(kind, body)
             if args.json:
                 print(json.dumps({"event": kind, "eseq": ev[2], **body}, sort_keys=True,

@@ -10,7 +10,9 @@ Faults, each direction independently, from a seeded random generator:
   dup      probability that a chunk is delivered twice
 A cut closes both sockets and refuses connections until it ends, like an unplugged cable; the
 board's side sees its peer hang up, the host's side sees a dead port and reconnects.
-Counters record what was done, so a test can prove that faults really happened.
+Counters record what was done, so a test can prove that faults really happened; with
+`ensure=True` each kind asked for happens at least once whatever the draws (one the draws have not
+made yet is forced on a chunk after the first ENSURE_FROM), so a test asserts the outcome, not luck.
 
 Hostile mode (`hostile=FrameMitm(rule)`): an attacker on the cable who understands frames but
 holds no key. FrameMitm decodes every COBS frame in each direction ("up" = host -> shoe, "down" =
@@ -19,7 +21,6 @@ inject frames; everything it sends gets a correct CRC. `Hostile(seed, rate)` is 
 does all of these at random (the soak's attacker). The same FrameMitm drives the in-process
 attack tests (tests/security/test_attacks.py), which call `feed(direction, data)` directly.
 """
-
 import random
 import select
 import socket
@@ -51,9 +52,8 @@ class Frame:
             return None
         if len(raw) < 18 or struct.unpack(">I", raw[-4:])[0] != crc32(raw[:-4]):
             return None
-        return cls(
-            raw[0], raw[1], (raw[2] << 8) | raw[3], (raw[4] << 8) | raw[5], raw[6:-12], raw[-12:-4]
-        )
+        return cls(raw[0], raw[1], (raw[2] << 8) | raw[3], (raw[4] << 8) | raw[5], raw[6:-12],
+                   raw[-12:-4])
 
     def copy(self, **changes):
         f = Frame(self.version, self.ftype, self.seq, self.ack, self.payload, self.mac)
@@ -63,20 +63,8 @@ class Frame:
 
     def wire(self):
         """COBS + a correct CRC-32 + delimiter: what a keyless attacker can always make."""
-        raw = (
-            bytes(
-                [
-                    self.version,
-                    self.ftype,
-                    self.seq >> 8,
-                    self.seq & 0xFF,
-                    self.ack >> 8,
-                    self.ack & 0xFF,
-                ]
-            )
-            + self.payload
-            + self.mac
-        )
+        raw = bytes([self.version, self.ftype, self.seq >> 8, self.seq & 0xFF, self.ack >> 8,
+                     self.ack & 0xFF]) + self.payload + self.mac
         return cobs.encode(raw + struct.pack(">I", crc32(raw))) + b"\x00"
 
 
@@ -109,7 +97,7 @@ class FrameMitm:
             if j < 0:
                 break
             part = bytes(buf[:j])
-            del buf[: j + 1]
+            del buf[:j + 1]
             for w in self.inject[direction]:
                 out += b"\x00" + w
                 self.stats["injected"] += 1
@@ -124,7 +112,7 @@ class FrameMitm:
             seen = self.seen[direction]
             seen.append(f)
             if len(seen) > self.keep:
-                del seen[: len(seen) - self.keep]
+                del seen[:len(seen) - self.keep]
             res = self.rule(direction, f, self) if self.rule else None
             if res is None:
                 out += b"\x00" + part + b"\x00"
@@ -150,26 +138,33 @@ class Hostile:
 
     KINDS = ("junk_data", "forged_ack", "refuse", "flip", "replay", "reorder", "ping")
 
-    def __init__(self, seed=0, rate=0.02):
+    def __init__(self, seed=0, rate=0.02, ensure=False):
         self.rng = random.Random(seed)
         self.rate = rate
         self.done = {k: 0 for k in self.KINDS}
         self._held = {UP: None, DOWN: None}
+        # ensure: every kind at least once: each 1/rate-th frame does a kind not done yet
+        self.ensure = ensure
+        self._period = max(1, round(1 / rate)) if rate else 20
+        self._frames = 0
 
     def __call__(self, direction, f, mitm):
         r = self.rng
         held = self._held[direction]
         self._held[direction] = None
         out = [f] if held is None else [f, held]
-        if r.random() >= self.rate:
+        self._frames += 1
+        hit = r.random() < self.rate
+        due = [k for k in self.KINDS if not self.done[k]] \
+            if self.ensure and self._frames % self._period == 0 else []
+        if not hit and not due:
             return out if held is not None else None
-        k = r.choice(self.KINDS)
+        k = r.choice(self.KINDS) if hit else due[0]
         self.done[k] += 1
         junk = bytes(r.randrange(256) for _ in range(r.randrange(0, 40)))
         if k == "junk_data":
-            out.insert(
-                0, Frame(VERSION, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk, junk[:8].ljust(8))
-            )
+            out.insert(0, Frame(VERSION, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk,
+                                junk[:8].ljust(8)))
         elif k == "forged_ack":
             out.insert(0, Frame(VERSION, ACK, 0, (f.seq + r.randrange(1, 9)) & 0xFFFF))
         elif k == "ping":
@@ -198,15 +193,17 @@ class Hostile:
 
 
 class FaultProxy:
-    def __init__(
-        self, upstream, seed=0, corrupt=0.0, drop=0.0, dup=0.0, listen_port=0, hostile=None
-    ):
+    ENSURE_FROM = 20     # ensure=True: this many chunks pass untouched first (the link is up)
+
+    def __init__(self, upstream, seed=0, corrupt=0.0, drop=0.0, dup=0.0, listen_port=0,
+                 hostile=None, ensure=False):
         self.upstream = upstream
         self.hostile = hostile  # a FrameMitm: the attacker, before the line noise
         self.rng = random.Random(seed)
         self.corrupt = corrupt
         self.drop = drop
         self.dup = dup
+        self.ensure = ensure
         self._lsock = socket.socket()
         self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._lsock.bind(("127.0.0.1", listen_port))
@@ -217,14 +214,8 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
-        self.stats = {
-            "bytes": 0,
-            "corrupted": 0,
-            "dropped": 0,
-            "duplicated": 0,
-            "cuts": 0,
-            "connections": 0,
-        }
+        self.stats = {"bytes": 0, "chunks": 0, "corrupted": 0, "dropped": 0, "duplicated": 0,
+                      "cuts": 0, "connections": 0}
 
     @property
     def url(self):
@@ -250,21 +241,33 @@ class FaultProxy:
                     pass
         self._pair = None
 
+    def _due(self, c, d, u):
+        """ensure=True: the kind this chunk must get because the draws have not made it yet."""
+        if not self.ensure or self.stats["chunks"] < self.ENSURE_FROM:
+            return None
+        for kind, p, n in (("drop", d, "dropped"), ("corrupt", c, "corrupted"),
+                           ("dup", u, "duplicated")):
+            if p and not self.stats[n]:
+                return kind
+        return None
+
     def _mangle(self, data):
         with self._lock:
             c, d, u = self.corrupt, self.drop, self.dup
         self.stats["bytes"] += len(data)
-        if d and self.rng.random() < d:
+        due = self._due(c, d, u)
+        self.stats["chunks"] += 1
+        if d and (self.rng.random() < d or due == "drop"):
             self.stats["dropped"] += 1
             return b""
         if c:
             b = bytearray(data)
             for i in range(len(b)):
-                if self.rng.random() < c:
+                if self.rng.random() < c or (due == "corrupt" and i == len(b) // 2):
                     b[i] = (b[i] + self.rng.randrange(1, 256)) & 0xFF
                     self.stats["corrupted"] += 1
             data = bytes(b)
-        if u and self.rng.random() < u:
+        if u and (self.rng.random() < u or due == "dup"):
             self.stats["duplicated"] += 1
             data = data + data
         return data

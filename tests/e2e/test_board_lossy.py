@@ -19,7 +19,7 @@ def test_lossy_cable_pulls_and_restarts(tmp_path, sim_board):
     board = sim_board
     audit = AuditStore(tmp_path / "audit.sqlite")
     proxy = FaultProxy(("127.0.0.1", board.host_port), seed=5, corrupt=0.01, drop=0.01,
-                       dup=0.01).start()
+                       dup=0.01, ensure=True).start()   # each kind at least once, not luck
     ok = failed = 0
     with contextlib.closing(proxy), host_link(proxy.url, audit=audit, open_timeout=30) as link:
         shoe = link.shoe_id
@@ -37,7 +37,8 @@ def test_lossy_cable_pulls_and_restarts(tmp_path, sim_board):
             board.restart()  # and a power cut: a new hello event from the next boot
         assert wait_for(lambda: sum(1 for e in audit.events(shoe, kinds=["hello"])) >= 6, 60)
     assert ok >= 18
-    assert proxy.stats["corrupted"] > 0 and proxy.stats["cuts"] == 1
+    assert proxy.stats["corrupted"] and proxy.stats["dropped"] and proxy.stats["duplicated"]
+    assert proxy.stats["cuts"] == 1
     evs = audit.events(shoe)
     assert [e["eseq"] for e in evs] == list(range(1, len(evs) + 1))
     assert all(e["chain"] == "ok" for e in evs)

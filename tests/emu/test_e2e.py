@@ -13,17 +13,13 @@ flash write, one SIGKILL at a random instant), both compared with the unix board
 on a quiet 2-core machine. With SHOE_EMU_E2E=1 the whole matrix (both games x both readers,
 uncut) and 3 cuts; SHOE_SOAK=full: 50 cuts. Figures: docs/hardware.md section 8.
 """
-
 import concurrent.futures
 import json
 import math
 import os
 import random
 import shutil
-import subprocess
-import sys
 import threading
-import time
 
 import pytest
 
@@ -35,10 +31,8 @@ SOAK = os.environ.get("SHOE_SOAK") == "full"
 MATRIX = SOAK or bool(os.environ.get("SHOE_EMU_E2E"))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FCF6 = {
-    str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
-    for s in range(1, 7)
-}
+FCF6 = {str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
+        for s in range(1, 7)}
 HCF6 = {str(s): {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5} for s in range(1, 7)}
 HCF6["5"] = {"ante": 10, "progressive": 1}
 GAMES = {"four-card-frenzy": FCF6, "high-card-flush": HCF6}
@@ -64,20 +58,14 @@ def script(game, rounds=1):
     for i in range(rounds):
         deck = list(DECK)
         random.Random(11 + i).shuffle(deck)
-        out.append(
-            {
-                "deck": deck,
-                "seats": {s: {"wagers": w, "raise": w["ante"]} for s, w in GAMES[game].items()},
-            }
-        )
+        out.append({"deck": deck, "seats": {s: {"wagers": w, "raise": w["ante"]}
+                                            for s, w in GAMES[game].items()}})
     return {"game": game, "procedure": "manual-shoe", "seed": 3, "rounds": out}
 
 
 def results(outcomes):
-    return [
-        (kind, {k: body.get(k) for k in ("game", "dealer", "seats", "all_six_card")})
-        for _, kind, body in outcomes
-    ]
+    return [(kind, {k: body.get(k) for k in ("game", "dealer", "seats", "all_six_card")})
+            for _, kind, body in outcomes]
 
 
 @pytest.fixture(scope="session")
@@ -92,50 +80,7 @@ def unix_results(tmp_path_factory):
                 t.runner.play(s)
                 cache[key] = results(t.runner.outcomes)
         return cache[key]
-
     return get
-
-
-@pytest.fixture(scope="session")
-def optical_image(tmp_path_factory, pico_image):
-    """The same shoe refitted with the optical module, as a technician does it: on a copy of
-    the deployed and provisioned flash, `shoectl deploy --board pico --reader optical` (files
-    unchanged since the active version are copied on the chip, only wiring.mpy goes over USB);
-    the provisioned keys stay."""
-    d = tmp_path_factory.mktemp("pico-optical")
-    state = d / "state"
-    state.mkdir()
-    shutil.copy(pico_image["flash"], state / "flash.bin")
-    shutil.copy(pico_image["unique_id"], state / "unique_id")
-    with _emu.Emulator(state) as e:
-        e.control("pin", pin=22, value=0)  # service jumper: the REPL stays free
-        e.control("reset")
-        t0 = time.monotonic()
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "host_tools",
-                "deploy",
-                "--board",
-                "pico",
-                "--reader",
-                "optical",
-                "--port",
-                e.urls["repl"],
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        )
-        assert p.returncode == 0, p.stderr
-        redeploy_s = time.monotonic() - t0
-    return {
-        "flash": state / "flash.bin",
-        "unique_id": state / "unique_id",
-        "redeploy_s": redeploy_s,
-    }
 
 
 def chip(tmp_path, image):
@@ -164,11 +109,10 @@ class EventLog:
                 self.kinds.append(ev[0])
                 self.eseqs.append(ev[2])
             return ev
-
         link.next_event = next_event
 
     def check_once_and_none_missing(self):
-        got = [e for e in self.eseqs if e]  # durable events (volatile ones: 0 / None)
+        got = [e for e in self.eseqs if e]       # durable events (volatile ones: 0 / None)
         dup = sorted({e for e in got if got.count(e) > 1})
         assert not dup, "events delivered twice: eseq %s" % dup[:10]
         assert got == sorted(got), "events out of order"
@@ -193,21 +137,12 @@ def play(emu, s, reader, cutter=None):
 def matrix():
     """RFID FCF in make test (optical HCF is played, compared and cut in the power-cut test);
     the rest of the matrix with SHOE_EMU_E2E=1 or SHOE_SOAK=full."""
-    rest = [
-        ("optical", "high-card-flush"),
-        ("rfid", "high-card-flush"),
-        ("optical", "four-card-frenzy"),
-    ]
+    rest = [("optical", "high-card-flush"), ("rfid", "high-card-flush"),
+            ("optical", "four-card-frenzy")]
     return [pytest.param("rfid", "four-card-frenzy")] + [
-        pytest.param(
-            r,
-            g,
-            marks=pytest.mark.skipif(
-                not MATRIX, reason="the rest of the matrix: SHOE_SOAK=full or SHOE_EMU_E2E=1"
-            ),
-        )
-        for r, g in rest
-    ]
+        pytest.param(r, g, marks=pytest.mark.skipif(
+            not MATRIX, reason="the rest of the matrix: SHOE_SOAK=full or SHOE_EMU_E2E=1"))
+        for r, g in rest]
 
 
 def play_uncut(tmp_path, image, reader, game):
@@ -233,31 +168,21 @@ def chip_sessions(tmp_path_factory, pico_image, optical_image):
     own session's outcome (an exception of one session fails only its test)."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         yield {
-            "rfid-fcf": pool.submit(
-                play_uncut,
-                tmp_path_factory.mktemp("chip-rfid"),
-                pico_image,
-                "rfid",
-                "four-card-frenzy",
-            ),
-            "cuts": pool.submit(
-                play_cut,
-                tmp_path_factory.mktemp("chip-cuts"),
-                optical_image,
-                cuts_wanted(),
-                int(os.environ.get("SHOE_EMU_SEED", "5")),
-            ),
+            "rfid-fcf": pool.submit(play_uncut, tmp_path_factory.mktemp("chip-rfid"), pico_image,
+                                    "rfid", "four-card-frenzy"),
+            "cuts": pool.submit(play_cut, tmp_path_factory.mktemp("chip-cuts"), optical_image,
+                                cuts_wanted(), int(os.environ.get("SHOE_EMU_SEED", "5"))),
         }
 
 
 @pytest.mark.parametrize("reader,game", matrix())
 def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, tmp_path, request, unix_results):
     s = script(game)
-    if (reader, game) == ("rfid", "four-card-frenzy"):  # played beside the power-cut round
+    if (reader, game) == ("rfid", "four-card-frenzy"):     # played beside the power-cut round
         runner, log, resets = request.getfixturevalue("chip_sessions")["rfid-fcf"].result()
     else:
         runner, log, resets = play_uncut(tmp_path, image_for(reader, request), reader, game)
-    assert resets == 0  # no watchdog reset on the way
+    assert resets == 0                                   # no watchdog reset on the way
     assert [k for _, k, _ in runner.outcomes] == ["round_result"], runner.outcomes
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()
@@ -320,7 +245,7 @@ class PowerCuts:
                     self.emu.power_cut()
                 self.done += 1
                 self.emu.start()
-        except Exception as e:  # reported by stop(), in the test's thread
+        except Exception as e:          # reported by stop(), in the test's thread
             self.errors.append(e)
 
 
@@ -335,150 +260,7 @@ def test_a_round_survives_power_cuts_on_the_pico(chip_sessions, unix_results):
     s, runner, log, cutter = chip_sessions["cuts"].result()
     assert cutter.done == cuts and cutter.in_flash >= 1, (cutter.done, cutter.in_flash)
     assert runner.reboots_seen >= 1
-    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * len(s["rounds"]), (
+    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * len(s["rounds"]), \
         runner.outcomes
-    )
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()
-
-
-def test_the_readmes_session_flow_leaves_the_chip_answering(tmp_path, pico_image, optical_image):
-    """Issue 19: the README's path, as a newcomer types it, on the emulated Pico with the optical
-    reader: `shoectl status`, `shoectl session --port UART0 --reader UART1 --keys ... --script`
-    (one round), then `shoectl status` again. It used to wedge the chip's link for good (the
-    chip's random source repeats its nonce: docs/protocol.md section 3); now every step answers.
-    Timeouts are generous because the emulated chip runs at a tenth of real time or less on a
-    loaded machine; the link's own timers are the defaults a newcomer gets."""
-    s = script("high-card-flush")
-    (tmp_path / "script.json").write_text(json.dumps(s))
-    keys = str(pico_image["keys"])
-    with chip(tmp_path, optical_image) as e:
-        u = e.urls
-        db = str(tmp_path / "audit.db")
-
-        def shoectl(*argv, timeout=900):
-            p = subprocess.run(
-                [sys.executable, "-m", "host_tools"] + list(argv),
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                timeout=timeout,
-            )
-            assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
-            return p.stdout
-
-        base = ["--port", u["uart0"], "--keys", keys, "--db", db]
-        shoectl("status", *base, "--timeout", "300")  # the chip has booted and answers
-        out = shoectl(
-            "session",
-            *base,
-            "--reader",
-            u["uart1"],
-            "--script",
-            str(tmp_path / "script.json"),
-            "--event-timeout",
-            "300",
-            "--json",
-        )
-        kinds = [
-            json.loads(line).get("event") for line in out.splitlines() if line.startswith("{")
-        ]
-        assert "round_result" in kinds, out[-800:]
-        shoectl("status", *base, "--timeout", "120")  # and still answers afterwards
-
-
-def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(
-    tmp_path, pico_image, optical_image
-):
-    """Issue 19 item 3 with issue 20's link holder: the README's by-hand flow on the emulated
-    Pico (optical reader) as a newcomer types it, in separate processes: `shoectl gateway` holds
-    UART0, `shoectl monitor` watches through its API, `shoectl table` (each action a process)
-    drives a round through the same API and `shoectl world --keys` deals on UART1. The round
-    ends in a result with nothing latched, the monitor shows it, and the gateway's store holds
-    every event once."""
-    from host_tools.audit import AuditStore
-
-    keys = str(pico_image["keys"])
-    with chip(tmp_path, optical_image) as e:
-        u = e.urls
-        sock = tmp_path / "T1.api.sock"
-        db = tmp_path / "T1.sqlite"
-        gw = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "host_tools",
-                "gateway",
-                "--port",
-                u["uart0"],
-                "--keys",
-                keys,
-                "--db",
-                str(db),
-                "--api-socket",
-                str(sock),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        mon = None
-        try:
-            line = gw.stdout.readline()
-            while line and "no broker" not in line:
-                line = gw.stdout.readline()
-            assert "no broker" in line, line + gw.stderr.read()[-800:]
-            k = ["--port", "gateway+unix://" + str(sock), "--keys", keys, "--timeout", "120"]
-            mon = subprocess.Popen(
-                [sys.executable, "-m", "host_tools", "monitor", *k[:4], "--json", "--no-store"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                cwd=ROOT,
-            )
-            seen = []
-            threading.Thread(target=lambda: seen.extend(mon.stdout), daemon=True).start()
-
-            def shoectl(*argv):
-                p = subprocess.run(
-                    [sys.executable, "-m", "host_tools"] + list(argv),
-                    capture_output=True,
-                    text=True,
-                    cwd=ROOT,
-                    timeout=900,
-                )
-                assert p.returncode == 0, "shoectl %s: %s" % (
-                    argv[:2],
-                    (p.stderr or p.stdout)[-800:],
-                )
-                return p.stdout
-
-            from tests.e2e.byhand import round_by_hand
-
-            round_by_hand(
-                shoectl,
-                k,
-                ["--reader", u["uart1"], "--keys", keys],
-                timeout_s=600,
-                poll_s=2.0,
-                pace="0.25",
-            )
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any("round_result" in s for s in seen):
-                time.sleep(0.2)
-            assert any("round_result" in s for s in seen), "".join(seen)[-800:]
-        finally:
-            for p in (mon, gw):
-                if p is not None:
-                    p.terminate()
-                    p.wait(30)
-        store = AuditStore(str(db))
-        try:
-            evs = store.events(_emu.EMU_SHOE_ID)
-        finally:
-            store.close()
-        eseqs = [ev["eseq"] for ev in evs]
-        assert eseqs == list(range(eseqs[0], eseqs[0] + len(eseqs)))  # once each, none missing
-        kinds = [ev["kind"] for ev in evs]
-        assert "round_result" in kinds and "irregularity" not in kinds, kinds

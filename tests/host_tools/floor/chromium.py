@@ -1,9 +1,8 @@
 """A real headless Chromium driven over the DevTools protocol (websockets, no selenium).
 
-with Chromium(artifacts) as b:          # SkipTest-style: Chromium.find() is None if absent
-    b.goto(url); b.eval("document.title"); b.screenshot("floor.png")
+    with Chromium(artifacts) as b:          # SkipTest-style: Chromium.find() is None if absent
+        b.goto(url); b.eval("document.title"); b.screenshot("floor.png")
 """
-
 import base64
 import json
 import os
@@ -13,22 +12,14 @@ import subprocess
 import tempfile
 import time
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--remote-debugging-port=0",
-    "--window-size=1400,900",
-]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--remote-debugging-port=0", "--window-size=1400,900"]
 
 
 def find():
-    for name in (os.environ.get("SHOE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+    for name in (os.environ.get("SHOE_CHROMIUM"), "chromium", "chromium-browser",
+                 "google-chrome"):
         if name and shutil.which(name):
             return shutil.which(name)
     return None
@@ -46,15 +37,11 @@ class Chromium:
         from urllib.request import urlopen
 
         from websockets.sync.client import connect
-
         self.profile = tempfile.mkdtemp(prefix="shoe-chromium-")
-        self.proc = subprocess.Popen(
-            [self.binary, *FLAGS, "--user-data-dir=" + self.profile, "about:blank"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 30
+        self.proc = subprocess.Popen([self.binary, *FLAGS, "--user-data-dir=" + self.profile,
+                                      "about:blank"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120     # a loaded machine starts it slowly
         port = None
         while port is None and time.monotonic() < deadline:
             line = self.proc.stderr.readline()
@@ -93,7 +80,7 @@ class Chromium:
             raise RuntimeError("page error: %s" % r["exceptionDetails"])
         return r["result"].get("value")
 
-    def wait(self, expr, timeout=30.0):
+    def wait(self, expr, timeout=120.0):
         deadline = time.monotonic() + timeout
         while True:
             v = self.eval(expr)

@@ -1,13 +1,13 @@
 """Real engines for the floor tests: the embedded broker (aedes, the default; amqtt where node is
 missing) and one PostgreSQL 16 (pgserver) per session, a fresh database per test."""
-
 import functools
 import itertools
 
 import pytest
 
 from host_tools.floor import pg
-from host_tools.sim.floor import brokers, embedded_pg
+from host_tools.sim.floor import brokers
+from host_tools.sim.floor import embedded_pg
 from tests import support
 
 _n = itertools.count(1)
@@ -40,8 +40,9 @@ def broker():
     b.stop()
 
 
-# the floor's waits are long (brokers, PostgreSQL, processes): 30 s unless told
-wait_for = functools.partial(support.wait_for, timeout=30.0, interval=0.05)
+# the floor's waits are long (brokers, PostgreSQL, processes, on a loaded machine): deadlines of
+# 120 s unless told (a condition met sooner returns at once)
+wait_for = functools.partial(support.wait_for, timeout=120.0, interval=0.05)
 
 
 def all_stored(floor, conn):
@@ -51,18 +52,9 @@ def all_stored(floor, conn):
     return all(st.get(s) == (e, e, e) for s, e in em.items() if e)
 
 
-def wait_all_stored(floor, conn, timeout=60.0):
-    wait_for(
-        lambda: all_stored(floor, conn),
-        timeout=timeout,
-        what=lambda: (
-            "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
-            "collectors %s, gateway published %d"
-            % (
-                floor.emitted(),
-                floor.stored(conn),
-                [c.counts for c in floor.collectors],
-                floor.gateway.published,
-            )
-        ),
-    )
+def wait_all_stored(floor, conn, timeout=180.0):
+    wait_for(lambda: all_stored(floor, conn), timeout=timeout,
+             what=lambda: "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
+             "collectors %s, gateway published %d" % (
+                 floor.emitted(), floor.stored(conn), [c.counts for c in floor.collectors],
+                 floor.gateway.published))

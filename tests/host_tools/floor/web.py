@@ -14,7 +14,9 @@ from host_tools.floor.view import COOKIE
 
 
 class Web:
-    def __init__(self, base, cafile=None, timeout=15):
+    # a deadline, not a pace: on a loaded machine a view may take many seconds to answer (a login
+    # hashes its password); only a view that never answers fails, after two minutes
+    def __init__(self, base, cafile=None, timeout=120):
         u = urlsplit(base)
         self.base = base if base.endswith("/") else base + "/"
         self.host, self.port, self.tls = u.hostname, u.port, u.scheme == "https"
