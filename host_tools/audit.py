@@ -36,6 +36,7 @@ record (`host_record` / `put_host_record`: its counter floor, last event, genera
 one commit; `tail_problems()` re-checks the last events at each link open; `acceptances`
 keep who accepted a shoe again (`shoectl trust`).
 """
+
 import contextlib
 import csv
 import json
@@ -45,11 +46,11 @@ import threading
 import time
 from pathlib import Path
 
-from shoe.link import codec
 from host_tools import events as E
 from host_tools.events import jsonable as _jsonable
 from host_tools.hoststate import HostStateError
 from host_tools.link.host import open_event
+from shoe.link import codec
 from shoe.link.message import GENESIS, LinkError
 
 _SCHEMA = """
@@ -84,12 +85,17 @@ _PRUNE_TAG = b"shoectl-pruned\0"
 def _prune_mac(key, store_id, shoe, upto, h):
     import hashlib
     import hmac
-    return hmac.new(key, _PRUNE_TAG + codec.encode([bytes(store_id), str(shoe), int(upto),
-                                                     bytes(h)]), hashlib.sha256).digest()
+
+    return hmac.new(
+        key,
+        _PRUNE_TAG + codec.encode([bytes(store_id), str(shoe), int(upto), bytes(h)]),
+        hashlib.sha256,
+    ).digest()
 
 
 def default_path():
     import platformdirs
+
     return Path(platformdirs.user_data_dir("shoectl")) / "audit.sqlite"
 
 
@@ -110,16 +116,20 @@ class AuditStore:
     def __init__(self, path=None):
         self.path = Path(path) if path else default_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.existed = self.path.exists()   # False: created now (hoststate: "the store is gone")
-        self._lock = threading.RLock()      # re-entered by store() inside transaction()
+        self.existed = self.path.exists()  # False: created now (hoststate: "the store is gone")
+        self._lock = threading.RLock()  # re-entered by store() inside transaction()
         self._batch = 0
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
         try:
             self._db.executescript(_SCHEMA + _HOST_SCHEMA + _PRUNE_SCHEMA)
         except sqlite3.DatabaseError as e:  # not a database, truncated, damaged header
             self._db.close()
-            raise HostStateError(self.path, "is not a readable SQLite database (%s): restore it "
-                                 "from a backup, or give another --db" % e, "store_damaged")
+            raise HostStateError(
+                self.path,
+                "is not a readable SQLite database (%s): restore it "
+                "from a backup, or give another --db" % e,
+                "store_damaged",
+            )
 
     def close(self):
         self._db.close()
@@ -132,23 +142,36 @@ class AuditStore:
     def _hash_of(self, shoe, eseq):
         if eseq == 0:
             return GENESIS
-        r = self._db.execute("SELECT hash FROM events WHERE shoe=? AND eseq=?",
-                             (shoe, eseq)).fetchone()
+        r = self._db.execute(
+            "SELECT hash FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
+        ).fetchone()
         return r[0] if r else None
 
     def store(self, shoe, eseq, kind, body, meta):
         meta = meta or {}
         with self._lock:
-            if self._db.execute("SELECT 1 FROM events WHERE shoe=? AND eseq=?",
-                                (shoe, eseq)).fetchone():
+            if self._db.execute(
+                "SELECT 1 FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
+            ).fetchone():
                 return "duplicate"
             before = self._hash_of(shoe, eseq - 1)
             prev = meta.get("prev")
             chain = "gap" if before is None else ("ok" if before == prev else "broken")
             self._db.execute(
                 "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (shoe, eseq, kind, json.dumps(_jsonable(body), sort_keys=True), prev,
-                 meta.get("hash"), meta.get("mac"), meta.get("payload"), chain, time.time()))
+                (
+                    shoe,
+                    eseq,
+                    kind,
+                    json.dumps(_jsonable(body), sort_keys=True),
+                    prev,
+                    meta.get("hash"),
+                    meta.get("mac"),
+                    meta.get("payload"),
+                    chain,
+                    time.time(),
+                ),
+            )
             self._commit()
         return "new"
 
@@ -164,7 +187,7 @@ class AuditStore:
         out = []
         for s, e, k, b, c, r, p in rows:
             k, body = _signed(k, json.loads(b), p)
-            if kinds and k not in kinds:     # the signed kind decides, not the column
+            if kinds and k not in kinds:  # the signed kind decides, not the column
                 continue
             out.append({"shoe": s, "eseq": e, "kind": k, "body": body, "chain": c, "received": r})
         return out
@@ -183,12 +206,14 @@ class AuditStore:
             "gaps": [eseq], "unbound": [eseq], "last": eseq, "head": hex}"""
         pruned = self.pruned(shoe, key)
         with self._lock:
-            rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body FROM events "
-                                    "WHERE shoe=? AND eseq>? ORDER BY eseq",
-                                    (shoe, pruned["upto"] if pruned else 0)).fetchall()
+            rows = self._db.execute(
+                "SELECT eseq, payload, prev, hash, kind, body FROM events "
+                "WHERE shoe=? AND eseq>? ORDER BY eseq",
+                (shoe, pruned["upto"] if pruned else 0),
+            ).fetchall()
         bad, broken, gaps, differ, unbound = [], [], [], [], []
         last_e, last_h, bound_seen = 0, GENESIS, False
-        if pruned:        # the chain goes on from the last pruned event's recorded hash
+        if pruned:  # the chain goes on from the last pruned event's recorded hash
             last_e, last_h = pruned["upto"], pruned["hash"]
         for eseq, payload, prev, h, kind, body in rows:
             try:
@@ -209,19 +234,26 @@ class AuditStore:
             last_e, last_h = eseq, h
         from host_tools import reveal
 
-        return {"events": len(rows), "bad_mac": bad, "body_mismatch": differ, "broken": broken,
-                "gaps": gaps, "unbound": unbound, "last": last_e,
-                "head": last_h.hex() if last_h else None,
-                "pruned": pruned["upto"] if pruned else 0,
-                "reveal": reveal.audit(self.events(shoe, since=pruned["upto"] if pruned
-                                                   else 0))}
+        return {
+            "events": len(rows),
+            "bad_mac": bad,
+            "body_mismatch": differ,
+            "broken": broken,
+            "gaps": gaps,
+            "unbound": unbound,
+            "last": last_e,
+            "head": last_h.hex() if last_h else None,
+            "pruned": pruned["upto"] if pruned else 0,
+            "reveal": reveal.audit(self.events(shoe, since=pruned["upto"] if pruned else 0)),
+        }
 
     # ---- pruning (the floor gateway: host_tools/floor/prune.py) --------------------------------
     def received_before(self, shoe, when):
         """The highest eseq of `shoe` stored before time.time() `when` (0: none)."""
         with self._lock:
-            r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND received<?",
-                                 (shoe, when)).fetchone()
+            r = self._db.execute(
+                "SELECT MAX(eseq) FROM events WHERE shoe=? AND received<?", (shoe, when)
+            ).fetchone()
         return r[0] or 0
 
     def pruned(self, shoe, key=None):
@@ -229,15 +261,18 @@ class AuditStore:
         given), else None: a record that does not verify is ignored, and verify() then sees
         the removed events as gaps."""
         with self._lock:
-            r = self._db.execute("SELECT upto, hash, at, mac FROM pruned WHERE shoe=?",
-                                 (shoe,)).fetchone()
+            r = self._db.execute(
+                "SELECT upto, hash, at, mac FROM pruned WHERE shoe=?", (shoe,)
+            ).fetchone()
         if r is None:
             return None
         if key is not None:
             import hmac
+
             sid = self.store_id()
             if sid is None or not hmac.compare_digest(
-                    _prune_mac(key, sid, shoe, r[0], bytes(r[1])), bytes(r[3])):
+                _prune_mac(key, sid, shoe, r[0], bytes(r[1])), bytes(r[3])
+            ):
                 return None
         return {"upto": r[0], "hash": bytes(r[1]), "at": r[2]}
 
@@ -254,24 +289,29 @@ class AuditStore:
             top = min(int(upto), last - keep)
             done = self.pruned(shoe, key)
             if done is None and self.pruned(shoe) is not None:
-                return 0       # a record that does not verify: left for verify to report
+                return 0  # a record that does not verify: left for verify to report
             lo = done["upto"] if done else 0
             if limit:
                 top = min(top, lo + int(limit))
-            r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq>? AND "
-                                 "eseq<=? AND kind IN ('round_result', 'round_void')",
-                                 (shoe, lo, top)).fetchone()
+            r = self._db.execute(
+                "SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq>? AND "
+                "eseq<=? AND kind IN ('round_result', 'round_void')",
+                (shoe, lo, top),
+            ).fetchone()
             top = r[0] if r and r[0] else 0
             if top <= lo:
                 return 0
             h = self._hash_of(shoe, top)
             if h is None:
                 return 0
-            n = self._db.execute("DELETE FROM events WHERE shoe=? AND eseq<=?",
-                                 (shoe, top)).rowcount
+            n = self._db.execute(
+                "DELETE FROM events WHERE shoe=? AND eseq<=?", (shoe, top)
+            ).rowcount
             sid = self.store_id(create=True)
-            self._db.execute("INSERT OR REPLACE INTO pruned VALUES (?,?,?,?,?)",
-                             (shoe, top, h, time.time(), _prune_mac(key, sid, shoe, top, h)))
+            self._db.execute(
+                "INSERT OR REPLACE INTO pruned VALUES (?,?,?,?,?)",
+                (shoe, top, h, time.time(), _prune_mac(key, sid, shoe, top, h)),
+            )
         return n
 
     def compare_live(self, shoe, eseq, head, acked, before=None):
@@ -283,36 +323,46 @@ class AuditStore:
         for) are events the shoe sent since, not a problem. Call it once the link has delivered
         what the shoe still held (the store reaches `eseq`)."""
         with self._lock:
-            last = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq<=?",
-                                    (shoe, eseq)).fetchone()[0] or 0
+            last = (
+                self._db.execute(
+                    "SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq<=?", (shoe, eseq)
+                ).fetchone()[0]
+                or 0
+            )
             ahead = self._db.execute(
                 "SELECT MAX(eseq) FROM events WHERE shoe=? AND eseq>? AND received<?",
-                (shoe, eseq, before if before is not None else float("inf"))).fetchone()[0]
+                (shoe, eseq, before if before is not None else float("inf")),
+            ).fetchone()[0]
         problems = []
         if ahead:
-            problems.append("the store holds events up to %d, the shoe has only sent %d"
-                            % (ahead, eseq))
+            problems.append(
+                "the store holds events up to %d, the shoe has only sent %d" % (ahead, eseq)
+            )
         elif last < acked:
-            problems.append("the store ends at event %d, but the shoe's events up to %d were "
-                            "acknowledged as stored: rows were removed at the end" % (last, acked))
+            problems.append(
+                "the store ends at event %d, but the shoe's events up to %d were "
+                "acknowledged as stored: rows were removed at the end" % (last, acked)
+            )
         elif last < eseq:
-            problems.append("the store ends at event %d, the shoe is at %d (not yet delivered)"
-                            % (last, eseq))
+            problems.append(
+                "the store ends at event %d, the shoe is at %d (not yet delivered)" % (last, eseq)
+            )
         else:
             with self._lock:
                 got = self._hash_of(shoe, eseq)
             if eseq and got != bytes(head):
-                problems.append("the stored chain head at event %d differs from the shoe's"
-                                % eseq)
+                problems.append("the stored chain head at event %d differs from the shoe's" % eseq)
         return problems
 
     def payloads(self, shoe, since=0, limit=500, received=False):
         """[(eseq, payload)] of `shoe` after eseq `since`, in order: the signed bytes as received
         (with `received`: [(eseq, payload, time.time() when stored)])."""
         with self._lock:
-            return self._db.execute("SELECT eseq, payload%s FROM events WHERE shoe=? AND eseq>? "
-                                    "ORDER BY eseq LIMIT ?" % (", received" if received else ""),
-                                    (shoe, since, limit)).fetchall()
+            return self._db.execute(
+                "SELECT eseq, payload%s FROM events WHERE shoe=? AND eseq>? "
+                "ORDER BY eseq LIMIT ?" % (", received" if received else ""),
+                (shoe, since, limit),
+            ).fetchall()
 
     def round_events(self, shoe, rnd):
         """[(kind, body)] of round `rnd`'s round_open, card and reveal events (the signed
@@ -321,7 +371,8 @@ class AuditStore:
             rows = self._db.execute(
                 "SELECT kind, body, payload FROM events WHERE shoe=? AND kind IN (?, ?, ?) "
                 "AND json_extract(body, '$.round')=? ORDER BY eseq",
-                (shoe, E.ROUND_OPEN, E.CARD, E.REVEAL, rnd)).fetchall()
+                (shoe, E.ROUND_OPEN, E.CARD, E.REVEAL, rnd),
+            ).fetchall()
         out = []
         for k, b, p in rows:
             k, body = _signed(k, json.loads(b), p)
@@ -332,8 +383,10 @@ class AuditStore:
     def flag(self, shoe, eseq, kind, rnd, detail):
         """Record an alert about the stored events (a reveal that does not match)."""
         with self._lock:
-            self._db.execute("INSERT INTO flags VALUES (?,?,?,?,?,?)",
-                             (shoe, eseq, kind, rnd, detail, time.time()))
+            self._db.execute(
+                "INSERT INTO flags VALUES (?,?,?,?,?,?)",
+                (shoe, eseq, kind, rnd, detail, time.time()),
+            )
             self._db.commit()
 
     def flags(self, shoe=None):
@@ -344,8 +397,7 @@ class AuditStore:
             args = (shoe,)
         with self._lock:
             rows = self._db.execute(q + " ORDER BY rowid", args).fetchall()
-        return [dict(zip(("shoe", "eseq", "kind", "round", "detail", "raised"), r))
-                for r in rows]
+        return [dict(zip(("shoe", "eseq", "kind", "round", "detail", "raised"), r)) for r in rows]
 
     def export(self, fileobj, fmt="jsonl", shoe=None, kinds=None):
         evs = self.events(shoe, kinds)
@@ -356,8 +408,16 @@ class AuditStore:
             w = csv.writer(fileobj)
             w.writerow(["shoe", "eseq", "kind", "chain", "received", "body"])
             for e in evs:
-                w.writerow([e["shoe"], e["eseq"], e["kind"], e["chain"], e["received"],
-                            json.dumps(e["body"], sort_keys=True)])
+                w.writerow(
+                    [
+                        e["shoe"],
+                        e["eseq"],
+                        e["kind"],
+                        e["chain"],
+                        e["received"],
+                        json.dumps(e["body"], sort_keys=True),
+                    ]
+                )
         else:
             raise ValueError("format must be jsonl or csv")
         return len(evs)
@@ -388,8 +448,9 @@ class AuditStore:
         every index against its table; `shoectl verify --shoe`)."""
         try:
             with self._lock:
-                rows = self._db.execute("PRAGMA %s" % ("integrity_check" if full else
-                                                       "quick_check")).fetchall()
+                rows = self._db.execute(
+                    "PRAGMA %s" % ("integrity_check" if full else "quick_check")
+                ).fetchall()
         except sqlite3.DatabaseError as e:
             return str(e)
         bad = [r[0] for r in rows if r[0] != "ok"]
@@ -408,13 +469,17 @@ class AuditStore:
             ref.close()
         try:
             with self._lock:
-                have = dict(self._db.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall())
+                have = dict(
+                    self._db.execute(
+                        "SELECT name, sql FROM sqlite_master WHERE type='table'"
+                    ).fetchall()
+                )
         except sqlite3.DatabaseError as e:
             return str(e)
         wrong = sorted(n for n in set(want) | set(have) if want.get(n) != have.get(n))
-        return ("the schema of table %s is not the audit store's" % ", ".join(wrong)
-                if wrong else None)
+        return (
+            "the schema of table %s is not the audit store's" % ", ".join(wrong) if wrong else None
+        )
 
     def store_id(self, create=False):
         """This store's random 16-byte identity (the counter floor file names it; `create`: make
@@ -425,13 +490,18 @@ class AuditStore:
                 r = (os.urandom(16),)
                 self._db.execute("INSERT INTO store_meta VALUES ('id', ?)", r)
                 self._commit()
-        return None if r is None else bytes(r[0]) if isinstance(r[0], bytes) else str(r[0]).encode()
+        return (
+            None if r is None else bytes(r[0]) if isinstance(r[0], bytes) else str(r[0]).encode()
+        )
 
     def used(self):
         """True when the store holds any event or host record."""
         with self._lock:
-            return bool(self._db.execute("SELECT 1 FROM events UNION ALL SELECT 1 FROM "
-                                         "host_record LIMIT 1").fetchone())
+            return bool(
+                self._db.execute(
+                    "SELECT 1 FROM events UNION ALL SELECT 1 FROM host_record LIMIT 1"
+                ).fetchone()
+            )
 
     def hash_at(self, shoe, eseq):
         """The stored chain hash of event `eseq` (GENESIS for 0), or None."""
@@ -441,15 +511,17 @@ class AuditStore:
     def host_record(self, shoe):
         """The shoe's host record as stored ({gen, ctr, eseq, head, base, mac}), or None."""
         with self._lock:
-            r = self._db.execute("SELECT gen, ctr, eseq, head, base, mac FROM host_record "
-                                 "WHERE shoe=?", (shoe,)).fetchone()
+            r = self._db.execute(
+                "SELECT gen, ctr, eseq, head, base, mac FROM host_record WHERE shoe=?", (shoe,)
+            ).fetchone()
         return None if r is None else dict(zip(("gen", "ctr", "eseq", "head", "base", "mac"), r))
 
     def put_host_record(self, shoe, rec):
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO host_record VALUES (?,?,?,?,?,?,?)",
-                             (shoe, rec["gen"], rec["ctr"], rec["eseq"], rec["head"],
-                              rec["base"], rec["mac"]))
+            self._db.execute(
+                "INSERT OR REPLACE INTO host_record VALUES (?,?,?,?,?,?,?)",
+                (shoe, rec["gen"], rec["ctr"], rec["eseq"], rec["head"], rec["base"], rec["mac"]),
+            )
             self._commit()
 
     def tail_problems(self, shoe, key, since, link_first=True):
@@ -458,9 +530,11 @@ class AuditStore:
         arrived after a gap says so in its chain column; the first one's only if link_first).
         -> list of problems (text)."""
         with self._lock:
-            rows = self._db.execute("SELECT eseq, payload, prev, hash, kind, body, chain FROM "
-                                    "events WHERE shoe=? AND eseq>? ORDER BY eseq",
-                                    (shoe, since)).fetchall()
+            rows = self._db.execute(
+                "SELECT eseq, payload, prev, hash, kind, body, chain FROM "
+                "events WHERE shoe=? AND eseq>? ORDER BY eseq",
+                (shoe, since),
+            ).fetchall()
             before = self._hash_of(shoe, since) if since else GENESIS
         problems = []
         last_e, last_h = since, before
@@ -486,12 +560,14 @@ class AuditStore:
     def add_acceptance(self, shoe, record, mac):
         """Keep a supervisor's acceptance of a shoe (`shoectl trust --accept`): JSON + MAC."""
         with self._lock:
-            self._db.execute("INSERT INTO acceptances VALUES (?,?,?,?)",
-                             (shoe, time.time(), record, mac))
+            self._db.execute(
+                "INSERT INTO acceptances VALUES (?,?,?,?)", (shoe, time.time(), record, mac)
+            )
             self._commit()
 
     def acceptances(self, shoe):
         """[(at, record JSON text, mac)] of the shoe, oldest first."""
         with self._lock:
-            return self._db.execute("SELECT at, record, mac FROM acceptances WHERE shoe=? "
-                                    "ORDER BY rowid", (shoe,)).fetchall()
+            return self._db.execute(
+                "SELECT at, record, mac FROM acceptances WHERE shoe=? ORDER BY rowid", (shoe,)
+            ).fetchall()

@@ -23,6 +23,7 @@ or unparseable code; a double read is one card reported twice; a no-read is a ca
 without a valid read. Rates are per read attempt. Records that are not dicts, have no usable
 "t" or an unknown outcome are skipped and counted in "skipped" by reason; nothing raises.
 """
+
 import math
 
 from host_tools import events as E
@@ -30,9 +31,18 @@ from host_tools import events as E
 OUTCOMES = E.READ_OUTCOMES
 PROBLEMS = (E.MISREAD, E.DOUBLE_READ, E.NO_READ)
 # accepted on input, never written: the reader driver's kinds and older files' spellings
-_OLD_SPELLINGS = {"card": E.OK, "read": E.OK, "garbled": E.MISREAD, "code_format": E.MISREAD,
-                  "bad_code": E.MISREAD, "double": E.DOUBLE_READ, "double-read": E.DOUBLE_READ,
-                  "noread": E.NO_READ, "no-read": E.NO_READ, E.UNREADABLE: E.NO_READ}
+_OLD_SPELLINGS = {
+    "card": E.OK,
+    "read": E.OK,
+    "garbled": E.MISREAD,
+    "code_format": E.MISREAD,
+    "bad_code": E.MISREAD,
+    "double": E.DOUBLE_READ,
+    "double-read": E.DOUBLE_READ,
+    "noread": E.NO_READ,
+    "no-read": E.NO_READ,
+    E.UNREADABLE: E.NO_READ,
+}
 
 
 def _clean(records):
@@ -53,11 +63,15 @@ def _clean(records):
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
         deck, card, pos = r.get("deck"), r.get("card"), r.get("position")
-        good.append({"t": float(t), "outcome": out,
-                     "deck": deck if isinstance(deck, str) and deck else None,
-                     "card": card if isinstance(card, str) and card else None,
-                     "position": pos if isinstance(pos, int) and not isinstance(pos, bool)
-                     else None})
+        good.append(
+            {
+                "t": float(t),
+                "outcome": out,
+                "deck": deck if isinstance(deck, str) and deck else None,
+                "card": card if isinstance(card, str) and card else None,
+                "position": pos if isinstance(pos, int) and not isinstance(pos, bool) else None,
+            }
+        )
     return good, skipped
 
 
@@ -86,16 +100,33 @@ def summarize(records, worst=10, min_reads=3):
     """Overall, per deck, per card (deck:card), per position; the worst cards first."""
     rows, skipped = _clean(records)
     per_deck = {k: _stats(v) for k, v in sorted(_group(rows, lambda r: r["deck"]).items())}
-    per_card = {k: _stats(v) for k, v in sorted(_group(
-        rows, lambda r: "%s:%s" % (r["deck"] or "?", r["card"]) if r["card"] else None).items())}
+    per_card = {
+        k: _stats(v)
+        for k, v in sorted(
+            _group(
+                rows, lambda r: "%s:%s" % (r["deck"] or "?", r["card"]) if r["card"] else None
+            ).items()
+        )
+    }
     per_pos = {k: _stats(v) for k, v in sorted(_group(rows, lambda r: r["position"]).items())}
-    ranked = sorted(((s["problem_rate"], s["reads"], k) for k, s in per_card.items()
-                     if s["reads"] >= min_reads and s["problem_rate"] > 0),
-                    key=lambda x: (-x[0], -x[1], x[2]))
+    ranked = sorted(
+        (
+            (s["problem_rate"], s["reads"], k)
+            for k, s in per_card.items()
+            if s["reads"] >= min_reads and s["problem_rate"] > 0
+        ),
+        key=lambda x: (-x[0], -x[1], x[2]),
+    )
     worst_cards = [dict(card=k, **per_card[k]) for _, _, k in ranked[:worst]]
-    return {"overall": _stats(rows), "per_deck": per_deck, "per_card": per_card,
-            "per_position": per_pos, "worst_cards": worst_cards, "skipped": skipped,
-            "span": [min(r["t"] for r in rows), max(r["t"] for r in rows)] if rows else None}
+    return {
+        "overall": _stats(rows),
+        "per_deck": per_deck,
+        "per_card": per_card,
+        "per_position": per_pos,
+        "worst_cards": worst_cards,
+        "skipped": skipped,
+        "span": [min(r["t"] for r in rows), max(r["t"] for r in rows)] if rows else None,
+    }
 
 
 def timeline(records, buckets=24):
@@ -132,25 +163,40 @@ def chart(records, path, buckets=24, title="Read quality over time"):
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     try:
         if rows:
-            mids = [datetime.datetime.fromtimestamp((r["t0"] + r["t1"]) / 2,
-                                                    tz=datetime.timezone.utc) for r in rows]
+            mids = [
+                datetime.datetime.fromtimestamp((r["t0"] + r["t1"]) / 2, tz=datetime.timezone.utc)
+                for r in rows
+            ]
             width = (rows[0]["t1"] - rows[0]["t0"]) / 86400.0 * 0.9
             ax2 = ax.twinx()
-            ax2.bar(mids, [r["reads"] for r in rows], width=width, color="#dddddd",
-                    label="reads", zorder=0)
+            ax2.bar(
+                mids,
+                [r["reads"] for r in rows],
+                width=width,
+                color="#dddddd",
+                label="reads",
+                zorder=0,
+            )
             ax2.set_ylabel("reads per bucket")
             ax.set_zorder(ax2.get_zorder() + 1)
             ax.patch.set_visible(False)
-            for key, colour in (("misread", "#d62728"), ("double_read", "#ff7f0e"),
-                                ("no_read", "#1f77b4")):
-                ax.plot(mids, [100.0 * r[key + "_rate"] if r["reads"] else float("nan")
-                               for r in rows], marker="o", ms=3, color=colour,
-                        label=key.replace("_", "-"))
+            for key, colour in (
+                ("misread", "#d62728"),
+                ("double_read", "#ff7f0e"),
+                ("no_read", "#1f77b4"),
+            ):
+                ax.plot(
+                    mids,
+                    [100.0 * r[key + "_rate"] if r["reads"] else float("nan") for r in rows],
+                    marker="o",
+                    ms=3,
+                    color=colour,
+                    label=key.replace("_", "-"),
+                )
             ax.legend(loc="upper left")
             fig.autofmt_xdate()
         else:
-            ax.text(0.5, 0.5, "no read records", ha="center", va="center",
-                    transform=ax.transAxes)
+            ax.text(0.5, 0.5, "no read records", ha="center", va="center", transform=ax.transAxes)
         ax.set_ylabel("rate (% of reads)")
         ax.set_xlabel("time (UTC)")
         ax.set_title(title)

@@ -31,9 +31,9 @@ IRREGULARITY = "irregularity"
 IRREGULARITY_CLEARED = "irregularity_cleared"
 WARNING = "warning"
 DECISION_REFUSED = "decision_refused"
-REVEAL_MISMATCH = "reveal_mismatch"      # the host's alert (host_tools/reveal.py)
+REVEAL_MISMATCH = "reveal_mismatch"  # the host's alert (host_tools/reveal.py)
 
-OUTCOMES = (ROUND_RESULT, ROUND_VOID)     # how a round ends: exactly one of them per round
+OUTCOMES = (ROUND_RESULT, ROUND_VOID)  # how a round ends: exactly one of them per round
 
 # ---- read outcomes (diagnostics) ---------------------------------------------------------------
 OK = "ok"
@@ -41,7 +41,7 @@ MISREAD = "misread"
 NO_READ = "no_read"
 # DOUBLE_READ above is both the shoe's event and the outcome
 READ_OUTCOMES = (OK, MISREAD, DOUBLE_READ, NO_READ)
-_MISREAD_REASONS = ("code_format",)     # the code came, garbled; any other reason: no read
+_MISREAD_REASONS = ("code_format",)  # the code came, garbled; any other reason: no read
 
 
 def read_outcome(reason):
@@ -56,7 +56,7 @@ def decode(kind, body):
 
         result = unpacking.unpack(bytes(body["packed"]))
         if isinstance(result.get("deck"), int):
-            result["deck"] = "%04X" % result["deck"]   # as the shoe's other events name it
+            result["deck"] = "%04X" % result["deck"]  # as the shoe's other events name it
         return kind, result
     return kind, body
 

@@ -28,12 +28,19 @@ a card before the reveal.
                        whoever asks for it)
     hello              the shoe's hello body
 """
+
 from host_tools import events as E
 from host_tools.reveal import Shown
 
 # the kinds that change what a retained state shows
-STATE_KINDS = (E.PHASE, E.ROUND_OPEN, E.ROUND_RESULT, E.ROUND_VOID, E.IRREGULARITY,
-               E.IRREGULARITY_CLEARED)
+STATE_KINDS = (
+    E.PHASE,
+    E.ROUND_OPEN,
+    E.ROUND_RESULT,
+    E.ROUND_VOID,
+    E.IRREGULARITY,
+    E.IRREGULARITY_CLEARED,
+)
 
 
 def _int(x):
@@ -93,10 +100,10 @@ class LiveTable:
             self._shown.feed(kind, body)
             self.cards_read += 1
             self.dealt += 1
-            self.hands.setdefault(str(body.get("target")), []).append(None)   # face down
+            self.hands.setdefault(str(body.get("target")), []).append(None)  # face down
         elif kind == E.REVEAL:
             self.revealed = self._shown.feed(kind, body)
-            if self.revealed and body.get("round") == latest:   # not an older round's
+            if self.revealed and body.get("round") == latest:  # not an older round's
                 hands = {}
                 for _, card, target in self.revealed:
                     hands.setdefault(str(target), []).append(card)
@@ -104,13 +111,20 @@ class LiveTable:
         elif kind == E.ROUND_RESULT:
             self.result = body
             seats = body.get("seats")
-            self.last_result = {"round": body.get("round"), "outcome": "result",
-                                "seats": {s: v.get("net") for s, v in seats.items()}
-                                if isinstance(seats, dict) else {}}
+            self.last_result = {
+                "round": body.get("round"),
+                "outcome": "result",
+                "seats": {s: v.get("net") for s, v in seats.items()}
+                if isinstance(seats, dict)
+                else {},
+            }
         elif kind == E.ROUND_VOID:
             self.result = body
-            self.last_result = {"round": body.get("round"), "outcome": "void",
-                                "reason": body.get("reason")}
+            self.last_result = {
+                "round": body.get("round"),
+                "outcome": "void",
+                "reason": body.get("reason"),
+            }
         elif kind == E.IRREGULARITY:
             self.irregularities += 1
             self.latched[body.get("id")] = body
@@ -129,9 +143,14 @@ class LiveTable:
     def state(self):
         """The live state as the gateway publishes it (its retained floor/shoe/<id>/state,
         before the gateway adds its own figures)."""
-        st = {"shoe": self.shoe, "phase": self.phase, "round": self.round,
-              "last_result": self.last_result, "irregularities": self.irregularities,
-              "head": self.head}
+        st = {
+            "shoe": self.shoe,
+            "phase": self.phase,
+            "round": self.round,
+            "last_result": self.last_result,
+            "irregularities": self.irregularities,
+            "head": self.head,
+        }
         if self.config is not None:
             st["config"] = self.config
         return st

@@ -28,14 +28,16 @@ over). Bodies may come as sent (bytes) or as stored in JSON (bytes as hex). A ca
 still carries its card in clear (firmware before the secrecy change) is checked against the
 reveal as it is, and a round made only of such events needs no reveal.
 """
+
 from host_tools import events as E
-from host_tools.events import jsonable as _norm   # bodies as a store holds them: an event as
+from host_tools.events import jsonable as _norm  # bodies as a store holds them: an event as
+
 #                                                  sent and loaded again compare equal
 from shoe import cards as _cards
 from shoe.commitment import commit
 
 ALERT = E.REVEAL_MISMATCH
-_KEEP = 2      # rounds a watch remembers after their outcome (their hands only: hands())
+_KEEP = 2  # rounds a watch remembers after their outcome (their hands only: hands())
 
 
 def _bytes(x):
@@ -90,8 +92,9 @@ def check_reveal(reveal, cards):
         by_pos[p] = b
     for p in range(len(names)):
         if p not in by_pos:
-            out.append("round %s position %d: revealed (%s) but never committed" % (
-                rnd, p, names[p]))
+            out.append(
+                "round %s position %d: revealed (%s) but never committed" % (rnd, p, names[p])
+            )
     for p in sorted(by_pos):
         b = by_pos[p]
         if p >= len(names):
@@ -103,13 +106,19 @@ def check_reveal(reveal, cards):
         if "commit" in b:
             c = _bytes(b.get("commit"))
             target = b.get("target")
-            if c is None or not isinstance(target, str) or c != commit(
-                    secret, rnd, p, target, card):
-                out.append("round %s position %d: the revealed card %s does not match its "
-                           "commitment" % (rnd, p, card))
-        elif b.get("card") != card:        # a card sent in clear (older firmware)
-            out.append("round %s position %d: revealed %s, dealt %s" % (
-                rnd, p, card, b.get("card")))
+            if (
+                c is None
+                or not isinstance(target, str)
+                or c != commit(secret, rnd, p, target, card)
+            ):
+                out.append(
+                    "round %s position %d: the revealed card %s does not match its "
+                    "commitment" % (rnd, p, card)
+                )
+        elif b.get("card") != card:  # a card sent in clear (older firmware)
+            out.append(
+                "round %s position %d: revealed %s, dealt %s" % (rnd, p, card, b.get("card"))
+            )
     return out
 
 
@@ -138,16 +147,22 @@ def check_result(result, hands):
     out = []
     got = (result.get("dealer") or {}).get("cards")
     if got != hands.get("dealer", []):
-        out.append("round %s: the result's dealer cards %s are not the revealed %s" % (
-            rnd, got, hands.get("dealer", [])))
+        out.append(
+            "round %s: the result's dealer cards %s are not the revealed %s"
+            % (rnd, got, hands.get("dealer", []))
+        )
     for seat, s in sorted((result.get("seats") or {}).items()):
         got = s.get("cards") if isinstance(s, dict) else None
         if got != hands.get(str(seat), []):
-            out.append("round %s: seat %s's cards %s in the result are not the revealed %s" % (
-                rnd, seat, got, hands.get(str(seat), [])))
+            out.append(
+                "round %s: seat %s's cards %s in the result are not the revealed %s"
+                % (rnd, seat, got, hands.get(str(seat), []))
+            )
     if "all_six_card" in result and result.get("all_six_card") != hands.get("all_six"):
-        out.append("round %s: the result's All-Six card %s is not the revealed %s" % (
-            rnd, result.get("all_six_card"), hands.get("all_six")))
+        out.append(
+            "round %s: the result's All-Six card %s is not the revealed %s"
+            % (rnd, result.get("all_six_card"), hands.get("all_six"))
+        )
     return out
 
 
@@ -159,7 +174,7 @@ class _Round:
         self.cards = []
         self.reveal = None
         self.done = False
-        self.hands = None         # kept once the round has ended (its card events let go)
+        self.hands = None  # kept once the round has ended (its card events let go)
 
 
 class RoundWatch:
@@ -168,7 +183,7 @@ class RoundWatch:
     def __init__(self, loader=None):
         self.loader = loader
         self.rounds = {}
-        self.checked = 0          # reveals checked (tests, figures)
+        self.checked = 0  # reveals checked (tests, figures)
 
     def _round(self, n, load=False):
         r = self.rounds.get(n)
@@ -199,10 +214,10 @@ class RoundWatch:
             from host_tools.events import decode
 
             if isinstance(body, dict) and isinstance(body.get("packed"), str):
-                body = dict(body, packed=_bytes(body["packed"]) or b"")   # as a store holds it
+                body = dict(body, packed=_bytes(body["packed"]) or b"")  # as a store holds it
             try:
                 kind, body = decode(kind, body)
-            except Exception:      # not unpackable: re-evaluation reports it
+            except Exception:  # not unpackable: re-evaluation reports it
                 return []
         n = _round_of(body)
         if n is None:
@@ -219,11 +234,13 @@ class RoundWatch:
             same = [b for b in r.cards if b.get("position") == body.get("position")]
             if r.reveal is not None or r.done:
                 if not same or same[0] != body:
-                    out.append("round %s position %s: committed after the reveal" % (
-                        n, body.get("position")))
+                    out.append(
+                        "round %s position %s: committed after the reveal"
+                        % (n, body.get("position"))
+                    )
             elif not same:
                 r.cards.append(body)
-            elif same[0] != body:     # (the same event again: loaded from the store first)
+            elif same[0] != body:  # (the same event again: loaded from the store first)
                 out.append("round %s position %s: committed twice" % (n, body.get("position")))
         elif kind == E.REVEAL:
             if r.reveal is not None and r.reveal != body:
@@ -235,22 +252,24 @@ class RoundWatch:
         else:
             out += self._outcome(n, r, kind, body)
             r.hands = self.hands(n)
-            r.cards, r.reveal, r.done = [], None, True   # a floor holds hundreds of watches
+            r.cards, r.reveal, r.done = [], None, True  # a floor holds hundreds of watches
             self._forget()
         return [(ALERT, n, d) for d in out]
 
     def _outcome(self, n, r, kind, body):
         clear = [b for b in r.cards if "commit" not in b]
         if r.reveal is None:
-            if clear and len(clear) == len(r.cards):    # older firmware: cards in clear
+            if clear and len(clear) == len(r.cards):  # older firmware: cards in clear
                 if kind == E.ROUND_RESULT:
                     pos = {b.get("position"): b.get("card") for b in clear}
                     shown = [pos.get(p) for p in range(len(clear))]
                     return check_result(body, hands_of(shown, clear))
                 return []
             if r.cards:
-                return ["round %s: %s after %d committed card(s) without a reveal" % (
-                    n, kind, len(r.cards))]
+                return [
+                    "round %s: %s after %d committed card(s) without a reveal"
+                    % (n, kind, len(r.cards))
+                ]
             if kind == E.ROUND_RESULT and r.opened:
                 return ["round %s: a result without a reveal" % n]
             return []
@@ -271,7 +290,7 @@ class RoundWatch:
         done = sorted(k for k, r in self.rounds.items() if r.done)
         for k in done[:-_KEEP]:
             del self.rounds[k]
-        if len(self.rounds) > 4 * _KEEP:     # rounds that never ended (a log cut short)
+        if len(self.rounds) > 4 * _KEEP:  # rounds that never ended (a log cut short)
             for k in sorted(self.rounds)[:-4]:
                 del self.rounds[k]
 
@@ -297,7 +316,7 @@ class Shown:
     """
 
     def __init__(self):
-        self.targets = {}      # round -> {position: target}
+        self.targets = {}  # round -> {position: target}
 
     def feed(self, kind, body):
         if not isinstance(body, dict):

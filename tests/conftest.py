@@ -1,5 +1,6 @@
 """Shared pytest set-up: the repo root on sys.path (for tests.mpy), the --device option, and the
 fixtures many directories use (helpers they build on: tests/support.py)."""
+
 import os
 import sys
 from pathlib import Path
@@ -10,32 +11,45 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import host_tools  # noqa: E402,F401  (before any shoe import: the CPython `micropython` stand-in)
 from hypothesis import settings  # noqa: E402
+
+import host_tools  # noqa: E402,F401  (before any shoe import: the CPython `micropython` stand-in)
 
 # Property tests: the same examples on every run (a failure reproduces), and no per-example
 # deadline (the emulators share the 2 cores). SHOE_HYPOTHESIS=explore draws fresh examples.
 settings.register_profile("shoe", derandomize=True, deadline=None)
 settings.register_profile("explore", deadline=None)
-settings.load_profile("explore" if __import__("os").environ.get("SHOE_HYPOTHESIS") == "explore"
-                      else "shoe")
+settings.load_profile(
+    "explore" if __import__("os").environ.get("SHOE_HYPOTHESIS") == "explore" else "shoe"
+)
 
 # the one-process-per-port locks (host_tools/link/portlock.py) of this test run alone: other
 # runs on the machine (same user, same /tmp) get the same 127.0.0.1 port numbers in turn
-__import__("os").environ.setdefault("SHOE_LOCK_DIR", __import__("tempfile").mkdtemp(
-    prefix="shoe-locks-"))
+__import__("os").environ.setdefault(
+    "SHOE_LOCK_DIR", __import__("tempfile").mkdtemp(prefix="shoe-locks-")
+)
 
 
 def pytest_addoption(parser):
-    parser.addoption("--device", default=None, help="serial port of a real board for hardware tests")
+    parser.addoption(
+        "--device", default=None, help="serial port of a real board for hardware tests"
+    )
 
 
 # Wall seconds of each emulated-Pico test file in `make test` (--durations, 2026-12-03); only how
 # the files are dealt out to the xdist workers depends on them (an unknown file counts 30).
-EMU_SECONDS = {"test_e2e.py": 300, "test_journal_ring.py": 200, "test_readme_flows.py": 170,
-               "test_pico_tags.py": 75, "test_attest.py": 55, "test_pace.py": 55,
-               "test_flash_image.py": 40, "test_qstr_margin.py": 30, "test_rig.py": 30,
-               "test_pico_shoe.py": 25}
+EMU_SECONDS = {
+    "test_e2e.py": 300,
+    "test_journal_ring.py": 200,
+    "test_readme_flows.py": 170,
+    "test_pico_tags.py": 75,
+    "test_attest.py": 55,
+    "test_pace.py": 55,
+    "test_flash_image.py": 40,
+    "test_qstr_margin.py": 30,
+    "test_rig.py": 30,
+    "test_pico_shoe.py": 25,
+}
 # files whose tests need no deployed image (pico_image): a worker starts with them while another
 # deploys the one image they all share
 EMU_NO_IMAGE = ("test_rig.py",)
@@ -61,13 +75,13 @@ def deal_out(items, workers):
         files.setdefault(it.fspath.basename, []).append(it)
     load = [0] * workers
     dealt = [[] for _ in range(workers)]
-    for name in sorted(files, key=lambda n: -EMU_SECONDS.get(n, 30)):   # longest first
+    for name in sorted(files, key=lambda n: -EMU_SECONDS.get(n, 30)):  # longest first
         w = load.index(min(load))
         load[w] += EMU_SECONDS.get(name, 30)
         dealt[w].append(name)
     out, left = [], len(items)
     for w in range(workers):
-        size = left // (workers - w)          # what worksteal sends worker w at the start
+        size = left // (workers - w)  # what worksteal sends worker w at the start
         names = sorted(dealt[w], key=lambda n: n not in EMU_NO_IMAGE)
         mine = [it for n in names for it in files[n]]
         take = max(0, size - len(mine))

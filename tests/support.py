@@ -7,13 +7,13 @@
 
 The fixtures built on them (`sim_board`, `board_link`) are in tests/conftest.py.
 """
+
 import contextlib
 import fcntl
 import json
 import os
 import shutil
 import time
-
 
 # A wait's timeout is a deadline, never a pace: a condition met sooner returns at once, and on a
 # loaded machine (two suites on two cores) a correct shoe may take many times its quiet time. So no
@@ -32,8 +32,10 @@ def wait_for(cond, timeout=10.0, what="condition", interval=0.01):
         if v:
             return v
         if time.monotonic() > deadline:
-            raise AssertionError("timed out after %.1f s waiting for %s"
-                                 % (timeout, what() if callable(what) else what))
+            raise AssertionError(
+                "timed out after %.1f s waiting for %s"
+                % (timeout, what() if callable(what) else what)
+            )
         time.sleep(interval)
 
 
@@ -75,13 +77,13 @@ def built_once(tmp_path_factory, name, build):
     JSON-able dict; built_once returns it (to each worker) with "dir" added."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent                  # the run's directory, above popen-gw0, popen-gw1 ..
+        base = base.parent  # the run's directory, above popen-gw0, popen-gw1 ..
     d = base / name
     with open(base / (name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes (also if build fails)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (also if build fails)
         done = d / "built.json"
         if not done.exists():
-            shutil.rmtree(d, ignore_errors=True)       # a build that failed half-way
+            shutil.rmtree(d, ignore_errors=True)  # a build that failed half-way
             d.mkdir()
             done.write_text(json.dumps(build(d)))
         return dict(json.loads(done.read_text()), dir=str(d))

@@ -1,6 +1,7 @@
 """The options every `shoectl` command that talks to a shoe shares (--port, the keys, --timeout,
 --db) and `connect()`, which opens the link those options name. Not a command (cli.py skips
 modules whose name starts with "_")."""
+
 import sys
 
 from host_tools import keys as keyfile
@@ -11,17 +12,28 @@ from host_tools.link import REASONS, ShoeLink, is_gateway_url, link_for
 
 def add_port_arguments(p, db=True):
     """The options every `shoectl` command that talks to a shoe shares."""
-    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host UART "
-                   "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...), or the "
-                   "API of the `shoectl gateway` holding it: gateway+unix:///PATH.sock or "
-                   "gateway+tcp://127.0.0.1:PORT[?key=FILE] (gateway+tls://HOST:PORT[?ca=FILE] "
-                   "under TLS)")
+    p.add_argument(
+        "--port",
+        required=True,
+        help="pyserial URL or device of the shoe's host UART "
+        "(socket://127.0.0.1:PORT from `shoectl sim`, /dev/ttyACM0, ...), or the "
+        "API of the `shoectl gateway` holding it: gateway+unix:///PATH.sock or "
+        "gateway+tcp://127.0.0.1:PORT[?key=FILE] (gateway+tls://HOST:PORT[?ca=FILE] "
+        "under TLS)",
+    )
     keyfile.add_arguments(p)
-    p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds to wait for the shoe to answer (default 10)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the shoe to answer (default 10)",
+    )
     if db:
-        p.add_argument("--db", help="audit store (SQLite) that receives the events this "
-                       "connection carries; default under the user's data dir")
+        p.add_argument(
+            "--db",
+            help="audit store (SQLite) that receives the events this "
+            "connection carries; default under the user's data dir",
+        )
 
 
 def connect(args, audit=True, read_only=False):
@@ -32,7 +44,7 @@ def connect(args, audit=True, read_only=False):
     reset journal): it warns and goes on without storing. Returns (link, keys, store); the
     caller closes link and store."""
     k = keyfile.load(args)
-    if is_gateway_url(args.port):   # the gateway's audit store keeps every event
+    if is_gateway_url(args.port):  # the gateway's audit store keeps every event
         if getattr(args, "db", None):
             raise ShoeError("--db: through a gateway its own audit store keeps every event")
         link = link_for(args.port, k["shoe"], supervisor_key=k.get("supervisor"))
@@ -52,8 +64,11 @@ def connect(args, audit=True, read_only=False):
             store.close()
         if not (read_only and store is not None and link.ep.refused == "sequence_reset"):
             raise
-        print("warning: %s; this read-only command goes on without storing events"
-              % REASONS["sequence_reset"].split(": refusing")[0], file=sys.stderr)
+        print(
+            "warning: %s; this read-only command goes on without storing events"
+            % REASONS["sequence_reset"].split(": refusing")[0],
+            file=sys.stderr,
+        )
         return connect(args, audit=False)
     except BaseException:
         link.close()

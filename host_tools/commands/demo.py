@@ -2,6 +2,7 @@
 
 Wiring only: the players and their script are the simulator's (host_tools/sim/demo.py), the
 screen is host_tools/display.py."""
+
 import sys
 import tempfile
 import time
@@ -18,14 +19,19 @@ DESCRIPTION = (
     "has decided. Shows every card the shoe read and where it went (once revealed), each "
     "seat's best hand, the dealer's, every wager's result and payout (example pay tables), and "
     "a summary. About one round in ten gets an injected fault; the shoe voids it and says why. "
-    "Demo keys are provisioned for the virtual board: never use them on a casino floor.")
+    "Demo keys are provisioned for the virtual board: never use them on a casino floor."
+)
 
 
 def configure(p):
     p.add_argument("--rounds", type=int, default=6, help="rounds to deal (default 6)")
     p.add_argument("--seed", type=int, default=7, help="seed for shuffles, wagers, faults")
-    p.add_argument("--faults", type=float, default=0.1,
-                   help="share of rounds with an injected fault (default 0.1, 0 = none)")
+    p.add_argument(
+        "--faults",
+        type=float,
+        default=0.1,
+        help="share of rounds with an injected fault (default 0.1, 0 = none)",
+    )
     p.add_argument("--state", help="state directory of the virtual board (default: a temp dir)")
 
 
@@ -41,18 +47,24 @@ def run(args):
         raise ShoeError("--faults must be between 0 and 1")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     script = demo_script(args.rounds, args.seed, args.faults)
-    console.print("[bold]Smart dealing shoe — demo[/] (virtual board: the firmware on the "
-                  "MicroPython unix port)")
-    console.print("Pay table [bold]fcf-public-1[/]: an EXAMPLE table from public game "
-                  "descriptions; its All-Six Bonus values are ILLUSTRATIVE (no public table). "
-                  "Demo keys: not for a casino floor.")
+    console.print(
+        "[bold]Smart dealing shoe — demo[/] (virtual board: the firmware on the "
+        "MicroPython unix port)"
+    )
+    console.print(
+        "Pay table [bold]fcf-public-1[/]: an EXAMPLE table from public game "
+        "descriptions; its All-Six Bonus values are ILLUSTRATIVE (no public table). "
+        "Demo keys: not for a casino floor."
+    )
     show = RoundDisplay(console)
     state = args.state or tempfile.mkdtemp(prefix="shoe-demo-")
     t0 = time.monotonic()
     with VirtualTable(state, on_event=show) as table:
         table.runner.strategy = strategy
-        console.print("virtual board up in %.2f s; host %s" % (table.board.boot_seconds,
-                                                               table.board.host_url))
+        console.print(
+            "virtual board up in %.2f s; host %s"
+            % (table.board.boot_seconds, table.board.host_url)
+        )
         outcomes = table.runner.play(script)
     show.summary(len(outcomes), time.monotonic() - t0)
     if len(outcomes) != args.rounds:

@@ -1,4 +1,5 @@
 """`shoectl deploy`: compile, copy, verify and switch the firmware on a board."""
+
 from host_tools import deploy as _deploy
 
 NAME = "deploy"
@@ -12,31 +13,52 @@ DESCRIPTION = (
     "board), then switch the version "
     "pointer. An interrupted deploy leaves the previous version (or the new, verified one) "
     "bootable, never a mix. The board is not reset: fit the service jumper first (see "
-    "docs/hardware.md), deploy, remove the jumper and reset.")
+    "docs/hardware.md), deploy, remove the jumper and reset."
+)
 
 
 def configure(parser):
-    parser.add_argument("--board", required=True, metavar="BOARD",
-                        help="target board: %s" % " or ".join(_deploy.BOARDS))
-    parser.add_argument("--port", required=True,
-                        help="serial port of the board's REPL (/dev/ttyACM0, COM3, "
-                        "any pyserial URL)")
-    parser.add_argument("--timeout", type=float, default=5.0,
-                        help="seconds to wait for the REPL to answer (default 5)")
-    parser.add_argument("--any-platform", action="store_true",
-                        help="skip the sys.platform check (e.g. testing on the unix port "
-                        "behind a pty)")
-    parser.add_argument("--reader", choices=_deploy.READERS,
-                        help="the fitted card reader, instead of the wiring file's (a shoe "
-                        "refitted with the optical module: --reader optical)")
+    parser.add_argument(
+        "--board",
+        required=True,
+        metavar="BOARD",
+        help="target board: %s" % " or ".join(_deploy.BOARDS),
+    )
+    parser.add_argument(
+        "--port",
+        required=True,
+        help="serial port of the board's REPL (/dev/ttyACM0, COM3, any pyserial URL)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        help="seconds to wait for the REPL to answer (default 5)",
+    )
+    parser.add_argument(
+        "--any-platform",
+        action="store_true",
+        help="skip the sys.platform check (e.g. testing on the unix port behind a pty)",
+    )
+    parser.add_argument(
+        "--reader",
+        choices=_deploy.READERS,
+        help="the fitted card reader, instead of the wiring file's (a shoe "
+        "refitted with the optical module: --reader optical)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the result line")
 
 
 def run(args):
     quiet = args.quiet
-    summary = _deploy.deploy(args.board, args.port, any_platform=args.any_platform,
-                             timeout=args.timeout, progress=None if quiet else print,
-                             reader=args.reader)
+    summary = _deploy.deploy(
+        args.board,
+        args.port,
+        any_platform=args.any_platform,
+        timeout=args.timeout,
+        progress=None if quiet else print,
+        reader=args.reader,
+    )
     if quiet:
         print("deployed %s" % summary["version"])
     return 0

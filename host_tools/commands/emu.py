@@ -12,11 +12,14 @@ DESCRIPTION = (
     "Printed socket:// URLs: the USB REPL (shoectl deploy --board pico / provision --port), "
     "UART0 = the host link (shoectl status --port), UART1 = the optical reader module, and a "
     "control channel (JSON lines: clock, pin, get_pin, card, tags, flash, reset, stats; see "
-    "host_tools/sim/emu/rig.js). Runs until Ctrl-C or SIGTERM.")
+    "host_tools/sim/emu/rig.js). Runs until Ctrl-C or SIGTERM."
+)
 
 
 def configure(p):
-    p.add_argument("--state", required=True, help="state directory (flash.bin = the board's flash)")
+    p.add_argument(
+        "--state", required=True, help="state directory (flash.bin = the board's flash)"
+    )
     p.add_argument("--uf2", help="MicroPython UF2 (default: env SHOE_PICO_UF2)")
     p.add_argument("--bootrom", help="RP2040 boot ROM B1 (default: env SHOE_RP2040_BOOTROM)")
 
@@ -42,8 +45,10 @@ def run(args):
         print("UART1 (optical reader): %s" % u["uart1"])
         print("control:      %s" % u["control"])
         print("BOOTSEL drive: %s (shoectl flash --drive)" % drive.path)
-        print("next: shoectl deploy --board pico --port %s; shoectl provision --port %s ..."
-              % (u["repl"], u["repl"]))
+        print(
+            "next: shoectl deploy --board pico --port %s; shoectl provision --port %s ..."
+            % (u["repl"], u["repl"])
+        )
 
     def check():
         if not board.alive():

@@ -1,4 +1,5 @@
 """shoectl export: the audit store's events as JSON Lines or CSV."""
+
 import sys
 
 from host_tools.errors import ShoeError
@@ -9,7 +10,8 @@ DESCRIPTION = (
     "Write the events of the SQLite audit store (filled by `shoectl monitor` and every command "
     "that talks to a shoe) as JSON Lines (default) or CSV, to --out or stdout. --shoe limits to "
     "one shoe id, --kind to event kinds (repeatable: e.g. --kind round_result --kind round_void). "
-    "Each row carries its chain check: ok, gap (an earlier event is missing) or broken.")
+    "Each row carries its chain check: ok, gap (an earlier event is missing) or broken."
+)
 
 
 def configure(p):
@@ -21,8 +23,10 @@ def configure(p):
 
 
 def run(args):
-    from host_tools.audit import AuditStore, default_path
     from pathlib import Path
+
+    from host_tools.audit import AuditStore, default_path
+
     path = Path(args.db) if args.db else default_path()
     if not path.exists():
         raise ShoeError("no audit store at %s (run `shoectl monitor` first)" % path)

@@ -1,4 +1,5 @@
 """shoectl floor-user: the floor view's users (argon2-hashed passwords in a 0600 file)."""
+
 NAME = "floor-user"
 HELP = "add, change or remove a floor view user (roles pit, surveillance, auditor, admin)"
 DESCRIPTION = (
@@ -7,7 +8,8 @@ DESCRIPTION = (
     "standard input when it is not a terminal (one line), else asked twice at a prompt; "
     "--generate makes one and prints it once. Only an argon2id hash is stored. A running "
     "`shoectl floor` picks the change up at the next request; removing a user or changing "
-    "the role ends that user's sessions.")
+    "the role ends that user's sessions."
+)
 
 
 def configure(p):
@@ -15,8 +17,9 @@ def configure(p):
     p.add_argument("name", nargs="?", help="the user name")
     p.add_argument("--role", help="pit, surveillance, auditor or admin")
     p.add_argument("--users", required=True, metavar="FILE", help="the users file")
-    p.add_argument("--generate", action="store_true",
-                   help="generate the password and print it (once)")
+    p.add_argument(
+        "--generate", action="store_true", help="generate the password and print it (once)"
+    )
 
 
 def _password(args):
@@ -25,6 +28,7 @@ def _password(args):
 
     from host_tools.errors import ShoeError
     from host_tools.floor.auth import generate_password
+
     if args.generate:
         pw = generate_password()
         print("password for %s: %s" % (args.name, pw))

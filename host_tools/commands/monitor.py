@@ -1,4 +1,5 @@
 """shoectl monitor: watch a shoe live, store every event once, re-check every result."""
+
 import json
 import sys
 import time
@@ -29,7 +30,8 @@ DESCRIPTION = (
     "by name and SHA-256 only: give the document with --paytable FILE (its digest must match) "
     "to re-evaluate against it. Through a gateway (--port gateway+unix:///PATH.sock) it "
     "watches as the reader role and the gateway's audit store keeps the events. Stops on "
-    "Ctrl-C, or after --seconds / --count.")
+    "Ctrl-C, or after --seconds / --count."
+)
 
 
 def _table(config, inline):
@@ -37,25 +39,39 @@ def _table(config, inline):
     digest is the one the shoe reports (else the name, which then fails to re-evaluate)."""
     if config.get("paytable_inline") and inline is not None:
         from shoe.games.paytable import digest
+
         if digest(inline) == config.get("paytable_sha256"):
             return inline
     return config.get("paytable")
 
 
 def configure(p):
-    p.add_argument("--port", required=True, help="pyserial URL or device of the shoe's host "
-                   "UART, or the API of the `shoectl gateway` holding it: "
-                   "gateway+unix:///PATH.sock or gateway+tcp://127.0.0.1:PORT[?key=FILE]")
+    p.add_argument(
+        "--port",
+        required=True,
+        help="pyserial URL or device of the shoe's host "
+        "UART, or the API of the `shoectl gateway` holding it: "
+        "gateway+unix:///PATH.sock or gateway+tcp://127.0.0.1:PORT[?key=FILE]",
+    )
     keyfile.add_arguments(p)
     p.add_argument("--db", help="audit store (SQLite file); default under the user's data dir")
     p.add_argument("--no-store", action="store_true", help="do not write the audit store")
-    p.add_argument("--json", action="store_true", help="one JSON line per event instead of a live table")
+    p.add_argument(
+        "--json", action="store_true", help="one JSON line per event instead of a live table"
+    )
     p.add_argument("--seconds", type=float, help="stop after this many seconds")
     p.add_argument("--count", type=int, help="stop after this many events")
-    p.add_argument("--paytable", metavar="FILE",
-                   help="the inline pay table the shoe is configured with (JSON document)")
-    p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds to wait for the shoe to answer (default 10)")
+    p.add_argument(
+        "--paytable",
+        metavar="FILE",
+        help="the inline pay table the shoe is configured with (JSON document)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the shoe to answer (default 10)",
+    )
 
 
 class TableView:
@@ -91,51 +107,69 @@ class TableView:
             return {}
         if self.table.last_result["outcome"] == "void":
             return {"dealer": "VOID: %s" % r.get("reason")}
-        out = {seat: "%s  net %+d" % (s.get("category"), s.get("net", 0))
-               for seat, s in r.get("seats", {}).items()}
+        out = {
+            seat: "%s  net %+d" % (s.get("category"), s.get("net", 0))
+            for seat, s in r.get("seats", {}).items()
+        }
         out["dealer"] = r["dealer"].get("category")
         return out
 
     @property
     def latched(self):
-        return {i: "%s (%s)" % (b.get("reason"), b.get("action"))
-                for i, b in self.table.latched.items()}
+        return {
+            i: "%s (%s)" % (b.get("reason"), b.get("action"))
+            for i, b in self.table.latched.items()
+        }
 
     def apply(self, kind, body):
         self.table.apply(kind, body)
         if kind == E.HELLO:
-            self.shoe = "%s (%s, firmware %s)" % (body.get("shoe_id"), body.get("board"),
-                                                  body.get("firmware"))
+            self.shoe = "%s (%s, firmware %s)" % (
+                body.get("shoe_id"),
+                body.get("board"),
+                body.get("firmware"),
+            )
         elif kind == E.REVEAL_MISMATCH:
-            self.flags.append("REVEAL MISMATCH round %s: %s" % (body.get("round"),
-                                                               body.get("detail")))
+            self.flags.append(
+                "REVEAL MISMATCH round %s: %s" % (body.get("round"), body.get("detail"))
+            )
         self.log.append(line(kind, body))
 
     def render(self):
-        t = RichTable(title="shoe %s — phase %s, round %s, deck %s" % (
-            self.shoe or "?", self.phase, self.round, self.deck), title_justify="left")
+        t = RichTable(
+            title="shoe %s — phase %s, round %s, deck %s"
+            % (self.shoe or "?", self.phase, self.round, self.deck),
+            title_justify="left",
+        )
         t.add_column("position")
         t.add_column("cards")
         t.add_column("result")
         hands, results = self.hands, self.results
         for who in sorted(hands, key=lambda k: (not k.isdigit(), k)):
-            t.add_row("seat " + who if who.isdigit() else who, " ".join(hands[who]),
-                      results.get(who, ""))
+            t.add_row(
+                "seat " + who if who.isdigit() else who, " ".join(hands[who]), results.get(who, "")
+            )
         parts = [t]
         if self.latched:
-            parts.append("[bold red]latched errors:[/] " + "; ".join(
-                "#%s %s" % kv for kv in sorted(self.latched.items())))
+            parts.append(
+                "[bold red]latched errors:[/] "
+                + "; ".join("#%s %s" % kv for kv in sorted(self.latched.items()))
+            )
         for f in self.flags[-3:]:
-            parts.append("[bold red]%s[/] " % ("ALERT" if f.startswith("REVEAL") else
-                                              "DISAGREEMENT") + f)
+            parts.append(
+                "[bold red]%s[/] " % ("ALERT" if f.startswith("REVEAL") else "DISAGREEMENT") + f
+            )
         parts.append("\n".join(self.log))
         return Group(*parts)
 
 
 def line(kind, body):
     if kind == E.CARD:
-        return "card #%s -> %s (round %s, face down)" % (body.get("position"), body.get("target"),
-                                                         body.get("round"))
+        return "card #%s -> %s (round %s, face down)" % (
+            body.get("position"),
+            body.get("target"),
+            body.get("round"),
+        )
     if kind == E.REVEAL:
         return "reveal round %s: %s" % (body.get("round"), " ".join(body.get("cards") or []))
     short = {k: v for k, v in body.items() if not isinstance(v, (dict, list, bytes))}
@@ -144,12 +178,12 @@ def line(kind, body):
 
 def run(args):
     from host_tools.audit import AuditStore
+    from host_tools.engine.reeval import disagreements
     from host_tools.events import decode
     from host_tools.link import is_gateway_url, link_for
-    from host_tools.engine.reeval import disagreements
 
     k = keyfile.load(args)
-    via = is_gateway_url(args.port)     # the gateway's audit store keeps every event
+    via = is_gateway_url(args.port)  # the gateway's audit store keeps every event
     if via and args.db:
         raise ShoeError("--db: through a gateway its own audit store keeps every event")
     store = None if (args.no_store or via) else AuditStore(args.db)
@@ -166,7 +200,7 @@ def run(args):
     live = None
     try:
         link.open(timeout=args.timeout)
-        if via:                        # the shoe's hello went to the gateway, not to us
+        if via:  # the shoe's hello went to the gateway, not to us
             view.shoe = "%s (through %s)" % (link.shoe_id, args.port)
         config = link.command("status", {}, timeout=args.timeout).get("config") or {}
         if not args.json and console.is_terminal:
@@ -181,9 +215,12 @@ def run(args):
             kind, body = decode(ev[0], ev[1])
             seen += 1
             if kind == E.ROUND_RESULT:
-                problems = disagreements(body, body.get("paytable") or _table(config, inline),
-                                         body.get("rules", config.get("rules")),
-                                         link.watch.hands(body.get("round")))
+                problems = disagreements(
+                    body,
+                    body.get("paytable") or _table(config, inline),
+                    body.get("rules", config.get("rules")),
+                    link.watch.hands(body.get("round")),
+                )
                 if problems:
                     body = dict(body, disagreement=problems)
                     view.flags.extend(problems)
@@ -191,14 +228,25 @@ def run(args):
                 config = link.command("status", {}, timeout=args.timeout).get("config") or config
             view.apply(kind, body)
             if args.json:
-                print(json.dumps({"event": kind, "eseq": ev[2], **body}, sort_keys=True,
-                                 default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))
+                print(
+                    json.dumps(
+                        {"event": kind, "eseq": ev[2], **body},
+                        sort_keys=True,
+                        default=lambda b: b.hex() if isinstance(b, bytes) else str(b),
+                    )
+                )
                 sys.stdout.flush()
             elif live:
                 live.update(view.render())
             else:
-                console.print(line(kind, body) + ("  DISAGREEMENT: %s" % body["disagreement"]
-                                                  if "disagreement" in body else ""))
+                console.print(
+                    line(kind, body)
+                    + (
+                        "  DISAGREEMENT: %s" % body["disagreement"]
+                        if "disagreement" in body
+                        else ""
+                    )
+                )
     except KeyboardInterrupt:
         pass
     finally:
@@ -208,6 +256,8 @@ def run(args):
         if store:
             store.close()
     if view.flags:
-        raise ShoeError("%d alert(s): result(s) disagreeing with the engine or reveals that "
-                        "do not match" % len(view.flags))
+        raise ShoeError(
+            "%d alert(s): result(s) disagreeing with the engine or reveals that "
+            "do not match" % len(view.flags)
+        )
     return 0

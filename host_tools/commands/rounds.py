@@ -1,4 +1,5 @@
 """shoectl rounds: recall the rounds the shoe keeps (the last 100 at least)."""
+
 import json
 
 NAME = "rounds"
@@ -7,11 +8,13 @@ DESCRIPTION = (
     "The shoe keeps at least its last 100 round results and voids on flash. Without --round: "
     "list the recallable round numbers. With --round N: print that round's record (one JSON "
     "line with --json). Recalled records can be compared with the audit store (`shoectl "
-    "export`), which holds every event as it arrived.")
+    "export`), which holds every event as it arrived."
+)
 
 
 def configure(p):
     from host_tools.commands._linkopts import add_port_arguments
+
     add_port_arguments(p)
     p.add_argument("--round", type=int, help="the round to recall")
     p.add_argument("--json", action="store_true", help="JSON output")
@@ -22,8 +25,9 @@ def _jsonable(x):
 
 
 def run(args):
-    from host_tools.events import decode
     from host_tools.commands._linkopts import connect
+    from host_tools.events import decode
+
     link, _, store = connect(args, read_only=True)
     try:
         body = {} if args.round is None else {"round": args.round}
@@ -43,8 +47,13 @@ def run(args):
     kind, rec = rep["record"]
     kind, rec = decode(kind, rec)
     if args.json:
-        print(json.dumps({"round": args.round, "kind": kind, "record": rec}, sort_keys=True,
-                         default=_jsonable))
+        print(
+            json.dumps(
+                {"round": args.round, "kind": kind, "record": rec},
+                sort_keys=True,
+                default=_jsonable,
+            )
+        )
     else:
         print("round %s: %s" % (args.round, kind))
         print(json.dumps(rec, sort_keys=True, indent=2, default=_jsonable))

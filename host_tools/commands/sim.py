@@ -1,4 +1,5 @@
 """shoectl sim: run the firmware on the virtual board until stopped."""
+
 import sys
 import tempfile
 
@@ -18,16 +19,26 @@ DESCRIPTION = (
     "Power returns: if the board process dies from outside (killed: a power failure) or "
     "crashes, it is powered up again on the same flash and ports (after 3 crashes in a row the "
     "board stays in safe mode, as a real one). Runs until Ctrl-C or SIGTERM and leaves no "
-    "process behind.")
+    "process behind."
+)
 
 
 def configure(p):
     p.add_argument("--state", help="state directory = the board's flash (default: a new temp dir)")
-    p.add_argument("--host-port", type=int, default=0, help="TCP port of the host UART (default: free)")
-    p.add_argument("--reader-port", type=int, default=0,
-                   help="TCP port of the code-reader UART (default: free)")
-    p.add_argument("--service", action="store_true",
-                   help="boot with the service jumper fitted: neither app nor watchdog starts")
+    p.add_argument(
+        "--host-port", type=int, default=0, help="TCP port of the host UART (default: free)"
+    )
+    p.add_argument(
+        "--reader-port",
+        type=int,
+        default=0,
+        help="TCP port of the code-reader UART (default: free)",
+    )
+    p.add_argument(
+        "--service",
+        action="store_true",
+        help="boot with the service jumper fitted: neither app nor watchdog starts",
+    )
 
 
 def run(args):
@@ -38,23 +49,35 @@ def run(args):
         if port and not 0 < port < 65536:
             raise ShoeError("port %d out of range" % port)
     demo = ensure_demo_keys(state)
-    board = SimBoard(state, args.host_port, args.reader_port, power_returns=True,
-                     service=args.service)
+    board = SimBoard(
+        state, args.host_port, args.reader_port, power_returns=True, service=args.service
+    )
 
     def restarted(reason):
-        print("virtual board %s (pid %d)" % (
-            "reset by its watchdog" if reason == "watchdog" else "powered up again", board.proc.pid))
+        print(
+            "virtual board %s (pid %d)"
+            % (
+                "reset by its watchdog" if reason == "watchdog" else "powered up again",
+                board.proc.pid,
+            )
+        )
         sys.stdout.flush()
 
     board.on_restart = restarted
+
     def announce():
-        print("virtual board up in %.2f s (MicroPython unix port, pid %d)" % (
-            board.boot_seconds, board.proc.pid))
+        print(
+            "virtual board up in %.2f s (MicroPython unix port, pid %d)"
+            % (board.boot_seconds, board.proc.pid)
+        )
         print("host UART:   %s" % board.host_url)
         print("reader UART: socket://127.0.0.1:%d" % board.reader_port)
-        print("state dir:   %s%s" % (state, "  (demo keys provisioned: not for a casino)" if demo else ""))
+        print(
+            "state dir:   %s%s"
+            % (state, "  (demo keys provisioned: not for a casino)" if demo else "")
+        )
         print("shoe id:     %s" % shoe_id_of(state))
 
-    run_until_stopped(board, announce)   # the board's supervisor (SimBoard) powers it up again
+    run_until_stopped(board, announce)  # the board's supervisor (SimBoard) powers it up again
     print("virtual board stopped")
     return 0

@@ -20,6 +20,7 @@ is refused by the shoe (`needs_supervisor`), changing nothing.
 per port). Through a gateway the key file's supervisor key seals the supervisor's commands
 here; the gateway seals the others with the table key (docs/floor.md).
 """
+
 import json
 
 from host_tools.errors import ShoeError
@@ -38,7 +39,8 @@ DESCRIPTION = (
     "a card is out and loading again a deck the shoe holds need the supervisor key, which is "
     "used whenever the key file holds it; without it the shoe refuses them (needs_supervisor). "
     "Watch the events with `shoectl monitor` in another terminal, both through the `shoectl "
-    "gateway` holding the shoe's port (--port gateway+unix:///PATH.sock).")
+    "gateway` holding the shoe's port (--port gateway+unix:///PATH.sock)."
+)
 
 ACTIONS = ("configure", "load-deck", "open", "decide", "void", "ack", "status")
 
@@ -50,20 +52,34 @@ def configure(p):
     c = sub.add_parser("configure", help="configure the table (game, pay table, procedure)")
     c.add_argument("--game", required=True, choices=(FCF, HCF))
     c.add_argument("--paytable", help="pay table name (default: the game's public table)")
-    c.add_argument("--procedure", default="manual-shoe",
-                   choices=("manual-shoe", "hand", "automated-shoe"))
-    c.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
-                   help="any other configuration key, e.g. two_deck=true, stub_every=1")
-    c.add_argument("--supervisor", action="store_true",
-                   help="insist on the supervisor key (an error if the key file has none); "
-                   "without it the supervisor key is used when the key file holds one: every "
-                   "configuration change needs it (docs/roles.md)")
+    c.add_argument(
+        "--procedure", default="manual-shoe", choices=("manual-shoe", "hand", "automated-shoe")
+    )
+    c.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="any other configuration key, e.g. two_deck=true, stub_every=1",
+    )
+    c.add_argument(
+        "--supervisor",
+        action="store_true",
+        help="insist on the supervisor key (an error if the key file has none); "
+        "without it the supervisor key is used when the key file holds one: every "
+        "configuration change needs it (docs/roles.md)",
+    )
     d = sub.add_parser("load-deck", help="load a deck (then run it through the reader)")
     d.add_argument("--serial", required=True, help="the deck's serial, 4 hex digits")
     d.add_argument("--back", default="R", help="back colour letter (default R)")
     o = sub.add_parser("open", help="open a round: --seat N:WAGER=AMOUNT,... per seat")
-    o.add_argument("--seat", action="append", required=True, metavar="N:ante=10,odds=10",
-                   help="a seat and its wagers (repeat per seat)")
+    o.add_argument(
+        "--seat",
+        action="append",
+        required=True,
+        metavar="N:ante=10,odds=10",
+        help="a seat and its wagers (repeat per seat)",
+    )
     de = sub.add_parser("decide", help="the seats' raises: N=AMOUNT ... (0 folds)")
     de.add_argument("raises", nargs="+", metavar="N=AMOUNT")
     v = sub.add_parser("void", help="void the open round (supervisor key once a card is out)")
@@ -118,9 +134,11 @@ def build(args):
     table asks for (ShoeLink.command)."""
     a = args.action
     if a == "configure":
-        cfg = {"game": args.game, "procedure": args.procedure,
-               "paytable": args.paytable or ("fcf-public-1" if args.game == FCF
-                                             else "hcf-public-1")}
+        cfg = {
+            "game": args.game,
+            "procedure": args.procedure,
+            "paytable": args.paytable or ("fcf-public-1" if args.game == FCF else "hcf-public-1"),
+        }
         for item in args.set:
             k, eq, v = item.partition("=")
             if not eq or not k:
@@ -170,21 +188,34 @@ def run(args):
         return 0
     if kind == "status":
         rnd = rep.get("round")
-        print("phase %s  rounds %s  latched %d" % (rep.get("phase"), rep.get("rounds"),
-                                                   len(rep.get("latched") or [])))
+        print(
+            "phase %s  rounds %s  latched %d"
+            % (rep.get("phase"), rep.get("rounds"), len(rep.get("latched") or []))
+        )
         for dk in rep.get("decks") or []:
-            print("deck slot %s: %s back %s, %s" % (dk.get("slot"), dk.get("deck"),
-                                                   dk.get("back"), dk.get("status")))
+            print(
+                "deck slot %s: %s back %s, %s"
+                % (dk.get("slot"), dk.get("deck"), dk.get("back"), dk.get("status"))
+            )
         if rnd:
-            print("round %s: %s, %s/%s cards, decided %s" % (
-                rnd.get("round"), rnd.get("stage"), rnd.get("dealt"), rnd.get("cards"),
-                ",".join(rnd.get("decided") or []) or "none"))
+            print(
+                "round %s: %s, %s/%s cards, decided %s"
+                % (
+                    rnd.get("round"),
+                    rnd.get("stage"),
+                    rnd.get("dealt"),
+                    rnd.get("cards"),
+                    ",".join(rnd.get("decided") or []) or "none",
+                )
+            )
         for e in rep.get("latched") or []:
             print("LATCHED #%s %s (%s)" % (e.get("id"), e.get("reason"), e.get("action")))
         return 0
     if kind == "load_deck":
-        print("deck %s loaded in slot %s: run it through the reader (52 cards, then the cover "
-              "card)" % (body["serial"], rep.get("slot")))
+        print(
+            "deck %s loaded in slot %s: run it through the reader (52 cards, then the cover "
+            "card)" % (body["serial"], rep.get("slot"))
+        )
     elif kind == "open_round":
         print("round %s open: deal %s cards" % (rep.get("round"), rep.get("cards")))
     else:

@@ -7,6 +7,7 @@ Each card's tag gets its card code and the card's own keys, diversified from the
 key (host_tools/tagwriter.py, docs/hardware.md section 4). A shoe provisioned with the same card
 key checks each read of them: a copy of a tag's UID and memory is a forged card.
 """
+
 import json
 from pathlib import Path
 
@@ -24,9 +25,10 @@ DESCRIPTION = (
     "shoe checks it. --out FILE writes the deck's list (card, code, UID). check: read every "
     "tag on the writer and check it as the shoe does. --writer sim is a simulated writer with "
     "simulated tags (--sim-tags FILE keeps them: the tests put them in the emulated shoe's "
-    "field); a real writer is a PC/SC contactless reader, not driven by this build.")
+    "field); a real writer is a PC/SC contactless reader, not driven by this build."
+)
 
-CARDS = [*range(52), 52]   # the cards of a deck in the order written: As.. by id, then CV
+CARDS = [*range(52), 52]  # the cards of a deck in the order written: As.. by id, then CV
 
 
 def configure(p):
@@ -38,10 +40,16 @@ def configure(p):
     c = sub.add_parser("check", help="read and check every tag on the writer as the shoe does")
     for q in (w, c):
         _keys.add_arguments(q)
-        q.add_argument("--writer", default="sim", help="sim (simulated tags); pcsc:NAME for a "
-                       "PC/SC reader (not in this build)")
-        q.add_argument("--sim-tags", metavar="FILE", help="the simulated tags: written by "
-                       "provision, read by check")
+        q.add_argument(
+            "--writer",
+            default="sim",
+            help="sim (simulated tags); pcsc:NAME for a PC/SC reader (not in this build)",
+        )
+        q.add_argument(
+            "--sim-tags",
+            metavar="FILE",
+            help="the simulated tags: written by provision, read by check",
+        )
         q.add_argument("--json", action="store_true", help="one JSON line per tag")
 
 
@@ -71,21 +79,29 @@ def run(args):
             try:
                 ctr = tagwriter.provision(tag, code, key)
             except tagwriter.TagError as e:
-                raise ShoeError("card %s (tag %s): %s" % (cards.name(card), tag.uid.hex(), e)) from None
+                raise ShoeError(
+                    "card %s (tag %s): %s" % (cards.name(card), tag.uid.hex(), e)
+                ) from None
             row = {"card": cards.name(card), "code": code, "uid": tag.uid.hex(), "ctr": ctr}
             done.append(row)
-            print(json.dumps(row) if args.json else "%-3s %s  tag %s  ok" % (
-                row["card"], code, row["uid"]))
+            print(
+                json.dumps(row)
+                if args.json
+                else "%-3s %s  tag %s  ok" % (row["card"], code, row["uid"])
+            )
         if len(done) != len(CARDS):
             raise ShoeError("the writer ran out of tags after %d of %d" % (len(done), len(CARDS)))
         if hasattr(writer, "save"):
             writer.save([(r["code"], m) for r, m in zip(done, writer.models)])
         if args.out:
-            Path(args.out).write_text(json.dumps({"deck": args.deck.upper(), "back": args.back,
-                                                  "cards": done}, indent=1))
+            Path(args.out).write_text(
+                json.dumps({"deck": args.deck.upper(), "back": args.back, "cards": done}, indent=1)
+            )
         if not args.json:
-            print("deck %s%s: %d tags written and checked" % (args.deck.upper(), args.back,
-                                                              len(done)))
+            print(
+                "deck %s%s: %d tags written and checked"
+                % (args.deck.upper(), args.back, len(done))
+            )
         return 0
     writer = _saved_writer(args)
     bad = 0
@@ -93,10 +109,19 @@ def run(args):
         kind, data, ctr = tagwriter.check(tag, key)
         ok = kind == "card"
         bad += not ok
-        row = {"uid": tag.uid.hex(), "ok": ok, "code": data.decode() if ok else None,
-               "reason": None if ok else data, "ctr": ctr}
-        print(json.dumps(row) if args.json else "tag %s  %s" % (
-            row["uid"], ("%s  read %d" % (row["code"], ctr)) if ok else "FORGED (%s)" % data))
+        row = {
+            "uid": tag.uid.hex(),
+            "ok": ok,
+            "code": data.decode() if ok else None,
+            "reason": None if ok else data,
+            "ctr": ctr,
+        }
+        print(
+            json.dumps(row)
+            if args.json
+            else "tag %s  %s"
+            % (row["uid"], ("%s  read %d" % (row["code"], ctr)) if ok else "FORGED (%s)" % data)
+        )
     if bad:
         raise ShoeError("%d tag(s) failed the check" % bad)
     return 0

@@ -1,4 +1,5 @@
 """shoectl verify: prove the program on the shoe, and the integrity of the stored event log."""
+
 import json
 import os
 
@@ -18,23 +19,34 @@ DESCRIPTION = (
     "the stored body is the signed one, the hash chain, every round's secrecy (each card's "
     "commitment recomputed from the round's reveal, no position missing, every result's cards "
     "the revealed ones) and the whole SQLite file (integrity_check). Exit code 1 on any "
-    "mismatch.")
+    "mismatch."
+)
 
 
 def configure(p):
     from host_tools import keys as keyfile
+
     p.add_argument("--port", help="the shoe to challenge (pyserial URL or device)")
-    p.add_argument("--firmware", action="append", metavar="PATH",
-                   help="local firmware root(s) to compare with (repeatable; default: "
-                   "firmware/shoe)")
-    p.add_argument("--firmware-image", metavar="UF2",
-                   help="the frozen image the shoe should run (e.g. build/pico-firmware/"
-                   "firmware.uf2): the shoe hashes that much of its firmware flash; with no "
-                   "--firmware, no deployed files are expected beside it")
+    p.add_argument(
+        "--firmware",
+        action="append",
+        metavar="PATH",
+        help="local firmware root(s) to compare with (repeatable; default: firmware/shoe)",
+    )
+    p.add_argument(
+        "--firmware-image",
+        metavar="UF2",
+        help="the frozen image the shoe should run (e.g. build/pico-firmware/"
+        "firmware.uf2): the shoe hashes that much of its firmware flash; with no "
+        "--firmware, no deployed files are expected beside it",
+    )
     p.add_argument("--shoe", help="verify the audit store's events of this shoe id")
     p.add_argument("--db", help="audit store (SQLite); default under the user's data dir")
-    p.add_argument("--no-chain", action="store_true",
-                   help="with --port: only the firmware challenge, not the store's chain")
+    p.add_argument(
+        "--no-chain",
+        action="store_true",
+        help="with --port: only the firmware challenge, not the store's chain",
+    )
     p.add_argument("--timeout", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
     keyfile.add_arguments(p)
@@ -42,6 +54,7 @@ def configure(p):
 
 def run(args):
     from host_tools import keys as keyfile
+
     if not args.port and not args.shoe:
         raise ShoeError("give --port (firmware challenge) and/or --shoe (audit store)")
     k = keyfile.load(args)
@@ -52,9 +65,10 @@ def run(args):
     shoe = args.shoe or report.get("shoe_id")
     if shoe:
         from host_tools.audit import AuditStore
+
         store = AuditStore(args.db)
         try:
-            damaged = store.integrity(full=True)   # every page, every index against its table
+            damaged = store.integrity(full=True)  # every page, every index against its table
             rep = store.verify(shoe, k["shoe"])
         finally:
             store.close()
@@ -74,23 +88,41 @@ def run(args):
     else:
         if "firmware" in report:
             f = report["firmware"]
-            print("firmware: %s (%s files, manifest %s)" % (
-                "VERIFIED" if f["ok"] else "MISMATCH", f["files"], f["shoe_manifest"][:16]))
+            print(
+                "firmware: %s (%s files, manifest %s)"
+                % ("VERIFIED" if f["ok"] else "MISMATCH", f["files"], f["shoe_manifest"][:16])
+            )
         if "events" in report:
             e = report["events"]
-            print("events: %d stored, chain head %s, bad MACs %d, edited bodies %d, broken "
-                  "links %d, gaps %d, reveal mismatches %d" % (
-                      e["events"], (e["head"] or "")[:16], len(e["bad_mac"]),
-                      len(e["body_mismatch"]), len(e["broken"]), len(e["gaps"]),
-                      len(e["reveal"])))
+            print(
+                "events: %d stored, chain head %s, bad MACs %d, edited bodies %d, broken "
+                "links %d, gaps %d, reveal mismatches %d"
+                % (
+                    e["events"],
+                    (e["head"] or "")[:16],
+                    len(e["bad_mac"]),
+                    len(e["body_mismatch"]),
+                    len(e["broken"]),
+                    len(e["gaps"]),
+                    len(e["reveal"]),
+                )
+            )
             if e.get("unbound"):
-                print("events: %d recorded under protocol 2 (eseq %d..%d): their MAC does not "
-                      "name the shoe id" % (len(e["unbound"]), e["unbound"][0], e["unbound"][-1]))
+                print(
+                    "events: %d recorded under protocol 2 (eseq %d..%d): their MAC does not "
+                    "name the shoe id" % (len(e["unbound"]), e["unbound"][0], e["unbound"][-1])
+                )
         if "chain" in report:
             c = report["chain"]
-            print("live chain: shoe at event %s (acknowledged %s), store at %s: %s" % (
-                c["shoe_eseq"], c["shoe_acked"], c["store_last"],
-                "MATCHES" if c["ok"] else "MISMATCH"))
+            print(
+                "live chain: shoe at event %s (acknowledged %s), store at %s: %s"
+                % (
+                    c["shoe_eseq"],
+                    c["shoe_acked"],
+                    c["store_last"],
+                    "MATCHES" if c["ok"] else "MISMATCH",
+                )
+            )
     if failed:
         raise ShoeError("; ".join(failed))
     return 0
@@ -104,6 +136,7 @@ def _live(args, k, report):
     from host_tools.audit import AuditStore
     from host_tools.link import ShoeLink, verify_attestation
     from host_tools.runtime import FIRMWARE
+
     failed = []
     image = None
     if args.firmware_image:
@@ -118,12 +151,15 @@ def _live(args, k, report):
     try:
         with ShoeLink(args.port, k["shoe"], audit=store) as link:
             link.open(timeout=args.timeout)
-            ask = {"nonce": nonce} if image is None else {"nonce": nonce,
-                                                          "image_bytes": len(image)}
+            ask = (
+                {"nonce": nonce} if image is None else {"nonce": nonce, "image_bytes": len(image)}
+            )
             ans = link.command("attest", ask, timeout=args.timeout)
             if ans.get("ok") is False:
-                raise ShoeError("the shoe refused the firmware challenge: %s (%s)" % (
-                    ans.get("reason"), ans.get("message")))
+                raise ShoeError(
+                    "the shoe refused the firmware challenge: %s (%s)"
+                    % (ans.get("reason"), ans.get("message"))
+                )
             if store is not None:
                 asked = time.time()
                 st = link.command("status", {}, timeout=args.timeout)
@@ -133,30 +169,44 @@ def _live(args, k, report):
                     raise ShoeError("the shoe's status carries no chain (older firmware?)")
                 # what the shoe still holds unacknowledged arrives now: wait for it
                 deadline = time.monotonic() + args.timeout
-                while (chain["acked"] <= store.last_eseq(shoe) < chain["eseq"]
-                       and time.monotonic() < deadline):
+                while (
+                    chain["acked"] <= store.last_eseq(shoe) < chain["eseq"]
+                    and time.monotonic() < deadline
+                ):
                     time.sleep(0.05)
-                problems = store.compare_live(shoe, chain["eseq"], chain["head"],
-                                              chain["acked"], before=asked)
-                report["chain"] = {"ok": not problems, "problems": problems,
-                                   "shoe_eseq": chain["eseq"], "shoe_acked": chain["acked"],
-                                   "shoe_head": bytes(chain["head"]).hex(),
-                                   "store_last": store.last_eseq(shoe)}
+                problems = store.compare_live(
+                    shoe, chain["eseq"], chain["head"], chain["acked"], before=asked
+                )
+                report["chain"] = {
+                    "ok": not problems,
+                    "problems": problems,
+                    "shoe_eseq": chain["eseq"],
+                    "shoe_acked": chain["acked"],
+                    "shoe_head": bytes(chain["head"]).hex(),
+                    "store_last": store.last_eseq(shoe),
+                }
                 failed += ["chain: %s" % p for p in problems]
     finally:
         if store is not None:
             store.close()
     ok, local = verify_attestation(ans, k["shoe"], nonce, roots, image)
-    report["firmware"] = {"ok": ok, "files": ans.get("files"),
-                          "shoe_manifest": ans.get("manifest", b"").hex(),
-                          "local_manifest": local.hex()}
+    report["firmware"] = {
+        "ok": ok,
+        "files": ans.get("files"),
+        "shoe_manifest": ans.get("manifest", b"").hex(),
+        "local_manifest": local.hex(),
+    }
     if not ok:
-        failed.append("firmware: the shoe's answer does not match %s%s" % (
-            ", ".join(roots + ([args.firmware_image] if image else [])),
-            "" if ans.get("files") or image else
-            " (the shoe attests no files: a frozen image or no deployed version; its identity "
-            "is the UF2's SHA-256 at flashing, docs/certification.md)"))
+        failed.append(
+            "firmware: the shoe's answer does not match %s%s"
+            % (
+                ", ".join(roots + ([args.firmware_image] if image else [])),
+                ""
+                if ans.get("files") or image
+                else " (the shoe attests no files: a frozen image or no deployed version; its identity "
+                "is the UF2's SHA-256 at flashing, docs/certification.md)",
+            )
+        )
         if roots and not any(os.path.exists(r) for r in roots):
             failed.append("firmware: no local tree at %s" % ", ".join(roots))
     return failed
-

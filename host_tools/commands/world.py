@@ -1,4 +1,5 @@
 """shoectl world: play the dealer at a virtual board's code-reader endpoint."""
+
 import time
 
 from host_tools.errors import ShoeError
@@ -11,7 +12,8 @@ DESCRIPTION = (
     "and draw cards from a deck in the shoe, as a dealer would: a deck check (all 52 cards and "
     "the cover card) and/or N cards, at a human pace (--pace seconds per card). Reader faults "
     "can be injected: --fault AT:KIND (misread, double-read, no-read, foreign, forged, "
-    "other-back, duplicate).")
+    "other-back, duplicate)."
+)
 
 
 def configure(p):
@@ -19,26 +21,45 @@ def configure(p):
     p.add_argument("--seed", type=int, default=1, help="shuffle seed for the deck (default 1)")
     p.add_argument("--serial", default="3A7F", help="deck serial, 4 hex digits (default 3A7F)")
     p.add_argument("--back", choices=["R", "B"], default="R", help="back colour (default R)")
-    p.add_argument("--deck-check", action="store_true", help="first run the whole deck + cover card")
+    p.add_argument(
+        "--deck-check", action="store_true", help="first run the whole deck + cover card"
+    )
     p.add_argument("--cards", type=int, default=0, help="cards to draw (default 0)")
-    p.add_argument("--skip", type=int, default=0,
-                   help="cards of this shuffle already dealt (by an earlier call): start after them")
-    p.add_argument("--stub", action="store_true",
-                   help="last, run the stub (the undealt cards) and the cover card, as the shoe "
-                   "asks after the decisions of a round")
+    p.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="cards of this shuffle already dealt (by an earlier call): start after them",
+    )
+    p.add_argument(
+        "--stub",
+        action="store_true",
+        help="last, run the stub (the undealt cards) and the cover card, as the shoe "
+        "asks after the decisions of a round",
+    )
     p.add_argument("--pace", type=float, default=0.5, help="seconds between cards (default 0.5)")
-    p.add_argument("--fault", action="append", default=[], metavar="AT:KIND",
-                   help="inject a fault on the card drawn at position AT")
-    p.add_argument("--keys", metavar="FILE",
-                   help="the shoe's provisioning file: its card key signs the printed codes "
-                   "(default: the virtual board's demo card key; an emulated or bench shoe "
-                   "provisioned with its own keys needs its file)")
+    p.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="AT:KIND",
+        help="inject a fault on the card drawn at position AT",
+    )
+    p.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the shoe's provisioning file: its card key signs the printed codes "
+        "(default: the virtual board's demo card key; an emulated or bench shoe "
+        "provisioned with its own keys needs its file)",
+    )
 
 
 def _addr(url):
     if not url.startswith("socket://"):
-        raise ShoeError("--reader must be socket://HOST:PORT (the virtual board's reader endpoint)")
-    host, _, port = url[len("socket://"):].rpartition(":")
+        raise ShoeError(
+            "--reader must be socket://HOST:PORT (the virtual board's reader endpoint)"
+        )
+    host, _, port = url[len("socket://") :].rpartition(":")
     try:
         return host or "127.0.0.1", int(port)
     except ValueError:
@@ -81,7 +102,10 @@ def run(args):
         deck.pos = args.skip
         for i in range(args.cards):
             world.draw(deck, faults.get(i))
-            print("card %2d: %s%s" % (i, port.sent[-1].decode(), "  (%s)" % faults[i]["kind"] if i in faults else ""))
+            print(
+                "card %2d: %s%s"
+                % (i, port.sent[-1].decode(), "  (%s)" % faults[i]["kind"] if i in faults else "")
+            )
         if args.stub:
             n = len(deck.remaining())
             world.stub(deck)

@@ -11,13 +11,36 @@ the way mpremote splits its transport from its commands):
     from host_tools.deploy import deploy, provision, Device
     deploy(board="pico", port="/dev/ttyACM0")      # compile, stage, verify, switch, clean up
 """
+
 from host_tools.build import mpy_version
 from host_tools.deploy.board_helpers import HELPERS
-from host_tools.deploy.flow import (BOARDS, FW_DIR, READERS, board_wiring, compile_firmware,
-                                    deploy, provision, version_name, wiring_source)
+from host_tools.deploy.flow import (
+    BOARDS,
+    FW_DIR,
+    READERS,
+    board_wiring,
+    compile_firmware,
+    deploy,
+    provision,
+    version_name,
+    wiring_source,
+)
 from host_tools.deploy.transport import CHUNK, Device
-from host_tools.runtime import BOARD   # where the boards' files are (bench/bench_pico.py uses it)
+from host_tools.runtime import BOARD  # where the boards' files are (bench/bench_pico.py uses it)
 
-__all__ = ["BOARD", "BOARDS", "CHUNK", "Device", "FW_DIR", "HELPERS", "READERS", "board_wiring",
-           "compile_firmware", "deploy", "mpy_version", "provision", "version_name",
-           "wiring_source"]
+__all__ = [
+    "BOARD",
+    "BOARDS",
+    "CHUNK",
+    "Device",
+    "FW_DIR",
+    "HELPERS",
+    "READERS",
+    "board_wiring",
+    "compile_firmware",
+    "deploy",
+    "mpy_version",
+    "provision",
+    "version_name",
+    "wiring_source",
+]

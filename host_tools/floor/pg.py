@@ -44,6 +44,7 @@ def connect(conninfo, autocommit=True):
 def set_role(conn, role):
     """SET ROLE to `role`, quoted as an identifier (psycopg.sql): a role name is never SQL."""
     from psycopg import sql
+
     conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
 
 

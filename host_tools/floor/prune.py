@@ -15,6 +15,7 @@ asked for after it was pruned is not published again: the collector then raises 
 after its gap_timeout, as for any hole. Pruning needs the shoe key (the prune record is MAC'd
 under it) and runs in the gateway's thread, at most every `every` seconds and `limit` rows a time.
 """
+
 import time
 
 
@@ -34,7 +35,7 @@ class Pruner:
         if now < self._next:
             return 0
         self._next = now + self.every
-        saved = gw._load_cursors() if gw.cursor_path else {}   # what a restart resumes from
+        saved = gw._load_cursors() if gw.cursor_path else {}  # what a restart resumes from
         n = 0
         for t in list(gw.tables.values()):
             try:

@@ -13,6 +13,7 @@ archived event sent again), the archive is recorded (table `archives`), and the 
 detached and dropped. A partition whose archive does not verify is refused and left attached.
 Rows are never deleted or updated (migrations/003_trust.sql): runs as the tables' owner.
 """
+
 import hashlib
 import json
 import os
@@ -42,7 +43,8 @@ def partitions(conn):
     conn.execute("SET TimeZone = 'UTC'")
     rows = conn.execute(
         "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c "
-        "ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass").fetchall()
+        "ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass"
+    ).fetchall()
     out = []
     for name, bound in rows:
         m = _BOUND.match(bound or "")
@@ -95,9 +97,15 @@ def archive(conn, part, directory):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, data)
-    man = {"partition": part.name, "from": part.lo.isoformat() if part.lo else "MINVALUE",
-           "to": part.hi.isoformat(), "rows": rows, "sha256": h.hexdigest(), "file": data.name,
-           "format": "PostgreSQL COPY text, columns of table events, ORDER BY shoe, eseq"}
+    man = {
+        "partition": part.name,
+        "from": part.lo.isoformat() if part.lo else "MINVALUE",
+        "to": part.hi.isoformat(),
+        "rows": rows,
+        "sha256": h.hexdigest(),
+        "file": data.name,
+        "format": "PostgreSQL COPY text, columns of table events, ORDER BY shoe, eseq",
+    }
     mtmp = directory / (part.name + ".json.tmp")
     mtmp.write_text(json.dumps(man, sort_keys=True, indent=1) + "\n")
     os.replace(mtmp, directory / (part.name + ".json"))
@@ -121,25 +129,31 @@ def verify(conn, part, directory):
     except OSError as e:
         return man, ["the archive %s cannot be read (%s)" % (data, e)]
     if on_disk != man.get("sha256"):
-        problems.append("the archive %s does not match its manifest's SHA-256 (altered or "
-                        "damaged)" % data)
+        problems.append(
+            "the archive %s does not match its manifest's SHA-256 (altered or damaged)" % data
+        )
     in_db, rows = _db_digest(conn, part.name)
     if in_db != man.get("sha256") or rows != man.get("rows"):
-        problems.append("the partition %s no longer matches its archive (%d rows in the "
-                        "database, %s in the manifest)" % (part.name, rows, man.get("rows")))
+        problems.append(
+            "the partition %s no longer matches its archive (%d rows in the "
+            "database, %s in the manifest)" % (part.name, rows, man.get("rows"))
+        )
     return man, problems
 
 
 def _drop(conn, part, man):
     with conn.transaction():
-        conn.execute(sql.SQL(
-            "INSERT INTO event_horizon AS h (shoe, eseq) SELECT shoe, max(eseq) FROM {} GROUP BY "
-            "shoe ON CONFLICT (shoe) DO UPDATE SET eseq = GREATEST(h.eseq, EXCLUDED.eseq)"
-        ).format(_ident(part.name)))
-        conn.execute("INSERT INTO archives (partition, range_from, range_to, rows, file, sha256) "
-                     "VALUES (%s, %s, %s, %s, %s, %s)",
-                     (part.name, man["from"], man["to"], man["rows"], man["file"],
-                      man["sha256"]))
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO event_horizon AS h (shoe, eseq) SELECT shoe, max(eseq) FROM {} GROUP BY "
+                "shoe ON CONFLICT (shoe) DO UPDATE SET eseq = GREATEST(h.eseq, EXCLUDED.eseq)"
+            ).format(_ident(part.name))
+        )
+        conn.execute(
+            "INSERT INTO archives (partition, range_from, range_to, rows, file, sha256) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (part.name, man["from"], man["to"], man["rows"], man["file"], man["sha256"]),
+        )
         conn.execute(sql.SQL("ALTER TABLE events DETACH PARTITION {}").format(_ident(part.name)))
         conn.execute(sql.SQL("DROP TABLE {}").format(_ident(part.name)))
 
@@ -165,8 +179,9 @@ def retire(conn, directory, days, now=None, archive_only=False, dry_run=False):
             archive(conn, part, directory)
             rep["written"] = True
         man, problems = verify(conn, part, directory)
-        rep.update(rows=(man or {}).get("rows"), sha256=(man or {}).get("sha256"),
-                   problems=problems)
+        rep.update(
+            rows=(man or {}).get("rows"), sha256=(man or {}).get("sha256"), problems=problems
+        )
         if problems:
             rep["action"] = "refused"
         elif archive_only:

@@ -30,6 +30,7 @@ the tables changed since the last look and pushes them to every open page; a one
 re-sends link health. The view connects with SET ROLE floor_reader (SELECT only). No key, MAC or
 payload column is ever selected: nothing secret can reach a page, whatever the role.
 """
+
 import collections
 import json
 import re
@@ -49,11 +50,13 @@ from host_tools.floor.auth import ROLES, PgSessions, Throttle
 from host_tools.floor.errlog import ErrorLog
 
 STATIC = Path(__file__).with_name("static")
-_TABLE_COLS = ("shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
-               "gateway_at, owner, updated_at, replays, state_refused, (SELECT count(*) FROM "
-               "alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT "
-               "count(*) FROM alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = "
-               "'irregularity') AS irregularities")
+_TABLE_COLS = (
+    "shoe, head_eseq, phase, round, last_kind, last_event_at, last_result, gateway, "
+    "gateway_at, owner, updated_at, replays, state_refused, (SELECT count(*) FROM "
+    "alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL) AS open_alerts, (SELECT "
+    "count(*) FROM alerts a WHERE a.shoe = s.shoe AND a.closed_at IS NULL AND a.kind = "
+    "'irregularity') AS irregularities"
+)
 
 
 # Per settled round of one table since a time: the house's win (minus the seats' nets, from the
@@ -87,10 +90,12 @@ def _row(cur, r):
 
 
 # the first acknowledgement of an alert (alert_acks, insert-only)
-_ACK_COLS = ("(SELECT k.user_name FROM alert_acks k WHERE k.alert = alerts.id ORDER BY k.id "
-             "LIMIT 1) AS ack_by, (SELECT k.at FROM alert_acks k WHERE k.alert = alerts.id ORDER"
-             " BY k.id LIMIT 1) AS ack_at, (SELECT k.role FROM alert_acks k WHERE k.alert = "
-             "alerts.id ORDER BY k.id LIMIT 1) AS ack_role")
+_ACK_COLS = (
+    "(SELECT k.user_name FROM alert_acks k WHERE k.alert = alerts.id ORDER BY k.id "
+    "LIMIT 1) AS ack_by, (SELECT k.at FROM alert_acks k WHERE k.alert = alerts.id ORDER"
+    " BY k.id LIMIT 1) AS ack_at, (SELECT k.role FROM alert_acks k WHERE k.alert = "
+    "alerts.id ORDER BY k.id LIMIT 1) AS ack_role"
+)
 _ALL = frozenset(ROLES)
 _WATCH = frozenset(("surveillance", "auditor", "admin"))
 _AUDIT = frozenset(("auditor", "admin"))
@@ -121,14 +126,32 @@ _MAX_BODY = 16384
 
 
 class FloorView:
-    def __init__(self, db_url, host="127.0.0.1", port=0, role="floor_reader", tick=1.0,
-                 users=None, trust_header=None, trust_groups_header="X-Remote-Groups",
-                 role_map=None, cert=None, key=None, idle=1800.0, absolute=12 * 3600.0,
-                 login_limit=5, login_window=300.0, access_log=None, shift_hours=8,
-                 shift_origin=6):
+    def __init__(
+        self,
+        db_url,
+        host="127.0.0.1",
+        port=0,
+        role="floor_reader",
+        tick=1.0,
+        users=None,
+        trust_header=None,
+        trust_groups_header="X-Remote-Groups",
+        role_map=None,
+        cert=None,
+        key=None,
+        idle=1800.0,
+        absolute=12 * 3600.0,
+        login_limit=5,
+        login_window=300.0,
+        access_log=None,
+        shift_hours=8,
+        shift_origin=6,
+    ):
         if (users is None) == (not trust_header):
-            raise ShoeError("the floor view needs users (shoectl floor-user add ... --users FILE)"
-                            " or an identity provider header (--trust-header), one of the two")
+            raise ShoeError(
+                "the floor view needs users (shoectl floor-user add ... --users FILE)"
+                " or an identity provider header (--trust-header), one of the two"
+            )
         if (cert is None) != (key is None):
             raise ShoeError("TLS needs both --cert and --key")
         self.users = users
@@ -165,8 +188,8 @@ class FloorView:
         self.server = None
         self._pending = []
         self.db_errors = 0
-        self.errors = ErrorLog("view")   # every error, logged; the latest for /healthz
-        self.ops = ViewOps()          # what /metrics shows (metrics.view_samples)
+        self.errors = ErrorLog("view")  # every error, logged; the latest for /healthz
+        self.ops = ViewOps()  # what /metrics shows (metrics.view_samples)
 
     # ---- database -----------------------------------------------------------------------------
     def _conn(self):
@@ -183,8 +206,8 @@ class FloorView:
             try:
                 cur = self._conn().execute(sql, args)
                 return [_row(cur, r) for r in cur.fetchall()]
-            except (ShoeError, psycopg.Error):   # cannot connect, or the connection broke:
-                self._local.conn = None           # once more on a new one
+            except (ShoeError, psycopg.Error):  # cannot connect, or the connection broke:
+                self._local.conn = None  # once more on a new one
                 if attempt:
                     raise
 
@@ -198,10 +221,16 @@ class FloorView:
         t = self.query("SELECT %s FROM shoes s WHERE shoe = %%s" % _TABLE_COLS, (shoe,))
         if not t:
             return None
-        rounds = self.query("SELECT eseq, round, outcome, summary, reeval, settled_at FROM rounds"
-                            " WHERE shoe = %s ORDER BY eseq DESC LIMIT 20", (shoe,))
-        alerts = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM alerts "
-                            "WHERE shoe = %s ORDER BY id DESC LIMIT 50", (shoe,))
+        rounds = self.query(
+            "SELECT eseq, round, outcome, summary, reeval, settled_at FROM rounds"
+            " WHERE shoe = %s ORDER BY eseq DESC LIMIT 20",
+            (shoe,),
+        )
+        alerts = self.query(
+            "SELECT id, eseq, kind, detail, raised_at, closed_at FROM alerts "
+            "WHERE shoe = %s ORDER BY id DESC LIMIT 50",
+            (shoe,),
+        )
         return {"table": t[0], "rounds": rounds, "alerts": alerts, "shift": self.shift(shoe)}
 
     def shift_start(self, now=None):
@@ -222,13 +251,28 @@ class FloorView:
         wagered = sum(r["wagered"] for r in rows if r["outcome"] == "result")
         hands = sum(1 for r in rows if r["outcome"] == "result")
         span = rows[-1]["settled_at"] - rows[0]["settled_at"] if len(rows) > 1 else 0
-        return {"start": start, "hours": self.shift_hours, "now": now, "hands": hands,
-                "voids": len(rows) - hands, "win": won, "wagered": wagered,
-                "hold": (won / wagered) if wagered else None,
-                "per_hour": (len(rows) - 1) * 3600.0 / span if span > 0 else None,
-                "series": [{"eseq": r["eseq"], "round": r["round"], "at": r["settled_at"],
-                            "outcome": r["outcome"], "house": r["house"],
-                            "wagered": r["wagered"]} for r in rows]}
+        return {
+            "start": start,
+            "hours": self.shift_hours,
+            "now": now,
+            "hands": hands,
+            "voids": len(rows) - hands,
+            "win": won,
+            "wagered": wagered,
+            "hold": (won / wagered) if wagered else None,
+            "per_hour": (len(rows) - 1) * 3600.0 / span if span > 0 else None,
+            "series": [
+                {
+                    "eseq": r["eseq"],
+                    "round": r["round"],
+                    "at": r["settled_at"],
+                    "outcome": r["outcome"],
+                    "house": r["house"],
+                    "wagered": r["wagered"],
+                }
+                for r in rows
+            ],
+        }
 
     def round_view(self, shoe, rnd):
         """One round of one table (its latest round of that number). Its cards, in dealing
@@ -237,48 +281,77 @@ class FloorView:
         position's target and no card, whatever the role; the cards are not even selected."""
         if not self.query("SELECT 1 FROM shoes WHERE shoe = %s", (shoe,)):
             return None
-        r = self.query("SELECT eseq, round, outcome, summary, reeval, settled_at FROM rounds "
-                       "WHERE shoe = %s AND round = %s ORDER BY eseq DESC LIMIT 1", (shoe, rnd))
+        r = self.query(
+            "SELECT eseq, round, outcome, summary, reeval, settled_at FROM rounds "
+            "WHERE shoe = %s AND round = %s ORDER BY eseq DESC LIMIT 1",
+            (shoe, rnd),
+        )
         r = r[0] if r else None
-        lo = self.query("SELECT coalesce(max(eseq), 0) AS lo FROM rounds WHERE shoe = %s" + (
-            " AND eseq < %s" if r else ""), (shoe, r["eseq"]) if r else (shoe,))[0]["lo"]
+        lo = self.query(
+            "SELECT coalesce(max(eseq), 0) AS lo FROM rounds WHERE shoe = %s"
+            + (" AND eseq < %s" if r else ""),
+            (shoe, r["eseq"]) if r else (shoe,),
+        )[0]["lo"]
         hi = r["eseq"] if r else None
-        bound = "shoe = %s AND eseq > %s" + (" AND eseq <= %s" if r else "") + \
-            " AND body->>'round' = %s"
+        bound = (
+            "shoe = %s AND eseq > %s"
+            + (" AND eseq <= %s" if r else "")
+            + " AND body->>'round' = %s"
+        )
         args = (shoe, lo) + ((hi,) if r else ()) + (str(rnd),)
         # no card field in this one: what was dealt to whom, what was wagered
-        evs = self.query("SELECT eseq, kind, received_at, body->'position' AS position, "
-                         "body->>'target' AS target, CASE WHEN kind = 'round_open' THEN "
-                         "body->'seats' END AS wagers, CASE WHEN kind = 'round_void' THEN "
-                         "body->>'reason' END AS reason FROM events WHERE " + bound +
-                         " AND kind IN ('round_open', 'card', 'deal_complete', 'reveal', "
-                         "'round_result', 'round_void') ORDER BY eseq", args)
+        evs = self.query(
+            "SELECT eseq, kind, received_at, body->'position' AS position, "
+            "body->>'target' AS target, CASE WHEN kind = 'round_open' THEN "
+            "body->'seats' END AS wagers, CASE WHEN kind = 'round_void' THEN "
+            "body->>'reason' END AS reason FROM events WHERE "
+            + bound
+            + " AND kind IN ('round_open', 'card', 'deal_complete', 'reveal', "
+            "'round_result', 'round_void') ORDER BY eseq",
+            args,
+        )
         if not evs and r is None:
             return None
         kinds = {e["kind"] for e in evs}
         revealed = E.REVEAL in kinds or E.ROUND_RESULT in kinds or E.ROUND_VOID in kinds
         opened = next((e for e in evs if e["kind"] == E.ROUND_OPEN), None)
-        dealt = [{"position": e["position"], "target": e["target"], "card": None}
-                 for e in evs if e["kind"] == E.CARD]
-        out = {"shoe": shoe, "round": rnd, "revealed": revealed, "settled": r,
-               "opened_at": opened["received_at"] if opened else None,
-               "wagers": (opened or {}).get("wagers") or {}, "dealt": dealt, "seats": None,
-               "dealer": None, "void": next((e["reason"] for e in evs
-                                             if e["kind"] == E.ROUND_VOID), None),
-               "alerts": self.query("SELECT id, eseq, kind, detail, raised_at, closed_at FROM "
-                                    "alerts WHERE shoe = %s AND eseq > %s" + (
-                                        " AND eseq <= %s" if r else "") + " ORDER BY id",
-                                    (shoe, lo) + ((hi,) if r else ()))}
+        dealt = [
+            {"position": e["position"], "target": e["target"], "card": None}
+            for e in evs
+            if e["kind"] == E.CARD
+        ]
+        out = {
+            "shoe": shoe,
+            "round": rnd,
+            "revealed": revealed,
+            "settled": r,
+            "opened_at": opened["received_at"] if opened else None,
+            "wagers": (opened or {}).get("wagers") or {},
+            "dealt": dealt,
+            "seats": None,
+            "dealer": None,
+            "void": next((e["reason"] for e in evs if e["kind"] == E.ROUND_VOID), None),
+            "alerts": self.query(
+                "SELECT id, eseq, kind, detail, raised_at, closed_at FROM "
+                "alerts WHERE shoe = %s AND eseq > %s"
+                + (" AND eseq <= %s" if r else "")
+                + " ORDER BY id",
+                (shoe, lo) + ((hi,) if r else ()),
+            ),
+        }
         if not revealed:
             return out
         # revealed: the cards, from the reveal (dealing order) or, from firmware that dealt
         # them in clear, from each card event; the result's hands, wagers and nets
-        cards = self.query("SELECT kind, body->'position' AS position, body->>'card' AS card, "
-                           "CASE WHEN kind = 'reveal' THEN body->'cards' END AS cards, CASE WHEN "
-                           "kind = 'round_result' THEN jsonb_build_object('seats', body->'seats',"
-                           " 'dealer', body->'dealer', 'all_six_card', body->'all_six_card') END "
-                           "AS result FROM events WHERE " + bound + " AND kind IN ('card', "
-                           "'reveal', 'round_result') ORDER BY eseq", args)
+        cards = self.query(
+            "SELECT kind, body->'position' AS position, body->>'card' AS card, "
+            "CASE WHEN kind = 'reveal' THEN body->'cards' END AS cards, CASE WHEN "
+            "kind = 'round_result' THEN jsonb_build_object('seats', body->'seats',"
+            " 'dealer', body->'dealer', 'all_six_card', body->'all_six_card') END "
+            "AS result FROM events WHERE " + bound + " AND kind IN ('card', "
+            "'reveal', 'round_result') ORDER BY eseq",
+            args,
+        )
         shown = next((c["cards"] for c in cards if c["kind"] == E.REVEAL), None)
         clear = {c["position"]: c["card"] for c in cards if c["kind"] == E.CARD}
         for d in dealt:
@@ -299,38 +372,77 @@ class FloorView:
         if not self.query("SELECT 1 FROM shoes WHERE shoe = %s", (shoe,)):
             return None
         since = time.time() - hours * 3600.0
-        evs = self.query("SELECT eseq, kind, received_at AS at, body->>'id' AS ref, "
-                         "body->>'reason' AS reason, body->>'detail' AS detail, body->>'round' "
-                         "AS round FROM events WHERE shoe = %s AND received_at >= to_timestamp("
-                         "%s) AND kind IN ('irregularity', 'irregularity_cleared', 'round_void')"
-                         " ORDER BY eseq DESC LIMIT 500", (shoe, since))
-        als = self.query("SELECT id, eseq, kind, detail, raised_at, closed_at, " + _ACK_COLS +
-                         " FROM alerts WHERE shoe = %s AND (raised_at >= to_timestamp(%s) OR "
-                         "closed_at >= to_timestamp(%s)) ORDER BY id DESC LIMIT 500",
-                         (shoe, since, since))
-        items = [{"at": e["at"], "what": e["kind"], "eseq": e["eseq"], "round": e["round"],
-                  "detail": ("%s%s" % (e["reason"] or "", ": " + e["detail"]
-                                       if e["detail"] else "")) or None, "ref": e["ref"]}
-                 for e in evs]
+        evs = self.query(
+            "SELECT eseq, kind, received_at AS at, body->>'id' AS ref, "
+            "body->>'reason' AS reason, body->>'detail' AS detail, body->>'round' "
+            "AS round FROM events WHERE shoe = %s AND received_at >= to_timestamp("
+            "%s) AND kind IN ('irregularity', 'irregularity_cleared', 'round_void')"
+            " ORDER BY eseq DESC LIMIT 500",
+            (shoe, since),
+        )
+        als = self.query(
+            "SELECT id, eseq, kind, detail, raised_at, closed_at, "
+            + _ACK_COLS
+            + " FROM alerts WHERE shoe = %s AND (raised_at >= to_timestamp(%s) OR "
+            "closed_at >= to_timestamp(%s)) ORDER BY id DESC LIMIT 500",
+            (shoe, since, since),
+        )
+        items = [
+            {
+                "at": e["at"],
+                "what": e["kind"],
+                "eseq": e["eseq"],
+                "round": e["round"],
+                "detail": ("%s%s" % (e["reason"] or "", ": " + e["detail"] if e["detail"] else ""))
+                or None,
+                "ref": e["ref"],
+            }
+            for e in evs
+        ]
         for a in als:
-            items.append({"at": a["raised_at"], "what": "alert", "kind": a["kind"],
-                          "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
+            items.append(
+                {
+                    "at": a["raised_at"],
+                    "what": "alert",
+                    "kind": a["kind"],
+                    "alert": a["id"],
+                    "eseq": a["eseq"],
+                    "detail": a["detail"],
+                }
+            )
             if a["closed_at"] is not None:
-                items.append({"at": a["closed_at"], "what": "alert_closed", "kind": a["kind"],
-                              "alert": a["id"], "eseq": a["eseq"], "detail": a["detail"]})
+                items.append(
+                    {
+                        "at": a["closed_at"],
+                        "what": "alert_closed",
+                        "kind": a["kind"],
+                        "alert": a["id"],
+                        "eseq": a["eseq"],
+                        "detail": a["detail"],
+                    }
+                )
             ack = a.get("ack_by")
-            if ack:                   # the first acknowledgement (alert_acks)
-                items.append({"at": a["ack_at"], "what": "alert_acknowledged", "kind": a["kind"],
-                              "alert": a["id"], "eseq": a["eseq"],
-                              "detail": "by %s (%s)" % (ack, a["ack_role"])})
+            if ack:  # the first acknowledgement (alert_acks)
+                items.append(
+                    {
+                        "at": a["ack_at"],
+                        "what": "alert_acknowledged",
+                        "kind": a["kind"],
+                        "alert": a["id"],
+                        "eseq": a["eseq"],
+                        "detail": "by %s (%s)" % (ack, a["ack_role"]),
+                    }
+                )
         items.sort(key=lambda i: (i["at"], i.get("eseq") or 0))
         return {"shoe": shoe, "since": since, "items": items}
 
     def alerts(self):
         cols = "id, shoe, eseq, kind, detail, collector, raised_at, closed_at, " + _ACK_COLS
-        rows = self.query("(SELECT %s FROM alerts WHERE closed_at IS NULL ORDER BY id DESC LIMIT "
-                          "500) UNION ALL (SELECT %s FROM alerts WHERE closed_at IS NOT NULL "
-                          "ORDER BY id DESC LIMIT 50) ORDER BY id DESC" % (cols, cols))
+        rows = self.query(
+            "(SELECT %s FROM alerts WHERE closed_at IS NULL ORDER BY id DESC LIMIT "
+            "500) UNION ALL (SELECT %s FROM alerts WHERE closed_at IS NOT NULL "
+            "ORDER BY id DESC LIMIT 50) ORDER BY id DESC" % (cols, cols)
+        )
         for r in rows:
             r.pop("ack_role", None)
         return rows
@@ -339,8 +451,14 @@ class FloorView:
     def note(self, what, user=None, role=None, addr=None, detail=None):
         if what in ("login", "login_failed", "login_throttled"):
             self.ops.login({"login": "ok", "login_failed": "failed"}.get(what, "throttled"))
-        rec = {"at": time.time(), "what": what, "user": user, "role": role, "addr": addr,
-               "detail": detail}
+        rec = {
+            "at": time.time(),
+            "what": what,
+            "user": user,
+            "role": role,
+            "addr": addr,
+            "detail": detail,
+        }
         with self._alock:
             self.access.append(rec)
             if self.access_log:
@@ -360,15 +478,19 @@ class FloorView:
             return None
         self.sessions.acknowledge(alert_id, session.user, session.role, str(addr))
         self.note("ack", session.user, session.role, addr, "alert %d" % alert_id)
-        first = self.query("SELECT user_name, role, at FROM alert_acks WHERE alert = %s ORDER BY "
-                           "id LIMIT 1", (alert_id,))[0]
+        first = self.query(
+            "SELECT user_name, role, at FROM alert_acks WHERE alert = %s ORDER BY id LIMIT 1",
+            (alert_id,),
+        )[0]
         return {"by": first["user_name"], "role": first["role"], "at": first["at"]}
 
     def quarantine(self):
         """Shoe ids seen on the broker that the floor has no key for (never tables)."""
-        return self.query("SELECT shoe, sum(messages) AS messages, min(first_seen) AS first_seen,"
-                          " max(last_seen) AS last_seen FROM quarantine GROUP BY shoe ORDER BY "
-                          "max(last_seen) DESC LIMIT 200")
+        return self.query(
+            "SELECT shoe, sum(messages) AS messages, min(first_seen) AS first_seen,"
+            " max(last_seen) AS last_seen FROM quarantine GROUP BY shoe ORDER BY "
+            "max(last_seen) DESC LIMIT 200"
+        )
 
     # ---- change feed ----------------------------------------------------------------------------
     def _publish(self, rows):
@@ -401,7 +523,7 @@ class FloorView:
                         last_tick = time.monotonic()
                         with self._cond:
                             self.version += 1
-                            self._cond.notify_all()   # pages re-draw ages and link health
+                            self._cond.notify_all()  # pages re-draw ages and link health
                     self._publish(rows)
                 conn.close()
             except Exception as e:
@@ -413,8 +535,11 @@ class FloorView:
     def _changed(self, conn):
         # look 2 s back: a transaction that took its timestamp before the last look may commit
         # after it; rows already shown unchanged are not sent again
-        cur = conn.execute("SELECT %s FROM shoes s WHERE updated_at > to_timestamp(%%s) "
-                           "ORDER BY shoe" % _TABLE_COLS, (self._since - 2.0,))
+        cur = conn.execute(
+            "SELECT %s FROM shoes s WHERE updated_at > to_timestamp(%%s) "
+            "ORDER BY shoe" % _TABLE_COLS,
+            (self._since - 2.0,),
+        )
         rows = [_row(cur, r) for r in cur.fetchall()]
         with self._cond:
             return [r for r in rows if self.tables.get(r["shoe"]) != r]
@@ -432,15 +557,14 @@ class FloorView:
             with self._cond:
                 self._cond.wait_for(lambda: self.version != seen or self._stop.is_set(), 15)
                 changed = [] if self.version == seen else getattr(self, "_pending", [])
-                if self.version - seen > 1:   # missed some: send everything
+                if self.version - seen > 1:  # missed some: send everything
                     changed = list(self.tables.values())
                 seen = self.version
             self._send(wfile, "floor", {"tables": changed, "now": time.time()})
 
     @staticmethod
     def _send(wfile, event, data):
-        wfile.write(("event: %s\ndata: %s\n\n" % (event, json.dumps(data, default=str)))
-                    .encode())
+        wfile.write(("event: %s\ndata: %s\n\n" % (event, json.dumps(data, default=str))).encode())
         wfile.flush()
 
     # ---- who is asking --------------------------------------------------------------------------
@@ -460,6 +584,7 @@ class FloorView:
             self._users_mtime = mtime
             return
         from host_tools.floor.auth import Users
+
         try:
             fresh = Users.load(u.path)
         except ShoeError as e:
@@ -467,8 +592,9 @@ class FloorView:
             return
         self._users_mtime = mtime
         u.users = fresh.users
-        self.sessions.retain(lambda s: s.via != "password" or
-                             u.users.get(s.user, {}).get("role") == s.role)
+        self.sessions.retain(
+            lambda s: s.via != "password" or u.users.get(s.user, {}).get("role") == s.role
+        )
         self.note("users_reloaded", detail="%d users" % len(u.users))
 
     def login(self, name, password, addr):
@@ -477,8 +603,11 @@ class FloorView:
         wait = self.throttle.wait(keys)
         if wait > 0:
             self.note("login_throttled", name, None, addr)
-            return None, (429, "too many failed logins: try again in %d s" % (wait + 1),
-                          int(wait + 1))
+            return None, (
+                429,
+                "too many failed logins: try again in %d s" % (wait + 1),
+                int(wait + 1),
+            )
         role = self.users.verify(name, password) if self.users else None
         if role is None:
             self.throttle.fail(keys)
@@ -511,7 +640,7 @@ class FloorView:
             protocol_version = "HTTP/1.1"
             server_version = "floor"
             sys_version = ""
-            timeout = 60              # a client that connects and says nothing is let go
+            timeout = 60  # a client that connects and says nothing is let go
 
             def log_message(self, *a):
                 pass
@@ -541,13 +670,20 @@ class FloorView:
                     self.send_header(k, v)
 
             def _json(self, obj, code=200, headers=()):
-                self._reply(code if obj is not None else 404, json.dumps(obj, default=str),
-                            "application/json", headers)
+                self._reply(
+                    code if obj is not None else 404,
+                    json.dumps(obj, default=str),
+                    "application/json",
+                    headers,
+                )
 
             def _error(self, code, reason, kind):
                 if kind == "page":
-                    self._reply(code, "<!doctype html><p>%d: %s. <a href=\"/\">floor</a></p>\n"
-                                % (code, reason), "text/html; charset=utf-8")
+                    self._reply(
+                        code,
+                        '<!doctype html><p>%d: %s. <a href="/">floor</a></p>\n' % (code, reason),
+                        "text/html; charset=utf-8",
+                    )
                 else:
                     self._json({"error": reason}, code)
 
@@ -579,7 +715,7 @@ class FloorView:
                 # a browser always sends Origin on a POST: another site's form is refused here
                 # as well as by the CSRF token and the SameSite cookie
                 origin = self.headers.get("Origin")
-                if origin is None:       # not a browser: the CSRF token still decides
+                if origin is None:  # not a browser: the CSRF token still decides
                     return True
                 host = self.headers.get("Host") or ""
                 return origin == "%s://%s" % ("https" if view.tls else "http", host)
@@ -618,8 +754,14 @@ class FloorView:
                 t0 = time.monotonic()
                 self._code = None
                 path = urlsplit(self.path).path
-                kind = "login" if path == "/login" else (self._route(
-                    "GET" if method == "HEAD" else method, unquote(path))[1] or "other")
+                kind = (
+                    "login"
+                    if path == "/login"
+                    else (
+                        self._route("GET" if method == "HEAD" else method, unquote(path))[1]
+                        or "other"
+                    )
+                )
                 try:
                     self._handle(method)
                 finally:
@@ -659,8 +801,7 @@ class FloorView:
                         if body is None:
                             return self._error(413, "request too large", kind)
                         form = parse_qs(body)
-                        token = self.headers.get("X-CSRF-Token") or \
-                            (form.get("csrf") or [None])[0]
+                        token = self.headers.get("X-CSRF-Token") or (form.get("csrf") or [None])[0]
                         if not self._same_origin() or not s.csrf_ok(token):
                             view.note("csrf_refused", s.user, s.role, self.addr, path)
                             return self._error(403, "missing or wrong CSRF token", kind)
@@ -668,8 +809,8 @@ class FloorView:
                     return self._get(path, s, kind, extra)
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
-                except (psycopg.Error, ShoeError) as e:   # PostgreSQL away: say so, do not
-                    view.db_errors += 1                   # drop the line
+                except (psycopg.Error, ShoeError) as e:  # PostgreSQL away: say so, do not
+                    view.db_errors += 1  # drop the line
                     view.errors.note("database", e)
                     self._error(503, "the floor's database is unavailable", "api")
 
@@ -709,27 +850,45 @@ class FloorView:
 
             def _get(self, path, s, kind, extra):
                 if kind == "page":
-                    return self._reply(200, (STATIC / "floor.html").read_bytes(),
-                                       "text/html; charset=utf-8", extra)
+                    return self._reply(
+                        200,
+                        (STATIC / "floor.html").read_bytes(),
+                        "text/html; charset=utf-8",
+                        extra,
+                    )
                 if path == "/api/me":
-                    return self._json({"user": s.user, "role": s.role, "csrf": s.csrf,
-                                       "via": s.via, "may": _may(s.role)}, headers=extra)
+                    return self._json(
+                        {
+                            "user": s.user,
+                            "role": s.role,
+                            "csrf": s.csrf,
+                            "via": s.via,
+                            "may": _may(s.role),
+                        },
+                        headers=extra,
+                    )
                 if path == "/api/floor":
                     return self._json({"tables": view.floor(), "now": time.time()}, headers=extra)
                 if path.startswith("/api/table/"):
-                    return self._json(view.table(path[len("/api/table/"):]), headers=extra)
+                    return self._json(view.table(path[len("/api/table/") :]), headers=extra)
                 if path.startswith("/api/round/"):
-                    shoe, rnd = path[len("/api/round/"):].split("/")
+                    shoe, rnd = path[len("/api/round/") :].split("/")
                     return self._json(view.round_view(shoe, int(rnd)), headers=extra)
                 if path.startswith("/api/timeline/"):
-                    return self._json(view.timeline(path[len("/api/timeline/"):]),
-                                      headers=extra)
+                    return self._json(view.timeline(path[len("/api/timeline/") :]), headers=extra)
                 if path == "/api/alerts":
-                    return self._json({"alerts": view.alerts(), "quarantine": view.quarantine(),
-                                       "now": time.time()}, headers=extra)
+                    return self._json(
+                        {
+                            "alerts": view.alerts(),
+                            "quarantine": view.quarantine(),
+                            "now": time.time(),
+                        },
+                        headers=extra,
+                    )
                 if path == "/api/audit":
-                    return self._json({"access": view.recent_access(), "now": time.time()},
-                                      headers=extra)
+                    return self._json(
+                        {"access": view.recent_access(), "now": time.time()}, headers=extra
+                    )
                 if path == "/events":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
@@ -756,12 +915,14 @@ class FloorView:
                 self.server.server_close()
                 raise ShoeError("cannot load the TLS certificate/key: %s" % e)
             # the handshake happens in the request's thread, not in the accepting one
-            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True,
-                                                 do_handshake_on_connect=False)
+            self.server.socket = ctx.wrap_socket(
+                self.server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self.port = self.server.server_address[1]
         threading.Thread(target=self._listen, name="floor-listen", daemon=True).start()
-        threading.Thread(target=self.server.serve_forever, args=(0.1,), name="floor-http",
-                         daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, args=(0.1,), name="floor-http", daemon=True
+        ).start()
         return self
 
     @property
@@ -788,9 +949,9 @@ class ViewOps:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.requests = collections.Counter()      # (kind, code) -> n
+        self.requests = collections.Counter()  # (kind, code) -> n
         self.logins = collections.Counter({"ok": 0, "failed": 0, "throttled": 0})
-        self.hist = {}                             # kind -> [bucket counts..., sum, count]
+        self.hist = {}  # kind -> [bucket counts..., sum, count]
         self.streams = 0
         self.listen_at = 0.0
 
@@ -817,6 +978,7 @@ class _ViewServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address):
         # a client that fails the TLS handshake or goes away is no error of the view's
         import sys
+
         if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)

@@ -17,6 +17,7 @@ Modules:
     host.py         the host's Endpoint over the firmware's link code (also runs on MicroPython)
     portlock.py     one host process per port
 """
+
 from host_tools.link.apiwire import is_gateway_url
 from host_tools.link.attestation import verify_attestation
 from host_tools.link.factory import link_for

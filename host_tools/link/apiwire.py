@@ -15,8 +15,9 @@ subset, docs/protocol.md section 6), at most MAX_FRAME bytes. Proof of the crede
 HMAC-SHA256(secret, "shoe-gateway-api/1 server" 0 nonce cnonce role): each side knows the other
 holds the secret. The whole exchange: docs/floor.md, "The table system through the gateway".
 """
-import hmac
+
 import hashlib
+import hmac
 import os
 import socket
 import stat
@@ -42,8 +43,9 @@ class WireError(Exception):
 
 
 def is_gateway_url(url):
-    return isinstance(url, str) and url.startswith(("gateway+unix://", "gateway+tcp://",
-                                                    "gateway+tls://"))
+    return isinstance(url, str) and url.startswith(
+        ("gateway+unix://", "gateway+tcp://", "gateway+tls://")
+    )
 
 
 def parse_url(url):
@@ -62,7 +64,7 @@ def parse_url(url):
             port = None
         if not u.hostname or not port:
             raise ShoeError("a gateway port is %s://HOST:PORT, not %r" % (u.scheme, url))
-        return u.scheme[len("gateway+"):], (u.hostname, port), key
+        return u.scheme[len("gateway+") :], (u.hostname, port), key
     raise ShoeError("not a gateway address: %r" % url)
 
 
@@ -83,14 +85,17 @@ def key_path(url, role="table"):
         return os.environ[ENV_KEY]
     if base:
         return base + ".key"
-    raise ShoeError("%s: give the gateway's API key file (?key=FILE in the address, or env %s)"
-                    % (url, ENV_READER_KEY if role == "reader" else ENV_KEY))
+    raise ShoeError(
+        "%s: give the gateway's API key file (?key=FILE in the address, or env %s)"
+        % (url, ENV_READER_KEY if role == "reader" else ENV_KEY)
+    )
 
 
 def client_tls(url):
     """The TLS context for a gateway+tls:// address: the CA from ?ca= or env SHOE_GATEWAY_CA
     (else the system's), the gateway's name checked against its certificate."""
     import ssl
+
     ca = (parse_qs(urlsplit(url).query).get("ca") or [None])[0] or os.environ.get(ENV_CA)
     ctx = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -100,13 +105,15 @@ def client_tls(url):
 def server_tls(cert, key):
     """The gateway's TLS context for its TCP listener (certificate chain and its key)."""
     import ssl
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         ctx.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as e:
-        raise ShoeError("cannot load the API's TLS certificate/key (%s, %s): %s"
-                        % (cert, key, e)) from None
+        raise ShoeError(
+            "cannot load the API's TLS certificate/key (%s, %s): %s" % (cert, key, e)
+        ) from None
     return ctx
 
 
@@ -120,8 +127,10 @@ def load_secret(path):
     except OSError as e:
         raise ShoeError("the gateway's API key file %s: %s" % (path, e.strerror or e)) from None
     if stat.S_IMODE(st.st_mode) & 0o077:
-        raise ShoeError("the gateway's API key file %s is open to others (mode %o): chmod 600 it"
-                        % (path, stat.S_IMODE(st.st_mode)))
+        raise ShoeError(
+            "the gateway's API key file %s is open to others (mode %o): chmod 600 it"
+            % (path, stat.S_IMODE(st.st_mode))
+        )
     if len(secret) < 16:
         raise ShoeError("the gateway's API key file %s holds less than 16 bytes" % path)
     return secret
@@ -131,7 +140,7 @@ def new_secret_file(path):
     """Write a fresh random credential (64 hex digits) to `path`, mode 0600, atomically."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
-        os.unlink(tmp)           # left by a killed gateway of the same PID
+        os.unlink(tmp)  # left by a killed gateway of the same PID
     except FileNotFoundError:
         pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -146,13 +155,15 @@ def new_secret_file(path):
 
 
 def client_proof(secret, nonce, cnonce, role):
-    return hmac.new(secret, _TAG + b"client\0" + nonce + cnonce + role.encode(),
-                    hashlib.sha256).digest()
+    return hmac.new(
+        secret, _TAG + b"client\0" + nonce + cnonce + role.encode(), hashlib.sha256
+    ).digest()
 
 
 def server_proof(secret, nonce, cnonce, role):
-    return hmac.new(secret, _TAG + b"server\0" + nonce + cnonce + role.encode(),
-                    hashlib.sha256).digest()
+    return hmac.new(
+        secret, _TAG + b"server\0" + nonce + cnonce + role.encode(), hashlib.sha256
+    ).digest()
 
 
 def connect(url, timeout):
@@ -161,7 +172,7 @@ def connect(url, timeout):
     s.settimeout(timeout)
     try:
         s.connect(addr)
-        if family == "tls":     # a certificate the CA did not sign fails here (ssl.SSLError)
+        if family == "tls":  # a certificate the CA did not sign fails here (ssl.SSLError)
             s = client_tls(url).wrap_socket(s, server_hostname=addr[0])
     except OSError:
         s.close()
@@ -194,5 +205,5 @@ def recv(sock):
     except codec.CodecError as e:
         raise WireError("not a frame of the API (%s)" % e.reason) from None
     if not isinstance(obj, dict) or not isinstance(obj.get("t"), str):
-        raise WireError("a frame must be a map with a type \"t\"")
+        raise WireError('a frame must be a map with a type "t"')
     return obj

@@ -1,6 +1,7 @@
 """Checking a shoe's attestation (the answer to an "attest" challenge) against the local
 firmware tree: the same walk and manifest as the firmware's shoe.attest (docs/protocol.md,
 "Attestation")."""
+
 from shoe import attest
 
 
@@ -17,9 +18,7 @@ def verify_attestation(answer, key, nonce, roots, image=None):
     local = attest.manifest(files)
     try:
         mac_ok = attest.attest_mac(key, nonce, answer["manifest"]) == answer["mac"]
-        ok = (mac_ok and answer["nonce"] == nonce and answer["manifest"] == local
-              and len(files) > 0)
+        ok = mac_ok and answer["nonce"] == nonce and answer["manifest"] == local and len(files) > 0
     except (KeyError, TypeError):
         ok = False
     return ok, local
-

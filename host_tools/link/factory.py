@@ -1,5 +1,6 @@
 """link_for(): the link for an address, a ShoeLink on the shoe's port or a GatewayLink through a
 `shoectl gateway`'s API (gateway+unix://, gateway+tcp://, gateway+tls://)."""
+
 from host_tools.link.apiwire import is_gateway_url
 from host_tools.link.shoelink import ShoeLink
 
@@ -12,6 +13,6 @@ def link_for(url, key, supervisor_key=None, audit=None, role=None, **options):
     with a supervisor key, else table)."""
     if is_gateway_url(url):
         from host_tools.link.viagateway import GatewayLink
+
         return GatewayLink(url, key, supervisor_key=supervisor_key, role=role)
     return ShoeLink(url, key, supervisor_key=supervisor_key, audit=audit, **options)
-

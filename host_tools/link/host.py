@@ -29,6 +29,7 @@ host stored (`sequence_reset`) or its command counter is below one this host saw
 (`counter_reset`): its journal went back. Before those, `peer_check(hello)` (ShoeLink: the
 host's own state about that shoe, host_tools/hoststate.py) may return a reason to refuse it.
 """
+
 import hashlib
 
 from shoe.crypto import equal
@@ -95,8 +96,18 @@ def chain_next(prev, kind, body, eseq):
 class HostEndpoint(ShoeEndpoint):
     role = "host"
 
-    def __init__(self, key, delivered=None, on_peer=None, auto_ack=True, ack_every=8,
-                 ack_delay_ms=200, ctr_seen=None, peer_check=None, **options):
+    def __init__(
+        self,
+        key,
+        delivered=None,
+        on_peer=None,
+        auto_ack=True,
+        ack_every=8,
+        ack_delay_ms=200,
+        ctr_seen=None,
+        peer_check=None,
+        **options,
+    ):
         ShoeEndpoint.__init__(self, key, **options)
         self.ctr = 0  # the last command counter used
         self.delivered = delivered  # the last durable eseq delivered (None: unknown)
@@ -158,13 +169,20 @@ class HostEndpoint(ShoeEndpoint):
     def _before_data(self, now_ms):
         if self.auto_ack and self.delivered and self.delivered > self._acked:
             if self.delivered - self._acked >= self.ack_every or (
-                    self._ack_since is not None and now_ms - self._ack_since >= self.ack_delay_ms):
+                self._ack_since is not None and now_ms - self._ack_since >= self.ack_delay_ms
+            ):
                 self.ack_events()
 
     # ---- the handshake --------------------------------------------------------------------
     def _hello_fields(self):
-        return {"v": PROTOCOL, "role": "host", "sid": self.sid, "n": self.nonce,
-                "pn": self.peer_nonce, "up": self.up and not self.pending()}
+        return {
+            "v": PROTOCOL,
+            "role": "host",
+            "sid": self.sid,
+            "n": self.nonce,
+            "pn": self.peer_nonce,
+            "up": self.up and not self.pending(),
+        }
 
     def _saw_ctr(self, c):
         sid = self.peer.get("id") if self.peer else None

@@ -47,6 +47,7 @@ are reported as such (`version`) when no handshake succeeds. After `resync_after
 row time out, the link starts a new session by itself (`link.resyncs` counts them), on top of the
 Endpoint's own stall detection.
 """
+
 import os
 import queue
 import threading
@@ -77,20 +78,20 @@ REASONS = {
     "malformed": "command refused: malformed",
     "unknown": "command refused: unknown command",
     "needs_supervisor": "command refused: the allowlist gives it to the supervisor "
-                        "(docs/roles.md)",
+    "(docs/roles.md)",
     "reply_too_big": "the shoe's reply does not fit in one frame",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
-                      "journal was reset, or another shoe uses its id): refusing to mix the logs; "
-                      "a supervisor can start a new audit store for it with its counter raised: "
-                      "shoectl trust --accept --new-db PATH",
+    "journal was reset, or another shoe uses its id): refusing to mix the logs; "
+    "a supervisor can start a new audit store for it with its counter raised: "
+    "shoectl trust --accept --new-db PATH",
     "counter_reset": "the shoe's command counter went back (it is below a counter this host saw "
-                     "it accept: its journal was rolled back or replaced, so commands it already "
-                     "executed could be replayed): refusing the shoe",
+    "it accept: its journal was rolled back or replaced, so commands it already "
+    "executed could be replayed): refusing the shoe",
     "ack_ahead": "the shoe refused an acknowledgement of events it has not sent",
     "host_state": "the host's own state about the shoe (audit store, counter floor file) is "
-                  "damaged",
+    "damaged",
 }
-CUT_WAIT_S = 2.0   # after a restart, how long a command's lost reply may come from the outbox
+CUT_WAIT_S = 2.0  # after a restart, how long a command's lost reply may come from the outbox
 LOCAL = ("sequence_reset", "counter_reset", "host_state")  # decided here from a fresh HELLO
 
 
@@ -99,15 +100,28 @@ def _now_ms():
 
 
 class ShoeLink:
-    def __init__(self, url, key, supervisor_key=None, audit=None, reconnect_s=0.2,
-                 read_timeout=0.02, endpoint_options=None, open_port=None, resync_after=2,
-                 counters=None, clock_ms=None):
+    def __init__(
+        self,
+        url,
+        key,
+        supervisor_key=None,
+        audit=None,
+        reconnect_s=0.2,
+        read_timeout=0.02,
+        endpoint_options=None,
+        open_port=None,
+        resync_after=2,
+        counters=None,
+        clock_ms=None,
+    ):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
         if is_gateway_url(url):
-            raise ShoeError("%s is a gateway's API, not a port: this command opens the shoe's "
-                            "port itself (`shoectl table`, `session --port` and `monitor` go "
-                            "through a gateway)" % url)
+            raise ShoeError(
+                "%s is a gateway's API, not a port: this command opens the shoe's "
+                "port itself (`shoectl table`, `session --port` and `monitor` go "
+                "through a gateway)" % url
+            )
         # the host's state about the shoe beside the audit store (none without one)
         self.hoststate = HostState(audit, counters) if getattr(audit, "path", None) else None
         self.counters = self.hoststate.path if self.hoststate else None
@@ -122,17 +136,27 @@ class ShoeLink:
         self.audit = audit
         self.reconnect_s = reconnect_s
         self.read_timeout = read_timeout
-        self._open_port = open_port or (lambda u: serial.serial_for_url(
-            u, baudrate=115200, timeout=read_timeout,
-            **({} if "://" in u else {"exclusive": True})))   # a device: TIOCEXCL/flock too
+        self._open_port = open_port or (
+            lambda u: serial.serial_for_url(
+                u,
+                baudrate=115200,
+                timeout=read_timeout,
+                **({} if "://" in u else {"exclusive": True}),
+            )
+        )  # a device: TIOCEXCL/flock too
         # one host process per port (portlock.py): not for a port only this process can open
         self.port_lock = None if open_port else PortLock(url)
-        self.port_via = None      # the gateway's API address, named to a refused second opener
-        self.listeners = []       # f((kind, body, eseq)) for each queued event (reader thread,
-                                  # under the link's lock: must not block)
+        self.port_via = None  # the gateway's API address, named to a refused second opener
+        self.listeners = []  # f((kind, body, eseq)) for each queued event (reader thread,
+        # under the link's lock: must not block)
         self.supervisor_key = supervisor_key
-        self.ep = make_endpoint("host", key, on_peer=self._on_peer, peer_check=self._check_peer,
-                           **(endpoint_options or {}))
+        self.ep = make_endpoint(
+            "host",
+            key,
+            on_peer=self._on_peer,
+            peer_check=self._check_peer,
+            **(endpoint_options or {}),
+        )
         self.shoe_id = None
         self.events = queue.Queue()
         self.reconnects = 0
@@ -141,14 +165,14 @@ class ShoeLink:
         self._lock = threading.Lock()
         self._replies = {}
         self._waiting = {}
-        self._boot = None        # (shoe id, boot count) of the last session's HELLO
-        self._cut = None         # after a restart: (ctr, eseq, boot, until), _end_cut_commands
+        self._boot = None  # (shoe id, boot count) of the last session's HELLO
+        self._cut = None  # after a restart: (ctr, eseq, boot, until), _end_cut_commands
         self._port = None
         self._stop = threading.Event()
         self._thread = None
         from host_tools.reveal import RoundWatch
 
-        self.watch = RoundWatch(loader=self._round_events)   # commitments vs reveals
+        self.watch = RoundWatch(loader=self._round_events)  # commitments vs reveals
 
     # ---- life cycle -----------------------------------------------------------------------
     def __enter__(self):
@@ -162,7 +186,7 @@ class ShoeLink:
         counter floor file (HostStateError: one line naming the file)."""
         if self._thread is None:
             if self.port_lock is not None:
-                self.port_lock.acquire(self.port_via)   # ShoeError naming the holder
+                self.port_lock.acquire(self.port_via)  # ShoeError naming the holder
             if self.hoststate is not None and not self.hoststate.opened:
                 try:
                     self.hoststate.open()
@@ -190,12 +214,14 @@ class ShoeLink:
         if refused:
             raise ShoeError("link to %s refused: %s" % (self.url, REASONS.get(refused, refused)))
         if self.ep.peer_version:  # its frames carry another version byte: it cannot read ours
-            raise ShoeError("link to %s refused: %s (the shoe sends protocol %d frames, this host "
-                            "speaks %d)" % (self.url, REASONS["version"], self.ep.peer_version,
-                                            PROTOCOL))
+            raise ShoeError(
+                "link to %s refused: %s (the shoe sends protocol %d frames, this host "
+                "speaks %d)" % (self.url, REASONS["version"], self.ep.peer_version, PROTOCOL)
+            )
         why = self.port_error or "no handshake"
-        raise ShoeError("no answer from the shoe on %s within %.0f s (%s)" % (
-            self.url, timeout, why))
+        raise ShoeError(
+            "no answer from the shoe on %s within %.0f s (%s)" % (self.url, timeout, why)
+        )
 
     def _local_refusal(self, refused, prefix):
         """This host's own refusal: `.reason` stays None (a host failure, not the shoe's word);
@@ -216,7 +242,7 @@ class ShoeLink:
                 pass
             self._port = None
         if self.hoststate is not None:
-            self.hoststate.close()   # the lock: another host process may use the store now
+            self.hoststate.close()  # the lock: another host process may use the store now
         if self.port_lock is not None:
             self.port_lock.release()
 
@@ -226,9 +252,14 @@ class ShoeLink:
 
     def stats(self):
         with self._lock:
-            return {"up": self.ep.link_up(self._clock_ms()), "shoe_id": self.shoe_id,
-                    "delivered": self.ep.delivered, "reconnects": self.reconnects,
-                    "resyncs": self.resyncs, "errors": self.ep.errors()}
+            return {
+                "up": self.ep.link_up(self._clock_ms()),
+                "shoe_id": self.shoe_id,
+                "delivered": self.ep.delivered,
+                "reconnects": self.reconnects,
+                "resyncs": self.resyncs,
+                "errors": self.ep.errors(),
+            }
 
     # ---- application API ------------------------------------------------------------------
     def command(self, kind, body=None, timeout=5.0, supervisor=None):
@@ -239,14 +270,16 @@ class ShoeLink:
         else the supervisor key if this link holds one (the shoe decides and refuses with
         `needs_supervisor`, changing nothing, a command its key may not send)."""
         if supervisor and not self.supervisor_key:
-            raise ShoeError("%s needs the supervisor key (this host has none)" % kind,
-                            "needs_supervisor")
+            raise ShoeError(
+                "%s needs the supervisor key (this host has none)" % kind, "needs_supervisor"
+            )
         if supervisor is None:
             supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         deadline = time.monotonic() + timeout
         key = self.supervisor_key if supervisor else None
         ctr, ev, sessions = self._queue_command(
-            kind, deadline, lambda: self.ep.command(kind, {} if body is None else body, key))
+            kind, deadline, lambda: self.ep.command(kind, {} if body is None else body, key)
+        )
         return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
 
     def next_counter(self):
@@ -271,8 +304,9 @@ class ShoeLink:
 
         def queue_it():
             if self.ep.ctr + 1 != ctr:
-                raise ShoeError("%s: counter %d is no longer the next one" % (kind, ctr),
-                                "stale_counter")
+                raise ShoeError(
+                    "%s: counter %d is no longer the next one" % (kind, ctr), "stale_counter"
+                )
             self.ep.ctr = ctr
             self.ep.queue_sealed(payload)
             return ctr
@@ -322,17 +356,21 @@ class ShoeLink:
             raise ShoeError(
                 "%s: the shoe restarted (boot %s) after accepting it, and its reply was lost with "
                 "the restart; what it did, if anything, is in the shoe's events (check `shoectl "
-                "status`) -- do not simply send it again" % (kind, rbody.get("boot")), "restarted")
+                "status`) -- do not simply send it again" % (kind, rbody.get("boot")),
+                "restarted",
+            )
         if rkind == "error":
             reason = rbody.get("reason", "error")
             text = REASONS.get(reason, reason)
             if reason == "replay" and self.ep.stats.get("sessions", 0) != sessions:
                 # re-sent after the link restarted: the shoe had it already (and acted on it)
-                text = ("the shoe had already received it before the link restarted; its outcome "
-                        "is in the shoe's events (check `shoectl status`)")
+                text = (
+                    "the shoe had already received it before the link restarted; its outcome "
+                    "is in the shoe's events (check `shoectl status`)"
+                )
             detail = rbody.get("detail")
             if isinstance(detail, str) and detail:
-                text += " (%s)" % detail          # the shoe's own words, e.g. which seat/amounts
+                text += " (%s)" % detail  # the shoe's own words, e.g. which seat/amounts
             err = ShoeError("%s refused by the shoe: %s" % (kind, text), reason)
             err.body = rbody
             raise err
@@ -378,8 +416,12 @@ class ShoeLink:
         boot, ctr, eseq = hello.get("boot"), hello.get("ctr"), hello.get("eseq")
         before, self._boot = self._boot, (hello.get("id"), boot)
         if before is not None and before != self._boot and isinstance(ctr, int):
-            self._cut = (ctr, eseq if isinstance(eseq, int) else 0, boot,
-                         time.monotonic() + CUT_WAIT_S)
+            self._cut = (
+                ctr,
+                eseq if isinstance(eseq, int) else 0,
+                boot,
+                time.monotonic() + CUT_WAIT_S,
+            )
 
     def _end_cut_commands(self):
         ctr, eseq, boot, until = self._cut
@@ -402,12 +444,13 @@ class ShoeLink:
         except HostStateError as e:
             self.host_problem = e
             return "host_state"
-        except Exception as e:   # the store failed under us: refuse, never guess
-            self.host_problem = HostStateError(self.hoststate.store.path, "failed (%s)" % e,
-                                               "store_damaged")
+        except Exception as e:  # the store failed under us: refuse, never guess
+            self.host_problem = HostStateError(
+                self.hoststate.store.path, "failed (%s)" % e, "store_damaged"
+            )
             return "host_state"
         self.host_problem = None
-        key = hello.get("id")   # the Endpoint's own key for the shoe (None when it has no id)
+        key = hello.get("id")  # the Endpoint's own key for the shoe (None when it has no id)
         self.ep.ctr_seen[key] = max(floor, self.ep.ctr_seen.get(key, 0))
         return None
 
@@ -454,8 +497,12 @@ class ShoeLink:
         out = []
         for kind, body, ref, meta in msgs:
             answers = body.get("re") if isinstance(body, dict) else None
-            if kind == "reply" and ref and isinstance(answers, int) and not isinstance(
-                    answers, bool):   # a durable reply: the shoe journalled that counter too
+            if (
+                kind == "reply"
+                and ref
+                and isinstance(answers, int)
+                and not isinstance(answers, bool)
+            ):  # a durable reply: the shoe journalled that counter too
                 sid = self.shoe_id
                 self.ep.ctr_seen[sid] = max(answers, self.ep.ctr_seen.get(sid, 0))
             if kind in ("reply", "error") and answers in self._waiting:
@@ -467,13 +514,14 @@ class ShoeLink:
                 if not ref:
                     continue
             out.append((kind, body, ref, meta))
-        if self._cut is not None:   # after this batch's replies: a durable one answers first
+        if self._cut is not None:  # after this batch's replies: a durable one answers first
             self._end_cut_commands()
         try:
             self._store([m for m in out if m[2]])
         except Exception as e:  # not stored: it must not be acknowledged either
-            self.fatal = str(e) if isinstance(e, HostStateError) else (
-                "the audit store failed: %s" % e)
+            self.fatal = (
+                str(e) if isinstance(e, HostStateError) else ("the audit store failed: %s" % e)
+            )
             self._stop.set()
             for ev in self._waiting.values():  # wake every waiting command
                 ev.set()
@@ -494,15 +542,20 @@ class ShoeLink:
         flagged in the audit store and queued after the event that showed it."""
         try:
             alerts = self.watch.feed(kind, body)
-        except Exception as e:   # a bug in the check must not stop the link: say so
-            alerts = [("reveal_mismatch", body.get("round") if isinstance(body, dict) else None,
-                       "the reveal check failed: %r" % (e,))]
+        except Exception as e:  # a bug in the check must not stop the link: say so
+            alerts = [
+                (
+                    "reveal_mismatch",
+                    body.get("round") if isinstance(body, dict) else None,
+                    "the reveal check failed: %r" % (e,),
+                )
+            ]
         for alert, rnd, detail in alerts:
             if self.audit is not None:
                 try:
                     self.audit.flag(self.shoe_id or "?", eseq, alert, rnd, detail)
                 except Exception:
-                    pass   # the queued alert still goes out; `shoectl verify` checks again
+                    pass  # the queued alert still goes out; `shoectl verify` checks again
             self._emit((alert, {"round": rnd, "detail": detail, "eseq": eseq}, 0))
 
     def _emit(self, ev):
@@ -511,15 +564,19 @@ class ShoeLink:
             try:
                 fn(ev)
             except Exception:
-                pass      # a listener (the gateway's API) never stops the link
+                pass  # a listener (the gateway's API) never stops the link
 
     def _store(self, durable):
         """The durable events and the shoe's counter floor (host state: one transaction, then
         the floor file) before anything can be acknowledged."""
         if self.hoststate is not None:
             if durable or self.ep.up:
-                self.hoststate.commit(self.shoe_id or "?", self.ep.key,
-                                      self.ep.ctr_seen.get(self.shoe_id, 0), durable)
+                self.hoststate.commit(
+                    self.shoe_id or "?",
+                    self.ep.key,
+                    self.ep.ctr_seen.get(self.shoe_id, 0),
+                    durable,
+                )
         elif self.audit is not None:
             for kind, body, ref, meta in durable:
                 self.audit.store(self.shoe_id or "?", ref, kind, body, meta)
@@ -529,4 +586,3 @@ def _host_refusal(problem, shoe=None):
     err = ShoeError(refusal(problem, shoe))
     err.host_state = problem
     return err
-

@@ -16,6 +16,7 @@ The gateway's reveal checks arrive as its `reveal_mismatch` events; `watch` (Rou
 only keeps the revealed hands for a re-evaluation (`monitor`), loading a round's earlier events
 from the gateway's store when this client joined mid-round.
 """
+
 import os
 import queue
 import ssl
@@ -39,17 +40,25 @@ class _EpView:
 
 
 class GatewayLink:
-    def __init__(self, url, key=None, supervisor_key=None, audit=None, role=None,
-                 reconnect_s=None, **_ignored):
+    def __init__(
+        self,
+        url,
+        key=None,
+        supervisor_key=None,
+        audit=None,
+        role=None,
+        reconnect_s=None,
+        **_ignored,
+    ):
         self.url = url
         self.supervisor_key = supervisor_key
         self.role = role or ("supervisor" if supervisor_key else "table")
         if self.role not in apiwire.ROLES:
             raise ValueError("role")
-        self.key_file = apiwire.key_path(url, self.role)   # the reader's own credential
+        self.key_file = apiwire.key_path(url, self.role)  # the reader's own credential
         if self.role == "supervisor" and not supervisor_key:
             raise ShoeError("the supervisor role needs the supervisor key")
-        self.audit = None            # the gateway's store holds every event
+        self.audit = None  # the gateway's store holds every event
         self.shoe_id = None
         self.ep = _EpView()
         self.events = queue.Queue()
@@ -59,10 +68,11 @@ class GatewayLink:
         self._sock = None
         self._send_lock = threading.Lock()
         self._ids = 0
-        self._waiting = {}           # request id -> [Event, reply]
+        self._waiting = {}  # request id -> [Event, reply]
         self._thread = None
         self._closed = False
         from host_tools.reveal import RoundWatch
+
         self.watch = RoundWatch(loader=self._round_events)
 
     def __enter__(self):
@@ -82,12 +92,15 @@ class GatewayLink:
                 sock = apiwire.connect(self.url, max(0.1, deadline - time.monotonic()))
                 break
             except OSError as e:
-                if isinstance(e, ssl.SSLError):    # not a certificate our CA signed: no retry
-                    raise ShoeError("the gateway on %s failed the TLS check: %s" % (
-                        self.url, e.reason or e)) from None
+                if isinstance(e, ssl.SSLError):  # not a certificate our CA signed: no retry
+                    raise ShoeError(
+                        "the gateway on %s failed the TLS check: %s" % (self.url, e.reason or e)
+                    ) from None
                 if time.monotonic() >= deadline:
-                    raise ShoeError("no gateway answers on %s (%s): is `shoectl gateway` running "
-                                    "with this API address?" % (self.url, e.strerror or e)) from None
+                    raise ShoeError(
+                        "no gateway answers on %s (%s): is `shoectl gateway` running "
+                        "with this API address?" % (self.url, e.strerror or e)
+                    ) from None
                 time.sleep(0.1)
         try:
             welcome = self._handshake(sock, secret, deadline)
@@ -104,8 +117,10 @@ class GatewayLink:
             if self.fatal:
                 raise ShoeError(self.fatal)
             if time.monotonic() >= deadline:
-                raise ShoeError("the gateway on %s has no link to the shoe (its link has been "
-                                "down for %.0f s)" % (self.url, timeout))
+                raise ShoeError(
+                    "the gateway on %s has no link to the shoe (its link has been "
+                    "down for %.0f s)" % (self.url, timeout)
+                )
             time.sleep(0.02)
         return self
 
@@ -116,25 +131,40 @@ class GatewayLink:
             if ch.get("t") != "challenge" or not isinstance(ch.get("nonce"), bytes):
                 raise ShoeError("%s is not a shoe gateway's API" % self.url)
             if ch.get("v") != apiwire.VERSION:
-                raise ShoeError("the gateway on %s speaks API version %r, this host %d"
-                                % (self.url, ch.get("v"), apiwire.VERSION))
+                raise ShoeError(
+                    "the gateway on %s speaks API version %r, this host %d"
+                    % (self.url, ch.get("v"), apiwire.VERSION)
+                )
             cnonce = os.urandom(16)
-            apiwire.send(sock, {"t": "auth", "role": self.role, "cnonce": cnonce,
-                                "mac": apiwire.client_proof(secret, ch["nonce"], cnonce,
-                                                            self.role)})
+            apiwire.send(
+                sock,
+                {
+                    "t": "auth",
+                    "role": self.role,
+                    "cnonce": cnonce,
+                    "mac": apiwire.client_proof(secret, ch["nonce"], cnonce, self.role),
+                },
+            )
             rep = apiwire.recv(sock)
         except (apiwire.WireError, OSError) as e:
-            raise ShoeError("the gateway on %s closed the connection during the login (%s)"
-                            % (self.url, e)) from None
+            raise ShoeError(
+                "the gateway on %s closed the connection during the login (%s)" % (self.url, e)
+            ) from None
         if rep.get("t") == "refused":
-            raise ShoeError("the gateway on %s refused this client: %s" % (
-                self.url, rep.get("message") or rep.get("reason")), rep.get("reason"))
+            raise ShoeError(
+                "the gateway on %s refused this client: %s"
+                % (self.url, rep.get("message") or rep.get("reason")),
+                rep.get("reason"),
+            )
         import hmac
+
         want = apiwire.server_proof(secret, ch["nonce"], cnonce, self.role)
         if rep.get("t") != "welcome" or not hmac.compare_digest(
-                want, rep.get("mac") if isinstance(rep.get("mac"), bytes) else b""):
-            raise ShoeError("the gateway on %s did not prove the API key: not our gateway"
-                            % self.url)
+            want, rep.get("mac") if isinstance(rep.get("mac"), bytes) else b""
+        ):
+            raise ShoeError(
+                "the gateway on %s did not prove the API key: not our gateway" % self.url
+            )
         return rep
 
     def close(self):
@@ -210,8 +240,11 @@ class GatewayLink:
         w[0].wait(timeout)
         self._waiting.pop(rid, None)
         if w[1] is None:
-            raise ShoeError(self.fatal or "%s: no answer from the gateway on %s within %.1f s"
-                            % (msg.get("kind") or msg["t"], self.url, timeout))
+            raise ShoeError(
+                self.fatal
+                or "%s: no answer from the gateway on %s within %.1f s"
+                % (msg.get("kind") or msg["t"], self.url, timeout)
+            )
         return w[1]
 
     @staticmethod
@@ -227,16 +260,21 @@ class GatewayLink:
         """As ShoeLink.command: the key from the roles table (the supervisor's, sealed here,
         when this client holds it and the table key does not always do), or as told."""
         if supervisor and not self.supervisor_key:
-            raise ShoeError("%s needs the supervisor key (this host has none)" % kind,
-                            "needs_supervisor")
+            raise ShoeError(
+                "%s needs the supervisor key (this host has none)" % kind, "needs_supervisor"
+            )
         if supervisor is None:
             supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         body = {} if body is None else body
         if not supervisor:
-            return self._result(self._request({"t": "command", "kind": kind, "body": body,
-                                               "timeout": float(timeout)}, timeout + 5.0))
+            return self._result(
+                self._request(
+                    {"t": "command", "kind": kind, "body": body, "timeout": float(timeout)},
+                    timeout + 5.0,
+                )
+            )
         deadline = time.monotonic() + timeout
-        while True:      # seal for the counter the gateway's link will use next
+        while True:  # seal for the counter the gateway's link will use next
             left = deadline - time.monotonic()
             prep = self._request({"t": "prepare"}, max(left, 0.0) + 5.0)
             ctr, shoe = prep.get("ctr"), prep.get("shoe")
@@ -246,10 +284,18 @@ class GatewayLink:
                 time.sleep(0.02)
                 continue
             payload = seal_command(self.supervisor_key, kind, body, ctr, shoe)
-            rep = self._request({"t": "sealed", "kind": kind, "ctr": ctr, "payload": payload,
-                                 "timeout": max(left, 0.5)}, max(left, 0.5) + 5.0)
+            rep = self._request(
+                {
+                    "t": "sealed",
+                    "kind": kind,
+                    "ctr": ctr,
+                    "payload": payload,
+                    "timeout": max(left, 0.5),
+                },
+                max(left, 0.5) + 5.0,
+            )
             if rep.get("reason") == "stale_counter" and time.monotonic() < deadline:
-                continue   # the gateway's link sent a command meanwhile (an ack): seal again
+                continue  # the gateway's link sent a command meanwhile (an ack): seal again
             return self._result(rep)
 
     def _round_events(self, rnd):
@@ -269,8 +315,8 @@ class GatewayLink:
         except queue.Empty:
             return None
         try:
-            self.watch.feed(ev[0], ev[1])     # the hands for a re-evaluation; the alerts are
-        except Exception:                    # the gateway's (its reveal_mismatch events)
+            self.watch.feed(ev[0], ev[1])  # the hands for a re-evaluation; the alerts are
+        except Exception:  # the gateway's (its reveal_mismatch events)
             pass
         return ev
 

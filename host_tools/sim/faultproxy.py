@@ -21,6 +21,7 @@ inject frames; everything it sends gets a correct CRC. `Hostile(seed, rate)` is 
 does all of these at random (the soak's attacker). The same FrameMitm drives the in-process
 attack tests (tests/security/test_attacks.py), which call `feed(direction, data)` directly.
 """
+
 import random
 import select
 import socket
@@ -52,8 +53,9 @@ class Frame:
             return None
         if len(raw) < 18 or struct.unpack(">I", raw[-4:])[0] != crc32(raw[:-4]):
             return None
-        return cls(raw[0], raw[1], (raw[2] << 8) | raw[3], (raw[4] << 8) | raw[5], raw[6:-12],
-                   raw[-12:-4])
+        return cls(
+            raw[0], raw[1], (raw[2] << 8) | raw[3], (raw[4] << 8) | raw[5], raw[6:-12], raw[-12:-4]
+        )
 
     def copy(self, **changes):
         f = Frame(self.version, self.ftype, self.seq, self.ack, self.payload, self.mac)
@@ -63,8 +65,20 @@ class Frame:
 
     def wire(self):
         """COBS + a correct CRC-32 + delimiter: what a keyless attacker can always make."""
-        raw = bytes([self.version, self.ftype, self.seq >> 8, self.seq & 0xFF, self.ack >> 8,
-                     self.ack & 0xFF]) + self.payload + self.mac
+        raw = (
+            bytes(
+                [
+                    self.version,
+                    self.ftype,
+                    self.seq >> 8,
+                    self.seq & 0xFF,
+                    self.ack >> 8,
+                    self.ack & 0xFF,
+                ]
+            )
+            + self.payload
+            + self.mac
+        )
         return cobs.encode(raw + struct.pack(">I", crc32(raw))) + b"\x00"
 
 
@@ -97,7 +111,7 @@ class FrameMitm:
             if j < 0:
                 break
             part = bytes(buf[:j])
-            del buf[:j + 1]
+            del buf[: j + 1]
             for w in self.inject[direction]:
                 out += b"\x00" + w
                 self.stats["injected"] += 1
@@ -112,7 +126,7 @@ class FrameMitm:
             seen = self.seen[direction]
             seen.append(f)
             if len(seen) > self.keep:
-                del seen[:len(seen) - self.keep]
+                del seen[: len(seen) - self.keep]
             res = self.rule(direction, f, self) if self.rule else None
             if res is None:
                 out += b"\x00" + part + b"\x00"
@@ -155,16 +169,20 @@ class Hostile:
         out = [f] if held is None else [f, held]
         self._frames += 1
         hit = r.random() < self.rate
-        due = [k for k in self.KINDS if not self.done[k]] \
-            if self.ensure and self._frames % self._period == 0 else []
+        due = (
+            [k for k in self.KINDS if not self.done[k]]
+            if self.ensure and self._frames % self._period == 0
+            else []
+        )
         if not hit and not due:
             return out if held is not None else None
         k = r.choice(self.KINDS) if hit else due[0]
         self.done[k] += 1
         junk = bytes(r.randrange(256) for _ in range(r.randrange(0, 40)))
         if k == "junk_data":
-            out.insert(0, Frame(VERSION, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk,
-                                junk[:8].ljust(8)))
+            out.insert(
+                0, Frame(VERSION, DATA, (f.seq + 1) & 0xFFFF, f.ack, junk, junk[:8].ljust(8))
+            )
         elif k == "forged_ack":
             out.insert(0, Frame(VERSION, ACK, 0, (f.seq + r.randrange(1, 9)) & 0xFFFF))
         elif k == "ping":
@@ -193,10 +211,19 @@ class Hostile:
 
 
 class FaultProxy:
-    ENSURE_FROM = 20     # ensure=True: this many chunks pass untouched first (the link is up)
+    ENSURE_FROM = 20  # ensure=True: this many chunks pass untouched first (the link is up)
 
-    def __init__(self, upstream, seed=0, corrupt=0.0, drop=0.0, dup=0.0, listen_port=0,
-                 hostile=None, ensure=False):
+    def __init__(
+        self,
+        upstream,
+        seed=0,
+        corrupt=0.0,
+        drop=0.0,
+        dup=0.0,
+        listen_port=0,
+        hostile=None,
+        ensure=False,
+    ):
         self.upstream = upstream
         self.hostile = hostile  # a FrameMitm: the attacker, before the line noise
         self.rng = random.Random(seed)
@@ -214,8 +241,15 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
-        self.stats = {"bytes": 0, "chunks": 0, "corrupted": 0, "dropped": 0, "duplicated": 0,
-                      "cuts": 0, "connections": 0}
+        self.stats = {
+            "bytes": 0,
+            "chunks": 0,
+            "corrupted": 0,
+            "dropped": 0,
+            "duplicated": 0,
+            "cuts": 0,
+            "connections": 0,
+        }
 
     @property
     def url(self):
@@ -245,8 +279,11 @@ class FaultProxy:
         """ensure=True: the kind this chunk must get because the draws have not made it yet."""
         if not self.ensure or self.stats["chunks"] < self.ENSURE_FROM:
             return None
-        for kind, p, n in (("drop", d, "dropped"), ("corrupt", c, "corrupted"),
-                           ("dup", u, "duplicated")):
+        for kind, p, n in (
+            ("drop", d, "dropped"),
+            ("corrupt", c, "corrupted"),
+            ("dup", u, "duplicated"),
+        ):
             if p and not self.stats[n]:
                 return kind
         return None

@@ -22,20 +22,31 @@ checked against the status before it is sent again (never applied twice), a card
 re-presented only if the shoe does not hold it, a deck check or a stub is run again
 (host_tools/sim/power_returns.py).
 """
+
 import json
 import random
 import time
 
-from shoe import cards
-from shoe.games.vocab import FCF, HCF, PROCEDURES
 from host_tools.errors import ShoeError
 from host_tools.events import decode
 from host_tools.sim.power_returns import PowerReturns, Rebooted
 from host_tools.sim.world import Deck, WorldError
+from shoe import cards
+from shoe.games.vocab import FCF, HCF, PROCEDURES
 
 GAMES = (FCF, HCF)
-FAULTS = ("misread", "double-read", "no-read", "foreign", "duplicate", "forged", "other-back",
-          "extra-card", "power-cut", "link-drop")
+FAULTS = (
+    "misread",
+    "double-read",
+    "no-read",
+    "foreign",
+    "duplicate",
+    "forged",
+    "other-back",
+    "extra-card",
+    "power-cut",
+    "link-drop",
+)
 DEFAULT_SERIALS = (0x3A7F, 0x51C2)
 ROUND_END = ("round_result", "round_void")
 
@@ -72,7 +83,9 @@ def load_script(path_or_obj):
             except cards.CardError as e:
                 raise ShoeError(str(e)) from None
             if len(ids) != 52:
-                raise ShoeError("%s: a stacked deck lists all 52 cards (got %d)" % (where, len(ids)))
+                raise ShoeError(
+                    "%s: a stacked deck lists all 52 cards (got %d)" % (where, len(ids))
+                )
         for f in r.get("faults", []):
             if not isinstance(f, dict) or f.get("kind") not in FAULTS:
                 raise ShoeError("%s: fault kind must be one of %s" % (where, ", ".join(FAULTS)))
@@ -94,15 +107,15 @@ class TableRunner(PowerReturns):
         self.decks = {}
         self.serial_next = 0x6000
         self.outcomes = []
-        self.ready = None          # the status that let the last round open (play)
+        self.ready = None  # the status that let the last round open (play)
         self.cards_read = 0
         self.power_cuts = 0
         self.link_drops = 0
         self.card_times = []
-        self.reboots_seen = 0       # boots the runner noticed and recovered from
+        self.reboots_seen = 0  # boots the runner noticed and recovered from
         self._rounds_before_open = 0
-        self._mark = self.boot_mark()    # the boot the runner knows about (recover() moves it)
-        self.strategy = None     # f(round, hands on the table, seats) -> {seat: raise}
+        self._mark = self.boot_mark()  # the boot the runner knows about (recover() moves it)
+        self.strategy = None  # f(round, hands on the table, seats) -> {seat: raise}
 
     # ---- events --------------------------------------------------------------------------
     def _next(self, timeout):
@@ -121,8 +134,10 @@ class TableRunner(PowerReturns):
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ShoeError("the shoe did not report %s within %.0f s" % (
-                    "/".join(kinds), timeout or self.timeout))
+                raise ShoeError(
+                    "the shoe did not report %s within %.0f s"
+                    % ("/".join(kinds), timeout or self.timeout)
+                )
             if mark and self.boot_mark() != self._mark:
                 raise Rebooted()
             ev = self._next(min(left, 0.1 if mark else 0.5))
@@ -145,10 +160,10 @@ class TableRunner(PowerReturns):
             _, ev = self.wait_for(("deck_check",), mark=True)
         except Rebooted:
             self.recover()
-            return slot          # settle_phase checks the deck again from what the shoe says
+            return slot  # settle_phase checks the deck again from what the shoe says
         if not ev.get("ok"):
             if self.reboots_seen:
-                return slot      # a check cut by a power failure: the shoe says what follows
+                return slot  # a check cut by a power failure: the shoe says what follows
             raise ShoeError("deck check of %04X failed: %s" % (serial, ev))
         return slot
 
@@ -163,10 +178,14 @@ class TableRunner(PowerReturns):
             if phase == "open_round":
                 return st
             if phase == "deck_check":
-                slot = next((d["slot"] for d in st.get("decks", []) if d["status"] == "checking"), 0)
+                slot = next(
+                    (d["slot"] for d in st.get("decks", []) if d["status"] == "checking"), 0
+                )
                 deck = self.decks.get(slot)
                 if deck is None:
-                    raise ShoeError("the shoe wants deck slot %d checked but none was loaded" % slot)
+                    raise ShoeError(
+                        "the shoe wants deck slot %d checked but none was loaded" % slot
+                    )
                 deck.order = _shuffled_ids(rng)
                 deck.pos = 0
                 try:
@@ -176,7 +195,9 @@ class TableRunner(PowerReturns):
                     self.recover()
             elif phase == "load_deck":
                 slots = {d["slot"]: d for d in st.get("decks", [])}
-                todo = [s for s in (0, 1) if s not in slots or slots[s]["status"] in ("empty", "out")]
+                todo = [
+                    s for s in (0, 1) if s not in slots or slots[s]["status"] in ("empty", "out")
+                ]
                 two = st.get("config", {}).get("two_deck")
                 slot = todo[0] if todo else 0
                 if not two:
@@ -186,7 +207,7 @@ class TableRunner(PowerReturns):
             elif phase == "blocked":
                 continue
             elif phase in ("dealing", "decisions", "stub") and self.reboots_seen:
-                self._finish_open_round(st)      # a round left open by a power failure
+                self._finish_open_round(st)  # a round left open by a power failure
             else:
                 raise ShoeError("the shoe is in phase %r between rounds" % phase)
         raise ShoeError("the table did not become ready for a round")
@@ -218,12 +239,12 @@ class TableRunner(PowerReturns):
         self._rounds_before_open = st.get("rounds", 0)
         reply = self.command("open_round", body)
         rnd = reply["round"]
-        ours = lambda b: b.get("round") == rnd   # noqa: E731
-        if reply.get("ended"):        # opened, then ended while the power was out
+        ours = lambda b: b.get("round") == rnd  # noqa: E731
+        if reply.get("ended"):  # opened, then ended while the power was out
             return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
         total = reply["cards"]
         self.world.new_round()
-        layout = {}     # the physical table: position -> (the card the dealer placed, target)
+        layout = {}  # the physical table: position -> (the card the dealer placed, target)
         pos = 0
         while True:
             fault = faults.get(pos)
@@ -235,23 +256,26 @@ class TableRunner(PowerReturns):
                 return b.get("round") == rnd and b.get("position", here) == here
 
             if kind == "link-drop":
-                self._link_drop(fault)        # the cable is out while this card is dealt
+                self._link_drop(fault)  # the cable is out while this card is dealt
             try:
-                card = self._reader(lambda kind=kind, fault=fault: self.world.draw(
-                    deck, None if kind in ("power-cut", "link-drop") else fault, other))
+                card = self._reader(
+                    lambda kind=kind, fault=fault: self.world.draw(
+                        deck, None if kind in ("power-cut", "link-drop") else fault, other
+                    )
+                )
             except Rebooted:
                 card = deck.order[deck.pos - 1]
                 ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             else:
                 self.cards_read += 1
                 if kind == "power-cut":
-                    ev = self._power_cut(rnd, pos, deck, card, this_card,
-                                         fault.get("delay_ms", 0))
+                    ev = self._power_cut(rnd, pos, deck, card, this_card, fault.get("delay_ms", 0))
                 else:
                     timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
                     try:
-                        ev = self.wait_for(("card", "round_void"), pred=this_card,
-                                           timeout=timeout, mark=True)
+                        ev = self.wait_for(
+                            ("card", "round_void"), pred=this_card, timeout=timeout, mark=True
+                        )
                     except Rebooted:
                         ev = self._card_after_boot(rnd, pos, deck, card, this_card)
             self.card_times.append(time.monotonic() - t0)
@@ -265,7 +289,9 @@ class TableRunner(PowerReturns):
         if extra:
             self.world.draw(deck, None, other)
             return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
-        decisions = {k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()}
+        decisions = {
+            k: v.get("raise", v.get("wagers", {}).get("ante", 0)) for k, v in seats.items()
+        }
         if self.strategy is not None:
             # each player looks at their own cards on the table (the shoe's events name none
             # before the decisions close: a card event carries its commitment only)
@@ -290,7 +316,7 @@ class TableRunner(PowerReturns):
         try:
             self._reader(lambda: self.world.stub(deck))
         except Rebooted:
-            self.recover()      # the wait for the round's end looks at the stage again
+            self.recover()  # the wait for the round's end looks at the stage again
 
     def _stub_due(self, rnd):
         st = self.status()
@@ -335,10 +361,21 @@ class TableRunner(PowerReturns):
         status that let the last round open. settle=False: stop when the last round ends (no
         deck replaced and checked after it)."""
         rng = random.Random(script.get("seed", 0))
-        cfg = {"game": script["game"], "procedure": script.get("procedure", "manual-shoe"),
-               "paytable": script.get("paytable") or _default_paytable(script["game"])}
-        for k in ("rules", "offered", "stub_every", "two_deck", "represent_max", "jam_timeout_s",
-                  "shuffle_check", "double_reads"):
+        cfg = {
+            "game": script["game"],
+            "procedure": script.get("procedure", "manual-shoe"),
+            "paytable": script.get("paytable") or _default_paytable(script["game"]),
+        }
+        for k in (
+            "rules",
+            "offered",
+            "stub_every",
+            "two_deck",
+            "represent_max",
+            "jam_timeout_s",
+            "shuffle_check",
+            "double_reads",
+        ):
             if k in script:
                 cfg[k] = script[k]
         # every field of the configuration is the supervisor's (shoe.roles): the link uses the
@@ -352,7 +389,7 @@ class TableRunner(PowerReturns):
 
         st = self.status()
         if st.get("phase") == "load_deck":
-            for slot in ((0, 1) if two else (0,)):
+            for slot in (0, 1) if two else (0,):
                 self.load_and_check(DEFAULT_SERIALS[slot], back_for_slot(slot), seed=rng.random())
         for i, spec in enumerate(script["rounds"]):
             self.ready = self.settle_phase(rng, back_for_slot)
@@ -399,6 +436,7 @@ def _default_paytable(game):
 class TableParts:
     """What a table for the runner holds (VirtualTable, RemoteTable): its parts are opened in
     __enter__ and closed on exit in this order, whichever were opened."""
+
     port = link = proxy = store = board = runner = None
 
     def _open_store(self, db):

@@ -4,6 +4,7 @@ argv[1] = board name (pico | esp32); MICROPYPATH has board/<name> first (see tes
 argv[2] = a scratch directory. Every check runs (mpycheck.run); tests/board/test_boards.py
 has one test per check and board.
 """
+
 import json
 import os
 import sys
@@ -56,8 +57,9 @@ def check_bundle_reads_a_tag_and_sees_the_beam():
     chip = hw.reader.chip
     chip._cs.history = Discard()
     spi = chip._spi
-    spi.device = MFRC522Chip(cs=chip._cs, tags=[Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06",
-                                                              b"3A7FRAs1d52a21b")])
+    spi.device = MFRC522Chip(
+        cs=chip._cs, tags=[Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", b"3A7FRAs1d52a21b")]
+    )
     assert hw.reader.poll() == ("card", b"3A7FRAs1d52a21b")
     # the beam IRQ is wired to the pin the wiring names
     hw.beam.start()
@@ -150,6 +152,7 @@ def check_crash_guard():
 
 class BeamApp:
     """An app that starts the beam, as shoe.drivers.peripherals' beam task does first."""
+
     @staticmethod
     def run(hw):
         events.append("app")
@@ -161,6 +164,7 @@ events = []
 
 class RecordingMicropython:
     """The `micropython` main.py imports: records the emergency buffer it reserves."""
+
     @staticmethod
     def alloc_emergency_exception_buf(n):
         events.append(("emergency_buf", n))
@@ -193,6 +197,13 @@ def check_emergency_buffer_before_any_irq():
     assert events.count(events[0]) == 1 and "app" in events and "irq" in events, events
 
 
-run([check_wiring_followed, check_bundle_reads_a_tag_and_sees_the_beam,
-     check_optical_service_jumper_and_bad_wiring, check_firmware_dir_selection, check_crash_guard,
-     check_emergency_buffer_before_any_irq])
+run(
+    [
+        check_wiring_followed,
+        check_bundle_reads_a_tag_and_sees_the_beam,
+        check_optical_service_jumper_and_bad_wiring,
+        check_firmware_dir_selection,
+        check_crash_guard,
+        check_emergency_buffer_before_any_irq,
+    ]
+)

@@ -3,6 +3,7 @@ dealer), shared by the virtual board (tests/e2e/test_remote.py) and the emulated
 gateway (tests/emu/test_e2e.py). `shoectl(*argv) -> stdout` runs one command (in process or as
 a subprocess, the caller decides); `k` is the port and key arguments, `world` those of the
 dealer (`--reader URL`, and `--keys FILE` where the shoe has its own card key)."""
+
 import json
 import time
 
@@ -38,8 +39,19 @@ def round_by_hand(shoectl, k, world, timeout_s=60.0, poll_s=0.0, pace="0"):
     shoectl("table", "decide", "1=10", "2=0", *k)
     st = json.loads(shoectl("table", "status", "--json", *k))
     if st["phase"] == "stub":
-        shoectl("world", *world, "--serial", "3A7F", "--seed", "2", "--skip", str(n), "--stub",
-                "--pace", pace)
+        shoectl(
+            "world",
+            *world,
+            "--serial",
+            "3A7F",
+            "--seed",
+            "2",
+            "--skip",
+            str(n),
+            "--stub",
+            "--pace",
+            pace,
+        )
     st = status_when(shoectl, k, lambda s: s["phase"] == "open_round", timeout_s, poll_s)
     assert st["phase"] == "open_round" and st["rounds"] == 1 and st["latched"] == [], st
     return st

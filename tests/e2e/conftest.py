@@ -1,4 +1,5 @@
 """Fixtures for end-to-end tests: a whole virtual table (board process + link + world)."""
+
 import pytest
 
 from host_tools.sim.virtual_table import VirtualTable

@@ -2,6 +2,7 @@
 drops and duplicates 1 % of the chunks and pulls the cable for seconds, while the board also
 restarts: commands still get their replies and every event reaches the audit store exactly once,
 in order, with its MAC and hash chain intact."""
+
 import contextlib
 import time
 
@@ -18,8 +19,9 @@ from tests.support import host_link, wait_for
 def test_lossy_cable_pulls_and_restarts(tmp_path, sim_board):
     board = sim_board
     audit = AuditStore(tmp_path / "audit.sqlite")
-    proxy = FaultProxy(("127.0.0.1", board.host_port), seed=5, corrupt=0.01, drop=0.01,
-                       dup=0.01, ensure=True).start()   # each kind at least once, not luck
+    proxy = FaultProxy(
+        ("127.0.0.1", board.host_port), seed=5, corrupt=0.01, drop=0.01, dup=0.01, ensure=True
+    ).start()  # each kind at least once, not luck
     ok = failed = 0
     with contextlib.closing(proxy), host_link(proxy.url, audit=audit, open_timeout=30) as link:
         shoe = link.shoe_id

@@ -2,6 +2,7 @@
 while a host (ShoeLink + audit store) listens: every durable event the shoe journalled (its
 `hello` at each boot carries the boot count) reaches the audit store exactly once, in order,
 with a valid MAC and an unbroken hash chain; the journal always recovers."""
+
 import os
 import random
 import time
@@ -35,8 +36,12 @@ def test_sigkill_at_random_instants_loses_and_doubles_nothing(tmp_path, sim_boar
         assert wait_for(lambda: link.up() and audit.last_eseq(shoe) > 0, 30)
         assert wait_for(lambda: link.command("status", {}, timeout=5).get("boot", 0) >= 1, 30)
         boot_now = link.command("status", {}, timeout=5)["boot"]
-        assert wait_for(lambda: any(e["body"].get("boot") == boot_now
-                                    for e in audit.events(shoe, kinds=["hello"])), 30)
+        assert wait_for(
+            lambda: any(
+                e["body"].get("boot") == boot_now for e in audit.events(shoe, kinds=["hello"])
+            ),
+            30,
+        )
     evs = audit.events(shoe)
     assert [e["eseq"] for e in evs] == list(range(1, len(evs) + 1))  # once each, no gap
     assert all(e["chain"] == "ok" for e in evs)

@@ -1,4 +1,5 @@
 """The demo's players and script (host_tools/sim/demo.py), without a board."""
+
 from host_tools.sim.demo import FAULT_KINDS, demo_script, strategy
 from host_tools.sim.session import load_script
 
@@ -16,10 +17,16 @@ def test_script_is_a_valid_session_script_fixed_by_its_seed():
 
 
 def test_strategy_raises_3x_on_aces_1x_on_a_pair_and_folds_otherwise():
-    seats = {"1": {"wagers": {"ante": 10}}, "2": {"wagers": {"ante": 10}},
-             "3": {"wagers": {"ante": 10}}}
-    hands = {"1": ["As", "Ad", "7c", "4h", "2s"], "2": ["9s", "9d", "7c", "4h", "2s"],
-             "3": ["Ks", "Jd", "7c", "4h", "2s"]}
+    seats = {
+        "1": {"wagers": {"ante": 10}},
+        "2": {"wagers": {"ante": 10}},
+        "3": {"wagers": {"ante": 10}},
+    }
+    hands = {
+        "1": ["As", "Ad", "7c", "4h", "2s"],
+        "2": ["9s", "9d", "7c", "4h", "2s"],
+        "3": ["Ks", "Jd", "7c", "4h", "2s"],
+    }
     assert strategy(None, hands, seats) == {"1": 30, "2": 10, "3": 0}
 
 
@@ -43,13 +50,20 @@ def test_the_players_decide_from_their_cards_on_the_table(tmp_path):
         outcomes = t.runner.play(demo_script(2, 5, 0))
     assert [o[1] for o in outcomes] == ["round_result", "round_result"]
     for hands, rev, res in zip(seen, rec.of("reveal"), rec.of("round_result")):
-        targets = {c["position"]: c["target"] for c in rec.of("card")
-                   if c["round"] == rev["round"]}
+        targets = {
+            c["position"]: c["target"] for c in rec.of("card") if c["round"] == rev["round"]
+        }
         opened = {}
         for p, c in enumerate(rev["cards"]):
             opened.setdefault(targets[p], []).append(c)
         assert hands == opened
-        want = strategy(None, hands, {s: {"wagers": {"ante": res["seats"][s]["wagers"]["ante"][
-            "amount"]}} for s in res["seats"]})
+        want = strategy(
+            None,
+            hands,
+            {
+                s: {"wagers": {"ante": res["seats"][s]["wagers"]["ante"]["amount"]}}
+                for s in res["seats"]
+            },
+        )
         got = {s: v["wagers"].get("raise", {}).get("amount", 0) for s, v in res["seats"].items()}
         assert got == want

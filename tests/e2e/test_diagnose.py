@@ -1,4 +1,5 @@
 """Read-quality diagnostics from the audit store, fed by a real session on the virtual board."""
+
 import json
 import subprocess
 import sys
@@ -8,13 +9,29 @@ from tests.e2e.conftest import Recorder
 
 # double_reads: this reader is known to double-read (no beam on the virtual board), so the shoe
 # de-duplicates and reports double reads instead of voiding the round (docs/irregularities.md)
-SCRIPT = {"game": "four-card-frenzy", "procedure": "manual-shoe", "seed": 5, "double_reads": True,
-          "rounds": [
-    {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}, "2": {"wagers": {"ante": 10, "odds": 10}}},
-     "faults": [{"at": 2, "kind": "no-read"}, {"at": 5, "kind": "misread"},
-                {"at": 8, "kind": "double-read"}]},
-    {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}},
-     "faults": [{"at": 1, "kind": "double-read"}]}]}
+SCRIPT = {
+    "game": "four-card-frenzy",
+    "procedure": "manual-shoe",
+    "seed": 5,
+    "double_reads": True,
+    "rounds": [
+        {
+            "seats": {
+                "1": {"wagers": {"ante": 10, "odds": 10}},
+                "2": {"wagers": {"ante": 10, "odds": 10}},
+            },
+            "faults": [
+                {"at": 2, "kind": "no-read"},
+                {"at": 5, "kind": "misread"},
+                {"at": 8, "kind": "double-read"},
+            ],
+        },
+        {
+            "seats": {"1": {"wagers": {"ante": 10, "odds": 10}}},
+            "faults": [{"at": 1, "kind": "double-read"}],
+        },
+    ],
+}
 
 
 def test_diagnose_counts_what_the_reader_suffered(tmp_path):
@@ -24,8 +41,22 @@ def test_diagnose_counts_what_the_reader_suffered(tmp_path):
         outcomes = t.runner.play(SCRIPT)
     assert [o[1] for o in outcomes] == ["round_result", "round_result"]
     png = tmp_path / "quality.png"
-    r = subprocess.run([sys.executable, "-m", "host_tools", "diagnose", "--db", db, "--json",
-                        "--chart", str(png)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "host_tools",
+            "diagnose",
+            "--db",
+            db,
+            "--json",
+            "--chart",
+            str(png),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["overall"]["counts"] == {"ok": 25, "misread": 1, "no_read": 1, "double_read": 2}
@@ -45,6 +76,10 @@ def test_diagnose_counts_what_the_reader_suffered(tmp_path):
 
 
 def test_diagnose_on_an_empty_store_says_so(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "host_tools", "diagnose", "--db",
-                        str(tmp_path / "none.sqlite")], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "host_tools", "diagnose", "--db", str(tmp_path / "none.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and "no card reads" in r.stderr

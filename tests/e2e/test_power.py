@@ -2,6 +2,7 @@
 resets it when it hangs, and the table system carries on (issue 9 finding 10); fresh boards
 have their own shoe id, and read-only commands answer whatever the audit store holds
 (finding 11)."""
+
 import json
 import os
 import random
@@ -40,14 +41,15 @@ class Killer(threading.Thread):
         while not self.halt.is_set():
             p = self.board.proc
             if p is None or p.poll() is not None or p.pid == killed:
-                self.halt.wait(0.02)                 # wait for the next power-up
+                self.halt.wait(0.02)  # wait for the next power-up
                 continue
             n += 1
             if n % 3 == 0:
                 life = self.rng.uniform(0.0, getattr(self.board, "boot_seconds", 0.5) or 0.5)
             else:
-                while not (self.board._ready.is_set() or p.poll() is not None
-                           or self.halt.is_set()):
+                while not (
+                    self.board._ready.is_set() or p.poll() is not None or self.halt.is_set()
+                ):
                     self.halt.wait(0.02)
                 life = self.rng.uniform(self.lo, self.hi)
             if self.halt.wait(life):
@@ -72,7 +74,7 @@ def test_session_completes_every_round_while_the_board_is_killed_from_outside(tm
         try:
             outcomes = t.runner.play(script)
         except Exception:
-            print("\n".join(list(t.board.log)[-60:]))   # the board's console, for the failure
+            print("\n".join(list(t.board.log)[-60:]))  # the board's console, for the failure
             raise
         finally:
             killer.halt.set()
@@ -105,9 +107,9 @@ def test_ends_match_with_a_void_among_the_results():
     events.insert(3, ("card", {"round": 4, "position": 0}))
     assert_ends_match(events, outcomes)
     with pytest.raises(AssertionError):
-        assert_ends_match(events, outcomes[:4] + outcomes[5:])     # the void not reported
+        assert_ends_match(events, outcomes[:4] + outcomes[5:])  # the void not reported
     with pytest.raises(AssertionError):
-        assert_ends_match(events, outcomes + [outcomes[0]])        # a round reported twice
+        assert_ends_match(events, outcomes + [outcomes[0]])  # a round reported twice
 
 
 class _BootsDuringStatus:
@@ -124,7 +126,7 @@ class _BootsDuringStatus:
         self.asked += 1
         answered_by = self.boots
         if self.asked == 1:
-            self.boots += 1             # killed under the status: power returns
+            self.boots += 1  # killed under the status: power returns
         return {"ok": True, "boot": answered_by, "phase": "stub"}
 
     def next_event(self, timeout):
@@ -137,16 +139,16 @@ def test_recover_marks_only_a_boot_whose_status_it_has():
     that status was taken as seen, so the next wait saw its boot as a new one (a Rebooted much
     later, out of place: the stub was run through the reader twice, its cards out of round, the
     deck checks failed, the latched errors grew until the status reply no longer fitted)."""
-    from host_tools.sim.session import TableRunner
     from host_tools.errors import ShoeError
+    from host_tools.sim.session import TableRunner
 
     fake = _BootsDuringStatus()
     r = TableRunner(fake, fake, world=object(), event_timeout=1.0)
     st = r.recover()
-    assert st["boot"] == fake.boots == 2            # the status of the boot now up
+    assert st["boot"] == fake.boots == 2  # the status of the boot now up
     assert r.boot_mark() == ("b", 2) and r._mark == r.boot_mark()
     with pytest.raises(ShoeError, match="did not report"):
-        r.wait_for(("round_result",), timeout=0.3, mark=True)   # no boot since: no Rebooted
+        r.wait_for(("round_result",), timeout=0.3, mark=True)  # no boot since: no Rebooted
 
 
 def test_power_returns_only_when_asked(tmp_path):
@@ -172,15 +174,19 @@ def test_watchdog_resets_a_board_that_hangs(tmp_path):
         timeout_s = b._wdt[0]
         os.kill(b.proc.pid, signal.SIGSTOP)
         t0 = time.monotonic()
-        wait_for(lambda: b.watchdog_resets == 1 and b.boots == 2, timeout=timeout_s + 10,
-                 what="the watchdog reset")
-        assert time.monotonic() - t0 >= timeout_s - 1.5     # not before it expired
+        wait_for(
+            lambda: b.watchdog_resets == 1 and b.boots == 2,
+            timeout=timeout_s + 10,
+            what="the watchdog reset",
+        )
+        assert time.monotonic() - t0 >= timeout_s - 1.5  # not before it expired
         assert b.alive()
 
 
 def shoectl(*args):
-    return subprocess.run([sys.executable, "-m", "host_tools", *args], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "host_tools", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_fresh_boards_have_own_ids_and_status_ignores_another_shoes_log(tmp_path):
@@ -194,14 +200,14 @@ def test_fresh_boards_have_own_ids_and_status_ignores_another_shoes_log(tmp_path
     ensure_demo_keys(tmp_path / "old", shoe_id="SIM-REUSED")
     with SimBoard(tmp_path / "old") as old:
         for _ in range(2):
-            old.restart()                    # three boots: three hello events
+            old.restart()  # three boots: three hello events
         r = shoectl("status", "--port", old.host_url, "--demo-keys", "--db", db, "--json")
         assert r.returncode == 0, r.stderr
     ensure_demo_keys(tmp_path / "new", shoe_id="SIM-REUSED")
     with SimBoard(tmp_path / "new") as new:
         r = shoectl("status", "--port", new.host_url, "--demo-keys", "--db", db, "--json")
         assert r.returncode == 0, r.stderr
-        assert "event sequence is behind" in r.stderr          # said, not fatal
+        assert "event sequence is behind" in r.stderr  # said, not fatal
         assert json.loads(r.stdout)["status"]["shoe_id"] == "SIM-REUSED"
         for cmd in (["rounds", "--json"], ["errors", "--json"]):
             r = shoectl(cmd[0], "--port", new.host_url, "--demo-keys", "--db", db, *cmd[1:])
@@ -209,19 +215,25 @@ def test_fresh_boards_have_own_ids_and_status_ignores_another_shoes_log(tmp_path
 
 
 def test_shoectl_sim_powers_a_killed_board_up_again(tmp_path):
-    from tests.e2e.test_cli import SHOECTL, ROOT, read_until
+    from tests.e2e.test_cli import ROOT, SHOECTL, read_until
 
-    sim = subprocess.Popen(SHOECTL + ["sim", "--state", str(tmp_path / "flash")], cwd=ROOT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sim = subprocess.Popen(
+        SHOECTL + ["sim", "--state", str(tmp_path / "flash")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         pid = int(read_until(sim, r"pid (\d+)")[0].group(1))
         host = read_until(sim, r"host UART:\s+(socket://\S+)")[0].group(1)
         sid = read_until(sim, r"shoe id:\s+(SIM-\S+)")[0].group(1)
-        os.kill(pid, signal.SIGKILL)                     # a power failure, from outside
+        os.kill(pid, signal.SIGKILL)  # a power failure, from outside
         new_pid = int(read_until(sim, r"powered up again \(pid (\d+)\)")[0].group(1))
         assert new_pid != pid and sim.poll() is None
-        r = shoectl("status", "--port", host, "--demo-keys", "--db", str(tmp_path / "a.sqlite"),
-                    "--json")
+        r = shoectl(
+            "status", "--port", host, "--demo-keys", "--db", str(tmp_path / "a.sqlite"), "--json"
+        )
         assert r.returncode == 0, r.stderr
         st = json.loads(r.stdout)["status"]
         assert st["shoe_id"] == sid == shoe_id_of(tmp_path / "flash")
@@ -246,7 +258,7 @@ def test_virtual_board_boots_through_the_crash_guard_and_service_jumper(tmp_path
         assert any(word in line for line in b.log), list(b.log)
         assert b._wdt is None and b.alive()
     ensure_demo_keys(tmp_path / "ok")
-    with SimBoard(tmp_path / "ok") as b:                 # and a healthy board runs the app
+    with SimBoard(tmp_path / "ok") as b:  # and a healthy board runs the app
         assert [line for line in b.log if line.startswith("SHOE-SIM READY")][0][-1].isdigit()
 
 

@@ -1,12 +1,11 @@
 """Driving a board that runs elsewhere from the laptop: `shoectl session --port` and
 `shoectl table`, against a virtual board started on its own (as `shoectl sim` does)."""
+
 import json
 import os
 import signal
 import subprocess
-import sys
 import threading
-import time
 
 import pytest
 
@@ -24,21 +23,42 @@ def board(tmp_path):
 
 
 def run(*args, timeout=120):
-    return subprocess.run(SHOECTL + list(args), capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout)
+    return subprocess.run(
+        SHOECTL + list(args), capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
 
 
 def test_session_on_a_running_board_with_the_world_on_its_reader(board, tmp_path):
     script = tmp_path / "s.json"
-    script.write_text(json.dumps({"game": "four-card-frenzy", "seed": 3, "rounds": [
-        {"seats": SEATS}, {"seats": SEATS, "faults": [{"kind": "forged", "at": 2}]},
-        {"seats": SEATS}]}))
-    keys = str(tmp_path / "flash" / "shoe.json")          # the board's provisioning file
-    args = ["session", "--port", board.host_url, "--reader",
-            "socket://127.0.0.1:%d" % board.reader_port, "--keys", keys,
-            "--script", str(script), "--json"]
-    proc = subprocess.Popen(SHOECTL + args, cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    script.write_text(
+        json.dumps(
+            {
+                "game": "four-card-frenzy",
+                "seed": 3,
+                "rounds": [
+                    {"seats": SEATS},
+                    {"seats": SEATS, "faults": [{"kind": "forged", "at": 2}]},
+                    {"seats": SEATS},
+                ],
+            }
+        )
+    )
+    keys = str(tmp_path / "flash" / "shoe.json")  # the board's provisioning file
+    args = [
+        "session",
+        "--port",
+        board.host_url,
+        "--reader",
+        "socket://127.0.0.1:%d" % board.reader_port,
+        "--keys",
+        keys,
+        "--script",
+        str(script),
+        "--json",
+    ]
+    proc = subprocess.Popen(
+        SHOECTL + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     killed = threading.Event()
 
     def kill_on_round_two():
@@ -56,22 +76,38 @@ def test_session_on_a_running_board_with_the_world_on_its_reader(board, tmp_path
     reader.join(5)
     assert killed.is_set() and board.power_returns == 1
     events = [json.loads(line) for line in lines]
-    ends = [(e["event"], e["round"]) for e in events if e["event"] in ("round_result",
-                                                                       "round_void")]
-    assert sorted(ends, key=lambda e: e[1]) == [("round_result", 1), ("round_void", 2),
-                                                ("round_result", 3)]
+    ends = [
+        (e["event"], e["round"]) for e in events if e["event"] in ("round_result", "round_void")
+    ]
+    assert sorted(ends, key=lambda e: e[1]) == [
+        ("round_result", 1),
+        ("round_void", 2),
+        ("round_result", 3),
+    ]
     assert [e for e in events if e["event"] == "round_void"][0]["reason"] == "card_forged"
     assert events[-1] == {"event": "session_done", "rounds": 3, "results": 2, "voids": 1}
 
 
 def test_session_port_refuses_what_it_cannot_do(board, tmp_path):
     script = tmp_path / "s.json"
-    script.write_text(json.dumps({"game": "four-card-frenzy", "rounds": [
-        {"seats": SEATS, "faults": [{"kind": "power-cut", "at": 1}]}]}))
+    script.write_text(
+        json.dumps(
+            {
+                "game": "four-card-frenzy",
+                "rounds": [{"seats": SEATS, "faults": [{"kind": "power-cut", "at": 1}]}],
+            }
+        )
+    )
     r = run("session", "--port", board.host_url, "--demo-keys", "--script", str(script))
     assert r.returncode == 1 and "power-cut fault needs the virtual board" in r.stderr
-    script.write_text(json.dumps({"game": "four-card-frenzy", "rounds": [
-        {"seats": SEATS, "faults": [{"kind": "misread", "at": 1}]}]}))
+    script.write_text(
+        json.dumps(
+            {
+                "game": "four-card-frenzy",
+                "rounds": [{"seats": SEATS, "faults": [{"kind": "misread", "at": 1}]}],
+            }
+        )
+    )
     r = run("session", "--port", board.host_url, "--demo-keys", "--script", str(script))
     assert r.returncode == 1 and "faults need the world simulator" in r.stderr
 
@@ -163,4 +199,5 @@ def test_session_with_a_person_dealing(board, tmp_path):
         outcomes = t.runner.play({"game": "four-card-frenzy", "rounds": [{"seats": SEATS}] * 2})
     assert [o[1] for o in outcomes] == ["round_result", "round_result"]
     assert ">>> deal the next card" in person.said and any(
-        s.startswith(">>> run the stub") for s in person.said)
+        s.startswith(">>> run the stub") for s in person.said
+    )

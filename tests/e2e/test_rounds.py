@@ -2,6 +2,7 @@
 tracks, settles; the host checks every card's place against rules.md, every hand against an
 independent oracle (tests/oracle/naive.py, a suit count) and every result against the host's own
 evaluation of the same hands."""
+
 import random
 
 import pytest
@@ -38,27 +39,51 @@ def expected_targets(game, procedure, seats, all_six):
 
 
 def script(game, procedure, seats, deck, raises=None):
-    return {"game": game, "procedure": procedure, "seed": 1,
-            "rounds": [{"deck": deck, "seats": {
-                s: {"wagers": w, "raise": (raises or {}).get(s, w["ante"])} for s, w in seats.items()}}]}
+    return {
+        "game": game,
+        "procedure": procedure,
+        "seed": 1,
+        "rounds": [
+            {
+                "deck": deck,
+                "seats": {
+                    s: {"wagers": w, "raise": (raises or {}).get(s, w["ante"])}
+                    for s, w in seats.items()
+                },
+            }
+        ],
+    }
 
 
-FCF_SEATS = {"1": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
-             "4": {"ante": 5, "odds": 5}, "6": {"ante": 25, "odds": 25, "four_card_bonus": 10}}
-HCF_SEATS = {"2": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
-             "5": {"ante": 10, "progressive": 1}}
+FCF_SEATS = {
+    "1": {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
+    "4": {"ante": 5, "odds": 5},
+    "6": {"ante": 25, "odds": 25, "four_card_bonus": 10},
+}
+HCF_SEATS = {
+    "2": {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
+    "5": {"ante": 10, "progressive": 1},
+}
 
 
 @pytest.mark.clause(
-    "684a.11(c)", "rules:1.2-best-four", "rules:1.4-manual", "rules:1.4-hand",
-    "rules:1.4-automated", "rules:2.2-dealing")
-@pytest.mark.parametrize("game,procedure,seats,seed", [
-    ("four-card-frenzy", "manual-shoe", FCF_SEATS, 101),
-    ("four-card-frenzy", "hand", FCF_SEATS, 102),
-    ("four-card-frenzy", "automated-shoe", FCF_SEATS, 103),
-    ("high-card-flush", "manual-shoe", HCF_SEATS, 104),
-    ("high-card-flush", "automated-shoe", HCF_SEATS, 105),
-])
+    "684a.11(c)",
+    "rules:1.2-best-four",
+    "rules:1.4-manual",
+    "rules:1.4-hand",
+    "rules:1.4-automated",
+    "rules:2.2-dealing",
+)
+@pytest.mark.parametrize(
+    "game,procedure,seats,seed",
+    [
+        ("four-card-frenzy", "manual-shoe", FCF_SEATS, 101),
+        ("four-card-frenzy", "hand", FCF_SEATS, 102),
+        ("four-card-frenzy", "automated-shoe", FCF_SEATS, 103),
+        ("high-card-flush", "manual-shoe", HCF_SEATS, 104),
+        ("high-card-flush", "automated-shoe", HCF_SEATS, 105),
+    ],
+)
 def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure, seats, seed):
     deck = stacked(seed)
     table.runner.play(script(game, procedure, seats, deck))
@@ -70,15 +95,21 @@ def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure
     assert [g[1] for g in got] == want
     # each card went out as a commitment; the reveal opens them all (the host checked each)
     [rev] = rec.of("reveal")
-    assert rev["cards"] == deck[:len(want)]
+    assert rev["cards"] == deck[: len(want)]
     assert all("card" not in c for c in rec.of("card")) and not rec.of("reveal_mismatch")
     [result] = rec.of("round_result")
     assert not rec.of("round_void")
     # The same hands evaluated on the host by the engine give the same result.
     hands = {s: [c for c, t in zip(deck, want) if t == s] for s in seats}
-    obj = {"game": game, "paytable": "fcf-public-1" if game == "four-card-frenzy" else "hcf-public-1",
-           "rules": {}, "dealer": [c for c, t in zip(deck, want) if t == "dealer"],
-           "seats": {s: {"cards": hands[s], "wagers": seats[s], "raise": seats[s]["ante"]} for s in seats}}
+    obj = {
+        "game": game,
+        "paytable": "fcf-public-1" if game == "four-card-frenzy" else "hcf-public-1",
+        "rules": {},
+        "dealer": [c for c, t in zip(deck, want) if t == "dealer"],
+        "seats": {
+            s: {"cards": hands[s], "wagers": seats[s], "raise": seats[s]["ante"]} for s in seats
+        },
+    }
     if game == "four-card-frenzy":
         obj["all_six_card"] = next((c for c, t in zip(deck, want) if t == "all_six"), None)
     # Independent of the engine: each hand's category by the naive all-subsets evaluator (FCF),
@@ -91,7 +122,8 @@ def test_stacked_round_lands_and_settles_as_the_rules_say(table, game, procedure
             assert mine["category"] == fcf.CATEGORIES[naive.value(ids) >> 26], (who, hand)
         else:
             assert mine["flush"]["length"] == max(
-                sum(1 for c in ids if cards.suit(c) == u) for u in range(4)), (who, hand)
+                sum(1 for c in ids if cards.suit(c) == u) for u in range(4)
+            ), (who, hand)
         if who != "dealer":
             assert mine["uncapped_net"] == sum(w["payout"] for w in mine["wagers"].values())
     # and the host's re-evaluation with the engine (what the audit does) gives the same result
@@ -107,11 +139,13 @@ def test_six_seat_round_result_fits_the_frame_budget(table):
     from host_tools.engine import unpacking
     from shoe.games import packing
 
-    seats = {str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
-             for s in range(1, 7)}
+    seats = {
+        str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
+        for s in range(1, 7)
+    }
     table.runner.play(script("four-card-frenzy", "manual-shoe", seats, stacked(99)))
     [result] = table.recorder.of("round_result")
     assert len(result["seats"]) == 6
-    wire = packing.pack(dict(result, deck=int(result["deck"], 16)))   # as the shoe sent it
-    assert len(wire) <= 400          # + envelope, MAC and framing stays within 512 bytes
+    wire = packing.pack(dict(result, deck=int(result["deck"], 16)))  # as the shoe sent it
+    assert len(wire) <= 400  # + envelope, MAC and framing stays within 512 bytes
     assert unpacking.unpack(wire)["seats"] == result["seats"]

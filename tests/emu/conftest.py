@@ -6,6 +6,7 @@ SHOE_PICO_UF2 / SHOE_RP2040_BOOTROM, rp2040js not installed): `.ci/run` points t
 (`shoectl deploy --board pico`, `shoectl provision`) and hands each test a copy of that flash;
 the xdist workers share that one image (tests/support.built_once).
 """
+
 import shutil
 import subprocess
 import sys
@@ -50,8 +51,12 @@ def pico_image(tmp_path_factory):
     test copies the flash)."""
     built = built_once(tmp_path_factory, "pico-image", _assemble)
     d = Path(built["dir"])
-    return {"flash": d / "state" / "flash.bin", "unique_id": d / "state" / "unique_id",
-            "keys": built["keys"], "times": built["times"]}
+    return {
+        "flash": d / "state" / "flash.bin",
+        "unique_id": d / "state" / "unique_id",
+        "keys": built["keys"],
+        "times": built["times"],
+    }
 
 
 @pytest.fixture
@@ -72,12 +77,27 @@ def _refit_optical(d, pico_image):
     shutil.copy(pico_image["flash"], state / "flash.bin")
     shutil.copy(pico_image["unique_id"], state / "unique_id")
     with _emu.Emulator(state) as e:
-        e.control("pin", pin=22, value=0)          # service jumper: the REPL stays free
+        e.control("pin", pin=22, value=0)  # service jumper: the REPL stays free
         e.control("reset")
         t0 = time.monotonic()
-        p = subprocess.run([sys.executable, "-m", "host_tools", "deploy", "--board", "pico",
-                            "--reader", "optical", "--port", e.urls["repl"], "--quiet"],
-                           capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "host_tools",
+                "deploy",
+                "--board",
+                "pico",
+                "--reader",
+                "optical",
+                "--port",
+                e.urls["repl"],
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         assert p.returncode == 0, p.stderr
         return {"redeploy_s": time.monotonic() - t0}
 
@@ -90,5 +110,8 @@ def optical_image(tmp_path_factory, pico_image):
     the provisioned keys stay. Made once for the run, shared by the xdist workers."""
     built = built_once(tmp_path_factory, "pico-optical", lambda d: _refit_optical(d, pico_image))
     state = Path(built["dir"]) / "state"
-    return {"flash": state / "flash.bin", "unique_id": state / "unique_id",
-            "redeploy_s": built["redeploy_s"]}
+    return {
+        "flash": state / "flash.bin",
+        "unique_id": state / "unique_id",
+        "redeploy_s": built["redeploy_s"],
+    }

@@ -13,6 +13,7 @@ flash write, one SIGKILL at a random instant), both compared with the unix board
 on a quiet 2-core machine. With SHOE_EMU_E2E=1 the whole matrix (both games x both readers,
 uncut) and 3 cuts; SHOE_SOAK=full: 50 cuts. Figures: docs/hardware.md section 8.
 """
+
 import concurrent.futures
 import json
 import math
@@ -31,8 +32,10 @@ SOAK = os.environ.get("SHOE_SOAK") == "full"
 MATRIX = SOAK or bool(os.environ.get("SHOE_EMU_E2E"))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FCF6 = {str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
-        for s in range(1, 7)}
+FCF6 = {
+    str(s): {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
+    for s in range(1, 7)
+}
 HCF6 = {str(s): {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5} for s in range(1, 7)}
 HCF6["5"] = {"ante": 10, "progressive": 1}
 GAMES = {"four-card-frenzy": FCF6, "high-card-flush": HCF6}
@@ -58,14 +61,20 @@ def script(game, rounds=1):
     for i in range(rounds):
         deck = list(DECK)
         random.Random(11 + i).shuffle(deck)
-        out.append({"deck": deck, "seats": {s: {"wagers": w, "raise": w["ante"]}
-                                            for s, w in GAMES[game].items()}})
+        out.append(
+            {
+                "deck": deck,
+                "seats": {s: {"wagers": w, "raise": w["ante"]} for s, w in GAMES[game].items()},
+            }
+        )
     return {"game": game, "procedure": "manual-shoe", "seed": 3, "rounds": out}
 
 
 def results(outcomes):
-    return [(kind, {k: body.get(k) for k in ("game", "dealer", "seats", "all_six_card")})
-            for _, kind, body in outcomes]
+    return [
+        (kind, {k: body.get(k) for k in ("game", "dealer", "seats", "all_six_card")})
+        for _, kind, body in outcomes
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +89,7 @@ def unix_results(tmp_path_factory):
                 t.runner.play(s)
                 cache[key] = results(t.runner.outcomes)
         return cache[key]
+
     return get
 
 
@@ -109,10 +119,11 @@ class EventLog:
                 self.kinds.append(ev[0])
                 self.eseqs.append(ev[2])
             return ev
+
         link.next_event = next_event
 
     def check_once_and_none_missing(self):
-        got = [e for e in self.eseqs if e]       # durable events (volatile ones: 0 / None)
+        got = [e for e in self.eseqs if e]  # durable events (volatile ones: 0 / None)
         dup = sorted({e for e in got if got.count(e) > 1})
         assert not dup, "events delivered twice: eseq %s" % dup[:10]
         assert got == sorted(got), "events out of order"
@@ -137,12 +148,21 @@ def play(emu, s, reader, cutter=None):
 def matrix():
     """RFID FCF in make test (optical HCF is played, compared and cut in the power-cut test);
     the rest of the matrix with SHOE_EMU_E2E=1 or SHOE_SOAK=full."""
-    rest = [("optical", "high-card-flush"), ("rfid", "high-card-flush"),
-            ("optical", "four-card-frenzy")]
+    rest = [
+        ("optical", "high-card-flush"),
+        ("rfid", "high-card-flush"),
+        ("optical", "four-card-frenzy"),
+    ]
     return [pytest.param("rfid", "four-card-frenzy")] + [
-        pytest.param(r, g, marks=pytest.mark.skipif(
-            not MATRIX, reason="the rest of the matrix: SHOE_SOAK=full or SHOE_EMU_E2E=1"))
-        for r, g in rest]
+        pytest.param(
+            r,
+            g,
+            marks=pytest.mark.skipif(
+                not MATRIX, reason="the rest of the matrix: SHOE_SOAK=full or SHOE_EMU_E2E=1"
+            ),
+        )
+        for r, g in rest
+    ]
 
 
 def play_uncut(tmp_path, image, reader, game):
@@ -168,21 +188,31 @@ def chip_sessions(tmp_path_factory, pico_image, optical_image):
     own session's outcome (an exception of one session fails only its test)."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         yield {
-            "rfid-fcf": pool.submit(play_uncut, tmp_path_factory.mktemp("chip-rfid"), pico_image,
-                                    "rfid", "four-card-frenzy"),
-            "cuts": pool.submit(play_cut, tmp_path_factory.mktemp("chip-cuts"), optical_image,
-                                cuts_wanted(), int(os.environ.get("SHOE_EMU_SEED", "5"))),
+            "rfid-fcf": pool.submit(
+                play_uncut,
+                tmp_path_factory.mktemp("chip-rfid"),
+                pico_image,
+                "rfid",
+                "four-card-frenzy",
+            ),
+            "cuts": pool.submit(
+                play_cut,
+                tmp_path_factory.mktemp("chip-cuts"),
+                optical_image,
+                cuts_wanted(),
+                int(os.environ.get("SHOE_EMU_SEED", "5")),
+            ),
         }
 
 
 @pytest.mark.parametrize("reader,game", matrix())
 def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, tmp_path, request, unix_results):
     s = script(game)
-    if (reader, game) == ("rfid", "four-card-frenzy"):     # played beside the power-cut round
+    if (reader, game) == ("rfid", "four-card-frenzy"):  # played beside the power-cut round
         runner, log, resets = request.getfixturevalue("chip_sessions")["rfid-fcf"].result()
     else:
         runner, log, resets = play_uncut(tmp_path, image_for(reader, request), reader, game)
-    assert resets == 0                                   # no watchdog reset on the way
+    assert resets == 0  # no watchdog reset on the way
     assert [k for _, k, _ in runner.outcomes] == ["round_result"], runner.outcomes
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()
@@ -245,7 +275,7 @@ class PowerCuts:
                     self.emu.power_cut()
                 self.done += 1
                 self.emu.start()
-        except Exception as e:          # reported by stop(), in the test's thread
+        except Exception as e:  # reported by stop(), in the test's thread
             self.errors.append(e)
 
 
@@ -260,7 +290,8 @@ def test_a_round_survives_power_cuts_on_the_pico(chip_sessions, unix_results):
     s, runner, log, cutter = chip_sessions["cuts"].result()
     assert cutter.done == cuts and cutter.in_flash >= 1, (cutter.done, cutter.in_flash)
     assert runner.reboots_seen >= 1
-    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * len(s["rounds"]), \
+    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * len(s["rounds"]), (
         runner.outcomes
+    )
     assert results(runner.outcomes) == unix_results(s)
     log.check_once_and_none_missing()

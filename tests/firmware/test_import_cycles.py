@@ -1,5 +1,6 @@
 """No import cycle among the firmware's modules (issue 11): each import, at module level or inside a
 function (a lazy import closes a cycle just as well), is read from the source with ast."""
+
 import ast
 from pathlib import Path
 
@@ -27,11 +28,13 @@ def import_graph(root):
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join(up + ([base] if base else []))
                 # `from pkg import mod` imports the module pkg.mod when there is one
-                targets = [base + "." + a.name if base + "." + a.name in files else base
-                           for a in node.names]
+                targets = [
+                    base + "." + a.name if base + "." + a.name in files else base
+                    for a in node.names
+                ]
             else:
                 continue
             deps.update(t for t in targets if t in files and t != name)
@@ -86,8 +89,10 @@ def test_the_check_finds_a_cycle(tmp_path):
     (pkg / "paytable.py").write_text("from . import ptcheck\n")
     (pkg / "ptcheck.py").write_text("from .paytable import Table\n")
     (pkg / "alone.py").write_text("import shoe.games.packing\n")
-    assert cycles(import_graph(tmp_path)) == [["shoe.games.cards", "shoe.games.packing"],
-                                              ["shoe.games.paytable", "shoe.games.ptcheck"]]
+    assert cycles(import_graph(tmp_path)) == [
+        ["shoe.games.cards", "shoe.games.packing"],
+        ["shoe.games.paytable", "shoe.games.ptcheck"],
+    ]
 
 
 # The host package's own check (which also counts the package an import runs) is

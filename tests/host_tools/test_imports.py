@@ -3,6 +3,7 @@ importing `a.b.c` runs the package `a.b` first (a lazy import closes a cycle jus
 host module using another module's private name (`from m import _x`, `m._x`); a private module
 (`_linkopts`) serves the modules of its own package only. Read from the source with ast, the
 graph and cycle search of tests/firmware/test_import_cycles.py."""
+
 import ast
 import shutil
 from pathlib import Path
@@ -12,8 +13,11 @@ from tests.firmware.test_import_cycles import _module_name, cycles, import_graph
 
 
 def _copy(tmp_path, root=ROOT / "host_tools"):
-    shutil.copytree(root, tmp_path / "host_tools",
-                    ignore=shutil.ignore_patterns("node_modules", "__pycache__", "*.js*"))
+    shutil.copytree(
+        root,
+        tmp_path / "host_tools",
+        ignore=shutil.ignore_patterns("node_modules", "__pycache__", "*.js*"),
+    )
     return tmp_path
 
 
@@ -33,7 +37,7 @@ def package_graph(root):
 
 def test_host_tools_have_no_import_cycle(tmp_path):
     graph = package_graph(_copy(tmp_path))
-    assert "host_tools.link" in graph["host_tools.audit"]   # the parent edge is drawn
+    assert "host_tools.link" in graph["host_tools.audit"]  # the parent edge is drawn
     assert cycles(graph) == []
 
 
@@ -44,7 +48,8 @@ def test_the_check_counts_the_package_an_import_runs(tmp_path):
     (tmp_path / "host_tools" / "__init__.py").write_text("")
     (tmp_path / "host_tools" / "audit.py").write_text("from host_tools.link.host import f\n")
     (tmp_path / "host_tools" / "link" / "__init__.py").write_text(
-        "from host_tools.link.host import f\n\ndef connect():\n    from host_tools import audit\n")
+        "from host_tools.link.host import f\n\ndef connect():\n    from host_tools import audit\n"
+    )
     (tmp_path / "host_tools" / "link" / "host.py").write_text("def f():\n    pass\n")
     assert cycles(import_graph(tmp_path)) == []
     assert cycles(package_graph(tmp_path)) == [["host_tools.audit", "host_tools.link"]]
@@ -67,11 +72,11 @@ def private_uses(root, modules):
         me = _module_name(root, path)
         mine = _package(me, path)
 
-        def shared(module):   # a private module: its own package's modules may use it
+        def shared(module):  # a private module: its own package's modules may use it
             return module.rpartition(".")[0] == mine
 
         tree = ast.parse(path.read_text(), str(path))
-        bound = {}   # local name -> module it names
+        bound = {}  # local name -> module it names
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -83,13 +88,13 @@ def private_uses(root, modules):
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    up = mine.split(".")[:len(mine.split(".")) - node.level + 1]
+                    up = mine.split(".")[: len(mine.split(".")) - node.level + 1]
                     base = ".".join(up + ([base] if base else []))
                 if base not in modules:
                     continue
                 for a in node.names:
                     full = base + "." + a.name
-                    if full in modules:   # a module
+                    if full in modules:  # a module
                         bound[a.asname or a.name] = full
                         if _private(a.name) and not shared(full):
                             found.append((me, full))
@@ -132,19 +137,22 @@ def test_the_check_finds_private_names(tmp_path):
     (pkg / "floor").mkdir(parents=True)
     for f in ("__init__.py", "floor/__init__.py"):
         (pkg / f).write_text("")
-    (pkg / "audit.py").write_text("from host_tools.events import jsonable as _jsonable\n"
-                                  "def _helper():\n    pass\n")
+    (pkg / "audit.py").write_text(
+        "from host_tools.events import jsonable as _jsonable\ndef _helper():\n    pass\n"
+    )
     (pkg / "events.py").write_text("def jsonable(x):\n    return x\n")
     (pkg / "floor" / "collector.py").write_text(
         "from host_tools.audit import _jsonable\nfrom host_tools import audit as a\n"
         "import host_tools.events\n\ndef f():\n    a._helper()\n"
         "    host_tools.events._cache.clear()\n    from host_tools.floor import _keyring\n"
         "    from . import _mqtt\n    from host_tools.floor._mqtt import _loop\n"
-        "    _mqtt._loop()\n")
+        "    _mqtt._loop()\n"
+    )
     (pkg / "floor" / "_keyring.py").write_text("")
     (pkg / "floor" / "_mqtt.py").write_text("def _loop():\n    pass\n")
-    (pkg / "floor" / "view.py").write_text("from host_tools.floor import _keyring\n"
-                                           "from host_tools import _keyring as k\n")
+    (pkg / "floor" / "view.py").write_text(
+        "from host_tools.floor import _keyring\nfrom host_tools import _keyring as k\n"
+    )
     (pkg / "_keyring.py").write_text("")
     assert private_uses(tmp_path, _modules(tmp_path)) == [
         ("host_tools.floor.collector", "host_tools.audit._helper"),

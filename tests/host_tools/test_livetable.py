@@ -3,6 +3,7 @@ the model fed a real table's events (shoe.table.Table: six seats, All-Six, then 
 void) shows no card before the reveal and each one after; the gateway's retained state, the
 monitor's and display's screens and the collector's tile row are all built from it; no host
 product module spells an event kind as a literal where it tests one."""
+
 import ast
 import json
 from pathlib import Path
@@ -50,19 +51,33 @@ def test_state_and_outcomes():
     changed = [t.apply(k, b, i + 1) for i, (k, b) in enumerate(events)]
     kinds = [k for k, _ in events]
     # what a retained state shows changes with the phase, round, outcome, irregularities only
-    assert [k for k, c in zip(kinds, changed) if c] == [k for k in kinds if k in (
-        E.PHASE, E.ROUND_OPEN, E.ROUND_RESULT, E.ROUND_VOID, E.IRREGULARITY,
-        E.IRREGULARITY_CLEARED)]
+    assert [k for k, c in zip(kinds, changed) if c] == [
+        k
+        for k in kinds
+        if k
+        in (
+            E.PHASE,
+            E.ROUND_OPEN,
+            E.ROUND_RESULT,
+            E.ROUND_VOID,
+            E.IRREGULARITY,
+            E.IRREGULARITY_CLEARED,
+        )
+    ]
     st = t.state()
     assert list(st) == ["shoe", "phase", "round", "last_result", "irregularities", "head"]
     assert st["head"] == len(events) and st["last_result"] == {
-        "round": 2, "outcome": "void", "reason": "void_supervisor"}
+        "round": 2,
+        "outcome": "void",
+        "reason": "void_supervisor",
+    }
     assert t.last_round == 2 and t.cards_read == 39
     # the latched irregularity of the void, counted once
     assert st["irregularities"] == 1 and [b["reason"] for b in t.latched.values()] == [
-        "void_supervisor"]
+        "void_supervisor"
+    ]
     t.apply(E.IRREGULARITY_CLEARED, {"id": list(t.latched)[0]})
-    t.apply(E.IRREGULARITY_CLEARED, {"id": 999})           # never raised: never below 0
+    t.apply(E.IRREGULARITY_CLEARED, {"id": 999})  # never raised: never below 0
     assert t.state()["irregularities"] == 0 and not t.latched
     t.config = {"game": FCF}
     assert t.state()["config"] == {"game": FCF}
@@ -76,8 +91,11 @@ def test_a_settled_round_as_the_gateway_publishes_it():
         if k == E.ROUND_RESULT:
             break
     lr = t.state()["last_result"]
-    assert lr["round"] == 1 and lr["outcome"] == "result" and set(lr["seats"]) == {
-        "1", "2", "3", "4", "5", "6"}
+    assert (
+        lr["round"] == 1
+        and lr["outcome"] == "result"
+        and set(lr["seats"]) == {"1", "2", "3", "4", "5", "6"}
+    )
     assert t.outcome_of_round() is t.result and t.result["dealer"]["category"]
     t.apply(E.ROUND_OPEN, {"round": 2, "seats": {"1": {}}, "deck": "3A7F"})
     assert t.outcome_of_round() is None and t.hands == {"1": [], "dealer": []}
@@ -88,9 +106,15 @@ def test_a_settled_round_as_the_gateway_publishes_it():
 
 def test_bad_bodies_are_taken_without_a_crash():
     t = LiveTable()
-    for kind, body in [(E.PHASE, None), (E.ROUND_RESULT, "x"), (E.CARD, {"round": "x"}),
-                       (E.ROUND_OPEN, {"seats": [1, 2]}), (E.REVEAL, {"round": 1}),
-                       (E.ROUND_RESULT, {"round": 1, "seats": "x"}), ("made_up", {})]:
+    for kind, body in [
+        (E.PHASE, None),
+        (E.ROUND_RESULT, "x"),
+        (E.CARD, {"round": "x"}),
+        (E.ROUND_OPEN, {"seats": [1, 2]}),
+        (E.REVEAL, {"round": 1}),
+        (E.ROUND_RESULT, {"round": 1, "seats": "x"}),
+        ("made_up", {}),
+    ]:
         t.apply(kind, body, 3)
     assert t.head == 3 and t.last_result == {"round": 1, "outcome": "result", "seats": {}}
 
@@ -114,11 +138,20 @@ def test_no_event_kind_literal_where_a_kind_is_tested():
             if not isinstance(node, ast.Compare):
                 continue
             sides = [node.left] + node.comparators
-            names_kind = any(isinstance(s, ast.Name) and s.id == "kind" or isinstance(
-                s, ast.Subscript) and isinstance(s.slice, ast.Constant) and s.slice.value ==
-                "kind" for s in sides)
-            consts = [c.value for s in sides for c in ast.walk(s)
-                      if isinstance(c, ast.Constant) and c.value in kinds]
+            names_kind = any(
+                isinstance(s, ast.Name)
+                and s.id == "kind"
+                or isinstance(s, ast.Subscript)
+                and isinstance(s.slice, ast.Constant)
+                and s.slice.value == "kind"
+                for s in sides
+            )
+            consts = [
+                c.value
+                for s in sides
+                for c in ast.walk(s)
+                if isinstance(c, ast.Constant) and c.value in kinds
+            ]
             if names_kind and consts:
                 bad.append("%s:%d %s" % (rel, node.lineno, consts))
     assert not bad, bad

@@ -1,6 +1,7 @@
 """No private names across modules in the product: an object's `_name` is read only by its own
 class (`self._x`, `cls._x`), and no module imports another's `_name`. What is shared gets a
 public name (a method that says what it does)."""
+
 import ast
 from pathlib import Path
 
@@ -20,8 +21,7 @@ def private_uses(path, rel):
     `from m import _name` in the file at `path`."""
     out = []
     for n in ast.walk(ast.parse(path.read_text(), rel)):
-        if isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith(
-                "__"):
+        if isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__"):
             v = n.value
             if isinstance(v, ast.Name) and v.id in ("self", "cls"):
                 continue
@@ -29,8 +29,11 @@ def private_uses(path, rel):
                 continue
             out.append("%s:%s" % (rel, ast.unparse(n)))
         elif isinstance(n, ast.ImportFrom):
-            out += ["%s:%s.%s" % (rel, n.module, a.name) for a in n.names
-                    if a.name.startswith("_") and not a.name.startswith("__")]
+            out += [
+                "%s:%s.%s" % (rel, n.module, a.name)
+                for a in n.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
     return out
 
 
@@ -38,7 +41,7 @@ def test_no_private_name_is_used_across_modules():
     bad = []
     for p in sorted((ROOT / "host_tools").rglob("*.py")):
         rel = str(p.relative_to(ROOT))
-        if "/sim/" in rel:   # the stand-ins (tests' doubles) are not the product
+        if "/sim/" in rel:  # the stand-ins (tests' doubles) are not the product
             continue
         bad += [u for u in private_uses(p, rel) if u not in LEFT]
     assert not bad, bad
@@ -46,7 +49,12 @@ def test_no_private_name_is_used_across_modules():
 
 def test_the_check_sees_a_private_name_through_an_object(tmp_path):
     src = tmp_path / "m.py"
-    src.write_text("from x import _y\n\ndef f(view, self):\n    view._check()\n"
-                   "    self.client._sock_close()\n    self._ok()\n")
-    assert private_uses(src, "m.py") == ["m.py:x._y", "m.py:view._check",
-                                         "m.py:self.client._sock_close"]
+    src.write_text(
+        "from x import _y\n\ndef f(view, self):\n    view._check()\n"
+        "    self.client._sock_close()\n    self._ok()\n"
+    )
+    assert private_uses(src, "m.py") == [
+        "m.py:x._y",
+        "m.py:view._check",
+        "m.py:self.client._sock_close",
+    ]

@@ -7,6 +7,7 @@ silently; the floor never goes down.
 The issue's scenario end to end (a shoe restored from an old flash dump, its floor file
 damaged, a captured supervisor command) and the real second processes (the lock, kill -9 in
 the middle of a write) are in test_hoststate_processes.py."""
+
 import json
 import os
 import shutil
@@ -15,8 +16,8 @@ import sqlite3
 import pytest
 
 from host_tools.audit import AuditStore
-from host_tools.hoststate import HostStateError, HostState, parse_floor
-from tests.security.hoststate_support import (KEY, Shoe, floor_of, verdict, write_state)
+from host_tools.hoststate import HostState, HostStateError, parse_floor
+from tests.security.hoststate_support import KEY, Shoe, floor_of, verdict, write_state
 
 
 @pytest.fixture
@@ -59,8 +60,18 @@ def _every_change_refused(db, bits):
     seen = set()
     for i, changed in flips(raw, bits):
         floor_of(db).write_bytes(changed)
-        seen.add(refused(verdict(db), floor_of(db), "floor_damaged", "floor_mac", "floor_foreign",
-                         "floor_missing", "floor_version", "floor_legacy"))
+        seen.add(
+            refused(
+                verdict(db),
+                floor_of(db),
+                "floor_damaged",
+                "floor_mac",
+                "floor_foreign",
+                "floor_missing",
+                "floor_version",
+                "floor_legacy",
+            )
+        )
     floor_of(db).write_bytes(raw)
     assert verdict(db) == 31
     return seen
@@ -89,13 +100,13 @@ def test_a_truncated_floor_file_is_refused_at_every_length(db):
 def test_a_floor_file_deleted_after_use_is_refused_never_recreated(db):
     floor_of(db).unlink()
     refused(verdict(db), floor_of(db), "floor_missing")
-    assert not floor_of(db).exists()   # the refusal wrote nothing
+    assert not floor_of(db).exists()  # the refusal wrote nothing
 
 
 def test_an_older_copy_of_the_floor_file_is_refused(db, tmp_path):
     old = tmp_path / "old.json"
-    shutil.copy(floor_of(db), old)                 # generation 2, floor 31
-    write_state(db, Shoe(), batches=((0, 40), (0, 41)))   # generations 3 and 4 (no new events)
+    shutil.copy(floor_of(db), old)  # generation 2, floor 31
+    write_state(db, Shoe(), batches=((0, 40), (0, 41)))  # generations 3 and 4 (no new events)
     shutil.copy(old, floor_of(db))
     refused(verdict(db), floor_of(db), "floor_old")
 
@@ -104,8 +115,8 @@ def test_a_floor_file_one_write_behind_keeps_the_floor_and_is_brought_up_to_date
     """One generation behind is what a crash between the store's commit and the file's rename
     leaves: accepted, but the floor is the store's (the higher) and the file is rewritten."""
     old = tmp_path / "old.json"
-    shutil.copy(floor_of(db), old)                 # floor 31
-    write_state(db, Shoe(), batches=((0, 45),))    # the store's record: floor 45
+    shutil.copy(floor_of(db), old)  # floor 31
+    write_state(db, Shoe(), batches=((0, 45),))  # the store's record: floor 45
     shutil.copy(old, floor_of(db))
     assert verdict(db) == 45
     assert parse_floor(floor_of(db).read_bytes())["shoes"]["T1"]["ctr"] == 45
@@ -114,7 +125,7 @@ def test_a_floor_file_one_write_behind_keeps_the_floor_and_is_brought_up_to_date
 def test_another_stores_floor_file_is_refused(db, tmp_path):
     other = tmp_path / "other" / "audit.sqlite"
     other.parent.mkdir()
-    write_state(other, Shoe(), batches=((7, 31),))     # the same shoe, another store
+    write_state(other, Shoe(), batches=((7, 31),))  # the same shoe, another store
     shutil.copy(floor_of(other), floor_of(db))
     refused(verdict(db), floor_of(db), "floor_foreign")
 
@@ -146,8 +157,16 @@ def test_a_truncated_store_is_refused(db):
     for n in (len(raw) // 2, 4096, 100, 0):
         db.write_bytes(raw[:n])
         v = verdict(db)
-        refused(v, db if n else floor_of(db), "store_damaged", "store_missing", "store_record",
-                "store_truncated", "floor_missing", "floor_foreign")
+        refused(
+            v,
+            db if n else floor_of(db),
+            "store_damaged",
+            "store_missing",
+            "store_record",
+            "store_truncated",
+            "floor_missing",
+            "floor_foreign",
+        )
 
 
 def test_the_last_rows_removed_from_the_store_are_refused(db):
@@ -158,11 +177,13 @@ def test_the_last_rows_removed_from_the_store_are_refused(db):
 def test_a_middle_row_removed_or_an_event_altered_in_the_tail_is_refused(db, tmp_path):
     clean = tmp_path / "clean.sqlite"
     shutil.copy(db, clean)
-    for sql in ("DELETE FROM events WHERE eseq = 4",
-                "UPDATE events SET payload = CAST(substr(payload, 1, length(payload) - 1) "
-                "|| x'00' AS BLOB) WHERE eseq = 5",
-                "UPDATE events SET body = '{\"i\": 9}' WHERE eseq = 3",
-                "UPDATE events SET prev = zeroblob(16) WHERE eseq = 6"):
+    for sql in (
+        "DELETE FROM events WHERE eseq = 4",
+        "UPDATE events SET payload = CAST(substr(payload, 1, length(payload) - 1) "
+        "|| x'00' AS BLOB) WHERE eseq = 5",
+        "UPDATE events SET body = '{\"i\": 9}' WHERE eseq = 3",
+        "UPDATE events SET prev = zeroblob(16) WHERE eseq = 6",
+    ):
         shutil.copy(clean, db)
         edit(db, sql)
         refused(verdict(db), db, "store_tail")
@@ -171,10 +192,12 @@ def test_a_middle_row_removed_or_an_event_altered_in_the_tail_is_refused(db, tmp
 def test_the_stores_host_record_edited_or_removed_is_refused(db, tmp_path):
     clean = tmp_path / "clean.sqlite"
     shutil.copy(db, clean)
-    for sql, reason in (("UPDATE host_record SET ctr = 8", "store_record"),
-                        ("DELETE FROM host_record", "store_record"),
-                        ("DROP TABLE host_record", "store_record"),
-                        ("UPDATE store_meta SET value = zeroblob(16)", "floor_foreign")):
+    for sql, reason in (
+        ("UPDATE host_record SET ctr = 8", "store_record"),
+        ("DELETE FROM host_record", "store_record"),
+        ("DROP TABLE host_record", "store_record"),
+        ("UPDATE store_meta SET value = zeroblob(16)", "floor_foreign"),
+    ):
         shutil.copy(clean, db)
         edit(db, sql)
         v = verdict(db)
@@ -184,8 +207,8 @@ def test_the_stores_host_record_edited_or_removed_is_refused(db, tmp_path):
 def test_an_older_copy_of_the_store_is_refused(db, tmp_path):
     old = tmp_path / "old.sqlite"
     shutil.copy(db, old)
-    write_state(db, Shoe(), batches=((0, 40),))    # the floor file moves on with the store
-    shutil.copy(old, db)                            # the store goes back
+    write_state(db, Shoe(), batches=((0, 40),))  # the floor file moves on with the store
+    shutil.copy(old, db)  # the store goes back
     refused(verdict(db), db, "store_old")
 
 
@@ -198,10 +221,22 @@ def test_a_store_removed_while_its_floor_file_stays_is_refused(db):
 SOAK = os.environ.get("SHOE_SOAK") == "full"
 
 
-@pytest.mark.parametrize("stride", [
-    pytest.param(97, id="every-97th-byte"),
-    pytest.param(7, id="every-7th-byte", marks=[pytest.mark.slow, pytest.mark.skipif(
-        not SOAK, reason="every 7th byte: SHOE_SOAK=full (make test flips every 97th)")])])
+@pytest.mark.parametrize(
+    "stride",
+    [
+        pytest.param(97, id="every-97th-byte"),
+        pytest.param(
+            7,
+            id="every-7th-byte",
+            marks=[
+                pytest.mark.slow,
+                pytest.mark.skipif(
+                    not SOAK, reason="every 7th byte: SHOE_SOAK=full (make test flips every 97th)"
+                ),
+            ],
+        ),
+    ],
+)
 def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing(db, stride):
     """The open checks the file's structure (quick_check), the host record and the last events;
     `shoectl verify --shoe` checks every event and every index. A flipped byte anywhere in the
@@ -212,10 +247,14 @@ def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing
     def authenticated():
         con = sqlite3.connect(str(db))
         try:
-            return (con.execute("SELECT shoe, eseq, payload, prev, hash, kind, body FROM events "
-                                "ORDER BY shoe, eseq").fetchall(),
-                    con.execute("SELECT * FROM host_record").fetchall(),
-                    con.execute("SELECT * FROM store_meta").fetchall())
+            return (
+                con.execute(
+                    "SELECT shoe, eseq, payload, prev, hash, kind, body FROM events "
+                    "ORDER BY shoe, eseq"
+                ).fetchall(),
+                con.execute("SELECT * FROM host_record").fetchall(),
+                con.execute("SELECT * FROM store_meta").fetchall(),
+            )
         finally:
             con.close()
 
@@ -225,7 +264,7 @@ def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing
         b = bytearray(raw)
         b[i] ^= 0x10
         db.write_bytes(bytes(b))
-        flagged = quick_check(db)                      # what SQLite itself sees
+        flagged = quick_check(db)  # what SQLite itself sees
         v = verdict(db)
         assert isinstance(v, HostStateError) or not flagged, "byte %d: %s" % (i, flagged)
         if isinstance(v, HostStateError):
@@ -234,7 +273,7 @@ def test_bit_flips_in_the_store_are_refused_or_found_by_verify_or_change_nothing
             continue
         assert v == 31, v
         store = AuditStore(db)
-        try:   # what `shoectl verify --shoe` checks
+        try:  # what `shoectl verify --shoe` checks
             rep = store.verify("T1", KEY)
             damaged = store.integrity(full=True)
         finally:
@@ -274,7 +313,7 @@ def test_a_locked_store_is_refused_naming_the_holder(db):
     finally:
         hs.close()
         store.close()
-    assert verdict(db) == 31   # released
+    assert verdict(db) == 31  # released
 
 
 def test_the_floor_never_goes_down(db):

@@ -23,17 +23,18 @@ one card per step(): the dealer's pace, deal_complete last), then `decisions` {"
 (0 folds; reply {round}; the reveal, settling, round_result and idle at once). Bad or
 out-of-turn commands get an error reply (malformed, round_open, not_dealt, raise_value).
 """
+
 import os
 import random
 import threading
 import time
 
+from host_tools.sim.memstore import MemoryStore
+from shoe.commitment import commit
 from shoe.games import engine, packing
 from shoe.games.vocab import FCF
 from shoe.link.endpoint import Endpoint
 from shoe.link.message import LinkError
-from shoe.commitment import commit
-from host_tools.sim.memstore import MemoryStore
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -42,8 +43,9 @@ DECK = [r + s for r in RANKS for s in SUITS]
 
 def make_keys(seed=None):
     rnd = random.Random(seed) if seed is not None else None
-    gen = (lambda: bytes(rnd.getrandbits(8) for _ in range(32))) if rnd else (
-        lambda: os.urandom(32))
+    gen = (
+        (lambda: bytes(rnd.getrandbits(8) for _ in range(32))) if rnd else (lambda: os.urandom(32))
+    )
     return {"shoe": gen(), "supervisor": gen(), "card": gen()}
 
 
@@ -103,8 +105,13 @@ class SimShoe:
         self.shoe_id = shoe_id
         self.keys = keys
         self.store = MemoryStore(limit=100000)
-        self.ep = Endpoint("shoe", keys["shoe"], store=self.store, shoe_id=shoe_id,
-                           supervisor_key=keys.get("supervisor"))
+        self.ep = Endpoint(
+            "shoe",
+            keys["shoe"],
+            store=self.store,
+            shoe_id=shoe_id,
+            supervisor_key=keys.get("supervisor"),
+        )
         self.rng = random.Random(seed)
         self.game = game
         self.seats = seats
@@ -113,9 +120,9 @@ class SimShoe:
         self._rx = bytearray()
         self._cond = threading.Condition()
         self._port = None
-        self.sent = []            # (eseq, kind, emitted at time.time()) for the bench
-        self.driven = driven      # rounds opened and decided by a table system (commands)
-        self._open = None         # driven: the open round's cards and secret until settled
+        self.sent = []  # (eseq, kind, emitted at time.time()) for the bench
+        self.driven = driven  # rounds opened and decided by a table system (commands)
+        self._open = None  # driven: the open round's cards and secret until settled
 
     # ---- transport --------------------------------------------------------------------------
     def open_port(self, url=None, timeout=0.2):
@@ -135,8 +142,15 @@ class SimShoe:
 
     def _command(self, kind, body, ctr):
         if kind == "status":
-            self.ep.reply(ctr, {"shoe_id": self.shoe_id, "round": self.n_round,
-                                "eseq": self.store.eseq, "sim": True})
+            self.ep.reply(
+                ctr,
+                {
+                    "shoe_id": self.shoe_id,
+                    "round": self.n_round,
+                    "eseq": self.store.eseq,
+                    "sim": True,
+                },
+            )
         elif self.driven and kind == "open_round":
             self._open_round(body, ctr)
         elif self.driven and kind == "decisions":
@@ -166,18 +180,31 @@ class SimShoe:
         self.rng.shuffle(deck)
         serial = "%04X" % self.rng.randrange(1, 0xFFFF)
         seats = sorted(wagers, key=int)
-        evs = [("phase", {"phase": "betting", "round": n}),
-               ("round_open", {"round": n, "deck": serial, "back": "R",
-                               "seats": wagers, "cards": 5 * len(seats) + 6, "stub": True})]
+        evs = [
+            ("phase", {"phase": "betting", "round": n}),
+            (
+                "round_open",
+                {
+                    "round": n,
+                    "deck": serial,
+                    "back": "R",
+                    "seats": wagers,
+                    "cards": 5 * len(seats) + 6,
+                    "stub": True,
+                },
+            ),
+        ]
         hands = {s: [] for s in seats}
         hands["dealer"] = []
         pos = 0
         order = seats + ["dealer"]
-        secret = os.urandom(16)     # the round's secret: never sent before the reveal
+        secret = os.urandom(16)  # the round's secret: never sent before the reveal
 
         def card(pos, c, t):
-            return ("card", {"round": n, "position": pos, "target": t,
-                             "commit": commit(secret, n, pos, t, c)})
+            return (
+                "card",
+                {"round": n, "position": pos, "target": t, "commit": commit(secret, n, pos, t, c)},
+            )
 
         for _ in range(5):
             for t in order:
@@ -188,25 +215,40 @@ class SimShoe:
         six = deck[pos]
         evs.append(card(pos, six, "all_six"))
         evs.append(("deal_complete", {"round": n, "cards": pos + 1}))
-        return evs, {"n": n, "deck": deck[:pos + 1], "serial": serial, "secret": secret,
-                     "hands": hands, "six": six, "wagers": wagers}
+        return evs, {
+            "n": n,
+            "deck": deck[: pos + 1],
+            "serial": serial,
+            "secret": secret,
+            "hands": hands,
+            "six": six,
+            "wagers": wagers,
+        }
 
     def _settle(self, rnd, raises):
         """The reveal and the result of a dealt round, each seat raising `raises[seat]` (0
         folds); EngineError for a raise the game does not allow."""
         n, wagers, hands = rnd["n"], rnd["wagers"], rnd["hands"]
-        obj = {"game": self.game, "paytable": "fcf-public-1", "rules": {},
-               "dealer": hands["dealer"], "all_six_card": rnd["six"],
-               "seats": {s: {"cards": hands[s], "wagers": wagers[s], "raise": raises[s]}
-                         for s in wagers}}
+        obj = {
+            "game": self.game,
+            "paytable": "fcf-public-1",
+            "rules": {},
+            "dealer": hands["dealer"],
+            "all_six_card": rnd["six"],
+            "seats": {
+                s: {"cards": hands[s], "wagers": wagers[s], "raise": raises[s]} for s in wagers
+            },
+        }
         res = engine.evaluate_round(obj)
         res["round"] = n
         res["deck"] = int(rnd["serial"], 16)
         res["paytable"] = "fcf-public-1"
-        return [("reveal", {"round": n, "secret": rnd["secret"], "cards": rnd["deck"]}),
-                ("phase", {"phase": "settling", "round": n}),
-                ("round_result", {"round": n, "packed": packing.pack(res)}),
-                ("phase", {"phase": "idle", "round": n})]
+        return [
+            ("reveal", {"round": n, "secret": rnd["secret"], "cards": rnd["deck"]}),
+            ("phase", {"phase": "settling", "round": n}),
+            ("round_result", {"round": n, "packed": packing.pack(res)}),
+            ("phase", {"phase": "idle", "round": n}),
+        ]
 
     # ---- driven by a table system (driven=True): open_round and decisions come as commands ---
     def _open_round(self, body, ctr):
@@ -219,10 +261,14 @@ class SimShoe:
         if isinstance(seats, dict) and 1 <= len(seats) <= 6:
             for s, v in seats.items():
                 w = v.get("wagers") if isinstance(v, dict) else None
-                if not (isinstance(s, str) and s in ("1", "2", "3", "4", "5", "6")
-                        and isinstance(w, dict) and w and all(
-                            isinstance(k, str) and type(a) is int and a > 0
-                            for k, a in w.items()) and "ante" in w):
+                if not (
+                    isinstance(s, str)
+                    and s in ("1", "2", "3", "4", "5", "6")
+                    and isinstance(w, dict)
+                    and w
+                    and all(isinstance(k, str) and type(a) is int and a > 0 for k, a in w.items())
+                    and "ante" in w
+                ):
                     wagers = {}
                     break
                 wagers[s] = dict(w)
@@ -242,10 +288,14 @@ class SimShoe:
         rnd = self._open
         if rnd is None or self._plan:
             return self.ep.error(ctr, "not_dealt", "no round waits for decisions")
-        if not isinstance(body, dict) or set(body) != set(rnd["wagers"]) or not all(
-                type(v) is int and v >= 0 for v in body.values()):
-            return self.ep.error(ctr, "malformed", "a raise (0 folds) for each seat of round %d"
-                                 % rnd["n"])
+        if (
+            not isinstance(body, dict)
+            or set(body) != set(rnd["wagers"])
+            or not all(type(v) is int and v >= 0 for v in body.values())
+        ):
+            return self.ep.error(
+                ctr, "malformed", "a raise (0 folds) for each seat of round %d" % rnd["n"]
+            )
         try:
             evs = self._settle(rnd, dict(body))
         except engine.EngineError as e:
@@ -258,7 +308,7 @@ class SimShoe:
     def next_event(self):
         if not self._plan:
             if self.driven:
-                return None         # the table system opens the next round
+                return None  # the table system opens the next round
             self._plan = self._round()
         return self._plan.pop(0)
 
@@ -304,6 +354,7 @@ class FloorDriver:
         now = time.monotonic()
         due = [(now + self.rng.random() * period, i) for i in range(len(self.shoes))]
         import heapq
+
         heapq.heapify(due)
         while not self._stop.is_set():
             t, i = due[0]

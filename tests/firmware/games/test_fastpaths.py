@@ -1,6 +1,7 @@
 """The engine's fast paths give what the general code gives (issue 10's chip speed work), and
 evaluate_round settles as rules.md says, checked against a brute force written here (issue 22: not
 against the engine's own settle(validate()))."""
+
 import copy
 
 import pytest
@@ -9,11 +10,14 @@ from shoe.games import engine
 from tests.firmware.games.test_invalid import GOOD
 
 
-@pytest.mark.parametrize("hand,words", [
-    # twice in the hand, and a card the dealer holds before it: "twice" is reported
-    (["As", "Ah", "Qs", "Js", "As"], ["seat 1 cards", "As twice"]),
-    (["As", "Ks", "Qs", "Js", "Ks"], ["seat 1 cards", "Ks twice"]),
-])
+@pytest.mark.parametrize(
+    "hand,words",
+    [
+        # twice in the hand, and a card the dealer holds before it: "twice" is reported
+        (["As", "Ah", "Qs", "Js", "As"], ["seat 1 cards", "As twice"]),
+        (["As", "Ks", "Qs", "Js", "Ks"], ["seat 1 cards", "Ks twice"]),
+    ],
+)
 def test_a_card_twice_in_a_hand_is_reported_before_one_held_elsewhere(hand, words):
     obj = copy.deepcopy(GOOD)
     obj["seats"]["1"]["cards"] = hand
@@ -35,6 +39,7 @@ def test_the_dealer_twice_is_reported_as_twice():
 # --- evaluate_round against a brute-force settlement written here from rules.md 1.6 and 2.2
 # (hands by the naive oracle, tests/oracle/naive.py, and by counting suits; pay tables read as
 # data), not against the engine's own settle() ------------------------------------------------
+
 
 def _rank(c):
     return c >> 2
@@ -70,12 +75,27 @@ def _poker5(hand):
         return "four_of_a_kind"
     if counts[:2] == [3, 2]:
         return "full_house"
-    return ("flush" if flush else "straight" if straight else
-            "three_of_a_kind" if counts[0] == 3 else None)
+    return (
+        "flush"
+        if flush
+        else "straight"
+        if straight
+        else "three_of_a_kind"
+        if counts[0] == 3
+        else None
+    )
 
 
-_ALL_SIX = ("six_card_royal_flush", "royal_flush", "straight_flush", "four_of_a_kind",
-            "full_house", "flush", "straight", "three_of_a_kind")
+_ALL_SIX = (
+    "six_card_royal_flush",
+    "royal_flush",
+    "straight_flush",
+    "four_of_a_kind",
+    "full_house",
+    "flush",
+    "straight",
+    "three_of_a_kind",
+)
 
 
 def _all_six(six):
@@ -90,13 +110,21 @@ def _all_six(six):
 def _fcf_expected(rnd, table):
     from tests.oracle import naive
 
-    names = ("high_card", "pair", "two_pair", "straight", "flush", "three_of_a_kind",
-             "straight_flush", "four_of_a_kind")   # rules.md 1.2, low to high
+    names = (
+        "high_card",
+        "pair",
+        "two_pair",
+        "straight",
+        "flush",
+        "three_of_a_kind",
+        "straight_flush",
+        "four_of_a_kind",
+    )  # rules.md 1.2, low to high
     rules = rnd["rules"]
     sec = table.sections
     dealer = _ids(rnd["dealer"])
     d = naive.value(dealer)
-    opens = d >> 26 >= 1 or max(_rank(c) for c in dealer) >= 11   # pair+, or K or A high
+    opens = d >> 26 >= 1 or max(_rank(c) for c in dealer) >= 11  # pair+, or K or A high
     out = {"dealer": (names[d >> 26], opens), "seats": {}}
     for k, seat in rnd["seats"].items():
         ids = _ids(seat["cards"])
@@ -107,7 +135,7 @@ def _fcf_expected(rnd, table):
         even = tie and rules["ties"] == "push"
         w = seat["wagers"]
         res = {}
-        if seat["raise"] == 0:   # fold: Ante and Odds lost, the optional wagers stay
+        if seat["raise"] == 0:  # fold: Ante and Odds lost, the optional wagers stay
             res["ante"] = res["odds"] = -1
             res["raise"] = 0
         else:
@@ -116,15 +144,18 @@ def _fcf_expected(rnd, table):
                 res["raise"] = 1
             else:
                 res["raise"] = 0 if even else 1 if win else -1
-            if p >> 26 >= 3:    # straight or better
+            if p >> 26 >= 3:  # straight or better
                 res["odds"] = _x(sec["odds.win" if p >= d else "odds.bad_beat"][cat])
             else:
                 res["odds"] = 0 if p >= d else -1
         if w.get("prime"):
             red = sum(1 for c in ids if c & 3 in (1, 2))
             one = max(red, 5 - red)
-            res["prime"] = (_x(sec["prime"]["five_one_colour" if one == 5 else "four_one_colour"])
-                            if one >= 4 else -1)
+            res["prime"] = (
+                _x(sec["prime"]["five_one_colour" if one == 5 else "four_one_colour"])
+                if one >= 4
+                else -1
+            )
         if w.get("four_card_bonus"):
             royal = any({(r << 2) | s for r in (9, 10, 11, 12)} <= set(ids) for s in range(4))
             fc = "royal_flush" if royal else cat
@@ -201,8 +232,11 @@ def test_evaluate_round_settles_as_the_rules_say():
     seen = set()
     for i in range(600):
         fcf = i % 2 == 0
-        rnd = (fcf_round(rng, rng.randint(1, 6), "fcf-public-1") if fcf
-               else hcf_round(rng, rng.randint(1, 6), "hcf-public-1"))
+        rnd = (
+            fcf_round(rng, rng.randint(1, 6), "fcf-public-1")
+            if fcf
+            else hcf_round(rng, rng.randint(1, 6), "hcf-public-1")
+        )
         for seat in rnd["seats"].values():
             seat["wagers"].pop("progressive", None)
         got = engine.evaluate_round(copy.deepcopy(rnd))
@@ -211,8 +245,9 @@ def test_evaluate_round_settles_as_the_rules_say():
         if fcf:
             assert (got["dealer"]["category"], got["dealer"]["opens"]) == want["dealer"], rnd
         else:
-            assert (got["dealer"]["flush"]["length"], got["dealer"]["qualifies"]) == \
-                want["dealer"], rnd
+            assert (got["dealer"]["flush"]["length"], got["dealer"]["qualifies"]) == want[
+                "dealer"
+            ], rnd
         for k, (cat, res, pay, net) in want["seats"].items():
             seat = got["seats"][k]
             assert (seat["category"] if fcf else seat["flush"]["length"]) == cat, (rnd, k)
@@ -221,8 +256,11 @@ def test_evaluate_round_settles_as_the_rules_say():
             assert seat["net"] == net and not seat["capped"], (rnd, k)
             seen.update((x, r > 0) for x, r in res.items())
     # every wager both won and lost somewhere (the brute force was exercised)
-    assert {(x, b) for x in ("ante", "odds", "raise", "prime", "four_card_bonus", "all_six",
-                             "flush_bonus") for b in (True, False)} <= seen, seen
+    assert {
+        (x, b)
+        for x in ("ante", "odds", "raise", "prime", "four_card_bonus", "all_six", "flush_bonus")
+        for b in (True, False)
+    } <= seen, seen
 
 
 @pytest.mark.parametrize("ante,raise_amount", [(5, 5.0), (1, True), (5, "5")])
@@ -235,7 +273,7 @@ def test_a_raise_equal_to_the_ante_but_not_an_integer_is_refused(ante, raise_amo
     assert e.value.reason == "invalid_raise"
 
 
-@pytest.mark.parametrize("amount", [5.0, True, "5", -5, 10 ** 10, None])
+@pytest.mark.parametrize("amount", [5.0, True, "5", -5, 10**10, None])
 def test_the_inline_wager_check_refuses_what_check_wagers_refuses(amount):
     obj = copy.deepcopy(GOOD)
     obj["seats"]["1"]["wagers"]["prime"] = amount
@@ -265,7 +303,7 @@ def test_best_names_equal_best_cards_in_any_card_order():
 # --- the one-pass validate, the best cards of grouped hands, the All-Six card given apart, the
 # net of a seat with every wager: each compared with the general code it replaces ----------------
 
-_JUNK = [None, True, 0, -1, 5.5, "x", "As", "Zz", [], ["As"], {}, {"a": 1}, 10 ** 10, 7]
+_JUNK = [None, True, 0, -1, 5.5, "x", "As", "Zz", [], ["As"], {}, {"a": 1}, 10**10, 7]
 
 
 def _mutate(rng, obj, faults):
@@ -292,8 +330,9 @@ def _mutate(rng, obj, faults):
         if what < 0.15 and isinstance(target, dict):
             del target[path[-1]]
         elif what < 0.25 and isinstance(target, dict):
-            target[rng.choice(["bogus", "raise", "wagers", "7", "prime", "all_six"])] = \
-                rng.choice(_JUNK)
+            target[rng.choice(["bogus", "raise", "wagers", "7", "prime", "all_six"])] = rng.choice(
+                _JUNK
+            )
         elif what < 0.45 and isinstance(target, list) and all(isinstance(c, str) for c in target):
             target[path[-1]] = rng.choice(target)  # a card twice, or another hand's card
         else:
@@ -336,8 +375,16 @@ def test_one_pass_validate_equals_the_three_pass_reference():
             want = ("ok", engine.settle(want[1]))
         assert got == want, obj
         seen.add(got[1] if got[0] == "error" else "ok")
-    assert {"ok", "bad_card", "duplicate_card", "bad_wager", "invalid_raise",
-            "ante_odds", "card_count", "bad_round"} <= seen, seen
+    assert {
+        "ok",
+        "bad_card",
+        "duplicate_card",
+        "bad_wager",
+        "invalid_raise",
+        "ante_odds",
+        "card_count",
+        "bad_round",
+    } <= seen, seen
 
 
 def _best_hands():
@@ -405,4 +452,5 @@ def test_seat_net_equals_net_of_its_wagers():
         limit = None if i % 2 else FRACTIONAL_FCF["payout_limit"]
         for seat in engine.evaluate_round(r)["seats"].values():
             assert (seat["net"], seat["capped"], seat["uncapped_net"]) == net_of(
-                seat["wagers"].values(), limit)
+                seat["wagers"].values(), limit
+            )

@@ -11,28 +11,33 @@ the pay table loader (shoe.games.paytable, tested on its own), the message texts
 Hand values come from the naive oracle (tests/oracle/naive.py) for Four Card Frenzy and from a
 suit count written here for High Card Flush.
 """
+
 from shoe.games import messages, paytable
 from shoe.games.engine import EngineError
 from tests.oracle import naive
 
 FCF = "four-card-frenzy"
 HCF = "high-card-flush"
-MAX_AMOUNT = 10 ** 9          # per wager, in the smallest currency unit (the engine's limit)
+MAX_AMOUNT = 10**9  # per wager, in the smallest currency unit (the engine's limit)
 HAND = {FCF: 5, HCF: 7}
 # every wager a seat may place, main ones first (rules.md 1.3, 2.2)
-WAGERS = {FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
-          HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive")}
+WAGERS = {
+    FCF: ("ante", "odds", "prime", "four_card_bonus", "all_six"),
+    HCF: ("ante", "flush_bonus", "straight_flush_bonus", "progressive"),
+}
 MAIN = {FCF: ("ante", "odds"), HCF: ("ante",)}
 # rules.md 1.6 variants: allowed values, the first is the default
-RULES = {FCF: {"ties": ("player", "push"), "raise_when_dealer_not_open": ("compare", "win")},
-         HCF: {}}
+RULES = {
+    FCF: {"ties": ("player", "push"), "raise_when_dealer_not_open": ("compare", "win")},
+    HCF: {},
+}
 ROUND_FIELDS = ("game", "paytable", "rules", "dealer", "all_six_card", "seats", "round", "deck")
 SEAT_FIELDS = ("cards", "wagers", "raise")
 SEATS = ("1", "2", "3", "4", "5", "6")
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 CARD = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
-DEALER, ALL_SIX = 7, 8   # owner tags of the dealer's hand and the All-Six card (seats: 1..6)
+DEALER, ALL_SIX = 7, 8  # owner tags of the dealer's hand and the All-Six card (seats: 1..6)
 
 
 def fail(code, *args):
@@ -131,7 +136,7 @@ def raise_multiples(game, v):
     2.2: a flush of 2-4 cards 1 x, 5 cards 1-2 x, 6-7 cards 1-3 x."""
     if game == FCF:
         category = v >> 26
-        aces = category == 1 and (v >> 13) & 0x1FFF == 1 << 12   # naive's pair: rank bit << 13
+        aces = category == 1 and (v >> 13) & 0x1FFF == 1 << 12  # naive's pair: rank bit << 13
         return (1, 2, 3) if category > 1 or aces else (1,)
     length = v >> 13
     return (1,) if length <= 4 else (1, 2) if length == 5 else (1, 2, 3)
@@ -144,8 +149,13 @@ def raise_ok(game, seat, ids, ante, amount):
     v = hand_value(game, ids)
     allowed = raise_multiples(game, v)
     if amount != 0 and not (amount % ante == 0 and amount // ante in allowed):
-        fail("raise_value", seat, amount, messages.describe(game, ids, v),
-             ", ".join(str(ante * k) for k in allowed))
+        fail(
+            "raise_value",
+            seat,
+            amount,
+            messages.describe(game, ids, v),
+            ", ".join(str(ante * k) for k in allowed),
+        )
     return v
 
 
@@ -175,7 +185,7 @@ def validate(obj):
         fail("no_dealer")
     dealer = hand(obj["dealer"], n, "dealer")
     twice(dealer, obj["dealer"], "dealer")
-    owner = {c: DEALER for c in dealer}   # card -> the hand holding it
+    owner = {c: DEALER for c in dealer}  # card -> the hand holding it
     seats_in = obj.get("seats")
     if not isinstance(seats_in, dict) or not seats_in:
         fail("seats", (seats_in,))
@@ -204,8 +214,16 @@ def validate(obj):
         for name, c in zip(s["cards"], ids):
             if c in owner:
                 o = owner[c]
-                fail("held", k, name, "the dealer" if o == DEALER else
-                     "the all_six_card" if o == ALL_SIX else "seat %d" % o)
+                fail(
+                    "held",
+                    k,
+                    name,
+                    "the dealer"
+                    if o == DEALER
+                    else "the all_six_card"
+                    if o == ALL_SIX
+                    else "seat %d" % o,
+                )
             owner[c] = int(k)
         seats.append((k, ids, s))
     # pass 2: each seat's wagers (rules.md 1.3: optional wagers only if the table offers them;

@@ -28,8 +28,9 @@ class Pair:
         self.roles = {}  # ctr -> the role the shoe end delivered the command with
 
     def new_shoe(self, **opts):
-        return make_endpoint("shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP,
-                             **opts)
+        return make_endpoint(
+            "shoe", KEY, store=self.store, shoe_id="3A7F", supervisor_key=SUP, **opts
+        )
 
     def step(self, dt=10):
         self.now += dt

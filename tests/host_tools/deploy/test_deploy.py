@@ -13,8 +13,8 @@ import pytest
 from host_tools import cli
 from host_tools import deploy as dp
 from host_tools import keys as keyfile
-from host_tools.errors import ShoeError
 from host_tools.deploy import flow  # deploy() looks compile_firmware up there
+from host_tools.errors import ShoeError
 from host_tools.runtime import BOARD, micropython_binary
 from tests.host_tools.deploy.ptyboard import PtyBoard
 

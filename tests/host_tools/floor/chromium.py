@@ -1,8 +1,9 @@
 """A real headless Chromium driven over the DevTools protocol (websockets, no selenium).
 
-    with Chromium(artifacts) as b:          # SkipTest-style: Chromium.find() is None if absent
-        b.goto(url); b.eval("document.title"); b.screenshot("floor.png")
+with Chromium(artifacts) as b:          # SkipTest-style: Chromium.find() is None if absent
+    b.goto(url); b.eval("document.title"); b.screenshot("floor.png")
 """
+
 import base64
 import json
 import os
@@ -12,14 +13,22 @@ import subprocess
 import tempfile
 import time
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-port=0", "--window-size=1400,900"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+    "--window-size=1400,900",
+]
 
 
 def find():
-    for name in (os.environ.get("SHOE_CHROMIUM"), "chromium", "chromium-browser",
-                 "google-chrome"):
+    for name in (os.environ.get("SHOE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
         if name and shutil.which(name):
             return shutil.which(name)
     return None
@@ -37,11 +46,15 @@ class Chromium:
         from urllib.request import urlopen
 
         from websockets.sync.client import connect
+
         self.profile = tempfile.mkdtemp(prefix="shoe-chromium-")
-        self.proc = subprocess.Popen([self.binary, *FLAGS, "--user-data-dir=" + self.profile,
-                                      "about:blank"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120     # a loaded machine starts it slowly
+        self.proc = subprocess.Popen(
+            [self.binary, *FLAGS, "--user-data-dir=" + self.profile, "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120  # a loaded machine starts it slowly
         port = None
         while port is None and time.monotonic() < deadline:
             line = self.proc.stderr.readline()

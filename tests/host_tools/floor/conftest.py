@@ -1,13 +1,13 @@
 """Real engines for the floor tests: the embedded broker (aedes, the default; amqtt where node is
 missing) and one PostgreSQL 16 (pgserver) per session, a fresh database per test."""
+
 import functools
 import itertools
 
 import pytest
 
 from host_tools.floor import pg
-from host_tools.sim.floor import brokers
-from host_tools.sim.floor import embedded_pg
+from host_tools.sim.floor import brokers, embedded_pg
 from tests import support
 
 _n = itertools.count(1)
@@ -53,8 +53,17 @@ def all_stored(floor, conn):
 
 
 def wait_all_stored(floor, conn, timeout=180.0):
-    wait_for(lambda: all_stored(floor, conn), timeout=timeout,
-             what=lambda: "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
-             "collectors %s, gateway published %d" % (
-                 floor.emitted(), floor.stored(conn), [c.counts for c in floor.collectors],
-                 floor.gateway.published))
+    wait_for(
+        lambda: all_stored(floor, conn),
+        timeout=timeout,
+        what=lambda: (
+            "every event stored: sealed %s, in PostgreSQL (rows, distinct, max) %s, "
+            "collectors %s, gateway published %d"
+            % (
+                floor.emitted(),
+                floor.stored(conn),
+                [c.counts for c in floor.collectors],
+                floor.gateway.published,
+            )
+        ),
+    )

@@ -2,6 +2,7 @@
 (unhealthy, `failed` set, `shoectl gateway` exits 1) instead of running on with nothing to
 publish; every error is logged and the recent ones kept for /healthz and /metrics; SQL
 identifiers are quoted, never formatted in."""
+
 import logging
 import sqlite3
 import threading
@@ -24,6 +25,7 @@ from tests.host_tools.floor.conftest import wait_for
 
 class _FillingStore(AuditStore):
     """An audit store whose disk fills up when told (every later write fails, as SQLite's)."""
+
     full = False
 
     def store(self, *a, **k):
@@ -37,8 +39,13 @@ def test_gateway_stops_with_the_reason_when_its_store_fails(tmp_path, broker, ca
     keyring.write(tmp_path / "keys", "T001", keys)
     shoe = SimShoe("T001", keys, seed=1)
     store = _FillingStore(tmp_path / "T001.sqlite")
-    link = ShoeLink("sim://T001", keys["shoe"], audit=store,
-                    open_port=lambda u: shoe.open_port(u, 0.2), read_timeout=0.2)
+    link = ShoeLink(
+        "sim://T001",
+        keys["shoe"],
+        audit=store,
+        open_port=lambda u: shoe.open_port(u, 0.2),
+        read_timeout=0.2,
+    )
     link.start()
     gw = Gateway(broker.url, "gw-fail", cursor_path=tmp_path / "gw.json").start()
     gw.add("T001", link, store)
@@ -55,10 +62,14 @@ def test_gateway_stops_with_the_reason_when_its_store_fails(tmp_path, broker, ca
         ok, details = metrics.gateway_health(gw)
         assert not ok and details["problems"][0] == gw.fatal
         assert details["errors"]["recent"][-1]["where"] == "link"
-        assert "shoe_gateway_link_failed{shoe=\"T001\"} 1" in metrics.render(
-            metrics.gateway_samples(gw))
-        assert [r for r in caplog.records if r.levelno == logging.ERROR and
-                "database or disk is full" in r.getMessage()]
+        assert 'shoe_gateway_link_failed{shoe="T001"} 1' in metrics.render(
+            metrics.gateway_samples(gw)
+        )
+        assert [
+            r
+            for r in caplog.records
+            if r.levelno == logging.ERROR and "database or disk is full" in r.getMessage()
+        ]
     finally:
         gw.stop()
         link.close()
@@ -68,6 +79,7 @@ def test_gateway_stops_with_the_reason_when_its_store_fails(tmp_path, broker, ca
 def test_shoectl_gateway_exits_with_the_reason():
     """Without a broker: the drain sees the link stopped, the wait ends, the reason is raised
     (the CLI prints it and exits 1)."""
+
     class Stopped:
         fatal = "the audit store failed: database or disk is full"
 
@@ -79,7 +91,7 @@ def test_shoectl_gateway_exits_with_the_reason():
     t.start()
     t.join(10)
     assert failed.is_set() and not t.is_alive()
-    wait_for_signal(lambda: None, every=30.0, until=failed)      # returns: failed is set
+    wait_for_signal(lambda: None, every=30.0, until=failed)  # returns: failed is set
     err = gateway_cmd._failed(Stopped.fatal)
     assert isinstance(err, ShoeError) and "disk is full" in str(err)
 
@@ -99,6 +111,7 @@ def test_errors_are_logged_counted_and_kept(caplog):
 
 def test_collector_health_shows_its_recent_errors():
     from host_tools.floor.collector import Collector
+
     c = Collector("mqtt://127.0.0.1:1", "postgresql://x", None, "c-err")
     c.client = types.SimpleNamespace(is_connected=lambda: True)
     c.conn = types.SimpleNamespace(closed=False)
@@ -124,8 +137,9 @@ def test_set_role_quotes_the_name(db_url):
     conn.close()
 
 
-def test_a_failed_commit_is_logged_kept_and_costs_nothing(tmp_path, broker, db_url, caplog,
-                                                         monkeypatch):
+def test_a_failed_commit_is_logged_kept_and_costs_nothing(
+    tmp_path, broker, db_url, caplog, monkeypatch
+):
     """PostgreSQL refuses a batch: the collector says so (log, /healthz, /metrics), goes on,
     and every event is stored once all the same (the batch was not acknowledged)."""
     from host_tools.floor import collector_sql
@@ -142,20 +156,23 @@ def test_a_failed_commit_is_logged_kept_and_costs_nothing(tmp_path, broker, db_u
 
     monkeypatch.setattr(collector_sql, "commit", commit)
     caplog.set_level(logging.WARNING, logger="shoe.floor.collector")
-    with Floor(tmp_path, tables=1, collectors=1, rate=30, broker_url=broker.url, db_url=db_url,
-               view=False) as f:
+    with Floor(
+        tmp_path, tables=1, collectors=1, rate=30, broker_url=broker.url, db_url=db_url, view=False
+    ) as f:
         conn = pg.connect(db_url)
         f.driver.start()
         c = f.collectors[0]
         wait_for(lambda: failed and c.counts["stored"] >= 20, what=lambda: c.counts)
         f.driver.stop()
         wait_all_stored(f, conn)
-        assert conn.execute("SELECT count(*) - count(DISTINCT eseq) FROM events"
-                            ).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) - count(DISTINCT eseq) FROM events").fetchone()[0] == 0
+        )
         assert c.errors.counts == {"commit": 1}
         assert "server closed the connection" in c.errors.recent()[0]["error"]
         assert 'shoe_collector_errors_total{where="commit"} 1' in metrics.render(
-            metrics.collector_samples(c))
+            metrics.collector_samples(c)
+        )
         assert metrics.collector_health(c)[1]["errors"]["total"] == 1
         assert any("commit: OperationalError" in r.getMessage() for r in caplog.records)
         conn.close()
@@ -182,10 +199,26 @@ def test_shoectl_gateway_exits_1_when_its_disk_fills(tmp_path):
     key.chmod(0o600)
     db = tmp_path / "gw.sqlite"
     run = [sys.executable, "-m", "host_tools"]
-    proc = subprocess.Popen(run + ["gateway", "--port", "socket://127.0.0.1:%d" % board.host_port,
-                                   "--demo-keys", "--db", str(db), "--api-socket", "none",
-                                   "--api-tcp", "0", "--api-key", str(key)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        run
+        + [
+            "gateway",
+            "--port",
+            "socket://127.0.0.1:%d" % board.host_port,
+            "--demo-keys",
+            "--db",
+            str(db),
+            "--api-socket",
+            "none",
+            "--api-tcp",
+            "0",
+            "--api-key",
+            str(key),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ses = None
     try:
         line = proc.stdout.readline()
@@ -193,11 +226,22 @@ def test_shoectl_gateway_exits_1_when_its_disk_fills(tmp_path):
         url = line.split(" on ")[1].split()[0] + "?key=%s" % key
         assert "no broker" in proc.stdout.readline()
         size = os.path.getsize(db)
-        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, size))    # the disk is full
-        ses = subprocess.Popen(run + ["session", "--port", url, "--demo-keys", "--reader",
-                                      "socket://127.0.0.1:%d" % board.reader_port, "--script",
-                                      str(script(tmp_path / "rounds.json", 3))],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, size))  # the disk is full
+        ses = subprocess.Popen(
+            run
+            + [
+                "session",
+                "--port",
+                url,
+                "--demo-keys",
+                "--reader",
+                "socket://127.0.0.1:%d" % board.reader_port,
+                "--script",
+                str(script(tmp_path / "rounds.json", 3)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, (out, err)
         assert "shoectl: gateway stopped:" in err and "shoe.floor.gateway ERROR" in err, err

@@ -2,6 +2,7 @@
 verifies, then detaches (and refuses a tampered archive), insert-only on every partition, the
 gateway's store pruned with `verify` still passing, /healthz and /metrics, alerts to a webhook
 (a dead one never blocks a commit), and the gateway clock's skew alerted."""
+
 import json
 import socket
 import threading
@@ -16,23 +17,30 @@ import pytest
 
 from host_tools import hoststate
 from host_tools.errors import ShoeError
-from host_tools.floor import gateway as gateway_mod, metrics, pg, retention
+from host_tools.floor import gateway as gateway_mod
+from host_tools.floor import metrics, pg, retention
 from host_tools.floor.collector import Collector
 from host_tools.floor.errlog import ErrorLog
 from host_tools.floor.forward import Forwarder
-from host_tools.sim.floor.harness import Floor
 from host_tools.floor.prune import Pruner
+from host_tools.sim.floor.harness import Floor
 from host_tools.sim.floor.simshoe import FloorDriver
 from tests.host_tools.floor.conftest import wait_for
 from tests.host_tools.floor.test_hostile import _publish
 
-_INS = ("INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, chain, collector, "
-        "received_at) VALUES (%s, %s, 'phase', '{}', '\\x00', '\\x01', '\\x02', %s, 'ok', 'c', %s)")
+_INS = (
+    "INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, chain, collector, "
+    "received_at) VALUES (%s, %s, 'phase', '{}', '\\x00', '\\x01', '\\x02', %s, 'ok', 'c', %s)"
+)
 
 
 def _where(conn, shoe, eseq):
-    return [r[0] for r in conn.execute("SELECT tableoid::regclass::text FROM events WHERE "
-                                       "shoe=%s AND eseq=%s", (shoe, eseq)).fetchall()]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT tableoid::regclass::text FROM events WHERE shoe=%s AND eseq=%s", (shoe, eseq)
+        ).fetchall()
+    ]
 
 
 def test_partitions_retention_and_insert_only(tmp_path, db_url):
@@ -48,9 +56,13 @@ def test_partitions_retention_and_insert_only(tmp_path, db_url):
     for i in range(5):
         assert "events_p" + (now + timedelta(days=i)).strftime("%Y%m%d") in names
     assert ("events_p" + (now + timedelta(days=4)).strftime("%Y%m%d"),) in ahead
-    owners = set(r[0] for r in own.execute(
-        "SELECT pg_get_userbyid(c.relowner) FROM pg_inherits i JOIN pg_class c ON "
-        "c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass"))
+    owners = set(
+        r[0]
+        for r in own.execute(
+            "SELECT pg_get_userbyid(c.relowner) FROM pg_inherits i JOIN pg_class c ON "
+            "c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass"
+        )
+    )
     assert "floor_collector" not in owners
     # old days (as a floor that ran a while ago), rows in them by the collector's role
     old = now - timedelta(days=10)
@@ -64,15 +76,24 @@ def test_partitions_retention_and_insert_only(tmp_path, db_url):
     # (shoe, eseq) once across partitions: the same again in another day is skipped
     col.execute(_INS, ("T001", 1, b"again", now))
     col.execute(_INS, ("T001", 100, b"again", old))
-    assert own.execute("SELECT count(*) FROM events WHERE shoe='T001' AND eseq IN (1, 100)"
-                       ).fetchone()[0] == 2
+    assert (
+        own.execute(
+            "SELECT count(*) FROM events WHERE shoe='T001' AND eseq IN (1, 100)"
+        ).fetchone()[0]
+        == 2
+    )
     # insert-only on a partition itself, for the owner too, and through the parent
     part = "events_p" + old.strftime("%Y%m%d")
-    for c, sql in ((own, "UPDATE %s SET kind='x'" % part), (own, "DELETE FROM %s" % part),
-                   (own, "TRUNCATE %s" % part), (col, "UPDATE events SET kind='x'"),
-                   (col, "DELETE FROM events"), (col, "TRUNCATE %s" % part),
-                   (col, "ALTER TABLE events DETACH PARTITION %s" % part),
-                   (col, "DROP TABLE %s" % part)):
+    for c, sql in (
+        (own, "UPDATE %s SET kind='x'" % part),
+        (own, "DELETE FROM %s" % part),
+        (own, "TRUNCATE %s" % part),
+        (col, "UPDATE events SET kind='x'"),
+        (col, "DELETE FROM events"),
+        (col, "TRUNCATE %s" % part),
+        (col, "ALTER TABLE events DETACH PARTITION %s" % part),
+        (col, "DROP TABLE %s" % part),
+    ):
         with pytest.raises(psycopg.Error):
             c.execute(sql)
     # retention: archive the three old days, tamper one archive, and it is not dropped
@@ -87,8 +108,10 @@ def test_partitions_retention_and_insert_only(tmp_path, db_url):
     with pytest.raises(ShoeError, match="did not verify"):
         _cli(argv)
     left = {p.name for p in retention.partitions(own)}
-    assert part in left and not {"events_p" + (old + timedelta(days=d)).strftime("%Y%m%d")
-                                 for d in (1, 2)} & left
+    assert (
+        part in left
+        and not {"events_p" + (old + timedelta(days=d)).strftime("%Y%m%d") for d in (1, 2)} & left
+    )
     assert _where(own, "T001", 1) == [part]
     # the archive put right (written again): verified, detached, dropped, recorded
     victim.unlink()
@@ -104,8 +127,10 @@ def test_partitions_retention_and_insert_only(tmp_path, db_url):
 
 
 def _cli(argv):
-    from host_tools.commands import floor_retention
     import argparse
+
+    from host_tools.commands import floor_retention
+
     p = argparse.ArgumentParser()
     floor_retention.configure(p)
     return floor_retention.run(p.parse_args(argv[1:]))
@@ -114,8 +139,10 @@ def _cli(argv):
 def test_legacy_events_become_the_first_partition(db_url):
     """A floor from before 004: its rows stay where they are, in the first partition."""
     conn = pg.connect(db_url)
-    conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT "
-                 "NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+    conn.execute(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT "
+        "NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
     for v, name, f in pg.migration_files():
         if v < 4:
             conn.execute(f.read_text())
@@ -138,13 +165,15 @@ class _Hook:
 
         class H(BaseHTTPRequestHandler):
             def do_POST(self):
-                got.extend(json.loads(self.rfile.read(int(self.headers["Content-Length"])))[
-                    "alerts"])
+                got.extend(
+                    json.loads(self.rfile.read(int(self.headers["Content-Length"])))["alerts"]
+                )
                 self.send_response(204)
                 self.end_headers()
 
             def log_message(self, *a):
                 pass
+
         self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
         self.url = "http://127.0.0.1:%d/alerts" % self.srv.server_address[1]
@@ -170,34 +199,51 @@ def _metric(text, name, **labels):
     want = name + ("{%s}" % lab if lab else "") + " "
     for line in text.splitlines():
         if line.startswith(want):
-            return float(line[len(want):])
+            return float(line[len(want) :])
     return None
 
 
 def test_metrics_webhook_dead_webhook_and_skew(tmp_path, broker, db_url, monkeypatch):
     hook = _Hook()
-    with Floor(tmp_path, tables=2, collectors=0, rate=20, broker_url=broker.url,
-               db_url=db_url, view=False) as f:
-        c = Collector(f.broker_url, f.db_url, f.ring, "collector-ops",
-                      forward=Forwarder(webhook=hook.url), skew_alert=5.0).start()
+    with Floor(
+        tmp_path, tables=2, collectors=0, rate=20, broker_url=broker.url, db_url=db_url, view=False
+    ) as f:
+        c = Collector(
+            f.broker_url,
+            f.db_url,
+            f.ring,
+            "collector-ops",
+            forward=Forwarder(webhook=hook.url),
+            skew_alert=5.0,
+        ).start()
         f.collectors.append(c)
-        csrv = metrics.serve("127.0.0.1:0", lambda: metrics.collector_samples(c),
-                             lambda: metrics.collector_health(c))
-        gsrv = metrics.serve("127.0.0.1:0", lambda: metrics.gateway_samples(f.gateway),
-                             lambda: metrics.gateway_health(f.gateway))
+        csrv = metrics.serve(
+            "127.0.0.1:0",
+            lambda: metrics.collector_samples(c),
+            lambda: metrics.collector_health(c),
+        )
+        gsrv = metrics.serve(
+            "127.0.0.1:0",
+            lambda: metrics.gateway_samples(f.gateway),
+            lambda: metrics.gateway_health(f.gateway),
+        )
         conn = pg.connect(db_url)
         try:
             f.driver.start()
-            wait_for(lambda: c.counts["stored"] >= 40 and len(c.owned) == 2,
-                     what=lambda: "events stored: %s" % c.counts)
+            wait_for(
+                lambda: c.counts["stored"] >= 40 and len(c.owned) == 2,
+                what=lambda: "events stored: %s" % c.counts,
+            )
             # the partition of today was made (ahead, by the collector) and is used
             today = "events_p" + datetime.now(timezone.utc).strftime("%Y%m%d")
-            assert conn.execute("SELECT DISTINCT tableoid::regclass::text FROM events"
-                                ).fetchall() == [(today,)]
+            assert conn.execute(
+                "SELECT DISTINCT tableoid::regclass::text FROM events"
+            ).fetchall() == [(today,)]
             # every event carries the gateway's receive time, before the collector's commit
             n, timed, before = conn.execute(
                 "SELECT count(*), count(gateway_at), count(*) FILTER (WHERE gateway_at <= "
-                "received_at) FROM events").fetchone()
+                "received_at) FROM events"
+            ).fetchone()
             assert n > 0 and n == timed == before, (n, timed, before)
             code, body = _get(csrv.url + "/healthz")
             assert code == 200 and json.loads(body)["ok"] is True
@@ -217,21 +263,31 @@ def test_metrics_webhook_dead_webhook_and_skew(tmp_path, broker, db_url, monkeyp
             assert json.loads(_get(gsrv.url + "/healthz")[1])["ok"] is True
             # an alert reaches the webhook (a forged event)
             _publish(f.broker_url, [("floor/shoe/T001/events", b"\x85garbage")])
-            wait_for(lambda: hook.kinds() & {"malformed", "bad_mac"},
-                     what=lambda: "the forged event's alert on the webhook: %s" % hook.got)
+            wait_for(
+                lambda: hook.kinds() & {"malformed", "bad_mac"},
+                what=lambda: "the forged event's alert on the webhook: %s" % hook.got,
+            )
             assert not {"clock_skew"} & hook.kinds()
             # a webhook that never answers: alerts queue (bounded), commits go on
             dead = socket.socket()
             dead.bind(("127.0.0.1", 0))
             dead.listen(100)
-            c.forward = Forwarder(webhook="http://127.0.0.1:%d/" % dead.getsockname()[1],
-                                  queue_max=3, retries=1, timeout=60)
+            c.forward = Forwarder(
+                webhook="http://127.0.0.1:%d/" % dead.getsockname()[1],
+                queue_max=3,
+                retries=1,
+                timeout=60,
+            )
             base = c.counts["stored"]
-            _publish(f.broker_url, [("floor/shoe/T002/events", b"\x85bad%d" % i)
-                                    for i in range(20)])
-            wait_for(lambda: c.counts["stored"] >= base + 40 and c.forward.counts["dropped"],
-                     what=lambda: "commits while the webhook hangs: %s %s" % (
-                         c.counts, c.forward.counts))
+            _publish(
+                f.broker_url, [("floor/shoe/T002/events", b"\x85bad%d" % i) for i in range(20)]
+            )
+            wait_for(
+                lambda: c.counts["stored"] >= base + 40 and c.forward.counts["dropped"],
+                what=lambda: (
+                    "commits while the webhook hangs: %s %s" % (c.counts, c.forward.counts)
+                ),
+            )
             assert c.forward.counts["forwarded"] == 0
             _, text = _get(csrv.url + "/metrics")
             assert _metric(text, "shoe_collector_alerts_forwarded_total", result="dropped") > 0
@@ -240,12 +296,19 @@ def test_metrics_webhook_dead_webhook_and_skew(tmp_path, broker, db_url, monkeyp
             dead.close()
             # the gateway's clock a minute ahead: its signed states say so, alerted
             real = time.time
-            monkeypatch.setattr(gateway_mod, "time", types.SimpleNamespace(
-                time=lambda: real() + 60.0, monotonic=time.monotonic))
-            wait_for(lambda: "clock_skew" in hook.kinds(),
-                     what=lambda: "a clock_skew alert: %s" % c.ops.skew)
-            assert conn.execute("SELECT count(*) FROM alerts WHERE kind='clock_skew'"
-                                ).fetchone()[0] >= 1
+            monkeypatch.setattr(
+                gateway_mod,
+                "time",
+                types.SimpleNamespace(time=lambda: real() + 60.0, monotonic=time.monotonic),
+            )
+            wait_for(
+                lambda: "clock_skew" in hook.kinds(),
+                what=lambda: "a clock_skew alert: %s" % c.ops.skew,
+            )
+            assert (
+                conn.execute("SELECT count(*) FROM alerts WHERE kind='clock_skew'").fetchone()[0]
+                >= 1
+            )
             assert min(c.ops.skew.values()) < -55
         finally:
             csrv.stop()
@@ -255,8 +318,7 @@ def test_metrics_webhook_dead_webhook_and_skew(tmp_path, broker, db_url, monkeyp
 
 
 def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
-    with Floor(tmp_path, tables=1, rate=60, broker_url=broker.url, db_url=db_url,
-               view=False) as f:
+    with Floor(tmp_path, tables=1, rate=60, broker_url=broker.url, db_url=db_url, view=False) as f:
         f.driver.start()
         t = f.gateway.tables["T001"]
         store, key = f.stores[0], f.keys["T001"]["shoe"]
@@ -264,12 +326,16 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
         # never beyond the cursor it is given (what the broker acknowledged and was saved)
         assert Pruner(keep_s=0, keep=50).prune_table(t, 60) > 0
         assert 0 < store.pruned("T001", key)["upto"] <= 60
-        f.gateway.pruner = Pruner(keep_s=0, keep=50, every=0)   # pruned as the cursor moves
-        wait_for(lambda: f.gateway.pruner.pruned > 0 or f.gateway.pruner.last_error,
-                 what=lambda: "pruned: cursor %d" % t.cursor)
+        f.gateway.pruner = Pruner(keep_s=0, keep=50, every=0)  # pruned as the cursor moves
+        wait_for(
+            lambda: f.gateway.pruner.pruned > 0 or f.gateway.pruner.last_error,
+            what=lambda: "pruned: cursor %d" % t.cursor,
+        )
         f.driver.stop()
-        wait_for(lambda: t.cursor == store.last_eseq("T001") and not t.inflight,
-                 what=lambda: "all published: cursor %d" % t.cursor)
+        wait_for(
+            lambda: t.cursor == store.last_eseq("T001") and not t.inflight,
+            what=lambda: "all published: cursor %d" % t.cursor,
+        )
         assert f.gateway.pruner.last_error is None
         rec = store.pruned("T001", key)
         first = store.events("T001")[0]["eseq"]
@@ -277,16 +343,28 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
         # cut at a round's end, and the floor held everything pruned (the broker has it all:
         # the collector stores it in its own time, on a loaded machine after the cursor moved)
         conn = pg.connect(db_url)
-        wait_for(lambda: conn.execute("SELECT count(DISTINCT eseq) FROM events WHERE eseq <= %s",
-                                      (rec["upto"],)).fetchone()[0] == rec["upto"],
-                 what="the pruned events in PostgreSQL")
-        assert conn.execute("SELECT kind FROM events WHERE eseq = %s", (rec["upto"],)
-                            ).fetchone()[0] in ("round_result", "round_void")
-        assert conn.execute("SELECT count(DISTINCT eseq) FROM events WHERE eseq <= %s",
-                            (rec["upto"],)).fetchone()[0] == rec["upto"]
+        wait_for(
+            lambda: (
+                conn.execute(
+                    "SELECT count(DISTINCT eseq) FROM events WHERE eseq <= %s", (rec["upto"],)
+                ).fetchone()[0]
+                == rec["upto"]
+            ),
+            what="the pruned events in PostgreSQL",
+        )
+        assert conn.execute("SELECT kind FROM events WHERE eseq = %s", (rec["upto"],)).fetchone()[
+            0
+        ] in ("round_result", "round_void")
+        assert (
+            conn.execute(
+                "SELECT count(DISTINCT eseq) FROM events WHERE eseq <= %s", (rec["upto"],)
+            ).fetchone()[0]
+            == rec["upto"]
+        )
         rep = store.verify("T001", key)
-        assert rep["pruned"] == rec["upto"] and rep["events"] == store.last_eseq("T001") - \
-            rec["upto"]
+        assert (
+            rep["pruned"] == rec["upto"] and rep["events"] == store.last_eseq("T001") - rec["upto"]
+        )
         assert not (rep["gaps"] or rep["broken"] or rep["bad_mac"] or rep["reveal"])
         # a prune record moved by hand does not verify: the removed events show as gaps
         with store._lock:
@@ -302,7 +380,7 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
             more.stop()
         assert f.gateway.pruner.pruned == pruned and store.verify("T001", key)["gaps"]
         # the host state (what the link checks at each open) still holds
-        f.links[0].close()                       # (it holds the store's lock)
+        f.links[0].close()  # (it holds the store's lock)
         hs = hoststate.HostState(store)
         hs.open()
         try:
@@ -333,9 +411,13 @@ def test_healthz_says_what_is_wrong():
     up = types.SimpleNamespace(up=lambda: True)
     down = types.SimpleNamespace(up=lambda: False)
     client = types.SimpleNamespace(is_connected=lambda: True)
-    gw = types.SimpleNamespace(name="gw", client=client, fatal=None, errors=ErrorLog("gw"),
-                               tables={
-        "T001": types.SimpleNamespace(link=up), "T002": types.SimpleNamespace(link=down)})
+    gw = types.SimpleNamespace(
+        name="gw",
+        client=client,
+        fatal=None,
+        errors=ErrorLog("gw"),
+        tables={"T001": types.SimpleNamespace(link=up), "T002": types.SimpleNamespace(link=down)},
+    )
     srv = metrics.serve("127.0.0.1:0", lambda: [], lambda: metrics.gateway_health(gw))
     try:
         code, body = _get(srv.url + "/healthz")

@@ -3,6 +3,7 @@ the shift's win/loss, hands per hour and hold (SQL over `rounds` and the results
 floor_reader), the round view's rule (no card before the round's reveal or end, even from
 firmware that dealt cards in clear; after it, every card in dealing order, each wager, the
 engine's verdict), and the irregularity timeline in time order, acknowledgements included."""
+
 import calendar
 import itertools
 import json
@@ -33,22 +34,28 @@ class _Floor:
 
     def event(self, kind, body, at=None):
         self.eseq += 1
-        self.c.execute("INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, "
-                       "chain, collector, received_at) VALUES (%s, %s, %s, %s, '\\x00', "
-                       "'\\x00', '\\x00', '\\x00', 'ok', 'c1', coalesce(to_timestamp(%s), "
-                       "clock_timestamp()))", (SHOE, self.eseq, kind, json.dumps(body), at))
+        self.c.execute(
+            "INSERT INTO events (shoe, eseq, kind, body, prev, hash, mac, payload, "
+            "chain, collector, received_at) VALUES (%s, %s, %s, %s, '\\x00', "
+            "'\\x00', '\\x00', '\\x00', 'ok', 'c1', coalesce(to_timestamp(%s), "
+            "clock_timestamp()))",
+            (SHOE, self.eseq, kind, json.dumps(body), at),
+        )
         return self.eseq
 
     def round(self, eseq, rnd, outcome, summary, reeval, at=None):
-        self.c.execute("INSERT INTO rounds (shoe, eseq, round, outcome, summary, reeval, "
-                       "settled_at) VALUES (%s, %s, %s, %s, %s, %s, coalesce(to_timestamp(%s), "
-                       "clock_timestamp()))", (SHOE, eseq, rnd, outcome, json.dumps(summary),
-                                               reeval, at))
+        self.c.execute(
+            "INSERT INTO rounds (shoe, eseq, round, outcome, summary, reeval, "
+            "settled_at) VALUES (%s, %s, %s, %s, %s, %s, coalesce(to_timestamp(%s), "
+            "clock_timestamp()))",
+            (SHOE, eseq, rnd, outcome, json.dumps(summary), reeval, at),
+        )
 
 
 @pytest.fixture(scope="module")
 def _db(pg_server):
     from argon2 import PasswordHasher
+
     name = "floor_page"
     c = pg.connect(pg_server)
     c.execute("DROP DATABASE IF EXISTS %s" % name)
@@ -57,9 +64,14 @@ def _db(pg_server):
     base, _, query = pg_server.partition("?")
     url = base.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
     pg.migrate(url)
-    light = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)   # as test_login
-    users = Users(None, {"sam": {"role": "surveillance", "hash": light.hash("password-of-sam")},
-                         "pat": {"role": "pit", "hash": light.hash("password-of-pat")}})
+    light = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # as test_login
+    users = Users(
+        None,
+        {
+            "sam": {"role": "surveillance", "hash": light.hash("password-of-sam")},
+            "pat": {"role": "pit", "hash": light.hash("password-of-pat")},
+        },
+    )
     v = FloorView(url, users=users).start()
     c = pg.connect(url)
     yield c, v
@@ -74,14 +86,24 @@ def floor(_db):
 
 def _result(rnd, seats):
     """A decoded round_result body: seats {seat: (net, {wager: amount})}."""
-    return {"round": rnd, "game": "four-card-frenzy", "dealer": {"cards": [], "category": "pair"},
-            "seats": {s: {"net": n, "cards": [], "category": "pair",
-                          "wagers": {k: {"amount": a, "result": 0, "payout": 0}
-                                     for k, a in w.items()}} for s, (n, w) in seats.items()}}
+    return {
+        "round": rnd,
+        "game": "four-card-frenzy",
+        "dealer": {"cards": [], "category": "pair"},
+        "seats": {
+            s: {
+                "net": n,
+                "cards": [],
+                "category": "pair",
+                "wagers": {k: {"amount": a, "result": 0, "payout": 0} for k, a in w.items()},
+            }
+            for s, (n, w) in seats.items()
+        },
+    }
 
 
 def test_shift_start_follows_the_shift_boundaries():
-    v = FloorView("postgresql://unused", users=Users())   # 8 h shifts from 06:00 UTC
+    v = FloorView("postgresql://unused", users=Users())  # 8 h shifts from 06:00 UTC
     t = calendar.timegm((2026, 12, 2, 17, 0, 0))
     assert v.shift_start(t) == calendar.timegm((2026, 12, 2, 14, 0, 0))
     t = calendar.timegm((2026, 12, 3, 3, 30, 0))
@@ -94,15 +116,23 @@ def test_shift_win_loss_hands_per_hour_and_hold_from_rounds(floor):
     old = floor.event("round_result", _result(1, {"1": (-1000, {"ante": 1000})}))
     floor.round(old, 1, "result", {"seats": {"1": -1000}}, "agree", at=start - 60)  # last shift
     plays = [  # (seats {seat: (net, wagers)}) ; the house wins minus the nets
-        {"1": (50, {"ante": 25, "odds": 25, "raise": 25}), "2": (-30, {"ante": 10, "odds": 10,
-                                                                       "raise": 10})},
+        {
+            "1": (50, {"ante": 25, "odds": 25, "raise": 25}),
+            "2": (-30, {"ante": 10, "odds": 10, "raise": 10}),
+        },
         {"1": (-75, {"ante": 25, "odds": 25, "raise": 25})},
         {"3": (-20, {"ante": 5, "odds": 5, "raise": 5, "prime": 5})},
     ]
     for i, seats in enumerate(plays):
         e = floor.event("round_result", _result(i + 2, seats))
-        floor.round(e, i + 2, "result", {"seats": {s: n for s, (n, _) in seats.items()}},
-                    "agree", at=start + 60 + 600 * i)
+        floor.round(
+            e,
+            i + 2,
+            "result",
+            {"seats": {s: n for s, (n, _) in seats.items()}},
+            "agree",
+            at=start + 60 + 600 * i,
+        )
     e = floor.event("round_void", {"round": 5, "reason": "misdeal"})
     floor.round(e, 5, "void", {"reason": "misdeal"}, "void", at=start + 60 + 1800)
     # a malformed summary and a result event without wagers count as nothing, not a failure
@@ -114,7 +144,7 @@ def test_shift_win_loss_hands_per_hour_and_hold_from_rounds(floor):
     assert s["win"] == -50 + 30 + 75 + 20 == 75
     assert s["wagered"] == 75 + 30 + 75 + 20 == 200
     assert s["hold"] == pytest.approx(75 / 200)
-    assert s["per_hour"] == pytest.approx(4 * 3600 / 2400)      # 5 rounds in 40 min
+    assert s["per_hour"] == pytest.approx(4 * 3600 / 2400)  # 5 rounds in 40 min
     assert [r["house"] for r in s["series"]] == [-20, 75, 20, 0, 0]
     # as the page gets it: the pit sees its table's figures
     pit = Web(v.url).login("pat", "password-of-pat")
@@ -128,13 +158,19 @@ def test_round_view_shows_no_card_before_the_reveal_then_every_card_in_dealing_o
     dealt = ["Ah", "Kd", "2c", "9s"]
     for i, (card, target) in enumerate(zip(dealt, ("1", "dealer", "1", "dealer"))):
         # as firmware before the secrecy change sent them: the card in clear
-        floor.event("card", {"round": 7, "position": i, "target": target, "card": card,
-                             "commit": "ab" * 16})
+        floor.event(
+            "card",
+            {"round": 7, "position": i, "target": target, "card": card, "commit": "ab" * 16},
+        )
     floor.event("deal_complete", {"round": 7, "cards": 4})
     before = sam.json("api/round/%s/7" % SHOE)
     assert before["revealed"] is False and before["settled"] is None
     assert [(d["position"], d["target"], d["card"]) for d in before["dealt"]] == [
-        (0, "1", None), (1, "dealer", None), (2, "1", None), (3, "dealer", None)]
+        (0, "1", None),
+        (1, "dealer", None),
+        (2, "1", None),
+        (3, "dealer", None),
+    ]
     assert before["wagers"] == {"1": {"ante": 25, "odds": 25}}
     page = sam.get("round/%s/7" % SHOE)[2].decode() + json.dumps(before)
     assert leaks.search(page, dealt) == {} and leaks.search(v.round_view(SHOE, 7), dealt) == {}
@@ -149,8 +185,11 @@ def test_round_view_shows_no_card_before_the_reveal_then_every_card_in_dealing_o
     res["dealer"]["cards"] = ["Kd", "9s"]
     e = floor.event("round_result", res)
     floor.round(e, 7, "result", {"seats": {"1": -75}}, "disagree")
-    floor.c.execute("INSERT INTO alerts (shoe, eseq, kind, detail, collector) VALUES "
-                    "(%s, %s, 'disagreement', 'seat 1: the engine pays -50', 'c1')", (SHOE, e))
+    floor.c.execute(
+        "INSERT INTO alerts (shoe, eseq, kind, detail, collector) VALUES "
+        "(%s, %s, 'disagreement', 'seat 1: the engine pays -50', 'c1')",
+        (SHOE, e),
+    )
     done = sam.json("api/round/%s/7" % SHOE)
     assert done["settled"]["reeval"] == "disagree"
     assert done["seats"]["1"]["wagers"]["raise"]["amount"] == 25
@@ -168,23 +207,37 @@ def test_round_view_shows_no_card_before_the_reveal_then_every_card_in_dealing_o
 def test_timeline_lists_irregularities_and_alerts_in_time_order(floor):
     v = floor.view
     import time
+
     t = time.time() - 600
     # ten minutes ago may be yesterday (UTC): its partition, as a collector running then made it
     floor.c.execute("SELECT floor_event_partitions(to_timestamp(%s), 1)", (t,))
     floor.event("irregularity", {"id": 3, "reason": "card_removed", "detail": "tray"}, at=t)
-    floor.c.execute("INSERT INTO alerts (shoe, eseq, kind, detail, ref, collector, raised_at, "
-                    "closed_at) VALUES (%s, 1, 'irregularity', 'card_removed: tray', '3', 'c1', "
-                    "to_timestamp(%s), to_timestamp(%s))", (SHOE, t + 1, t + 120))
+    floor.c.execute(
+        "INSERT INTO alerts (shoe, eseq, kind, detail, ref, collector, raised_at, "
+        "closed_at) VALUES (%s, 1, 'irregularity', 'card_removed: tray', '3', 'c1', "
+        "to_timestamp(%s), to_timestamp(%s))",
+        (SHOE, t + 1, t + 120),
+    )
     floor.event("irregularity_cleared", {"id": 3}, at=t + 119)
-    floor.c.execute("INSERT INTO alerts (shoe, kind, detail, collector, raised_at) VALUES "
-                    "(%s, 'bad_mac', 'forged', 'c1', to_timestamp(%s))", (SHOE, t + 60))
-    floor.c.execute("INSERT INTO alerts (shoe, kind, detail, collector, raised_at) VALUES "
-                    "('X999', 'bad_mac', 'another table', 'c1', to_timestamp(%s))", (t + 30,))
+    floor.c.execute(
+        "INSERT INTO alerts (shoe, kind, detail, collector, raised_at) VALUES "
+        "(%s, 'bad_mac', 'forged', 'c1', to_timestamp(%s))",
+        (SHOE, t + 60),
+    )
+    floor.c.execute(
+        "INSERT INTO alerts (shoe, kind, detail, collector, raised_at) VALUES "
+        "('X999', 'bad_mac', 'another table', 'c1', to_timestamp(%s))",
+        (t + 30,),
+    )
     sam = Web(v.url).login("sam", "password-of-sam")
     items = sam.json("api/timeline/" + SHOE)["items"]
     assert [(i["what"], i.get("kind")) for i in items] == [
-        ("irregularity", None), ("alert", "irregularity"), ("alert", "bad_mac"),
-        ("irregularity_cleared", None), ("alert_closed", "irregularity")]
+        ("irregularity", None),
+        ("alert", "irregularity"),
+        ("alert", "bad_mac"),
+        ("irregularity_cleared", None),
+        ("alert_closed", "irregularity"),
+    ]
     assert items[0]["detail"] == "card_removed: tray"
     assert [i["at"] for i in items] == sorted(i["at"] for i in items)
     # an acknowledgement (surveillance may) joins the timeline after the alert it answers
@@ -192,6 +245,8 @@ def test_timeline_lists_irregularities_and_alerts_in_time_order(floor):
     assert sam.post("api/alerts/%d/ack" % bad_mac, csrf=sam.me()["csrf"])[0] == 200
     items = sam.json("api/timeline/" + SHOE)["items"]
     assert [(i["what"], i.get("detail")) for i in items][-1] == (
-        "alert_acknowledged", "by sam (surveillance)")
+        "alert_acknowledged",
+        "by sam (surveillance)",
+    )
     pit = Web(v.url).login("pat", "password-of-pat")
     assert pit.get("api/timeline/" + SHOE)[0] == 403

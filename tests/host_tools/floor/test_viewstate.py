@@ -2,6 +2,7 @@
 a login survives a restart of the view and works on a second view process until it expires, an
 acknowledgement survives too, a forged or altered token is refused, only the token's SHA-256 is
 stored, and acknowledgements are insert-only."""
+
 import hashlib
 import time
 
@@ -18,8 +19,10 @@ from tests.host_tools.floor.web import Web
 def floor(tmp_path, db_url):
     pg.migrate(db_url)
     c = pg.connect(db_url)
-    c.execute("INSERT INTO alerts (shoe, kind, detail, collector) "
-              "VALUES ('T001', 'bad_mac', 'test', 'c1')")
+    c.execute(
+        "INSERT INTO alerts (shoe, kind, detail, collector) "
+        "VALUES ('T001', 'bad_mac', 'test', 'c1')"
+    )
     c.execute("INSERT INTO shoes (shoe, phase) VALUES ('T001', 'idle')")
     users = _users(tmp_path)
     clock = Clock()
@@ -30,6 +33,7 @@ def floor(tmp_path, db_url):
         v.sessions.clock = v.throttle.clock = clock
         views.append(v.start())
         return v
+
     yield start, clock, c
     for v in views:
         v.stop()
@@ -38,7 +42,7 @@ def floor(tmp_path, db_url):
 
 def test_a_session_and_an_ack_survive_a_restart_and_are_shared(floor):
     start, clock, c = floor
-    a, b = start(), start()                      # two view processes on one database
+    a, b = start(), start()  # two view processes on one database
     w = Web(a.url).login("u-surveillance", PW["surveillance"])
     csrf = w.me()["csrf"]
     token = w.cookie
@@ -65,10 +69,15 @@ def test_a_session_and_an_ack_survive_a_restart_and_are_shared(floor):
     assert admin.post("api/alerts/1/ack", csrf=admin.me()["csrf"])[0] == 200
     assert admin.json("api/alerts")["alerts"][0]["ack_by"] == "u-surveillance"
     assert c.execute("SELECT user_name FROM alert_acks ORDER BY id").fetchall() == [
-        ("u-surveillance",), ("u-admin",)]
+        ("u-surveillance",),
+        ("u-admin",),
+    ]
     # a forged token, an altered one, and the stored hash used as a token: refused
-    for forged in ("x" * 43, token[:-1] + ("A" if token[-1] != "A" else "B"),
-                   hashlib.sha256(token.encode()).hexdigest()):
+    for forged in (
+        "x" * 43,
+        token[:-1] + ("A" if token[-1] != "A" else "B"),
+        hashlib.sha256(token.encode()).hexdigest(),
+    ):
         f = Web(a2.url)
         f.cookie = forged
         assert f.get("api/floor")[0] == 401, forged
@@ -77,8 +86,10 @@ def test_a_session_and_an_ack_survive_a_restart_and_are_shared(floor):
     clock.t += 61
     assert w2.get("api/floor")[0] == 401
     assert other.get("api/floor")[0] == 401
-    assert c.execute("SELECT count(*) FROM view_sessions WHERE role = 'surveillance'"
-                     ).fetchone()[0] == 0
+    assert (
+        c.execute("SELECT count(*) FROM view_sessions WHERE role = 'surveillance'").fetchone()[0]
+        == 0
+    )
     # logout in one process ends the session in the other
     admin = Web(a2.url).login("u-admin", PW["admin"])
     admin2 = Web(b.url)
@@ -92,10 +103,15 @@ def test_acknowledgements_are_insert_only_and_floor_view_writes_nothing_else(flo
     start, clock, c = floor
     c.execute("SET ROLE floor_view")
     c.execute("INSERT INTO alert_acks (alert, user_name, role) VALUES (1, 'x', 'admin')")
-    for sql in ("UPDATE alert_acks SET user_name = 'y'", "DELETE FROM alert_acks",
-                "TRUNCATE alert_acks", "INSERT INTO alerts (shoe, kind, detail, collector) "
-                "VALUES ('T1', 'k', 'd', 'c')", "UPDATE shoes SET phase = 'x'",
-                "UPDATE view_sessions SET role = 'admin'", "SELECT * FROM events"):
+    for sql in (
+        "UPDATE alert_acks SET user_name = 'y'",
+        "DELETE FROM alert_acks",
+        "TRUNCATE alert_acks",
+        "INSERT INTO alerts (shoe, kind, detail, collector) VALUES ('T1', 'k', 'd', 'c')",
+        "UPDATE shoes SET phase = 'x'",
+        "UPDATE view_sessions SET role = 'admin'",
+        "SELECT * FROM events",
+    ):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.execute(sql)
     c.execute("RESET ROLE")
@@ -112,10 +128,12 @@ def test_the_views_metrics_and_health(floor):
 
     from host_tools.floor import metrics
     from tests.host_tools.floor.conftest import wait_for
+
     start, clock, c = floor
     v = start()
-    srv = metrics.serve(("127.0.0.1", 0), lambda: metrics.view_samples(v),
-                        lambda: metrics.view_health(v))
+    srv = metrics.serve(
+        ("127.0.0.1", 0), lambda: metrics.view_samples(v), lambda: metrics.view_health(v)
+    )
     try:
         w = Web(v.url)
         assert w.post("login", {"username": "u-pit", "password": "wrong"})[0] == 401
@@ -123,8 +141,10 @@ def test_the_views_metrics_and_health(floor):
         assert w.get("")[0] == 200 and w.get("api/floor")[0] == 200
         assert Web(v.url).get("api/floor")[0] == 401
         w.post("api/alerts/1/ack", csrf=w.me()["csrf"])
-        c.execute("INSERT INTO alerts (shoe, kind, detail, collector) "
-                  "VALUES ('T001', 'replay', 'test', 'c1')")
+        c.execute(
+            "INSERT INTO alerts (shoe, kind, detail, collector) "
+            "VALUES ('T001', 'replay', 'test', 'c1')"
+        )
         text = urllib.request.urlopen(srv.url + "/metrics", timeout=10).read().decode()
         lines = dict(ln.rsplit(" ", 1) for ln in text.splitlines() if not ln.startswith("#"))
         assert lines["shoe_view_logins_failed_total"] == "1"
@@ -140,22 +160,26 @@ def test_the_views_metrics_and_health(floor):
         n = int(lines['shoe_view_request_seconds_count{kind="api"}'])
         assert n >= 3 and lines['shoe_view_request_seconds_bucket{kind="api",le="+Inf"}'] == str(n)
         assert 0 < float(lines['shoe_view_request_seconds_sum{kind="api"}']) < n * 5.0
-        buckets = [int(lines['shoe_view_request_seconds_bucket{kind="api",le="%r"}' % le])
-                   for le in (0.005, 0.1, 5.0)]
+        buckets = [
+            int(lines['shoe_view_request_seconds_bucket{kind="api",le="%r"}' % le])
+            for le in (0.005, 0.1, 5.0)
+        ]
         assert buckets == sorted(buckets) and buckets[-1] <= n
         # healthy while the listener runs and PostgreSQL answers; not once the view stops
 
         def healthy():
             try:
-                return json.loads(urllib.request.urlopen(srv.url + "/healthz", timeout=60)
-                                  .read())["ok"]
-            except urllib.error.HTTPError as e:   # 503: a loaded machine's listener late, so far
+                return json.loads(urllib.request.urlopen(srv.url + "/healthz", timeout=60).read())[
+                    "ok"
+                ]
+            except urllib.error.HTTPError as e:  # 503: a loaded machine's listener late, so far
                 assert e.code == 503, e
                 return False
+
         wait_for(healthy, what="a healthy view")
         v.stop()
         wait_for(lambda: time.time() - v.ops.listen_at > 0.5, what="the listener stopped")
-        v.ops.listen_at -= 10          # its last turn 10 s ago (rather than wait 5 s here)
+        v.ops.listen_at -= 10  # its last turn 10 s ago (rather than wait 5 s here)
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(srv.url + "/healthz", timeout=10)
         assert e.value.code == 503 and b"change listener" in e.value.read()
