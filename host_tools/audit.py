@@ -129,7 +129,7 @@ class AuditStore:
                 "is not a readable SQLite database (%s): restore it "
                 "from a backup, or give another --db" % e,
                 "store_damaged",
-            )
+            ) from e
 
     def close(self):
         self._db.close()

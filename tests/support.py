@@ -1,9 +1,10 @@
 """What many test files share: waiting on a condition, and a virtual board with a host link.
 
-    wait_for(cond, timeout, what)          poll until cond() is true; its value, or AssertionError
-    with virtual_board(state) as board:    demo keys in `state`, the real firmware booted (SimBoard)
-    with host_link(url, audit=...) as l:   a ShoeLink with the demo keys, closed afterwards
-    built_once(tmp_path_factory, name, build)  a directory made once for the whole run (all workers)
+    wait_for(cond, timeout, what)        poll until cond() is true; its value, or AssertionError
+    with virtual_board(state) as board:  demo keys in `state`, the real firmware booted (SimBoard)
+    with host_link(url, audit=...) as l: a ShoeLink with the demo keys, closed afterwards
+    built_once(tmp_path_factory, name, build)
+                                         a directory made once for the whole run (all workers)
 
 The fixtures built on them (`sim_board`, `board_link`) are in tests/conftest.py.
 """

@@ -10,11 +10,11 @@ running shoe answers with (docs/protocol.md "Attestation"); the frozen Pico imag
     clean_copy(root, dest)               # git clone of HEAD (else a copy of the tracked files)
     pico_image(src_root)                 # `make pico-firmware` there: SHA-256 of the UF2
 
-A deployed shoe's attestation root is its version directory `shoe_fw/v-<hash>/`: the .mpy files,
-wiring.mpy and the DEPLOYED marker (host_tools/deploy/flow.py writes it), named with the directory's
-name in front. main.py (board/main.py, the boot selector) lies outside it: deploy verifies its
-SHA-256 when it writes it, attestation does not cover it. A shoe running the frozen image
-attests no files (no firmware root): its identity is the UF2's SHA-256 at flashing time.
+A deployed shoe's attestation root is its version directory `shoe_fw/v-<hash>/`: the .mpy
+files, wiring.mpy and the DEPLOYED marker (host_tools/deploy/flow.py writes it), named with the
+directory's name in front. main.py (board/main.py, the boot selector) lies outside it: deploy
+verifies its SHA-256 when it writes it, attestation does not cover it. A shoe running the frozen
+image attests no files (no firmware root): its identity is the UF2's SHA-256 at flashing time.
 """
 
 import base64

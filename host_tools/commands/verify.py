@@ -203,8 +203,8 @@ def _live(args, k, report):
                 ", ".join(roots + ([args.firmware_image] if image else [])),
                 ""
                 if ans.get("files") or image
-                else " (the shoe attests no files: a frozen image or no deployed version; its identity "
-                "is the UF2's SHA-256 at flashing, docs/certification.md)",
+                else " (the shoe attests no files: a frozen image or no deployed version; "
+                "its identity is the UF2's SHA-256 at flashing, docs/certification.md)",
             )
         )
         if roots and not any(os.path.exists(r) for r in roots):

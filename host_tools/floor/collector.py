@@ -333,7 +333,7 @@ class Collector(Leases, Checks):
         times = [b[5] for b in batch if len(b) > 5]
         if times:
             self.ops.lag = time.time() - min(times)
-        for topic, payload, mid, qos, *_ in batch:
+        for _topic, _payload, mid, qos, *_ in batch:
             if qos:
                 self.client.ack(mid, qos)
 

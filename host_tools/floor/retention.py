@@ -145,8 +145,9 @@ def _drop(conn, part, man):
     with conn.transaction():
         conn.execute(
             sql.SQL(
-                "INSERT INTO event_horizon AS h (shoe, eseq) SELECT shoe, max(eseq) FROM {} GROUP BY "
-                "shoe ON CONFLICT (shoe) DO UPDATE SET eseq = GREATEST(h.eseq, EXCLUDED.eseq)"
+                "INSERT INTO event_horizon AS h (shoe, eseq) "
+                "SELECT shoe, max(eseq) FROM {} GROUP BY shoe "
+                "ON CONFLICT (shoe) DO UPDATE SET eseq = GREATEST(h.eseq, EXCLUDED.eseq)"
             ).format(_ident(part.name))
         )
         conn.execute(

@@ -555,7 +555,9 @@ class FloorView:
                 self._send(wfile, "logout", {})
                 return
             with self._cond:
-                self._cond.wait_for(lambda: self.version != seen or self._stop.is_set(), 15)
+                self._cond.wait_for(
+                    lambda seen=seen: self.version != seen or self._stop.is_set(), 15
+                )
                 changed = [] if self.version == seen else getattr(self, "_pending", [])
                 if self.version - seen > 1:  # missed some: send everything
                     changed = list(self.tables.values())
@@ -913,7 +915,7 @@ class FloorView:
                 ctx.load_cert_chain(self.cert, self.key)
             except (OSError, ssl.SSLError) as e:
                 self.server.server_close()
-                raise ShoeError("cannot load the TLS certificate/key: %s" % e)
+                raise ShoeError("cannot load the TLS certificate/key: %s" % e) from e
             # the handshake happens in the request's thread, not in the accepting one
             self.server.socket = ctx.wrap_socket(
                 self.server.socket, server_side=True, do_handshake_on_connect=False

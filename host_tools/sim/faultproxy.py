@@ -11,8 +11,9 @@ Faults, each direction independently, from a seeded random generator:
 A cut closes both sockets and refuses connections until it ends, like an unplugged cable; the
 board's side sees its peer hang up, the host's side sees a dead port and reconnects.
 Counters record what was done, so a test can prove that faults really happened; with
-`ensure=True` each kind asked for happens at least once whatever the draws (one the draws have not
-made yet is forced on a chunk after the first ENSURE_FROM), so a test asserts the outcome, not luck.
+`ensure=True` each kind asked for happens at least once whatever the draws (one the draws have
+not made yet is forced on a chunk after the first ENSURE_FROM), so a test asserts the outcome, not
+luck.
 
 Hostile mode (`hostile=FrameMitm(rule)`): an attacker on the cable who understands frames but
 holds no key. FrameMitm decodes every COBS frame in each direction ("up" = host -> shoe, "down" =

@@ -1,4 +1,5 @@
-"""Play a session script (interfaces.md section 5) against a virtual board, as a table system would.
+"""Play a session script (interfaces.md section 5) against a virtual board, as a table system
+would.
 
     runner = TableRunner(board, link, world, on_event=print)
     runner.play(script)          # every round ends in exactly one round_result or round_void

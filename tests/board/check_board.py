@@ -131,7 +131,7 @@ def check_crash_guard():
 
     sys.modules["shoe.app"] = FakeApp
     shoe.app = FakeApp
-    for i in range(3):
+    for _ in range(3):
         try:
             main.main()
         except ValueError:

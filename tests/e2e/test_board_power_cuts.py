@@ -26,7 +26,9 @@ def test_sigkill_at_random_instants_loses_and_doubles_nothing(tmp_path, sim_boar
                 # now and then a life long enough for the host to catch up and acknowledge (a
                 # shoe that never meets its host fills its outbox: 48 boots without one)
                 before = audit.last_eseq(shoe)
-                assert wait_for(lambda: link.up() and audit.last_eseq(shoe) > before, 30)
+                assert wait_for(
+                    lambda before=before: link.up() and audit.last_eseq(shoe) > before, 30
+                )
                 time.sleep(0.3)
             time.sleep(rng.random() * 0.4)  # anywhere: booting, journalling, sending, idle
             board.power_cut()

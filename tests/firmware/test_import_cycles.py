@@ -1,5 +1,5 @@
-"""No import cycle among the firmware's modules (issue 11): each import, at module level or inside a
-function (a lazy import closes a cycle just as well), is read from the source with ast."""
+"""No import cycle among the firmware's modules (issue 11): each import, at module level or inside
+a function (a lazy import closes a cycle just as well), is read from the source with ast."""
 
 import ast
 from pathlib import Path

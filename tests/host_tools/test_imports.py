@@ -72,7 +72,7 @@ def private_uses(root, modules):
         me = _module_name(root, path)
         mine = _package(me, path)
 
-        def shared(module):  # a private module: its own package's modules may use it
+        def shared(module, mine=mine):  # a private module: its own package's modules may use it
             return module.rpartition(".")[0] == mine
 
         tree = ast.parse(path.read_text(), str(path))

@@ -58,7 +58,7 @@ def flips(raw, bits):
 def _every_change_refused(db, bits):
     raw = floor_of(db).read_bytes()
     seen = set()
-    for i, changed in flips(raw, bits):
+    for _i, changed in flips(raw, bits):
         floor_of(db).write_bytes(changed)
         seen.add(
             refused(

@@ -311,7 +311,7 @@ def _mutate(rng, obj, faults):
     for _ in range(faults):
         paths = []
 
-        def walk(x, p):
+        def walk(x, p, paths=paths):
             if isinstance(x, dict):
                 for k in x:
                     paths.append(p + (k,))

@@ -175,7 +175,7 @@ def validate(obj):
     try:
         table = paytable.load(obj["paytable"], game)
     except paytable.PaytableError as e:
-        raise EngineError(str(e), "paytable")
+        raise EngineError(str(e), "paytable") from e
     for k in ("round", "deck"):
         v = obj.get(k)
         if v is not None and not (is_int(v) and 0 <= v < 1 << 30):
@@ -228,7 +228,7 @@ def validate(obj):
         seats.append((k, ids, s))
     # pass 2: each seat's wagers (rules.md 1.3: optional wagers only if the table offers them;
     # the All-Six Bonus needs the All-Six card)
-    for k, ids, s in seats:
+    for k, _ids, s in seats:
         w = s.get("wagers")
         if w is None:
             fail("no_wagers", k)

@@ -74,7 +74,7 @@ def view(tmp_path, db_url):
 
 def test_every_route_needs_a_session_and_a_role_that_may_use_it(view):
     anon = Web(view.url)
-    for method, pattern, roles, kind in ROUTES:
+    for method, pattern, _roles, kind in ROUTES:
         path = _concrete(pattern)
         status, headers, body = anon.get(path) if method == "GET" else anon.post(path, csrf="x")
         if kind == "page":
@@ -100,7 +100,7 @@ def test_every_route_needs_a_session_and_a_role_that_may_use_it(view):
         assert "Secure" not in w.cookie_attrs  # plain HTTP here (see the TLS test)
         me = w.me()
         assert (me["user"], me["role"]) == ("u-" + role, role)
-        for method, pattern, roles, kind in ROUTES:
+        for method, pattern, roles, _kind in ROUTES:
             if method != "GET" or pattern == "/events":
                 continue
             status = w.get(_concrete(pattern))[0]

@@ -407,7 +407,8 @@ def test_alerts_to_syslog():
 
 
 def test_healthz_says_what_is_wrong():
-    """503 with the reason: a link down or the broker gone (gateway), a stalled loop (collector)."""
+    """503 with the reason: a link down or the broker gone (gateway), a stalled loop
+    (collector)."""
     up = types.SimpleNamespace(up=lambda: True)
     down = types.SimpleNamespace(up=lambda: False)
     client = types.SimpleNamespace(is_connected=lambda: True)
