@@ -31,7 +31,8 @@ shoe checks the supervisor's MAC and counter as on a direct link. No client send
 commands (`_ack`, `hello`). Events never wait for a client: each has a bounded queue, and a
 client that does not keep up is disconnected (it reconnects); a client that dies costs nothing
 (the gateway's store and publishing never depend on one). Bad input closes that client's
-connection with a reason; it never stops the gateway.
+connection with a reason; it never stops the gateway. What ended a client's request or
+connection is logged and kept (`errors`, floor/errlog.py) and said on the operator's lines.
 """
 
 import os
@@ -41,6 +42,7 @@ import stat
 import threading
 
 from host_tools.errors import ShoeError
+from host_tools.floor import errlog
 from host_tools.link import apiwire
 from shoe import roles
 from shoe.link.message import LinkError, unseal
@@ -129,6 +131,7 @@ class _Client:
         except OSError:
             pass
         except Exception as e:  # a message the codec cannot carry: end this client, say why
+            self.api.client_error(self, "send", e)
             self.drop("could not send a message (%s)" % e)
 
 
@@ -173,6 +176,7 @@ class TableAPI:
         self.clients = set()
         self.refused = 0  # logins refused (tests, figures)
         self.note = note or (lambda text: None)  # a line for the operator (refused logins)
+        self.errors = errlog.ErrorLog("tableapi")  # what ended a request or a client, kept
         self._lock = threading.Lock()
         self._socks = []
         self._stop = threading.Event()
@@ -371,6 +375,7 @@ class TableAPI:
         except OSError:
             pass
         except Exception as e:  # bad input never stops the gateway: end this client only
+            self.client_error(c, "request", e)
             c.push({"t": "bye", "message": "bad input: %s" % e})
         finally:
             with self._lock:
@@ -498,8 +503,15 @@ class TableAPI:
             if isinstance(getattr(e, "body", None), dict):
                 rep["body"] = e.body
             c.push(rep)
-        except Exception as e:
+        except Exception as e:  # broad on purpose: one request fails, the client goes on
+            self.client_error(c, t, e)
             c.push(_refusal(rid, "malformed", "the gateway could not do it: %s" % e))
+
+    def client_error(self, c, where, e):
+        """An error that ended one client's request or connection: logged and kept (`errors`),
+        and said on the operator's lines; the gateway goes on."""
+        self.errors.note("api_" + where, "client %s: %s" % (c.name, errlog.text(e)))
+        self.note("API client %s: %s failed (%s)" % (c.name, where, errlog.text(e)))
 
     def _do(self, c, t, msg):
         timeout = msg.get("timeout")
