@@ -139,6 +139,23 @@ class AuditStore:
             r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=?", (shoe,)).fetchone()
         return r[0] or 0
 
+    def stored_of(self, shoe, eseqs):
+        """The set of `eseqs` this store holds for `shoe` (asked 500 at a time)."""
+        want = sorted(int(e) for e in eseqs)
+        have = set()
+        for lo in range(0, len(want), 500):
+            part = want[lo : lo + 500]
+            with self._lock:
+                have.update(
+                    r[0]
+                    for r in self._db.execute(
+                        "SELECT eseq FROM events WHERE shoe=? AND eseq IN (%s)"
+                        % ",".join("?" * len(part)),
+                        [shoe] + part,
+                    )
+                )
+        return have
+
     def _hash_of(self, shoe, eseq):
         if eseq == 0:
             return GENESIS

@@ -116,7 +116,7 @@ class Gateway:
         self.fatal = None  # why a shoe's link stopped for good (its store failed)
         self.failed = threading.Event()  # set with `fatal`: `shoectl gateway` exits on it
         self._saved_at = 0.0
-        self._saved = self._load_cursors()
+        self._saved = self.saved_cursors()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -124,7 +124,8 @@ class Gateway:
         self.client = None
 
     # ---- cursors ----------------------------------------------------------------------------
-    def _load_cursors(self):
+    def saved_cursors(self):
+        """{shoe: eseq} as last saved (what a restart resumes from); {} if none or unreadable."""
         if self.cursor_path and self.cursor_path.exists():
             try:
                 return {k: int(v) for k, v in json.loads(self.cursor_path.read_text()).items()}

@@ -35,7 +35,7 @@ class Pruner:
         if now < self._next:
             return 0
         self._next = now + self.every
-        saved = gw._load_cursors() if gw.cursor_path else {}  # what a restart resumes from
+        saved = gw.saved_cursors() if gw.cursor_path else {}  # what a restart resumes from
         n = 0
         for t in list(gw.tables.values()):
             try:

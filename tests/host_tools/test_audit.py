@@ -111,3 +111,12 @@ def test_events_arriving_after_the_status_are_not_a_problem(filled):
     asked = 0.0  # ... or all after it: the shoe sent them since
     e5 = a._db.execute("SELECT hash FROM events WHERE eseq=5").fetchone()[0]
     assert a.compare_live("A1", 5, e5, 5, before=asked) == []
+
+
+def test_stored_of_names_the_eseqs_held_and_only_those(filled):
+    """What the floor's loss report asks (sim/floor/procfloor.py): which of these eseqs are here;
+    more than one batch of 500, other shoes' and absent ones left out."""
+    a, _ = filled
+    assert a.stored_of("A1", [6, 2, 7, 0, 1200]) == {2, 6}
+    assert a.stored_of("A1", list(range(-600, 600))) == {1, 2, 3, 4, 5, 6}
+    assert a.stored_of("B9", [1, 2]) == set() and a.stored_of("A1", []) == set()

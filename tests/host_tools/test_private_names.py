@@ -10,7 +10,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # What is left, and why: another change owns the file, or the name is the module's own
 LEFT = {
     "host_tools/cli.py:args._run": "its own parser's set_defaults(_run=...)",
-    "host_tools/floor/prune.py:gw._load_cursors": "prune.py: another change reformats it now",
     "host_tools/__init__.py:host_tools._micropython": "the package's own stand-in modules",
     "host_tools/__init__.py:host_tools._cryptolib": "the package's own stand-in modules",
 }

@@ -592,21 +592,8 @@ def _held(shoes, gw, missing):
     for s in shoes:
         want = sorted(int(e) for e in missing.get(s.shoe_id, []))
         t = gw.tables.get(s.shoe_id)
-        have = set()
-        for lo in range(0, len(want), 500):
-            part = want[lo : lo + 500]
-            with t.store._lock:
-                have.update(
-                    r[0]
-                    for r in t.store._db.execute(
-                        "SELECT eseq FROM events WHERE shoe=? AND eseq IN (%s)"
-                        % ",".join("?" * len(part)),
-                        [s.shoe_id] + part,
-                    )
-                )
-        with s._cond:
-            outbox = {e for e, _ in s.store.outbox()}
-            sealed = s.store.eseq
+        have = t.store.stored_of(s.shoe_id, want)
+        outbox, sealed = s.unacknowledged()
         out[s.shoe_id] = {
             "in_store": sorted(have),
             "in_outbox": sorted(e for e in want if e in outbox and e not in have),

@@ -305,6 +305,11 @@ class SimShoe:
         for kind, b in evs:
             self.emit(kind, b)
 
+    def unacknowledged(self):
+        """(the eseqs its outbox still holds, the last eseq it sealed), read together."""
+        with self._cond:
+            return {e for e, _ in self.store.outbox()}, self.store.eseq
+
     def next_event(self):
         if not self._plan:
             if self.driven:
