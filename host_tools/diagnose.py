@@ -181,9 +181,9 @@ def chart(records, path, buckets=24, title="Read quality over time"):
             ax.set_zorder(ax2.get_zorder() + 1)
             ax.patch.set_visible(False)
             for key, colour in (
-                ("misread", "#d62728"),
-                ("double_read", "#ff7f0e"),
-                ("no_read", "#1f77b4"),
+                (E.MISREAD, "#d62728"),
+                (E.DOUBLE_READ, "#ff7f0e"),
+                (E.NO_READ, "#1f77b4"),
             ):
                 ax.plot(
                     mids,

@@ -55,6 +55,7 @@ import time
 
 import serial
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from host_tools.hoststate import HostState, HostStateError, refusal
 from host_tools.link.apiwire import is_gateway_url
@@ -545,7 +546,7 @@ class ShoeLink:
         except Exception as e:  # a bug in the check must not stop the link: say so
             alerts = [
                 (
-                    "reveal_mismatch",
+                    E.REVEAL_MISMATCH,
                     body.get("round") if isinstance(body, dict) else None,
                     "the reveal check failed: %r" % (e,),
                 )

@@ -16,10 +16,11 @@ board's boot count, or, for a board on a port, the link's session count), asks t
 import threading
 import time
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from host_tools.sim.world import WorldError
 
-ROUND_END = ("round_result", "round_void")
+ROUND_END = E.OUTCOMES
 
 
 class Rebooted(Exception):
@@ -168,7 +169,7 @@ class PowerReturns:
             try:
                 if r.get("dealt", 0) <= pos:
                     self._reader(lambda: self.world.pass_card(deck, card, again=True))
-                return self.wait_for(("card",) + ROUND_END, pred=this_card, mark=True)
+                return self.wait_for((E.CARD,) + ROUND_END, pred=this_card, mark=True)
             except Rebooted:
                 continue
 

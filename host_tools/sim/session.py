@@ -28,6 +28,7 @@ import json
 import random
 import time
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from host_tools.events import decode
 from host_tools.sim.power_returns import PowerReturns, Rebooted
@@ -49,7 +50,7 @@ FAULTS = (
     "link-drop",
 )
 DEFAULT_SERIALS = (0x3A7F, 0x51C2)
-ROUND_END = ("round_result", "round_void")
+ROUND_END = E.OUTCOMES
 
 
 def load_script(path_or_obj):
@@ -158,7 +159,7 @@ class TableRunner(PowerReturns):
         self.decks[slot] = deck
         try:
             self._reader(lambda deck=deck: self.world.deck_check(deck))
-            _, ev = self.wait_for(("deck_check",), mark=True)
+            _, ev = self.wait_for((E.DECK_CHECK,), mark=True)
         except Rebooted:
             self.recover()
             return slot  # settle_phase checks the deck again from what the shoe says
@@ -191,7 +192,7 @@ class TableRunner(PowerReturns):
                 deck.pos = 0
                 try:
                     self._reader(lambda deck=deck: self.world.deck_check(deck))
-                    self.wait_for(("deck_check",), mark=True)
+                    self.wait_for((E.DECK_CHECK,), mark=True)
                 except Rebooted:
                     self.recover()
             elif phase == "load_deck":
@@ -275,7 +276,7 @@ class TableRunner(PowerReturns):
                     timeout = self.timeout + float(fault.get("seconds", 1.0) if fault else 0)
                     try:
                         ev = self.wait_for(
-                            ("card", "round_void"), pred=this_card, timeout=timeout, mark=True
+                            (E.CARD, E.ROUND_VOID), pred=this_card, timeout=timeout, mark=True
                         )
                     except Rebooted:
                         ev = self._card_after_boot(rnd, pos, deck, card, this_card)
@@ -286,7 +287,7 @@ class TableRunner(PowerReturns):
             pos += 1
             if pos >= total:
                 break
-        self._wait_through_boots(("deal_complete",), ours)
+        self._wait_through_boots((E.DEAL_COMPLETE,), ours)
         if extra:
             self.world.draw(deck, None, other)
             return self._finish(rnd, self.wait_for(ROUND_END, pred=ours))
@@ -329,7 +330,7 @@ class TableRunner(PowerReturns):
         except ShoeError as e:
             # The shoe refused a decision (its reason is shown); the player is asked again and
             # takes the smallest valid raise (1x the Ante).
-            self.on_event("decision_refused", {"round": rnd, "message": str(e)})
+            self.on_event(E.DECISION_REFUSED, {"round": rnd, "message": str(e)})
             fixed = {k: seats[k].get("wagers", {}).get("ante", 0) for k in decisions}
             decided = self.status().get("round", {}).get("decided", [])
             self.command("decisions", {k: v for k, v in fixed.items() if k not in decided})

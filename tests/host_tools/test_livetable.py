@@ -124,6 +124,7 @@ LITERALS_LEFT = {
     # not events: the tag reader's own kind ("card", firmware/shoe/drivers)
     "host_tools/commands/tags.py": "a reader's kind",
     "host_tools/tagwriter.py": "a reader's kind",
+    "host_tools/sim/world.py": "a session script's fault kind (interfaces.md section 5)",
 }
 
 
@@ -132,7 +133,7 @@ def test_no_event_kind_literal_where_a_kind_is_tested():
     bad = []
     for p in sorted((ROOT / "host_tools").rglob("*.py")):
         rel = str(p.relative_to(ROOT))
-        if "/sim/" in rel or rel == "host_tools/events.py" or rel in LITERALS_LEFT:
+        if rel == "host_tools/events.py" or rel in LITERALS_LEFT:
             continue
         for node in ast.walk(ast.parse(p.read_text(), rel)):
             if not isinstance(node, ast.Compare):

@@ -31,6 +31,7 @@ import threading
 import time
 from pathlib import Path
 
+from host_tools import events as E
 from host_tools.floor import keyring, pg
 from host_tools.sim.floor import embedded_pg, localbroker
 from host_tools.sim.floor.brokers import broker_for
@@ -678,13 +679,13 @@ class TableClient:
             if not isinstance(rep, dict):
                 continue
             rnd = rep.get("round")
-            if not self._until("deal_complete", rnd) or self.stop.wait(self.decide_s):
+            if not self._until(E.DEAL_COMPLETE, rnd) or self.stop.wait(self.decide_s):
                 break
             raises = {
                 s: (w["wagers"]["ante"] if self.rng.random() < 0.7 else 0)
                 for s, w in wagers.items()
             }
-            if self._command("decisions", raises) is None or not self._until("round_result", rnd):
+            if self._command("decisions", raises) is None or not self._until(E.ROUND_RESULT, rnd):
                 continue
             self.rounds += 1
             self.stop.wait(self.gap_s)

@@ -29,6 +29,7 @@ import random
 import threading
 import time
 
+from host_tools import events as E
 from host_tools.sim.memstore import MemoryStore
 from shoe.commitment import commit
 from shoe.games import engine, packing
@@ -181,9 +182,9 @@ class SimShoe:
         serial = "%04X" % self.rng.randrange(1, 0xFFFF)
         seats = sorted(wagers, key=int)
         evs = [
-            ("phase", {"phase": "betting", "round": n}),
+            (E.PHASE, {"phase": "betting", "round": n}),
             (
-                "round_open",
+                E.ROUND_OPEN,
                 {
                     "round": n,
                     "deck": serial,
@@ -202,7 +203,7 @@ class SimShoe:
 
         def card(pos, c, t):
             return (
-                "card",
+                E.CARD,
                 {"round": n, "position": pos, "target": t, "commit": commit(secret, n, pos, t, c)},
             )
 
@@ -214,7 +215,7 @@ class SimShoe:
                 pos += 1
         six = deck[pos]
         evs.append(card(pos, six, "all_six"))
-        evs.append(("deal_complete", {"round": n, "cards": pos + 1}))
+        evs.append((E.DEAL_COMPLETE, {"round": n, "cards": pos + 1}))
         return evs, {
             "n": n,
             "deck": deck[: pos + 1],
@@ -244,10 +245,10 @@ class SimShoe:
         res["deck"] = int(rnd["serial"], 16)
         res["paytable"] = "fcf-public-1"
         return [
-            ("reveal", {"round": n, "secret": rnd["secret"], "cards": rnd["deck"]}),
-            ("phase", {"phase": "settling", "round": n}),
-            ("round_result", {"round": n, "packed": packing.pack(res)}),
-            ("phase", {"phase": "idle", "round": n}),
+            (E.REVEAL, {"round": n, "secret": rnd["secret"], "cards": rnd["deck"]}),
+            (E.PHASE, {"phase": "settling", "round": n}),
+            (E.ROUND_RESULT, {"round": n, "packed": packing.pack(res)}),
+            (E.PHASE, {"phase": "idle", "round": n}),
         ]
 
     # ---- driven by a table system (driven=True): open_round and decisions come as commands ---
