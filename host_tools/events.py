@@ -61,6 +61,11 @@ def decode(kind, body):
     return kind, body
 
 
+def json_default(x):
+    """json.dumps' `default` for what the host prints: bytes as hex, anything else as its str."""
+    return bytes(x).hex() if isinstance(x, (bytes, bytearray)) else str(x)
+
+
 def jsonable(x):
     if isinstance(x, (bytes, bytearray)):
         return bytes(x).hex()

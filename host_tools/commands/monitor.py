@@ -232,7 +232,7 @@ def run(args):
                     json.dumps(
                         {"event": kind, "eseq": ev[2], **body},
                         sort_keys=True,
-                        default=lambda b: b.hex() if isinstance(b, bytes) else str(b),
+                        default=E.json_default,
                     )
                 )
                 sys.stdout.flush()

@@ -2,6 +2,8 @@
 
 import json
 
+from host_tools import events as E
+
 NAME = "rounds"
 HELP = "recall rounds from the shoe: the list, or one round's full record"
 DESCRIPTION = (
@@ -20,13 +22,8 @@ def configure(p):
     p.add_argument("--json", action="store_true", help="JSON output")
 
 
-def _jsonable(x):
-    return x.hex() if isinstance(x, (bytes, bytearray)) else str(x)
-
-
 def run(args):
     from host_tools.commands._linkopts import connect
-    from host_tools.events import decode
 
     link, _, store = connect(args, read_only=True)
     try:
@@ -45,16 +42,16 @@ def run(args):
             print("%d rounds recallable%s" % (len(nos), span))
         return 0
     kind, rec = rep["record"]
-    kind, rec = decode(kind, rec)
+    kind, rec = E.decode(kind, rec)
     if args.json:
         print(
             json.dumps(
                 {"round": args.round, "kind": kind, "record": rec},
                 sort_keys=True,
-                default=_jsonable,
+                default=E.json_default,
             )
         )
     else:
         print("round %s: %s" % (args.round, kind))
-        print(json.dumps(rec, sort_keys=True, indent=2, default=_jsonable))
+        print(json.dumps(rec, sort_keys=True, indent=2, default=E.json_default))
     return 0

@@ -90,11 +90,7 @@ def _human(kind, body, shown):
             body.get("reason"),
             body.get("detail"),
         )
-    return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=_hex))
-
-
-def _hex(x):
-    return bytes(x).hex() if isinstance(x, (bytes, bytearray)) else str(x)
+    return "%s %s" % (kind, json.dumps(body, sort_keys=True, default=E.json_default))
 
 
 def run(args):
@@ -107,7 +103,7 @@ def run(args):
 
     def show(kind, body):
         if args.json:
-            print(json.dumps({"event": kind, **body}, sort_keys=True, default=_hex))
+            print(json.dumps({"event": kind, **body}, sort_keys=True, default=E.json_default))
         else:
             print(_human(kind, body, shown))
         sys.stdout.flush()

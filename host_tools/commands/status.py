@@ -2,6 +2,7 @@
 
 import json
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 
 NAME = "status"
@@ -21,10 +22,6 @@ def configure(p):
     p.add_argument("--json", action="store_true", help="print the status as one JSON object")
 
 
-def _jsonable(x):
-    return x.hex() if isinstance(x, (bytes, bytearray)) else str(x)
-
-
 def run(args):
     from host_tools.commands._linkopts import connect
 
@@ -37,7 +34,7 @@ def run(args):
         if store:
             store.close()
     if args.json:
-        print(json.dumps({"status": st, "link": stats}, sort_keys=True, default=_jsonable))
+        print(json.dumps({"status": st, "link": stats}, sort_keys=True, default=E.json_default))
         return 0
     if not isinstance(st, dict):
         raise ShoeError("status: unexpected reply %r" % (st,))

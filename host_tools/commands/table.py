@@ -23,6 +23,7 @@ here; the gateway seals the others with the table key (docs/floor.md).
 
 import json
 
+from host_tools import events as E
 from host_tools.errors import ShoeError
 from shoe.games.vocab import FCF, HCF
 
@@ -168,10 +169,6 @@ def build(args):
     return "status", {}, None
 
 
-def _jsonable(x):
-    return x.hex() if isinstance(x, (bytes, bytearray)) else str(x)
-
-
 def run(args):
     from host_tools.commands._linkopts import connect
 
@@ -184,7 +181,7 @@ def run(args):
         if store:
             store.close()
     if args.json:
-        print(json.dumps(rep, sort_keys=True, default=_jsonable))
+        print(json.dumps(rep, sort_keys=True, default=E.json_default))
         return 0
     if kind == "status":
         rnd = rep.get("round")

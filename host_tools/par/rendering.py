@@ -9,6 +9,17 @@ FORMATS = ("md", "json", "html")
 GAMES = {"four-card-frenzy": "Four Card Frenzy", "high-card-flush": "High Card Flush"}
 
 
+# the HCF strategy's rows by flush length: (column head, key), in the sheets' order
+_BY_LENGTH = (
+    ("flush length", "flush_length"),
+    ("hands", "hands"),
+    ("fold", "fold"),
+    ("raise 1x", "raise_1x"),
+    ("raise 2x", "raise_2x"),
+    ("raise 3x", "raise_3x"),
+)
+
+
 def render(sheet, fmt, drawn=None):
     """drawn: charts(sheet) already drawn (the submission pack writes them as files too)."""
     if fmt == "json":
@@ -129,21 +140,11 @@ def _md(sheet):
         ]
     else:
         out += [
-            "| flush length | hands | fold | raise 1x | raise 2x | raise 3x |",
-            "|---:|---:|---:|---:|---:|---:|",
+            "| %s |" % " | ".join(head for head, _ in _BY_LENGTH),
+            "|" + "---:|" * len(_BY_LENGTH),
         ]
         for r in st["by_length"]:
-            out.append(
-                "| %d | %d | %d | %d | %d | %d |"
-                % (
-                    r["flush_length"],
-                    r["hands"],
-                    r["fold"],
-                    r["raise_1x"],
-                    r["raise_2x"],
-                    r["raise_3x"],
-                )
-            )
+            out.append("| %s |" % " | ".join("%d" % r[key] for _, key in _BY_LENGTH))
         out += [
             "",
             "Ten-high three-card flushes, hand by hand:",
@@ -332,18 +333,8 @@ def _html(sheet, drawn=None):
     else:
         parts.append(
             _table(
-                ("flush length", "hands", "fold", "raise 1x", "raise 2x", "raise 3x"),
-                [
-                    (
-                        r["flush_length"],
-                        r["hands"],
-                        r["fold"],
-                        r["raise_1x"],
-                        r["raise_2x"],
-                        r["raise_3x"],
-                    )
-                    for r in st["by_length"]
-                ],
+                tuple(head for head, _ in _BY_LENGTH),
+                [tuple(r[key] for _, key in _BY_LENGTH) for r in st["by_length"]],
             )
         )
         parts.append(
