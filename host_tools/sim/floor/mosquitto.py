@@ -63,6 +63,10 @@ class Mosquitto(LocalBroker):
     def stop(self):
         if self.proc:
             self.proc.terminate()
-            self.proc.wait(10)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:  # a loaded machine: it was slow to say goodbye
+                self.proc.kill()
+                self.proc.wait(30)
             self.proc = None
             self.log.close()

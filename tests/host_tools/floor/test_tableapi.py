@@ -43,12 +43,19 @@ def shoectl(*args, timeout=120):
     )
 
 
+def _interruptible():
+    # Ctrl-C as a terminal gives it: a suite started as a background job (`make test &` in a
+    # script) ignores SIGINT, and a child would inherit that and never stop on it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def popen(*args):
     return subprocess.Popen(
         [sys.executable, "-m", "host_tools"] + [str(a) for a in args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
 
 
