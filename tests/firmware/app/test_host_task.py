@@ -139,5 +139,6 @@ def test_a_uart_that_takes_part_of_a_write_gets_the_rest_and_no_frame_is_cut(tmp
     assert out["up"] and out["first"] and out["second"] and out["third"], out
     bad = {k: v for k, v in out["host_errors"].items() if k.startswith("frame_") and v}
     assert not bad, out  # every frame arrived whole
-    assert not out["shoe_errors"].get("retransmit"), out
+    # (retransmissions are not asserted: they follow wall time, and a loaded machine may delay
+    # a reply past the link's timer; a cut frame shows above as a frame_* error on the host)
     assert out["faults"] == 0, out
