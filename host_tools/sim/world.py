@@ -111,6 +111,7 @@ class World:
         self.codes = CardCodes(card_key)
         self.gap_s = gap_s
         self.dealt = []  # cards drawn this round (ids), for the duplicate fault
+        self.in_hand = None  # (card id, its code if the card is not genuine): the last drawn
         self._last_sent = None
         self._last_time = 0.0
         self.min_same_gap_s = 0.3  # a genuine second card with the same code comes this late
@@ -133,19 +134,30 @@ class World:
 
     def pass_card(self, deck, card, again=False):
         """A card read cleanly (no fault). again=True: the same card re-presented after the
-        shoe restarted (its reader forgot the last code, so no same-code delay applies)."""
+        shoe restarted (its reader forgot the last code, so no same-code delay applies); the
+        card drawn last is the physical card in the dealer's hand, so a forged, foreign or
+        other-back card goes through again as it is, never as the genuine card."""
         data = self.code(deck.serial, deck.back, card)
         if again:
+            held, code = self.in_hand or (None, None)
+            if held == card and code is not None:
+                data = code
             self.port.line(data)
             self._last_sent, self._last_time = data, time.monotonic()
             return
         self._send(data)
+
+    def _hold(self, card, data):
+        """The drawn card is not the genuine one: remember its code (pass_card(again=True))."""
+        self.in_hand = (card, data)
+        return data
 
     def draw(self, deck, fault=None, other_deck=None):
         """The dealer draws the next card; returns (card id, what the reader saw)."""
         card = deck.take()
         kind = (fault or {}).get("kind")
         seen = card
+        self.in_hand = (card, None)
         if kind is None:
             self.pass_card(deck, card)
         elif kind == "misread":
@@ -163,22 +175,22 @@ class World:
             self.pass_card(deck, card)
         elif kind == "foreign":
             serial = (deck.serial + 0x1111) & 0xFFFF
-            self._send(self.code(serial, deck.back, card))
+            self._send(self._hold(card, self.code(serial, deck.back, card)))
         elif kind == "forged":
             good = bytearray(self.code(deck.serial, deck.back, card))
             good[-1] = ord("0") if good[-1] != ord("0") else ord("1")
-            self._send(bytes(good))
+            self._send(self._hold(card, bytes(good)))
         elif kind == "other-back":
             if other_deck is not None:
                 serial, back = other_deck.serial, other_deck.back
             else:
                 serial, back = deck.serial, "B" if deck.back == "R" else "R"
-            self._send(self.code(serial, back, card))
+            self._send(self._hold(card, self.code(serial, back, card)))
         elif kind == "duplicate":
             if not self.dealt:
                 raise WorldError("a duplicate needs a card dealt before it (at >= 1)")
             seen = self.dealt[0]  # the earliest card of the round comes out again
-            self._send(self.code(deck.serial, deck.back, seen))
+            self._send(self._hold(card, self.code(deck.serial, deck.back, seen)))
         else:
             raise WorldError("unknown fault kind %r" % kind)
         self.dealt.append(seen)

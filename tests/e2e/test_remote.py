@@ -88,6 +88,38 @@ def test_session_on_a_running_board_with_the_world_on_its_reader(board, tmp_path
     assert events[-1] == {"event": "session_done", "rounds": 3, "results": 2, "voids": 1}
 
 
+def test_a_forged_card_the_power_took_goes_through_again_as_it_is(board):
+    """The power fails while the forged card is at the reader, before the shoe read it: the dealer
+    presents the same physical card again once the shoe is back, and the shoe voids the round for
+    it. (A runner that re-presented the genuine card instead let the round settle: seen under
+    load when the power cut of the test above landed a card late.)"""
+    from host_tools.sim.provision_sim import DEMO_KEYS
+    from host_tools.sim.remote import RemoteTable
+
+    reader = "socket://127.0.0.1:%d" % board.reader_port
+    with RemoteTable(board.host_url, dict(DEMO_KEYS), reader, event_timeout=20.0) as t:
+        world = t.runner.world
+        port = world.port
+        lost = []
+
+        def power_fails(data):  # the card at the reader is lost with the power
+            lost.append(bytes(data))
+            os.kill(board.proc.pid, signal.SIGKILL)
+            del port.line  # the port's own line() again
+
+        def draw(deck, fault=None, other=None, draw=world.draw):
+            if fault and fault["kind"] == "forged" and not lost:
+                port.line = power_fails
+            return draw(deck, fault, other)
+
+        world.draw = draw
+        rounds = [{"seats": SEATS, "faults": [{"kind": "forged", "at": 2}]}]
+        outcomes = t.runner.play({"game": "four-card-frenzy", "seed": 3, "rounds": rounds})
+    assert lost and board.power_returns == 1
+    assert [(o[1], o[2].get("reason")) for o in outcomes] == [("round_void", "card_forged")]
+    assert lost[0] in port.sent  # the same code, through again
+
+
 def test_session_port_refuses_what_it_cannot_do(board, tmp_path):
     script = tmp_path / "s.json"
     script.write_text(
