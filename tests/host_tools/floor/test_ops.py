@@ -343,14 +343,26 @@ def test_gateway_store_pruned_and_still_verifies(tmp_path, broker, db_url):
         # cut at a round's end, and the floor held everything pruned (the broker has it all:
         # the collector stores it in its own time, on a loaded machine after the cursor moved)
         conn = pg.connect(db_url)
+
+        def held():
+            return [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT eseq FROM events WHERE eseq <= %s ORDER BY 1", (rec["upto"],)
+                ).fetchall()
+            ]
+
         wait_for(
-            lambda: (
-                conn.execute(
-                    "SELECT count(DISTINCT eseq) FROM events WHERE eseq <= %s", (rec["upto"],)
-                ).fetchone()[0]
-                == rec["upto"]
+            lambda: len(held()) == rec["upto"],
+            what=lambda: (
+                "the pruned events 1..%d in PostgreSQL: missing %s; collectors %s, errors %s"
+                % (
+                    rec["upto"],
+                    sorted(set(range(1, rec["upto"] + 1)) - set(held()))[:20],
+                    [c.counts for c in f.collectors],
+                    [c.errors.recent(5) for c in f.collectors],
+                )
             ),
-            what="the pruned events in PostgreSQL",
         )
         assert conn.execute("SELECT kind FROM events WHERE eseq = %s", (rec["upto"],)).fetchone()[
             0
