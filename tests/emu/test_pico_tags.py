@@ -15,6 +15,7 @@ over the chip's SPI0 and checked by the firmware as shipped:
 import os
 import random
 import shutil
+import threading
 
 import pytest
 
@@ -24,6 +25,7 @@ from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.ntag424 import copy_spec
 from shoe.cardcode import CardCodes
 from tests.emu.test_rig import repl
+from tests.support import wait_for
 
 KEY = _emu.EMU_KEYS["card"]
 SOAK = os.environ.get("SHOE_SOAK") == "full"
@@ -50,8 +52,20 @@ def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags)
         for tag in (spec, spec, None):
             if tag is None:  # a copy: its UID and the answer of the last read, played back
                 tag = copy_spec(spec, seen[-1])
+            # the read polls first, then the tag comes: an idle chip's clock catches up with the
+            # wall clock at once (rig.js), so a tag put down before the read began could be gone
+            # before it polled, on a loaded machine
+            polled = pico_shoe.control("stats")["spi_transfers"]
+            reading = threading.Thread(target=dev.run, args=("k, raw = asyncio.run(r.read())",))
+            reading.start()
+            wait_for(
+                lambda polled=polled: pico_shoe.control("stats")["spi_transfers"] > polled,
+                timeout=60,
+                what="the read polling the MFRC522",
+            )
             pico_shoe.control("card", reader="rfid", tag=tag, dwell_ms=2000, beam=False)
-            dev.run("k, raw = asyncio.run(r.read())")
+            reading.join(150)
+            assert not reading.is_alive()
             assert dev.value("k") == "tag"
             got = dev.value("sun.check(K, raw)")
             assert got[0] == "card" and got[1] == code.encode(), got
