@@ -59,7 +59,7 @@ class App:
         from shoe.link.endpoint import Endpoint
         from shoe.table import Table
 
-        self.gcpacer = GcPacer()   # every 4 KB while the app builds itself (boot() tunes it)
+        self.gcpacer = GcPacer(getattr(hw, "gc_min", None))   # while the app builds itself
         from shoe.drivers.peripherals import Peripherals
 
         self.hw = hw

@@ -2,7 +2,7 @@
 collection in the pause after a card when enough was allocated, so that the collector seldom
 runs inside a card's path (docs/hardware.md section 8).
 
-    c = GcPacer()          # collect after every 4 KB allocated while the app builds itself
+    c = GcPacer(least)     # collect after every 4 KB (or the board's least) while the app builds
     c.tune()                 # at boot: the threshold for the heap the app runs in
     c.collect_if_due()       # in a pause between cards: True if it collected
 """
@@ -16,11 +16,15 @@ _GC_IDLE_BYTES = const(2048)   # allocated since the last collection: collect in
 
 
 class GcPacer:
-    def __init__(self):
+    def __init__(self, least=None):
+        """While the app builds itself: collect after every 4 KB allocated, or after `least`
+        (the board's own floor, see tune()) where that is more. A Pico running from .mpy
+        files marks its whole loaded bytecode at each collection: at 4 KB its boot spent 15 %
+        of its instructions collecting (bench/bench_pico.py --profile, its next boot)."""
         gc.collect()
-        self.threshold = _GC_MIN
+        self.threshold = max(_GC_MIN, least or 0)
         if hasattr(gc, "threshold"):
-            gc.threshold(_GC_MIN)
+            gc.threshold(self.threshold)
         self.live = gc.mem_alloc()   # heap in use after the last collection we made
         self.idle_collections = 0
 
