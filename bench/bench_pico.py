@@ -37,9 +37,10 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
 
 Beside each: the same figure on the unix port (virtual board, wall clock, this machine) and the
 project's earlier estimate (unix x 160). `--profile` also samples the chip's program counter
-while it is idle after boot and while it plays, and names the hot functions when the ELF of the
-same UF2 is found
-(SHOE_PICO_ELF, or build/pico-firmware/stock.elf from `SHOE_PICO_STOCK=1 make pico-firmware`).
+during its second boot, while it is idle after boot and while it plays, and names the hot
+functions when the ELF of the same UF2 is found (SHOE_PICO_ELF, or build/pico-firmware/stock.elf
+from `SHOE_PICO_STOCK=1 make pico-firmware`; `--uf2 build/pico-firmware/stock.uf2` runs that
+image).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
 
@@ -470,7 +471,16 @@ def run(
             "assembling makes the journal's ring extents)" % ms(boot)
         )
         time.sleep(1)
-        print("    next boot (the ring map checked): %.0f ms" % ms(boot_to_ready(e)))
+        if do_profile:
+            e.control("profile", on=True)
+        s0 = e.control("stats")["instructions"]
+        nxt = boot_to_ready(e)
+        print(
+            "    next boot (the ring map checked): %.0f ms, %.0f M instructions"
+            % (ms(nxt), (e.control("stats")["instructions"] - s0) / 1e6)
+        )
+        if do_profile:
+            report_profile(e, uf2, "that boot (reset -> READY)", nxt / 1e9)
         sys.stdout.flush()
         if do_profile:
             time.sleep(2)
