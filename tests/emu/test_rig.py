@@ -177,3 +177,48 @@ def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_pa
     else:
         assert got < 200 and stats["rx_overrun"][0] == 200 - got, (got, stats["rx_overrun"])
         assert got >= 32 and rsr == 8
+
+
+LINES_IN_CHIP_TIME = """
+import machine, time
+u = machine.UART(1, 9600, tx=machine.Pin(4), rx=machine.Pin(5), rxbuf=256)
+u.read()
+u.write(b"R")                     # ready: the host writes its lines now
+got, buf, t0 = [], b"", time.ticks_ms()
+while len(got) < 3 and time.ticks_diff(time.ticks_ms(), t0) < 30000:
+    n = u.any()                   # busy: the chip never idles, so its clock lags the wall's
+    if n:
+        buf += u.read(n)
+        while b"\\n" in buf:
+            buf = buf[buf.index(b"\\n") + 1:]
+            got.append(time.ticks_ms())
+print(got)
+"""
+
+
+def test_lines_a_host_writes_a_second_apart_reach_the_reader_uart_a_second_apart(emulator):
+    """`shoectl world --pace 1` writes a card line on UART1 every second of wall time. A busy
+    chip's clock runs slower than the wall's, so those lines used to reach it a fraction of a
+    second apart in its own time, back to back at the baud rate: a dealer many times too fast
+    (on a loaded machine the README's by-hand deck check lost lines to the FIFO and stalled).
+    The rig keeps the host's spacing: each line starts no sooner, in the chip's time, than the
+    previous one plus the wall time between them."""
+    import socket
+    import threading
+
+    host, port = emulator.urls["uart1"][len("socket://") :].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
+        s.settimeout(120)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(got=dev.run(LINES_IN_CHIP_TIME)))
+        t.start()
+        assert s.recv(1) == b"R"
+        for i in range(3):
+            if i:
+                time.sleep(1.0)  # the host's pace (the stimulus), not a wait on the chip
+            s.sendall(b"CARD%d\r\n" % i)
+        t.join(300)
+    got = [int(x) for x in out["got"].strip().strip("[]").split(",")]
+    assert len(got) == 3, got
+    gaps = [b - a for a, b in zip(got, got[1:])]
+    assert min(gaps) >= 950, gaps  # ms of the chip's clock between the lines

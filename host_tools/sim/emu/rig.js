@@ -79,6 +79,18 @@ class Rig {
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
+    // A host writing the reader's UART1 (`shoectl world`: a card line every --pace seconds)
+    // paces it in wall time. The chip's clock lags the wall clock while it is busy, so lines
+    // written 250 ms apart could reach it 30 ms apart in its own time on a loaded machine,
+    // back to back at the baud rate: a dealer ten times too fast, whose lines the FIFO lost
+    // during a flash erase. A host burst on UART1 therefore starts no sooner, in emulated
+    // time, than the previous one's start plus the wall time between them (uartMarks: [byte
+    // index, emulated ns] of bursts queued behind others).
+    this.uartMarks = [[], []];
+    this.uartPushed = [0, 0];
+    this.uartTaken = [0, 0];
+    this.hostWall = [null, null];
+    this.hostAt = [0, 0];
     this.uartTxNs = [0, 0];
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
@@ -214,14 +226,19 @@ class Rig {
       if (!q.length) continue;
       const u = this.mcu.uart[i];
       const t = this.now();
-      if (!u.enabled) { q.length = 0; continue; } // no receiver yet (booting): the bytes are lost
+      if (!u.enabled) { // no receiver yet (booting): the bytes are lost
+        this.uartTaken[i] += q.length; q.length = 0; this.uartMarks[i].length = 0; continue;
+      }
+      this.burstStart(i);
       if (t < this.uartNext[i]) continue;
       const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
       if (this.rxHold) {
         if (!u.rxFIFO.full) {
           u.feedByte(q.shift());
+          this.uartTaken[i]++;
           if (!q.length) this.logPush(this.rxEnds[i], t);
           this.uartNext[i] = t + byteNs;
+          this.burstStart(i);
         } else if (t >= this.rxHeldNext[i]) {
           this.rxHeld[i]++;
           this.rxHeldNext[i] = t + byteNs;
@@ -234,13 +251,21 @@ class Rig {
       while (q.length && t >= this.uartNext[i]) {
         if (!u.rxFIFO.full) u.feedByte(q.shift());
         else { q.shift(); this.rxOverrun[i]++; u.overrun = true; }
+        this.uartTaken[i]++;
         if (!q.length) this.logPush(this.rxEnds[i], t);
         this.uartNext[i] += byteNs;
+        this.burstStart(i);
       }
     }
     if (this.usbPending !== null && this.replIn.length && this.cdc.outEndpoint >= 0) {
       const s = this.usbPending; this.usbPending = null; this.usbAnswer(s);
     }
+  }
+
+  /** A queued host burst is next on UART i: its bytes are not due before its start. */
+  burstStart(i) {
+    const m = this.uartMarks[i];
+    if (m.length && m[0][0] === this.uartTaken[i]) this.uartNext[i] = Math.max(this.uartNext[i], m.shift()[1]);
   }
 
   logPush(log, t) {
@@ -311,9 +336,19 @@ class Rig {
     if (name === 'repl') { for (const b of data) this.replIn.push(b); }
     else if (name === 'uart0' || name === 'uart1') {
       const i = +name[4], q = this.uartIn[i];
-      // a burst starts arriving now: its bytes are due one byte time apart from here
-      if (!q.length) this.uartNext[i] = Math.max(this.uartNext[i], this.now());
+      // a burst starts arriving now (UART1: or as long after the last as the host waited, see
+      // uartMarks): its bytes are due one byte time apart from there
+      let at = this.now();
+      if (i === 1) {
+        const wall = Number(process.hrtime.bigint() - this.wall0);
+        if (this.hostWall[1] !== null) at = Math.max(at, this.hostAt[1] + (wall - this.hostWall[1]));
+        this.hostWall[1] = wall;
+        this.hostAt[1] = at;
+      }
+      if (!q.length) this.uartNext[i] = Math.max(this.uartNext[i], at);
+      else if (at > this.now()) this.uartMarks[i].push([this.uartPushed[i], at]);
       for (const b of data) q.push(b);
+      this.uartPushed[i] += data.length;
     }
     this.kick();
   }
@@ -341,6 +376,7 @@ class Rig {
     if (op === 'feed') {
       const q = this.uartIn[msg.uart];
       for (const b of Buffer.from(msg.hex, 'hex')) q.push(b);
+      this.uartPushed[msg.uart] += msg.hex.length / 2;
       this.kick();
       return {ns: this.now()};
     }
@@ -397,6 +433,7 @@ class Rig {
     } else {
       at(start, () => {
         for (const b of Buffer.from(msg.code + '\r\n', 'latin1')) this.uartIn[1].push(b);
+        this.uartPushed[1] += msg.code.length + 2;
       });
     }
     if (msg.beam !== false) {
