@@ -196,13 +196,13 @@ print(got)
 """
 
 
-def test_lines_a_host_writes_a_second_apart_reach_the_reader_uart_a_second_apart(emulator):
-    """`shoectl world --pace 1` writes a card line on UART1 every second of wall time. A busy
-    chip's clock runs slower than the wall's, so those lines used to reach it a fraction of a
-    second apart in its own time, back to back at the baud rate: a dealer many times too fast
-    (on a loaded machine the README's by-hand deck check lost lines to the FIFO and stalled).
-    The rig keeps the host's spacing: each line starts no sooner, in the chip's time, than the
-    previous one plus the wall time between them."""
+def test_lines_a_host_paces_reach_the_reader_uart_at_that_pace_in_the_chips_time(emulator):
+    """`shoectl world --pace 0.4` writes a card line on UART1 every 0.4 s of wall time. A busy
+    chip's clock runs slower than the wall's, so those lines used to reach it about 0.1 s apart
+    in its own time, back to back at the baud rate: a dealer several times too fast (the
+    README's by-hand deck check lost lines to the FIFO during a flash erase and stalled). The
+    rig keeps the host's spacing, up to half a second: each line starts no sooner, in the
+    chip's time, than the previous one plus the wall time between them."""
     import socket
     import threading
 
@@ -215,10 +215,10 @@ def test_lines_a_host_writes_a_second_apart_reach_the_reader_uart_a_second_apart
         assert s.recv(1) == b"R"
         for i in range(3):
             if i:
-                time.sleep(1.0)  # the host's pace (the stimulus), not a wait on the chip
+                time.sleep(0.4)  # the host's pace (the stimulus), not a wait on the chip
             s.sendall(b"CARD%d\r\n" % i)
         t.join(300)
     got = [int(x) for x in out["got"].strip().strip("[]").split(",")]
     assert len(got) == 3, got
     gaps = [b - a for a, b in zip(got, got[1:])]
-    assert min(gaps) >= 950, gaps  # ms of the chip's clock between the lines
+    assert min(gaps) >= 380, gaps  # ms of the chip's clock between the lines

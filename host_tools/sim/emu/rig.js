@@ -26,6 +26,7 @@
  * to the wall clock, so host timeouts mean the same on both sides); busy code runs slower than
  * real time, so chip figures are read from the emulated clock, not from the host's.
  */
+const HOST_GAP_NS = 500e6; // see uartMarks
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -84,8 +85,11 @@ class Rig {
     // written 250 ms apart could reach it 30 ms apart in its own time on a loaded machine,
     // back to back at the baud rate: a dealer ten times too fast, whose lines the FIFO lost
     // during a flash erase. A host burst on UART1 therefore starts no sooner, in emulated
-    // time, than the previous one's start plus the wall time between them (uartMarks: [byte
-    // index, emulated ns] of bursts queued behind others).
+    // time, than the previous one's start plus the wall time between them, up to HOST_GAP_NS
+    // (a dealer's slowest deliberate pace; a longer wall gap is the host waiting on the chip,
+    // and living it through in the chip's time made a session runner's rounds several times
+    // slower on a loaded machine). uartMarks: [byte index, emulated ns] of bursts queued
+    // behind others.
     this.uartMarks = [[], []];
     this.uartPushed = [0, 0];
     this.uartTaken = [0, 0];
@@ -341,7 +345,9 @@ class Rig {
       let at = this.now();
       if (i === 1) {
         const wall = Number(process.hrtime.bigint() - this.wall0);
-        if (this.hostWall[1] !== null) at = Math.max(at, this.hostAt[1] + (wall - this.hostWall[1]));
+        if (this.hostWall[1] !== null) {
+          at = Math.max(at, this.hostAt[1] + Math.min(wall - this.hostWall[1], HOST_GAP_NS));
+        }
         this.hostWall[1] = wall;
         this.hostAt[1] = at;
       }
