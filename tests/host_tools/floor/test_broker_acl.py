@@ -125,8 +125,8 @@ class Peer:
         return out
 
     def close(self):
-        self.c.loop_stop()
         self.c.disconnect()
+        self.c.loop_stop()
 
 
 def _check(port, login, stranger_refused, suback_refuses=True):

@@ -73,8 +73,8 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         c.connect("127.0.0.1", broker.port)
         c.loop_start()
         c.publish(mqtt.topic("T005", "events"), os.urandom(80), qos=1).wait_for_publish(10)
-        c.loop_stop()
         c.disconnect()
+        c.loop_stop()
         b.wait("document.querySelector('.tile[data-shoe=T005]').classList.contains('alert')")
         # exceptions first: the table with an open alert leads the floor; nets per seat, no JSON
         b.wait("document.querySelector('#grid .tile').dataset.shoe === 'T005'")

@@ -22,8 +22,8 @@ def _publish(url, items):
     infos = [c.publish(t, p, qos=1) for t, p in items]
     for i in infos:
         i.wait_for_publish(10)
-    c.loop_stop()
     c.disconnect()
+    c.loop_stop()
 
 
 def _result_body(rnd, tamper=False):

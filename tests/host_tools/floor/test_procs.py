@@ -88,8 +88,8 @@ def _roundtrip(pub_url, sub_url, topic, payload):
         )
     finally:
         for c in (sub, pub):
-            c.loop_stop()
             c.disconnect()
+            c.loop_stop()
     return got[0]
 
 

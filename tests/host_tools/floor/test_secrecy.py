@@ -81,8 +81,8 @@ class _Sniffer:
             return list(self.msgs)
 
     def stop(self):
-        self.c.loop_stop()
         self.c.disconnect()
+        self.c.loop_stop()
 
 
 def _store_rows(path):

@@ -49,8 +49,8 @@ class _Tap:
             return [p for t, p in self.got if t == mqtt.topic(shoe, "state")]
 
     def close(self):
-        self.c.loop_stop()
         self.c.disconnect()
+        self.c.loop_stop()
 
 
 def _publish_retained(url, topic, payload):
@@ -61,8 +61,8 @@ def _publish_retained(url, topic, payload):
     c.connect("127.0.0.1", int(url.rsplit(":", 1)[1]))
     c.loop_start()
     c.publish(topic, payload, qos=1, retain=True).wait_for_publish(10)
-    c.loop_stop()
     c.disconnect()
+    c.loop_stop()
 
 
 def _ctr(payload):
