@@ -170,8 +170,8 @@ class Collector(Leases, Checks):
         if self._thread:
             self._thread.join(10)
         if self.client is not None:
-            self.client.disconnect()   # first: it wakes the network loop, which then ends
-            self.client.loop_stop()    # (the other way round the loop sleeps out its 1 s select)
+            self.client.disconnect()  # first: it wakes the network loop, which then ends
+            self.client.loop_stop()  # (the other way round the loop sleeps out its 1 s select)
         if self.conn is not None:
             try:
                 sql.goodbye(self.conn, self.name)

@@ -195,8 +195,8 @@ class Gateway:
         if self._thread:
             self._thread.join(10)
         if self.client is not None:
-            self.client.disconnect()   # first: it wakes the network loop, which then ends
-            self.client.loop_stop()    # (the other way round the loop sleeps out its 1 s select)
+            self.client.disconnect()  # first: it wakes the network loop, which then ends
+            self.client.loop_stop()  # (the other way round the loop sleeps out its 1 s select)
         with self._lock:
             self._save_cursors()
 
