@@ -53,10 +53,34 @@ EMU_SECONDS = {
 # files whose tests need no deployed image (pico_image): a worker starts with them while another
 # deploys the one image they all share
 EMU_NO_IMAGE = ("test_rig.py",)
+# The other files of more than ~10 s (wall, quiet machine, 2026-12-03; under tests/): dealt out
+# whole with the emulated-Pico files, longest first, each to the worker with the least so far,
+# right after that worker's emulated-Pico files. Left to worksteal in file order, the soak tests
+# (70 s, mostly waiting on a lossy link) ran last on one worker while the others had finished.
+LONG_SECONDS = {
+    "e2e/test_soak.py": 75,
+    "e2e/test_faults.py": 45,
+    "e2e/test_power.py": 35,
+    "e2e/test_board_lossy.py": 30,
+    "security/test_roles.py": 25,
+    "host_tools/cert/test_firmware.py": 22,
+    "host_tools/floor/test_secrecy.py": 20,
+    "host_tools/cert/test_pack.py": 15,
+    "e2e/test_board_power_cuts.py": 12,
+    "firmware/games/test_micropython.py": 12,
+}
 
 
 def _is_emu(item):
     return "tests/emu/" in str(item.fspath).replace("\\", "/")
+
+
+def _long_key(item):
+    """The LONG_SECONDS key of an item's file, or None."""
+    p = str(item.fspath).replace("\\", "/")
+    i = p.rfind("/tests/")
+    key = p[i + 7 :] if i >= 0 else p
+    return key if key in LONG_SECONDS else None
 
 
 def deal_out(items, workers):
@@ -70,19 +94,26 @@ def deal_out(items, workers):
     rest = [it for it in items if not _is_emu(it)]
     if workers < 2 or not emu:
         return emu + rest
-    files = {}
+    files, seconds = {}, {}
     for it in emu:
         files.setdefault(it.fspath.basename, []).append(it)
+        seconds[it.fspath.basename] = EMU_SECONDS.get(it.fspath.basename, 30)
+    longs = [it for it in rest if _long_key(it)]
+    rest = [it for it in rest if not _long_key(it)]
+    for it in longs:
+        files.setdefault(_long_key(it), []).append(it)
+        seconds[_long_key(it)] = LONG_SECONDS[_long_key(it)]
     load = [0] * workers
     dealt = [[] for _ in range(workers)]
-    for name in sorted(files, key=lambda n: -EMU_SECONDS.get(n, 30)):  # longest first
+    for name in sorted(files, key=lambda n: -seconds[n]):  # longest first
         w = load.index(min(load))
-        load[w] += EMU_SECONDS.get(name, 30)
+        load[w] += seconds[name]
         dealt[w].append(name)
     out, left = [], len(items)
     for w in range(workers):
         size = left // (workers - w)  # what worksteal sends worker w at the start
-        names = sorted(dealt[w], key=lambda n: n not in EMU_NO_IMAGE)
+        # the files needing no image first, then the emulated-Pico files, then the other long
+        names = sorted(dealt[w], key=lambda n: (n not in EMU_NO_IMAGE, n not in EMU_SECONDS))
         mine = [it for n in names for it in files[n]]
         take = max(0, size - len(mine))
         out += mine + rest[:take]
