@@ -185,6 +185,9 @@ class FloorView:
         self._since = 0.0
         self._stop = threading.Event()
         self._local = threading.local()
+        self._conns = []  # every request thread's connection (stop() closes them)
+        self._conns_lock = threading.Lock()
+        self._listener = None
         self.server = None
         self._pending = []
         self.db_errors = 0
@@ -195,10 +198,14 @@ class FloorView:
     def _conn(self):
         c = getattr(self._local, "conn", None)
         if c is None or c.closed:
+            if self._stop.is_set():  # a request still running at stop(): no new session
+                raise ShoeError("the floor view is stopping")
             c = pg.connect(self.db_url)
             if self.role:
                 pg.set_role(c, self.role)
             self._local.conn = c
+            with self._conns_lock:
+                self._conns = [x for x in self._conns if not x.closed] + [c]
         return c
 
     def query(self, sql, args=()):
@@ -921,7 +928,8 @@ class FloorView:
                 self.server.socket, server_side=True, do_handshake_on_connect=False
             )
         self.port = self.server.server_address[1]
-        threading.Thread(target=self._listen, name="floor-listen", daemon=True).start()
+        self._listener = threading.Thread(target=self._listen, name="floor-listen", daemon=True)
+        self._listener.start()
         threading.Thread(
             target=self.server.serve_forever, args=(0.1,), name="floor-http", daemon=True
         ).start()
@@ -932,6 +940,9 @@ class FloorView:
         return "%s://%s:%d/" % ("https" if self.tls else "http", self.host, self.port)
 
     def stop(self):
+        """Stop serving and leave no database session open: the listener ends (it looks at
+        the stop flag every 0.2 s) and every request thread's connection is closed (they used
+        to stay open until collected: PostgreSQL refused to drop the database after a stop)."""
         self._stop.set()
         self.sessions.close()
         with self._cond:
@@ -939,6 +950,15 @@ class FloorView:
         if self.server:
             self.server.shutdown()
             self.server.server_close()
+        if self._listener is not None:
+            self._listener.join(10)
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            try:
+                c.close()
+            except psycopg.Error:
+                pass
 
 
 # request durations (s): the histogram's upper bounds (Prometheus `le`)
