@@ -91,18 +91,21 @@ def deal_out(items, workers):
     worksteal's first deal gives worker i the i-th of `workers` slices of the list (by count):
     each slice here is a worker's emulated-Pico files, then its part of the rest."""
     emu = [it for it in items if _is_emu(it)]
-    rest = [it for it in items if not _is_emu(it)]
     if workers < 2 or not emu:
-        return emu + rest
-    files, seconds = {}, {}
-    for it in emu:
-        files.setdefault(it.fspath.basename, []).append(it)
-        seconds[it.fspath.basename] = EMU_SECONDS.get(it.fspath.basename, 30)
-    longs = [it for it in rest if _long_key(it)]
-    rest = [it for it in rest if not _long_key(it)]
-    for it in longs:
-        files.setdefault(_long_key(it), []).append(it)
-        seconds[_long_key(it)] = LONG_SECONDS[_long_key(it)]
+        return emu + [it for it in items if not _is_emu(it)]
+    files, seconds, rest = {}, {}, []  # file key -> its tests, its seconds; the other tests
+    for it in emu + [it for it in items if not _is_emu(it)]:  # (emulated-Pico files win ties)
+        if _is_emu(it):
+            key = it.fspath.basename
+            seconds[key] = EMU_SECONDS.get(key, 30)
+        else:
+            key = _long_key(it)
+            if key is None:
+                rest.append(it)
+                continue
+            seconds[key] = LONG_SECONDS[key]
+        files.setdefault(key, []).append(it)
+    emu_files = {it.fspath.basename for it in emu}
     load = [0] * workers
     dealt = [[] for _ in range(workers)]
     for name in sorted(files, key=lambda n: -seconds[n]):  # longest first
@@ -113,7 +116,7 @@ def deal_out(items, workers):
     for w in range(workers):
         size = left // (workers - w)  # what worksteal sends worker w at the start
         # the files needing no image first, then the emulated-Pico files, then the other long
-        names = sorted(dealt[w], key=lambda n: (n not in EMU_NO_IMAGE, n not in EMU_SECONDS))
+        names = sorted(dealt[w], key=lambda n: (n not in EMU_NO_IMAGE, n not in emu_files))
         mine = [it for n in names for it in files[n]]
         take = max(0, size - len(mine))
         out += mine + rest[:take]

@@ -137,10 +137,9 @@ class World:
         shoe restarted (its reader forgot the last code, so no same-code delay applies); the
         card drawn last is the physical card in the dealer's hand, so a forged, foreign or
         other-back card goes through again as it is, never as the genuine card."""
-        held, code = self.in_hand or (None, None)
-        if not again or held != card or code is None:
-            code = self.code(deck.serial, deck.back, card)
-        data = code
+        held, data = self.in_hand or (None, None)
+        if not again or held != card or data is None:
+            data = self.code(deck.serial, deck.back, card)
         if again:
             self.port.line(data)
             self._last_sent, self._last_time = data, time.monotonic()
