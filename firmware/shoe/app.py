@@ -20,6 +20,8 @@ import gc
 import time
 from os import urandom as _urandom
 
+from micropython import const
+
 from shoe import VERSION, forget
 from shoe.cardcode import CardCodes, CodeError
 from shoe.gcpacer import GcPacer
@@ -29,6 +31,7 @@ from shoe.errors import ShoeError
 from shoe.wire import for_wire
 
 _TICK_MS = 20
+_TABLE_TICKS = const(10)  # the table's own timers (jam, deck age: seconds) every 10 ticks
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
 _OUTBOX_BYTES = 8192      # a whole six-seat round fits while the host is away
@@ -121,9 +124,8 @@ class App:
         If the outbox is full (the host has been away for long), the events wait in RAM and
         are retried on every tick; `status` reports the backlog.
         """
-        events = self.table.pop_events()
-        if events:
-            self.backlog.extend(events)
+        if self.table.out:   # (pop_events() makes a new list: not on every idle tick)
+            self.backlog.extend(self.table.pop_events())
         if len(self.backlog) > _BACKLOG_MAX:     # the host has been away for very long:
             self.backlog = self.backlog[-_BACKLOG_MAX:]   # keep RAM bounded (status says so)
             self.dropped += 1
@@ -394,27 +396,38 @@ class App:
             await asyncio.sleep_ms(_TICK_MS)
 
     async def ticker_task(self):
+        n = 0
         while True:
-            self.per.checkin("ticker")
+            n = self.tick(n)
+            await asyncio.sleep_ms(_TICK_MS)
+
+    def tick(self, n=0):
+        """The ticker's work, every _TICK_MS; n: ticks left until the table's own (returned for
+        the next call). A tick with nothing to do allocates nothing (tests/firmware/app:
+        heap_lock): on a Pico running .mpy files every collection marks ~150 KB of bytecode."""
+        self.per.checkin("ticker")
+        n -= 1
+        if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
+            n = _TABLE_TICKS   # (the clock is a long int on a Pico: each read allocates)
             now = self.clock()
             self.table.tick(now)
-            self._flush_table()
-            self._report_double_reads()
-            quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
-            if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
-                self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
-                self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
-                self.gcpacer.collect_if_due()
-            if quiet > _IDLE_MS:
-                if self._prefetch is not None:
-                    self.prefetch_one()
-                else:
-                    self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
             if now - self._beat >= _HEARTBEAT_S:
                 self._beat = now
                 gc.collect()
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
-            await asyncio.sleep_ms(_TICK_MS)
+        self._flush_table()
+        self._report_double_reads()
+        quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
+        if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
+            self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
+            self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
+            self.gcpacer.collect_if_due()
+        if quiet > _IDLE_MS:
+            if self._prefetch is not None:
+                self.prefetch_one()
+            else:
+                self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
+        return n
 
     def _warm(self, game):
         """What the first round of `game` imports (open_round, decisions, settlement, the packed

@@ -350,14 +350,17 @@ class ShoeEndpoint(SendQueue, Handshake):
             key, tag = self._skey, self._tx_tag
             if ftype == DATA or ftype == MORE:  # encrypt-then-MAC
                 payload = self._ctr.crypt(self._tx_dir, ftype, seq, payload)
-        frame.build_into(self._out_bytes, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
+        out = self._out_bytes
+        if out is None:  # the first frame of this transmit(): a leading delimiter cuts off
+            out = self._out_bytes = bytearray(b"\x00")  # any line noise before it
+        frame.build_into(out, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
                          payload, frame.VERSION, key, tag)
 
     # ---- transmitting ---------------------------------------------------------------------
     def transmit(self, now_ms):
         now_ms = self._tick(now_ms)
         self._now = now_ms
-        self._out_bytes = bytearray(b"\x00")  # a leading delimiter cuts off any line noise
+        self._out_bytes = None  # made by the first frame: an idle call allocates nothing
         self._check_limit()
         self._drop_acked()
         if self._refuse is not None:
@@ -408,7 +411,7 @@ class ShoeEndpoint(SendQueue, Handshake):
     def _finish(self, now_ms):
         out = self._out_bytes
         self._out_bytes = None
-        if len(out) == 1:
+        if out is None:
             return b""
         self._last_tx = now_ms
         return out
