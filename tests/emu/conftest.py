@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from host_tools import frozen
 from host_tools.sim import emu as _emu
 from tests.support import built_once
 
@@ -115,3 +116,75 @@ def optical_image(tmp_path_factory, pico_image):
         "unique_id": state / "unique_id",
         "redeploy_s": built["redeploy_s"],
     }
+
+
+def _flash_frozen(d, reader):
+    """A fresh emulated Pico made a shoe the way docs/hardware.md section 5 says for the image
+    that ships: `shoectl flash --no-image` on the frozen firmware (main.py, and a wiring.mpy for
+    a reader other than the frozen wiring's), then `shoectl provision`."""
+    keys = _emu.write_keys_file(d / "shoe.json")
+    shoectl = [sys.executable, "-m", "host_tools"]
+    with _emu.Emulator(d / "state", uf2=str(frozen.DEFAULT_UF2)) as e:
+        extra = ["--reader", "optical"] if reader == "optical" else []
+        steps = (
+            ["flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra],
+            [
+                "provision",
+                "--port",
+                e.urls["repl"],
+                "--shoe-id",
+                _emu.EMU_SHOE_ID,
+                "--keys",
+                str(keys),
+                "--force",
+            ],
+        )
+        for argv in steps:
+            p = subprocess.run(
+                shoectl + argv, capture_output=True, text=True, cwd=ROOT, timeout=900
+            )
+            assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
+    return {"keys": keys}
+
+
+@pytest.fixture(scope="session")
+def frozen_image(tmp_path_factory):
+    """-> image(reader): the frozen image (build/pico-firmware/firmware.uf2, `make
+    pico-firmware`; `.ci/run` builds it) flashed and provisioned for that reader, made once for
+    the run and shared by the xdist workers ({"flash", "unique_id", "keys", "uf2"}), or None
+    without the image. The firmware's bytecode then runs from flash: a collection does not mark
+    it, so the chip idles at about half the .mpy deploy's load and a session takes less rig."""
+
+    def image(reader):
+        if not frozen.DEFAULT_UF2.is_file():
+            return None
+        built = built_once(
+            tmp_path_factory, "frozen-" + reader, lambda d: _flash_frozen(d, reader)
+        )
+        state = Path(built["dir"]) / "state"
+        return {
+            "flash": state / "flash.bin",
+            "unique_id": state / "unique_id",
+            "keys": built["keys"],
+            "uf2": str(frozen.DEFAULT_UF2),
+        }
+
+    return image
+
+
+@pytest.fixture
+def shipped_shoe(tmp_path, request, frozen_image):
+    """A shoe on the emulated Pico running the firmware that ships, the frozen image (RFID
+    wiring), powered up: what pico_shoe is for the .mpy deploy, at a fraction of the chip's work
+    per boot (no bytecode to load into RAM). Without the image, pico_shoe itself."""
+    img = frozen_image("rfid")
+    if img is None:
+        yield request.getfixturevalue("pico_shoe")
+        return
+    state = tmp_path / "pico"
+    state.mkdir()
+    shutil.copy(img["flash"], state / "flash.bin")
+    shutil.copy(img["unique_id"], state / "unique_id")
+    with _emu.Emulator(state, uf2=img["uf2"]) as e:
+        e.keys_file = img["keys"]
+        yield e

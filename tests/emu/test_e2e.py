@@ -98,7 +98,7 @@ def chip(tmp_path, image):
     state.mkdir()
     shutil.copy(image["flash"], state / "flash.bin")
     shutil.copy(image["unique_id"], state / "unique_id")
-    return _emu.Emulator(state)
+    return _emu.Emulator(state, uf2=image.get("uf2"))  # the frozen image's, or the stock UF2
 
 
 def image_for(reader, request):
@@ -181,24 +181,32 @@ def play_cut(tmp_path, image, cuts, seed):
 
 
 @pytest.fixture(scope="module")
-def chip_sessions(tmp_path_factory, pico_image, optical_image):
+def chip_sessions(tmp_path_factory, request, frozen_image):
     """The two chip sessions of `make test` (RFID FCF uncut, optical HCF with power cuts) played
     at once on two emulated Picos: independent chips, flash copies and ports, each emulator
     mostly one core's work, emulated time (a slower host changes no pace). Each test takes its
-    own session's outcome (an exception of one session fails only its test)."""
+    own session's outcome (an exception of one session fails only its test).
+
+    They play on the frozen image, the firmware that ships (docs/hardware.md section 5), when
+    `make pico-firmware` has built it (`.ci/run` does): its bytecode runs from flash, so the
+    chip idles at about half the .mpy deploy's load and the two sessions cost the rig less.
+    Without it, on the .mpy deploy. The .mpy deploy plays its own sessions on the chip in the
+    README flows (test_readme_flows) and the tag tests (test_pico_tags)."""
+    rfid = frozen_image("rfid") or request.getfixturevalue("pico_image")
+    optical = frozen_image("optical") or request.getfixturevalue("optical_image")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         yield {
             "rfid-fcf": pool.submit(
                 play_uncut,
                 tmp_path_factory.mktemp("chip-rfid"),
-                pico_image,
+                rfid,
                 "rfid",
                 "four-card-frenzy",
             ),
             "cuts": pool.submit(
                 play_cut,
                 tmp_path_factory.mktemp("chip-cuts"),
-                optical_image,
+                optical,
                 cuts_wanted(),
                 int(os.environ.get("SHOE_EMU_SEED", "5")),
             ),

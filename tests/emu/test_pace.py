@@ -75,25 +75,11 @@ def shoectl(*argv):
         ),
     ],
 )
-def frozen_shoe(request, tmp_path_factory):
-    reader = request.param
-    d = tmp_path_factory.mktemp("frozen-" + reader)
-    keys = _emu.write_keys_file(d / "shoe.json")
-    with _emu.Emulator(d / "state", uf2=str(frozen.DEFAULT_UF2)) as e:
-        extra = ["--reader", "optical"] if reader == "optical" else []
-        out = shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
-        assert "main.py installed" in out
-        shoectl(
-            "provision",
-            "--port",
-            e.urls["repl"],
-            "--shoe-id",
-            _emu.EMU_SHOE_ID,
-            "--keys",
-            str(keys),
-            "--force",
-        )
-    return {"reader": reader, "state": d / "state", "keys": keys}
+def frozen_shoe(request, frozen_image):
+    """The frozen image flashed and provisioned for the reader (tests/emu/conftest.py
+    frozen_image: made once for the run, shared with test_e2e's chip sessions)."""
+    img = frozen_image(request.param)
+    return {"reader": request.param, "state": img["flash"].parent, "keys": img["keys"]}
 
 
 def test_every_card_at_a_dealers_pace_on_the_frozen_image(
