@@ -36,19 +36,21 @@ def pytest_addoption(parser):
     )
 
 
-# Wall seconds of each emulated-Pico test file in `make test` (--durations, 2026-12-03); only how
-# the files are dealt out to the xdist workers depends on them (an unknown file counts 30).
+# Wall seconds of each emulated-Pico test file in `make test` (--durations, setup waits included,
+# fresh clone, 2026-12-03 second stop); only how the files are dealt out to the xdist workers
+# depends on them (an unknown file counts 30).
 EMU_SECONDS = {
-    "test_e2e.py": 300,
-    "test_journal_ring.py": 200,
-    "test_readme_flows.py": 170,
+    "test_readme_flows.py": 300,
+    "test_e2e.py": 260,
+    "test_journal_ring.py": 215,
+    "test_readme_by_hand.py": 175,
+    "test_pace.py": 100,
     "test_pico_tags.py": 75,
     "test_attest.py": 55,
-    "test_pace.py": 55,
-    "test_flash_image.py": 40,
+    "test_pico_shoe.py": 50,
     "test_qstr_margin.py": 30,
-    "test_rig.py": 30,
-    "test_pico_shoe.py": 25,
+    "test_flash_image.py": 25,
+    "test_rig.py": 15,
 }
 # files whose tests need no deployed image (pico_image): a worker starts with them while another
 # deploys the one image they all share

@@ -191,7 +191,7 @@ def chip_sessions(tmp_path_factory, request, frozen_image):
     `make pico-firmware` has built it (`.ci/run` does): its bytecode runs from flash, so the
     chip idles at about half the .mpy deploy's load and the two sessions cost the rig less.
     Without it, on the .mpy deploy. The .mpy deploy plays its own sessions on the chip in the
-    README flows (test_readme_flows) and the tag tests (test_pico_tags)."""
+    README flows (test_readme_flows, test_readme_by_hand) and the tag tests (test_pico_tags)."""
     rfid = frozen_image("rfid") or request.getfixturevalue("pico_image")
     optical = frozen_image("optical") or request.getfixturevalue("optical_image")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
