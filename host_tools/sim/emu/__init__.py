@@ -81,11 +81,14 @@ def missing(environ=None):
 
 
 class Emulator:
-    def __init__(self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None):
+    def __init__(
+        self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None, rate=None
+    ):
         """idle="rate": idle emulated time runs at the wall clock's rate instead of catching
         up on the lag busy code built (rig.js --idle). uart_rx="hold": a byte due at a full
         UART receive FIFO waits instead of being lost (rig.js --uart-rx; the default, an
-        overrun as on the chip)."""
+        overrun as on the chip). rate: the chip runs at most this fraction of real time
+        (rig.js --rate; default $SHOE_EMU_RATE, else unlimited): a loaded machine on demand."""
         why = missing() if uf2 is None or bootrom is None else None
         if why:
             raise ShoeError("emulated Pico unavailable: " + why)
@@ -95,6 +98,7 @@ class Emulator:
         self.stderr = stderr
         self.idle = idle
         self.uart_rx = uart_rx
+        self.rate = rate if rate is not None else os.environ.get("SHOE_EMU_RATE")
         self.proc = None
         self.ports = {}
         self._ctl = None
@@ -137,6 +141,8 @@ class Emulator:
             cmd += ["--idle", self.idle]
         if self.uart_rx:
             cmd += ["--uart-rx", self.uart_rx]
+        if self.rate:
+            cmd += ["--rate", str(float(self.rate))]
         for k, p in self.ports.items():
             cmd += ["--" + k, str(p)]
         deadline = time.monotonic() + timeout

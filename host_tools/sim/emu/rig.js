@@ -2,7 +2,7 @@
 /*
  * The emulated Raspberry Pi Pico of the shoe: rp2040js 1.4.1 + boot ROM + MicroPython UF2.
  *
- *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1] [--idle rate]
+ *   node rig.js --state DIR --uf2 FILE --bootrom FILE [--host 127.0.0.1] [--idle rate] [--rate R]
  *
  *   loopback TCP  repl    <-> USB CDC (the MicroPython REPL: mpremote, shoectl deploy/provision)
  *                 uart0   <-> UART0 GP0/GP1 (host link, ShoeLink)
@@ -77,6 +77,10 @@ class Rig {
     // 1 s of wall time to answer may have been silent for many emulated seconds.
     this.idleRate = opt.idle === 'rate';
     this.wallSkew = 0; // ns of lag given up (--idle rate)
+    // --rate R (0 < R <= 1): the chip runs at most R times real time, busy or idle: a machine
+    // R times as fast as this one's spare CPU, for reproducing what a loaded CI machine does to
+    // the wall-clock timers of the hosts talking to the chip (SHOE_EMU_RATE)
+    this.rate = Math.min(1, Math.max(1e-3, +(opt.rate || 1)));
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
@@ -283,9 +287,14 @@ class Rig {
     return t;
   }
 
+  wallNow() {
+    // wall-clock ns since the rig started, scaled by --rate
+    return Number(process.hrtime.bigint() - this.wall0) * this.rate;
+  }
+
   run() {
     const {mcu, clock} = this;
-    let wallNs = Number(process.hrtime.bigint() - this.wall0);
+    let wallNs = this.wallNow();
     if (this.idleRate) {
       const behind = wallNs - this.wallSkew - this.now();
       if (behind > 20e6) this.wallSkew += behind - 20e6; // catch up 20 ms at most
@@ -326,6 +335,10 @@ class Rig {
       }
       this.instructions += i;
       this.busyNs += clock.nanos - c0;
+      if (this.rate < 1 && this.now() > wallNs) {
+        this.timer = setTimeout(() => this.run(), 1); // --rate: never ahead of the scaled wall
+        return;
+      }
       if (Date.now() > sliceEnd) break;
     }
     this.timer = setImmediate(() => this.run());
@@ -344,6 +357,7 @@ class Rig {
       // uartMarks): its bytes are due one byte time apart from there
       let at = this.now();
       if (i === 1) {
+        // unscaled by --rate, as on a loaded machine: a dealer's gaps are wall time
         const wall = Number(process.hrtime.bigint() - this.wall0);
         if (this.hostWall[1] !== null) {
           at = Math.max(at, this.hostAt[1] + Math.min(wall - this.hostWall[1], HOST_GAP_NS));
