@@ -39,6 +39,8 @@ from shoe.link.handshake import PROTOCOL
 from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, bound, mac, seal, unseal
 
 MSG_TAG_V2 = b"SHOE1msg"  # protocol 2's message MAC: no shoe id
+_MASK = 0xFFFF
+RTO_MAX_MS = 30000  # the retransmission timeout never grows past this, however slow the shoe
 
 
 def make_endpoint(role, key, **options):
@@ -124,6 +126,12 @@ class HostEndpoint(ShoeEndpoint):
         # host processes saw, ShoeLink keeps it beside the audit store)
         self.ctr_seen = dict(ctr_seen or {})  # shoe id -> the highest command counter it accepted
         self._fresh = True  # no durable event received yet in this session
+        # the timers adapt to the shoe's measured pace (docs/protocol.md s.5, "A slow peer"):
+        # the configured ones are the floor
+        self._floor = (self.rto_ms, self.hb_ms, self.timeout_ms, self.stall_ms)
+        self.srtt = None  # smoothed round-trip time of a DATA frame to its ack (ms), or None
+        self._rttvar = 0.0
+        self._timed = None  # (seq, sent at) of the one frame being timed, or None
 
     def backlog(self):
         return len(self._txq) + len(self._pending)
@@ -189,8 +197,72 @@ class HostEndpoint(ShoeEndpoint):
         if isinstance(c, int) and c > self.ctr_seen.get(sid, 0):
             self.ctr_seen[sid] = c
 
+    # ---- the timers follow the shoe's pace (RFC 6298 with Karn's rule) --------------------
+    def _send_data(self, now_ms):
+        before = self.stats.get("retransmit", 0)
+        backoff, n0 = self._backoff, self._in_flight
+        sent = ShoeEndpoint._send_data(self, now_ms)
+        if self.stats.get("retransmit", 0) != before:
+            # a timeout: the ack of a frame sent twice cannot be timed (Karn); the wait doubles
+            # until the frames get through, past the firmware's 4 x rto, up to RTO_MAX_MS
+            self._timed = None
+            self._backoff = min(backoff * 2, 128)
+            self._rto_at = now_ms + self._wait()
+            self._scale()
+        if self._in_flight:
+            self._rto_at = min(self._rto_at, now_ms + RTO_MAX_MS)
+            if self._timed is None and self._in_flight > n0:  # time the newest new frame
+                self._timed = ((self._tx_base + self._in_flight - 1) & _MASK, now_ms)
+        return sent
+
+    def _on_ack(self, ack):
+        k = (ack - self._tx_base + 1) & _MASK
+        if k == 0 or k > self._in_flight:
+            return
+        backoff, sampled = self._backoff, False
+        if self._timed is not None and ((self._timed[0] - self._tx_base) & _MASK) < k:
+            self._sample(self._now - self._timed[1])
+            self._timed, sampled = None, True
+        ShoeEndpoint._on_ack(self, ack)
+        if not sampled and backoff > 1:  # Karn: keep the backed-off wait until a clean sample
+            self._backoff = backoff
+            self._rto_at = self._now + self._wait()
+        self._scale()
+
+    def _wait(self):
+        """The retransmission wait now: rto backed off, at most RTO_MAX_MS."""
+        return min(self.rto_ms * self._backoff, RTO_MAX_MS)
+
+    def _sample(self, r):
+        """One round-trip sample (ms), smoothed as RFC 6298 does."""
+        if self.srtt is None:
+            self.srtt, self._rttvar = float(r), r / 2.0
+        else:
+            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self.srtt - r)
+            self.srtt = 0.875 * self.srtt + 0.125 * r
+
+    def _scale(self):
+        """rto = srtt + 4 rttvar, never below the configured rto nor above RTO_MAX_MS; the
+        heartbeat, link timeout and stall scale with it. So a peer at a tenth of real time is
+        not flooded with retransmissions, PINGs and handshakes it cannot keep up with, and a
+        shoe at its normal pace leaves every timer at its configured value."""
+        rto0, hb0, timeout0, stall0 = self._floor
+        rto = rto0
+        if self.srtt is not None:
+            rto = int(min(max(self.srtt + max(10.0, 4 * self._rttvar), rto0), RTO_MAX_MS))
+        self.rto_ms = rto
+        self.hb_ms = hb0 * rto // rto0
+        self.timeout_ms = timeout0 * rto // rto0
+        self.stall_ms = stall0 * rto // rto0
+
     def _requeue(self, h):
         self._fresh = True
+        self._timed = None  # sequence numbers start again at 1
+        # the handshake's round trip, from our last HELLO to the shoe's answer to it (a lower
+        # bound when an earlier copy was answered): a first measure of the pace before any
+        # frame is timed, so a slow shoe is not called silent before its first ack
+        self._sample(self._now - self._hello_last)
+        self._scale()
         self._bind(h.get("id"))  # the shoe whose commands and messages we seal and open now
         c = h.get("ctr")
         if isinstance(c, int) and c > self.ctr:

@@ -259,6 +259,8 @@ class ShoeLink:
                 "delivered": self.ep.delivered,
                 "reconnects": self.reconnects,
                 "resyncs": self.resyncs,
+                "srtt_ms": None if self.ep.srtt is None else round(self.ep.srtt),
+                "rto_ms": self.ep.rto_ms,
                 "errors": self.ep.errors(),
             }
 
