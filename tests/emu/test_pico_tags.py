@@ -25,7 +25,6 @@ from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.ntag424 import copy_spec
 from shoe.cardcode import CardCodes
-from tests.emu.test_rig import repl
 from tests.support import wait_for
 
 KEY = _emu.EMU_KEYS["card"]
@@ -42,9 +41,9 @@ def deck_tags():
 def test_an_authenticated_tag_reads_and_checks_on_the_chip(pico_shoe, deck_tags):
     code = sorted(deck_tags)[0]
     spec = deck_tags[code]
-    pico_shoe.control("pin", pin=22, value=0)
-    pico_shoe.control("reset")
-    with repl(pico_shoe, timeout=60) as dev:
+    # the service jumper, a reset, the REPL: up to three tries of 120 s (a loaded run's boot
+    # outlasted one try of 60 s: "raw REPL handshake failed")
+    with _emu.service_repl(pico_shoe) as dev:
         dev.run(
             "import main, asyncio\nhw = main.build()\nr = hw.reader\nimport shoe.sun as sun\n"
             "K = bytes.fromhex(%r)" % KEY.hex()

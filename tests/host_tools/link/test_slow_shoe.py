@@ -36,11 +36,11 @@ class SlowPair(Pair):
             return
         self.shoe_now += int(self.turn_ms * self.rate)
         data, self.to_shoe = bytes(self.to_shoe), bytearray()
-        for kind, body, ctr, role in self.shoe.receive(data, self.shoe_now):
+        for kind, body, ctr, _role in self.shoe.receive(data, self.shoe_now):
             self.commands.append((kind, body, ctr))
             self.shoe.reply(ctr, {"ok": True, "kind": kind})
         out = self.shoe.transmit(self.shoe_now)
-        for kind, body, ref, meta in self.host.receive(out, self.now):
+        for kind, body, _ref, _meta in self.host.receive(out, self.now):
             if kind in ("reply", "error"):
                 self.replies[body["re"]] = (kind, body)
 
@@ -49,7 +49,7 @@ def run_commands(p, n=12, limit_ms=600_000):
     assert p.run_until(lambda: p.host.up and p.shoe.up, 120_000), p.host.errors()
     for _ in range(n):
         c = p.host.send("status", {})
-        assert p.run_until(lambda: c in p.replies, limit_ms), (c, p.host.errors())
+        assert p.run_until(lambda c=c: c in p.replies, limit_ms), (c, p.host.errors())
     return p.host.errors()
 
 
