@@ -41,6 +41,9 @@ from shoe.link.message import CMD_TAG, MSG_TAG, LinkError, bound, mac, seal, uns
 MSG_TAG_V2 = b"SHOE1msg"  # protocol 2's message MAC: no shoe id
 _MASK = 0xFFFF
 RTO_MAX_MS = 30000  # the retransmission timeout never grows past this, however slow the shoe
+# ceilings of the timers that scale with it: a slow shoe still hears from the host every 10 s,
+# and a session that stopped moving is renewed within 2 minutes (x the stall backoff)
+HB_MAX_MS, TIMEOUT_MAX_MS, STALL_MAX_MS = 10000, 60000, 120000
 
 
 def make_endpoint(role, key, **options):
@@ -243,17 +246,18 @@ class HostEndpoint(ShoeEndpoint):
 
     def _scale(self):
         """rto = srtt + 4 rttvar, never below the configured rto nor above RTO_MAX_MS; the
-        heartbeat, link timeout and stall scale with it. So a peer at a tenth of real time is
-        not flooded with retransmissions, PINGs and handshakes it cannot keep up with, and a
-        shoe at its normal pace leaves every timer at its configured value."""
+        heartbeat, link timeout and stall scale with it, up to their ceilings. So a peer at a
+        tenth of real time is not flooded with retransmissions, PINGs and handshakes it cannot
+        keep up with, and a shoe at its normal pace leaves every timer at its configured
+        value."""
         rto0, hb0, timeout0, stall0 = self._floor
         rto = rto0
         if self.srtt is not None:
             rto = int(min(max(self.srtt + max(10.0, 4 * self._rttvar), rto0), RTO_MAX_MS))
         self.rto_ms = rto
-        self.hb_ms = hb0 * rto // rto0
-        self.timeout_ms = timeout0 * rto // rto0
-        self.stall_ms = stall0 * rto // rto0
+        self.hb_ms = max(hb0, min(hb0 * rto // rto0, HB_MAX_MS))
+        self.timeout_ms = max(timeout0, min(timeout0 * rto // rto0, TIMEOUT_MAX_MS))
+        self.stall_ms = max(stall0, min(stall0 * rto // rto0, STALL_MAX_MS))
 
     def _requeue(self, h):
         self._fresh = True
@@ -261,8 +265,9 @@ class HostEndpoint(ShoeEndpoint):
         # the handshake's round trip, from our last HELLO to the shoe's answer to it (a lower
         # bound when an earlier copy was answered): a first measure of the pace before any
         # frame is timed, so a slow shoe is not called silent before its first ack
-        self._sample(self._now - self._hello_last)
-        self._scale()
+        if self._hello_last > 0:
+            self._sample(self._now - self._hello_last)
+            self._scale()
         self._bind(h.get("id"))  # the shoe whose commands and messages we seal and open now
         c = h.get("ctr")
         if isinstance(c, int) and c > self.ctr:
