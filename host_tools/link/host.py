@@ -204,7 +204,7 @@ class HostEndpoint(ShoeEndpoint):
     def _send_data(self, now_ms):
         before = self.stats.get("retransmit", 0)
         backoff, n0 = self._backoff, self._in_flight
-        sent = ShoeEndpoint._send_data(self, now_ms)
+        sent = super()._send_data(now_ms)
         if self.stats.get("retransmit", 0) != before:
             # a timeout: the ack of a frame sent twice cannot be timed (Karn); the wait doubles
             # until the frames get through, past the firmware's 4 x rto, up to RTO_MAX_MS
@@ -226,7 +226,7 @@ class HostEndpoint(ShoeEndpoint):
         if self._timed is not None and ((self._timed[0] - self._tx_base) & _MASK) < k:
             self._sample(self._now - self._timed[1])
             self._timed, sampled = None, True
-        ShoeEndpoint._on_ack(self, ack)
+        super()._on_ack(ack)
         if not sampled and backoff > 1:  # Karn: keep the backed-off wait until a clean sample
             self._backoff = backoff
             self._rto_at = self._now + self._wait()

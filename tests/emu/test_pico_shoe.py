@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.emu.test_rig import repl
+from host_tools.sim import emu as _emu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,10 +96,9 @@ def test_power_cuts_inside_the_apps_flash_writes_lose_nothing(pico_shoe, tmp_pat
 
 
 def test_rfid_reader_and_beam_on_the_chips_spi0_and_gpio(pico_shoe):
-    # service jumper (GP22 low): main.py builds the hardware but leaves the REPL to us
-    pico_shoe.control("pin", pin=22, value=0)
-    pico_shoe.control("reset")
-    with repl(pico_shoe, timeout=60) as dev:
+    # service jumper (GP22 low): main.py builds the hardware but leaves the REPL to us; up to
+    # three tries of 120 s (a loaded run's boot outlasted one try of 60 s)
+    with _emu.service_repl(pico_shoe) as dev:
         dev.run("import main, asyncio\nhw = main.build()\nhw.beam.start()")
         pico_shoe.control(
             "card",
