@@ -18,7 +18,6 @@ SHOE_RP2040_BOOTROM (README). A benchmark, not a test: tests/emu/test_pace.py as
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,33 +35,12 @@ from tests.emu.test_e2e import EventLog, results, script  # noqa: E402
 GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
 
 
-def shoectl(*argv):
-    p = subprocess.run(
-        [sys.executable, "-m", "host_tools", *argv],
-        capture_output=True,
-        text=True,
-        cwd=str(ROOT),
-        timeout=900,
-    )
-    if p.returncode:
-        raise SystemExit("shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:]))
-    return p.stdout
-
-
 def make_shoe(d, reader, uf2):
     keys = _emu.write_keys_file(d / "shoe.json")
     with _emu.Emulator(d / "state", uf2=uf2) as e:
         extra = ["--reader", "optical"] if reader == "optical" else []
-        shoectl("flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra)
-        shoectl(
-            "provision",
-            "--port",
-            e.urls["repl"],
-            "--shoe-id",
-            _emu.EMU_SHOE_ID,
-            "--keys",
-            str(keys),
-            "--force",
+        _emu.assemble(
+            e, keys, reset=False, install=["flash", "--no-image", "--timeout", "300", *extra]
         )
     return d / "state"
 

@@ -123,27 +123,11 @@ def _flash_frozen(d, reader):
     that ships: `shoectl flash --no-image` on the frozen firmware (main.py, and a wiring.mpy for
     a reader other than the frozen wiring's), then `shoectl provision`."""
     keys = _emu.write_keys_file(d / "shoe.json")
-    shoectl = [sys.executable, "-m", "host_tools"]
+    extra = ["--reader", "optical"] if reader == "optical" else []
     with _emu.Emulator(d / "state", uf2=str(frozen.DEFAULT_UF2)) as e:
-        extra = ["--reader", "optical"] if reader == "optical" else []
-        steps = (
-            ["flash", "--no-image", "--port", e.urls["repl"], "--timeout", "300", *extra],
-            [
-                "provision",
-                "--port",
-                e.urls["repl"],
-                "--shoe-id",
-                _emu.EMU_SHOE_ID,
-                "--keys",
-                str(keys),
-                "--force",
-            ],
+        _emu.assemble(
+            e, keys, reset=False, install=["flash", "--no-image", "--timeout", "300", *extra]
         )
-        for argv in steps:
-            p = subprocess.run(
-                shoectl + argv, capture_output=True, text=True, cwd=ROOT, timeout=900
-            )
-            assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
     return {"keys": keys}
 
 

@@ -321,16 +321,20 @@ def service_repl(emu, attempts=3):
                 raise
 
 
-def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
+def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True, install=None):
     """Make a shoe of a fresh emulated Pico as a technician does: `shoectl deploy` and
     `shoectl provision` over its USB REPL, then a reset (main.py -> hwbuild -> the app).
-    Returns {"deploy_s": wall seconds, "deploy_emulated_s": ..., "provision_s": ...}."""
+    install: the shoectl arguments (without --port) that put the firmware on the chip in place
+    of the deploy, e.g. ["flash", "--no-image", "--reader", "optical"] on the frozen image
+    (docs/hardware.md section 5). Returns {"deploy_s": wall seconds, "deploy_emulated_s": ...,
+    "provision_s": ...} (with `install`, its command's name in place of "deploy")."""
     import time
 
     shoectl = [sys.executable, "-m", "host_tools"]
     out = {}
+    first = list(install or ["deploy", "--board", board, "--quiet"])
     steps = (
-        ("deploy", ["deploy", "--board", board, "--port", emu.urls["repl"], "--quiet"]),
+        (first[0], first + ["--port", emu.urls["repl"]]),
         (
             "provision",
             [
@@ -348,7 +352,7 @@ def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True):
     for name, argv in steps:
         t0, e0 = time.monotonic(), emu.clock_ns()
         p = subprocess.run(
-            shoectl + argv, capture_output=True, text=True, cwd=str(HERE.parents[2])
+            shoectl + argv, capture_output=True, text=True, cwd=str(HERE.parents[2]), timeout=900
         )
         if p.returncode != 0:
             raise ShoeError(
