@@ -222,3 +222,32 @@ def test_lines_a_host_paces_reach_the_reader_uart_at_that_pace_in_the_chips_time
     assert len(got) == 3, got
     gaps = [b - a for a, b in zip(got, got[1:])]
     assert min(gaps) >= 380, gaps  # ms of the chip's clock between the lines
+
+
+def test_rate_holds_the_chip_to_that_fraction_of_real_time(tmp_path):
+    """`--rate 0.1` (SHOE_EMU_RATE): the chip, booted and idle at its REPL, never runs more than
+    a tenth of real time (a flash erase's 45 ms may jump ahead for a moment: the bound allows
+    that much). Without the rate the same idle chip keeps level with the wall clock, far ahead
+    of a tenth of it, however loaded the machine (idle time costs the rig nothing)."""
+    from host_tools.sim import emu as _emu
+
+    def ahead(emu, seconds=2.0):
+        """The most the chip's clock got ahead of a tenth of the rig's wall clock (ns)."""
+        worst = -1e18
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            st = emu.control("stats")
+            worst = max(worst, st["ns"] - 0.1 * st["wall_ns"])
+            time.sleep(0.1)
+        return worst
+
+    with _emu.Emulator(tmp_path / "slow", rate=0.1) as slow:
+        with repl(slow, timeout=120) as dev:  # booted: from here the chip idles at its REPL
+            assert dev.value("1 + 1") == 2
+        slow_ahead = ahead(slow)
+    with _emu.Emulator(tmp_path / "free") as free:
+        with repl(free, timeout=120) as dev:
+            assert dev.value("1 + 1") == 2
+        free_ahead = ahead(free)
+    assert slow_ahead <= 50e6, "ran %.0f ms ahead of a tenth of real time" % (slow_ahead / 1e6)
+    assert free_ahead >= 500e6, "without the rate: %.0f ms" % (free_ahead / 1e6)
