@@ -202,16 +202,15 @@ class HostEndpoint(ShoeEndpoint):
 
     # ---- the timers follow the shoe's pace (RFC 6298 with Karn's rule) --------------------
     def _send_data(self, now_ms):
-        before = self.stats.get("retransmit", 0)
         backoff, n0 = self._backoff, self._in_flight
+        timeout = n0 and now_ms >= self._rto_at  # the firmware's step resends all in flight
         sent = super()._send_data(now_ms)
-        if self.stats.get("retransmit", 0) != before:
-            # a timeout: the ack of a frame sent twice cannot be timed (Karn); the wait doubles
-            # until the frames get through, past the firmware's 4 x rto, up to RTO_MAX_MS
+        if timeout:
+            # the ack of a frame sent twice cannot be timed (Karn); the wait doubles until the
+            # frames get through, past the firmware's 4 x rto, up to RTO_MAX_MS
             self._timed = None
             self._backoff = min(backoff * 2, 128)
             self._rto_at = now_ms + self._wait()
-            self._scale()
         if self._in_flight:
             self._rto_at = min(self._rto_at, now_ms + RTO_MAX_MS)
             if self._timed is None and self._in_flight > n0:  # time the newest new frame
@@ -230,19 +229,19 @@ class HostEndpoint(ShoeEndpoint):
         if not sampled and backoff > 1:  # Karn: keep the backed-off wait until a clean sample
             self._backoff = backoff
             self._rto_at = self._now + self._wait()
-        self._scale()
 
     def _wait(self):
         """The retransmission wait now: rto backed off, at most RTO_MAX_MS."""
         return min(self.rto_ms * self._backoff, RTO_MAX_MS)
 
     def _sample(self, r):
-        """One round-trip sample (ms), smoothed as RFC 6298 does."""
+        """One round-trip sample (ms), smoothed as RFC 6298 does; the timers follow."""
         if self.srtt is None:
             self.srtt, self._rttvar = float(r), r / 2.0
         else:
             self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
+        self._scale()
 
     def _scale(self):
         """rto = srtt + 4 rttvar, never below the configured rto nor above RTO_MAX_MS; the
@@ -267,7 +266,6 @@ class HostEndpoint(ShoeEndpoint):
         # frame is timed, so a slow shoe is not called silent before its first ack
         if self._hello_last > 0:
             self._sample(self._now - self._hello_last)
-            self._scale()
         self._bind(h.get("id"))  # the shoe whose commands and messages we seal and open now
         c = h.get("ctr")
         if isinstance(c, int) and c > self.ctr:

@@ -24,14 +24,11 @@ class SlowPair(Pair):
         self.turn_ms, self.rate = turn_ms, rate
         self.shoe_now = 0
         self.to_shoe = bytearray()
-        self.lost = 0
 
     def step(self, dt=10):
         self.now += dt
         d = self.host.transmit(self.now)
-        room = RX_ROOM - len(self.to_shoe)
-        self.to_shoe += d[:room]
-        self.lost += max(0, len(d) - room)
+        self.to_shoe += d[: RX_ROOM - len(self.to_shoe)]  # the rest is lost (an overrun)
         if self.now % self.turn_ms:
             return
         self.shoe_now += int(self.turn_ms * self.rate)
