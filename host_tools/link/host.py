@@ -44,6 +44,7 @@ RTO_MAX_MS = 30000  # the retransmission timeout never grows past this, however 
 # ceilings of the timers that scale with it: a slow shoe still hears from the host every 10 s,
 # and a session that stopped moving is renewed within 2 minutes (x the stall backoff)
 HB_MAX_MS, TIMEOUT_MAX_MS, STALL_MAX_MS = 10000, 60000, 120000
+RTT_WINDOW = 8  # clean samples whose least sets the heartbeat (loss only ever lengthens one)
 
 
 def make_endpoint(role, key, **options):
@@ -134,6 +135,7 @@ class HostEndpoint(ShoeEndpoint):
         self._floor = (self.rto_ms, self.hb_ms, self.timeout_ms, self.stall_ms)
         self.srtt = None  # smoothed round-trip time of a DATA frame to its ack (ms), or None
         self._rttvar = 0.0
+        self._recent = []  # the last RTT_WINDOW clean samples: their least is the shoe's pace
         self._timed = None  # (seq, sent at) of the one frame being timed, or None
 
     def backlog(self):
@@ -241,20 +243,27 @@ class HostEndpoint(ShoeEndpoint):
         else:
             self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
+        self._recent = self._recent[1 - RTT_WINDOW:] + [r]
         self._scale()
 
     def _scale(self):
         """rto = srtt + 4 rttvar, never below the configured rto nor above RTO_MAX_MS; the
-        heartbeat, link timeout and stall scale with it, up to their ceilings. So a peer at a
-        tenth of real time is not flooded with retransmissions, PINGs and handshakes it cannot
-        keep up with, and a shoe at its normal pace leaves every timer at its configured
-        value."""
+        link timeout and stall scale with it, up to their ceilings. So a peer at a tenth of
+        real time is not flooded with retransmissions and handshakes it cannot keep up with,
+        and a shoe at its normal pace leaves every timer at its configured value.
+        The heartbeat keeps the SHOE's link alive (it calls the host gone after its own
+        timeout_ms of its own clock without a frame), so it follows the least recent round
+        trip, not the rto: frame loss lengthens samples and widens rttvar, which says nothing
+        about the shoe's clock, and PINGs spaced by a lossy line's rto left a shoe at full
+        speed calling the host silent. Only a shoe whose fastest answer takes longer than rto
+        (a chip at a fraction of real time) is pinged less often."""
         rto0, hb0, timeout0, stall0 = self._floor
         rto = rto0
         if self.srtt is not None:
             rto = int(min(max(self.srtt + max(10.0, 4 * self._rttvar), rto0), RTO_MAX_MS))
         self.rto_ms = rto
-        self.hb_ms = max(hb0, min(hb0 * rto // rto0, HB_MAX_MS))
+        pace = int(min(self._recent)) if self._recent else rto0
+        self.hb_ms = max(hb0, min(hb0 * pace // rto0, HB_MAX_MS))
         self.timeout_ms = max(timeout0, min(timeout0 * rto // rto0, TIMEOUT_MAX_MS))
         self.stall_ms = max(stall0, min(stall0 * rto // rto0, STALL_MAX_MS))
 
