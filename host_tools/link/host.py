@@ -243,7 +243,7 @@ class HostEndpoint(ShoeEndpoint):
         else:
             self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
-        self._recent = self._recent[1 - RTT_WINDOW:] + [r]
+        self._recent = self._recent[1 - RTT_WINDOW :] + [r]
         self._scale()
 
     def _scale(self):

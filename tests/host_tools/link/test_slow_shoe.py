@@ -86,7 +86,7 @@ def test_a_lossy_line_to_a_shoe_at_full_speed_does_not_slow_the_heartbeat():
     rtos = []
     for seed in range(12):
         p = Pair(seed=seed, lossy=True)
-        assert p.run_until(lambda: p.host.up and p.shoe.up, 5000)
+        assert p.run_until(lambda p=p: p.host.up and p.shoe.up, 5000)
         for i in range(3000):  # an event every 40 ms for 10 s, then idle
             if i % 4 == 0 and i < 1000:
                 p.shoe.send("card", {"n": i})
