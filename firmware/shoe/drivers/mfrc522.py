@@ -141,7 +141,7 @@ class MFRC522:
         if rst is not None:
             rst.init(rst.OUT, value=1)
 
-    # -- registers (set-up only; the air path below uses whole prebuilt transfers) -----------
+    # -- registers and whole prebuilt transfers, each with its chip select -------------------
     def _send(self, buf):
         self._cs(0)
         try:
@@ -223,74 +223,100 @@ class MFRC522:
         """Send self._fb[1:n+1] (short: 7 bits, REQA/WUPA); the answer lands in self._rx[1:].
         -> byte count, or -1 if no answer came before the timer ran out (no exception: an
         empty field is the common case and must not allocate). self.rx_last_bits = valid bits
-        of the last byte (0 = all 8). tx, rx: an ISO 14443-4 block (drivers/isodep.py)."""
-        cs = self._cs
-        put = self._put
-        st = self._st
+        of the last byte (0 = all 8). tx, rx: an ISO 14443-4 block (drivers/isodep.py).
+
+        Every poll of an empty field runs this, so it and its steps keep their VM state
+        within the 11 words MicroPython keeps on the C stack (locals and stack, plus 3 per
+        exception handler; a bigger frame is a heap block per call, counted towards the next
+        collection although freed on return): the steps are methods, each catching its own
+        bus error (_bus_error)."""
         if self._halting:  # the HLTA sent last must be off the air before anything else
-            d = _W_DESEL if self._halting == 2 else self._w_halt
-            self._halting = False
-            d -= time.ticks_diff(time.ticks_us(), self._halt_t)
-            if d > 0:
-                time.sleep_us(d)
-        try:
-            if self._rearm:  # after init, silence, HLTA or an error: start Transceive afresh
-                cs(0)
-                put(_W_TRANSCEIVE)
-                cs(1)
-                self._rearm = False
-            if self._flush:
-                cs(0)
-                put(_W_FLUSH)
-                cs(1)
-                self._flush = False
-            cs(0)
-            put(_W_IRQ_CLEAR)
-            cs(1)
-            cs(0)
-            put(self._fbv[n] if tx is None else tx)
-            cs(1)
-            cs(0)
-            put(_W_SEND7 if short else _W_SEND)
-            cs(1)
-            time.sleep_us(wait_us)
-            xfer = self._xfer
-            k = 0
-            while True:
-                cs(0)
-                xfer(_R_STATUS, st)
-                cs(1)
-                irq = st[1]
-                if irq & _IRQ_DONE:
-                    break
-                if irq & _IRQ_TIMER:
-                    self._rearm = True
-                    if st[3]:
-                        self._flush = True
-                    return -1
-                k += 1
-                if k > _POLL_LIMIT:
-                    self._rearm = self._flush = True
-                    raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
-                if rx is not None:
-                    time.sleep_us(_STEP_US)
-            err = st[2]
-            count = st[3] & 0x7F
-            self.rx_last_bits = st[4] & 0x07
-            if err or count > (_RESP if rx is None else _FIFO):
+            self._off_air()
+        self._start_frame(self._fbv[n] if tx is None else tx, _W_SEND7 if short else _W_SEND)
+        time.sleep_us(wait_us)
+        return self._await_answer(rx is not None)
+
+    def _off_air(self):
+        d = _W_DESEL if self._halting == 2 else self._w_halt
+        self._halting = False
+        d -= time.ticks_diff(time.ticks_us(), self._halt_t)
+        if d > 0:
+            time.sleep_us(d)
+
+    def _bus_error(self):
+        """An SPI error inside a frame: deselect, and start Transceive afresh next time."""
+        self._cs(1)
+        self._rearm = self._flush = True
+
+    def _start_frame(self, frame, send):
+        """(Re)start Transceive if needed, clear the IRQs, load the FIFO and send (`send`:
+        the BitFramingReg write that starts it, 7 bits for REQA/WUPA or whole bytes). Each
+        write is _send()'s, which deselects the chip whatever happens (a try here would take
+        9 of the frame's 11 words); after a bus error the reader initialises the chip again,
+        which starts Transceive afresh."""
+        if self._rearm:  # after init, silence, HLTA or an error: start Transceive afresh
+            self._send(_W_TRANSCEIVE)
+            self._rearm = False
+        if self._flush:
+            self._send(_W_FLUSH)
+            self._flush = False
+        self._send(_W_IRQ_CLEAR)
+        self._send(frame)
+        self._send(send)
+
+    def _await_answer(self, block):
+        """Wait for the end of the frame -> its byte count (read into self._rx unless `block`:
+        isodep reads an ISO 14443-4 block itself), or -1 if the timer ran out first."""
+        st = self._st
+        k = 0
+        while True:
+            irq = self._status()
+            if irq & _IRQ_DONE:
+                break
+            if irq & _IRQ_TIMER:
+                self._rearm = True
+                if st[3]:
+                    self._flush = True
+                return -1
+            k += 1
+            if k > _POLL_LIMIT:
                 self._rearm = self._flush = True
-                self._raise(err, count)
-            if count and rx is None:  # (an ISO 14443-4 block's answer: isodep reads it)
-                cs(0)
-                xfer(self._rdv[count], self._rxv[count])
-                cs(1)
-            return count
-        except OSError:
-            cs(1)
+                self._raise(-1, 0)
+            if block:
+                time.sleep_us(_STEP_US)
+        k = st[3] & 0x7F
+        self.rx_last_bits = st[4] & 0x07
+        if st[2] or k > (_FIFO if block else _RESP):
             self._rearm = self._flush = True
+            self._raise(st[2], k)
+        if k and not block:
+            self._read_fifo(k)
+        return k
+
+    def _status(self):
+        """One burst read of ComIrq, Error, FIFOLevel and Control into self._st -> ComIrq."""
+        try:
+            self._cs(0)
+            self._xfer(_R_STATUS, self._st)
+            self._cs(1)
+        except OSError:
+            self._bus_error()
+            raise
+        return self._st[1]
+
+    def _read_fifo(self, count):
+        try:
+            self._cs(0)
+            self._xfer(self._rdv[count], self._rxv[count])
+            self._cs(1)
+        except OSError:
+            self._bus_error()
             raise
 
     def _raise(self, err, count):
+        """The RFIDError for ErrorReg `err` (-1: the chip never finished the frame)."""
+        if err < 0:
+            raise RFIDError("MFRC522 never finished the transceive", "rfid_stuck")
         if err & _ERR_COLL:
             raise RFIDError("two tags answered at once (CollReg %02x)" % self._rd(_COLL),
                             "rfid_collision")

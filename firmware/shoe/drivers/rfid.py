@@ -20,6 +20,9 @@ CODE_PAGE = const(4)
 _CODE_LEN = const(15)
 
 
+_ERRORS = (RFIDError, OSError)  # a failed read, or an SPI bus error
+
+
 def _reason(e):
     # an SPI bus error (OSError from machine.SPI) is a reader fault like a stuck chip
     return e.reason if isinstance(e, RFIDError) else "rfid_bus"
@@ -80,52 +83,68 @@ class RFIDReader:
         return "garbled", bytes(b)
 
     def poll(self):
-        """One poll of the field -> ("card", code), ("noread", b""), ("garbled", raw) or None."""
+        """One poll of the field -> ("card", code), ("noread", b""), ("garbled", raw) or None.
+        The REPL's and the tests' way in; the app awaits read(), which takes the same steps
+        inside its generator (here they cost a heap frame per call: see _detect)."""
         if self._queued is not None:
             r, self._queued = self._queued, None
             return r
-        r = self._detect()
+        try:
+            r = self._detect()
+        except _ERRORS as e:
+            return self._failed(_reason(e), None)
         if r is not True:
             return r
-        return self._identify()
+        return self._identify()  # read at once: the tag answered and may not stay long
 
     def _detect(self):
         """Init if needed, halt the tag read last, then REQA (WUPA while a failing tag is in
-        the field). -> True (a tag answered), None, or a result tuple. Allocation-free when the
-        field is empty (the common case, every period_ms)."""
-        chip = self.chip
-        if not self._ready:
-            try:
-                chip.init()
-            except (RFIDError, OSError) as e:
-                self.fault = _reason(e)
-                self.counts["fault"] += 1
-                return None
-            self._ready = True
-            self._halt_due = False
-            self.fault = None
+        the field). -> True (a tag answered), None, or a result tuple; raises what the chip
+        raises (read() and poll() catch it). Allocation-free when the field is empty (the
+        common case, every period_ms), its frame included: it runs at every poll, so its VM
+        state stays within the 11 words MicroPython keeps on the C stack (a bigger frame is a
+        heap block per call, and those count towards the next collection although each is
+        freed on return: tests/firmware/drivers/check_rfid.py). An `except ... as e` alone
+        makes a frame too big (8 words and 2 handlers of 3): the handler is in read(), a
+        generator whose state is allocated once, and the rare steps are methods."""
+        if not self._ready and not self._init():
+            return None
         if self._halt_due:  # sent now and not waited for: the REQA goes once it is off the air
             self._halt_due = False
             self._halt()
-        try:
-            atqa = chip.request(wake=self._failing > 0 or self._fail_reported)
-        except (RFIDError, OSError) as e:
-            return self._failed(_reason(e), None)
-        if atqa is None:
-            self._absent += 1
-            if self._absent >= self.absent_polls:
-                unread = self._failing > 0 and not self._fail_reported
-                if (self._last_uid is not None
-                        and ticks_diff(self._ticks(), self._heard) >= self.hold_ms):
-                    self._last_uid = None
-                self._fail_reported = False
-                self._failing = 0
-                self._fail_uid = None
-                if unread:  # the card left the field without a valid read
-                    self.counts["noread"] += 1
-                    return "noread", b""
-            return None
+        if self.chip.request(self._failing > 0 or self._fail_reported) is None:
+            return self._silent()
         return True
+
+    def _init(self):
+        """(Re)initialise the reader chip -> True if it answered."""
+        try:
+            self.chip.init()
+        except (RFIDError, OSError) as e:
+            self.fault = _reason(e)
+            self.counts["fault"] += 1
+            return False
+        self._ready = True
+        self._halt_due = False
+        self.fault = None
+        return True
+
+    def _silent(self):
+        """An empty field: after absent_polls of them the tag in it has left -> None, or
+        ("noread", b"") if it left without a valid read."""
+        self._absent += 1
+        if self._absent < self.absent_polls:
+            return None
+        unread = self._failing > 0 and not self._fail_reported
+        if self._last_uid is not None and ticks_diff(self._ticks(), self._heard) >= self.hold_ms:
+            self._last_uid = None
+        self._fail_reported = False
+        self._failing = 0
+        self._fail_uid = None
+        if unread:  # the card left the field without a valid read
+            self.counts["noread"] += 1
+            return "noread", b""
+        return None
 
     def _halt(self):
         try:
@@ -220,7 +239,10 @@ class RFIDReader:
             if self._queued is not None:
                 r, self._queued = self._queued, None
                 return r
-            r = self._detect()
+            try:  # poll()'s steps: a generator's state is allocated once, not at every poll
+                r = self._detect()
+            except _ERRORS as e:
+                r = self._failed(_reason(e), None)
             if r is True:  # read at once: the tag answered and may not stay long
                 r = self._identify()
             if r is not None:

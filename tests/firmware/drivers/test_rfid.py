@@ -9,6 +9,7 @@ SCRIPT = "tests/firmware/drivers/check_rfid.py"
 CHECKS = [
     "chip_edge_cases",
     "idle_poll_allocates_nothing",
+    "idle_poll_frames_stay_off_the_heap",
     "random_field",
     "crc_vector",
     "init",
@@ -44,6 +45,7 @@ def test_check(rfid, name):
 def test_figures(rfid):
     d = rfid.data
     assert d["idle_poll_no_alloc"]["polls"] == 50
+    assert d["idle_poll_frames"]["polls"] == 50
     assert d["random_field"]["cards"] >= d["random_field"]["clean"] > 0
     assert d["faults"]["reasons"]["crc"] == "rfid_crc"
     assert d["reader_dedup"]["counts"]["card"] == 5
