@@ -415,7 +415,8 @@ class App:
                 self._beat = now
                 gc.collect()
                 _log("alive mem_free=%d reads=%d" % (gc.mem_free(), self.reads))
-        self._flush_table()
+        if self.table.out or self.backlog:   # (not called idle: its frame is a heap block)
+            self._flush_table()
         self._report_double_reads()
         quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
         if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:

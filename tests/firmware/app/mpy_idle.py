@@ -18,6 +18,7 @@ import micropython
 import shoe.modules
 from shoe.app import App, Hardware
 from shoe.cardcode import CardCodes
+from heapframes import allocates
 from host import make_endpoint
 
 KEYS = {
@@ -99,9 +100,20 @@ def main(state):
             ticks += 1
     finally:
         micropython.heap_unlock()
+
+    # the same steps again, watched for any heap allocation, VM frames included (heapframes.py)
+    def step():
+        t[0] += 20
+        app.link.transmit(t[0])
+
+    frames = {
+        "link_step": allocates(step, 9),
+        "tick": allocates(lambda: app.tick(5), 9),  # (5: between two table ticks)
+    }
     print(
         json.dumps(
             {
+                "allocates": frames,
                 "link_steps": link_steps,
                 "ticks": ticks,
                 "sent": len(out),
