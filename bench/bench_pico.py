@@ -378,11 +378,30 @@ def unix_figures(rounds):
 
 
 def profile(emu, uf2, seconds=1.0):
-    emu.control("profile", on=True)
+    """The idle chip's PC profile, and its heap frames: the calls of bytecode functions whose VM
+    state (over 11 words) MicroPython allocates from the heap (docs/hardware.md section 8)."""
+    syms = symbols(elf_for(uf2))
+    names = {n: a for a, n in syms}
+    watch = [names.get("fun_bc_call"), names.get("m_malloc_maybe")]
+    emu.control("profile", on=True, frames=watch if None not in watch else None)
     t0 = emu.clock_ns()
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
     report_profile(emu, uf2, "the idle chip's time", seconds)
+
+
+def symbols(elf):
+    """[(address, name)] of the ELF's functions, sorted; [] without it or arm-none-eabi-nm."""
+    if not elf.is_file() or not shutil.which("arm-none-eabi-nm"):
+        return []
+    out = subprocess.run(
+        ["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True, text=True
+    ).stdout
+    return sorted(
+        (int(a, 16) & ~1, n)
+        for a, k, n in (ln.split() for ln in out.splitlines() if len(ln.split()) == 3)
+        if k in "tTwW"
+    )
 
 
 def elf_for(uf2):
@@ -397,7 +416,8 @@ def elf_for(uf2):
 def report_profile(emu, uf2_ran, what, seconds):
     p = emu.control("profile", on=False, top=5000)
     elf = elf_for(uf2_ran)
-    if not elf.is_file() or not shutil.which("arm-none-eabi-nm"):
+    syms = symbols(elf)
+    if not syms:
         print(
             "  profile: %d samples; no ELF (make pico-firmware) to name functions" % p["samples"]
         )
@@ -405,14 +425,6 @@ def report_profile(emu, uf2_ran, what, seconds):
     uf2 = elf.with_suffix(".uf2")
     if not uf2.is_file() or uf2.read_bytes() != Path(uf2_ran).read_bytes():
         print("  profile: %s is not the image that ran: function names may be wrong" % uf2)
-    out = subprocess.run(
-        ["arm-none-eabi-nm", "-n", "--defined-only", elf], capture_output=True, text=True
-    ).stdout
-    syms = sorted(
-        (int(a, 16), n)
-        for a, k, n in (ln.split() for ln in out.splitlines() if len(ln.split()) == 3)
-        if k in "tTwW"
-    )
     addrs = [a for a, _ in syms]
     by = {}
     for pc, n in p["top"]:
@@ -425,6 +437,15 @@ def report_profile(emu, uf2_ran, what, seconds):
     )
     for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
+    frames = p.get("frames") or []
+    if frames:  # [function object, bytes, calls]: the size tells which (72: asyncio's
+        # IOQueue.wait_io_event; tools: mpy-cross + mpy-tool.py -d give each function's n_state)
+        print(
+            "  heap frames: %.0f a second (function object, bytes with the 20-byte header):"
+            % (sum(n for _, _, n in frames) / seconds)
+        )
+        for obj, size, n in frames[:6]:
+            print("    %7.0f/s  %4d B  0x%08x" % (n / seconds, size, obj))
 
 
 def run(

@@ -81,6 +81,9 @@ class Rig {
     // R times as fast as this one's spare CPU, for reproducing what a loaded CI machine does to
     // the wall-clock timers of the hosts talking to the chip (SHOE_EMU_RATE)
     this.rate = Math.min(1, Math.max(1e-3, +(opt.rate || 1)));
+    this.watch = null; // profile: entry addresses whose callers are counted
+    this.callers = null;
+    this.frames = null; // profile: heap-allocated VM frames by function object
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
@@ -328,9 +331,22 @@ class Rig {
       }
       const c0 = clock.nanos;
       let i = 0;
-      const prof = this.profile;
+      const prof = this.profile, watch = this.watch;
       for (; i < 4000 && !mcu.core.waiting; i++) {
         if (prof && (i & 63) === 0) prof.set(mcu.core.PC, (prof.get(mcu.core.PC) || 0) + 1);
+        if (watch && watch.has(mcu.core.PC)) {
+          // the entry of a watched function: count its caller (the return address in LR)
+          const k = mcu.core.PC + ':' + ((mcu.core.LR & ~1) >>> 0);
+          this.callers.set(k, (this.callers.get(k) || 0) + 1);
+          const f = this.frames;
+          if (f && mcu.core.PC === f.call) f.last = mcu.core.registers[0] >>> 0;
+          else if (f && mcu.core.PC === f.alloc && f.last !== null
+                   && ((mcu.core.LR & ~1) >>> 0) - f.call < 0x400) {
+            // a heap frame: the function object fun_bc_call was called with, and the size
+            const key = f.last + ':' + (mcu.core.registers[0] >>> 0);
+            f.counts.set(key, (f.counts.get(key) || 0) + 1);
+          }
+        }
         clock.tick(mcu.core.executeInstruction() * CYCLE_NS);
       }
       this.instructions += i;
@@ -402,11 +418,28 @@ class Rig {
     }
     if (op === 'card') return this.card(msg);
     if (op === 'profile') {
-      // PC samples (one per 64 instructions) between {on:true} and {on:false}: top N addresses
-      if (msg.on) { this.profile = new Map(); return {}; }
-      const p = this.profile || new Map(); this.profile = null;
+      // PC samples (one per 64 instructions) between {on:true} and {on:false}: top N addresses;
+      // {on:true, callers:[addr, ...]} also counts every call of those functions by its caller
+      // (the LR at their first instruction): `callers` [[function, caller, calls], ...]
+      if (msg.on) {
+        this.profile = new Map();
+        this.watch = msg.callers ? new Set(msg.callers) : null;
+        this.callers = new Map();
+        // {frames: [fun_bc_call, m_malloc_maybe]}: also count the function objects whose call
+        // put their VM state on the heap (MicroPython does above 11 words), by object and size
+        this.frames = msg.frames ? {call: msg.frames[0], alloc: msg.frames[1], last: null,
+                                    counts: new Map()} : null;
+        if (this.frames) { this.watch = this.watch || new Set(); msg.frames.forEach(a => this.watch.add(a)); }
+        return {};
+      }
+      const p = this.profile || new Map(); this.profile = null; this.watch = null;
       const top = [...p.entries()].sort((a, b) => b[1] - a[1]).slice(0, msg.top || 200);
-      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top};
+      const callers = [...(this.callers || new Map()).entries()]
+        .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
+      const frames = [...((this.frames && this.frames.counts) || new Map()).entries()]
+        .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
+      this.frames = null;
+      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top, callers, frames};
     }
     if (op === 'uart_log') {
       const since = msg.since || 0, u = msg.uart || 0;
