@@ -228,8 +228,9 @@ class MFRC522:
         Every poll of an empty field runs this, so it and its steps keep their VM state
         within the 11 words MicroPython keeps on the C stack (locals and stack, plus 3 per
         exception handler; a bigger frame is a heap block per call, counted towards the next
-        collection although freed on return): the steps are methods, each catching its own
-        bus error (_bus_error)."""
+        collection although freed on return): the steps are methods. On a bus error each
+        transfer deselects the chip (_send, _status, _read_fifo) and the error goes up; the
+        reader then initialises the chip again (rfid.py: rfid_bus)."""
         if self._halting:  # the HLTA sent last must be off the air before anything else
             self._off_air()
         self._start_frame(self._fbv[n] if tx is None else tx, _W_SEND7 if short else _W_SEND)
