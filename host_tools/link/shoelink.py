@@ -317,6 +317,23 @@ class ShoeLink:
         ctr, ev, sessions = self._queue_command(kind, deadline, queue_it)
         return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
 
+    def _link_summary(self, sessions):
+        """What the link looked like when a reply did not come (under the lock): for the
+        technician and for a test's failure message."""
+        ep, c = self.ep, self.ep.errors()
+        return (
+            "link %s, srtt %s ms, rto %d ms, %d new session(s) meanwhile, %d retransmitted, "
+            "%d queued"
+            % (
+                "up" if ep.link_up(self._clock_ms()) else "down",
+                "-" if ep.srtt is None else "%.0f" % ep.srtt,
+                ep.rto_ms,
+                c.get("sessions", 0) - sessions,
+                c.get("retransmit", 0),
+                ep.backlog(),
+            )
+        )
+
     def _queue_command(self, kind, deadline, seal):
         """Wait for the link to be up, then seal and queue (under the lock) -> (ctr, Event,
         sessions)."""
@@ -351,7 +368,8 @@ class ShoeLink:
                     self._timeouts = 0
                     self.resyncs += 1
                     self.ep.renegotiate("resync")
-            raise ShoeError("%s: no reply from the shoe within %.1f s" % (kind, timeout))
+                why = self._link_summary(sessions)
+            raise ShoeError("%s: no reply from the shoe within %.1f s (%s)" % (kind, timeout, why))
         with self._lock:
             self._timeouts = 0
         rkind, rbody = rep

@@ -61,6 +61,8 @@ class FakeShoe:
                 return
             ep.reply(ctr, {"done": ctr}, durable=bool(body.get("durable")))
             self.crash_now = True
+        elif kind == "no_reply":  # a command the shoe takes and never answers
+            pass
         elif kind == "configure_supervised":
             self.configs.append((ctr, body))
             ep.reply(ctr, {"ok": True})

@@ -65,6 +65,18 @@ def test_command_events_and_audit(shoe, audit):
     assert audit.verify("T1", b"w" * 32)["bad_mac"] == list(range(1, 32))
 
 
+def test_a_reply_that_does_not_come_says_what_the_link_looked_like(shoe):
+    """A time-out names the link's state (a loaded run's failure said only "no reply")."""
+    with ShoeLink(shoe.url, KEY) as link:
+        link.open(timeout=10)
+        link.command("status")
+        with pytest.raises(ShoeError) as e:
+            link.command("no_reply", timeout=0.5)
+        msg = str(e.value)
+        assert msg.startswith("no_reply: no reply from the shoe within 0.5 s (link up, srtt ")
+        assert "rto 300 ms, 0 new session(s) meanwhile, 0 retransmitted, 0 queued)" in msg, msg
+
+
 def test_board_restart_reconnects_and_nothing_is_lost_or_doubled(shoe, audit):
     with ShoeLink(shoe.url, KEY, audit=audit) as link:
         link.open(timeout=10)
