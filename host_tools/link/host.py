@@ -206,6 +206,10 @@ class HostEndpoint(ShoeEndpoint):
     def _send_data(self, now_ms):
         backoff, n0 = self._backoff, self._in_flight
         timeout = n0 and now_ms >= self._rto_at  # the firmware's step resends all in flight
+        if n0 and self._resend_base:
+            # a selective retransmission: frames after the gap are acknowledged only once it is
+            # filled, so the frame being timed would measure the loss, not the round trip
+            self._timed = None
         sent = super()._send_data(now_ms)
         if timeout:
             # the ack of a frame sent twice cannot be timed (Karn); the wait doubles until the
@@ -223,14 +227,16 @@ class HostEndpoint(ShoeEndpoint):
         k = (ack - self._tx_base + 1) & _MASK
         if k == 0 or k > self._in_flight:
             return
-        backoff, sampled = self._backoff, False
         if self._timed is not None and ((self._timed[0] - self._tx_base) & _MASK) < k:
             self._sample(self._now - self._timed[1])
-            self._timed, sampled = None, True
+            self._timed = None
+        # An ack of new data ends the backoff, as in the firmware, even without a sample (the
+        # frame was sent twice: Karn). Kept backed off until a clean sample instead, a lossy
+        # line never gave one and the waits grew from loss to loss: over a line losing half
+        # the frames a command waited 30-60 s, and a loaded run's soak lost a command's 60 s
+        # (tests/host_tools/link/test_slow_shoe.py). A peer slower than the rto shows in the
+        # clean samples, and the handshake of the session that a stall starts measures it.
         super()._on_ack(ack)
-        if not sampled and backoff > 1:  # Karn: keep the backed-off wait until a clean sample
-            self._backoff = backoff
-            self._rto_at = self._now + self._wait()
 
     def _wait(self):
         """The retransmission wait now: rto backed off, at most RTO_MAX_MS."""

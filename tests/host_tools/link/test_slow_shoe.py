@@ -53,17 +53,63 @@ def run_commands(p, n=12, limit_ms=600_000):
 @pytest.mark.parametrize("turn_ms", [1000, 4000, 8000])
 def test_a_shoe_at_a_twentieth_of_real_time_is_not_flooded(turn_ms):
     """Turns 1 to 8 s apart (the shoe's 50 to 400 ms): a dozen commands, one after the other,
-    each answered in the one session, with a few retransmissions while the host learns the pace
-    instead of several per command, and no new session (stall or silent)."""
+    each answered in the one session, with no new session (stall or silent) and at most 3
+    retransmissions a command (none at 1 s): the fixed timers made 13 sessions at 8 s."""
     p = SlowPair(turn_ms=turn_ms, rate=0.05)
     errors = run_commands(p)
     assert errors.get("sessions") == 1, errors
     assert not errors.get("stall") and not errors.get("silent"), errors
-    assert errors.get("retransmit", 0) <= 6, errors
-    assert p.host.rto_ms >= turn_ms
-    # PINGs follow the fastest recent round trip (about a turn), so fewer reach the slow shoe
-    assert p.host.hb_ms == min(1000 * int(min(p.host._recent)) // 300, H.HB_MAX_MS)
-    assert p.host.hb_ms >= 1000 * turn_ms // 300 * 9 // 10 or p.host.hb_ms == H.HB_MAX_MS
+    assert errors.get("retransmit", 0) <= (0 if turn_ms == 1000 else 36), errors
+    assert p.host.rto_ms > 300
+    # PINGs follow the fastest recent round trip, so fewer reach the slow shoe
+    assert p.host.hb_ms == max(1000, min(1000 * int(min(p.host._recent)) // 300, H.HB_MAX_MS))
+
+
+class LossyStall(Pair):
+    """Pair over lossy lines whose shoe stops taking turns between stall[0] and stall[1] (a
+    starved process on a loaded machine); what the host sends meanwhile waits for it."""
+
+    stall = (0, 0)
+
+    def __init__(self, **kw):
+        Pair.__init__(self, **kw)
+        self.buf = bytearray()
+
+    def step(self, dt=10):
+        self.now += dt
+        self.buf += self.up_ch(self.host.transmit(self.now))
+        if self.stall[0] <= self.now < self.stall[1]:
+            return
+        data, self.buf = bytes(self.buf), bytearray()
+        for kind, body, ctr, _role in self.shoe.receive(data, self.now):
+            self.commands.append((kind, body, ctr))
+            self.shoe.reply(ctr, {"ok": True})
+        for kind, body, _ref, _meta in self.host.receive(
+            self.down_ch(self.shoe.transmit(self.now)), self.now
+        ):
+            if kind in ("reply", "error"):
+                self.replies[body["re"]] = (kind, body)
+
+
+@pytest.mark.parametrize("stall_s", [0, 3])
+def test_a_lost_frame_costs_a_command_seconds_not_a_minute(stall_s):
+    """Lossy lines (a byte in 100 corrupted: about half the command frames lost) to a shoe at
+    full speed, after a 3 s stall of the shoe or none: 40 commands one after the other, on 12
+    lines. A command waits at most 30 s (measured at most 21 s; the fixed timers 14 s). Kept
+    backed off until a clean sample (Karn, strictly), the waits grew from loss to loss, and
+    commands waited 40-60 s: a loaded run's soak lost one's 60 s (tests/e2e/test_soak.py)."""
+    worst = 0
+    for seed in range(12):
+        p = LossyStall(seed=seed, lossy=True)
+        assert p.run_until(lambda p=p: p.host.up and p.shoe.up, 10_000)
+        for i in range(40):
+            if i == 5 and stall_s:
+                p.stall = (p.now + 100, p.now + 100 + stall_s * 1000)
+            c = p.host.send("status", {})
+            t0 = p.now
+            assert p.run_until(lambda c=c, p=p: c in p.replies, 120_000), (seed, i)
+            worst = max(worst, p.now - t0)
+    assert worst <= 30_000, worst
 
 
 def test_the_timers_stay_at_their_configured_values_at_a_normal_pace():
@@ -93,7 +139,7 @@ def test_a_lossy_line_to_a_shoe_at_full_speed_does_not_slow_the_heartbeat():
             p.step(10)
             rtos.append(p.host.rto_ms)
             assert p.host.hb_ms == 1000, (seed, i, p.host.rto_ms, p.host._recent)
-    assert max(rtos) > 600  # the lines' loss did move the rto
+    assert max(rtos) > 300  # the lines' loss did move the rto
 
 
 def test_the_heartbeat_follows_the_fastest_recent_round_trip():
@@ -129,4 +175,7 @@ def test_without_the_adaptation_the_slow_shoe_is_flooded(monkeypatch, turn_ms):
     monkeypatch.setattr(H.HostEndpoint, "_scale", lambda self: None)
     p = SlowPair(turn_ms=turn_ms, rate=0.05)
     errors = run_commands(p)
-    assert errors.get("retransmit", 0) > 20, errors
+    if turn_ms == 1000:
+        assert errors.get("retransmit", 0) > 20, errors  # (adapted: none)
+    else:
+        assert errors.get("sessions", 0) > 1 and errors.get("silent"), errors  # (adapted: 1)
