@@ -7,6 +7,7 @@ import hashlib
 import time
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from host_tools.floor import pg
@@ -185,3 +186,33 @@ def test_the_views_metrics_and_health(floor):
         assert e.value.code == 503 and b"change listener" in e.value.read()
     finally:
         srv.stop()
+
+
+def test_a_database_outage_is_answered_503_and_the_view_recovers(floor, pg_server):
+    """PostgreSQL unavailable (connections refused, every session cut): each request is answered
+    503 with the reason and counted; the view keeps serving, and once the database is back the
+    same login works again (its session is in PostgreSQL). Without the handler a request's
+    connection is dropped with no answer."""
+    start, clock, c = floor
+    v = start()
+    w = Web(v.url).login("u-pit", PW["pit"])
+    assert w.get("api/floor")[0] == 200
+    name = c.execute("SELECT current_database()").fetchone()[0]
+    db = psycopg.sql.Identifier(name)
+    c = pg.connect(pg_server)  # the server's own database: this one's connections are cut
+    c.execute(psycopg.sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(db))
+    c.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = %s AND pid <> pg_backend_pid()",
+        (name,),
+    )
+    try:
+        for path in ("api/floor", "api/table/T001", "api/me"):
+            status, _, body = w.get(path)
+            assert status == 503 and b"database is unavailable" in body, (path, status, body)
+        assert v.db_errors >= 3
+    finally:
+        c.execute(psycopg.sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(db))
+        c.close()
+    assert w.get("api/floor")[0] == 200
+    assert w.json("api/table/T001")["table"]["shoe"] == "T001"
