@@ -70,7 +70,7 @@ def _wrap(obj, attr, label):
     setattr(obj, attr, w)
 _rx = bytearray(256)
 def service(ms):
-    # what the host task does: read UART0, feed the link, answer; plus the link task's pump;
+    # what the host task does: read UART0, feed the link, answer; plus the ticker task's pump;
     # until the host has acknowledged every frame (or ms have passed)
     t = time.ticks_ms()
     while time.ticks_diff(time.ticks_ms(), t) < ms:

@@ -307,8 +307,8 @@ class App:
         """Every task main() runs, as (name, loop): the app's own and the board's peripherals'
         (shoe.drivers.peripherals). `loop()` makes a fresh coroutine (a failed task restarts)."""
         out = [("reader", self.reader_task), ("host", self.host_task),
-               ("link", self.link_task), ("ticker", self.ticker_task)]
-        out.extend(self.per.loops())
+               ("ticker", self.ticker_task)]
+        out.extend(self.per.loops(ticked=True))
         return out
 
     def start(self, names=None):
@@ -387,17 +387,18 @@ class App:
                 self.on_host_bytes(self._rx_mv[:n], now)
                 self.pump(now)
 
-    async def link_task(self):
-        """The link's timers (retransmission, handshake, heartbeats) every tick; frames of new
-        events go out from the task that made them (pump())."""
+    async def ticker_task(self):
+        """Every tick, one task step: the link's timers (retransmission, handshake, heartbeats;
+        frames of new events go out from the task that made them, pump()), the ticker's work
+        (tick()) and the peripherals' polls (lid, beam pairing). One task rather than four: on
+        the Pico every step of a task costs asyncio a 72-byte heap frame, which counts towards
+        the next collection (a collection marks ~150 KB of bytecode with the .mpy deploy); four
+        tasks made ~170 steps a second on an idle shoe. A fault in any of it restarts this task
+        a tick later (App.start); the watchdog sees both its check-ins ("host", "ticker")."""
+        n = 0
         while True:
             self.per.checkin("host")
             self.pump()
-            await asyncio.sleep_ms(_TICK_MS)
-
-    async def ticker_task(self):
-        n = 0
-        while True:
             n = self.tick(n)
             await asyncio.sleep_ms(_TICK_MS)
 
@@ -406,6 +407,8 @@ class App:
         the next call). A tick with nothing to do allocates nothing (tests/firmware/app:
         heap_lock): on a Pico running .mpy files every collection marks ~150 KB of bytecode."""
         self.per.checkin("ticker")
+        ms = self.ticks_ms()
+        self.per.tick(ms)
         n -= 1
         if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
             n = _TABLE_TICKS   # (the clock is a long int on a Pico: each read allocates)
@@ -418,7 +421,7 @@ class App:
         if self.table.out or self.backlog:   # (not called idle: its frame is a heap block)
             self._flush_table()
         self._report_double_reads()
-        quiet = time.ticks_diff(self.ticks_ms(), self._read_ms)
+        quiet = time.ticks_diff(ms, self._read_ms)
         if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
             self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
             self.journal.catch_up()           # heap (~1/3 of the chip when every tick)

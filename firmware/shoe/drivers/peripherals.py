@@ -64,14 +64,19 @@ class Peripherals:
         lid = getattr(self.hw, "lid", None)
         return True if lid is None else lid.clear()
 
-    def loops(self):
+    def loops(self, ticked=False):
         """The tasks as (name, loop) pairs; `loop()` makes a fresh coroutine, so the app can
-        start a task again after it failed (App.start)."""
+        start a task again after it failed (App.start). ticked: the caller's own periodic task
+        calls tick() (the app's ticker, every 20 ms), so the pairing check and the lid's poll
+        get no task of their own: each task step costs the Pico's scheduler a 72-byte heap
+        frame (asyncio's wait_io_event), and every allocation counts towards the next
+        collection (docs/hardware.md section 8)."""
         out = []
         if self.matcher is not None:
             out.append(("beam", self._beam))
-            out.append(("pairing", self._pairing))
-        if getattr(self.hw, "lid", None) is not None:
+            if not ticked:
+                out.append(("pairing", self._pairing))
+        if getattr(self.hw, "lid", None) is not None and not ticked:
             out.append(("lid", self._lid))
         if getattr(self.hw, "led", None) is not None:
             out.append(("led", self.hw.led.run))
@@ -97,6 +102,17 @@ class Peripherals:
             if r is None:
                 return
             self.emit(r, {})
+
+    def tick(self, now):
+        """The pairing check and the lid's poll, from the caller's periodic task (loops(ticked=
+        True)): what the pairing and lid tasks do at each of their steps."""
+        if self.matcher is not None:
+            self.check(now)
+        lid = getattr(self.hw, "lid", None)
+        if lid is not None:
+            ev = lid.poll(now)
+            if ev is not None:
+                self.emit(ev, {"tampered": lid.tampered})
 
     async def _pairing(self):
         while True:

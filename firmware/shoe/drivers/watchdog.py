@@ -8,7 +8,7 @@
 
 A task that hangs stops checking in, the policy stops feeding, the hardware resets the board,
 and the journal makes the reset harmless. One healthy feeder task cannot keep a board alive
-whose reader or link task is stuck (feeding from a timer IRQ would, so it is not done).
+whose reader or ticker task is stuck (feeding from a timer IRQ would, so it is not done).
 
 The hardware watchdog cannot be stopped once started (RP2040, ESP32), so it is started at the
 first healthy service() rather than at construction: a slow boot (journal recovery) cannot

@@ -1,7 +1,7 @@
 """MicroPython, device heap: an idle shoe's periodic work allocates nothing.
 
 The app configured, a deck loaded and checked, the host linked and every event acknowledged:
-then, under micropython.heap_lock(), the link task's step (Endpoint.transmit with nothing to
+then, under micropython.heap_lock(), the ticker task's link step (Endpoint.transmit with nothing to
 send) and the ticker's (App.tick between two table ticks) run for a while. An allocation there
 raises MemoryError. On a Pico running the firmware from .mpy files every collection marks the
 ~150 KB of bytecode in RAM (~25 ms): the idle tasks' allocations were most of its idle work.

@@ -1,6 +1,6 @@
 """The journal inside the real App under MicroPython (64 KB data heap): a corrupted journal at
 boot latches journal_corrupt and voids the open round; a burst of 53 reads queued in the reader
-never holds the event loop (the host task runs between cards; the link task feeds the watchdog)."""
+never holds the event loop (the host task runs between cards; the ticker feeds the watchdog)."""
 
 import json
 import struct

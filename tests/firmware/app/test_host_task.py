@@ -1,10 +1,9 @@
-"""The app's host and link tasks on an awkward host UART (under MicroPython, with the real asyncio
-tasks): a write that raises once is reported as a fault and the link carries the next command to
-its reply (App.start starts a task an exception ended again; without that no command is answered
-again); a
-UART that takes only part of a write (machine.UART with timeout=0 takes what fits in its transmit
-buffer and returns the count, None when nothing fitted) gets the rest on the next pump, so no frame
-reaches the host cut short."""
+"""The app's host and ticker tasks on an awkward host UART (under MicroPython, with the real
+asyncio tasks): a write that raises once is reported as a fault and the link carries the next
+command to its reply (App.start starts a task an exception ended again; without that no command
+is answered again); a UART that takes only part of a write (machine.UART with timeout=0 takes
+what fits in its transmit buffer and returns the count, None when nothing fitted) gets the rest
+on the next pump, so no frame reaches the host cut short."""
 
 from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
 from tests.mpy import json_lines, run_mpy
@@ -86,7 +85,7 @@ def reply_to(ctr):
 
 async def main():
     app.boot()
-    app.start(("host", "link"))   # as main() starts them
+    app.start(("host", "ticker"))   # as main() starts them (the ticker runs the link's timers)
     out = {"up": await until(lambda: host.up, 5000)}
     first = host.command("status", {})
     out["first"] = await until(reply_to(first), 5000)
@@ -101,7 +100,7 @@ async def main():
     # a task that faulted is restarted a tick later (App._restart): wait for it, a loaded
     # machine may sample the tick in between
     alive = lambda: [any(n == name and not t.done() for t, n in app._running.items())
-                     for name in ("host", "link")]
+                     for name in ("host", "ticker")]
     await until(lambda: all(alive()), 5000)
     out["alive"] = alive()
     print(json.dumps(out))
