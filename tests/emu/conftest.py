@@ -78,8 +78,10 @@ def _refit_optical(d, pico_image):
     shutil.copy(pico_image["flash"], state / "flash.bin")
     shutil.copy(pico_image["unique_id"], state / "unique_id")
     with _emu.Emulator(state) as e:
-        e.control("pin", pin=22, value=0)  # service jumper: the REPL stays free
-        e.control("reset")
+        # the service jumper, a reset, and the REPL answering (a condition, not deploy's 5 s:
+        # a loaded run's chip was still booting main.py when deploy gave up on its REPL)
+        with _emu.service_repl(e):
+            pass
         t0 = time.monotonic()
         p = subprocess.run(
             [

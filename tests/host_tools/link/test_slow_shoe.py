@@ -128,18 +128,24 @@ def test_a_lossy_line_to_a_shoe_at_full_speed_does_not_slow_the_heartbeat():
     alive (the shoe calls the host silent after 3.5 s of its own clock without a frame), so it
     stays at 1 s: a CI run found PINGs spaced by a lossy line's rto (up to 6 s) and the shoe
     calling a live host silent (tests/firmware/link/test_endpoint.py's wrap test, 4 % of runs).
-    Twelve lossy lines, 30 s each; on most of them the rto grows past 300 ms."""
-    rtos = []
-    for seed in range(12):
+    Lossy lines, 30 s each, at least twelve and until four of them moved the rto past 300 ms
+    (most do; which ones varies from run to run, the session nonces change the frames' bytes:
+    a loaded run's twelve moved none, and the test asserted the injector's luck)."""
+    moved = 0
+    for seed in range(60):
         p = Pair(seed=seed, lossy=True)
         assert p.run_until(lambda p=p: p.host.up and p.shoe.up, 5000)
+        rto = 0
         for i in range(3000):  # an event every 40 ms for 10 s, then idle
             if i % 4 == 0 and i < 1000:
                 p.shoe.send("card", {"n": i})
             p.step(10)
-            rtos.append(p.host.rto_ms)
+            rto = max(rto, p.host.rto_ms)
             assert p.host.hb_ms == 1000, (seed, i, p.host.rto_ms, p.host._recent)
-    assert max(rtos) > 300  # the lines' loss did move the rto
+        moved += rto > 300
+        if seed >= 11 and moved >= 4:
+            break
+    assert moved >= 4, moved  # the property was tried where the loss did move the rto
 
 
 def test_the_heartbeat_follows_the_fastest_recent_round_trip():
