@@ -75,6 +75,23 @@ def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
     if stats["rx_overrun"][1]:
         why.append("reader bytes lost to overruns: %d" % stats["rx_overrun"][1])
     host_lost[0] += stats["rx_overrun"][0]
+    field = stats.get("rfid_field") or {}
+    if reader == "rfid" and field.get("cards"):
+        if field["unheard"] or field["unread"]:
+            why.append(
+                "tags that left the field unheard: %d, heard and not read: %d"
+                % (field["unheard"], field["unread"])
+            )
+        host_lost[1] = (
+            "; a tag in the field -> its first answer: mean %.1f ms, worst %.1f ms (dwell %d "
+            "ms, riffled %d ms)"
+            % (
+                field["sum_ns"] / max(1, field["heard"]) / 1e6,
+                field["max_ns"] / 1e6,
+                pitch * 4 // 5,
+                riffle * 4 // 5,
+            )
+        )
     if results(outcomes) != expected:
         why.append("results differ from the unix board's: %s" % [k for _, k, _ in outcomes])
     try:
@@ -113,11 +130,11 @@ def main(argv=None):
             made = make_shoe(d, reader, a.uf2)
             for pitch in pitches:
                 riffle = a.riffle_ms or pitch
-                lost = [0]
+                lost = [0, ""]  # host bytes overrun; the RFID field's figures
                 ok, why, wall = try_pitch(made, d, reader, pitch, riffle, s, expected, a.uf2, lost)
                 print(
                     "%-7s deal %4d ms, riffle %4d ms: %s  (host bytes overrun and recovered "
-                    "by the link: %d; %.0f s wall)"
+                    "by the link: %d; %.0f s wall%s)"
                     % (
                         reader,
                         pitch,
@@ -125,6 +142,7 @@ def main(argv=None):
                         "holds" if ok else "FAILS: " + "; ".join(why),
                         lost[0],
                         wall,
+                        lost[1],
                     ),
                     flush=True,
                 )

@@ -109,6 +109,7 @@ class Tag {
         const p = (f[1] + i) % n;
         data.push(...this.mem.slice(p * 4, p * 4 + 4));
       }
+      this.served = true;   // its memory went on the air (MFRC522.field)
       return [withCrc(data), 0];
     }
     this.state = 0; return null;
@@ -217,6 +218,7 @@ class IsoTag extends Tag {
       else {
         const data = this.dynamic(this.lastCmd !== cmd);
         const n = a[4] || 256;
+        this.served = true;
         out = [Buffer.concat([data.subarray(a[3], a[3] + n), ok]), this.sdm ? 3e6 : 0.5e6];
       }
     } else out = [Buffer.from([0x6d, 0x00]), 0];
@@ -246,6 +248,12 @@ class IsoTag extends Tag {
 class MFRC522 {
   constructor(now, store) {
     this.now = now; this.tags = []; this.pending = null; this.transfers = 0;
+    // each tag put in the field (a card passing): when it first answered the reader, in
+    // emulated ns after it came; a tag that left unheard, or before its memory was read, is a
+    // card the shoe cannot have read (unheard_at: when such tags came, the first 8)
+    this.field = {cards: 0, heard: 0, unheard: 0, unread: 0, max_ns: 0, sum_ns: 0, worst_at: 0,
+      unheard_at: []};
+    this.placedAt = null; this.heardAt = null;
     this.reset(); this.cs = false;
     // NTAG 424 DNA read counters by tag: they live in the tags (their EEPROM), not in the
     // shoe, so they outlast a power cut of the rig (store: a JSON file in its state dir)
@@ -264,6 +272,12 @@ class MFRC522 {
     this.fifo = []; this.pending = null;
   }
   setTags(specs) {
+    const f = this.field;
+    if (this.placedAt !== null && this.heardAt === null) {
+      f.unheard++; if (f.unheard_at.length < 8) f.unheard_at.push(this.placedAt);
+    } else if (this.placedAt !== null && !this.tags.some((t) => t.served)) f.unread++;
+    this.placedAt = specs.length ? this.now() : null; this.heardAt = null;
+    if (specs.length) this.field.cards++;
     for (const t of this.tags) { t.state = 0; t.level = 1; }
     this.tags = specs.map((sp) => Tag.fromSpec(sp, this.reg));
   }
@@ -333,6 +347,11 @@ class MFRC522 {
     const t0 = this.now() + txNs;
     if ((r[TXCONTROL] & 3) === 3 && timeout >= FDT_NS) {
       for (const t of this.tags) { const a = t.respond(frame, last, t0); if (a) answers.push(a); }
+    }
+    if (answers.length && this.placedAt !== null && this.heardAt === null) {
+      this.heardAt = t0;
+      const f = this.field, d = t0 - this.placedAt;
+      f.heard++; f.sum_ns += d; if (d > f.max_ns) { f.max_ns = d; f.worst_at = this.placedAt; }
     }
     if (!answers.length) {
       this.pending = {at: t0 + timeout, apply: () => { if (r[TMODE] & 0x80) r[COMIRQ] |= 0x01; }};
