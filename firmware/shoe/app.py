@@ -99,6 +99,7 @@ class App:
         self._last_card = None
         self._read_ms = ticks_ms()
         self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_if_due)
+        self._polls_failing = False   # the peripherals' polls failed last tick (reported)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
@@ -389,16 +390,25 @@ class App:
 
     async def ticker_task(self):
         """Every tick, one task step: the link's timers (retransmission, handshake, heartbeats;
-        frames of new events go out from the task that made them, pump()), the ticker's work
-        (tick()) and the peripherals' polls (lid, beam pairing). One task rather than four: on
+        frames of new events go out from the task that made them, pump()), the peripherals'
+        polls (lid, beam pairing) and the ticker's work (tick()). One task rather than four: on
         the Pico every step of a task costs asyncio a 72-byte heap frame, which counts towards
         the next collection (a collection marks ~150 KB of bytecode with the .mpy deploy); four
-        tasks made ~170 steps a second on an idle shoe. A fault in any of it restarts this task
-        a tick later (App.start); the watchdog sees both its check-ins ("host", "ticker")."""
+        tasks made ~170 steps a second on an idle shoe. A fault in the polls (a broken sensor)
+        is reported once a run of faults as "peripherals" and stops neither the link nor the
+        table's timers; any other fault restarts this task a tick later (App.start), and the
+        polls run again first. The watchdog sees both its check-ins ("host", "ticker")."""
         n = 0
         while True:
             self.per.checkin("host")
             self.pump()
+            try:   # here, not in tick(): a handler in tick() makes its frame a heap block
+                self.per.tick(self.ticks_ms())
+                self._polls_failing = False
+            except Exception as e:
+                if not self._polls_failing:   # once a run of faults, restarts included
+                    self.fault("peripherals", e)
+                self._polls_failing = True
             n = self.tick(n)
             await asyncio.sleep_ms(_TICK_MS)
 
@@ -408,7 +418,6 @@ class App:
         heap_lock): on a Pico running .mpy files every collection marks ~150 KB of bytecode."""
         self.per.checkin("ticker")
         ms = self.ticks_ms()
-        self.per.tick(ms)
         n -= 1
         if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
             n = _TABLE_TICKS   # (the clock is a long int on a Pico: each read allocates)
