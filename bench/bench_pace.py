@@ -92,6 +92,10 @@ def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
                 riffle * 4 // 5,
             )
         )
+        gaps = (stats.get("rfid_polls") or {}).get("gaps", [])
+        host_lost[1] += "; longest waits between polls while cards pass: " + ", ".join(
+            "%.1f ms (at %.1f s)" % (g / 1e6, t / 1e9) for g, t in gaps
+        )
     if results(outcomes) != expected:
         why.append("results differ from the unix board's: %s" % [k for _, k, _ in outcomes])
     try:

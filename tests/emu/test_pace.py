@@ -103,7 +103,10 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(
     assert stats["resets"] == 0, stats["reset_causes"]  # no watchdog reset
     if reader == "rfid":  # every tag answered the reader, and was read, while in the field
         field = stats["rfid_field"]
-        assert field["heard"] == field["cards"] and not field["unread"], field
+        assert field["heard"] == field["cards"] and not field["unread"], (
+            field,
+            stats["rfid_polls"],
+        )
     assert [k for _, k, _ in runner.outcomes] == ["round_result"] * ROUNDS, runner.outcomes
     assert results(runner.outcomes) == unix_results(s)  # every card once, right
     log.check_once_and_none_missing()

@@ -254,6 +254,11 @@ class MFRC522 {
     this.field = {cards: 0, heard: 0, unheard: 0, unread: 0, max_ns: 0, sum_ns: 0, worst_at: 0,
       unheard_at: []};
     this.placedAt = null; this.heardAt = null;
+    // the longest waits between two REQA/WUPA polls while cards pass (within 1 s of a tag put
+    // in the field): the reader busy elsewhere. Emulated ns, each with the time it ended; the
+    // five longest of the run
+    this.polls = {count: 0, last: null, gaps: []};
+    this.lastPlaced = null;
     this.reset(); this.cs = false;
     // NTAG 424 DNA read counters by tag: they live in the tags (their EEPROM), not in the
     // shoe, so they outlast a power cut of the rig (store: a JSON file in its state dir)
@@ -277,9 +282,20 @@ class MFRC522 {
       f.unheard++; if (f.unheard_at.length < 8) f.unheard_at.push(this.placedAt);
     } else if (this.placedAt !== null && !this.tags.some((t) => t.served)) f.unread++;
     this.placedAt = specs.length ? this.now() : null; this.heardAt = null;
-    if (specs.length) this.field.cards++;
+    if (specs.length) { this.field.cards++; this.lastPlaced = this.placedAt; }
     for (const t of this.tags) { t.state = 0; t.level = 1; }
     this.tags = specs.map((sp) => Tag.fromSpec(sp, this.reg));
+  }
+  poll(t) {
+    const p = this.polls;
+    p.count++;
+    if (p.last !== null && this.lastPlaced !== null && t - this.lastPlaced < 1e9) {
+      const gap = t - p.last, g = p.gaps;
+      if (g.length < 5 || gap > g[g.length - 1][0]) {
+        g.push([gap, t]); g.sort((a, b) => b[0] - a[0]); if (g.length > 5) g.pop();
+      }
+    }
+    p.last = t;
   }
   select(on) { this.cs = on; this.n = 0; this.first = 0; this.prev = 0; if (on) this.transfers++; }
   byte(v) {
@@ -348,6 +364,7 @@ class MFRC522 {
     if ((r[TXCONTROL] & 3) === 3 && timeout >= FDT_NS) {
       for (const t of this.tags) { const a = t.respond(frame, last, t0); if (a) answers.push(a); }
     }
+    if (last === 7 && frame.length === 1) this.poll(t0);
     if (answers.length && this.placedAt !== null && this.heardAt === null) {
       this.heardAt = t0;
       const f = this.field, d = t0 - this.placedAt;

@@ -459,7 +459,7 @@ class Rig {
     }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
-              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers, rfid_field: this.mfrc.field,
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers, rfid_field: this.mfrc.field, rfid_polls: this.mfrc.polls,
               rx_overrun: this.rxOverrun, rx_held: this.rxHeld, reset_causes: this.resetCauses};
     }
     return {error: 'unknown op ' + op};
