@@ -2,7 +2,7 @@
 time.
 
     .venv/bin/python bench/bench_pace.py [--reader rfid|optical|both] [--pitches 250,200,...]
-                                         [--riffle-ms MS] [--rounds N] [--uf2 FILE]
+                                         [--riffle-ms MS] [--rounds N] [--uf2 FILE] [--gaps]
 
 For each reader, a shoe is made from the frozen image as a technician does (`shoectl flash
 --no-image`, `shoectl provision`), then for each pitch, fastest last, from the same provisioned
@@ -54,19 +54,41 @@ def pace(reader, pitch, riffle):
     return p
 
 
-def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
+def show_gaps(stats, seen, cards):
+    """Each of the reader's five longest waits between polls while cards passed, with what the
+    host received around it, the cards put in the field and the flash erases (chip time)."""
+    erases = stats["flash"].get("erase_at", [])
+    for gap, end in stats["rfid_polls"]["gaps"]:
+        start = end - gap
+        print(
+            "  the reader waited %.1f ms, %.3f s -> %.3f s" % (gap / 1e6, start / 1e9, end / 1e9)
+        )
+        lo, hi = start - 300e6, end + 100e6
+        rows = [(t, "card in the field") for t in cards if lo <= t <= hi]
+        rows += [(t, "flash erase began") for t in erases if lo <= t <= hi]
+        rows += [(t, kind + " (received by the host)") for t, kind in seen if lo <= t <= hi]
+        for t, what in sorted(rows):
+            print("    %.3f  %s" % (t / 1e9, what))
+
+
+def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost, gaps=False):
     state = d / ("pitch-%d" % pitch)
     state.mkdir()
     for f in ("flash.bin", "unique_id"):
         shutil.copy(made / f, state / f)
     why = []
     t0 = time.monotonic()
+    seen = []
     with _emu.Emulator(state, uf2=uf2) as e:
+        on_event = (lambda kind, body: seen.append((e.clock_ns(), kind))) if gaps else None
         try:
-            with EmuTable(e, reader, event_timeout=300.0, pace=pace(reader, pitch, riffle)) as t:
+            with EmuTable(
+                e, reader, event_timeout=300.0, pace=pace(reader, pitch, riffle), on_event=on_event
+            ) as t:
                 log = EventLog(t.link)
                 t.runner.play(s)
                 outcomes = t.runner.outcomes
+                cards = list(t.port.times)
         except Exception as ex:  # a stalled round: the pace does not hold
             return False, ["%s: %s" % (type(ex).__name__, str(ex)[:200])], time.monotonic() - t0
         stats = e.control("stats")
@@ -75,6 +97,8 @@ def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost):
     if stats["rx_overrun"][1]:
         why.append("reader bytes lost to overruns: %d" % stats["rx_overrun"][1])
     host_lost[0] += stats["rx_overrun"][0]
+    if gaps and reader == "rfid":
+        show_gaps(stats, seen, cards)
     field = stats.get("rfid_field") or {}
     if reader == "rfid" and field.get("cards"):
         if field["unheard"] or field["unread"]:
@@ -117,6 +141,11 @@ def main(argv=None):
     )
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--uf2", default=str(frozen.DEFAULT_UF2))
+    ap.add_argument(
+        "--gaps",
+        action="store_true",
+        help="RFID: show what surrounds the reader's longest waits between polls",
+    )
     a = ap.parse_args(argv)
     if not Path(a.uf2).is_file():
         raise SystemExit("no frozen image at %s: `make pico-firmware`" % a.uf2)
@@ -135,7 +164,9 @@ def main(argv=None):
             for pitch in pitches:
                 riffle = a.riffle_ms or pitch
                 lost = [0, ""]  # host bytes overrun; the RFID field's figures
-                ok, why, wall = try_pitch(made, d, reader, pitch, riffle, s, expected, a.uf2, lost)
+                ok, why, wall = try_pitch(
+                    made, d, reader, pitch, riffle, s, expected, a.uf2, lost, a.gaps
+                )
                 print(
                     "%-7s deal %4d ms, riffle %4d ms: %s  (host bytes overrun and recovered "
                     "by the link: %d; %.0f s wall%s)"

@@ -27,9 +27,10 @@ const T_PP = 400e3, T_SE = 45e6, T_BE32 = 120e6, T_BE64 = 150e6, T_CE = 5000e6; 
  * programmed: what the writer meant to store). */
 class FlashStats {
   constructor() { this.programmed = 0; this.changed = 0; this.pages = 0; this.erases = 0;
-                  this.erasedBytes = 0; }
+                  this.erasedBytes = 0; this.eraseAt = []; }
   toJSON() { return {programmed: this.programmed, changed: this.changed, pages: this.pages,
-                     erases: this.erases, erased_bytes: this.erasedBytes}; }
+                     erases: this.erases, erased_bytes: this.erasedBytes,
+                     erase_at: this.eraseAt}; }
 }
 
 class W25Q {
@@ -115,6 +116,8 @@ class W25Q {
     fs.writeSync(this.fd, this.mem, addr, n, addr);
     if (cut) return this.powerCut('erase', addr);
     this.stats.erases++; this.stats.erasedBytes += size;
+    const log = this.stats.eraseAt;   // when the last 64 erases began, emulated ns
+    log.push(this.now()); if (log.length > 64) log.shift();
     this.busyUntil = this.now() + t;
   }
   powerCut(op, addr) {
