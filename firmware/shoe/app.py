@@ -50,6 +50,10 @@ def _log(*args):
     print("[shoe]", *args)
 
 
+def _nothing():
+    pass
+
+
 class App:
     def __init__(self, hw, clock=time.time, ticks_ms=time.ticks_ms):
         # the outbox's 8 KB in one piece first, while the heap is whole: the journal, link and
@@ -105,6 +109,10 @@ class App:
         self._beat = 0            # when the ticker last logged its heartbeat (clock(), s)
         self._running = {}        # task -> its name in tasks() (start())
         self._prefetch = None     # _warm(): the first round's imports, done while idle
+        # a polling reader's one poll between the long steps of a command, a journal write
+        # and a snapshot (shoe.drivers.rfid.RFIDReader.poll_between): a card riffled past it
+        # stays ~100 ms, and those steps are 80-250 ms on the RP2040
+        self._between = getattr(hw.reader, "poll_between", None) or _nothing
         self.reader_policy()
 
     def reader_policy(self):
@@ -147,6 +155,7 @@ class App:
             if not isinstance(e, LinkError) or e.reason != "outbox_full":
                 raise
             return
+        self._between()   # the journal's write is behind, the round's record may be next
         settled = boundary = False
         for kind, body in wire:
             if kind == "round_result" or kind == "round_void":
@@ -156,6 +165,7 @@ class App:
         self.backlog = []
         if boundary:   # full snapshots at round boundaries; the cards in between are deltas
             self.journal.checkpoint()
+            self._between()
         self._show_phase()
         if settled and not self._healthy:
             self._healthy = True
@@ -275,6 +285,7 @@ class App:
                      "message": str(e)}
         if (kind == "load_deck" or kind == "open_round") and reply.get("ok"):
             self._prepare_tags()   # before the reply: the host sends the cards after it
+        self._between()   # the command's work is done, its journal write is next
         self._flush_table()
         return reply
 
@@ -434,6 +445,7 @@ class App:
         if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
             self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
             self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
+            self._between()
             self.gcpacer.collect_if_due()
         if quiet > _IDLE_MS:
             if self._prefetch is not None:

@@ -52,6 +52,7 @@ class RFIDReader:
         self._failing = 0  # consecutive polls in which the tag in the field failed (unreported)
         self._fail_uid = None  # its UID when the failure got that far
         self._queued = None  # a card read right after a different, failing tag left
+        self._queued_next = None  # ... behind a noread that poll_between() found first
         self.retry_ms = retry_ms
         self._buf = bytearray(16)
         self._last_uid = None
@@ -87,8 +88,7 @@ class RFIDReader:
         The REPL's and the tests' way in; the app awaits read(), which takes the same steps
         inside its generator (here they cost a heap frame per call: see _detect)."""
         if self._queued is not None:
-            r, self._queued = self._queued, None
-            return r
+            return self._unqueue()
         try:
             r = self._detect()
         except _ERRORS as e:
@@ -96,6 +96,36 @@ class RFIDReader:
         if r is not True:
             return r
         return self._identify()  # read at once: the tag answered and may not stay long
+
+    def _unqueue(self):
+        r = self._queued
+        self._queued, self._queued_next = self._queued_next, None
+        return r
+
+    def poll_between(self):
+        """One poll of the field from a long step of the app (a command, a journal write, a
+        snapshot), so that a card passing the reader meanwhile is read while it is still in the
+        field; its result waits for read(). A card riffled through the reader stays ~100 ms,
+        and the app's longer steps (open_round, decisions, the round's settlement and its
+        snapshot) each took 80-250 ms of the RP2040's time, in which the reader task could not
+        poll (bench/bench_pace.py --gaps). Nothing when a result already waits (it is read
+        first) or the chip is at fault (read() retries it on its own timer). Never raises: the
+        step that calls it is not the reader's, and read() meets the same fault at its next
+        poll."""
+        if self._queued is not None or self.fault:
+            return
+        try:
+            try:
+                r = self._detect()
+            except _ERRORS as e:
+                r = self._failed(_reason(e), None)
+            if r is True:
+                r = self._identify()
+        except Exception:  # noqa: BLE001 (not this caller's fault; read() reports it)
+            return
+        if r is not None:
+            self._queued_next = self._queued   # _identify's card behind its noread, or None
+            self._queued = r
 
     def _detect(self):
         """Init if needed, halt the tag read last, then REQA (WUPA while a failing tag is in
@@ -237,8 +267,7 @@ class RFIDReader:
         """Wait for the next tag -> ("card", code), ("noread", b"") or ("garbled", raw)."""
         while True:
             if self._queued is not None:
-                r, self._queued = self._queued, None
-                return r
+                return self._unqueue()
             try:  # poll()'s steps: a generator's state is allocated once, not at every poll
                 r = self._detect()
             except _ERRORS as e:

@@ -25,6 +25,7 @@ CHECKS = [
     "fast_period",
     "fast_read_loop",
     "air_waits",
+    "poll_between",
 ]
 
 
