@@ -58,17 +58,28 @@ def show_gaps(stats, seen, cards):
     """Each of the reader's five longest waits between polls while cards passed, with what the
     host received around it, the cards put in the field and the flash erases (chip time)."""
     erases = stats["flash"].get("erase_at", [])
-    for gap, end in stats["rfid_polls"]["gaps"]:
-        start = end - gap
-        print(
-            "  the reader waited %.1f ms, %.3f s -> %.3f s" % (gap / 1e6, start / 1e9, end / 1e9)
-        )
-        lo, hi = start - 300e6, end + 100e6
+
+    def around(lo, hi):
         rows = [(t, "card in the field") for t in cards if lo <= t <= hi]
         rows += [(t, "flash erase began") for t in erases if lo <= t <= hi]
         rows += [(t, kind + " (received by the host)") for t, kind in seen if lo <= t <= hi]
         for t, what in sorted(rows):
             print("    %.3f  %s" % (t / 1e9, what))
+
+    for gap, end in stats["rfid_polls"]["gaps"]:
+        start = end - gap
+        print(
+            "  the reader waited %.1f ms, %.3f s -> %.3f s" % (gap / 1e6, start / 1e9, end / 1e9)
+        )
+        around(start - 300e6, end + 100e6)
+    field = stats.get("rfid_field") or {}
+    if field.get("worst_at"):
+        at = field["worst_at"]
+        print(
+            "  the slowest first answer: %.1f ms, a tag placed at %.3f s"
+            % (field["max_ns"] / 1e6, at / 1e9)
+        )
+        around(at - 300e6, at + field["max_ns"] + 100e6)
 
 
 def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost, gaps=False):
@@ -107,11 +118,12 @@ def try_pitch(made, d, reader, pitch, riffle, s, expected, uf2, host_lost, gaps=
                 % (field["unheard"], field["unread"])
             )
         host_lost[1] = (
-            "; a tag in the field -> its first answer: mean %.1f ms, worst %.1f ms (dwell %d "
-            "ms, riffled %d ms)"
+            "; a tag in the field -> its first answer: mean %.1f ms, worst %.1f ms (placed at "
+            "%.3f s; dwell %d ms, riffled %d ms)"
             % (
                 field["sum_ns"] / max(1, field["heard"]) / 1e6,
                 field["max_ns"] / 1e6,
+                field.get("worst_at", 0) / 1e9,
                 pitch * 4 // 5,
                 riffle * 4 // 5,
             )
