@@ -39,9 +39,10 @@ _OUTBOX_MAX = 96          # ... as messages
 _JOURNAL_BYTES = 65536    # compaction (a full snapshot) every ~6 rounds: fewer partly used sectors
 _WATCHED = {"host": 2000, "ticker": 2000}   # task -> longest silence (ms) before no feed
 _HEARTBEAT_S = 30
-_IDLE_MS = 150            # no card for this long: the journal may erase ahead (a 45 ms
-#                           sector erase then ends ~200 ms after a card, before the next line
-#                           of a dealer at 250 ms a card has begun to arrive)
+_IDLE_MS = 150            # no card for this long and none expected: the journal may erase
+#                           ahead; while cards are expected it erases right after a card
+#                           instead (tick(): a 45 ms erase that began 150 ms after a card met
+#                           the next riffle's first tag, which stays ~96 ms in an RFID field)
 _GC_IDLE_MS = 60          # no card for this long: collect now if enough was allocated (a
 #                           collection between cards, ~25 ms on a Pico, not inside one)
 
@@ -103,6 +104,8 @@ class App:
         self._last_card = None
         self._read_ms = ticks_ms()
         self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_if_due)
+        self._erased_for = None   # the read after which the journal last erased ahead
+        self._due = False         # cards are expected: a round, its stub or a deck check
         self._polls_failing = False   # the peripherals' polls failed last tick (reported)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
@@ -198,9 +201,10 @@ class App:
         t = self.table
         # a reader that polls (RFID) polls fast while cards are expected: a round, its stub or a
         # deck check (rfid.RFIDReader.dealing; the optical reader has no such setting)
+        self._due = t.rnd is not None or t.ledger.p_kind is not None
         r = self.hw.reader
         if r is not None:
-            r.dealing = t.rnd is not None or t.ledger.p_kind is not None
+            r.dealing = self._due
         pattern = "error" if t.latched else ("dealing" if t.rnd is not None else "ready")
         if pattern != self._led:
             self._led = pattern
@@ -450,8 +454,14 @@ class App:
         if quiet > _IDLE_MS:
             if self._prefetch is not None:
                 self.prefetch_one()
-            else:
+            elif not self._due:
                 self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
+        elif self._due and self._erased_for != self._read_ms:
+            # cards are expected: erase ahead at the first tick after a card, when the next
+            # one is furthest away (a riffle's comes 120 ms after it; a pause before the next
+            # riffle would put the erase where its first card is likely to come)
+            self._erased_for = self._read_ms
+            self.journal.idle()
         return n
 
     def _warm(self, game):

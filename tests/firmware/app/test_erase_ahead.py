@@ -1,0 +1,130 @@
+"""When the journal erases ahead (under MicroPython, the real App's ticker): while cards are
+expected (a deck check, a round, its stub) at the first tick after each card, when the next card
+is furthest away, and never after a pause; when none is expected, after 150 ms without a card.
+On the emulated Pico an erase that began after the pause between the deal and the stub riffle
+met the riffle's first tag: a 45 ms erase with interrupts off delayed its first answer to 61 ms
+of the ~96 ms a riffled tag stays in the field (bench/bench_pace.py --gaps)."""
+
+import json
+
+from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.mpy import run_mpy
+
+APP_ROOM = "512k"
+
+SCRIPT = (
+    DATA_HEAP_PRELUDE
+    + r"""
+import sys, json, io
+import asyncio
+import shoe.modules
+from shoe.app import App, Hardware
+from shoe.cardcode import CardCodes
+
+shoe.modules.preload()
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
+root = sys.argv[1]
+with open(root + "/shoe.json", "w") as f:
+    json.dump({"version": 1, "shoe_id": "E-0001",
+               "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
+codes = CardCodes(KEYS["card"])
+
+
+class Host(io.IOBase):
+    def ioctl(self, req, arg):
+        return 0 if req == 3 else -1
+
+    def write(self, b):
+        return len(b)
+
+
+class Reader:
+    dealing = False
+
+    async def read(self):
+        await asyncio.sleep_ms(100000)
+
+
+T = [0]
+app = App(Hardware(host=Host(), reader=Reader(), state_dir=root, board_name="inproc"),
+          ticks_ms=lambda: T[0])
+_ballast = _data_heap(64 * 1024)
+IDLE = []
+_idle = app.journal.idle
+
+
+def idle():
+    IDLE.append(T[0])
+    return _idle()
+
+
+app.journal.idle = idle
+app.boot()
+app._prefetch = None   # (the first round's imports, done in the same pauses: not measured)
+
+
+def command(k, body, role="table"):
+    r = app.on_command(k, body, role)
+    if not r.get("ok", True):
+        raise RuntimeError((k, r))
+
+
+def deck():
+    x, d = 7, list(range(52))
+    for i in range(51, 0, -1):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        j = x % (i + 1)
+        d[i], d[j] = d[j], d[i]
+    return d
+
+
+def ticks_at(*offsets):
+    # ticks at these ms after the last card; -> the offsets at which the journal erased ahead
+    base = T[0]
+    del IDLE[:]
+    for dt in offsets:
+        T[0] = base + dt
+        app.tick(1)
+    return [t - base for t in IDLE]
+
+
+def card(c):
+    T[0] += 500
+    app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+
+
+out = {}
+command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
+                      "paytable": "fcf-public-1"}, "supervisor")
+out["idle_before_deck"] = ticks_at(20, 100, 160, 180)
+command("load_deck", {"serial": "3A7F", "back": "R"})
+out["due_deck_check"] = app.hw.reader.dealing
+out["load_deck_pause"] = ticks_at(20, 160, 400)
+D = deck()
+card(D[0])
+out["after_card"] = ticks_at(10, 30, 60, 160, 400, 2000)
+for c in D[1:] + [52]:
+    card(c)
+out["deck_checked_due"] = app.hw.reader.dealing
+out["after_deck_check"] = ticks_at(10, 100, 160, 180)
+print(json.dumps(out))
+"""
+)
+
+
+def test_the_journal_erases_ahead_right_after_a_card_while_cards_are_expected(tmp_path, fw_build):
+    state = tmp_path / "state"
+    state.mkdir()
+    script = tmp_path / "erase.py"
+    script.write_text(SCRIPT)
+    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(str(fw_build),), args=(str(state),))
+    r = json.loads(out.splitlines()[-1])
+    # no card expected: after 150 ms without one, at every tick (each erases at most a sector)
+    assert r["idle_before_deck"] == [160, 180], r
+    assert r["deck_checked_due"] is False and r["after_deck_check"] == [160, 180], r
+    # a deck check: the deck's cards are expected, so the pause after load_deck erases nothing
+    # (its first card may come at any moment) ...
+    assert r["due_deck_check"] is True and r["load_deck_pause"] == [], r
+    # ... and each card is followed by one chance, at the first tick after it
+    assert r["after_card"] == [10], r
