@@ -79,7 +79,9 @@ def _refit_optical(d, pico_image):
     shutil.copy(pico_image["unique_id"], state / "unique_id")
     with _emu.Emulator(state) as e:
         # the service jumper, a reset, and the REPL answering (a condition, not deploy's 5 s:
-        # a loaded run's chip was still booting main.py when deploy gave up on its REPL)
+        # a loaded run's chip was still booting main.py when deploy gave up on its REPL); then
+        # deploy with the same patience for the REPL (closing the service REPL leaves the chip
+        # busy for a while: both runs of a loaded round on a slow machine lost the refit there)
         with _emu.service_repl(e):
             pass
         t0 = time.monotonic()
@@ -95,6 +97,8 @@ def _refit_optical(d, pico_image):
                 "optical",
                 "--port",
                 e.urls["repl"],
+                "--timeout",
+                "300",
                 "--quiet",
             ],
             capture_output=True,

@@ -332,7 +332,8 @@ def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True, inst
 
     shoectl = [sys.executable, "-m", "host_tools"]
     out = {}
-    first = list(install or ["deploy", "--board", board, "--quiet"])
+    # the REPL's patience as in `flash`'s: a loaded machine boots the chip slowly
+    first = list(install or ["deploy", "--board", board, "--timeout", "300", "--quiet"])
     steps = (
         (first[0], first + ["--port", emu.urls["repl"]]),
         (
