@@ -347,6 +347,8 @@ def assemble(emu, keys_file, shoe_id=EMU_SHOE_ID, board="pico", reset=True, inst
                 "--keys",
                 str(keys_file),
                 "--force",
+                "--timeout",
+                "300",
             ],
         ),
     )
