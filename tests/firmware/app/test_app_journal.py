@@ -8,29 +8,17 @@ import struct
 import pytest
 
 from shoe.journal import log
-from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
 from tests.mpy import run_mpy
 
-APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then 64 KB of data
-
 SCRIPT = (
-    DATA_HEAP_PRELUDE
+    APP_PRELUDE
     + r"""
-import sys, json, gc, io
-import asyncio
-import shoe.modules
-from shoe.app import App, Hardware
-from shoe.cardcode import CardCodes
+import gc
 
-shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
 root, phase = sys.argv[1], sys.argv[2]
 if phase != "read":
-    with open(root + "/shoe.json", "w") as f:
-        json.dump({"version": 1, "shoe_id": "J-0001",
-                   "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
-codes = CardCodes(KEYS["card"])
+    provision(root, "J-0001")
 
 
 HOST_RUNS = []
@@ -62,16 +50,7 @@ class Burst:
         await asyncio.sleep_ms(100000)
 
 
-def deck(n=52):
-    x, d = 7, list(range(52))
-    for i in range(51, 0, -1):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        j = x % (i + 1)
-        d[i], d[j] = d[j], d[i]
-    return d[:n]
-
-
-reads = [("card", codes.make(0x3A7F, "R", c).encode()) for c in deck() + [52]]
+reads = [("card", card_code(c)) for c in deck() + [52]]
 app = App(Hardware(host=Host(), reader=Burst(reads if phase == "burst" else []), state_dir=root,
                    board_name="inproc"))
 _ballast = _data_heap(64 * 1024)
@@ -86,7 +65,7 @@ if phase == "write":
     seats = {"1": {"wagers": wag}, "2": {"wagers": wag}}
     assert app.on_command("open_round", {"seats": seats})["ok"]
     for c in deck(60)[:4]:
-        app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+        app.on_read("card", card_code(c))
     print(json.dumps({"round": app.table.rnd.n, "eseq": app.journal.eseq, "ctr": app.journal.ctr}))
 elif phase == "read":
     out = [k for k, b in app.table.out]

@@ -7,36 +7,14 @@ of the ~96 ms a riffled tag stays in the field (bench/bench_pace.py --gaps)."""
 
 import json
 
-from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
 from tests.mpy import run_mpy
 
-APP_ROOM = "512k"
-
 SCRIPT = (
-    DATA_HEAP_PRELUDE
+    APP_PRELUDE
     + r"""
-import sys, json, io
-import asyncio
-import shoe.modules
-from shoe.app import App, Hardware
-from shoe.cardcode import CardCodes
-
-shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
 root = sys.argv[1]
-with open(root + "/shoe.json", "w") as f:
-    json.dump({"version": 1, "shoe_id": "E-0001",
-               "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
-codes = CardCodes(KEYS["card"])
-
-
-class Host(io.IOBase):
-    def ioctl(self, req, arg):
-        return 0 if req == 3 else -1
-
-    def write(self, b):
-        return len(b)
+provision(root, "E-0001")
 
 
 class Reader:
@@ -47,7 +25,7 @@ class Reader:
 
 
 T = [0]
-app = App(Hardware(host=Host(), reader=Reader(), state_dir=root, board_name="inproc"),
+app = App(Hardware(host=QuietHost(), reader=Reader(), state_dir=root, board_name="inproc"),
           ticks_ms=lambda: T[0])
 _ballast = _data_heap(64 * 1024)
 IDLE = []
@@ -70,15 +48,6 @@ def command(k, body, role="table"):
         raise RuntimeError((k, r))
 
 
-def deck():
-    x, d = 7, list(range(52))
-    for i in range(51, 0, -1):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        j = x % (i + 1)
-        d[i], d[j] = d[j], d[i]
-    return d
-
-
 def ticks_at(*offsets):
     # ticks at these ms after the last card; -> the offsets at which the journal erased ahead
     base = T[0]
@@ -91,7 +60,7 @@ def ticks_at(*offsets):
 
 def card(c):
     T[0] += 500
-    app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+    app.on_read("card", card_code(c))
 
 
 out = {}

@@ -7,37 +7,15 @@ alone: the App runs as before."""
 
 import json
 
-from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
 from tests.mpy import run_mpy
 
-APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then 64 KB of data
-
 SCRIPT = (
-    DATA_HEAP_PRELUDE
+    APP_PRELUDE
     + r"""
-import sys, json, io
-import asyncio
-import shoe.modules
-from shoe.app import App, Hardware
-from shoe.cardcode import CardCodes
-
-shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
 root, kind = sys.argv[1], sys.argv[2]
-with open(root + "/shoe.json", "w") as f:
-    json.dump({"version": 1, "shoe_id": "B-0001",
-               "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
-codes = CardCodes(KEYS["card"])
+provision(root, "B-0001")
 LOG = []
-
-
-class Host(io.IOBase):
-    def ioctl(self, req, arg):
-        return 0 if req == 3 else -1
-
-    def write(self, b):
-        return len(b)
 
 
 class Polling:
@@ -59,7 +37,7 @@ class Stream:
 
 T = [0]
 reader = Polling() if kind == "polling" else Stream()
-app = App(Hardware(host=Host(), reader=reader, state_dir=root, board_name="inproc"),
+app = App(Hardware(host=QuietHost(), reader=reader, state_dir=root, board_name="inproc"),
           ticks_ms=lambda: T[0])
 _ballast = _data_heap(64 * 1024)
 _send_many = app.link.send_many
@@ -94,23 +72,14 @@ def command(k, body, role="table"):
         raise RuntimeError((k, r))
 
 
-def deck():
-    x, d = 7, list(range(52))
-    for i in range(51, 0, -1):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        j = x % (i + 1)
-        d[i], d[j] = d[j], d[i]
-    return d
-
-
 step("configure", lambda: command("configure", {"game": "four-card-frenzy",
      "procedure": "manual-shoe", "paytable": "fcf-public-1"}, "supervisor"))
 step("load_deck", lambda: command("load_deck", {"serial": "3A7F", "back": "R"}))
 for c in deck() + [52]:   # the deck check (its cards make no event each)
-    app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+    app.on_read("card", card_code(c))
 wag = {"ante": 10, "odds": 10}
 step("open_round", lambda: command("open_round", {"seats": {"1": {"wagers": wag}}}))
-step("card", lambda: app.on_read("card", codes.make(0x3A7F, "R", deck()[0]).encode()))
+step("card", lambda: app.on_read("card", card_code(deck()[0])))
 step("void_round", lambda: command("void_round", {}, "supervisor"))
 
 

@@ -6,28 +6,15 @@ bit in the last record is repaired: nothing is reported at all."""
 import json
 
 from tests.firmware.journal.test_corruption import records
-from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
 from tests.mpy import run_mpy
 
-APP_ROOM = "512k"  # the whole app's bytecode (frozen in flash on a board), then 64 KB of data
-
 SCRIPT = (
-    DATA_HEAP_PRELUDE
+    APP_PRELUDE
     + r"""
-import sys, json, io
-import shoe.modules
-from shoe.app import App, Hardware
-from shoe.cardcode import CardCodes
-
-shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
 root, phase = sys.argv[1], sys.argv[2]
 if phase == "write":
-    with open(root + "/shoe.json", "w") as f:
-        json.dump({"version": 1, "shoe_id": "J-0002",
-                   "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
-codes = CardCodes(KEYS["card"])
+    provision(root, "J-0002")
 
 
 class Host(io.IOBase):
@@ -36,15 +23,6 @@ class Host(io.IOBase):
 
     def write(self, b):
         pass
-
-
-def deck(n=52):
-    x, d = 7, list(range(52))
-    for i in range(51, 0, -1):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        j = x % (i + 1)
-        d[i], d[j] = d[j], d[i]
-    return d[:n]
 
 
 app = App(Hardware(host=Host(), reader=None, state_dir=root, board_name="inproc"))
@@ -56,12 +34,12 @@ if phase == "write":
                                         "paytable": "fcf-public-1"}, "supervisor")["ok"]
     assert app.on_command("load_deck", {"serial": "3A7F", "back": "R"})["ok"]
     for c in deck() + [52]:
-        app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+        app.on_read("card", card_code(c))
     wag = {"ante": 10, "odds": 10}
     seats = {"1": {"wagers": wag}, "2": {"wagers": wag}}
     assert app.on_command("open_round", {"seats": seats})["ok"]
     for c in deck(60)[:4]:
-        app.on_read("card", codes.make(0x3A7F, "R", c).encode())
+        app.on_read("card", card_code(c))
     mark = j.eseq
     # the last records
     assert app.on_command("void_round", {"detail": "dealer error"}, "supervisor")["ok"]

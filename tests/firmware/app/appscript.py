@@ -1,0 +1,55 @@
+"""The start of every MicroPython script that runs the real App on fake parts (tests/firmware/app,
+tests/firmware/journal): the app's imports, the keys, the card codes, a shoe.json, a quiet host
+UART and a seeded deck. A test's script is APP_PRELUDE + its own lines, run with run_mpy at
+APP_ROOM (the whole app's bytecode, as frozen in flash on a board, then a 64 KB data heap from
+_data_heap())."""
+
+from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+
+APP_ROOM = "512k"
+
+APP_PRELUDE = (
+    DATA_HEAP_PRELUDE
+    + r"""
+import sys, json, io
+import asyncio
+import shoe.modules
+from shoe.app import App, Hardware
+from shoe.cardcode import CardCodes
+
+shoe.modules.preload()
+KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
+        "card": b"demo-card-key"}
+codes = CardCodes(KEYS["card"])
+
+
+def provision(root, shoe_id):
+    # the shoe.json the App reads at boot: this id and KEYS
+    with open(root + "/shoe.json", "w") as f:
+        json.dump({"version": 1, "shoe_id": shoe_id,
+                   "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
+
+
+class QuietHost(io.IOBase):
+    # a host UART with nothing to read that takes every write whole
+    def ioctl(self, req, arg):
+        return 0 if req == 3 else -1
+
+    def write(self, b):
+        return len(b)
+
+
+def deck(n=52):
+    # the same shuffled deck on every run, its first n cards
+    x, d = 7, list(range(52))
+    for i in range(51, 0, -1):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        j = x % (i + 1)
+        d[i], d[j] = d[j], d[i]
+    return d[:n]
+
+
+def card_code(c):
+    return codes.make(0x3A7F, "R", c).encode()
+"""
+)
