@@ -203,6 +203,37 @@ def reader_built(flash):
     return out.stdout.strip() or out.stderr
 
 
+def test_an_old_version_that_cannot_be_removed_leaves_the_deploy_done(board, monkeypatch):
+    """Removing the old version comes after the switch: when it fails (a slow chip past the
+    operation's limit, as an emulated Pico on a loaded machine was), the deploy still succeeds
+    with the new version active and says what it left; the next deploy removes it."""
+    flash = __import__("pathlib").Path(board.flash_dir)
+    v1 = dp.deploy("pico", board.port, any_platform=True, progress=quiet)["version"]
+    real_run = dp.Device.run
+
+    def slow_removal(self, code, what="command"):
+        if what == "clean-up" and v1 in code:
+            raise ShoeError(
+                "the device on %s stopped answering properly during a clean-up (the device "
+                "kept talking past the deadline)" % self.port
+            )
+        return real_run(self, code, what)
+
+    monkeypatch.setattr(dp.Device, "run", slow_removal)
+    said = []
+    v2 = dp.deploy("pico", board.port, any_platform=True, progress=said.append, reader="optical")
+    assert v2["version"] != v1 and v2["removed"] == [] and v2["kept"] == [v1]
+    assert (flash / "shoe_fw" / "active").read_text() == v2["version"]
+    assert boot_choice(flash).endswith(v2["version"]) and reader_built(flash) == "OpticalReader"
+    assert any("could not remove the old version(s) %s" % v1 in m for m in said), said
+    assert (flash / "shoe_fw" / v1).is_dir()
+    monkeypatch.setattr(dp.Device, "run", real_run)
+    v3 = dp.deploy("pico", board.port, any_platform=True, progress=quiet)
+    assert v3["version"] == v1 and v3["removed"] == [v2["version"]], v3
+    left = sorted(d.name for d in (flash / "shoe_fw").iterdir() if d.name.startswith("v-"))
+    assert left == [v1]
+
+
 def test_redeploy_sends_only_changed_files_and_verifies_the_copies(board, monkeypatch):
     """`--reader optical`: only wiring.mpy goes over the cable, the rest is copied on the
     device from the active version and verified like a sent file; a file damaged on the flash
