@@ -23,6 +23,9 @@ from tests.support import wait_for
 SEATS = {str(s): {"wagers": {"ante": 10, "odds": 10, "prime": 5}} for s in range(1, 7)}
 
 
+QUIET_BOOT_S = 0.5  # the virtual board's boot to its ready line, a quiet 2-core machine (less)
+
+
 class Killer(threading.Thread):
     """Another party pulling the plug: SIGKILL to the board process at random instants."""
 
@@ -51,7 +54,11 @@ class Killer(threading.Thread):
                     self.board._ready.is_set() or p.poll() is not None or self.halt.is_set()
                 ):
                     self.halt.wait(0.02)
-                life = self.rng.uniform(self.lo, self.hi)
+                # ... scaled by how slow the machine is now: the last boot against a quiet
+                # machine's (a loaded round's board, 4 suites at once, answered no status for
+                # 30 s: each power-up died before its handshake and status were through)
+                slow = max(1.0, (getattr(self.board, "boot_seconds", None) or 0.0) / QUIET_BOOT_S)
+                life = self.rng.uniform(self.lo, self.hi) * slow
             if self.halt.wait(life):
                 return
             try:
