@@ -44,10 +44,10 @@ import threading
 from host_tools.errors import ShoeError
 from host_tools.floor import errlog
 from host_tools.link import apiwire
+from host_tools.link.shoelink import READ_ONLY
 from shoe import roles
 from shoe.link.message import LinkError, unseal
 
-READ_ONLY = ("status", "recall", "attest")
 INTERNAL = ("_ack", "hello")
 QUEUE = 20000  # events a client may lag behind before it is dropped
 IN_FLIGHT = 16  # requests of one client waiting on the shoe at once

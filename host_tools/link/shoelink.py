@@ -70,6 +70,10 @@ from shoe.link.handshake import PROTOCOL
 # them into a virtual board's state directory (shoe.json, "demo": true).
 DEMO_KEY = DEMO_KEYS["shoe"]
 
+# Commands that change nothing on the shoe: one whose answer a link restart took (refused as a
+# `replay` in the new session, or `restarted` with the boot) is simply asked again.
+READ_ONLY = ("status", "recall", "attest")
+
 REASONS = {
     "version": "incompatible protocol version",
     "bad_key": "the shoe's key does not match (wrong key or wrong shoe)",
@@ -280,10 +284,18 @@ class ShoeLink:
             supervisor = bool(self.supervisor_key) and not roles.table_suffices(kind)
         deadline = time.monotonic() + timeout
         key = self.supervisor_key if supervisor else None
-        ctr, ev, sessions = self._queue_command(
-            kind, deadline, lambda: self.ep.command(kind, {} if body is None else body, key)
-        )
-        return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
+        while True:
+            ctr, ev, sessions = self._queue_command(
+                kind, deadline, lambda: self.ep.command(kind, {} if body is None else body, key)
+            )
+            try:
+                return self._await_reply(kind, ctr, ev, sessions, deadline, timeout)
+            except ShoeError as e:
+                # a question whose answer the restart took: ask it again (a new counter) while
+                # time is left; anything that acts stays refused ("do not simply send it again")
+                again = kind in READ_ONLY and getattr(e, "reason", None) in ("replay", "restarted")
+                if not again or time.monotonic() >= deadline:
+                    raise
 
     def next_counter(self):
         """(the counter the next command will carry, the shoe id) while the link is up, else

@@ -462,3 +462,34 @@ def test_a_command_whose_reply_a_restart_lost_ends_at_once_and_costs_no_resync(s
         )
         assert ans["done"] > 0  # the journalled reply, not a `restarted` error
         assert link.command("status")["boot"] == 3
+
+
+@pytest.mark.parametrize("reason", ["replay", "restarted"])
+def test_a_question_whose_answer_a_restart_took_is_asked_again(monkeypatch, reason):
+    """A read-only command (status, recall, attest) refused as a `replay` in the new session, or
+    ended as `restarted`, is sent again with a new counter while its time lasts (a loaded run's
+    `shoectl table status` through the gateway failed so); a command that acts is not: its
+    outcome is in the shoe's events."""
+    link = ShoeLink("loop://", KEY)
+    sent = []
+
+    def queue_command(kind, deadline, make):
+        sent.append(kind)
+        return len(sent), threading.Event(), 0
+
+    def await_reply(kind, ctr, ev, sessions, deadline, timeout):
+        if ctr == 1:
+            raise ShoeError("%s refused by the shoe: ..." % kind, reason)
+        return {"re": ctr, "ok": True}
+
+    monkeypatch.setattr(link, "_queue_command", queue_command)
+    monkeypatch.setattr(link, "_await_reply", await_reply)
+    assert link.command("status", timeout=5) == {"re": 2, "ok": True} and sent == ["status"] * 2
+    del sent[:]
+    with pytest.raises(ShoeError) as e:
+        link.command("open_round", {"seats": {}}, timeout=5)
+    assert e.value.reason == reason and sent == ["open_round"]
+    del sent[:]
+    with pytest.raises(ShoeError):  # no time left: the refusal itself
+        link.command("status", timeout=0)
+    assert sent == ["status"]
