@@ -5,25 +5,17 @@ is answered again); a UART that takes only part of a write (machine.UART with ti
 what fits in its transmit buffer and returns the count, None when nothing fitted) gets the rest
 on the next pump, so no frame reaches the host cut short."""
 
-from tests.firmware.link.helpers import DATA_HEAP_PRELUDE
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
 from tests.mpy import json_lines, run_mpy
 
 SCRIPT = (
-    DATA_HEAP_PRELUDE
+    APP_PRELUDE
     + r"""
-import sys, json, io, time
-import asyncio
-import shoe.modules
-from shoe.app import App, Hardware
+import time
 from host import make_endpoint
 
-shoe.modules.preload()
-KEYS = {"shoe": b"demo-shoe-key-0001", "supervisor": b"demo-supervisor-key",
-        "card": b"demo-card-key"}
 root, where = sys.argv[1], sys.argv[2]
-with open(root + "/shoe.json", "w") as f:
-    json.dump({"version": 1, "shoe_id": "H-0001",
-               "keys": {k: "".join("%02x" % x for x in v) for k, v in KEYS.items()}}, f)
+provision(root, "H-0001")
 host = make_endpoint("host", KEYS["shoe"])
 events = []
 
@@ -116,9 +108,9 @@ asyncio.run(main())
 def run(tmp_path, where):
     script = tmp_path / "host_task.py"
     script.write_text(SCRIPT)
-    return json_lines(run_mpy(str(script), heap="512k", args=(str(tmp_path), where), timeout=120))[
-        -1
-    ]
+    return json_lines(
+        run_mpy(str(script), heap=APP_ROOM, args=(str(tmp_path), where), timeout=120)
+    )[-1]
 
 
 def test_a_failing_host_uart_write_is_a_fault_and_the_link_answers_the_next_commands(tmp_path):
