@@ -115,12 +115,7 @@ class RFIDReader:
         if self._queued is not None or self.fault:
             return
         try:
-            try:
-                r = self._detect()
-            except _ERRORS as e:
-                r = self._failed(_reason(e), None)
-            if r is True:
-                r = self._identify()
+            r = self.poll()   # nothing queued: one poll of the field, as the REPL's
         except Exception:  # noqa: BLE001 (not this caller's fault; read() reports it)
             return
         if r is not None:
