@@ -88,6 +88,7 @@ def test_wheel_has_the_subpackages_and_runs_unpacked(tmp_path, wheel):
         assert pkg in dirs, pkg
     for data in (
         "host_tools/sim/emu/rig.js",
+        "host_tools/sim/emu/fastcore.js",  # rig.js requires it
         "host_tools/sim/emu/package.json",
         "host_tools/floor/static/floor.html",
     ):
