@@ -18,7 +18,9 @@ DESCRIPTION = (
     "next to --db, mode 0600) and/or 127.0.0.1:--api-tcp (any --api-host under TLS: "
     "--api-tls-cert/--api-tls-key), with two credentials bound to roles: the table key (any "
     "role; --api-key FILE) and the reader key (status and events only; --api-reader-key FILE), "
-    "each a fresh random key file written 0600 at each start unless given; `shoectl table`, "
+    "each a fresh random key file written 0600 at each start unless given, and named clients "
+    "each with its own credential and roles (--api-clients, `shoectl gateway-client`); "
+    "`shoectl table`, "
     "`session --port` and `monitor` take --port gateway+unix:///PATH.sock. The gateway holds "
     "the port alone: another process opening it is refused and told to go through the API. "
     "Without --broker it holds the link and serves the API only (a bench, the hand-dealt "
@@ -81,6 +83,20 @@ def configure(p):
         "take gateway+tls://HOST:PORT?ca=FILE",
     )
     p.add_argument("--api-tls-key", metavar="FILE", help="the private key of --api-tls-cert")
+    p.add_argument(
+        "--api-tls-client-ca",
+        metavar="FILE",
+        help="mutual TLS on --api-tcp: every client presents a certificate this CA signed "
+        "(gateway+tls://...&cert=FILE&certkey=FILE); a named client's certificate must "
+        "carry its name as common name",
+    )
+    p.add_argument(
+        "--api-clients",
+        metavar="FILE",
+        help="named clients, each its own credential and roles (`shoectl gateway-client "
+        "add NAME --roles ROLES --clients FILE --out KEYFILE`); the file is read again when "
+        "it changes: a removed client's connections end within a second",
+    )
     p.add_argument(
         "--plain-events",
         action="store_true",
@@ -160,6 +176,7 @@ def run(args):
     from host_tools import keys as keyfile
     from host_tools.audit import AuditStore
     from host_tools.errors import ShoeError
+    from host_tools.floor.apiclients import ClientsFile
     from host_tools.floor.gateway import Gateway
     from host_tools.floor.runner import wait_for_signal
     from host_tools.floor.tableapi import TableAPI
@@ -196,9 +213,17 @@ def run(args):
             secrets[cred] = apiwire.new_secret_file(key_files[cred])
     if (args.api_tls_cert is None) != (args.api_tls_key is None):
         raise ShoeError("TLS on the API needs both --api-tls-cert and --api-tls-key")
-    tls = apiwire.server_tls(args.api_tls_cert, args.api_tls_key) if args.api_tls_cert else None
+    if args.api_tls_client_ca and not args.api_tls_cert:
+        raise ShoeError("--api-tls-client-ca needs TLS: give --api-tls-cert and --api-tls-key")
+    tls = (
+        apiwire.server_tls(args.api_tls_cert, args.api_tls_key, args.api_tls_client_ca)
+        if args.api_tls_cert
+        else None
+    )
     if tls is not None and args.api_tcp is None:
         raise ShoeError("--api-tls-cert is for the TCP listener: give --api-tcp PORT")
+    note = lambda text: print("gateway: %s" % text, flush=True)  # noqa: E731
+    named = ClientsFile(args.api_clients, note) if args.api_clients else None
     # the table key only: the gateway reads (status), stores and forwards; the supervisor's
     # commands come sealed by the supervisor's own client (docs/floor.md)
     link = ShoeLink(args.port, k["shoe"], audit=store)
@@ -223,7 +248,8 @@ def run(args):
             tcp_port=args.api_tcp,
             tcp_host=args.api_host,
             tls=tls,
-            note=lambda text: print("gateway: %s" % text, flush=True),
+            note=note,
+            clients=named,
         ).start()
         for url in api.urls():
             print(

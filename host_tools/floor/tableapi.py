@@ -11,7 +11,10 @@ frames and the credential's challenge-response: host_tools/link/apiwire.py. Each
 bound to the roles it may take (apiwire.CREDENTIALS): the table credential any, the reader
 credential only `reader`; a login naming a role its credential does not grant is refused with
 the reason `role_not_granted`, so a read-only client (monitor, display) holding the reader key
-cannot send a command whatever role it claims. After the login a client gets every event the
+cannot send a command whatever role it claims. Named clients (`clients`, an
+apiclients.ClientsFile) each prove their own credential and take only their own roles; removing
+one from the file ends its connections (`_revoke`). Under mutual TLS a named client's
+certificate must carry its name. After the login a client gets every event the
 link delivers from then on ({"t": "event", "kind", "body", "eseq"}: the shoe's bodies unchanged,
 so a card of an open round is its commitment until the reveal, as on a direct link), the link's
 state ({"t": "link", "up", "sessions"}) when it changes, and the replies to its requests:
@@ -88,6 +91,9 @@ class _Client:
         self.why = None
         self.writing = None  # the writer thread
         self.busy = 0  # requests waiting on the shoe
+        self.client = None  # a named client's name (floor/apiclients.py), after its login
+        self.secret = None  # the secret it proved (a change in the clients file ends it)
+        self.cert_name = None  # the common name of its TLS client certificate, if any
 
     def push(self, msg):
         """Queue a message (never blocks: a client that does not keep up is dropped)."""
@@ -145,6 +151,7 @@ class TableAPI:
         tcp_host="127.0.0.1",
         note=None,
         tls=None,
+        clients=None,
     ):
         if not unix_path and tcp_port is None:
             raise ValueError("the API needs a Unix socket or a TCP port")
@@ -170,6 +177,7 @@ class TableAPI:
         if len(set(self.secrets.values())) != len(self.secrets):
             raise ShoeError("the reader and the table credentials must differ")
         self.tls = tls
+        self.named = clients  # apiclients.ClientsFile: named clients, each its own roles
         self.unix_path = str(unix_path) if unix_path else None
         self.tcp_port = tcp_port
         self.tcp_host = tcp_host
@@ -319,6 +327,8 @@ class TableAPI:
             with self._lock:
                 if not any(c.role for c in self.clients):
                     continue
+            if self.named is not None:
+                self._revoke()
             msg = self._link_msg()
             state = (msg["up"], msg["sessions"])
             if state != self._state:
@@ -346,6 +356,7 @@ class TableAPI:
                     pass
                 return
         c = _Client(self, sock, name)
+        c.cert_name = apiwire.peer_name(sock) if tls is not None else None
         try:
             with self._lock:
                 full = len(self.clients) >= MAX_CLIENTS
@@ -413,6 +424,7 @@ class TableAPI:
             self.refused += 1
             return False
         role, cnonce, mac = auth.get("role"), auth.get("cnonce"), auth.get("mac")
+        client = auth.get("client")
         why = None
         if (
             auth.get("t") != "auth"
@@ -420,15 +432,34 @@ class TableAPI:
             or len(cnonce) != 16
             or not isinstance(mac, bytes)
             or not isinstance(role, str)
+            or not (client is None or isinstance(client, str))
         ):
-            why = ("malformed", "the login is {t: auth, role, cnonce (16 bytes), mac}")
+            why = ("malformed", "the login is {t: auth, role, cnonce (16 bytes), mac[, client]}")
         elif role not in apiwire.ROLES:
             why = ("role", "no role %r (reader, table, supervisor)" % role)
-        cred = None
-        if not why:  # which credential's proof this is (every one tried: no early out)
+        cred = secret_used = None
+        if not why and client is not None:  # a named client: its own credential, its roles
+            named = self.named.current() if self.named is not None else {}
+            secret, granted = named.get(client, (os.urandom(32), ()))  # unknown: same work
+            if hmac.compare_digest(mac, apiwire.client_proof(secret, nonce, cnonce, role)):
+                cred, secret_used = client, secret
+            if cred is None:
+                why = ("credential", "wrong API key (the gateway's key file)")
+            elif role not in granted:
+                why = (
+                    "role_not_granted",
+                    "client %s may not act as %s (it may: %s)"
+                    % (client, role, ", ".join(granted)),
+                )
+            elif c.cert_name is not None and c.cert_name != client:
+                why = (
+                    "certificate",
+                    "client %s presented the TLS certificate of %s" % (client, c.cert_name),
+                )
+        elif not why:  # which credential's proof this is (every one tried: no early out)
             for name, secret in sorted(self.secrets.items()):
                 if hmac.compare_digest(mac, apiwire.client_proof(secret, nonce, cnonce, role)):
-                    cred = name
+                    cred, secret_used = name, secret
             if cred is None:
                 why = ("credential", "wrong API key (the gateway's key file)")
             elif role not in apiwire.CREDENTIALS[cred]:
@@ -453,12 +484,28 @@ class TableAPI:
                 "shoe": self.link.shoe_id,
                 "role": role,
                 "credential": cred,
-                "mac": apiwire.server_proof(self.secrets[cred], nonce, cnonce, role),
+                "mac": apiwire.server_proof(secret_used, nonce, cnonce, role),
                 **{k: v for k, v in self._link_msg().items() if k != "t"},
             }
         )
+        if client is not None:
+            c.client, c.secret = client, secret_used
+            c.name = "%s (%s)" % (client, c.name)
         c.role = role
         return True
+
+    def _revoke(self):
+        """Drop each named client whose credential the clients file no longer grants as it
+        logged in (removed, its secret replaced, its role taken away, or the file broken)."""
+        named = self.named.current()
+        with self._lock:
+            clients = [c for c in self.clients if c.role and c.client is not None]
+        for c in clients:
+            secret, granted = named.get(c.client, (None, ()))
+            if secret != c.secret or c.role not in granted:
+                self.note("API client %s: credential revoked, connection ended" % c.name)
+                c.push({"t": "bye", "message": "this client's API credential was revoked"})
+                c.finish()
 
     def _request(self, c, msg):
         t, rid = msg.get("t"), msg.get("id")

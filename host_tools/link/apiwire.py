@@ -6,7 +6,10 @@ SHOE_GATEWAY_CA: the CA that signed the gateway's certificate), optionally `?key
 credential file. Credentials are bound to roles (CREDENTIALS): the table credential (default: env
 SHOE_GATEWAY_KEY, else for a socket X.sock the file X.key beside it) may log in as any role, the
 reader credential (env SHOE_GATEWAY_READER_KEY, else X.reader.key) only as `reader`; a reader
-client with no reader key file of its own falls back to the table one.
+client with no reader key file of its own falls back to the table one. A named client's key file
+(`NAME:SECRET`, host_tools/floor/apiclients.py) makes the client name itself in its login, and
+the gateway grants it the roles its clients file gives that name. Under TLS a client may present
+its own certificate (`?cert=FILE&certkey=FILE`), which a gateway with a client CA requires.
 
 Frame: a 4-byte big-endian length, then one map in the link's payload codec (a canonical CBOR
 subset, docs/protocol.md section 6), at most MAX_FRAME bytes. Proof of the credential
@@ -19,6 +22,7 @@ holds the secret. The whole exchange: docs/floor.md, "The table system through t
 import hashlib
 import hmac
 import os
+import re
 import socket
 import stat
 import struct
@@ -35,6 +39,9 @@ CREDENTIALS = {"table": ("reader", "table", "supervisor"), "reader": ("reader",)
 ENV_KEY = "SHOE_GATEWAY_KEY"
 ENV_READER_KEY = "SHOE_GATEWAY_READER_KEY"
 ENV_CA = "SHOE_GATEWAY_CA"
+ENV_CLIENT_CERT = "SHOE_GATEWAY_CLIENT_CERT"
+ENV_CLIENT_KEY = "SHOE_GATEWAY_CLIENT_KEY"
+CLIENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _TAG = b"shoe-gateway-api/%d " % VERSION
 
 
@@ -93,17 +100,30 @@ def key_path(url, role="table"):
 
 def client_tls(url):
     """The TLS context for a gateway+tls:// address: the CA from ?ca= or env SHOE_GATEWAY_CA
-    (else the system's), the gateway's name checked against its certificate."""
+    (else the system's), the gateway's name checked against its certificate; the client's own
+    certificate from ?cert=&certkey= or env SHOE_GATEWAY_CLIENT_CERT / SHOE_GATEWAY_CLIENT_KEY
+    (for a gateway started with --api-tls-client-ca)."""
     import ssl
 
-    ca = (parse_qs(urlsplit(url).query).get("ca") or [None])[0] or os.environ.get(ENV_CA)
+    q = parse_qs(urlsplit(url).query)
+    ca = (q.get("ca") or [None])[0] or os.environ.get(ENV_CA)
     ctx = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    cert = (q.get("cert") or [None])[0] or os.environ.get(ENV_CLIENT_CERT)
+    if cert:
+        key = (q.get("certkey") or [None])[0] or os.environ.get(ENV_CLIENT_KEY)
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (OSError, ssl.SSLError) as e:
+            raise ShoeError(
+                "cannot load this client's TLS certificate/key (%s, %s): %s" % (cert, key, e)
+            ) from None
     return ctx
 
 
-def server_tls(cert, key):
-    """The gateway's TLS context for its TCP listener (certificate chain and its key)."""
+def server_tls(cert, key, client_ca=None):
+    """The gateway's TLS context for its TCP listener (certificate chain and its key); with
+    `client_ca`, a client must present a certificate that CA signed (mutual TLS)."""
     import ssl
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -114,7 +134,24 @@ def server_tls(cert, key):
         raise ShoeError(
             "cannot load the API's TLS certificate/key (%s, %s): %s" % (cert, key, e)
         ) from None
+    if client_ca:
+        try:
+            ctx.load_verify_locations(cafile=client_ca)
+        except (OSError, ssl.SSLError) as e:
+            raise ShoeError("cannot load the API's client CA %s: %s" % (client_ca, e)) from None
+        ctx.verify_mode = ssl.CERT_REQUIRED
     return ctx
+
+
+def peer_name(sock):
+    """The common name of the certificate a TLS client presented, or None."""
+    getpeercert = getattr(sock, "getpeercert", None)
+    cert = getpeercert() if getpeercert else None
+    for rdn in (cert or {}).get("subject", ()):
+        for k, v in rdn:
+            if k == "commonName":
+                return v
+    return None
 
 
 def load_secret(path):
@@ -134,6 +171,24 @@ def load_secret(path):
     if len(secret) < 16:
         raise ShoeError("the gateway's API key file %s holds less than 16 bytes" % path)
     return secret
+
+
+def load_credential(path):
+    """-> (client name or None, secret) from a key file: a named client's (`shoectl
+    gateway-client add`) is one line NAME:SECRET, the gateway's own key files the secret alone."""
+    raw = load_secret(path)
+    if b":" not in raw:
+        return None, raw
+    name, _, secret = raw.partition(b":")
+    try:
+        name = name.decode("ascii")
+    except UnicodeError:
+        name = ""
+    if not CLIENT_NAME.match(name) or len(secret) < 16:
+        raise ShoeError(
+            "the API key file %s is neither a key nor a client's NAME:SECRET line" % path
+        )
+    return name, secret
 
 
 def new_secret_file(path):

@@ -56,6 +56,7 @@ class GatewayLink:
         if self.role not in apiwire.ROLES:
             raise ValueError("role")
         self.key_file = apiwire.key_path(url, self.role)  # the reader's own credential
+        self.client_name = None  # set from the key file at open(): a named client's
         if self.role == "supervisor" and not supervisor_key:
             raise ShoeError("the supervisor role needs the supervisor key")
         self.audit = None  # the gateway's store holds every event
@@ -85,7 +86,7 @@ class GatewayLink:
     def open(self, timeout=10.0):
         """Connect, prove the credential, and wait until the gateway's link to the shoe is up;
         ShoeError naming what failed."""
-        secret = apiwire.load_secret(self.key_file)
+        self.client_name, secret = apiwire.load_credential(self.key_file)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -136,15 +137,15 @@ class GatewayLink:
                     % (self.url, ch.get("v"), apiwire.VERSION)
                 )
             cnonce = os.urandom(16)
-            apiwire.send(
-                sock,
-                {
-                    "t": "auth",
-                    "role": self.role,
-                    "cnonce": cnonce,
-                    "mac": apiwire.client_proof(secret, ch["nonce"], cnonce, self.role),
-                },
-            )
+            auth = {
+                "t": "auth",
+                "role": self.role,
+                "cnonce": cnonce,
+                "mac": apiwire.client_proof(secret, ch["nonce"], cnonce, self.role),
+            }
+            if self.client_name:  # a named client's own credential (floor/apiclients.py)
+                auth["client"] = self.client_name
+            apiwire.send(sock, auth)
             rep = apiwire.recv(sock)
         except (apiwire.WireError, OSError) as e:
             raise ShoeError(

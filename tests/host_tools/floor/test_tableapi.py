@@ -474,6 +474,10 @@ def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
     key = tmp_path / "operator.key"
     key.write_text("a key the operator chose, long enough\n")
     key.chmod(0o600)
+    clients, pit = tmp_path / "clients.json", tmp_path / "pit-3.key"
+    r = shoectl("gateway-client", "add", "pit-3", "--roles", "table,supervisor", "--clients",
+                clients, "--out", pit)  # fmt: skip
+    assert r.returncode == 0, r.stderr
     board.start()
     proc = popen(
         "gateway",
@@ -488,6 +492,8 @@ def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
         0,
         "--api-key",
         key,
+        "--api-clients",
+        clients,
     )
     try:
         line = proc.stdout.readline()
@@ -499,6 +505,12 @@ def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
         assert not list(tmp_path.glob("*.sock")) and not list(tmp_path.glob("*.api.key"))
         r = shoectl("table", "status", "--port", url + "?key=%s" % key, "--demo-keys")
         assert r.returncode == 0 and r.stdout.startswith("phase configure"), r.stderr
+        # a named client (--api-clients) with its own key file; removed, it is refused
+        r = shoectl("table", "status", "--port", url + "?key=%s" % pit, "--demo-keys")
+        assert r.returncode == 0 and r.stdout.startswith("phase configure"), r.stderr
+        shoectl("gateway-client", "remove", "pit-3", "--clients", clients)
+        r = shoectl("table", "status", "--port", url + "?key=%s" % pit, "--demo-keys")
+        assert r.returncode == 1 and "wrong API key" in r.stderr, r.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
