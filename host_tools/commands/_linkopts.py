@@ -5,9 +5,7 @@ modules whose name starts with "_")."""
 import sys
 
 from host_tools import keys as keyfile
-from host_tools.audit import AuditStore
 from host_tools.errors import ShoeError
-from host_tools.link import REASONS, ShoeLink, is_gateway_url, link_for
 
 
 def add_port_arguments(p, db=True):
@@ -43,6 +41,9 @@ def connect(args, audit=True, read_only=False):
     answers when the audit store holds a longer log under this shoe's id (another shoe, or a
     reset journal): it warns and goes on without storing. Returns (link, keys, store); the
     caller closes link and store."""
+    from host_tools.audit import AuditStore  # here: every shoectl start builds the options
+    from host_tools.link import REASONS, ShoeLink, is_gateway_url, link_for
+
     k = keyfile.load(args)
     if is_gateway_url(args.port):  # the gateway's audit store keeps every event
         if getattr(args, "db", None):

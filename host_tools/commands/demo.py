@@ -7,8 +7,6 @@ import sys
 import tempfile
 import time
 
-from rich.console import Console
-
 NAME = "demo"
 HELP = "deal rounds of Four Card Frenzy to six seats on the virtual board, live"
 DESCRIPTION = (
@@ -45,6 +43,8 @@ def run(args):
         raise ShoeError("--rounds must be 1..10000")
     if not 0 <= args.faults <= 1:
         raise ShoeError("--faults must be between 0 and 1")
+    from rich.console import Console
+
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     script = demo_script(args.rounds, args.seed, args.faults)
     console.print(

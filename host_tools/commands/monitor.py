@@ -5,14 +5,9 @@ import sys
 import time
 from collections import deque
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.table import Table as RichTable
-
 from host_tools import events as E
 from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
-from host_tools.livetable import LiveTable
 
 NAME = "monitor"
 HELP = "watch a shoe live: table state, cards, results, errors; audit every event"
@@ -78,6 +73,8 @@ class TableView:
     """The table's state as the events tell it (host_tools.livetable.LiveTable), drawn."""
 
     def __init__(self):
+        from host_tools.livetable import LiveTable
+
         self.table = LiveTable()
         self.log = deque(maxlen=10)
         self.flags = []
@@ -136,6 +133,9 @@ class TableView:
         self.log.append(line(kind, body))
 
     def render(self):
+        from rich.console import Group
+        from rich.table import Table as RichTable
+
         t = RichTable(
             title="shoe %s — phase %s, round %s, deck %s"
             % (self.shoe or "?", self.phase, self.round, self.deck),
@@ -177,6 +177,9 @@ def line(kind, body):
 
 
 def run(args):
+    from rich.console import Console
+    from rich.live import Live
+
     from host_tools.audit import AuditStore
     from host_tools.engine.reeval import disagreements
     from host_tools.events import decode

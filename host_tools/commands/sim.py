@@ -5,7 +5,6 @@ import tempfile
 
 from host_tools.errors import ShoeError
 from host_tools.foreground import run_until_stopped
-from host_tools.sim.simboard import SimBoard
 
 NAME = "sim"
 HELP = "run the firmware on the virtual board (MicroPython unix port, UARTs on TCP)"
@@ -49,6 +48,8 @@ def run(args):
         if port and not 0 < port < 65536:
             raise ShoeError("port %d out of range" % port)
     demo = ensure_demo_keys(state)
+    from host_tools.sim.simboard import SimBoard
+
     board = SimBoard(
         state, args.host_port, args.reader_port, power_returns=True, service=args.service
     )

@@ -3,7 +3,6 @@
 import time
 
 from host_tools.errors import ShoeError
-from host_tools.sim.world import Deck, ReaderPort, World, WorldError
 
 NAME = "world"
 HELP = "be the dealer: draw cards past the virtual board's code reader"
@@ -76,6 +75,8 @@ def card_key(args):
 
 
 def run(args):
+    from host_tools.sim.world import Deck, ReaderPort, World, WorldError
+
     try:
         serial = int(args.serial, 16)
     except ValueError:
