@@ -9,7 +9,10 @@ board = "pico"
 platform = "rp2"  # sys.platform the firmware expects (deploy and main.py check it)
 mpy_arch = "armv6m"  # only needed for @native/@viper code (the firmware has none)
 
-host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024}
+# rts: GP3 (UART0 RTS) to the USB-serial adapter's CTS, flow control on: while the chip
+# programs or erases flash (interrupts off) the host waits instead of overrunning the 32-byte
+# receive FIFO (docs/hardware.md section 8); unconnected it costs nothing
+host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024, "rts": 3}
 reader = {"kind": "rfid"}  # the fitted front end: "rfid" (MFRC522) or "optical" (UART module)
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 4, "rx": 5, "rxbuf": 256}
 optical = {"dedup_ms": 250, "noread": b"NOREAD"}

@@ -96,7 +96,7 @@ def test_pins_not_reused():
             ns["lid"]["pin"],
             ns["led"]["pin"],
             ns["service"]["pin"],
-        ]
+        ] + ([ns["host_uart"]["rts"]] if "rts" in ns["host_uart"] else [])
         assert len(pins) == len(set(pins)), board
 
 

@@ -126,7 +126,7 @@ def test_shoectl_emu_prints_the_urls_and_stops_the_chip_on_sigterm(tmp_path):
 
 ERASE_WHILE_RECEIVING = """
 import machine, rp2
-u = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), rxbuf=1024)
+u = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), rxbuf=1024, **FLOW)
 f = rp2.Flash()
 last = f.ioctl(4, 0) - 1          # the filesystem's last block: free on a fresh board
 u.read()
@@ -144,13 +144,18 @@ print(got)
 """
 
 
-@pytest.mark.parametrize("uart_rx", [None, "hold"], ids=["overrun", "hold"])
-def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_path, uart_rx):
+@pytest.mark.parametrize(
+    "uart_rx,flow", [(None, ""), ("hold", ""), (None, "rts")], ids=["overrun", "hold", "rts"]
+)
+def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_path, uart_rx, flow):
     """Issue 19 item 2: the chip erases flash with interrupts off, so nothing empties a UART's
     32-byte receive FIFO meanwhile. A 200-byte host burst (17 ms at 115200 baud) that starts as
     a sector erase (45 ms) begins: on the chip all but the FIFO's 32 bytes (and what came before
     the erase) are lost and the overrun flag is set; the rig counts them (rx_overrun). The
-    rig's older model (--uart-rx hold) let them wait and lost nothing, which no real UART does."""
+    rig's older model (--uart-rx hold) let them wait and lost nothing, which no real UART does.
+    With hardware flow control (`flow=UART.RTS`, as the Pico's wiring sets UART0 since
+    2026-12-04: GP3 to the adapter's CTS) the UART holds RTS off while its FIFO is full and the
+    host waits: all 200 bytes arrive, none overrun."""
     import socket
     import threading
 
@@ -162,7 +167,13 @@ def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_pa
             s.settimeout(120)
             out = {}
             t = threading.Thread(
-                target=lambda: out.update(got=dev.run("import time\n" + ERASE_WHILE_RECEIVING)),
+                target=lambda: out.update(
+                    got=dev.run(
+                        "import time, machine\nFLOW = %s\n"
+                        % ("dict(rts=machine.Pin(3), flow=machine.UART.RTS)" if flow else "{}")
+                        + ERASE_WHILE_RECEIVING
+                    )
+                ),
                 daemon=True,
             )
             t.start()
@@ -172,8 +183,9 @@ def test_a_flash_erase_with_interrupts_off_overruns_the_uart_receive_fifo(tmp_pa
             got = int(out["got"].strip())
             stats = emu.control("stats")
             rsr = dev.value("machine.mem32[0x40034004] & 8")  # UART0 UARTRSR.OE
-    if uart_rx == "hold":
-        assert got == 200 and stats["rx_overrun"] == [0, 0]  # nothing lost: the old lie
+    if uart_rx == "hold" or flow:
+        assert got == 200 and stats["rx_overrun"] == [0, 0]  # nothing lost (the old lie; RTS)
+        assert rsr == 0
     else:
         assert got < 200 and stats["rx_overrun"][0] == 200 - got, (got, stats["rx_overrun"])
         assert got >= 32 and rsr == 8

@@ -92,6 +92,9 @@ class Pin:
 class UART(io.IOBase):
     """A UART whose far end is the test: inject() bytes to receive, take() what was written."""
 
+    CTS = 1  # flow= values of the rp2 port
+    RTS = 2
+
     def __init__(self, id=0, baudrate=115200, **kw):
         self.id = id
         self.baudrate = baudrate

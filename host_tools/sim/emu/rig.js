@@ -246,7 +246,10 @@ class Rig {
       this.burstStart(i);
       if (t < this.uartNext[i]) continue;
       const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
-      if (this.rxHold) {
+      // UARTCR.RTSEN (bit 14): the firmware enabled hardware flow control, so the UART
+      // deasserts RTS while its receive FIFO is full and the host (its adapter's CTS) waits:
+      // a byte is held, not lost, as in --uart-rx hold
+      if (this.rxHold || (u.ctrlRegister & 0x4000)) {
         if (!u.rxFIFO.full) {
           u.feedByte(q.shift());
           this.uartTaken[i]++;
