@@ -20,7 +20,6 @@ built-in credentials are not affected.
 
 import json
 import os
-import stat
 
 from host_tools.errors import ShoeError
 from host_tools.link import apiwire
@@ -52,17 +51,7 @@ def check_roles(roles):
 def read(path):
     """-> {name: (secret bytes, roles)}; ShoeError if the file is missing, open to others or
     not a clients file."""
-    try:
-        st = os.stat(path)
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise ShoeError("the API clients file %s: %s" % (path, e.strerror or e)) from None
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise ShoeError(
-            "the API clients file %s is open to others (mode %o): chmod 600 it"
-            % (path, stat.S_IMODE(st.st_mode))
-        )
+    raw = apiwire.read_private(path, "the API clients file")
     try:
         doc = json.loads(raw)
         if doc.get("version") != VERSION or not isinstance(doc.get("clients"), dict):

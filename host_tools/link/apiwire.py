@@ -112,13 +112,19 @@ def client_tls(url):
     cert = (q.get("cert") or [None])[0] or os.environ.get(ENV_CLIENT_CERT)
     if cert:
         key = (q.get("certkey") or [None])[0] or os.environ.get(ENV_CLIENT_KEY)
-        try:
-            ctx.load_cert_chain(cert, key)
-        except (OSError, ssl.SSLError) as e:
-            raise ShoeError(
-                "cannot load this client's TLS certificate/key (%s, %s): %s" % (cert, key, e)
-            ) from None
+        _load_chain(ctx, cert, key, "this client's")
     return ctx
+
+
+def _load_chain(ctx, cert, key, whose):
+    import ssl
+
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as e:
+        raise ShoeError(
+            "cannot load %s TLS certificate/key (%s, %s): %s" % (whose, cert, key, e)
+        ) from None
 
 
 def server_tls(cert, key, client_ca=None):
@@ -128,12 +134,7 @@ def server_tls(cert, key, client_ca=None):
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        ctx.load_cert_chain(cert, key)
-    except (OSError, ssl.SSLError) as e:
-        raise ShoeError(
-            "cannot load the API's TLS certificate/key (%s, %s): %s" % (cert, key, e)
-        ) from None
+    _load_chain(ctx, cert, key, "the API's")
     if client_ca:
         try:
             ctx.load_verify_locations(cafile=client_ca)
@@ -154,20 +155,27 @@ def peer_name(sock):
     return None
 
 
-def load_secret(path):
-    """The credential in `path` (its bytes, whitespace stripped); ShoeError if it is missing,
-    shorter than 16 bytes, or readable by anyone but its owner."""
+def read_private(path, what="the gateway's API key file"):
+    """The bytes of a file only its owner may read; ShoeError (naming `what`) if it is missing
+    or open to group or others."""
     try:
         st = os.stat(path)
         with open(path, "rb") as f:
-            secret = f.read().strip()
+            raw = f.read()
     except OSError as e:
-        raise ShoeError("the gateway's API key file %s: %s" % (path, e.strerror or e)) from None
+        raise ShoeError("%s %s: %s" % (what, path, e.strerror or e)) from None
     if stat.S_IMODE(st.st_mode) & 0o077:
         raise ShoeError(
-            "the gateway's API key file %s is open to others (mode %o): chmod 600 it"
-            % (path, stat.S_IMODE(st.st_mode))
+            "%s %s is open to others (mode %o): chmod 600 it"
+            % (what, path, stat.S_IMODE(st.st_mode))
         )
+    return raw
+
+
+def load_secret(path):
+    """The credential in `path` (its bytes, whitespace stripped); ShoeError if it is missing,
+    shorter than 16 bytes, or readable by anyone but its owner."""
+    secret = read_private(path).strip()
     if len(secret) < 16:
         raise ShoeError("the gateway's API key file %s holds less than 16 bytes" % path)
     return secret
