@@ -8,6 +8,17 @@ from host_tools import keys as keyfile
 from host_tools.errors import ShoeError
 
 
+def add_rtscts(p):
+    """--rtscts: the host honours the shoe's RTS on a serial device."""
+    p.add_argument(
+        "--rtscts",
+        action="store_true",
+        help="hardware flow control on a serial device: send only while the shoe's RTS "
+        "(wired to the adapter's CTS, as the Pico's wiring does: docs/hardware.md) says it "
+        "can receive",
+    )
+
+
 def add_port_arguments(p, db=True):
     """The options every `shoectl` command that talks to a shoe shares."""
     p.add_argument(
@@ -20,6 +31,7 @@ def add_port_arguments(p, db=True):
         "under TLS)",
     )
     keyfile.add_arguments(p)
+    add_rtscts(p)
     p.add_argument(
         "--timeout",
         type=float,
@@ -48,7 +60,7 @@ def connect(args, audit=True, read_only=False):
     if is_gateway_url(args.port):  # the gateway's audit store keeps every event
         if getattr(args, "db", None):
             raise ShoeError("--db: through a gateway its own audit store keeps every event")
-        link = link_for(args.port, k["shoe"], supervisor_key=k.get("supervisor"))
+        link = link_for(args.port, k["shoe"], supervisor_key=k.get("supervisor"))  # no port
         try:
             link.open(timeout=args.timeout)
         except BaseException:
@@ -56,7 +68,13 @@ def connect(args, audit=True, read_only=False):
             raise
         return link, k, None
     store = AuditStore(getattr(args, "db", None)) if audit else None
-    link = ShoeLink(args.port, k["shoe"], supervisor_key=k.get("supervisor"), audit=store)
+    link = ShoeLink(
+        args.port,
+        k["shoe"],
+        supervisor_key=k.get("supervisor"),
+        audit=store,
+        rtscts=getattr(args, "rtscts", False),
+    )
     try:
         link.open(timeout=args.timeout)
     except ShoeError:

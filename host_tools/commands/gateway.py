@@ -226,7 +226,7 @@ def run(args):
     named = ClientsFile(args.api_clients, note) if args.api_clients else None
     # the table key only: the gateway reads (status), stores and forwards; the supervisor's
     # commands come sealed by the supervisor's own client (docs/floor.md)
-    link = ShoeLink(args.port, k["shoe"], audit=store)
+    link = ShoeLink(args.port, k["shoe"], audit=store, rtscts=args.rtscts)
     link.port_via = (
         ("gateway+unix://%s" % sock)
         if sock

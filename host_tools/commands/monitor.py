@@ -41,6 +41,8 @@ def _table(config, inline):
 
 
 def configure(p):
+    from host_tools.commands._linkopts import add_rtscts
+
     p.add_argument(
         "--port",
         required=True,
@@ -49,6 +51,7 @@ def configure(p):
         "gateway+unix:///PATH.sock or gateway+tcp://127.0.0.1:PORT[?key=FILE]",
     )
     keyfile.add_arguments(p)
+    add_rtscts(p)
     p.add_argument("--db", help="audit store (SQLite file); default under the user's data dir")
     p.add_argument("--no-store", action="store_true", help="do not write the audit store")
     p.add_argument(
@@ -199,7 +202,13 @@ def run(args):
         with open(args.paytable) as f:
             inline = json.load(f)
     # it reads: the table key will do (through a gateway: the reader role)
-    link = link_for(args.port, k["shoe"], audit=store, role="reader")
+    link = link_for(
+        args.port,
+        k["shoe"],
+        audit=store,
+        role="reader",
+        **({} if via else {"rtscts": args.rtscts}),
+    )
     live = None
     try:
         link.open(timeout=args.timeout)

@@ -95,6 +95,7 @@ def run(args):
             k["shoe"],
             supervisor_key=k.get("supervisor"),
             endpoint_options={"auto_ack": False},
+            rtscts=args.rtscts,
         )
         link.open(timeout=args.timeout)
         hello = link.ep.peer or {}

@@ -25,8 +25,10 @@ DESCRIPTION = (
 
 def configure(p):
     from host_tools import keys as keyfile
+    from host_tools.commands._linkopts import add_rtscts
 
     p.add_argument("--port", help="the shoe to challenge (pyserial URL or device)")
+    add_rtscts(p)
     p.add_argument(
         "--firmware",
         action="append",
@@ -149,7 +151,7 @@ def _live(args, k, report):
     nonce = os.urandom(16)
     store = None if args.no_chain else AuditStore(args.db)
     try:
-        with ShoeLink(args.port, k["shoe"], audit=store) as link:
+        with ShoeLink(args.port, k["shoe"], audit=store, rtscts=args.rtscts) as link:
             link.open(timeout=args.timeout)
             ask = (
                 {"nonce": nonce} if image is None else {"nonce": nonce, "image_bytes": len(image)}

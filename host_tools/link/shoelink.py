@@ -118,6 +118,7 @@ class ShoeLink:
         resync_after=2,
         counters=None,
         clock_ms=None,
+        rtscts=False,
     ):
         if not key:
             raise ValueError("ShoeLink needs the shoe's key (no default)")
@@ -141,14 +142,17 @@ class ShoeLink:
         self.audit = audit
         self.reconnect_s = reconnect_s
         self.read_timeout = read_timeout
+        # a device: TIOCEXCL/flock too; rtscts: the host sends only while the shoe's RTS (the
+        # adapter's CTS) says its receive FIFO has room (the Pico's wiring, docs/hardware.md)
         self._open_port = open_port or (
             lambda u: serial.serial_for_url(
                 u,
                 baudrate=115200,
                 timeout=read_timeout,
                 **({} if "://" in u else {"exclusive": True}),
+                **({"rtscts": True} if rtscts else {}),
             )
-        )  # a device: TIOCEXCL/flock too
+        )
         # one host process per port (portlock.py): not for a port only this process can open
         self.port_lock = None if open_port else PortLock(url)
         self.port_via = None  # the gateway's API address, named to a refused second opener

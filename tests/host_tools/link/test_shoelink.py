@@ -493,3 +493,30 @@ def test_a_question_whose_answer_a_restart_took_is_asked_again(monkeypatch, reas
     with pytest.raises(ShoeError):  # no time left: the refusal itself
         link.command("status", timeout=0)
     assert sent == ["status"]
+
+
+def test_rtscts_opens_a_serial_device_with_hardware_flow_control(monkeypatch):
+    """`--rtscts` (ShoeLink(rtscts=True)): a serial device is opened with RTS/CTS so the host
+    waits while the shoe's RTS says its receive FIFO is full (the Pico's wiring, GP3); without
+    it the port opens as before. The commands that open a port themselves take the option."""
+    from host_tools import cli
+    from host_tools.link import shoelink
+
+    opened = []
+    monkeypatch.setattr(
+        shoelink.serial, "serial_for_url", lambda url, **kw: opened.append((url, kw))
+    )
+    for rtscts in (True, False):
+        link = shoelink.ShoeLink("/dev/ttyUSB7", b"k" * 16, rtscts=rtscts)
+        link._open_port("/dev/ttyUSB7")
+    assert opened[0][1]["rtscts"] is True and opened[0][1]["exclusive"] is True
+    assert "rtscts" not in opened[1][1]
+    parser = cli.build_parser()
+    for argv in (
+        ["status", "--port", "/dev/ttyUSB7", "--demo-keys", "--rtscts"],
+        ["gateway", "--port", "/dev/ttyUSB7", "--demo-keys", "--rtscts"],
+        ["monitor", "--port", "/dev/ttyUSB7", "--demo-keys", "--rtscts"],
+        ["verify", "--port", "/dev/ttyUSB7", "--demo-keys", "--rtscts"],
+        ["trust", "--port", "/dev/ttyUSB7", "--demo-keys", "--rtscts"],
+    ):
+        assert parser.parse_args(argv).rtscts is True, argv
