@@ -202,13 +202,7 @@ def run(args):
         with open(args.paytable) as f:
             inline = json.load(f)
     # it reads: the table key will do (through a gateway: the reader role)
-    link = link_for(
-        args.port,
-        k["shoe"],
-        audit=store,
-        role="reader",
-        **({} if via else {"rtscts": args.rtscts}),
-    )
+    link = link_for(args.port, k["shoe"], audit=store, role="reader", rtscts=args.rtscts)
     live = None
     try:
         link.open(timeout=args.timeout)
