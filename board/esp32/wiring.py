@@ -7,7 +7,7 @@ on GPIO5, which idle in their safe boot level. docs/hardware.md has the wiring t
 
 board = "esp32"
 platform = "esp32"
-mpy_arch = "xtensawin"  # for the @micropython.native code (codec, engine, settle): mpy-cross -march
+mpy_arch = "xtensawin"  # mpy-cross -march: the @micropython.native codec, engine, settle
 
 host_uart = {"id": 2, "baudrate": 115200, "tx": 17, "rx": 16, "rxbuf": 1024}
 reader = {"kind": "rfid"}

@@ -7,7 +7,7 @@ bill of materials and the wiring table.
 
 board = "pico"
 platform = "rp2"  # sys.platform the firmware expects (deploy and main.py check it)
-mpy_arch = "armv6m"  # for the @micropython.native code (codec, engine, settle): mpy-cross -march
+mpy_arch = "armv6m"  # mpy-cross -march: the @micropython.native codec, engine, settle
 
 # rts: GP3 (UART0 RTS) to the USB-serial adapter's CTS, flow control on: while the chip
 # programs or erases flash (interrupts off) the host waits instead of overrunning the 32-byte
