@@ -9,6 +9,7 @@ journal record are encoded on every card; docs/hardware.md section 8); CPython r
 are (host_tools/_micropython.py) and tests/firmware/link/test_native.py keeps both equal.
 """
 import struct
+import sys
 
 import micropython
 
@@ -47,47 +48,65 @@ def _head(out, major, n):
         raise CodecError("int_range")
 
 
+_KEYS = {}   # a dict key (str or int) -> its encoding: the keys the shoe sends are a small set
+_KEYS_MAX = const(160)   # ... kept up to this many (~6 KB on a Pico), then started afresh
+
+
+@micropython.native
+def _key(k):
+    """The encoding of a dict key. The canonical order of a map's keys is the bytewise order of
+    their encodings (unsigned ints by value, then negative ints by -1-k, then text by (UTF-8
+    length, UTF-8 bytes)), so a map's keys are sorted by this. Kept per key: a status reply has
+    ~40 keys, and encoding them on every call was most of the ~13 KB of garbage encoding one
+    left behind (a collection on a Pico running .mpy files marks ~150 KB: ~30 ms)."""
+    t = type(k)
+    if t is str or t is int:
+        b = _KEYS.get(k)
+        if b is not None:
+            return b
+        out = bytearray()
+        _enc(out, k, 0)
+        b = bytes(out)
+        if len(_KEYS) >= _KEYS_MAX:
+            _KEYS.clear()
+        _KEYS[k] = b
+        return b
+    if k is True or k is False or not isinstance(k, (str, int)):
+        raise CodecError("key")
+    out = bytearray()   # a subclass of str or int: encoded as its base type, not kept
+    _enc(out, k, 0)
+    return bytes(out)
+
+
 _SHAPES = {}  # tuple of a dict's keys (insertion order) -> (encoded key, key, ...) canonical
-_SHAPES_MAX = const(8)
-_SHAPE_KEYS = const(4)   # only small dicts (a card event) are kept: at most ~2 KB of RAM
+_SHAPES_MAX = const(24)   # the shapes the shoe sends over and over (a card event, a status
+                          # reply and its parts), ~100 B each; then started afresh
 
 
 @micropython.native
 def _order(obj):
-    """The canonical order of a dict's keys with their encodings (bytewise order of the encoded
-    keys: unsigned ints by value, then negative ints by -1-k, then text by (UTF-8 length, UTF-8
-    bytes)). The shoe encodes a few small shapes of dict over and over (a card event, a reply's
-    parts): their order is kept (at most _SHAPES_MAX, of at most _SHAPE_KEYS keys), looked up by
-    the tuple of keys."""
-    small = len(obj) <= _SHAPE_KEYS
-    if small:
+    """(encoded key, key, ...) of a dict in canonical order, kept per shape (the tuple of its
+    keys): the shoe encodes a few shapes of dict over and over, so most calls sort nothing."""
+    for k in obj:   # a shape holds only str and int keys: True, False and 1.0 equal 1 and 0
+        t = type(k)
+        if t is not str and t is not int:
+            _key(k)   # raises CodecError("key"), or returns for a subclass of str or int
+            break
+    else:
         shape = tuple(obj)
         o = _SHAPES.get(shape)
         if o is not None:
             return o
-    keys = []
-    for k in obj:
-        if k is True or k is False:
-            raise CodecError("key")
-        if isinstance(k, str):
-            kb = k.encode("utf-8")
-            keys.append((3, len(kb), kb, k))
-        elif isinstance(k, int):
-            keys.append((0, k, b"", k) if k >= 0 else (1, -1 - k, b"", k))
-        else:
-            raise CodecError("key")
-    keys.sort()
+    ks = list(obj)
+    ks.sort(key=_key)
     o = []
-    for sk in keys:
-        kb = bytearray()
-        _enc(kb, sk[3], 0)
-        o.append(bytes(kb))
-        o.append(sk[3])
+    for k in ks:
+        o.append(_key(k))
+        o.append(k)
     o = tuple(o)
-    if small:
-        if len(_SHAPES) >= _SHAPES_MAX:
-            _SHAPES.clear()
-        _SHAPES[shape] = o
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    _SHAPES[tuple(obj)] = o
     return o
 
 
@@ -123,13 +142,13 @@ def _enc(out, obj, depth):
     elif t is dict:
         if depth >= MAX_DEPTH and obj:
             raise CodecError("depth")
-        o = _order(obj)
         n = len(obj)
         if n < 24:
             out.append(0xA0 | n)
         else:
             _head(out, 5, n)
         depth += 1
+        o = _order(obj)
         for i in range(0, 2 * n, 2):
             out.extend(o[i])
             _enc(out, obj[o[i + 1]], depth)
@@ -165,10 +184,33 @@ def _enc(out, obj, depth):
         raise CodecError("type")
 
 
+_MPY = sys.implementation.name == "micropython"
+_SCRATCH = const(1024)   # the encoder's buffer on MicroPython: room kept between calls ...
+_SCRATCH_KEEP = const(2048)   # ... and kept after a longer encoding up to this size
+_scratch = None
+
+
 def encode(obj):
-    out = bytearray()
+    """The canonical encoding of obj (bytes). On MicroPython the encoding is built in a buffer
+    kept between calls: a bytearray grows to exactly what each append needs, so building a
+    600-byte status reply in a fresh one reallocated it at nearly every append (on a Pico with
+    a fragmented heap each is an allocator search). CPython's bytearray grows geometrically and
+    the host encodes from several threads: a fresh one there."""
+    global _scratch
+    if not _MPY:
+        out = bytearray()
+        _enc(out, obj, 0)
+        return bytes(out)
+    out = _scratch
+    _scratch = None   # taken: an encoding that fails leaves it to the garbage collector
+    if out is None:
+        out = bytearray(_SCRATCH)
+    out[:] = b""   # empty, its room kept (MicroPython keeps a shrunk bytearray's allocation)
     _enc(out, obj, 0)
-    return bytes(out)
+    r = bytes(out)
+    if len(r) <= _SCRATCH_KEEP:
+        _scratch = out
+    return r
 
 
 def encode_into(out, obj):

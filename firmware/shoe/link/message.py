@@ -45,15 +45,17 @@ def bound(tag, shoe_id):
 
 
 def seal(key, tag, items, head=False):
-    """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and hashed
-    where it lies, then turned into the payload in place."""
-    out = bytearray()
-    codec.encode_into(out, items)
-    m = mac(key, tag, out)
-    h = hashlib.sha256(out).digest()[:16] if head else None
+    """-> (payload, SHA-256(core)[:16] if head else None): core encoded once (in the codec's
+    kept buffer), MAC'd and hashed, then copied once into the payload."""
+    core = codec.encode(items)
+    m = mac(key, tag, core)
+    h = hashlib.sha256(core).digest()[:16] if head else None
+    n = len(core)
+    out = bytearray(n + 1 + MAC_LEN)
+    out[0:n] = core
     out[0] += 1  # array head: n items -> n + 1 (n < 23 here)
-    out.append(0x50)  # bstr of 16
-    out.extend(m)
+    out[n] = 0x50  # bstr of 16
+    out[n + 1:] = m
     return bytes(out), h
 
 

@@ -17,6 +17,7 @@ from tests.firmware.link.helpers import run_fw
 # fails when one is added or removed without this list (and so without its equality check)
 NATIVE = {
     "shoe.link.codec._head",
+    "shoe.link.codec._key",
     "shoe.link.codec._order",
     "shoe.link.codec._enc",
     # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
@@ -89,6 +90,13 @@ FIXED = [
     {i: i for i in range(24)},
     {True: 1},
     {1.5: 1},
+    # a shape kept for int keys is not one for the keys that equal them (True == 1 == 1.0)
+    {1: 1},
+    {True: 1},
+    {1.0: 1},
+    {0: "a", 1: "b"},
+    {False: "a", True: "b"},
+    {0: "a", 1.0: "b"},
     {(1,): 2},
     {b"k": 1},
     set(),
@@ -158,3 +166,24 @@ def test_engine_native_equals_cpython(seed):
     assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
     for i, (a, b) in enumerate(zip(m, c), 1):
         assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
+
+
+def test_a_kept_shape_never_encodes_the_keys_that_only_equal_its_own(fw_build):
+    """The encoder keeps each dict shape's canonical order by the tuple of its keys. True, False
+    and 1.0 equal 1 and 0 (and hash alike), so a shape kept for int keys would take a dict keyed
+    by them, and encode True as the key 1: each must still be refused ("key"), on both ports."""
+    seq = [{1: 1}, {True: 1}, {1.0: 1}, {0: "a", 1: "b"}, {False: "a", True: "b"}, {0: 1, 1.0: 2}]
+    want = ["a10101", "error key", "error key", "a2006161016162", "error key", "error key"]
+    assert [_cpython(v) for v in seq] == want
+    got = run_fw(fw_build, "from shoe.link import codec\n" + _MPY_SEQ % repr(seq)).splitlines()
+    assert got == want
+
+
+_MPY_SEQ = r"""
+from binascii import hexlify
+for v in %s:
+    try:
+        print(hexlify(codec.encode(v)).decode())
+    except codec.CodecError as e:
+        print("error " + e.reason)
+"""
