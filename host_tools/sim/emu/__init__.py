@@ -158,6 +158,7 @@ class Emulator:
                 raise ShoeError("the emulator did not start (exit code %s)" % self.proc.returncode)
             time.sleep(0.1)  # a port of the killed rig is not free yet: try again
         info = json.loads(line)
+        self._t_start = time.monotonic()
         self._starts += 1
         self._earlier += self._resets
         self._resets = 0
@@ -228,6 +229,19 @@ class Emulator:
         return True
 
     def stop(self):
+        """Power off. With SHOE_EMU_STATS_LOG=FILE, first one JSON line there: the rig's stats
+        (emulated ns, busy ns, instructions, flash, ...), the wall seconds since start() and the
+        pytest test: which tests cost the rig what (the emulated Pico's share of `make test`)."""
+        log = os.environ.get("SHOE_EMU_STATS_LOG")
+        if log and self.alive():
+            try:
+                st = self.control("stats")
+                st["wall_s"] = time.monotonic() - self._t_start
+                st["test"] = os.environ.get("PYTEST_CURRENT_TEST", "")
+                with open(log, "a") as f:
+                    f.write(json.dumps(st) + "\n")
+            except (OSError, ShoeError):
+                pass
         self.power_cut()
         self.proc = None
 
