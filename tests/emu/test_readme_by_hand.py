@@ -81,7 +81,7 @@ def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(
                 )
                 return p.stdout
 
-            from tests.e2e.byhand import round_by_hand
+            from tests.e2e.byhand import PhaseWatch, round_by_hand
 
             round_by_hand(
                 shoectl,
@@ -90,6 +90,7 @@ def test_the_readmes_by_hand_flow_through_the_gateway_on_the_chip(
                 timeout_s=600,
                 poll_s=2.0,
                 pace="0.25",
+                events=PhaseWatch(seen),
             )
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not any("round_result" in s for s in seen):
