@@ -48,72 +48,67 @@ def _head(out, major, n):
         raise CodecError("int_range")
 
 
-_KEYS = {}   # a dict key (str or int) -> its encoding: the keys the shoe sends are a small set
-_KEYS_MAX = const(160)   # ... kept up to this many (~6 KB on a Pico), then started afresh
+_MPY = sys.implementation.name == "micropython"   # a str is a buffer of its UTF-8 bytes there
 
-
-@micropython.native
-def _key(k):
-    """The encoding of a dict key. The canonical order of a map's keys is the bytewise order of
-    their encodings (unsigned ints by value, then negative ints by -1-k, then text by (UTF-8
-    length, UTF-8 bytes)), so a map's keys are sorted by this. Kept per key: a status reply has
-    ~40 keys, and encoding them on every call was most of the ~13 KB of garbage encoding one
-    left behind (a collection on a Pico running .mpy files marks ~150 KB: ~30 ms)."""
-    t = type(k)
-    if t is str or t is int:
-        b = _KEYS.get(k)
-        if b is not None:
-            return b
-        out = bytearray()
-        _enc(out, k, 0)
-        b = bytes(out)
-        if len(_KEYS) >= _KEYS_MAX:
-            _KEYS.clear()
-        _KEYS[k] = b
-        return b
-    if k is True or k is False or not isinstance(k, (str, int)):
-        raise CodecError("key")
-    out = bytearray()   # a subclass of str or int: encoded as its base type, not kept
-    _enc(out, k, 0)
-    return bytes(out)
-
-
-_SHAPES = {}  # tuple of a dict's keys (insertion order) -> (encoded key, key, ...) canonical
-_SHAPES_MAX = const(24)   # the shapes the shoe sends over and over (a card event, a status
-                          # reply and its parts), ~100 B each; then started afresh
+_SHAPES = {}  # tuple of a dict's keys (insertion order) -> (text?, the keys in canonical order)
+_SHAPES_MAX = const(8)   # the shapes the shoe sends over and over (a card event, a status
+                         # reply's parts): two tuples of its keys each; then started afresh
 
 
 @micropython.native
 def _order(obj):
-    """(encoded key, key, ...) of a dict in canonical order, kept per shape (the tuple of its
-    keys): the shoe encodes a few shapes of dict over and over, so most calls sort nothing."""
-    for k in obj:   # a shape holds only str and int keys: True, False and 1.0 equal 1 and 0
-        t = type(k)
-        if t is not str and t is not int:
-            _key(k)   # raises CodecError("key"), or returns for a subclass of str or int
-            break
-    else:
-        shape = tuple(obj)
-        o = _SHAPES.get(shape)
-        if o is not None:
-            return o
-    ks = list(obj)
-    ks.sort(key=_key)
-    o = []
-    for k in ks:
-        o.append(_key(k))
-        o.append(k)
-    o = tuple(o)
-    if len(_SHAPES) >= _SHAPES_MAX:
-        _SHAPES.clear()
-    _SHAPES[tuple(obj)] = o
+    """(text, key, key, ...): the keys of a dict in canonical order, `text` True when each is
+    a str of under 24 ASCII characters (its encoding is its length's byte and the str itself).
+    Kept per shape (the tuple of its keys): the shoe encodes a few shapes of dict over and
+    over, so most calls sort nothing. Sorting a status reply's 24 keys at every call, each key
+    encoded to be compared, was most of the ~13 KB of garbage encoding one left behind (a
+    collection on a Pico running .mpy files marks ~150 KB: ~30 ms)."""
+    shape = tuple(obj)
+    o = _SHAPES.get(shape)
+    if o is None:
+        o = _sorted(obj)
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        _SHAPES[shape] = o
+    elif not o[0]:   # int keys: True, False and 1.0 equal 1 and 0, and would take the shape
+        for k in obj:
+            t = type(k)
+            if t is not str and t is not int:
+                return _sorted(obj)   # raises CodecError("key"), or a subclass's order
     return o
+
+
+def _sorted(obj):
+    """(text, keys...) of a dict (see _order): the bytewise order of the keys' encodings
+    (unsigned ints by value, then negative ints by -1-k, then text by (UTF-8 length, UTF-8
+    bytes)). Distinct keys have distinct encodings, so the keys themselves are never compared."""
+    ks = []
+    text = True
+    for k in obj:
+        if k is True or k is False or not isinstance(k, (str, int)):
+            raise CodecError("key")
+        b = bytearray()
+        _enc(b, k, 0)
+        if not isinstance(k, str) or len(b) != len(k) + 1 or len(k) > 23:
+            text = False
+        ks.append((bytes(b), k))
+    ks.sort()
+    return tuple([text] + [x[1] for x in ks])
 
 
 @micropython.native
 def _enc(out, obj, depth):
     t = type(obj)  # the exact types the shoe encodes, most frequent first; subclasses below
     if t is str:
+        if _MPY and len(obj) < 24:   # its UTF-8 bytes straight from the str: no bytes made
+            i = len(out)
+            out.append(0x60)
+            out.extend(obj)
+            n = len(out) - i - 1
+            if n < 24:
+                out[i] = 0x60 | n
+                return
+            out[i:] = b""   # more than 23 bytes (not ASCII): encoded below
         b = obj.encode("utf-8")
         n = len(b)
         if n < 24:
@@ -148,10 +143,19 @@ def _enc(out, obj, depth):
         else:
             _head(out, 5, n)
         depth += 1
-        o = _order(obj)
-        for i in range(0, 2 * n, 2):
-            out.extend(o[i])
-            _enc(out, obj[o[i + 1]], depth)
+        if n:
+            o = _order(obj)
+            if o[0] and _MPY:   # short ASCII keys: each one's byte and the str itself
+                for i in range(1, n + 1):
+                    k = o[i]
+                    out.append(0x60 | len(k))
+                    out.extend(k)
+                    _enc(out, obj[k], depth)
+            else:
+                for i in range(1, n + 1):
+                    k = o[i]
+                    _enc(out, k, 0)
+                    _enc(out, obj[k], depth)
     elif t is bytes or t is bytearray or t is memoryview:
         n = len(obj)
         if n < 24:
@@ -184,33 +188,10 @@ def _enc(out, obj, depth):
         raise CodecError("type")
 
 
-_MPY = sys.implementation.name == "micropython"
-_SCRATCH = const(1024)   # the encoder's buffer on MicroPython: room kept between calls ...
-_SCRATCH_KEEP = const(2048)   # ... and kept after a longer encoding up to this size
-_scratch = None
-
-
 def encode(obj):
-    """The canonical encoding of obj (bytes). On MicroPython the encoding is built in a buffer
-    kept between calls: a bytearray grows to exactly what each append needs, so building a
-    600-byte status reply in a fresh one reallocated it at nearly every append (on a Pico with
-    a fragmented heap each is an allocator search). CPython's bytearray grows geometrically and
-    the host encodes from several threads: a fresh one there."""
-    global _scratch
-    if not _MPY:
-        out = bytearray()
-        _enc(out, obj, 0)
-        return bytes(out)
-    out = _scratch
-    _scratch = None   # taken: an encoding that fails leaves it to the garbage collector
-    if out is None:
-        out = bytearray(_SCRATCH)
-    out[:] = b""   # empty, its room kept (MicroPython keeps a shrunk bytearray's allocation)
+    out = bytearray()
     _enc(out, obj, 0)
-    r = bytes(out)
-    if len(r) <= _SCRATCH_KEEP:
-        _scratch = out
-    return r
+    return bytes(out)
 
 
 def encode_into(out, obj):
