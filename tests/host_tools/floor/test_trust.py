@@ -352,7 +352,8 @@ def test_per_lease_subscriptions_bring_each_collector_only_its_shoes(tmp_path, b
         # a collector dies: the survivor subscribes to its shoes and misses nothing
         f.collectors[0].kill()
         wait_for(lambda: len(f.collectors[1].owned) == 4, what="take-over")
-        assert f.collectors[1]._subscribed == set(f.keys)
+        # (a lease is taken, then its shoe subscribed: the collector's thread may be between)
+        wait_for(lambda: f.collectors[1]._subscribed == set(f.keys), what="subscriptions")
         f.driver.stop()
         wait_all_stored(f, conn)
         assert conn.execute("SELECT count(*) FROM alerts").fetchone()[0] == 0
