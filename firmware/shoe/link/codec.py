@@ -63,6 +63,10 @@ def _order(obj):
     over, so most calls sort nothing. Sorting a status reply's 24 keys at every call, each key
     encoded to be compared, was most of the ~13 KB of garbage encoding one left behind (a
     collection on a Pico running .mpy files marks ~150 KB: ~30 ms)."""
+    for k in obj:   # a shape holds only exact str and int keys (True, False and 1.0 equal 1
+        t = type(k)  # and 0; a str subclass may equal a str and hash apart from it)
+        if t is not str and t is not int:
+            return _sorted(obj)   # raises CodecError("key"), or a subclass's order, not kept
     shape = tuple(obj)
     o = _SHAPES.get(shape)
     if o is None:
@@ -70,11 +74,6 @@ def _order(obj):
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
         _SHAPES[shape] = o
-    elif not o[0]:   # int keys: True, False and 1.0 equal 1 and 0, and would take the shape
-        for k in obj:
-            t = type(k)
-            if t is not str and t is not int:
-                return _sorted(obj)   # raises CodecError("key"), or a subclass's order
     return o
 
 
@@ -89,7 +88,7 @@ def _sorted(obj):
             raise CodecError("key")
         b = bytearray()
         _enc(b, k, 0)
-        if not isinstance(k, str) or len(b) != len(k) + 1 or len(k) > 23:
+        if type(k) is not str or len(b) != len(k) + 1 or len(k) > 23:
             text = False
         ks.append((bytes(b), k))
     ks.sort()

@@ -190,3 +190,22 @@ for v in %s:
     except codec.CodecError as e:
         print("error " + e.reason)
 """
+
+
+def test_a_subclass_of_str_as_a_key_is_encoded_as_its_text(fw_build):
+    """A key that is a str subclass is encoded as the str, before and after the plain str's
+    shape is kept (MicroPython's short-key path writes only exact strs)."""
+    code = (
+        "from binascii import hexlify\nfrom shoe.link import codec\n"
+        "class S(str):\n    pass\n"
+        "for d in ({S('a'): 1}, {'a': 1}, {S('a'): 1}):\n"
+        "    print(hexlify(codec.encode(d)).decode())\n"
+    )
+    assert run_fw(fw_build, code).split() == ["a1616101"] * 3
+
+    class S(str):
+        pass
+
+    assert [codec.encode(d).hex() for d in ({S("a"): 1}, {"a": 1}, {S("a"): 1})] == [
+        "a1616101"
+    ] * 3
