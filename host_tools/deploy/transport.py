@@ -10,6 +10,7 @@ directory creation; every failure is one ShoeError line.
 import ast
 import base64
 import contextlib
+import functools
 import io
 import re
 import time
@@ -41,14 +42,16 @@ class _Deadline:
 
             raise TransportError("the device kept talking past the deadline")
 
-    def read(self, n=1):
+    def read(self, n=1, within=None):
+        """Up to n bytes, waiting at most `within` seconds (default: the port's own timeout),
+        and never past the deadline."""
         self._check()
         # a silent device: a read blocks no longer than the deadline (not the port's 10 s)
-        t = self._base
+        t = self._base if within is None else within
         if self.deadline is not None and t is not None:
             t = min(t, max(0.05, self.deadline - time.monotonic()))
         cur = self._ser.timeout
-        if t != cur and (t == self._base or t < cur - 0.1):
+        if t != cur and (within is not None or t == self._base or t < cur - 0.1):
             self._ser.timeout = t
         return self._ser.read(n)
 
@@ -56,23 +59,11 @@ class _Deadline:
         self._check()
         return self._ser.inWaiting()
 
-    def read_within(self, t):
-        """One byte, waiting at most t seconds (and never past the deadline): b"" if none."""
-        self._check()
-        if self.deadline is not None:
-            t = min(t, max(0.05, self.deadline - time.monotonic()))
-        t = max(t, 0.001)
-        if self._ser.timeout != t:
-            self._ser.timeout = t
-        return self._ser.read(1)
-
     def __getattr__(self, name):
         return getattr(self._ser, name)
 
 
-_TRANSPORT: list = []
-
-
+@functools.cache
 def _transport_class():
     """mpremote's SerialTransport with a read_until that waits for each byte on the port.
     mpremote's own asks whether a byte is waiting and sleeps 10 ms when none is: a deploy to an
@@ -80,8 +71,6 @@ def _transport_class():
     chip idle meanwhile), and every command a real board answers pays up to 10 ms per wait.
     Same contract: returns on `ending`, after `timeout` s without a byte, or after
     `timeout_overall` s; one byte per read, so nothing after the ending is consumed."""
-    if _TRANSPORT:
-        return _TRANSPORT[0]
     from mpremote.transport_serial import SerialTransport
 
     class Transport(SerialTransport):
@@ -100,7 +89,7 @@ def _transport_class():
                 wait = min(waits)
                 if wait <= 0:
                     break
-                new = self.serial.read_within(wait)
+                new = self.serial.read(1, within=wait)
                 if new:
                     if data_consumer:
                         data_consumer(new)
@@ -110,7 +99,6 @@ def _transport_class():
                     begin_char = time.monotonic()
             return data
 
-    _TRANSPORT.append(Transport)
     return Transport
 
 

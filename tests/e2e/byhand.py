@@ -35,7 +35,9 @@ class PhaseWatch:
         """True once a `phase` event for `phase` is among the lines from index `since`."""
         deadline = time.monotonic() + timeout_s
         while True:
-            for line in self.lines[since:]:
+            while since < len(self.lines):  # each line read once
+                line = self.lines[since]
+                since += 1
                 try:
                     ev = json.loads(line)
                 except ValueError:

@@ -144,17 +144,15 @@ def _enc(out, obj, depth):
         depth += 1
         if n:
             o = _order(obj)
-            if o[0] and _MPY:   # short ASCII keys: each one's byte and the str itself
-                for i in range(1, n + 1):
-                    k = o[i]
+            text = o[0] and _MPY   # short ASCII keys: each one's byte and the str itself
+            for i in range(1, n + 1):
+                k = o[i]
+                if text:
                     out.append(0x60 | len(k))
                     out.extend(k)
-                    _enc(out, obj[k], depth)
-            else:
-                for i in range(1, n + 1):
-                    k = o[i]
+                else:
                     _enc(out, k, 0)
-                    _enc(out, obj[k], depth)
+                _enc(out, obj[k], depth)
     elif t is bytes or t is bytearray or t is memoryview:
         n = len(obj)
         if n < 24:

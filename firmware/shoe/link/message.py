@@ -45,8 +45,8 @@ def bound(tag, shoe_id):
 
 
 def seal(key, tag, items, head=False):
-    """-> (payload, SHA-256(core)[:16] if head else None): core encoded once (in the codec's
-    kept buffer), MAC'd and hashed, then copied once into the payload."""
+    """-> (payload, SHA-256(core)[:16] if head else None): core encoded once, MAC'd and
+    hashed, then copied once into a payload of its final size."""
     core = codec.encode(items)
     m = mac(key, tag, core)
     h = hashlib.sha256(core).digest()[:16] if head else None
