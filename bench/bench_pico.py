@@ -377,13 +377,24 @@ def unix_figures(rounds):
         return {"card_s": med(t.runner.card_times), "mem_free": st.get("mem_free")}
 
 
-def profile(emu, uf2, seconds=1.0):
-    """The idle chip's PC profile, and its heap frames: the calls of bytecode functions whose VM
-    state (over 11 words) MicroPython allocates from the heap (docs/hardware.md section 8)."""
-    syms = symbols(elf_for(uf2))
-    names = {n: a for a, n in syms}
+def profile_on(emu, uf2, frames=False):
+    """Start the rig's PC profile; with the ELF's symbols also the bytes asked of the allocator
+    (gc_alloc, by caller) and, with `frames`, the heap frames: the calls of bytecode functions
+    whose VM state (over 11 words) MicroPython allocates from the heap (docs/hardware.md s.8)."""
+    names = {n: a for a, n in symbols(elf_for(uf2))}
     watch = [names.get("fun_bc_call"), names.get("m_malloc_maybe")]
-    emu.control("profile", on=True, frames=watch if None not in watch else None)
+    alloc = names.get("gc_alloc")
+    emu.control(
+        "profile",
+        on=True,
+        frames=watch if frames and None not in watch else None,
+        bytes=[alloc] if alloc is not None else None,
+    )
+
+
+def profile(emu, uf2, seconds=1.0):
+    """The idle chip's PC profile, its allocations and its heap frames."""
+    profile_on(emu, uf2, frames=True)
     t0 = emu.clock_ns()
     while emu.clock_ns() < t0 + seconds * 1e9:
         time.sleep(0.5)
@@ -437,6 +448,9 @@ def report_profile(emu, uf2_ran, what, seconds):
     )
     for name, n in sorted(by.items(), key=lambda kv: -kv[1])[:12]:
         print("    %5.1f%%  %s" % (100.0 * n / p["samples"], name))
+    asked = sum(n for _, _, n in p.get("bytes") or [])
+    if asked:  # gc_alloc's first argument, summed: every block the heap handed out
+        print("  allocated: %.0f bytes a second (gc_alloc)" % (asked / seconds))
     frames = p.get("frames") or []
     if frames:  # [function object, bytes, calls]: the size tells which (72: asyncio's
         # IOQueue.wait_io_event; tools: mpy-cross + mpy-tool.py -d give each function's n_state)
@@ -493,7 +507,7 @@ def run(
         )
         time.sleep(1)
         if do_profile:
-            e.control("profile", on=True)
+            profile_on(e, uf2)
         s0 = e.control("stats")["instructions"]
         nxt = boot_to_ready(e)
         print(
@@ -508,7 +522,7 @@ def run(
             profile(e, uf2)
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
-            e.control("profile", on=True)
+            profile_on(e, uf2)
         m = play_measured(e, reader, rounds, heap_every, pitch_ms)
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:

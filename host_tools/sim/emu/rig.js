@@ -87,6 +87,8 @@ class Rig {
     this.watch = null; // profile: entry addresses whose callers are counted
     this.callers = null;
     this.frames = null; // profile: heap-allocated VM frames by function object
+    this.bytesAt = null; // profile: allocator entries whose requested bytes are summed by caller
+    this.bytesBy = null;
     this.clients = {};
     this.uartIn = [[], []];
     this.uartNext = [0, 0];
@@ -355,6 +357,10 @@ class Rig {
           // the entry of a watched function: count its caller (the return address in LR)
           const k = mcu.core.PC + ':' + ((mcu.core.LR & ~1) >>> 0);
           this.callers.set(k, (this.callers.get(k) || 0) + 1);
+          if (this.bytesAt !== null && this.bytesAt.has(mcu.core.PC)) {
+            // the size asked of the allocator (its first argument), summed by caller
+            this.bytesBy.set(k, (this.bytesBy.get(k) || 0) + (mcu.core.registers[0] >>> 0));
+          }
           const f = this.frames;
           if (f && mcu.core.PC === f.call) f.last = mcu.core.registers[0] >>> 0;
           else if (f && mcu.core.PC === f.alloc && f.last !== null
@@ -447,6 +453,11 @@ class Rig {
         this.frames = msg.frames ? {call: msg.frames[0], alloc: msg.frames[1], last: null,
                                     counts: new Map()} : null;
         if (this.frames) { this.watch = this.watch || new Set(); msg.frames.forEach(a => this.watch.add(a)); }
+        // {bytes: [m_malloc, ...]}: also sum the bytes asked of those functions (r0 at their
+        // entry) by function and caller
+        this.bytesAt = msg.bytes ? new Set(msg.bytes) : null;
+        this.bytesBy = new Map();
+        if (this.bytesAt) { this.watch = this.watch || new Set(); msg.bytes.forEach(a => this.watch.add(a)); }
         return {};
       }
       const p = this.profile || new Map(); this.profile = null; this.watch = null;
@@ -455,8 +466,10 @@ class Rig {
         .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
       const frames = [...((this.frames && this.frames.counts) || new Map()).entries()]
         .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
-      this.frames = null;
-      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top, callers, frames};
+      const bytes = [...(this.bytesBy || new Map()).entries()]
+        .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
+      this.frames = null; this.bytesAt = null; this.bytesBy = null;
+      return {samples: [...p.values()].reduce((a, b) => a + b, 0), top, callers, frames, bytes};
     }
     if (op === 'uart_log') {
       const since = msg.since || 0, u = msg.uart || 0;
