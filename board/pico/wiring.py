@@ -26,9 +26,10 @@ led = {"pin": 25, "active_low": False}  # the on-board LED (Pico; a Pico W uses 
 service = {"pin": 22, "pull": "up", "active_level": 0}  # jumper GP22-GND: service mode
 watchdog = {"timeout_ms": 8000}  # RP2040 maximum is 8388 ms
 state_dir = "state"
-# collect after 16 KB allocated at least: a collection marks the bytecode loaded from flash
-# (~150 KB, ~30 ms); at 4 KB most authenticated tags' reads paid one (shoe.gcpacer.tune)
-gc = {"threshold_min": 16384}
+# collect after 40 KB allocated at least: a collection marks the bytecode loaded from flash
+# (~150 KB, ~20-30 ms); at 4 KB most authenticated tags' reads paid one, at 16 KB a status
+# command paid two (209 -> 107 ms of chip a status at 40 KB; shoe.gcpacer.tune, docs/hardware.md)
+gc = {"threshold_min": 40960}
 journal = {"store": "ring"}  # the journal on raw flash rings (rp2.Flash), docs/journal.md
 # the flash below MicroPython's filesystem, where the firmware image lives (XIP address): the
 # `attest` command hashes its first image_bytes when the host asks (a frozen image's identity);
