@@ -27,6 +27,7 @@ import pytest
 from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.virtual_table import VirtualTable
+from tests.support import built_once
 
 SOAK = os.environ.get("SHOE_SOAK") == "full"
 MATRIX = SOAK or bool(os.environ.get("SHOE_EMU_E2E"))
@@ -134,13 +135,62 @@ class EventLog:
         link.next_event = next_event
 
     def check_once_and_none_missing(self):
-        got = [e for e in self.eseqs if e]  # durable events (volatile ones: 0 / None)
-        dup = sorted({e for e in got if got.count(e) > 1})
-        assert not dup, "events delivered twice: eseq %s" % dup[:10]
-        assert got == sorted(got), "events out of order"
-        gaps = sorted(set(range(got[0], got[-1] + 1)) - set(got))
-        assert not gaps, "events lost: eseq %s" % gaps[:10]
-        return got
+        return check_once_and_none_missing(self.eseqs)
+
+
+def check_once_and_none_missing(eseqs):
+    """Every durable event the host received (eseqs in arrival order) came once, in order, and
+    none is missing between the first and the last."""
+    got = [e for e in eseqs if e]  # durable events (volatile ones: 0 / None)
+    dup = sorted({e for e in got if got.count(e) > 1})
+    assert not dup, "events delivered twice: eseq %s" % dup[:10]
+    assert got == sorted(got), "events out of order"
+    gaps = sorted(set(range(got[0], got[-1] + 1)) - set(got))
+    assert not gaps, "events lost: eseq %s" % gaps[:10]
+    return got
+
+
+def as_json(x):
+    """x as it reads back from JSON (tuples become lists, keys strings): how a session's record
+    shared between test files through built_once compares with a fresh result."""
+    return json.loads(json.dumps(x))
+
+
+def play_record(tmp_path, image, reader, game, pace_, rounds=1):
+    """Play `rounds` of `game` on a copy of `image` through `reader` at `pace_` (EmuTable's) ->
+    what the tests check, JSON-able: the outcomes' kinds and results, the eseqs the host got in
+    arrival order, the cards' presentation instants, and the rig's stats that tell resets,
+    unread tags and UART overruns."""
+    with chip(tmp_path, image) as e:
+        with EmuTable(e, reader, event_timeout=900.0, pace=pace_) as t:
+            log = EventLog(t.link)
+            t.runner.play(script(game, rounds=rounds))
+            outcomes = t.runner.outcomes
+            presented = list(t.port.times)
+        stats = e.control("stats")
+    keep = ("resets", "reset_causes", "rfid_field", "rfid_polls", "rx_overrun")
+    return as_json(
+        {
+            "kinds": [k for _, k, _ in outcomes],
+            "results": results(outcomes),
+            "eseqs": log.eseqs,
+            "presented": presented,
+            "stats": {k: stats.get(k) for k in keep},
+        }
+    )
+
+
+def dealers_pace_rfid(tmp_path_factory, image):
+    """The FCF round through the RFID reader at the dealer's pace (rfid_pace()) on `image`,
+    played once for the whole run and shared by the xdist workers (tests/support.built_once):
+    this file's RFID comparison with the unix board and test_pace.py's RFID case at the
+    default pace are checks of the same session (each was ~1.2 G emulated instructions, the
+    rig's biggest after the README flows)."""
+    return built_once(
+        tmp_path_factory,
+        "pace-rfid-fcf",
+        lambda d: play_record(d, image, "rfid", "four-card-frenzy", rfid_pace()),
+    )
 
 
 def play(emu, s, reader, cutter=None):
@@ -176,12 +226,6 @@ def matrix():
     ]
 
 
-def play_uncut(tmp_path, image, reader, game):
-    with chip(tmp_path, image) as e:
-        runner, log = play(e, script(game), reader)
-        return runner, log, e.control("stats")["resets"]
-
-
 def play_cut(tmp_path, image, cuts, seed):
     # about 3 cuts a round fit (a round is ~30 s of emulated time with its deck check today)
     s = script("high-card-flush", rounds=max(1, math.ceil(cuts / 3)))
@@ -203,16 +247,19 @@ def chip_sessions(tmp_path_factory, request, frozen_image):
     chip idles at about half the .mpy deploy's load and the two sessions cost the rig less.
     Without it, on the .mpy deploy. The .mpy deploy plays its own sessions on the chip in the
     README flows (test_readme_flows, test_readme_by_hand) and the tag tests (test_pico_tags)."""
-    rfid = frozen_image("rfid") or request.getfixturevalue("pico_image")
+    rfid = frozen_image("rfid")
     optical = frozen_image("optical") or request.getfixturevalue("optical_image")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         yield {
-            "rfid-fcf": pool.submit(
-                play_uncut,
+            "rfid-fcf": pool.submit(dealers_pace_rfid, tmp_path_factory, rfid)
+            if rfid
+            else pool.submit(
+                play_record,
                 tmp_path_factory.mktemp("chip-rfid"),
-                rfid,
+                request.getfixturevalue("pico_image"),
                 "rfid",
                 "four-card-frenzy",
+                pace("rfid"),
             ),
             "cuts": pool.submit(
                 play_cut,
@@ -228,13 +275,13 @@ def chip_sessions(tmp_path_factory, request, frozen_image):
 def test_rounds_on_the_pico_equal_the_unix_boards(reader, game, tmp_path, request, unix_results):
     s = script(game)
     if (reader, game) == ("rfid", "four-card-frenzy"):  # played beside the power-cut round
-        runner, log, resets = request.getfixturevalue("chip_sessions")["rfid-fcf"].result()
+        rec = request.getfixturevalue("chip_sessions")["rfid-fcf"].result()
     else:
-        runner, log, resets = play_uncut(tmp_path, image_for(reader, request), reader, game)
-    assert resets == 0  # no watchdog reset on the way
-    assert [k for _, k, _ in runner.outcomes] == ["round_result"], runner.outcomes
-    assert results(runner.outcomes) == unix_results(s)
-    log.check_once_and_none_missing()
+        rec = play_record(tmp_path, image_for(reader, request), reader, game, pace(reader))
+    assert rec["stats"]["resets"] == 0  # no watchdog reset on the way
+    assert rec["kinds"] == ["round_result"], rec["kinds"]
+    assert rec["results"] == as_json(unix_results(s))
+    check_once_and_none_missing(rec["eseqs"])
 
 
 class PowerCuts:

@@ -9,23 +9,28 @@ again by the link).
 
 The shoe is made as a technician makes one from the image: the UF2 on a blank board, then
 `shoectl flash --no-image --port REPL [--reader optical]` (main.py, the wiring) and
-`shoectl provision`. In `make test`: one round through the RFID reader (about 3 minutes of one
-core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader; SHOE_SOAK=full: 50 rounds
+`shoectl provision`. In `make test`: one round through the RFID reader, the same session as
+test_e2e's RFID round (played once for the run, tests/emu/test_e2e.dealers_pace_rfid, about 3
+minutes of one core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader; SHOE_SOAK=full: 50 rounds
 each (SHOE_EMU_PACE_ROUNDS; SHOE_EMU_PACE_MS and SHOE_EMU_RIFFLE_MS to try another pace).
 Needs the frozen image (`make pico-firmware`; `.ci/run` builds it), else skips.
 """
 
 import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
 from host_tools import frozen
-from host_tools.sim import emu as _emu
-from host_tools.sim.emu.table import EmuTable
-from tests.emu.test_e2e import ROOT, SOAK, EventLog, results, script, unix_results  # noqa: F401
+from tests.emu.test_e2e import (  # noqa: F401 - unix_results: a fixture
+    SOAK,
+    as_json,
+    check_once_and_none_missing,
+    dealers_pace_rfid,
+    play_record,
+    rfid_pace,
+    script,
+    unix_results,
+)
 
 pytestmark = pytest.mark.skipif(
     not frozen.DEFAULT_UF2.is_file(),
@@ -49,18 +54,6 @@ PACE = {
 GAME = {"rfid": "four-card-frenzy", "optical": "high-card-flush"}
 
 
-def shoectl(*argv):
-    p = subprocess.run(
-        [sys.executable, "-m", "host_tools", *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=900,
-    )
-    assert p.returncode == 0, "shoectl %s: %s" % (argv[0], (p.stderr or p.stdout)[-800:])
-    return p.stdout
-
-
 @pytest.fixture(
     scope="module",
     params=[
@@ -78,28 +71,24 @@ def shoectl(*argv):
 def frozen_shoe(request, frozen_image):
     """The frozen image flashed and provisioned for the reader (tests/emu/conftest.py
     frozen_image: made once for the run, shared with test_e2e's chip sessions)."""
-    img = frozen_image(request.param)
-    return {"reader": request.param, "state": img["flash"].parent, "keys": img["keys"]}
+    return dict(frozen_image(request.param), reader=request.param)
 
 
 def test_every_card_at_a_dealers_pace_on_the_frozen_image(
     frozen_shoe,
     tmp_path,
+    tmp_path_factory,
     unix_results,  # noqa: F811 - the fixture imported above
 ):
     reader = frozen_shoe["reader"]
-    state = tmp_path / "pico"
-    state.mkdir()
-    for f in ("flash.bin", "unique_id"):
-        shutil.copy(frozen_shoe["state"] / f, state / f)
     s = script(GAME[reader], rounds=ROUNDS)
-    with _emu.Emulator(state, uf2=str(frozen.DEFAULT_UF2)) as e:
-        with EmuTable(e, reader, event_timeout=900.0, pace=PACE[reader]) as t:
-            log = EventLog(t.link)
-            t.runner.play(s)
-            runner = t.runner
-            presented = list(t.port.times)
-        stats = e.control("stats")
+    if reader == "rfid" and ROUNDS == 1 and PACE["rfid"] == rfid_pace():
+        # the same session as test_e2e's RFID round (one round of FCF at this pace on this
+        # image): played once for the run, checked here for what this file asks of it
+        rec = dealers_pace_rfid(tmp_path_factory, frozen_shoe)
+    else:
+        rec = play_record(tmp_path, frozen_shoe, reader, GAME[reader], PACE[reader], ROUNDS)
+    stats, presented = rec["stats"], rec["presented"]
     assert stats["resets"] == 0, stats["reset_causes"]  # no watchdog reset
     if reader == "rfid":  # every tag answered the reader, and was read, while in the field
         field = stats["rfid_field"]
@@ -107,9 +96,9 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(
             field,
             stats["rfid_polls"],
         )
-    assert [k for _, k, _ in runner.outcomes] == ["round_result"] * ROUNDS, runner.outcomes
-    assert results(runner.outcomes) == unix_results(s)  # every card once, right
-    log.check_once_and_none_missing()
+    assert rec["kinds"] == ["round_result"] * ROUNDS, rec["kinds"]
+    assert rec["results"] == as_json(unix_results(s))  # every card once, right
+    check_once_and_none_missing(rec["eseqs"])
     # no byte lost at a full receive FIFO (the rig overruns as the chip does while it programs
     # or erases flash with interrupts off): none of the reader's, and none of the host's since
     # the wiring turns UART0's RTS flow control on (before, a host frame that came during an
