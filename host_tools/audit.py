@@ -166,7 +166,7 @@ class AuditStore:
 
     def store(self, shoe, eseq, kind, body, meta):
         meta = meta or {}
-        with self._lock:
+        with self.transaction():
             if self._db.execute(
                 "SELECT 1 FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
             ).fetchone():
@@ -189,7 +189,6 @@ class AuditStore:
                     time.time(),
                 ),
             )
-            self._commit()
         return "new"
 
     def events(self, shoe=None, kinds=None, since=0):
@@ -446,8 +445,14 @@ class AuditStore:
 
     @contextlib.contextmanager
     def transaction(self):
-        """store() calls and put_host_record() inside commit once, together (or not at all)."""
+        """store() calls and put_host_record() inside commit once, together (or not at all).
+        The outermost one begins an IMMEDIATE transaction at once, so its reads and writes are
+        one transaction under one lock: each statement outside one would take SQLite's file
+        lock and check the page cache again (3-5 system calls each), and no other connection
+        can commit between what is read here and what is written."""
         with self._lock:
+            if not self._batch and not self._db.in_transaction:
+                self._db.execute("BEGIN IMMEDIATE")
             self._batch += 1
             try:
                 yield self

@@ -120,3 +120,24 @@ def test_stored_of_names_the_eseqs_held_and_only_those(filled):
     assert a.stored_of("A1", [6, 2, 7, 0, 1200]) == {2, 6}
     assert a.stored_of("A1", list(range(-600, 600))) == {1, 2, 3, 4, 5, 6}
     assert a.stored_of("B9", [1, 2]) == set() and a.stored_of("A1", []) == set()
+
+
+def test_a_transaction_holds_the_write_lock_from_its_first_read(tmp_path):
+    """What a transaction reads (the last event, its hash) is what it writes after: no other
+    connection commits in between (BEGIN IMMEDIATE), readers still read."""
+    import sqlite3
+
+    a = AuditStore(tmp_path / "a.sqlite")
+    other = sqlite3.connect(str(a.path), timeout=0)
+    try:
+        with a.transaction():
+            a.last_eseq("A1")
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("INSERT INTO flags VALUES ('A1', 1, 'x', 1, 'x', 0)")
+            other.rollback()
+            assert other.execute("SELECT COUNT(*) FROM events").fetchall() == [(0,)]
+        other.execute("INSERT INTO flags VALUES ('A1', 1, 'x', 1, 'x', 0)")
+        other.commit()
+    finally:
+        other.close()
+        a.close()
