@@ -35,6 +35,12 @@ SQLite's quick_check; `transaction()` makes a batch of `store()` calls and the s
 record (`host_record` / `put_host_record`: its counter floor, last event, generation, MAC'd)
 one commit; `tail_problems()` re-checks the last events at each link open; `acceptances`
 keep who accepted a shoe again (`shoectl trust`).
+
+Inside a transaction each shoe's last stored event (its eseq and hash: what the next event must
+chain onto, what the host record names) is kept in memory instead of read per event. It is
+trusted only while nothing else changed the file: a rollback drops it, and each transaction
+starts by checking that no other connection committed (SQLite's data_version) and that no
+statement outside these methods changed a row through this connection (total_changes).
 """
 
 import contextlib
@@ -119,6 +125,11 @@ class AuditStore:
         self.existed = self.path.exists()  # False: created now (hoststate: "the store is gone")
         self._lock = threading.RLock()  # re-entered by store() inside transaction()
         self._batch = 0
+        # each shoe's last stored event (eseq, hash), read once, then kept by store(): trusted
+        # only inside a transaction that found the file as this connection left it (_seen)
+        self._tip = {}
+        self._seen = None  # (connection, data_version, total_changes) after our last commit
+        self._fresh = False  # in a transaction whose start checked _seen
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
         try:
             self._db.executescript(_SCHEMA + _HOST_SCHEMA + _PRUNE_SCHEMA)
@@ -132,10 +143,13 @@ class AuditStore:
             ) from e
 
     def close(self):
+        self._tip.clear()
         self._db.close()
 
     def last_eseq(self, shoe):
         with self._lock:
+            if self._fresh:
+                return self._tip_of(shoe)[0]
             r = self._db.execute("SELECT MAX(eseq) FROM events WHERE shoe=?", (shoe,)).fetchone()
         return r[0] or 0
 
@@ -156,9 +170,23 @@ class AuditStore:
                 )
         return have
 
+    def _tip_of(self, shoe):
+        """(eseq, hash) of the shoe's last stored event ((0, GENESIS): none); in a transaction."""
+        t = self._tip.get(shoe)
+        if t is None:
+            r = self._db.execute(
+                "SELECT eseq, hash FROM events WHERE shoe=? ORDER BY eseq DESC LIMIT 1", (shoe,)
+            ).fetchone()
+            t = self._tip[shoe] = (r[0], r[1]) if r else (0, GENESIS)
+        return t
+
     def _hash_of(self, shoe, eseq):
         if eseq == 0:
             return GENESIS
+        if self._fresh:
+            last, h = self._tip_of(shoe)
+            if eseq == last:
+                return h
         r = self._db.execute(
             "SELECT hash FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
         ).fetchone()
@@ -174,6 +202,7 @@ class AuditStore:
             before = self._hash_of(shoe, eseq - 1)
             prev = meta.get("prev")
             chain = "gap" if before is None else ("ok" if before == prev else "broken")
+            h = meta.get("hash")
             self._db.execute(
                 "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -182,13 +211,19 @@ class AuditStore:
                     kind,
                     json.dumps(_jsonable(body), sort_keys=True),
                     prev,
-                    meta.get("hash"),
+                    h,
                     meta.get("mac"),
                     meta.get("payload"),
                     chain,
                     time.time(),
                 ),
             )
+            t = self._tip.get(shoe)
+            if t is not None and eseq > t[0]:  # the shoe's new last event
+                if type(eseq) is int and (h is None or isinstance(h, (bytes, bytearray))):
+                    self._tip[shoe] = (eseq, None if h is None else bytes(h))
+                else:  # kept as SQLite stores it: read it back when asked
+                    del self._tip[shoe]
         return "new"
 
     def events(self, shoe=None, kinds=None, since=0):
@@ -323,6 +358,7 @@ class AuditStore:
             n = self._db.execute(
                 "DELETE FROM events WHERE shoe=? AND eseq<=?", (shoe, top)
             ).rowcount
+            self._tip.pop(shoe, None)  # never the last event (keep), read again all the same
             sid = self.store_id(create=True)
             self._db.execute(
                 "INSERT OR REPLACE INTO pruned VALUES (?,?,?,?,?)",
@@ -451,18 +487,51 @@ class AuditStore:
         lock and check the page cache again (3-5 system calls each), and no other connection
         can commit between what is read here and what is written."""
         with self._lock:
-            if not self._batch and not self._db.in_transaction:
-                self._db.execute("BEGIN IMMEDIATE")
+            if not self._batch:
+                self._begin()
             self._batch += 1
             try:
                 yield self
             except BaseException:
                 self._batch -= 1
                 if not self._batch:
+                    self._fresh = False
+                    self._tip.clear()  # what the rolled-back store() calls kept is not stored
                     self._db.rollback()
                 raise
             self._batch -= 1
-            self._commit()
+            if not self._batch:
+                self._fresh = False
+                try:
+                    self._db.commit()
+                except BaseException:
+                    self._tip.clear()
+                    self._seen = None
+                    raise
+                if self._seen is not None:  # this transaction's own changes are known
+                    self._seen = self._seen[:2] + (self._db.total_changes,)
+
+    def _begin(self):
+        """Begin the outermost transaction; the kept last events stay trusted only when nothing
+        but this store's own transactions changed the file since the last one: no other
+        connection committed (SQLite's data_version, read under the write lock) and this
+        connection changed no row outside them (its total_changes)."""
+        self._fresh = False
+        if self._db.in_transaction:  # one left open by a statement of the caller's: no trust
+            self._tip.clear()
+            self._seen = None
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            dv = self._db.execute("PRAGMA data_version").fetchone()[0]
+        except BaseException:
+            self._db.rollback()
+            raise
+        now = (self._db, dv, self._db.total_changes)
+        if now != self._seen:
+            self._tip.clear()
+        self._seen = now
+        self._fresh = True
 
     def integrity(self, full=False):
         """None, or what SQLite says is wrong with the file: quick_check (every page's

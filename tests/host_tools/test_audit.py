@@ -141,3 +141,79 @@ def test_a_transaction_holds_the_write_lock_from_its_first_read(tmp_path):
     finally:
         other.close()
         a.close()
+
+
+def _chained(n, shoe="A1"):
+    """n signed, chained events of `shoe` as the link delivers them: [(kind, body, eseq, meta)]."""
+    from shoe.link.message import GENESIS, seal_message
+
+    out, head = [], GENESIS
+    for eseq in range(1, n + 1):
+        payload, h = seal_message(KEY, "card", {"i": eseq}, eseq, head)
+        out.append(
+            ("card", {"i": eseq}, eseq, {"prev": head, "hash": h, "payload": payload, "mac": b""})
+        )
+        head = h
+    return out
+
+
+def _put(a, ev, shoe="A1"):
+    kind, body, eseq, meta = ev
+    return a.store(shoe, eseq, kind, body, meta)
+
+
+def _chain_of(a, eseq, shoe="A1"):
+    return a._db.execute(
+        "SELECT chain FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
+    ).fetchone()[0]
+
+
+def test_a_rolled_back_event_is_not_the_last_one_after(tmp_path):
+    """The last event each shoe's store() keeps in memory goes with a rollback: the next event
+    after the rolled-back one arrives after a gap, and the store ends where it did."""
+    evs = _chained(5)
+    a = AuditStore(tmp_path / "a.sqlite")
+    try:
+        for ev in evs[:3]:
+            assert _put(a, ev) == "new"
+        with pytest.raises(RuntimeError):
+            with a.transaction():
+                assert _put(a, evs[3]) == "new" and a.last_eseq("A1") == 4
+                raise RuntimeError("the floor file cannot be written")
+        assert a.last_eseq("A1") == 3 and a.hash_at("A1", 4) is None
+        with a.transaction():
+            assert a.last_eseq("A1") == 3 and a.hash_at("A1", 4) is None
+            assert _put(a, evs[4]) == "new"
+        assert _chain_of(a, 5) == "gap"
+        assert _put(a, evs[3]) == "new" and _chain_of(a, 4) == "ok"  # sent again: in place
+        with a.transaction():
+            assert a.last_eseq("A1") == 5 and a.hash_at("A1", 5) == evs[4][3]["hash"]
+    finally:
+        a.close()
+
+
+@pytest.mark.parametrize("same_connection", [False, True], ids=["another", "this-one"])
+def test_rows_changed_outside_the_store_are_seen_by_the_next_event(tmp_path, same_connection):
+    """Another connection (or a raw statement on this one) removes the last event between two
+    store() calls: the next event is marked as after a gap, not chained onto the kept hash."""
+    import sqlite3
+
+    evs = _chained(4)
+    a = AuditStore(tmp_path / "a.sqlite")
+    other = a._db if same_connection else sqlite3.connect(str(a.path))
+    try:
+        for ev in evs[:3]:
+            _put(a, ev)
+        other.execute("DELETE FROM events WHERE eseq=3")
+        other.commit()
+        with a.transaction():
+            assert a.last_eseq("A1") == 2 and a.hash_at("A1", 3) is None
+        assert _put(a, evs[3]) == "new" and _chain_of(a, 4) == "gap"
+        other.execute("UPDATE events SET hash=zeroblob(16) WHERE eseq=4")
+        other.commit()
+        with a.transaction():
+            assert a.hash_at("A1", 4) == bytes(16)
+    finally:
+        if not same_connection:
+            other.close()
+        a.close()

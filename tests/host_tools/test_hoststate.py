@@ -69,6 +69,27 @@ def test_events_and_record_are_one_transaction(state):
         state.commit("T1", KEY, 9, bad)
     assert state.store.last_eseq("T1") == 2 and state.store.host_record("T1")["ctr"] == 2
     assert parse_floor(state.path.read_bytes())["shoes"]["T1"]["ctr"] == 2
+    rec = state.commit("T1", KEY, 3)  # the next record names the store's end, not event 3
+    assert (rec["eseq"], rec["head"]) == (2, state.store.hash_at("T1", 2))
+    assert state.commit("T1", KEY, 4, bad[:1])["eseq"] == 3
+
+
+def test_the_fork_check_reads_the_store_not_what_the_process_remembers(state):
+    """The stored last event changes behind the open store (another connection): the next
+    event is checked against what the store now holds (here it no longer follows: refused)."""
+    import sqlite3
+
+    state.check("T1", KEY)
+    shoe = Shoe()
+    state.commit("T1", KEY, 2, shoe.events(3))
+    con = sqlite3.connect(str(state.store.path))
+    con.execute("UPDATE events SET hash = zeroblob(16) WHERE eseq = 3")
+    con.commit()
+    con.close()
+    with pytest.raises(HostStateError) as e:
+        state.commit("T1", KEY, 3, shoe.events(1))
+    assert e.value.reason == "store_fork"
+    assert state.store.last_eseq("T1") == 3 and state.store.host_record("T1")["ctr"] == 2
 
 
 def test_the_floor_file_is_canonical_and_versioned(tmp_path):
