@@ -195,16 +195,13 @@ class AuditStore:
     def store(self, shoe, eseq, kind, body, meta):
         meta = meta or {}
         with self.transaction():
-            if self._db.execute(
-                "SELECT 1 FROM events WHERE shoe=? AND eseq=?", (shoe, eseq)
-            ).fetchone():
-                return "duplicate"
             before = self._hash_of(shoe, eseq - 1)
             prev = meta.get("prev")
             chain = "gap" if before is None else ("ok" if before == prev else "broken")
             h = meta.get("hash")
-            self._db.execute(
-                "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)",
+            if not self._db.execute(
+                "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT (shoe, eseq) DO NOTHING",  # only the key: NOT NULL still raises
                 (
                     shoe,
                     eseq,
@@ -217,7 +214,8 @@ class AuditStore:
                     chain,
                     time.time(),
                 ),
-            )
+            ).rowcount:
+                return "duplicate"
             t = self._tip.get(shoe)
             if t is not None and eseq > t[0]:  # the shoe's new last event
                 if type(eseq) is int and (h is None or isinstance(h, (bytes, bytearray))):

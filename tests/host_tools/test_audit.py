@@ -217,3 +217,23 @@ def test_rows_changed_outside_the_store_are_seen_by_the_next_event(tmp_path, sam
         if not same_connection:
             other.close()
         a.close()
+
+
+def test_a_duplicate_changes_nothing_and_a_bad_row_still_raises(tmp_path):
+    """An event already held is "duplicate" (the kept last event stays); a row SQLite refuses
+    for another reason than the key (kind NULL) raises, it is not taken for a duplicate."""
+    import sqlite3
+
+    evs = _chained(3)
+    a = AuditStore(tmp_path / "a.sqlite")
+    try:
+        for ev in evs:
+            _put(a, ev)
+        assert _put(a, evs[1]) == "duplicate" and _put(a, evs[2]) == "duplicate"
+        with a.transaction():
+            assert a.last_eseq("A1") == 3 and a.hash_at("A1", 3) == evs[2][3]["hash"]
+        with pytest.raises(sqlite3.IntegrityError):
+            a.store("A1", 4, None, {}, {"prev": evs[2][3]["hash"]})
+        assert a.last_eseq("A1") == 3
+    finally:
+        a.close()
