@@ -608,7 +608,9 @@ class AuditStore:
     def put_host_record(self, shoe, rec):
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO host_record VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO host_record VALUES (?,?,?,?,?,?,?) ON CONFLICT (shoe) DO UPDATE "
+                "SET gen=excluded.gen, ctr=excluded.ctr, eseq=excluded.eseq, "
+                "head=excluded.head, base=excluded.base, mac=excluded.mac",
                 (shoe, rec["gen"], rec["ctr"], rec["eseq"], rec["head"], rec["base"], rec["mac"]),
             )
             self._commit()
