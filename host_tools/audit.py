@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS pruned (
     mac BLOB NOT NULL);
 """
 _PRUNE_TAG = b"shoectl-pruned\0"
+_BODY_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(body, sort_keys=True), built once
 
 
 def _prune_mac(key, store_id, shoe, upto, h):
@@ -206,7 +207,7 @@ class AuditStore:
                     shoe,
                     eseq,
                     kind,
-                    json.dumps(_jsonable(body), sort_keys=True),
+                    _BODY_JSON.encode(_jsonable(body)),
                     prev,
                     h,
                     meta.get("mac"),

@@ -151,10 +151,13 @@ def atomic_write(path, data):
         os.close(dfd)
 
 
+_FULLFSYNC = getattr(fcntl, "F_FULLFSYNC", None)  # macOS only
+
+
 def _flush(fd):
-    if hasattr(fcntl, "F_FULLFSYNC"):
+    if _FULLFSYNC is not None:
         try:
-            fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
+            fcntl.fcntl(fd, _FULLFSYNC)
             return
         except OSError:
             pass
@@ -229,8 +232,11 @@ class StoreLock(HeldLock):
         return "PID %s, %s, since %s" % (h["pid"], h.get("cmd"), h.get("since"))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # json.dumps's, built once
+
+
 def _canonical(doc):
-    return (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
+    return (_CANONICAL.encode(doc) + "\n").encode()
 
 
 def _is_uint(v):
