@@ -11,8 +11,9 @@ The shoe is made as a technician makes one from the image: the UF2 on a blank bo
 `shoectl flash --no-image --port REPL [--reader optical]` (main.py, the wiring) and
 `shoectl provision`. In `make test`: one round through the RFID reader, the same session as
 test_e2e's RFID round (played once for the run, tests/emu/test_e2e.dealers_pace_rfid, about 3
-minutes of one core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader; SHOE_SOAK=full: 50 rounds
-each (SHOE_EMU_PACE_ROUNDS; SHOE_EMU_PACE_MS and SHOE_EMU_RIFFLE_MS to try another pace).
+minutes of one core on a loaded machine); SHOE_EMU_E2E=1 adds the optical reader;
+SHOE_SOAK=full: 50 rounds each (SHOE_EMU_PACE_ROUNDS; SHOE_EMU_PACE_MS and SHOE_EMU_RIFFLE_MS
+to try another pace).
 Needs the frozen image (`make pico-firmware`; `.ci/run` builds it), else skips.
 """
 
