@@ -6,8 +6,10 @@ frozen image, when built: four boots cost the rig a fraction of the .mpy deploy'
 journal code runs in both."""
 
 import json
+import shutil
 import time
 
+from host_tools.sim import emu as _emu
 from shoe.journal.ring import Ring
 from shoe.link import codec
 from tests.emu.test_pico_shoe import status as _status
@@ -50,11 +52,18 @@ def log_records(path):
     return [codec.decode(p) for p in r.scan()], found, img
 
 
-def test_deploy_and_boot_make_the_ring_and_the_journal_lives_in_it(pico_shoe, tmp_path):
-    first = status(pico_shoe, tmp_path)
+def test_deploy_and_boot_make_the_ring_and_the_journal_lives_in_it(pico_first_boot, tmp_path):
+    # the deployed image's first boot (made once for the run: conftest.pico_first_boot), then
+    # the power on again on the flash it left
+    first = pico_first_boot["status"]
     assert first["board"] == "pico"
-    pico_shoe.control("reset")
-    second = status(pico_shoe, tmp_path)
+    state = tmp_path / "pico"
+    state.mkdir()
+    shutil.copy(pico_first_boot["flash"], state / "flash.bin")
+    shutil.copy(pico_first_boot["unique_id"], state / "unique_id")
+    with _emu.Emulator(state) as e:
+        e.keys_file = pico_first_boot["keys"]
+        second = status(e, tmp_path)
     assert second["boot"] == first["boot"] + 1  # the map checked out: the same journal
     recs, found, img = log_records(tmp_path / "pico" / "flash.bin")
     boots = [r[1] for r in recs if r[0] == "B"]

@@ -56,9 +56,11 @@ def diagnosis(emu):
         return "\n(no rig diagnosis: %r)" % (e,)
 
 
-def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_shoe, pico_image, tmp_path):
+def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_first_boot, pico_image):
+    """The status of the deployed image's first boot (tests/emu/conftest.pico_first_boot: the
+    same boot test_journal_ring boots again)."""
     assert pico_image["times"]["deploy_s"] > 0  # deployed with the CLI, no --any-platform
-    st = status(pico_shoe, tmp_path)
+    st = pico_first_boot["status"]
     assert st["board"] == "pico" and st["shoe_id"] == "EMU-PICO-1" and st["provisioned"]
     assert st["phase"] == "configure"
     assert st["mem_free"] > 60000
