@@ -103,7 +103,7 @@ class App:
         self.dropped = 0
         self._last_card = None
         self._read_ms = ticks_ms()
-        self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_if_due)
+        self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_in_pause)
         self._erased_for = None   # the read after which the journal last erased ahead
         self._due = False         # cards are expected: a round, its stub or a deck check
         self._polls_failing = False   # the peripherals' polls failed last tick (reported)
@@ -447,10 +447,10 @@ class App:
         self._report_double_reads()
         quiet = time.ticks_diff(ms, self._read_ms)
         if quiet > _GC_IDLE_MS and self._quiet_for != self._read_ms:
-            self._quiet_for = self._read_ms   # once a pause: gc.mem_alloc() walks the
-            self.journal.catch_up()           # heap (~1/3 of the chip when every tick)
+            self._quiet_for = self._read_ms   # once a pause (a collection every tick
+            self.journal.catch_up()           # would be most of the chip)
             self._between()
-            self.gcpacer.collect_if_due()
+            self.gcpacer.collect_in_pause()
         if quiet > _IDLE_MS:
             if self._prefetch is not None:
                 self.prefetch_one()

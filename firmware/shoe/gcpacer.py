@@ -1,10 +1,10 @@
 """GcPacer: when the app's heap is collected: a threshold fitted to the heap it boots in, and a
-collection in the pause after a card when enough was allocated, so that the collector seldom
-runs inside a card's path (docs/hardware.md section 8).
+collection in the pause after each card, so that the collector seldom runs inside a card's
+path (docs/hardware.md section 8).
 
     c = GcPacer(least)     # collect after every 4 KB (or the board's least) while the app builds
     c.tune()                 # at boot: the threshold for the heap the app runs in
-    c.collect_if_due()       # in a pause between cards: True if it collected
+    c.collect_in_pause()     # in the pause after a card
 """
 import gc
 
@@ -12,7 +12,6 @@ from micropython import const
 
 _GC_MIN = const(4096)          # collection threshold (bytes allocated between collections) ...
 _GC_ROOM = const(73728)        # ... plus what is free at boot beyond 72 KB (tune())
-_GC_IDLE_BYTES = const(2048)   # allocated since the last collection: collect in the next pause
 
 
 class GcPacer:
@@ -25,7 +24,6 @@ class GcPacer:
         self.threshold = max(_GC_MIN, least or 0)
         if hasattr(gc, "threshold"):
             gc.threshold(self.threshold)
-        self.live = gc.mem_alloc()   # heap in use after the last collection we made
         self.idle_collections = 0
 
     def tune(self, least=None):
@@ -47,21 +45,14 @@ class GcPacer:
         self.threshold = max(_GC_MIN, least or 0, gc.mem_free() - _GC_ROOM)
         if hasattr(gc, "threshold"):
             gc.threshold(self.threshold)
-        self.live = gc.mem_alloc()
 
-    def collect_if_due(self):
-        """Collect now, in the pause after a card, if more than _GC_IDLE_BYTES were allocated
-        since the last collection (on the Pico a collection marks ~150 KB: ~25 ms). Waiting for
-        half the threshold left the allocator to collect inside a card in 2 pauses of 3 (card
-        -> frame 90th percentile 55 ms; 21 ms collecting in every pause, 1 round,
-        bench_pico.py). True if it collected."""
-        used = gc.mem_alloc()
-        if used < self.live:   # the allocator collected meanwhile: count from there
-            self.live = used
-            return False
-        if used - self.live < _GC_IDLE_BYTES:
-            return False
+    def collect_in_pause(self):
+        """Collect now, in the pause after a card (the app calls it once a read), so that the
+        allocator seldom collects inside the next card's path. Waiting for half the threshold
+        left the allocator to collect inside a card in 2 pauses of 3 (card -> frame 90th
+        percentile 55 ms, 1 round, bench_pico.py). It asks nothing first: gc.mem_alloc() walks
+        the whole allocation table, ~0.85 M instructions on the Pico, more than the collection
+        itself on the frozen image (~1.4 M), and the pause after a read always followed more
+        than the 2 KB it used to wait for (~28 KB a card cycle on the Pico, RFID, dealing)."""
         gc.collect()
-        self.live = gc.mem_alloc()
         self.idle_collections += 1
-        return True
