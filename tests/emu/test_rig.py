@@ -268,3 +268,40 @@ def test_rate_holds_the_chip_to_that_fraction_of_real_time(tmp_path):
         free_ahead = ahead(free)
     assert slow_ahead <= 50e6, "ran %.0f ms ahead of a tenth of real time" % (slow_ahead / 1e6)
     assert free_ahead >= 500e6, "without the rate: %.0f ms" % (free_ahead / 1e6)
+
+
+BUSY_WAITS = (
+    "import time\n"
+    "def waits(us, n):\n"
+    "    out = []\n"
+    "    for _ in range(n):\n"
+    "        t = time.ticks_us()\n"
+    "        time.sleep_us(us)\n"
+    "        out.append(time.ticks_diff(time.ticks_us(), t))\n"
+    "    return out\n"
+)
+
+
+@pytest.mark.parametrize("fast", ["1", "0"], ids=["skipped", "run"])
+def test_a_busy_wait_takes_its_time_on_the_chip_whether_the_rig_runs_it_or_not(
+    tmp_path, monkeypatch, fast
+):
+    """time.sleep_us spins in mp_hal_delay_us (the RFID driver's waits for the air): the rig
+    moves the clock to the loop's end instead of running it (rig.js skipWait), and the chip
+    measures the same time as when the loop runs (SHOE_EMU_FASTWAIT=0), busy all along."""
+    from host_tools.sim import emu as _emu
+
+    monkeypatch.setenv("SHOE_EMU_FASTWAIT", fast)
+    with _emu.Emulator(tmp_path / "pico") as e:
+        with repl(e, timeout=120) as dev:
+            dev.run(BUSY_WAITS)
+            s0 = e.control("stats")
+            got = dev.value("waits(700, 20)")
+            s1 = e.control("stats")
+    assert all(700 <= d <= 800 for d in got), got
+    assert s1["busy_ns"] - s0["busy_ns"] >= 20 * 700_000  # a spin is busy time either way
+    skipped = s1["wait_skipped_ns"] - s0["wait_skipped_ns"]
+    if fast == "1":
+        assert s1["fast_wait"] and skipped >= 20 * 600_000, (skipped, s1["wait_skips"])
+    else:
+        assert not s1["fast_wait"] and skipped == 0

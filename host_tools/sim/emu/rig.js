@@ -54,6 +54,35 @@ function args() {
 }
 
 const CYCLE_NS = 8; // 125 MHz
+// MicroPython v1.27.0's mp_hal_delay_us (RPI_PICO: the shared stock build and ours, same code at
+// the same address): after the start time it spins on `while (time_us_64() < end)`, end in r4
+// (low) and r5 (high). The RFID driver's waits for the air (time.sleep_us) are such spins: up to
+// a third of an idle RFID shoe's instructions. The rig moves the clock straight to `end` (or to
+// the next UART input or alarm due before it) when the core reaches the loop: the same emulated
+// time, busy as before, without running the loop's instructions. Checked against the image at
+// every boot (isWaitLoop), off for any other; SHOE_EMU_FASTWAIT=0: off.
+const WAIT_LOOP = 0x1002fc74;
+const WAIT_CODE = [0x428d, 0xd8fb, 0xd101, 0x4284, 0xd8f8]; // after its `bl time_us_64`
+const WAIT_START = 0x1002fc58; // the function's first `bl time_us_64` (the start time)
+const FASTWAIT = process.env.SHOE_EMU_FASTWAIT !== '0';
+
+function blTarget(f, addr) {
+  // the target of the Thumb BL at addr (flash f from 0x10000000), or null if it is none
+  const o = addr - 0x10000000, h1 = f[o] | (f[o + 1] << 8), h2 = f[o + 2] | (f[o + 3] << 8);
+  if ((h1 & 0xf800) !== 0xf000 || (h2 & 0xd000) !== 0xd000) return null;
+  const s = (h1 >> 10) & 1, i1 = ~(((h2 >> 13) & 1) ^ s) & 1, i2 = ~(((h2 >> 11) & 1) ^ s) & 1;
+  let off = (s << 24) | (i1 << 23) | (i2 << 22) | ((h1 & 0x3ff) << 12) | ((h2 & 0x7ff) << 1);
+  if (s) off -= 1 << 25;
+  return addr + 4 + off;
+}
+
+function isWaitLoop(f) {
+  // the image's mp_hal_delay_us is the one WAIT_LOOP describes: its loop calls what its start
+  // called, then compares and branches as above
+  const t = blTarget(f, WAIT_LOOP), o = WAIT_LOOP + 4 - 0x10000000;
+  return t !== null && t === blTarget(f, WAIT_START)
+    && WAIT_CODE.every((h, i) => f[o + 2 * i] + (f[o + 2 * i + 1] << 8) === h);
+}
 const PIN_DEFAULTS = {14: 1, 15: 0, 22: 1}; // beam clear (pull-up), lid closed, no service jumper
 
 class Rig {
@@ -127,6 +156,8 @@ class Rig {
     this.resetRequested = false;
     this.instructions = 0;
     this.busyNs = 0;
+    this.waitSkips = 0; // busy waits the rig skipped (skipWait) and the emulated time they took
+    this.waitSkippedNs = 0;
     this.boot();
   }
 
@@ -142,6 +173,7 @@ class Rig {
     // as rp2040js's own runner: start at boot2 in flash (the ROM's reset path waits for an
     // event the emulator never sends); the ROM's flash and table functions are used from there
     mcu.core.PC = 0x10000000;
+    this.waitPc = FASTWAIT && isWaitLoop(mcu.flash) ? WAIT_LOOP : -1;
     const stats = this.stats;
     this.flash = new W25Q(mcu.flash, this.fd, this.uid, () => this.now(),
       (ns) => { if (ns > 0) this.clock.tick(ns); });
@@ -339,11 +371,12 @@ class Rig {
       }
       const c0 = clock.nanos;
       let i = 0;
-      const prof = this.profile, watch = this.watch, core = mcu.core;
+      const prof = this.profile, watch = this.watch, core = mcu.core, waitPc = this.waitPc;
       if (!prof && !watch) {
         // the plain loop: the clock ticks only when an alarm is due (SimulationClock.tick's
         // own test, without the call for every instruction)
         for (; i < 4000 && !core.waiting; i++) {
+          if (core.PC === waitPc && this.skipWait()) break; // inputs due: pump them first
           const cycles = core.executeInstruction(); // may itself tick (flash.js's busy wait)
           const t = clock.nanosCounter + cycles * CYCLE_NS;
           const a = clock.nextAlarm;
@@ -352,6 +385,7 @@ class Rig {
         }
       }
       for (; i < 4000 && !core.waiting; i++) {
+        if (core.PC === waitPc && this.skipWait()) break;
         if (prof && (i & 63) === 0) prof.set(mcu.core.PC, (prof.get(mcu.core.PC) || 0) + 1);
         if (watch && watch.has(mcu.core.PC)) {
           // the entry of a watched function: count its caller (the return address in LR)
@@ -381,6 +415,27 @@ class Rig {
       if (Date.now() > sliceEnd) break;
     }
     this.timer = setImmediate(() => this.run());
+  }
+
+  skipWait() {
+    // at mp_hal_delay_us's loop (WAIT_LOOP): the clock to its end, to the next UART input due
+    // or to the next alarm, whichever comes first (an alarm's interrupt is taken as the loop
+    // goes on, as on the chip). True if it stopped where an input is due: the caller pumps it
+    // before the loop goes on. An input due already (one the UART holds back while its FIFO
+    // is full, for the chip's interrupt to make room): no skip, the loop runs as on the chip.
+    const {clock, mcu} = this, r = mcu.core.registers;
+    let dt = ((r[5] >>> 0) * 2 ** 32 + (r[4] >>> 0)) * 1000 - clock.nanos;
+    const nin = this.nextInputNs() - this.now();
+    if (nin <= 0) return false;
+    let input = false;
+    if (nin < dt) { dt = nin; input = true; }
+    const a = clock.nextAlarm;
+    if (a !== null && a.nanos - clock.nanos < dt) { dt = a.nanos - clock.nanos; input = false; }
+    if (dt <= 0) return false;
+    clock.tick(dt);
+    this.waitSkips++;
+    this.waitSkippedNs += dt;
+    return input;
   }
 
   send(name, buf) {
@@ -489,7 +544,7 @@ class Rig {
     }
     if (op === 'stats') {
       return {ns: this.now(), resets: this.resets, wall_ns: Number(process.hrtime.bigint() - this.wall0),
-              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers, rfid_field: this.mfrc.field, rfid_polls: this.mfrc.polls,
+              usb: !!this.usbConnected, exceptions: this.excCount, pc: this.mcu.core.PC, instructions: this.instructions, busy_ns: this.busyNs, wait_skips: this.waitSkips, wait_skipped_ns: this.waitSkippedNs, fast_wait: this.waitPc !== -1, flash: this.stats.toJSON(), spi_transfers: this.mfrc.transfers, rfid_field: this.mfrc.field, rfid_polls: this.mfrc.polls,
               rx_overrun: this.rxOverrun, rx_held: this.rxHeld, reset_causes: this.resetCauses};
     }
     return {error: 'unknown op ' + op};
