@@ -16,8 +16,10 @@ the tables run for --seconds idle (no event: heartbeats, polling, the gateway's 
     gateway   the Gateway threads (host_tools/floor/gateway.py: its loop, cursor file, states)
     other     the rest of the process (the bench's own main thread sleeps)
 
-Reported: ms of CPU per table-second when idle, and ms per event at --rate (the CPU at --rate
-minus the idle CPU, over the events stored), the median over --reps repetitions; the
+Reported: ms of CPU per table-second when idle and at --rate, and ms per event (the CPU at
+--rate minus the idle CPU, over the events stored: noisy with few events; a loop that idles
+cheaply but wakes per event moves cost from idle to per event, so compare the figures at
+--rate too), the median over --reps repetitions; the
 implementations take turns rep by rep (a shared machine's load falls on each), with the ratio to
 the first. Implementations:
 
@@ -150,7 +152,9 @@ class Tables:
         for i in range(n):
             if i % per_gateway == 0:
                 gw = gw_cls(
-                    "mqtt://unused:1", "gw-%s-%d" % (tag, i), cursor_path=d / ("%s-%d.json" % (tag, i))
+                    "mqtt://unused:1",
+                    "gw-%s-%d" % (tag, i),
+                    cursor_path=d / ("%s-%d.json" % (tag, i)),
                 )
                 gw.client = FakeClient()
                 self.gws.append(gw)
@@ -218,7 +222,8 @@ def _delta(a, b):
 
 
 def one(impl, base, n, per_gateway, seconds, rate, warm, tag):
-    """-> ({part: ms per table-second idle}, {part: ms per event at `rate`}, events, published)."""
+    """-> ({part: ms per table-second idle}, {part: ms per event at `rate`}, {part: ms per
+    table-second at `rate`}, events, published)."""
     with tempfile.TemporaryDirectory(dir=base) as d:
         tables = Tables(impl, Path(d), n, per_gateway, tag)
         try:
@@ -230,7 +235,7 @@ def one(impl, base, n, per_gateway, seconds, rate, warm, tag):
             idle_s = time.monotonic() - w0
             idle = _delta(a, b)
             idle_ms = {k: v * 1e3 / (n * idle_s) for k, v in idle.items()}
-            ev_ms, events = {}, 0
+            ev_ms, at_ms, events = {}, {}, 0
             if rate > 0:
                 driver = Driver(tables.shoes, rate=rate, seed=1)
                 s0 = tables.stored()
@@ -246,6 +251,7 @@ def one(impl, base, n, per_gateway, seconds, rate, warm, tag):
                 busy["shoe"] += driver.thread_cpu  # sealing: the shoe's, not the process's rest
                 busy["other"] -= driver.thread_cpu
                 events = tables.stored() - s0
+                at_ms = {k: v * 1e3 / (n * busy_s) for k, v in busy.items()}
                 ev_ms = {
                     k: (busy[k] - idle_ms[k] / 1e3 * n * busy_s) * 1e3 / max(1, events)
                     for k in busy
@@ -253,7 +259,7 @@ def one(impl, base, n, per_gateway, seconds, rate, warm, tag):
             published = sum(gw.client.published for gw in tables.gws)
         finally:
             tables.close()
-    return idle_ms, ev_ms, events, published
+    return idle_ms, ev_ms, at_ms, events, published
 
 
 class Driver(simshoe.FloorDriver):
@@ -281,14 +287,15 @@ def main(argv=None):
     a = ap.parse_args(sys.argv[1:] if argv is None else argv)
     specs = a.impl.split(",")
     impls = {s: implementation(s) for s in specs}
-    got = {s: {"idle": [], "event": []} for s in specs}
+    got = {s: {"idle": [], "event": [], "rate": []} for s in specs}
     for rep in range(a.reps):
         for i, s in enumerate(specs):
-            idle, ev, events, published = one(
+            idle, ev, at, events, published = one(
                 impls[s], a.dir, a.tables, a.per_gateway, a.seconds, a.rate, a.warm, "i%d" % i
             )
             got[s]["idle"].append(idle)
             got[s]["event"].append(ev)
+            got[s]["rate"].append(at)
             print(
                 "  rep %d %-14s idle %.3f ms/table-s%s"
                 % (
@@ -317,7 +324,11 @@ def main(argv=None):
     parts = ("shoe", "link", "gateway", "other")
     first = None
     for s in specs:
-        for what, unit in (("idle", "per table-second"), ("event", "per event")):
+        for what, unit in (
+            ("idle", "per table-second"),
+            ("rate", "per table-second at --rate"),
+            ("event", "per event (at --rate, minus idle)"),
+        ):
             rows = [r for r in got[s][what] if r]
             if not rows:
                 continue
