@@ -7,24 +7,29 @@
 
 Order of custody: shoe -> ShoeLink (MAC and chain checked by the Endpoint) -> local audit store
 (committed) -> acknowledged to the shoe -> published to MQTT from the store (QoS 1, persistent
-session, floor/shoe/<id>/events, the signed payload byte for byte inside an envelope carrying
-the gateway's receive time, signed: keyring.wrap_event; `timed=False` publishes the bare payload,
-for collectors older than the envelope during a rollout) -> the cursor `published`
-advances only past events the broker acknowledged (PUBACK), and is saved. A broker outage or a
-gateway restart therefore loses nothing: publishing resumes from the saved cursor, re-sending at
-most the last unacknowledged batch (the collector stores by (shoe, eseq), so a re-send is a
-no-op). A collector that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway
-publishes again from there (its store holds every event). Every 5 s, and when the phase, round,
-result, irregularities or link state change, a retained floor/shoe/<id>/state message carries
-the live table state (phase, round, last result, open irregularities, link health, store head,
-published cursor, the shoe's game/pay table/rules from its status), no key, signed with a key
-derived from the shoe key and a counter that only goes up (keyring.seal_state). Publishing
-does not wait: up to 200 events per table are in flight, and the cursor follows the PUBACKs in
-eseq order.
+session, floor/shoe/<id>/events, the signed payload byte for byte inside an envelope carrying the
+gateway's receive time, signed: keyring.wrap_event; `timed=False` publishes the bare payload, for
+collectors older than the envelope during a rollout) -> the cursor `published` advances only past
+events the broker acknowledged (PUBACK), and is saved (the cursor file, all of this gateway's
+tables: rewritten at most every SAVE_EVERY and at most SAVE_EVERY after a cursor moved). A broker
+outage or a gateway restart therefore loses nothing: publishing resumes from the saved cursor,
+re-sending the last unacknowledged batch and, after a crash, what was acknowledged in the last
+SAVE_EVERY before it (the collector stores by (shoe, eseq), so a re-send is a no-op). A collector
+that finds a gap asks on floor/shoe/<id>/replay {"from": eseq}: the gateway publishes again from
+there (its store holds every event). Every 5 s, and when the phase, round, result, irregularities
+or link state change, a retained floor/shoe/<id>/state message carries the live table state (phase,
+round, last result, open irregularities, link health, store head, published cursor, the shoe's
+game/pay table/rules from its status), no key, signed with a key derived from the shoe key and a
+counter that only goes up (keyring.seal_state). Publishing does not wait: up to 200 events per
+table are in flight, and the cursor follows the PUBACKs in eseq order.
+The loop does not poll its tables: each link's listener (ShoeLink.listeners) wakes it when an event
+is queued, as do a replay request, a (re)connection and stop(); otherwise it sleeps up to IDLE_WAIT
+(link health and the periodic state are looked at then), or BUSY_WAIT while a publish awaits its
+PUBACK (paho has no wake for that) or a link without listeners must be polled.
 A link that stops for good (ShoeLink.fatal: its audit store failed, so it stores and acknowledges
-nothing more) is logged with its reason, makes /healthz answer 503 naming it and sets `failed`
-(and `fatal`, the reason): `shoectl gateway` then exits 1 with it instead of running on with
-nothing to publish. Every other error is logged and kept (`errors`: floor/errlog.py).
+nothing more) is logged with its reason (within IDLE_WAIT), makes /healthz answer 503 naming it and
+sets `failed` (and `fatal`, the reason): `shoectl gateway` then exits 1 with it instead of running
+on with nothing to publish. Every other error is logged and kept (`errors`: floor/errlog.py).
 One Gateway can serve several shoes (the bench runs 500 in one process); production runs one
 per table (`shoectl gateway`).
 """
@@ -44,6 +49,9 @@ from host_tools.floor.errlog import ErrorLog
 from host_tools.livetable import LiveTable
 
 _BATCH = 200
+SAVE_EVERY = 0.5  # the cursor file is rewritten at most this often (s), and at most this late
+IDLE_WAIT = 0.5  # the loop's longest sleep: link health is looked at twice a second anyway
+BUSY_WAIT = 0.02  # its sleep while a publish awaits its PUBACK (paho has no wake for it)
 
 
 class _ShoeFeed:
@@ -68,6 +76,10 @@ class _ShoeFeed:
         self.fetching = False
         self.config_retry_at = 0.0
         self.failed = None  # why its link stopped for good (link.fatal), once seen
+        self.queued = True  # the link may have queued events since the last drain
+        # a link that calls its listeners for each queued event wakes the gateway (below); one
+        # that does not (a stand-in) is drained on every turn of the loop, which then polls
+        self.wakes = isinstance(getattr(link, "listeners", None), list)
 
     def rewind(self, to=None):
         """Publish again from `to` (default: the acknowledged cursor)."""
@@ -78,6 +90,7 @@ class _ShoeFeed:
         self.dirty = True
 
     def drain(self):
+        self.queued = not self.wakes
         got = False
         while True:
             try:
@@ -115,7 +128,10 @@ class Gateway:
         self.errors = ErrorLog("gateway")  # every error, logged; the latest for /healthz
         self.fatal = None  # why a shoe's link stopped for good (its store failed)
         self.failed = threading.Event()  # set with `fatal`: `shoectl gateway` exits on it
+        self.save_every = SAVE_EVERY
         self._saved_at = 0.0
+        self._unsaved = False  # a cursor advanced since the file was written
+        self._made_dir = False
         self._saved = self.saved_cursors()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -136,17 +152,27 @@ class Gateway:
     def _save_cursors(self):
         if not self.cursor_path:
             return
-        self.cursor_path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._made_dir:
+            self.cursor_path.parent.mkdir(parents=True, exist_ok=True)
+            self._made_dir = True
         tmp = self.cursor_path.with_suffix(".tmp")
         tmp.write_text(json.dumps({s: t.cursor for s, t in self.tables.items()}))
         os.replace(tmp, self.cursor_path)
 
     # ---- set-up -----------------------------------------------------------------------------
     def add(self, shoe, link, store):
+        t = _ShoeFeed(shoe, link, store, self._saved.get(shoe, 0))
+        if t.wakes:
+            link.listeners.append(lambda ev, t=t: self._queued(t))
         with self._lock:
-            self.tables[shoe] = _ShoeFeed(shoe, link, store, self._saved.get(shoe, 0))
+            self.tables[shoe] = t
         if self.client is not None and self.client.is_connected():
             self.client.subscribe(mqtt.topic(shoe, "replay", self.prefix), qos=1)
+        self._wake.set()
+
+    def _queued(self, t):
+        """The link queued an event (its reader thread, under its lock: only a flag and a wake)."""
+        t.queued = True
         self._wake.set()
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
@@ -202,13 +228,17 @@ class Gateway:
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):
+        wait = BUSY_WAIT
         while not self._stop.is_set():
-            self._wake.wait(0.02)
+            # woken by the links (an event queued), a replay request, a connection, a config
+            # fetched, stop(); otherwise it sleeps up to IDLE_WAIT (BUSY_WAIT while a publish
+            # awaits its PUBACK or a link cannot wake it, or until a cursor save is due)
+            self._wake.wait(wait)
             self._wake.clear()
             with self._lock:
                 tables = list(self.tables.values())
             for t in tables:
-                if t.drain():
+                if t.queued and t.drain():
                     t.dirty = True
                 if t.failed is None and getattr(t.link, "fatal", None):
                     self._link_failed(t)
@@ -225,17 +255,39 @@ class Gateway:
                 for t in tables:  # paho re-sends its own in-flight messages; publish
                     if t.inflight:  # again from the cursors anyway (a no-op downstream)
                         t.rewind()
-                continue
-            try:
-                self._publish_states(tables)  # first: a new config goes before the results
-                self._publish_events([t for t in tables if t.dirty])
-            except Exception as e:
-                # the daemon's top loop: whatever failed (the broker gone mid-batch, paho
-                # refusing a publish, a store read) is said, and publishing starts again from
-                # the acknowledged cursors (a re-send is a no-op downstream); never die here
-                self.errors.note("publish", e)
-                for t in tables:
-                    t.rewind()
+            else:
+                try:
+                    self._publish_states(tables)  # first: a new config goes before the results
+                    self._publish_events([t for t in tables if t.dirty])
+                except Exception as e:
+                    # the daemon's top loop: whatever failed (the broker gone mid-batch, paho
+                    # refusing a publish, a store read) is said, and publishing starts again
+                    # from the acknowledged cursors (a re-send is a no-op downstream); never
+                    # die here
+                    self.errors.note("publish", e)
+                    for t in tables:
+                        t.rewind()
+            wait = self._save_if_due(tables)
+
+    def _save_if_due(self, tables):
+        """Write the cursor file if a cursor advanced and the last write is SAVE_EVERY old;
+        -> how long the loop may sleep."""
+        now = time.monotonic()
+        wait = IDLE_WAIT
+        if self._unsaved:
+            due = self._saved_at + self.save_every - now
+            if due <= 0:
+                self._unsaved = False
+                self._saved_at = now
+                with self._lock:
+                    self._save_cursors()
+                if getattr(self, "pruner", None) is not None:  # ops: the store pruned up to
+                    self.pruner.after_save(self)  # the saved cursor (floor/prune.py)
+            else:
+                wait = min(wait, due)
+        if any(t.inflight or not t.wakes for t in tables):
+            wait = BUSY_WAIT
+        return wait
 
     @property
     def last_error(self):
@@ -299,11 +351,8 @@ class Gateway:
                     if _refused(info) or now - at > 10.0:  # publish again from the cursor
                         t.rewind()
                     break
-        if changed and now - self._saved_at > 0.2:
-            self._saved_at = now
-            self._save_cursors()
-            if getattr(self, "pruner", None) is not None:  # ops: the store pruned up to the
-                self.pruner.after_save(self)  # saved cursor (floor/prune.py)
+        if changed:
+            self._unsaved = True  # written by the loop, at most every save_every
 
     def _fetch_config(self, t):
         """The table's configuration (pay table, rules) from the shoe's status reply: the
@@ -322,6 +371,7 @@ class Gateway:
             t.config_retry_at = time.monotonic() + 2.0  # ask again, not at once
         finally:
             t.fetching = False
+            self._wake.set()
 
     def _publish_states(self, tables):
         now = time.time()

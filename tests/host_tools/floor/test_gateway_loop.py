@@ -1,0 +1,186 @@
+"""The gateway's loop with stand-ins for the link, the store and paho (no broker): it sleeps while
+nothing happens, an event queued by a link still goes out at once, and a cursor that advanced
+reaches the cursor file within SAVE_EVERY even when nothing follows it."""
+
+import json
+import queue
+import threading
+import time
+
+import pytest
+
+from host_tools.floor import gateway as gwmod
+from host_tools.floor.gateway import Gateway
+from tests.host_tools.floor.conftest import wait_for
+
+SAVE_EVERY = getattr(gwmod, "SAVE_EVERY", 0.5)
+
+
+class _Info:
+    def __init__(self, acked=True):
+        self.acked = acked
+
+    def is_published(self):
+        return self.acked
+
+
+class FakeClient:
+    """paho's surface the gateway uses; every publish acknowledged at once."""
+
+    def __init__(self):
+        self.events = []  # (topic, payload, monotonic time)
+        self.lock = threading.Lock()
+
+    def publish(self, topic, payload, qos=0, retain=False):
+        with self.lock:
+            if topic.endswith("/events"):
+                self.events.append((topic, payload, time.monotonic()))
+        return _Info()
+
+    def is_connected(self):
+        return True
+
+    def subscribe(self, *a, **k):
+        pass
+
+    def disconnect(self):
+        pass
+
+    def loop_stop(self):
+        pass
+
+
+class FakeStore:
+    def __init__(self):
+        self.rows = []
+        self.lock = threading.Lock()
+
+    def add(self, eseq):
+        with self.lock:
+            self.rows.append((eseq, b"payload-%d" % eseq, time.time()))
+
+    def payloads(self, shoe, since=0, limit=500, received=False):
+        with self.lock:
+            return [r for r in self.rows if r[0] > since][:limit]
+
+
+class _Ep:
+    key = b"k" * 32
+
+
+class FakeLink:
+    """What the gateway uses of a ShoeLink; `listeners` as ShoeLink._emit calls them (unless
+    `wakes` is False: a stand-in without them, which the gateway polls)."""
+
+    def __init__(self, wakes=True):
+        self.events = queue.Queue()
+        if wakes:
+            self.listeners = []
+        self.ep = _Ep()
+        self.fatal = None
+
+    def emit(self, ev):
+        self.events.put(ev)
+        for fn in list(getattr(self, "listeners", [])):
+            fn(ev)
+
+    def up(self):
+        return True
+
+    def stats(self):
+        return {"up": True}
+
+
+@pytest.fixture
+def gateway(tmp_path, monkeypatch):
+    monkeypatch.setattr(gwmod.mqtt, "client", lambda *a, **k: FakeClient())
+    made = []
+
+    def make(n=1, wakes=True):
+        gw = Gateway("mqtt://unused:1", "gw-test", cursor_path=tmp_path / "cur.json", timed=False)
+        feeds = []
+        for i in range(n):
+            link, store = FakeLink(wakes), FakeStore()
+            gw.add("T%03d" % i, link, store)
+            feeds.append((link, store))
+        made.append(gw.start())
+        return gw, feeds
+
+    yield make
+    for gw in made:
+        gw.stop()
+
+
+def _event(link, store, eseq):
+    store.add(eseq)  # stored before it is queued, as the link does
+    link.emit(("card", {"round": 1}, eseq))
+
+
+def _counting(gw, name):
+    calls = []
+    orig = getattr(gw, name)
+
+    def counted(*a, **k):
+        calls.append(time.monotonic())
+        return orig(*a, **k)
+
+    setattr(gw, name, counted)
+    return calls
+
+
+def test_an_idle_gateway_sleeps_instead_of_polling(gateway):
+    gw, _ = gateway(n=5)
+    time.sleep(0.3)  # started: its first states are out
+    turns = _counting(gw, "_publish_states")  # once per turn of the loop
+    time.sleep(1.5)
+    # woken by nothing, it looks at its tables every IDLE_WAIT (0.5 s): link health, states;
+    # it used to look 50 times a second
+    assert len(turns) <= 5, len(turns)
+
+
+def test_an_event_goes_out_at_once_though_the_loop_sleeps(gateway):
+    gw, [(link, store)] = gateway()
+    time.sleep(0.7)  # idle: the loop is in its long sleep
+    for eseq in (1, 2, 3):
+        t0 = time.monotonic()
+        _event(link, store, eseq)
+        while len(gw.client.events) < eseq and time.monotonic() - t0 < 2.0:
+            time.sleep(0.002)
+        assert gw.client.events[-1][2] - t0 < 0.1
+        time.sleep(0.6)
+    assert [p for _, p, _ in gw.client.events] == [b"payload-1", b"payload-2", b"payload-3"]
+
+
+def test_a_link_without_listeners_is_still_drained(gateway):
+    gw, [(link, store)] = gateway(wakes=False)
+    time.sleep(0.3)
+    _event(link, store, 1)
+    wait_for(lambda: gw.client.events, timeout=2.0, what="published")
+    assert link.events.empty()  # drained: the gateway's live table saw it
+
+
+def test_a_cursor_advance_reaches_the_file_though_nothing_follows_it(gateway, tmp_path):
+    gw, [(link, store)] = gateway()
+    saved = lambda: json.loads((tmp_path / "cur.json").read_text()).get("T000")  # noqa: E731
+    _event(link, store, 1)
+    wait_for(lambda: (tmp_path / "cur.json").exists() and saved() == 1, timeout=2.0, what="1")
+    _event(link, store, 2)  # right after the first save: within SAVE_EVERY of it
+    wait_for(lambda: gw.tables["T000"].cursor == 2, timeout=2.0, what="acknowledged")
+    # nothing else happens: the file still follows within SAVE_EVERY (it used to wait for
+    # the next acknowledgement, however late, or for stop())
+    time.sleep(SAVE_EVERY + 0.3)
+    assert saved() == 2
+
+
+def test_the_cursor_file_is_written_at_most_every_save_every(gateway):
+    gw, [(link, store)] = gateway()
+    saves = _counting(gw, "_save_cursors")
+    t0 = time.monotonic()
+    for eseq in range(1, 61):  # an acknowledgement every 20 ms for 1.2 s
+        _event(link, store, eseq)
+        time.sleep(0.02)
+    wait_for(lambda: gw.tables["T000"].cursor == 60, timeout=2.0, what="acknowledged")
+    span = time.monotonic() - t0 + SAVE_EVERY
+    assert 2 <= len(saves) <= 1 + span / SAVE_EVERY + 1, len(saves)
+    gaps = [b - a for a, b in zip(saves, saves[1:])]
+    assert all(g >= SAVE_EVERY * 0.9 for g in gaps), gaps
