@@ -27,7 +27,7 @@ the first. Implementations:
     git:REF     both files as they are at git REF (e.g. git:HEAD~3), loaded beside them
 
     .venv/bin/python bench/bench_table_idle.py [--tables 50] [--per-gateway 25] [--seconds 10]
-        [--rate 0.5] [--reps 3] [--impl git:HEAD,head] [--dir /dev/shm]
+        [--rate 0.5] [--reps 3] [--impl git:HEAD,head] [--dir /dev/shm] [--read-timeout 0.2]
 """
 
 import argparse
@@ -144,7 +144,7 @@ def thread_cpu(t):
 class Tables:
     """N tables of one implementation: shoes, links, stores, gateways."""
 
-    def __init__(self, impl, d, n, per_gateway, tag):
+    def __init__(self, impl, d, n, per_gateway, tag, read_timeout=0.2):
         gw_cls, link_cls = impl
         keys = simshoe.make_keys(seed=1)
         self.shoes, self.links, self.stores, self.gws = [], [], [], []
@@ -166,8 +166,8 @@ class Tables:
                 "sim://" + sid,
                 keys["shoe"],
                 audit=store,
-                open_port=lambda u, s=shoe: s.open_port(u, 0.2),
-                read_timeout=0.2,
+                open_port=lambda u, s=shoe: s.open_port(u, read_timeout),
+                read_timeout=read_timeout,
             )
             link.start()
             gw.add(sid, link, store)
@@ -221,11 +221,11 @@ def _delta(a, b):
     return out
 
 
-def one(impl, base, n, per_gateway, seconds, rate, warm, tag):
+def one(impl, base, n, per_gateway, seconds, rate, warm, tag, read_timeout=0.2):
     """-> ({part: ms per table-second idle}, {part: ms per event at `rate`}, {part: ms per
     table-second at `rate`}, events, published)."""
     with tempfile.TemporaryDirectory(dir=base) as d:
-        tables = Tables(impl, Path(d), n, per_gateway, tag)
+        tables = Tables(impl, Path(d), n, per_gateway, tag, read_timeout)
         try:
             time.sleep(warm)
             a = tables.sample()
@@ -282,6 +282,13 @@ def main(argv=None):
     ap.add_argument("--warm", type=float, default=2.0)
     ap.add_argument("--rate", type=float, default=0.5, help="events/s per table (0: idle only)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--read-timeout",
+        type=float,
+        default=0.2,
+        help="the links' read timeout: how often an idle link looks at its port (s; "
+        "bench_floor_procs.py's tables: 0.2, ShoeLink's default: 0.02)",
+    )
     ap.add_argument("--impl", default="git:HEAD,head")
     ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
     a = ap.parse_args(sys.argv[1:] if argv is None else argv)
@@ -291,7 +298,15 @@ def main(argv=None):
     for rep in range(a.reps):
         for i, s in enumerate(specs):
             idle, ev, at, events, published = one(
-                impls[s], a.dir, a.tables, a.per_gateway, a.seconds, a.rate, a.warm, "i%d" % i
+                impls[s],
+                a.dir,
+                a.tables,
+                a.per_gateway,
+                a.seconds,
+                a.rate,
+                a.warm,
+                "i%d" % i,
+                a.read_timeout,
             )
             got[s]["idle"].append(idle)
             got[s]["event"].append(ev)
@@ -310,10 +325,12 @@ def main(argv=None):
                 flush=True,
             )
     print(
-        "%d tables, %d per gateway, %.0f s idle%s, %d reps (%s, load %.1f): median ms of CPU"
+        "%d tables, %d per gateway, read timeout %.2f s, %.0f s idle%s, %d reps (%s, load %.1f): "
+        "median ms of CPU"
         % (
             a.tables,
             a.per_gateway,
+            a.read_timeout,
             a.seconds,
             " + %.0f s at %.2f events/s per table" % (a.seconds, a.rate) if a.rate else "",
             a.reps,
