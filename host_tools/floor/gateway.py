@@ -80,6 +80,7 @@ class _ShoeFeed:
         # a link that calls its listeners for each queued event wakes the gateway (below); one
         # that does not (a stand-in) is drained on every turn of the loop, which then polls
         self.wakes = isinstance(getattr(link, "listeners", None), list)
+        self.listener = None
 
     def rewind(self, to=None):
         """Publish again from `to` (default: the acknowledged cursor)."""
@@ -163,7 +164,8 @@ class Gateway:
     def add(self, shoe, link, store):
         t = _ShoeFeed(shoe, link, store, self._saved.get(shoe, 0))
         if t.wakes:
-            link.listeners.append(lambda ev, t=t: self._queued(t))
+            t.listener = lambda ev, t=t: self._queued(t)
+            link.listeners.append(t.listener)
         with self._lock:
             self.tables[shoe] = t
         if self.client is not None and self.client.is_connected():
@@ -225,6 +227,10 @@ class Gateway:
             self.client.loop_stop()  # (the other way round the loop sleeps out its 1 s select)
         with self._lock:
             self._save_cursors()
+            tables = list(self.tables.values())
+        for t in tables:  # a gateway started again on the same links adds its own
+            if t.wakes and t.listener in t.link.listeners:
+                t.link.listeners.remove(t.listener)
 
     # ---- the loop ---------------------------------------------------------------------------
     def _run(self):

@@ -184,3 +184,10 @@ def test_the_cursor_file_is_written_at_most_every_save_every(gateway):
     assert 2 <= len(saves) <= 1 + span / SAVE_EVERY + 1, len(saves)
     gaps = [b - a for a, b in zip(saves, saves[1:])]
     assert all(g >= SAVE_EVERY * 0.9 for g in gaps), gaps
+
+
+def test_a_stopped_gateway_leaves_the_link_without_its_listener(gateway):
+    gw, [(link, store)] = gateway()
+    assert len(link.listeners) == 1
+    gw.stop()
+    assert link.listeners == []
