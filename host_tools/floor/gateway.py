@@ -156,8 +156,12 @@ class Gateway:
         if not self._made_dir:
             self.cursor_path.parent.mkdir(parents=True, exist_ok=True)
             self._made_dir = True
+        # the cursors as one snapshot, written outside the lock: on a busy disk the write can
+        # take tens of ms, and paho's thread takes the lock for a replay request
+        with self._lock:
+            data = json.dumps({s: t.cursor for s, t in self.tables.items()})
         tmp = self.cursor_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({s: t.cursor for s, t in self.tables.items()}))
+        tmp.write_text(data)
         os.replace(tmp, self.cursor_path)
 
     # ---- set-up -----------------------------------------------------------------------------
@@ -225,8 +229,8 @@ class Gateway:
         if self.client is not None:
             self.client.disconnect()  # first: it wakes the network loop, which then ends
             self.client.loop_stop()  # (the other way round the loop sleeps out its 1 s select)
+        self._save_cursors()
         with self._lock:
-            self._save_cursors()
             tables = list(self.tables.values())
         for t in tables:  # a gateway started again on the same links adds its own
             if t.wakes and t.listener in t.link.listeners:
@@ -285,8 +289,7 @@ class Gateway:
             if due <= 0:
                 self._unsaved = False
                 self._saved_at = now
-                with self._lock:
-                    self._save_cursors()
+                self._save_cursors()
                 if getattr(self, "pruner", None) is not None:  # ops: the store pruned up to
                     self.pruner.after_save(self)  # the saved cursor (floor/prune.py)
             else:

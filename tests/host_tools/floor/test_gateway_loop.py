@@ -191,3 +191,26 @@ def test_a_stopped_gateway_leaves_the_link_without_its_listener(gateway):
     assert len(link.listeners) == 1
     gw.stop()
     assert link.listeners == []
+
+
+def test_the_cursor_file_is_written_outside_the_gateways_lock(gateway, monkeypatch):
+    """A slow disk must not hold the lock paho's thread takes for a replay request."""
+    free = []
+    real = gwmod.os.replace
+
+    def replace(a, b):
+        gw = made[0]
+        got = gw._lock.acquire(blocking=False)
+        if got:
+            gw._lock.release()
+        free.append(got)
+        return real(a, b)
+
+    made = []
+    monkeypatch.setattr(gwmod.os, "replace", replace)
+    gw, [(link, store)] = gateway()
+    made.append(gw)
+    _event(link, store, 1)
+    wait_for(lambda: free, timeout=2.0, what="a save")
+    gw.stop()
+    assert free and all(free), free
