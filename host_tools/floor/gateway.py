@@ -287,11 +287,15 @@ class Gateway:
         if self._unsaved:
             due = self._saved_at + self.save_every - now
             if due <= 0:
-                self._unsaved = False
                 self._saved_at = now
-                self._save_cursors()
-                if getattr(self, "pruner", None) is not None:  # ops: the store pruned up to
-                    self.pruner.after_save(self)  # the saved cursor (floor/prune.py)
+                try:
+                    self._save_cursors()
+                    self._unsaved = False
+                    if getattr(self, "pruner", None) is not None:  # ops: the store pruned up
+                        self.pruner.after_save(self)  # to the saved cursor (floor/prune.py)
+                except Exception as e:  # a full disk: said, tried again SAVE_EVERY later;
+                    self.errors.note("cursor", e)  # publishing goes on (never die here)
+                    wait = min(wait, self.save_every)
             else:
                 wait = min(wait, due)
         if any(t.inflight or not t.wakes for t in tables):

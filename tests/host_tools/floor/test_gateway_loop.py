@@ -214,3 +214,23 @@ def test_the_cursor_file_is_written_outside_the_gateways_lock(gateway, monkeypat
     wait_for(lambda: free, timeout=2.0, what="a save")
     gw.stop()
     assert free and all(free), free
+
+
+def test_a_cursor_file_that_cannot_be_written_is_said_and_tried_again(gateway, monkeypatch):
+    real, fails = gwmod.os.replace, [1]
+
+    def replace(a, b):
+        if fails:
+            fails.pop()
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(gwmod.os, "replace", replace)
+    gw, [(link, store)] = gateway()
+    _event(link, store, 1)
+    wait_for(lambda: gw.errors.last, timeout=2.0, what="the error said")
+    assert "No space left" in str(gw.errors.last)
+    _event(link, store, 2)  # the loop is alive and publishing
+    wait_for(lambda: len(gw.client.events) == 2, timeout=2.0, what="published")
+    saved = gw.saved_cursors
+    wait_for(lambda: saved().get("T000") == 2, timeout=2.0, what="saved on a later try")
