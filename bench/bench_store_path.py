@@ -19,15 +19,16 @@ ratio to the first implementation. Implementations:
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gitref import module_at  # noqa: E402
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools import audit as _audit  # noqa: E402
@@ -55,20 +56,6 @@ def events(start, head, n, shoe="T1"):
     return out
 
 
-def _module_at(ref, rel, name):
-    src = subprocess.run(
-        ["git", "show", "%s:%s" % (ref, rel)],
-        cwd=str(ROOT),
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    mod = types.ModuleType(name)
-    mod.__file__ = "%s@%s" % (rel, ref)
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)  # noqa: S102  (our own file at REF)
-    return mod
-
-
 def implementation(spec):
     """spec -> (AuditStore class, HostState class, pragma or None)."""
     base, _, pragma = spec.partition("+")
@@ -76,8 +63,8 @@ def implementation(spec):
         return _audit.AuditStore, _hoststate.HostState, pragma or None
     if base.startswith("git:"):
         ref = base[4:]
-        hs = _module_at(ref, "host_tools/hoststate.py", "hoststate_at_" + ref)
-        au = _module_at(ref, "host_tools/audit.py", "audit_at_" + ref)
+        hs = module_at(ref, "host_tools/hoststate.py", "hoststate_at_" + ref)
+        au = module_at(ref, "host_tools/audit.py", "audit_at_" + ref)
         return au.AuditStore, hs.HostState, pragma or None
     raise SystemExit("unknown implementation %r" % spec)
 

@@ -33,16 +33,17 @@ the first. Implementations:
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gitref import module_at  # noqa: E402
 
 import host_tools  # noqa: E402,F401  (the CPython stand-in for `micropython`, before shoe)
 from host_tools.audit import AuditStore  # noqa: E402
@@ -51,28 +52,14 @@ from host_tools.link import shoelink as _shoelink  # noqa: E402
 from host_tools.sim.floor import simshoe  # noqa: E402
 
 
-def _module_at(ref, rel, name):
-    src = subprocess.run(
-        ["git", "show", "%s:%s" % (ref, rel)],
-        cwd=str(ROOT),
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    mod = types.ModuleType(name)
-    mod.__file__ = "%s@%s" % (rel, ref)
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)  # noqa: S102  (our own file at REF)
-    return mod
-
-
 def implementation(spec):
     """spec -> (Gateway class, ShoeLink class)."""
     if spec == "head":
         return _gateway.Gateway, _shoelink.ShoeLink
     if spec.startswith("git:"):
         ref = spec[4:]
-        gw = _module_at(ref, "host_tools/floor/gateway.py", "gateway_at_" + ref)
-        sl = _module_at(ref, "host_tools/link/shoelink.py", "shoelink_at_" + ref)
+        gw = module_at(ref, "host_tools/floor/gateway.py", "gateway_at_" + ref)
+        sl = module_at(ref, "host_tools/link/shoelink.py", "shoelink_at_" + ref)
         return gw.Gateway, sl.ShoeLink
     raise SystemExit("unknown implementation %r" % spec)
 

@@ -39,6 +39,15 @@ def emulator(tmp_path):
         yield e
 
 
+def copy_image(image, state):
+    """A shoe's own copy of a made image ({"flash", "unique_id"}) in a new directory `state`
+    (what an Emulator runs on): tests never write the shared image."""
+    state.mkdir()
+    shutil.copy(image["flash"], state / "flash.bin")
+    shutil.copy(image["unique_id"], state / "unique_id")
+    return state
+
+
 def _assemble(d):
     keys = _emu.write_keys_file(d / "shoe.json")
     with _emu.Emulator(d / "state") as e:
@@ -63,10 +72,7 @@ def pico_image(tmp_path_factory):
 @pytest.fixture
 def pico_shoe(tmp_path, pico_image):
     """A shoe on the emulated Pico, powered up: main.py -> hwbuild -> the app."""
-    state = tmp_path / "pico"
-    state.mkdir()
-    shutil.copy(pico_image["flash"], state / "flash.bin")
-    shutil.copy(pico_image["unique_id"], state / "unique_id")
+    state = copy_image(pico_image, tmp_path / "pico")
     with _emu.Emulator(state) as e:
         e.keys_file = pico_image["keys"]
         yield e
@@ -82,10 +88,7 @@ def pico_first_boot(tmp_path_factory, pico_image):
     from tests.emu.test_pico_shoe import status
 
     def build(d):
-        state = d / "pico"
-        state.mkdir()
-        shutil.copy(pico_image["flash"], state / "flash.bin")
-        shutil.copy(pico_image["unique_id"], state / "unique_id")
+        state = copy_image(pico_image, d / "pico")
         with _emu.Emulator(state) as e:
             e.keys_file = pico_image["keys"]
             return {"status": status(e, d, timeout=600)}  # (the first boot: ~4 s more chip)
@@ -101,10 +104,7 @@ def pico_first_boot(tmp_path_factory, pico_image):
 
 
 def _refit_optical(d, pico_image):
-    state = d / "state"
-    state.mkdir()
-    shutil.copy(pico_image["flash"], state / "flash.bin")
-    shutil.copy(pico_image["unique_id"], state / "unique_id")
+    state = copy_image(pico_image, d / "state")
     with _emu.Emulator(state) as e:
         # the service jumper, a reset, and the REPL answering (a condition, not deploy's 5 s:
         # a loaded run's chip was still booting main.py when deploy gave up on its REPL); then
@@ -199,10 +199,7 @@ def shipped_shoe(tmp_path, request, frozen_image):
     if img is None:
         yield request.getfixturevalue("pico_shoe")
         return
-    state = tmp_path / "pico"
-    state.mkdir()
-    shutil.copy(img["flash"], state / "flash.bin")
-    shutil.copy(img["unique_id"], state / "unique_id")
+    state = copy_image(img, tmp_path / "pico")
     with _emu.Emulator(state, uf2=img["uf2"]) as e:
         e.keys_file = img["keys"]
         yield e

@@ -19,7 +19,6 @@ import json
 import math
 import os
 import random
-import shutil
 import threading
 
 import pytest
@@ -27,6 +26,7 @@ import pytest
 from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.virtual_table import VirtualTable
+from tests.emu.conftest import copy_image
 from tests.support import built_once
 
 SOAK = os.environ.get("SHOE_SOAK") == "full"
@@ -106,11 +106,8 @@ def unix_results(tmp_path_factory):
 
 
 def chip(tmp_path, image):
-    state = tmp_path / "pico"
-    state.mkdir()
-    shutil.copy(image["flash"], state / "flash.bin")
-    shutil.copy(image["unique_id"], state / "unique_id")
-    return _emu.Emulator(state, uf2=image.get("uf2"))  # the frozen image's, or the stock UF2
+    # the frozen image's UF2, or the stock one
+    return _emu.Emulator(copy_image(image, tmp_path / "pico"), uf2=image.get("uf2"))
 
 
 def image_for(reader, request):

@@ -6,12 +6,12 @@ frozen image, when built: four boots cost the rig a fraction of the .mpy deploy'
 journal code runs in both."""
 
 import json
-import shutil
 import time
 
 from host_tools.sim import emu as _emu
 from shoe.journal.ring import Ring
 from shoe.link import codec
+from tests.emu.conftest import copy_image
 from tests.emu.test_pico_shoe import status as _status
 
 FLASH = 2 * 1024 * 1024
@@ -57,11 +57,7 @@ def test_deploy_and_boot_make_the_ring_and_the_journal_lives_in_it(pico_first_bo
     # the power on again on the flash it left
     first = pico_first_boot["status"]
     assert first["board"] == "pico"
-    state = tmp_path / "pico"
-    state.mkdir()
-    shutil.copy(pico_first_boot["flash"], state / "flash.bin")
-    shutil.copy(pico_first_boot["unique_id"], state / "unique_id")
-    with _emu.Emulator(state) as e:
+    with _emu.Emulator(copy_image(pico_first_boot, tmp_path / "pico")) as e:
         e.keys_file = pico_first_boot["keys"]
         second = status(e, tmp_path)
     assert second["boot"] == first["boot"] + 1  # the map checked out: the same journal

@@ -15,7 +15,6 @@ over the chip's SPI0 and checked by the firmware as shipped:
 
 import os
 import random
-import shutil
 import threading
 
 import pytest
@@ -25,6 +24,7 @@ from host_tools.sim import emu as _emu
 from host_tools.sim.emu.table import EmuTable
 from host_tools.sim.ntag424 import copy_spec
 from shoe.cardcode import CardCodes
+from tests.emu.conftest import copy_image
 from tests.support import wait_for
 
 KEY = _emu.EMU_KEYS["card"]
@@ -81,10 +81,7 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(
     # on the firmware that ships (the frozen image) when it is built, else the .mpy deploy (the
     # test above reads an authenticated tag on the .mpy deploy either way)
     image = frozen_image("rfid") or request.getfixturevalue("pico_image")
-    state = tmp_path / "pico"
-    state.mkdir()
-    shutil.copy(image["flash"], state / "flash.bin")
-    shutil.copy(image["unique_id"], state / "unique_id")
+    state = copy_image(image, tmp_path / "pico")
     deck = ["%s%s" % (r, s) for s in "shdc" for r in "A23456789TJQK"]
     random.Random(19).shuffle(deck)
     seats = {
