@@ -165,7 +165,7 @@ def play_record(tmp_path, image, reader, game, pace_, rounds=1):
             outcomes = t.runner.outcomes
             presented = list(t.port.times)
         stats = e.control("stats")
-    keep = ("resets", "reset_causes", "rfid_field", "rfid_polls", "rx_overrun")
+    keep = ("resets", "reset_causes", "rfid_field", "rfid_polls", "rx_overrun", "fast_wait")
     return as_json(
         {
             "kinds": [k for _, k, _ in outcomes],

@@ -54,16 +54,15 @@ function args() {
 }
 
 const CYCLE_NS = 8; // 125 MHz
-// MicroPython v1.27.0's mp_hal_delay_us (RPI_PICO: the shared stock build and ours, same code at
-// the same address): after the start time it spins on `while (time_us_64() < end)`, end in r4
-// (low) and r5 (high). The RFID driver's waits for the air (time.sleep_us) are such spins: up to
-// a third of an idle RFID shoe's instructions. The rig moves the clock straight to `end` (or to
-// the next UART input or alarm due before it) when the core reaches the loop: the same emulated
-// time, busy as before, without running the loop's instructions. Checked against the image at
-// every boot (isWaitLoop), off for any other; SHOE_EMU_FASTWAIT=0: off.
-const WAIT_LOOP = 0x1002fc74;
+// MicroPython's mp_hal_delay_us (v1.27.0, rp2): after the start time it spins on
+// `while (time_us_64() < end)`, end in r4 (low) and r5 (high). The RFID driver's waits for the
+// air (time.sleep_us) are such spins: up to a third of an idle RFID shoe's instructions. The rig
+// moves the clock straight to `end` (or to the next UART input or alarm due before it) when the
+// core reaches the loop: the same emulated time, busy as before, without running the loop's
+// instructions. The loop is looked for in the image at every boot (findWaitLoop: its code, the
+// same in the stock build and ours, wherever the linker put it); none found or more than one:
+// off. SHOE_EMU_FASTWAIT=0: off.
 const WAIT_CODE = [0x428d, 0xd8fb, 0xd101, 0x4284, 0xd8f8]; // after its `bl time_us_64`
-const WAIT_START = 0x1002fc58; // the function's first `bl time_us_64` (the start time)
 const FASTWAIT = process.env.SHOE_EMU_FASTWAIT !== '0';
 
 function blTarget(f, addr) {
@@ -76,12 +75,23 @@ function blTarget(f, addr) {
   return addr + 4 + off;
 }
 
-function isWaitLoop(f) {
-  // the image's mp_hal_delay_us is the one WAIT_LOOP describes: its loop calls what its start
-  // called, then compares and branches as above
-  const t = blTarget(f, WAIT_LOOP), o = WAIT_LOOP + 4 - 0x10000000;
-  return t !== null && t === blTarget(f, WAIT_START)
-    && WAIT_CODE.every((h, i) => f[o + 2 * i] + (f[o + 2 * i + 1] << 8) === h);
+function findWaitLoop(f) {
+  // the XIP address of the loop's `bl time_us_64` (then `cmp r5, r1; bhi loop; bne out; cmp r4,
+  // r0; bhi loop`) whose callee a `bl` in the 40 bytes before it calls too (the start time); -1
+  // unless exactly one place in the flash is such a loop
+  let found = -1;
+  for (let o = 40; o + 14 <= f.length; o += 2) {
+    if (f[o + 4] !== 0x8d || f[o + 5] !== 0x42) continue; // cmp r5, r1
+    if (!WAIT_CODE.every((h, i) => f[o + 4 + 2 * i] + (f[o + 5 + 2 * i] << 8) === h)) continue;
+    const at = 0x10000000 + o, t = blTarget(f, at);
+    if (t === null) continue;
+    let start = false;
+    for (let b = at - 40; b < at && !start; b += 2) start = blTarget(f, b) === t;
+    if (!start) continue;
+    if (found !== -1) return -1;
+    found = at;
+  }
+  return found;
 }
 const PIN_DEFAULTS = {14: 1, 15: 0, 22: 1}; // beam clear (pull-up), lid closed, no service jumper
 
@@ -173,7 +183,7 @@ class Rig {
     // as rp2040js's own runner: start at boot2 in flash (the ROM's reset path waits for an
     // event the emulator never sends); the ROM's flash and table functions are used from there
     mcu.core.PC = 0x10000000;
-    this.waitPc = FASTWAIT && isWaitLoop(mcu.flash) ? WAIT_LOOP : -1;
+    this.waitPc = FASTWAIT ? findWaitLoop(mcu.flash) : -1;
     const stats = this.stats;
     this.flash = new W25Q(mcu.flash, this.fd, this.uid, () => this.now(),
       (ns) => { if (ns > 0) this.clock.tick(ns); });
@@ -418,7 +428,7 @@ class Rig {
   }
 
   skipWait() {
-    // at mp_hal_delay_us's loop (WAIT_LOOP): the clock to its end, to the next UART input due
+    // at mp_hal_delay_us's loop (findWaitLoop): the clock to its end, to the next UART input due
     // or to the next alarm, whichever comes first (an alarm's interrupt is taken as the loop
     // goes on, as on the chip). True if it stopped where an input is due: the caller pumps it
     // before the loop goes on. An input due already (one the UART holds back while its FIFO
