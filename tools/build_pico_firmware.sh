@@ -37,23 +37,29 @@ if [ ! -d "$WORK/micropython" ]; then
   tar xzf "$SRC" -C "$WORK"
 fi
 MP="$WORK/micropython"
+# patch_source FILE OLD NEW WHAT: OLD (once in FILE, \n for a line end) becomes NEW; nothing if
+# NEW is there already; the build stops if OLD is not there exactly once
+patch_source() {
+  python3 - "$@" <<'PY'
+import sys
+path, old, new, what = sys.argv[1], sys.argv[2].replace("\\n", "\n"), sys.argv[3].replace("\\n", "\n"), sys.argv[4]
+src = open(path).read()
+if new not in src:
+    if src.count(old) != 1:
+        sys.exit("pico-firmware: %s: nothing to patch for: %s" % (path, what))
+    open(path, "w").write(src.replace(old, new, 1))
+    print("pico-firmware: " + what)
+PY
+}
 # Frozen native code (@micropython.native in the firmware, docs/hardware.md section 8): v1.27's
 # tools/mpy-tool.py aligns an ARMv6-M function's machine code to 2 bytes, but the runtime loads
 # a 32-bit word at its start (the prelude offset) on every call, and a Cortex-M0+ faults on an
 # unaligned load (rp2040js logs "not 32 bit aligned" and reads on). 4 bytes, as for ARMv6 and
 # Xtensa. Idempotent; the stock modules have no native code (the stock image is unchanged).
-python3 - "$MP/tools/mpy-tool.py" <<'PY'
-import sys
-path = sys.argv[1]
-src = open(path).read()
-old = "            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_XTENSA,\n"
-new = "            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_ARMV6M,\n            MP_NATIVE_ARCH_XTENSA,\n"
-if new not in src:
-    if old not in src:
-        sys.exit("pico-firmware: tools/mpy-tool.py has no native-code alignment rule to patch")
-    open(path, "w").write(src.replace(old, new, 1))
-    print("pico-firmware: mpy-tool.py aligns ARMv6-M native code to 4 bytes")
-PY
+patch_source "$MP/tools/mpy-tool.py" \
+  '            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_XTENSA,\n' \
+  '            MP_NATIVE_ARCH_ARMV6,\n            MP_NATIVE_ARCH_ARMV6M,\n            MP_NATIVE_ARCH_XTENSA,\n' \
+  "mpy-tool.py aligns ARMv6-M native code to 4 bytes"
 # a build made before the patch keeps its generated frozen code (makemanifest rewrites it only
 # when the frozen files change): made again once
 if [ ! -f "$WORK/.mpy-tool-align4" ]; then
@@ -128,18 +134,10 @@ MAP="-ffile-prefix-map=$WORK=/pico-work -fdebug-prefix-map=$WORK=/pico-work"
 # so the stock build above stays the shared UF2 byte for byte. The build stops if the line is
 # not there.
 [ -f "$WORK/map.c.orig" ] || cp -p "$MP/py/map.c" "$WORK/map.c.orig"
-python3 - "$MP/py/map.c" <<'PY'
-import sys
-path = sys.argv[1]
-src = open(path).read()
-old = "        pos = (pos + 1) % map->alloc;\n"
-new = "        if (++pos == map->alloc) {\n            pos = 0;\n        }\n"
-if new not in src:
-    if src.count(old) != 1:
-        sys.exit("pico-firmware: py/map.c has no probe step to patch")
-    open(path, "w").write(src.replace(old, new, 1))
-    print("pico-firmware: py/map.c probes without a division")
-PY
+patch_source "$MP/py/map.c" \
+  '        pos = (pos + 1) % map->alloc;\n' \
+  '        if (++pos == map->alloc) {\n            pos = 0;\n        }\n' \
+  "py/map.c probes without a division"
 CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
   || { cp -p "$WORK/map.c.orig" "$MP/py/map.c"; tail -20 "$OUT/firmware.log" >&2; exit 1; }
