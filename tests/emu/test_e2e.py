@@ -159,12 +159,9 @@ def play_record(tmp_path, image, reader, game, pace_, rounds=1):
     arrival order, the cards' presentation instants, and the rig's stats that tell resets,
     unread tags and UART overruns."""
     with chip(tmp_path, image) as e:
-        with EmuTable(e, reader, event_timeout=900.0, pace=pace_) as t:
-            log = EventLog(t.link)
-            t.runner.play(script(game, rounds=rounds))
-            outcomes = t.runner.outcomes
-            presented = list(t.port.times)
+        runner, log, presented = play(e, script(game, rounds=rounds), reader, pace_)
         stats = e.control("stats")
+    outcomes = runner.outcomes
     keep = ("resets", "reset_causes", "rfid_field", "rfid_polls", "rx_overrun", "fast_wait")
     return as_json(
         {
@@ -190,8 +187,10 @@ def dealers_pace_rfid(tmp_path_factory, image):
     )
 
 
-def play(emu, s, reader, cutter=None):
-    with EmuTable(emu, reader, event_timeout=900.0, pace=pace(reader)) as t:
+def play(emu, s, reader, pace_, cutter=None):
+    """Play script `s` through `reader` at `pace_` (EmuTable's) -> the runner, the EventLog and
+    the cards' presentation instants; `cutter` (PowerCuts) runs meanwhile."""
+    with EmuTable(emu, reader, event_timeout=900.0, pace=pace_) as t:
         log = EventLog(t.link)
         if cutter:
             cutter.start()
@@ -200,7 +199,7 @@ def play(emu, s, reader, cutter=None):
         finally:
             if cutter:
                 cutter.stop()
-        return t.runner, log
+        return t.runner, log, list(t.port.times)
 
 
 def matrix():
@@ -228,7 +227,7 @@ def play_cut(tmp_path, image, cuts, seed):
     s = script("high-card-flush", rounds=max(1, math.ceil(cuts / 3)))
     with chip(tmp_path, image) as e:
         cutter = PowerCuts(e, seed, cuts)
-        runner, log = play(e, s, "optical", cutter)
+        runner, log, _ = play(e, s, "optical", pace("optical"), cutter)
     return s, runner, log, cutter
 
 

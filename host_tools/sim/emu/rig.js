@@ -527,12 +527,11 @@ class Rig {
       }
       const p = this.profile || new Map(); this.profile = null; this.watch = null;
       const top = [...p.entries()].sort((a, b) => b[1] - a[1]).slice(0, msg.top || 200);
-      const callers = [...(this.callers || new Map()).entries()]
+      // a map of 'a:b' -> n as [[a, b, n], ...], largest n first
+      const rows = (m) => [...(m || new Map()).entries()]
         .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
-      const frames = [...((this.frames && this.frames.counts) || new Map()).entries()]
-        .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
-      const bytes = [...(this.bytesBy || new Map()).entries()]
-        .map(([k, n]) => k.split(':').map(Number).concat([n])).sort((a, b) => b[2] - a[2]);
+      const callers = rows(this.callers), frames = rows(this.frames && this.frames.counts);
+      const bytes = rows(this.bytesBy);
       this.frames = null; this.bytesAt = null; this.bytesBy = null;
       return {samples: [...p.values()].reduce((a, b) => a + b, 0), top, callers, frames, bytes};
     }
