@@ -55,13 +55,29 @@ def build(machine=None, firmware_root=None, state_dir=None):
     if machine is None:
         import machine
     import wiring
+    # the bottom of the heap held while the firmware loads (wiring gc["reserve"]): its bytecode
+    # lands above, and once the app's boot lets go (App.boot) the allocator, which takes the
+    # first fit from the bottom, finds free runs at once instead of searching the holes the
+    # loading left between the code (docs/hardware.md section 8). A speed-up, never a reason
+    # not to boot: at most a quarter of what is free, and none if even that does not fit
+    n = getattr(wiring, "gc", {}).get("reserve")
+    low = None
+    if n:
+        import gc
+
+        try:
+            low = bytearray(min(n, gc.mem_free() // 4))
+        except MemoryError:
+            pass
     from shoe.drivers.hwbuild import build as _build
 
     # "linux": the unix port standing in for a board (virtual board, deploy tests)
     if sys.platform not in (wiring.platform, "linux"):
         raise RuntimeError("firmware for %s/%s on a %s board" % (wiring.board, wiring.platform,
                                                                 sys.platform))
-    return _build(machine, wiring, firmware_root=root or firmware_root, state_dir=state_dir)
+    hw = _build(machine, wiring, firmware_root=root or firmware_root, state_dir=state_dir)
+    hw.reserve = low
+    return hw
 
 
 def main(machine=None, ready=None, firmware_root=None, state_dir=None):
@@ -76,6 +92,7 @@ def main(machine=None, ready=None, firmware_root=None, state_dir=None):
     from shoe import hardware   # not hwbuild: the app drops that module (boot work) once booted
 
     if hw.service or hw.crashes >= hardware.MAX_CRASHES:
+        hw.reserve = None   # the REPL's heap
         if hw.service:
             print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
         else:

@@ -138,3 +138,44 @@ def test_the_app_tells_a_polling_reader_when_cards_are_expected(tmp_path, fw_bui
         run_code(DEALING % str(state), heap="512k", extra_path=(str(fw_build),)).splitlines()[-1]
     )
     assert r == {"idle": False, "checking": True, "phase": "deck_check"}, r
+
+
+RESERVE = r"""
+import json, gc, uctypes
+import shoe.modules
+from shoe.app import App, Hardware
+
+shoe.modules.preload()
+
+
+def hardware():   # as board/main.py's build(): nothing but the bundle holds the reserve after it
+    low = bytearray(16384)   # (wiring gc "reserve", held while the firmware loads)
+    return uctypes.addressof(low), Hardware(host=None, reader=None, state_dir=%r,
+                                            board_name="inproc", reserve=low)
+
+
+at, hw = hardware()
+app = App(hw)
+app.boot()
+keep, inside = [], 0
+while not inside and len(keep) < 1024:   # first fit from the bottom: up to 64 KB asked
+    keep.append(bytearray(64))
+    inside = at <= uctypes.addressof(keep[-1]) < at + 16384
+print(json.dumps({"held": app.hw.reserve is not None, "inside": inside, "asked": len(keep)}))
+"""
+
+
+def test_the_heaps_reserve_is_let_go_at_boot_and_the_allocator_finds_room_there(
+    tmp_path, fw_build
+):
+    """A board that holds the bottom of its heap while the firmware loads (the Pico: wiring
+    gc["reserve"], board/main.py) gets it back at the app's boot, before the collection there:
+    the allocator, first fit from the bottom, then finds room below the code the app loaded
+    rather than searching the holes between it (the Pico's .mpy deploy: docs/hardware.md
+    section 8). Held on, no allocation could land there."""
+    state = tmp_path / "reserve"
+    state.mkdir()
+    r = json.loads(
+        run_code(RESERVE % str(state), heap="512k", extra_path=(str(fw_build),)).splitlines()[-1]
+    )
+    assert not r["held"] and r["inside"], r
