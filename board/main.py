@@ -46,9 +46,11 @@ def firmware_dir():
     return None
 
 
-def build(machine=None, firmware_root=None, state_dir=None):
+def build(machine=None, firmware_root=None, state_dir=None, reserve=False):
     """The hardware bundle. firmware_root: what attestation hashes when no version is
-    deployed here (the virtual board names its firmware directory)."""
+    deployed here (the virtual board names its firmware directory). reserve: hold the heap's
+    bottom (wiring gc["reserve"]) in hw.reserve for the app's boot to let go (main() does; a
+    bundle built at the REPL keeps its whole heap)."""
     root = firmware_dir()
     if root and root not in sys.path:
         sys.path.insert(0, root)
@@ -60,7 +62,7 @@ def build(machine=None, firmware_root=None, state_dir=None):
     # first fit from the bottom, finds free runs at once instead of searching the holes the
     # loading left between the code (docs/hardware.md section 8). A speed-up, never a reason
     # not to boot: at most a quarter of what is free, and none if even that does not fit
-    n = getattr(wiring, "gc", {}).get("reserve")
+    n = getattr(wiring, "gc", {}).get("reserve") if reserve else None
     low = None
     if n:
         import gc
@@ -88,7 +90,7 @@ def main(machine=None, ready=None, firmware_root=None, state_dir=None):
     if hasattr(micropython, "alloc_emergency_exception_buf"):
         micropython.alloc_emergency_exception_buf(100)
 
-    hw = build(machine, firmware_root, state_dir)
+    hw = build(machine, firmware_root, state_dir, reserve=True)
     from shoe import hardware   # not hwbuild: the app drops that module (boot work) once booted
 
     if hw.service or hw.crashes >= hardware.MAX_CRASHES:
