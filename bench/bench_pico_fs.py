@@ -96,7 +96,8 @@ def main(argv=None):
     print("  a submodule's three lookups and its open: %.0f us" % per)
     print(
         "  ... for the %d files of the version: %.0f ms; attest.file_hashes of it (the boot's "
-        "firmware_sha256): %.0f ms" % (r["files"], per * r["files"] / 1e3, r["hash_the_version"] / 1e3)
+        "firmware_sha256): %.0f ms"
+        % (r["files"], per * r["files"] / 1e3, r["hash_the_version"] / 1e3)
     )
 
 
