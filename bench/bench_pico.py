@@ -139,36 +139,24 @@ def assemble_frozen(state, reader, keys, uf2):
 
 
 def assemble(state, reader, keys, uf2=None):
-    board = None
-    if reader == "optical":
-        board = Path(tempfile.mkdtemp()) / "board"
-        shutil.copytree(_deploy.BOARD, board)
-        w = board / "pico" / "wiring.py"
-        w.write_text(
-            w.read_text().replace('reader = {"kind": "rfid"}', 'reader = {"kind": "optical"}')
-        )
+    """deploy (with `reader` as `shoectl deploy --reader` fits it) and provision."""
     with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
-        if board is None:
+        if reader == "rfid":
             return _emu.assemble(e, keys, reset=False)
-        old = _deploy.BOARD
-        _deploy.BOARD = board
-        try:
-            t0, e0 = time.monotonic(), e.clock_ns()
-            _deploy.deploy("pico", e.urls["repl"], progress=None)
-            out = {
-                "deploy_s": time.monotonic() - t0,
-                "deploy_emulated_s": (e.clock_ns() - e0) / 1e9,
-            }
-            _deploy.provision(
-                e.urls["repl"],
-                _emu.EMU_SHOE_ID,
-                _keys.for_provisioning(keys),
-                force=True,
-                progress=None,
-            )
-            return out
-        finally:
-            _deploy.BOARD = old
+        t0, e0 = time.monotonic(), e.clock_ns()
+        _deploy.deploy("pico", e.urls["repl"], progress=None, reader=reader)
+        out = {
+            "deploy_s": time.monotonic() - t0,
+            "deploy_emulated_s": (e.clock_ns() - e0) / 1e9,
+        }
+        _deploy.provision(
+            e.urls["repl"],
+            _emu.EMU_SHOE_ID,
+            _keys.for_provisioning(keys),
+            force=True,
+            progress=None,
+        )
+        return out
 
 
 HEAP_SLACK = 2048  # bytes: what one GC cycle's leftovers may differ by, not a leak
@@ -491,8 +479,8 @@ def run(
     else:
         asm = assemble(d / "state", reader, keys, uf2)
         print(
-            "  deploy (shoectl deploy --board pico, 60 files): %.1f s wall, %.1f s emulated"
-            % (asm["deploy_s"], asm["deploy_emulated_s"])
+            "  deploy (shoectl deploy --board pico --reader %s): %.1f s wall, %.1f s emulated"
+            % (reader, asm["deploy_s"], asm["deploy_emulated_s"])
         )
     with _emu.Emulator(
         d / "state",

@@ -46,40 +46,22 @@ def firmware_dir():
     return None
 
 
-def build(machine=None, firmware_root=None, state_dir=None, reserve=False):
+def build(machine=None, firmware_root=None, state_dir=None):
     """The hardware bundle. firmware_root: what attestation hashes when no version is
-    deployed here (the virtual board names its firmware directory). reserve: hold the heap's
-    bottom (wiring gc["reserve"]) in hw.reserve for the app's boot to let go (main() does; a
-    bundle built at the REPL keeps its whole heap)."""
+    deployed here (the virtual board names its firmware directory)."""
     root = firmware_dir()
     if root and root not in sys.path:
         sys.path.insert(0, root)
     if machine is None:
         import machine
     import wiring
-    # the bottom of the heap held while the firmware loads (wiring gc["reserve"]): its bytecode
-    # lands above, and once the app's boot lets go (App.boot) the allocator, which takes the
-    # first fit from the bottom, finds free runs at once instead of searching the holes the
-    # loading left between the code (docs/hardware.md section 8). A speed-up, never a reason
-    # not to boot: at most a quarter of what is free, and none if even that does not fit
-    n = getattr(wiring, "gc", {}).get("reserve") if reserve else None
-    low = None
-    if n:
-        import gc
-
-        try:
-            low = bytearray(min(n, gc.mem_free() // 4))
-        except MemoryError:
-            pass
     from shoe.drivers.hwbuild import build as _build
 
     # "linux": the unix port standing in for a board (virtual board, deploy tests)
     if sys.platform not in (wiring.platform, "linux"):
         raise RuntimeError("firmware for %s/%s on a %s board" % (wiring.board, wiring.platform,
                                                                 sys.platform))
-    hw = _build(machine, wiring, firmware_root=root or firmware_root, state_dir=state_dir)
-    hw.reserve = low
-    return hw
+    return _build(machine, wiring, firmware_root=root or firmware_root, state_dir=state_dir)
 
 
 def main(machine=None, ready=None, firmware_root=None, state_dir=None):
@@ -90,11 +72,10 @@ def main(machine=None, ready=None, firmware_root=None, state_dir=None):
     if hasattr(micropython, "alloc_emergency_exception_buf"):
         micropython.alloc_emergency_exception_buf(100)
 
-    hw = build(machine, firmware_root, state_dir, reserve=True)
+    hw = build(machine, firmware_root, state_dir)
     from shoe import hardware   # not hwbuild: the app drops that module (boot work) once booted
 
     if hw.service or hw.crashes >= hardware.MAX_CRASHES:
-        hw.reserve = None   # the REPL's heap
         if hw.service:
             print("[shoe] service jumper fitted: app and watchdog not started (REPL free)")
         else:

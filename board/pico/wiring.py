@@ -29,10 +29,7 @@ state_dir = "state"
 # collect after 40 KB allocated at least: a collection marks the bytecode loaded from flash
 # (~150 KB, ~20-30 ms); at 4 KB most authenticated tags' reads paid one, at 16 KB a status
 # command paid two (209 -> 107 ms of chip a status at 40 KB; shoe.gcpacer.tune, docs/hardware.md)
-# and hold the heap's lowest 32 KB while the firmware loads (board/main.py): after the boot the
-# allocator finds room there at once, not after a search through the holes between the loaded
-# code (a `status` on the .mpy deploy: 9.0 -> 7.0 M instructions; docs/hardware.md section 8)
-gc = {"threshold_min": 40960, "reserve": 32768}
+gc = {"threshold_min": 40960}
 journal = {"store": "ring"}  # the journal on raw flash rings (rp2.Flash), docs/journal.md
 # the flash below MicroPython's filesystem, where the firmware image lives (XIP address): the
 # `attest` command hashes its first image_bytes when the host asks (a frozen image's identity);

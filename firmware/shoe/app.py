@@ -505,7 +505,6 @@ class App:
     def boot(self):
         from shoe import attest
 
-        self.hw.reserve = None   # (main.build) free below the loaded code before tune() collects
         self.gcpacer.tune(getattr(self.hw, "gc_min", None))
         if self.hw.firmware_root:
             from shoe.crypto import hexlify

@@ -16,8 +16,7 @@ MAX_CRASHES = 3
 class Hardware:
     def __init__(self, host=None, reader=None, state_dir="state", board_name=None,
                  firmware_root=None, beam=None, lid=None, led=None, wdt=None, flash=None,
-                 beam_window_ms=400, service=False, crashes=0, gc_min=None, image=None,
-                 reserve=None):
+                 beam_window_ms=400, service=False, crashes=0, gc_min=None, image=None):
         self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
         self.reader = reader          # `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir    # journal + provisioned config (shoe.json) directory
@@ -33,7 +32,6 @@ class Hardware:
         self.crashes = crashes        # boots in a row that ended in an exception out of the app
         self.gc_min = gc_min          # the board's least collection threshold (shoe.gcpacer)
         self.image = image            # the firmware image's flash (bytes-like) or None (attest)
-        self.reserve = reserve        # the heap's bottom, held while the firmware loads (main.py)
 
 
 def crash_count(state_dir):

@@ -42,15 +42,6 @@ def check_wiring_followed():
     # the board's floor of the collection threshold reaches the app (shoe.gcpacer.tune)
     assert hw.gc_min == getattr(wiring, "gc", {}).get("threshold_min")
     assert (hw.gc_min or 0) >= (16384 if board == "pico" else 0)
-    # the heap's bottom held while the firmware loads, as much as the wiring says or a quarter
-    # of what was free, for main() (board/main.py; the app lets go of it at its boot:
-    # tests/firmware/app/test_gc_threshold.py); a bundle built at the REPL holds none
-    assert hw.reserve is None
-    n = getattr(wiring, "gc", {}).get("reserve")
-    assert (n or 0) >= (16384 if board == "pico" else 0)
-    held = main.build(machine, reserve=True)
-    assert (0 < len(held.reserve) <= n) if n else held.reserve is None
-    held.reserve = None  # as the app's boot does
 
 
 class Discard:  # the fake Pin records every level in a list; a poll toggles CS ~300 times
@@ -150,7 +141,6 @@ def check_crash_guard():
     assert FakeApp.runs == 3 and hardware.crash_count("state") == 3
     hw3 = main.main()  # safe mode: returns the bundle, app not run
     assert FakeApp.runs == 3 and hw3.crashes == 3 and hw3.led._pin.value() == 1
-    assert hw3.reserve is None  # no app to let go of the heap's bottom: the REPL has it
     hardware.clear_crashes("state")
     assert hardware.crash_count("state") == 0
     try:
