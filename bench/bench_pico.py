@@ -139,24 +139,11 @@ def assemble_frozen(state, reader, keys, uf2):
 
 
 def assemble(state, reader, keys, uf2=None):
-    """deploy (with `reader` as `shoectl deploy --reader` fits it) and provision."""
+    """`shoectl deploy --board pico --reader READER` and `shoectl provision`, as the tests'
+    pico_image makes a shoe (host_tools.sim.emu.assemble)."""
     with _emu.Emulator(state, uf2=uf2, bootrom=os.environ["SHOE_RP2040_BOOTROM"]) as e:
-        if reader == "rfid":
-            return _emu.assemble(e, keys, reset=False)
-        t0, e0 = time.monotonic(), e.clock_ns()
-        _deploy.deploy("pico", e.urls["repl"], progress=None, reader=reader)
-        out = {
-            "deploy_s": time.monotonic() - t0,
-            "deploy_emulated_s": (e.clock_ns() - e0) / 1e9,
-        }
-        _deploy.provision(
-            e.urls["repl"],
-            _emu.EMU_SHOE_ID,
-            _keys.for_provisioning(keys),
-            force=True,
-            progress=None,
-        )
-        return out
+        deploy = ["deploy", "--board", "pico", "--reader", reader, "--timeout", "300", "--quiet"]
+        return _emu.assemble(e, keys, reset=False, install=deploy)
 
 
 HEAP_SLACK = 2048  # bytes: what one GC cycle's leftovers may differ by, not a leak
