@@ -45,7 +45,7 @@ def stat(p):
         except OSError:
             pass
     return f
-out = {"version": r, "n": n, "files": len(attest.file_hashes([r]))}
+out = {"version": r, "n": n}
 paths = ["/main.py", "/shoe_fw/active", r + "/DEPLOYED", r + "/shoe/app.mpy",
          r + "/shoe/link/codec.mpy"]
 for depth, p in enumerate(paths, 1):
@@ -60,7 +60,7 @@ def lookups():   # what `import shoe.link.codec` asks the filesystem (py/builtin
         f.read(16)
 out["module_lookups_and_open"] = t(lookups)
 t0 = time.ticks_us()
-attest.file_hashes([r])
+out["files"] = len(attest.file_hashes([r]))
 out["hash_the_version"] = time.ticks_diff(time.ticks_us(), t0)
 print(json.dumps(out))
 """

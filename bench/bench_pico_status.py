@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_pace import make_shoe  # noqa: E402
-from bench_pico import elf_for, symbols  # noqa: E402
+from bench_pico import assemble, elf_for, symbols  # noqa: E402
 
 from host_tools import frozen  # noqa: E402
 from host_tools.link.shoelink import ShoeLink  # noqa: E402
@@ -54,8 +54,7 @@ def main(argv=None):
     else:
         keys_file = _emu.write_keys_file(d / "made" / "shoe.json")
         state = d / "made" / "state"
-        with _emu.Emulator(state, uf2=uf2) as e:
-            _emu.assemble(e, keys_file, reset=False)
+        assemble(state, "rfid", keys_file, uf2)
     keys = json.loads(Path(keys_file).read_text())["keys"]
     with _emu.Emulator(state, uf2=uf2) as e:
         link = ShoeLink(
