@@ -31,6 +31,8 @@ from shoe.errors import ShoeError
 from shoe.wire import for_wire
 
 _TICK_MS = 20
+_QUIET_TICK_MS = const(100)  # the tick of a quiet shoe (App.next_tick): 5 ticks' worth
+_QUIET_MS = const(1000)   # no card for this long, nothing in flight on the link: quiet
 _TABLE_TICKS = const(10)  # the table's own timers (jam, deck age: seconds) every 10 ticks
 _RTO_MS = 100             # retransmission timer: a 120-byte fragment is ~10 ms at 115200 baud
 _BACKLOG_MAX = 64         # events held in RAM while the outbox is full
@@ -106,6 +108,7 @@ class App:
         self._quiet_for = None    # the read whose pause the ticker has used (GcPacer.collect_in_pause)
         self._erased_for = None   # the read after which the journal last erased ahead
         self._due = False         # cards are expected: a round, its stub or a deck check
+        self._slept = _TICK_MS    # the ticker's last sleep (next_tick())
         self._polls_failing = False   # the peripherals' polls failed last tick (reported)
         self._double_seen = getattr(hw.reader, "double_reads", 0)
         self.firmware_sha = None
@@ -424,16 +427,32 @@ class App:
                 if not self._polls_failing:   # once a run of faults, restarts included
                     self.fault("peripherals", e)
                 self._polls_failing = True
-            n = self.tick(n)
-            await asyncio.sleep_ms(_TICK_MS)
+            n = self.tick(n, self._slept // _TICK_MS)
+            self._slept = self.next_tick()
+            await asyncio.sleep_ms(self._slept)
 
-    def tick(self, n=0):
-        """The ticker's work, every _TICK_MS; n: ticks left until the table's own (returned for
-        the next call). A tick with nothing to do allocates nothing (tests/firmware/app:
-        heap_lock): on a Pico running .mpy files every collection marks ~150 KB of bytecode."""
+    def next_tick(self):
+        """ms to the ticker's next step: _TICK_MS while anything is under way, _QUIET_TICK_MS
+        once the shoe is quiet (no card for _QUIET_MS, no first-round import to make, nothing
+        for the link's timers or the outbox to do). Cards and host bytes are answered by their
+        own tasks at once either way; a quiet shoe only notices its lid, a beam break without a
+        card and its table's timers up to 80 ms later. On the Pico an idle tick is a few
+        hundred interpreted operations and an asyncio step: a quiet shoe ticking every 20 ms
+        kept the chip ~10 % busy with the .mpy deploy, at 100 ms ~4 % (bench/bench_pico_idle.py)."""
+        if (self._prefetch is not None or self._tx_left is not None or self.table.out
+                or self.backlog or not self.link.quiet()
+                or time.ticks_diff(self.ticks_ms(), self._read_ms) < _QUIET_MS):
+            return _TICK_MS
+        return _QUIET_TICK_MS
+
+    def tick(self, n=0, step=1):
+        """The ticker's work, every _TICK_MS (after a quiet tick's sleep: `step` ticks' worth);
+        n: ticks left until the table's own (returned for the next call). A tick with nothing to do
+        allocates nothing (tests/firmware/app: heap_lock): on a Pico running .mpy files every
+        collection marks ~150 KB of bytecode."""
         self.per.checkin("ticker")
         ms = self.ticks_ms()
-        n -= 1
+        n -= step
         if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
             n = _TABLE_TICKS   # (the clock is a long int on a Pico: each read allocates)
             now = self.clock()
@@ -459,9 +478,12 @@ class App:
         elif self._due and self._erased_for != self._read_ms:
             # cards are expected: erase ahead at the first tick after a card, when the next
             # one is furthest away (a riffle's comes 120 ms after it; a pause before the next
-            # riffle would put the erase where its first card is likely to come)
+            # riffle would put the erase where its first card is likely to come). Not after a
+            # card that came while the ticker slept a quiet tick: this tick may be up to 100 ms
+            # after it, close to the next; the next card's tick comes at the usual pace
             self._erased_for = self._read_ms
-            self.journal.idle()
+            if self._slept == _TICK_MS or quiet < 2 * _TICK_MS:
+                self.journal.idle()
         return n
 
     def _warm(self, game):

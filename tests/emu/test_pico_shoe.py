@@ -80,8 +80,7 @@ def test_power_cuts_inside_the_apps_flash_writes_lose_nothing(pico_shoe, tmp_pat
         # a boot makes the shoe journal (its boot record): cut inside one of those
         # program/erase operations, or at a random instant of the boot
         if i % 2 == 0:
-            pico_shoe.control("cut", after=rng.randrange(0, 3))
-            pico_shoe.control("reset")
+            pico_shoe.control("reset", cut=rng.randrange(0, 3))  # armed at the reset
             deadline = time.monotonic() + 120
             while pico_shoe.alive():
                 assert time.monotonic() < deadline, "no flash write to cut within 120 s"

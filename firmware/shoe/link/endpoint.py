@@ -163,6 +163,14 @@ class ShoeEndpoint(SendQueue, Handshake):
         """Messages queued or in flight (not yet acknowledged by the transport)."""
         return len(self._txq)
 
+    def quiet(self):
+        """Nothing for this end's timers to do within ~100 ms: in a live session no message
+        queued or awaiting its ack; no gap in what arrived; no HELLO, ack or refusal owed
+        (heartbeats, and HELLOs every 600 ms while no peer answers, excepted: what waits for a
+        session waits for the peer, not for a timer). The shoe's ticker may then tick slower."""
+        return not ((self.up and self._txq) or self._rxbuf or self._need_hello
+                    or self._need_ack or self._refuse is not None)
+
     # ---- receiving ------------------------------------------------------------------------
     def _tick(self, now_ms):
         """Our own non-wrapping clock from the caller's (time.ticks_ms() wraps at 2**30 ms on

@@ -544,7 +544,12 @@ class Rig {
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
     if (op === 'cut') { this.cutAfter = msg.after; this.flash.cutAfter = msg.after; return {}; }
-    if (op === 'reset') { this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {}; }
+    if (op === 'reset') {
+      // {cut: n}: the power goes during the new chip instance's (n+1)-th program/erase, armed
+      // at its boot, so a flash write the running chip makes before the reset is not the one cut
+      if (msg.cut !== undefined) this.cutAfter = msg.cut;
+      this.resetRequested = true; this.resetCause = 'control'; this.kick(); return {};
+    }
     if (op === 'uf2') {
       // the BOOTSEL drive: a UF2 file copied onto it is programmed, then the chip restarts
       const sectors = programUF2(this.mem, this.fd, fs.readFileSync(msg.path), msg.path);

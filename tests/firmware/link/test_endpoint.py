@@ -483,3 +483,28 @@ def test_a_desynchronised_session_is_renegotiated_within_the_stall_time():
     assert p.run_until(lambda: c in p.replies, 20_000)
     assert p.now - t0 <= 6000 + 500
     assert p.host.errors().get("stall", 0) + p.shoe.errors().get("stall", 0) >= 1
+
+
+def test_quiet_only_when_nothing_waits_on_the_links_timers():
+    """Endpoint.quiet() (the shoe's ticker slows down on it, App.next_tick): False while a
+    HELLO is owed, a message waits for its ack or the receiver holds a gap; True once
+    everything sent is acknowledged, heartbeats or not."""
+    p = Pair()
+    assert not p.shoe.quiet()  # a new end owes its first HELLO
+    assert p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    assert p.run_until(p.shoe.quiet, 1000)
+    p.shoe.send("card", {"card": "As"})
+    assert not p.shoe.quiet()  # queued, then in flight until the host acknowledges it
+    assert p.shoe.transmit(p.now + 1)  # sent, the ack not back yet
+    assert not p.shoe.quiet()
+    assert p.run_until(lambda: p.events and p.shoe.quiet(), 2000)
+    p.run_until(lambda: False, 5000)  # heartbeats both ways
+    assert p.shoe.quiet()
+    # a gap: the host's command 2 arrives, its command 1 was lost on the way
+    lost = Pair()
+    assert lost.run_until(lambda: lost.host.up and lost.shoe.up and lost.shoe.quiet(), 2000)
+    lost.host.send("status", {})
+    lost.host.transmit(lost.now + 1)  # frame 1 never reaches the shoe
+    lost.host.send("status", {})
+    lost.shoe.receive(lost.host.transmit(lost.now + 2), lost.now + 2)
+    assert not lost.shoe.quiet()
