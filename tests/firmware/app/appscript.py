@@ -53,3 +53,42 @@ def card_code(c):
     return codes.make(0x3A7F, "R", c).encode()
 """
 )
+
+
+# APP_PRELUDE and an App whose clock the script sets (T[0], ms), on a quiet host UART and a reader
+# that never reads (cards come from app.on_read), shoe.json in sys.argv[1], a 64 KB data heap: the
+# ticker's decisions one call at a time (test_erase_ahead.py, test_quiet_tick.py)
+CLOCKED_APP = (
+    APP_PRELUDE
+    + r"""
+root = sys.argv[1]
+provision(root, "E-0001")
+
+
+class Reader:
+    dealing = False
+
+    async def read(self):
+        await asyncio.sleep_ms(100000)
+
+
+T = [0]
+app = App(Hardware(host=QuietHost(), reader=Reader(), state_dir=root, board_name="inproc"),
+          ticks_ms=lambda: T[0])
+_ballast = _data_heap(64 * 1024)
+"""
+)
+
+
+def run_clocked(tmp_path, fw_build, script):
+    """Run a CLOCKED_APP script under MicroPython at APP_ROOM -> the JSON of its last line."""
+    import json
+
+    from tests.mpy import run_mpy
+
+    state = tmp_path / "state"
+    state.mkdir()
+    path = tmp_path / "clocked.py"
+    path.write_text(script)
+    out = run_mpy(str(path), heap=APP_ROOM, extra_path=(str(fw_build),), args=(str(state),))
+    return json.loads(out.splitlines()[-1])

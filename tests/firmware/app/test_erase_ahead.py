@@ -5,29 +5,11 @@ On the emulated Pico an erase that began after the pause between the deal and th
 met the riffle's first tag: a 45 ms erase with interrupts off delayed its first answer to 61 ms
 of the ~96 ms a riffled tag stays in the field (bench/bench_pace.py --gaps)."""
 
-import json
-
-from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
-from tests.mpy import run_mpy
+from tests.firmware.app.appscript import CLOCKED_APP, run_clocked
 
 SCRIPT = (
-    APP_PRELUDE
+    CLOCKED_APP
     + r"""
-root = sys.argv[1]
-provision(root, "E-0001")
-
-
-class Reader:
-    dealing = False
-
-    async def read(self):
-        await asyncio.sleep_ms(100000)
-
-
-T = [0]
-app = App(Hardware(host=QuietHost(), reader=Reader(), state_dir=root, board_name="inproc"),
-          ticks_ms=lambda: T[0])
-_ballast = _data_heap(64 * 1024)
 IDLE = []
 _idle = app.journal.idle
 
@@ -90,12 +72,7 @@ print(json.dumps(out))
 
 
 def test_the_journal_erases_ahead_right_after_a_card_while_cards_are_expected(tmp_path, fw_build):
-    state = tmp_path / "state"
-    state.mkdir()
-    script = tmp_path / "erase.py"
-    script.write_text(SCRIPT)
-    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(str(fw_build),), args=(str(state),))
-    r = json.loads(out.splitlines()[-1])
+    r = run_clocked(tmp_path, fw_build, SCRIPT)
     # no card expected: after 150 ms without one, at every tick (each erases at most a sector)
     assert r["idle_before_deck"] == [160, 180], r
     assert r["deck_checked_due"] is False and r["after_deck_check"] == [160, 180], r

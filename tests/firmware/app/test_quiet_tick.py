@@ -2,29 +2,11 @@
 ms once the shoe is quiet. On the emulated Pico an idle .mpy shoe ticking every 20 ms kept the
 chip ~10 % busy (bench/bench_pico_idle.py); the card path never waits for the ticker."""
 
-import json
-
-from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
-from tests.mpy import run_mpy
+from tests.firmware.app.appscript import CLOCKED_APP, run_clocked
 
 SCRIPT = (
-    APP_PRELUDE
+    CLOCKED_APP
     + r"""
-root = sys.argv[1]
-provision(root, "E-0001")
-
-
-class Reader:
-    dealing = False
-
-    async def read(self):
-        await asyncio.sleep_ms(100000)
-
-
-T = [0]
-app = App(Hardware(host=QuietHost(), reader=Reader(), state_dir=root, board_name="inproc"),
-          ticks_ms=lambda: T[0])
-_ballast = _data_heap(64 * 1024)
 app.boot()
 out = {}
 T[0] += 5000
@@ -62,12 +44,7 @@ print(json.dumps(out))
 
 
 def test_the_ticker_slows_down_only_when_nothing_is_under_way(tmp_path, fw_build):
-    state = tmp_path / "state"
-    state.mkdir()
-    script = tmp_path / "quiet.py"
-    script.write_text(SCRIPT)
-    out = run_mpy(str(script), heap=APP_ROOM, extra_path=(str(fw_build),), args=(str(state),))
-    r = json.loads(out.splitlines()[-1])
+    r = run_clocked(tmp_path, fw_build, SCRIPT)
     assert r["prefetching"] == 20, r
     assert r["hello_owed"] == 20 and r["quiet"] == 100, r
     assert r["boot_events"] == 20 and r["acked_boot"] == 100, r
