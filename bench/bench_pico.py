@@ -367,12 +367,19 @@ def profile_on(emu, uf2, frames=False):
     )
 
 
+def wait_chip(emu, until_ns, poll_s=0.2):
+    """Wait until the chip's own clock reaches `until_ns` (emulated ns) -> the clock then."""
+    while True:
+        now = emu.clock_ns()
+        if now >= until_ns:
+            return now
+        time.sleep(poll_s)
+
+
 def profile(emu, uf2, seconds=1.0):
     """The idle chip's PC profile, its allocations and its heap frames."""
     profile_on(emu, uf2, frames=True)
-    t0 = emu.clock_ns()
-    while emu.clock_ns() < t0 + seconds * 1e9:
-        time.sleep(0.5)
+    wait_chip(emu, emu.clock_ns() + seconds * 1e9, 0.5)
     report_profile(emu, uf2, "the idle chip's time", seconds)
 
 

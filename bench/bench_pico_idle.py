@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_pace import make_shoe  # noqa: E402
-from bench_pico import assemble  # noqa: E402
+from bench_pico import assemble, wait_chip  # noqa: E402
 
 from host_tools import frozen  # noqa: E402
 from host_tools.link.shoelink import ShoeLink  # noqa: E402
@@ -36,8 +35,7 @@ SETTLE_S = 15.0  # emulated seconds after power-up before measuring (boot, first
 def measure(e, seconds):
     """(busy share, M instructions a second) over `seconds` of the chip's own time."""
     s0 = e.control("stats")
-    while e.clock_ns() < s0["ns"] + seconds * 1e9:
-        time.sleep(0.2)
+    wait_chip(e, s0["ns"] + seconds * 1e9)
     s1 = e.control("stats")
     dn = s1["ns"] - s0["ns"]
     busy = (s1["busy_ns"] - s0["busy_ns"]) / dn
@@ -48,8 +46,7 @@ def idle(state, uf2, keys, seconds):
     """-> {"no host": (busy, M/s), "host": (busy, M/s)} of the shoe on `state`."""
     out = {}
     with _emu.Emulator(state, uf2=uf2) as e:
-        while e.clock_ns() < SETTLE_S * 1e9:
-            time.sleep(0.2)
+        wait_chip(e, SETTLE_S * 1e9)
         out["no host"] = measure(e, seconds)
         link = ShoeLink(
             e.urls["uart0"],
@@ -60,9 +57,7 @@ def idle(state, uf2, keys, seconds):
         try:
             link.open(timeout=600)
             link.command("status", timeout=600)
-            t = e.clock_ns()  # the status's own work and the events' acks over first
-            while e.clock_ns() < t + 3e9:
-                time.sleep(0.2)
+            wait_chip(e, e.clock_ns() + 3e9)  # the status's work and the events' acks over first
             out["host"] = measure(e, seconds)
         finally:
             link.close()

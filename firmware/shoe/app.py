@@ -427,7 +427,7 @@ class App:
                 if not self._polls_failing:   # once a run of faults, restarts included
                     self.fault("peripherals", e)
                 self._polls_failing = True
-            n = self.tick(n, self._slept // _TICK_MS)
+            n = self.tick(n)
             self._slept = self.next_tick()
             await asyncio.sleep_ms(self._slept)
 
@@ -445,14 +445,14 @@ class App:
             return _TICK_MS
         return _QUIET_TICK_MS
 
-    def tick(self, n=0, step=1):
-        """The ticker's work, every _TICK_MS (after a quiet tick's sleep: `step` ticks' worth);
-        n: ticks left until the table's own (returned for the next call). A tick with nothing to do
-        allocates nothing (tests/firmware/app: heap_lock): on a Pico running .mpy files every
-        collection marks ~150 KB of bytecode."""
+    def tick(self, n=0):
+        """The ticker's work, every _TICK_MS (after a quiet tick's sleep, _slept: that many
+        ticks' worth); n: ticks left until the table's own (returned for the next call). A tick
+        with nothing to do allocates nothing (tests/firmware/app: heap_lock): on a Pico running
+        .mpy files every collection marks ~150 KB of bytecode."""
         self.per.checkin("ticker")
         ms = self.ticks_ms()
-        n -= step
+        n -= self._slept // _TICK_MS
         if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
             n = _TABLE_TICKS   # (the clock is a long int on a Pico: each read allocates)
             now = self.clock()
