@@ -161,8 +161,17 @@ def play_record(tmp_path, image, reader, game, pace_, rounds=1):
     with chip(tmp_path, image) as e:
         runner, log, presented = play(e, script(game, rounds=rounds), reader, pace_)
         stats = e.control("stats")
+        stats["starved"] = e.control("watchdog")["starved"]  # where a watchdog reset found it
     outcomes = runner.outcomes
-    keep = ("resets", "reset_causes", "rfid_field", "rfid_polls", "rx_overrun", "fast_wait")
+    keep = (
+        "resets",
+        "reset_causes",
+        "starved",
+        "rfid_field",
+        "rfid_polls",
+        "rx_overrun",
+        "fast_wait",
+    )
     return as_json(
         {
             "kinds": [k for _, k, _ in outcomes],

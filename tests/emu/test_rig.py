@@ -88,6 +88,11 @@ def test_an_unfed_watchdog_resets_the_chip_and_the_rig_goes_on(emulator):
         time.sleep(0.2)
     assert emulator.control("stats")["reset_causes"].get("watchdog", 0) >= 1
     assert emulator.control("clock")["ns"] > 0  # still answering
+    # where the starved chip was (control `watchdog`): its registers and the return addresses on
+    # its stack, in flash, for addr2line on the image's ELF
+    dog = emulator.control("watchdog")["starved"]
+    assert dog and dog[0]["stack"], dog
+    assert all(0x10000000 <= a < 0x10200000 and a & 1 for a in dog[0]["stack"]), dog
     with repl(emulator) as dev:
         assert dev.value("1 + 1") == 2
 

@@ -9,7 +9,8 @@
  *                 uart1   <-> UART1 GP4/GP5 (optical reader module)
  *                 control <-> JSON lines: clock, pins (beam GP14, lid GP15, service GP22, LED
  *                            GP25), MFRC522 tag field, flash statistics, power cut, reset,
- *                            uf2 (a UF2 file copied onto the BOOTSEL drive: programmed, reset)
+ *                            uf2 (a UF2 file copied onto the BOOTSEL drive: programmed, reset),
+ *                            watchdog (where the chip was each time its watchdog ran out)
  *   DIR/flash.bin  the 2 MB QSPI flash, written through on every program/erase (flash.js)
  *   DIR/ntag.json  the read counters of the NTAG 424 DNA tags put in the field (they are the
  *                  tags' own: a power cut of the shoe keeps them)
@@ -203,10 +204,22 @@ class Rig {
       // resetting the chip. This chip instance is done: stop its watchdog, reset at the next turn.
       wd.alarm.enable = false;
       wd.timer.enable = false;
+      if (wd.reason === 1 && this.starved.length < 16) {
+        // where the starved chip was (control `watchdog`): its registers and the return
+        // addresses on its stack (code in flash: arm-none-eabi-addr2line on the image's ELF)
+        const c = mcu.core, sp = c.SP >>> 0, ret = [];
+        for (let a = sp; a < sp + 1024 && ret.length < 40; a += 4) {
+          const w = mcu.readUint32(a) >>> 0;
+          if ((w & 1) && w >= 0x10000000 && w < 0x10200000) ret.push(w);
+        }
+        this.starved.push({ns: this.now(), pc: c.PC >>> 0, lr: c.LR >>> 0, sp, primask: c.PM,
+                           ipsr: c.IPSR, stack: ret});
+      }
       // reason: 1 = the timer ran out, 2 = forced (machine.reset() triggers the watchdog)
       this.resetRequested = true; this.resetCause = wd.reason === 1 ? 'watchdog' : 'machine.reset';
     };
     this.excCount = {};
+    this.starved = this.starved || []; // kept across chip instances (a reset makes a new one)
     const entry = mcu.core.exceptionEntry.bind(mcu.core);
     mcu.core.exceptionEntry = (n) => { this.excCount[n] = (this.excCount[n] || 0) + 1; return entry(n); };
     this.wireUarts();
@@ -540,6 +553,7 @@ class Rig {
       return {tx: this.txStarts[u].filter((t) => t >= since),
               rx: this.rxEnds[u].filter((t) => t >= since), ns: this.now()};
     }
+    if (op === 'watchdog') return {starved: this.starved};
     if (op === 'console') return {text: (this.console || Buffer.alloc(0)).toString('latin1'), ns: this.now()};
     if (op === 'uart_tx') return {ns: this.uartTxNs[msg.uart], bytes: this.uartTxBytes[msg.uart]};
     if (op === 'flash') return Object.assign({ns: this.now()}, this.stats.toJSON());
