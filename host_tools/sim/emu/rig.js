@@ -377,9 +377,13 @@ class Rig {
       }
       this.pump();
       if (mcu.core.waiting) {
-        const toAlarm = clock.nanosToNextAlarm;
+        // to the next alarm: 0 when one is due now (a card put down while the chip sleeps), not
+        // "none" as rp2040js's nanosToNextAlarm has it, which moved the clock by the whole of its
+        // lag behind the wall clock in one tick, every alarm on the way firing with the chip
+        // asleep: the watchdog's too, on a shoe that fed it every tick
+        const next = clock.nextAlarm;
         const limit = wallNs - this.now();
-        let step = toAlarm > 0 ? toAlarm : Infinity;
+        let step = next ? Math.max(0, next.nanos - clock.nanos) : Infinity;
         const nin = this.nextInputNs() - this.now();
         if (nin > 0 && nin < step) step = nin;
         if (step > limit) {
