@@ -8,6 +8,7 @@ the supervisor's own signature, and a new client plays a whole round. A wrong or
 credential is refused, a second direct opener of the UART is refused naming the gateway, and a
 client with the table key only can do nothing supervisor-only through the gateway."""
 
+import contextlib
 import json
 import os
 import signal
@@ -88,9 +89,10 @@ class Published:
             return dict(self.seen)
 
 
-@pytest.fixture(scope="module")
-def gw(tmp_path_factory):
-    d = tmp_path_factory.mktemp("gwapi")
+@contextlib.contextmanager
+def gateway(d):
+    """A virtual board, an embedded broker and `shoectl gateway` holding the board's link with
+    its API on a Unix socket and TCP; the broker's event messages counted (gw.pub)."""
     ensure_demo_keys(d / "flash")
     board = SimBoard(str(d / "flash"), power_returns=False)
     broker = brokers.embedded()
@@ -135,6 +137,24 @@ def gw(tmp_path_factory):
         pub.c.loop_stop()
         broker.stop()
         board.stop()
+
+
+@pytest.fixture(scope="module")
+def gw(tmp_path_factory):
+    """One gateway for the module's tests: what they leave on the board (an open round, a deck
+    check) the next one finds, in whatever order the xdist workers run them."""
+    with gateway(tmp_path_factory.mktemp("gwapi")) as g:
+        yield g
+
+
+@pytest.fixture
+def fresh_gw(tmp_path):
+    """A gateway on a board no other test has touched: for a test whose premise is the fresh
+    board (under --dist worksteal a worker that steals tests may run the module's round-killing
+    test before it, on the shared `gw`: a loaded run found the deck check it left running)."""
+    (tmp_path / "gwapi").mkdir()
+    with gateway(tmp_path / "gwapi") as g:
+        yield g
 
 
 def stored(gw):
@@ -185,8 +205,9 @@ def script(path, rounds):
     return path
 
 
-def test_the_table_key_alone_cannot_supervise_through_the_gateway(gw, tmp_path):
-    """(First: on the fresh board every configuration field is the supervisor's to set.)"""
+def test_the_table_key_alone_cannot_supervise_through_the_gateway(fresh_gw, tmp_path):
+    """(On the fresh board every configuration field is the supervisor's to set.)"""
+    gw = fresh_gw
     table_only = tmp_path / "table.json"
     table_only.write_text(
         json.dumps({"shoe": DEMO_KEYS["shoe"].hex(), "card": DEMO_KEYS["card"].hex()})
