@@ -47,8 +47,10 @@ floor: $(STAMP)
 # The suite on every core (pytest-xdist: one worker more than the cores, at most 4, since the
 # workers also wait on subprocesses and emulated chips: on 2 cores 695 s with 2 workers, 624 s with
 # 3, 610 s with 4, measured 2026-12-02; on 2026-12-05's 2-core machine a fresh clone's whole
-# `make test`, the venv included, took 338 s with 3 workers, 441 s of CPU; worksteal: an idle worker takes tests queued for a busy one; tests/conftest.py
-# deals the long emulated-Pico files out to the workers first); TEST_JOBS=0: one process. Bytecode caches on even where PYTHONDONTWRITEBYTECODE is set:
+# `make test`, the venv included, took 338 s with 3 workers, 441 s of CPU; worksteal: an idle
+# worker takes tests queued for a busy one; tests/conftest.py deals the long emulated-Pico files
+# out to the workers first); TEST_JOBS=0: one process. Bytecode caches on even where
+# PYTHONDONTWRITEBYTECODE is set:
 # the suite starts hundreds of Python processes, each compiling the host tools again without them
 # (0.5 s of CPU each instead of 0.1 s).
 TEST_JOBS ?= $(shell python3 -c 'import os; print(min(4, len(os.sched_getaffinity(0)) + 1))' 2>/dev/null || echo auto)

@@ -148,12 +148,11 @@ def gw(tmp_path_factory):
 
 
 @pytest.fixture
-def fresh_gw(tmp_path):
+def fresh_gw(tmp_path_factory):
     """A gateway on a board no other test has touched: for a test whose premise is the fresh
     board (under --dist worksteal a worker that steals tests may run the module's round-killing
     test before it, on the shared `gw`: a loaded run found the deck check it left running)."""
-    (tmp_path / "gwapi").mkdir()
-    with gateway(tmp_path / "gwapi") as g:
+    with gateway(tmp_path_factory.mktemp("gwapi")) as g:
         yield g
 
 
