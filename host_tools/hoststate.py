@@ -188,14 +188,22 @@ class HeldLock:
         self.fd = fd
         return True
 
-    def record(self):
-        """The holder's record as the file says it ({} if unreadable)."""
-        try:
-            with open(self.path) as f:
-                h = json.loads(f.read())
-            return h if isinstance(h, dict) else {}
-        except (OSError, ValueError):
-            return {}
+    def record(self, wait_s=0.5):
+        """The holder's record as the file says it ({} if unreadable). A holder that has just
+        taken the lock writes its record a moment later (take()): an empty or partial file is
+        read again for up to `wait_s` before the holder counts as unknown."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                with open(self.path) as f:
+                    h = json.loads(f.read())
+                if isinstance(h, dict):
+                    return h
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                return {}
+            time.sleep(0.01)
 
     def release(self):
         if self.fd is not None:

@@ -416,3 +416,29 @@ def test_the_issue_on_the_virtual_board(tmp_path, capsys):
         finally:
             link.close()
             store.close()
+
+
+def test_a_holder_that_has_not_written_its_record_yet_is_still_named(tmp_path):
+    """The process that takes the store's lock writes its record (PID, command) just after the
+    flock: one refused in between used to say "PID unknown" (a loaded run's racing test). The
+    refused one reads the record again for a moment."""
+    import fcntl
+    import json
+    import threading
+
+    from host_tools.hoststate import HostStateError, StoreLock
+
+    path = tmp_path / "audit.sqlite.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)  # the holder: locked, no record yet
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    late = threading.Timer(
+        0.1, lambda: os.write(fd, json.dumps({"pid": 4242, "cmd": "x", "since": "t"}).encode())
+    )
+    late.start()
+    try:
+        with pytest.raises(HostStateError) as e:
+            StoreLock(path).acquire(tmp_path / "audit.sqlite")
+        assert "PID 4242" in str(e.value), e.value
+    finally:
+        late.join()
+        os.close(fd)
