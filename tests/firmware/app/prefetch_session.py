@@ -1,8 +1,10 @@
 """The first round after a boot imports nothing: the app's idle ticker has loaded what the round
 needs (shoe.app App._warm). Run under MicroPython without shoe.modules.preload() (as a board).
 
-    micropython prefetch_session.py STATE_DIR configure   # configure + deck check, then exit
-    micropython prefetch_session.py STATE_DIR round [noidle]   # boot, idle, play the first round
+    micropython prefetch_session.py STATE_DIR configure [hcf]   # configure + deck check, exit
+    micropython prefetch_session.py STATE_DIR round [noidle] [hcf]   # boot, idle, first round
+
+Four Card Frenzy, or High Card Flush with `hcf`.
 
 Prints JSON lines: {"idle_ms": ...} once the ticker has prefetched, then {"imported": [...]}: the
 shoe modules the first round imported, by stage.
@@ -22,7 +24,16 @@ KEYS = {
     "supervisor": b"demo-supervisor-key",
     "card": b"demo-card-key",
 }
-WAGERS = {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5}
+GAMES = {
+    "fcf": (
+        {"game": "four-card-frenzy", "procedure": "manual-shoe", "paytable": "fcf-public-1"},
+        {"ante": 10, "odds": 10, "prime": 5, "four_card_bonus": 5, "all_six": 5},
+    ),
+    "hcf": (
+        {"game": "high-card-flush", "procedure": "manual-shoe", "paytable": "hcf-public-1"},
+        {"ante": 10, "flush_bonus": 5, "straight_flush_bonus": 5},
+    ),
+}
 
 
 def shuffled(seed):
@@ -40,6 +51,7 @@ def loaded():
 
 def main():
     state, phase = sys.argv[1], sys.argv[2]
+    config, wagers = GAMES["hcf" if "hcf" in sys.argv else "fcf"]
     if phase == "configure":
         with open(state + "/shoe.json", "w") as f:
             json.dump(
@@ -84,10 +96,7 @@ def main():
 
     pump(10)
     if phase == "configure":
-        command(
-            "configure",
-            {"game": "four-card-frenzy", "procedure": "manual-shoe", "paytable": "fcf-public-1"},
-        )
+        command("configure", config)
         command("load_deck", {"serial": "3A7F", "back": "R"})
         for c in list(range(52)) + [52]:
             card(c)
@@ -107,7 +116,7 @@ def main():
         print(json.dumps({"idle_ms": asyncio.run(idle())}))
     got = {}
     before = loaded()
-    b = command("open_round", {"seats": dict((str(s), {"wagers": WAGERS}) for s in range(1, 7))})
+    b = command("open_round", {"seats": dict((str(s), {"wagers": wagers}) for s in range(1, 7))})
     got["open_round"] = sorted(loaded() - before)
     before = loaded()
     d = shuffled(7)

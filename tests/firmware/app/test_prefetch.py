@@ -1,6 +1,8 @@
 """The first round after a boot costs no lazy imports: the idle ticker loads them (shoe.app
 App._warm), checked on the unix port with the shipped .mpy files and no preload, as a board."""
 
+import pytest
+
 from host_tools.build import compile_shipped
 from host_tools.runtime import BOARD
 from tests.mpy import json_lines, run_mpy
@@ -19,17 +21,24 @@ def _run(state, *args):
     )
 
 
-def test_first_round_after_boot_imports_nothing(tmp_path):
-    assert _run(tmp_path, "configure")[-1] == {"configured": "four-card-frenzy"}
-    idle, out = _run(tmp_path, "round")  # a boot: the configuration comes from the journal
+@pytest.mark.parametrize(
+    "game, name, settles",
+    [
+        ("fcf", "four-card-frenzy", "shoe.games.fcfround"),
+        ("hcf", "high-card-flush", "shoe.games.hcfround"),
+    ],
+)
+def test_first_round_after_boot_imports_nothing(tmp_path, game, name, settles):
+    assert _run(tmp_path, "configure", game)[-1] == {"configured": name}
+    idle, out = _run(tmp_path, "round", game)  # a boot: the configuration comes from the journal
     assert idle["idle_ms"] < 10000
     assert out["result"] is True
     assert out["imported"] == {"open_round": [], "decisions": [], "settle": []}
     # ... and without the idle time, the same round does import them (what the ticker saved)
     cold_state = tmp_path / "cold"
     cold_state.mkdir()
-    _run(cold_state, "configure")
-    cold = _run(cold_state, "round", "noidle")[-1]
+    _run(cold_state, "configure", game)
+    cold = _run(cold_state, "round", "noidle", game)[-1]
     assert cold["result"] is True
     assert "shoe.games.engine" in cold["imported"]["open_round"]
-    assert "shoe.games.fcfround" in cold["imported"]["settle"]
+    assert settles in cold["imported"]["settle"]
