@@ -30,6 +30,11 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
                   a round is played
   per round       wall and emulated seconds from one round's result to the next (a deck
                   check before it included), and the chip's busy part, printed as it goes
+  first round     (N > 1) the first round after boot against the others: its round cards'
+                  card -> frame median and sum beside the others' (each later round's sum:
+                  median and range), its decisions -> round_result and its settling (the
+                  stub's last card -> round_result, no riffle in it) beside theirs: what is
+                  left of the first round's imports (App._warm prefetches them)
   UART overruns   bytes lost because the receive FIFO (32) was full when they came, on UART0
                   (host) and UART1 (reader), as on the chip: a flash erase runs with interrupts
                   off for 45 ms (the rig's truth since issue 19 item 2; rig.js --uart-rx hold
@@ -250,6 +255,7 @@ class HeapWatch:
 def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
+    after_last = []  # the stub's last card presented -> the round_result frame (the settling)
     state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0}
 
     with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
@@ -295,6 +301,8 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                     log = emu.control("uart_log", uart=0, since=since)
                     if log["tx"]:
                         settle.append(log["tx"][-1] - since)
+                        if port.times and port.times[-1] > since:
+                            after_last.append(log["tx"][-1] - port.times[-1])
 
         t.runner.on_event = on_event
         orig_command = t.runner.command
@@ -316,6 +324,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     return {
         "lat": lat,
         "settle": settle,
+        "after_last": after_last,
         "flash": flash,
         "heap": heap,
         "card_flash": card_flash,
@@ -505,7 +514,14 @@ def run(
         wall0, emu0 = time.monotonic(), e.clock_ns()
         if do_profile:
             profile_on(e, uf2)
-        m = play_measured(e, reader, rounds, heap_every, pitch_ms)
+        try:
+            m = play_measured(e, reader, rounds, heap_every, pitch_ms)
+        except Exception:  # the chip's own account of it first (a refusal names no cause)
+            print(
+                "  the run failed; the chip's console, last lines:\n      "
+                + "\n      ".join(e.control("console")["text"].strip().splitlines()[-25:])
+            )
+            raise
         wall, emulated = time.monotonic() - wall0, (e.clock_ns() - emu0) / 1e9
         if do_profile:
             report_profile(e, uf2, "the chip's time during the deck check and round(s)", emulated)
@@ -580,6 +596,28 @@ def run(
             "  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
             "(target 10 ms for validate + settle alone)" % ms(med(m["settle"]))
         )
+    if rounds > 1 and len(round_lat) == 36 * rounds:
+        first, rest = round_lat[:36], round_lat[36:]
+        sums = sorted(sum(rest[i : i + 36]) for i in range(0, len(rest), 36))
+        print(
+            "  the first round after boot against the others (target: within 20 ms): card -> "
+            "frame median %.1f ms / %.1f ms, sum of its 36 cards %.0f ms / the others' median "
+            "%.0f ms, from %.0f to %.0f ms"
+            % (med(first), med(rest), sum(first), med(sums), sums[0], sums[-1])
+        )
+        if len(m["settle"]) == rounds:
+            print(
+                "    decisions -> round_result: first %.1f ms / median of the others %.1f ms"
+                % (ms(m["settle"][0]), ms(med(m["settle"][1:])))
+            )
+        a = m["after_last"]
+        if len(a) == rounds:
+            srt = sorted(a[1:])
+            print(
+                "    the stub's last card -> round_result (the settling, no riffle in it): first "
+                "%.1f ms / the others median %.1f ms, from %.1f to %.1f ms"
+                % (ms(a[0]), ms(med(a[1:])), ms(srt[0]), ms(srt[-1]))
+            )
     for i, (b, er, ch) in enumerate(m["flash"]):
         print(
             "  flash, round %d: %.1f KB programmed (page-program traffic, 256 B pages), of which "
