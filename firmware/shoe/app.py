@@ -57,6 +57,13 @@ def _nothing():
     pass
 
 
+def _what(exc):
+    """repr(exc) and the cause a LinkError carries (the store's MemoryError): what the
+    internal_error event and an "internal" reply say."""
+    d = getattr(exc, "detail", None)
+    return repr(exc) if d is None else "%r: %r" % (exc, d)
+
+
 class App:
     def __init__(self, hw, clock=time.time, ticks_ms=time.ticks_ms):
         # the outbox's 8 KB in one piece first, while the heap is whole: the journal, link and
@@ -315,9 +322,10 @@ class App:
     def fault(self, where, exc):
         """An unexpected exception in a task: log it, report it, keep running."""
         self.faults += 1
-        _log("internal error in %s: %r" % (where, exc))
+        what = _what(exc)
+        _log("internal error in %s: %s" % (where, what))
         try:
-            self.link.send("internal_error", {"where": where, "error": repr(exc)[:120]},
+            self.link.send("internal_error", {"where": where, "error": what[:120]},
                            durable=False)
         except Exception:
             pass
@@ -368,7 +376,7 @@ class App:
                 reply = self.on_command(kind, body, role)
             except Exception as e:
                 self.fault("command " + kind, e)
-                reply = {"ok": False, "reason": "internal", "message": repr(e)[:120]}
+                reply = {"ok": False, "reason": "internal", "message": _what(e)[:120]}
             try:
                 if reply.get("ok", True):
                     self.link.reply(ctr, reply)

@@ -80,7 +80,9 @@ class SendQueue:
         try:
             st.outbox_add(items, state, ops)  # journalled before it can be transmitted
         except Exception as e:
-            raise LinkError(e.reason if isinstance(e, ShoeError) else "store")
+            if isinstance(e, ShoeError):
+                raise LinkError(e.reason)
+            raise LinkError("store", e)   # the cause (a MemoryError: no allocation here)
         out = []
         for eseq, payload, head in items:
             for i in range(nfrag(len(payload))):

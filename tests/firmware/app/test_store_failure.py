@@ -1,0 +1,87 @@
+"""A command whose events the journal cannot write (under MicroPython, the real App): the shoe
+answers `internal` naming the cause (the store's MemoryError, as a fragmented `.mpy` heap on the
+Pico gave: docs/hardware.md), keeps running, and the command's events are not lost: they wait in
+RAM and are journalled and sent once the write succeeds (App._flush_table's backlog)."""
+
+import json
+
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
+from tests.mpy import json_lines, run_mpy
+
+SCRIPT = (
+    APP_PRELUDE
+    + r"""
+from host import make_endpoint
+
+root = sys.argv[1]
+provision(root, "M-0001")
+host = make_endpoint("host", KEYS["shoe"])
+app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
+_ballast = _data_heap(64 * 1024)
+app.boot()
+T = [1000]
+events = []
+
+
+def pump(n=6):
+    for _ in range(n):
+        T[0] += 5
+        out = app.link.transmit(T[0])
+        if out:
+            events.extend(host.receive(out, T[0]))
+        back = host.transmit(T[0])
+        if back:
+            app.on_host_bytes(back, T[0])
+
+
+def command(kind, body):
+    ctr = host.command(kind, body, KEYS["supervisor"] if kind == "configure" else None)
+    for _ in range(40):
+        pump(1)
+        for e in events:
+            if e[0] in ("reply", "error") and e[1].get("re") == ctr:
+                return e[0], e[1]
+    raise RuntimeError("no answer to " + kind)
+
+
+pump(10)
+command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
+                      "paytable": "fcf-public-1"})
+command("load_deck", {"serial": "3A7F", "back": "R"})
+for c in deck() + [52]:
+    app.on_read("card", card_code(c))
+    pump(2)
+real = app.journal.outbox_add
+
+
+def no_room(*a, **k):   # once: the allocation that failed on the chip
+    app.journal.outbox_add = real
+    raise MemoryError("memory allocation failed, allocating 988 bytes")
+
+
+app.journal.outbox_add = no_room
+del events[:]
+kind, body = command("open_round", {"seats": {"1": {"wagers": {"ante": 10, "odds": 10}}}})
+for _ in range(30):   # the ticker's ticks: the backlog is retried
+    app.tick()
+    pump(2)
+st = command("status", {})
+print(json.dumps({"kind": kind, "body": body, "faults": app.faults,
+                  "events": [e[0] for e in events if e[0] not in ("reply", "error")],
+                  "internal": [e[1] for e in events if e[0] == "internal_error"],
+                  "status": st[0], "round": st[1].get("round"), "backlog": len(app.backlog)}))
+"""
+)
+
+
+def test_a_journal_write_that_fails_names_its_cause_and_loses_no_event(tmp_path):
+    script = tmp_path / "store_failure.py"
+    script.write_text(SCRIPT)
+    out = json_lines(run_mpy(str(script), heap=APP_ROOM, args=(str(tmp_path),), timeout=120))[-1]
+    assert out["kind"] == "error" and out["body"]["reason"] == "internal", out
+    assert "MemoryError" in out["body"]["detail"] and "988" in out["body"]["detail"], out
+    assert any("MemoryError" in e["error"] for e in out["internal"]), out
+    # the shoe runs on, and the round's events reached the host once the write succeeded
+    assert out["status"] == "reply" and out["faults"] == 1 and out["backlog"] == 0, out
+    assert out["events"].count("round_open") == 1, out
+    assert json.dumps(out)  # (JSON all the way)
