@@ -1,6 +1,23 @@
 """`shoectl deploy`: compile, copy, verify and switch the firmware on a board."""
 
+import sys
+
 from host_tools import deploy as _deploy
+
+# What the .mpy deploy leaves a Pico with the RFID reader (docs/hardware.md, "The `.mpy` deploy
+# with the RFID wiring does not last"): said on every such deploy, the frozen image is the cure.
+PICO_RFID_NOTE = (
+    "note: a Pico with the RFID reader has ~61 KB of heap left after boot with the .mpy deploy "
+    "and ran out of memory in its second or third round on the emulated Pico; a shoe in service "
+    "runs the frozen image (make pico-firmware, then shoectl flash): docs/hardware.md"
+)
+
+
+def memory_note(board, reader=None):
+    """The warning this deploy deserves (PICO_RFID_NOTE), or None."""
+    kind = (_deploy.board_wiring(board, reader).get("reader") or {}).get("kind")
+    return PICO_RFID_NOTE if board == "pico" and kind == "rfid" else None
+
 
 NAME = "deploy"
 HELP = "deploy the firmware to a Pico or an ESP32 (mpy-cross + mpremote, verified by SHA-256)"
@@ -61,4 +78,7 @@ def run(args):
     )
     if quiet:
         print("deployed %s" % summary["version"])
+    note = memory_note(args.board, args.reader)
+    if note:
+        print(note, file=sys.stderr)
     return 0

@@ -303,8 +303,19 @@ def test_cli_errors_are_one_line(board, capsys, tmp_path):
 
 def test_cli_deploy(board, capsys):
     assert cli.main(["deploy", "--board", "esp32", "--port", board.port, "--any-platform"]) == 0
-    out = capsys.readouterr().out
-    assert "verified SHA-256 of" in out and "active version v-" in out
+    got = capsys.readouterr()
+    assert "verified SHA-256 of" in got.out and "active version v-" in got.out
+    assert "frozen image" not in got.err  # an ESP32 gets no Pico note
+
+
+def test_a_pico_deploy_with_the_rfid_reader_says_it_will_not_last(board, capsys):
+    from host_tools.commands.deploy import PICO_RFID_NOTE, memory_note
+
+    assert memory_note("pico") == PICO_RFID_NOTE  # the Pico's wiring fits the RFID reader
+    assert memory_note("pico", "optical") is None and memory_note("esp32") is None
+    args = ["deploy", "--board", "pico", "--port", board.port, "--any-platform", "--quiet"]
+    assert cli.main(args) == 0
+    assert PICO_RFID_NOTE in capsys.readouterr().err
 
 
 def test_provision_writes_config_without_echoing_keys(board, tmp_path, capsys, monkeypatch):
