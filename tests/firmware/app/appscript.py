@@ -79,6 +79,47 @@ _ballast = _data_heap(64 * 1024)
 """
 )
 
+# APP_PRELUDE and an App whose link runs in-process against a host endpoint (`host`), its clock
+# T[0] (ms) moved 5 ms a step: pump(n) exchanges n steps both ways (what reached the host goes to
+# `events`), command(kind, body) -> the shoe's answer (kind, body); shoe.json in sys.argv[1], a
+# 64 KB data heap (test_store_failure.py)
+HOSTED_APP = (
+    APP_PRELUDE
+    + r"""
+from host import make_endpoint
+
+root = sys.argv[1]
+provision(root, "M-0001")
+host = make_endpoint("host", KEYS["shoe"])
+app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
+_ballast = _data_heap(64 * 1024)
+app.boot()
+T = [1000]
+events = []
+
+
+def pump(n=6):
+    for _ in range(n):
+        T[0] += 5
+        out = app.link.transmit(T[0])
+        if out:
+            events.extend(host.receive(out, T[0]))
+        back = host.transmit(T[0])
+        if back:
+            app.on_host_bytes(back, T[0])
+
+
+def command(kind, body):
+    ctr = host.command(kind, body, KEYS["supervisor"] if kind == "configure" else None)
+    for _ in range(40):
+        pump(1)
+        for e in events:
+            if e[0] in ("reply", "error") and e[1].get("re") == ctr:
+                return e[0], e[1]
+    raise RuntimeError("no answer to " + kind)
+"""
+)
+
 
 def run_clocked(tmp_path, fw_build, script):
     """Run a CLOCKED_APP script under MicroPython at APP_ROOM -> the JSON of its last line."""

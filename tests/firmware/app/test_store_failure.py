@@ -5,45 +5,12 @@ RAM and are journalled and sent once the write succeeds (App._flush_table's back
 
 import json
 
-from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
+from tests.firmware.app.appscript import APP_ROOM, HOSTED_APP
 from tests.mpy import json_lines, run_mpy
 
 SCRIPT = (
-    APP_PRELUDE
+    HOSTED_APP
     + r"""
-from host import make_endpoint
-
-root = sys.argv[1]
-provision(root, "M-0001")
-host = make_endpoint("host", KEYS["shoe"])
-app = App(Hardware(host=None, reader=None, state_dir=root, board_name="inproc"))
-_ballast = _data_heap(64 * 1024)
-app.boot()
-T = [1000]
-events = []
-
-
-def pump(n=6):
-    for _ in range(n):
-        T[0] += 5
-        out = app.link.transmit(T[0])
-        if out:
-            events.extend(host.receive(out, T[0]))
-        back = host.transmit(T[0])
-        if back:
-            app.on_host_bytes(back, T[0])
-
-
-def command(kind, body):
-    ctr = host.command(kind, body, KEYS["supervisor"] if kind == "configure" else None)
-    for _ in range(40):
-        pump(1)
-        for e in events:
-            if e[0] in ("reply", "error") and e[1].get("re") == ctr:
-                return e[0], e[1]
-    raise RuntimeError("no answer to " + kind)
-
-
 pump(10)
 command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
                       "paytable": "fcf-public-1"})
