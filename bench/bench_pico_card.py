@@ -1,6 +1,6 @@
 """Where a round card's chip time goes: the app's card path on the emulated Pico, stage by stage.
 
-    .venv/bin/python bench/bench_pico_card.py [--cards 36] [--game fcf|hcf]
+    .venv/bin/python bench/bench_pico_card.py [--cards 36] [--game fcf|hcf] [--frozen]
 
 The shoe is assembled as shipped (`shoectl deploy --board pico`, `shoectl provision`) and booted
 with the service jumper, so main.py builds the hardware and leaves the REPL free. At the REPL the
@@ -32,7 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from host_tools import frozen  # noqa: E402
 from host_tools.link import ShoeLink  # noqa: E402
 from host_tools.sim import emu as _emu  # noqa: E402
 from shoe.cardcode import CardCodes  # noqa: E402
@@ -235,6 +237,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cards", type=int, default=36, help="round cards to time (even)")
     ap.add_argument("--game", choices=["fcf", "hcf"], default="fcf")
+    ap.add_argument(
+        "--frozen",
+        action="store_true",
+        help="the image with the firmware frozen in (build/pico-firmware/firmware.uf2, what "
+        "ships): main.py copied and provisioned as bench_pico.py --frozen does, no deploy",
+    )
     args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
     if why:
@@ -252,8 +260,15 @@ def main(argv=None):
     total = per_hand * 7 + (1 if game == "four-card-frenzy" else 0)
     n = min(args.cards, total)
     round_cards = [mk(c) for c in deck[:n]]
-    with _emu.Emulator(d / "state") as e:
-        asm = _emu.assemble(e, keys_file, reset=False)
+    uf2 = None
+    if args.frozen:
+        from bench_pico import assemble_frozen
+
+        uf2 = str(frozen.DEFAULT_UF2)
+        asm = assemble_frozen(d / "state", "rfid", keys_file, uf2)  # the Pico's own wiring
+    with _emu.Emulator(d / "state", uf2=uf2) as e:
+        if not args.frozen:
+            asm = _emu.assemble(e, keys_file, reset=False)
         dev = _emu.service_repl(e)  # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(dev)
@@ -314,9 +329,15 @@ def main(argv=None):
                 ev = link.events.get()
                 got += ev[0] == "card" if isinstance(ev, tuple) else 0
     print(
-        "emulated Pico (deploy %.0f s wall): %s, six seats, every side wager; %d round cards "
+        "emulated Pico (%s): %s, six seats, every side wager; %d round cards "
         "through App.on_read + App.pump, chip time (ticks_us = emulated time)"
-        % (asm["deploy_s"], game, n)
+        % (
+            "frozen image, main.py copied"
+            if args.frozen
+            else "deploy %.0f s wall" % asm["deploy_s"],
+            game,
+            n,
+        )
     )
     if dealt != n:
         print("  WARNING: the table placed %d of %d cards (a card was refused)" % (dealt, n))
