@@ -138,13 +138,17 @@ class App:
             r.dedup = self.hw.beam is not None or bool(cfg.get("double_reads"))
 
     # ---- events -------------------------------------------------------------------------
-    def _flush_table(self):
+    def _flush_table(self, again=True):
         """Journal the table's new events together with the state they lead to (one atomic
         record holding the delta: a power cut leaves either both or neither), then they can be
         transmitted. After a round result or void the journal may compact (a full snapshot).
 
         If the outbox is full (the host has been away for long), the events wait in RAM and
-        are retried on every tick; `status` reports the backlog.
+        are retried on every tick; `status` reports the backlog. A write that ran out of memory
+        is tried once more at once after a collection (the failed record's own pieces are
+        garbage by then; a fragmented heap on the Pico's .mpy deploy, docs/hardware.md), so
+        the command that made the events is answered for them; if it fails again they wait as
+        for a full outbox and the error goes up (an `internal` reply naming the cause).
         """
         if self.table.out:   # (pop_events() makes a new list: not on every idle tick)
             self.backlog.extend(self.table.pop_events())
@@ -158,6 +162,7 @@ class App:
         wire = [for_wire(k, b) for k, b in self.backlog]
         t = self.table
         ops = t.take_delta()   # a dealt card: the table's own delta, no snapshot to diff
+        short = False
         try:
             if ops is None:
                 self.link.send_many(wire, state={"table": t.state()})
@@ -165,9 +170,15 @@ class App:
                 self.link.send_many(wire, ops=ops)
         except Exception as e:
             t.delta_failed()   # not journalled: the next write carries the whole change
-            if not isinstance(e, LinkError) or e.reason != "outbox_full":
+            short = again and isinstance(e, LinkError) and isinstance(e.detail, MemoryError)
+            if not short and (not isinstance(e, LinkError) or e.reason != "outbox_full"):
                 raise
-            return
+            if not short:
+                return
+        if short:   # outside the handler: nothing holds the failed attempt's pieces now
+            wire = ops = None
+            gc.collect()
+            return self._flush_table(False)
         self._between()   # the journal's write is behind, the round's record may be next
         settled = boundary = False
         for kind, body in wire:
