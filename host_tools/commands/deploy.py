@@ -8,7 +8,7 @@ from host_tools import deploy as _deploy
 # with the RFID wiring does not last"): said on every such deploy, the frozen image is the cure.
 PICO_RFID_NOTE = (
     "note: a Pico with the RFID reader has ~61 KB of heap left after boot with the .mpy deploy "
-    "and ran out of memory in its second or third round on the emulated Pico; a shoe in service "
+    "and ran out of memory within its first four rounds on the emulated Pico; a shoe in service "
     "runs the frozen image (make pico-firmware, then shoectl flash): docs/hardware.md"
 )
 
