@@ -171,10 +171,10 @@ class App:
         except Exception as e:
             t.delta_failed()   # not journalled: the next write carries the whole change
             short = again and isinstance(e, LinkError) and isinstance(e.detail, MemoryError)
-            if not short and (not isinstance(e, LinkError) or e.reason != "outbox_full"):
-                raise
             if not short:
-                return
+                if isinstance(e, LinkError) and e.reason == "outbox_full":
+                    return
+                raise
         if short:   # outside the handler: nothing holds the failed attempt's pieces now
             wire = ops = None
             gc.collect()
