@@ -108,6 +108,16 @@ def _firmware_version():
     raise ValueError("no VERSION line in firmware/shoe/__init__.py")
 
 
+def _sources():
+    """Where the freeze reads FIRMWARE from: the frozen image's own copy of the sources when its
+    build made one (SHOE_FROZEN_SOURCES, written by tools/build_pico_firmware.sh through
+    host_tools/flashnative.py: the same files with each `# frozen: @micropython.native` marker
+    made the decorator, native code that costs no RAM in flash), else firmware/ itself."""
+    import os
+
+    return os.environ.get("SHOE_FROZEN_SOURCES") or "../firmware"
+
+
 metadata(description="Smart dealing shoe firmware", version=_firmware_version())
 for _path in FIRMWARE:
-    module(_path, base_path="../firmware", opt=1)
+    module(_path, base_path=_sources(), opt=1)

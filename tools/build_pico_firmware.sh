@@ -75,10 +75,18 @@ fi
 # What the image freezes of ours must be exactly what ships (board/manifest_common.py FIRMWARE,
 # the list `shoectl deploy` copies) and the board's wiring, at -O1; everything else must come
 # from the MicroPython sources themselves (the port's own modules). Nothing host- or test-only.
+# The image freezes its own copy of the FIRMWARE files: each `# frozen: @micropython.native`
+# marker made the decorator (host_tools/flashnative.py: machine code that, in flash, costs no
+# RAM; the .mpy deploy and the unix port read the marker as a comment).
+STAGE="$OUT/frozen-src"
+python3 "$ROOT/host_tools/flashnative.py" stage "$STAGE"
+export SHOE_FROZEN_SOURCES="$STAGE"
 echo "pico-firmware: checking board/pico/manifest.py against board/manifest_common.py"
-python3 - "$ROOT" "$MP" <<'PY'
+python3 - "$ROOT" "$MP" "$STAGE" <<'PY'
 import os, sys
-root, mp = sys.argv[1], os.path.realpath(sys.argv[2])
+root, mp, stage = sys.argv[1], os.path.realpath(sys.argv[2]), os.path.realpath(sys.argv[3])
+sys.path.insert(0, os.path.join(root, "host_tools"))
+import flashnative
 sys.path.insert(0, os.path.join(mp, "tools"))
 import manifestfile as mf
 m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": mp, "PORT_DIR": os.path.join(mp, "ports/rp2"),
@@ -88,9 +96,15 @@ m.execute(os.path.join(root, "board/pico/manifest.py"))
 ns = {}
 src = open(os.path.join(root, "board/manifest_common.py")).read()
 exec(src[:src.index("metadata(")], ns)
-want = {os.path.join(root, "firmware", p): p for p in ns["FIRMWARE"]}
+want = {os.path.join(stage, p): p for p in ns["FIRMWARE"]}
 want[os.path.join(root, "board/pico/wiring.py")] = "wiring.py"
 ours, stock, bad = {}, 0, []
+for p in ns["FIRMWARE"]:  # the copy is the firmware's sources, transformed, and nothing else
+    with open(os.path.join(root, "firmware", p), encoding="utf-8") as f:
+        src = flashnative.transform(f.read())
+    with open(os.path.join(stage, p), encoding="utf-8") as f:
+        if f.read() != src:
+            bad.append("%s: the frozen copy is not firmware/%s transformed" % (p, p))
 for f in m.files():
     full = os.path.realpath(f.full_path)
     if full.startswith(mp + os.sep):
@@ -151,4 +165,20 @@ for line in sys.stdin:
     if len(f) == 3 and f[1] == "t" and f[2].startswith("fun_data_") and int(f[0], 16) % 4:
         print(f[2])')
 [ -z "$bad" ] || { echo "pico-firmware: frozen native code not word-aligned: $bad" >&2; exit 1; }
+# every function the sources mark (and every @micropython.native one) is machine code in the
+# image: its fun_data_ symbol is code ("t"), not bytecode data ("r")
+bad=$(arm-none-eabi-nm "$OUT/firmware.elf" | python3 -c '
+import os, re, sys
+root = sys.argv[1]
+sys.path.insert(0, os.path.join(root, "host_tools"))
+import flashnative
+code = {f[2] for f in (l.split() for l in sys.stdin) if len(f) == 3 and f[1] == "t"}
+for rel in flashnative._firmware_list(root):
+    text = open(os.path.join(root, "firmware", rel), encoding="utf-8").read()
+    mod = rel[:-3].replace("/", "_")
+    names = flashnative.marked(text) + re.findall(r"^[ \t]*@micropython\.native\s*\n[ \t]*def (\w+)", text, re.M)
+    for n in names:
+        if "fun_data_%s_%s" % (mod, n) not in code:
+            print("%s.%s" % (rel, n))' "$ROOT")
+[ -z "$bad" ] || { echo "pico-firmware: marked native but not machine code in the image: $bad" >&2; exit 1; }
 echo "pico-firmware: $OUT/firmware.uf2 ($(stat -c %s "$OUT/firmware.uf2") bytes, sha256 $(sha256sum "$OUT/firmware.uf2" | cut -c1-16)...)"
