@@ -27,6 +27,7 @@ import secrets
 import subprocess
 import tempfile
 import threading
+from pathlib import Path
 
 from host_tools import runtime
 from host_tools.errors import ShoeError
@@ -60,20 +61,22 @@ def _failed(lineno, message, reason):
     return dumps({"type": "error", "line": lineno, "message": message, "reason": reason})
 
 
-def compiled_firmware():
+def compiled_firmware(sources=None, out=CACHE):
     """The engine's modules compiled by host_tools/build.py (the board's flags, plus no source
     lines: the .mpy must fit the 64 KB heap beside a pay table) into build/mpy-engine, cached;
-    None if that is not possible."""
+    None if that is not possible. `sources`: another copy of firmware/ to compile (the frozen
+    image's, host_tools/flashnative.py), into `out`."""
     from host_tools import build
 
+    root = Path(sources) if sources is not None else runtime.FIRMWARE
     pairs = []
     for rel in _SOURCES:
-        p = runtime.FIRMWARE / rel
+        p = root / rel
         for src in sorted(p.glob("*.py")) if p.is_dir() else [p]:
-            pairs.append((src, src.relative_to(runtime.FIRMWARE).as_posix()))
+            pairs.append((src, src.relative_to(root).as_posix()))
     pairs.append((runtime.HOST_ENGINE / "evalrun.py", "evalrun.py"))  # found before the .py
     try:
-        return build.compile_files(pairs, CACHE, extra=("-X", "no-source-lines"))
+        return build.compile_files(pairs, out, extra=("-X", "no-source-lines"))
     except (ShoeError, OSError):
         return None
 
@@ -81,11 +84,13 @@ def compiled_firmware():
 class Evaluator:
     """One evaluation runtime for a stream of rounds; use as a context manager."""
 
-    def __init__(self, runtime_name="micropython", heap=None):
+    def __init__(self, runtime_name="micropython", heap=None, firmware=None):
+        """firmware: a directory of compiled modules to run instead of compiled_firmware()'s."""
         if runtime_name not in RUNTIMES:
             raise ShoeError("unknown runtime %r (micropython or cpython)" % runtime_name)
         self.runtime = runtime_name
         self.heap = heap
+        self.firmware = firmware
         self.proc = None
         self._stderr = None
 
@@ -98,8 +103,13 @@ class Evaluator:
         self.close()
 
     def _start(self):
-        cache = compiled_firmware()
-        extra = [cache] if cache is not None and self._probe(cache) else []
+        if self.firmware is not None:  # that build or nothing (no fallback to the sources)
+            if not self._probe(self.firmware):
+                raise ShoeError("the engine does not import from %s" % self.firmware)
+            extra = [self.firmware]
+        else:
+            cache = compiled_firmware()
+            extra = [cache] if cache is not None and self._probe(cache) else []
         self._stderr = tempfile.TemporaryFile()
         self._token = "pt" + secrets.token_hex(8)
         self._count = 0

@@ -21,12 +21,14 @@ _SUMS = const(0x7FFF)
 _LOW_BITS = const(0x249)  # bit 0 of each 3-bit suit counter
 
 
+# frozen: @micropython.native
 def _run5(m):
     e = (m << 1) | (m >> 12)  # ace copied below the deuce
     return e & (e >> 1) & (e >> 2) & (e >> 3) & (e >> 4)
 
 
 # clause: 684a.7(d)(4), 684a.11(d)(3), rules:1.6-all-six
+# frozen: @micropython.native
 def category(cards, extra=-1):
     """Category id of the best five of six card ids (distinct, trusted), or None.
     `extra` (the All-Six card) may be given apart from the seat's five `cards`.

@@ -54,6 +54,7 @@ _ROYAL_RUN = const(1 << 10)  # run whose low card is J (rank 9), shifted like th
 _V = tuple((1 << (c >> 2)) | (1 << (15 + 3 * (c & 3))) for c in range(52))
 
 
+# frozen: @micropython.native
 def _flush4(a, b, c, d, e, t):
     # Four or five cards of one suit: the flush or straight flush of those cards is the best
     # four (trips and quads need three different suits, impossible beside a four-card flush).
@@ -79,6 +80,7 @@ def _flush4(a, b, c, d, e, t):
     return FLUSH << _SHIFT | _top4(m)
 
 
+# frozen: @micropython.native
 def _top4(m):
     # m has four or five bits: drop the lowest while more than four remain.
     n = m & (m - 1)
@@ -89,6 +91,7 @@ def _top4(m):
 
 
 # clause: rules:1.2-categories, rules:1.2-ace, rules:1.2-best-four, rules:1.2-tiebreak, 684a.11(c)
+# frozen: @micropython.native
 def value5(a, b, c, d, e):
     """The value of the best four of five card ids (0..51, distinct, trusted)."""
     V = _V

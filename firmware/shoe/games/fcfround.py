@@ -19,6 +19,7 @@ _TRIPS = const(5)
 _STRAIGHT_FLUSH = const(6)
 
 
+# frozen: @micropython.native
 def best_names(names, ids, v):
     """pick(names, ids, fcf.best_cards(ids, v)) by one sort of (in group << 9 | id << 3 |
     position): the group (pair, two pairs, trips, quads) first, then the highest cards, each
@@ -40,6 +41,7 @@ def best_names(names, ids, v):
     return [names[k[4] & 7], names[k[3] & 7], names[k[2] & 7], names[k[1] & 7]]
 
 
+# frozen: @micropython.native
 def settle(head, table, rules, dealer, six, seats, raises, values, dealer_names, six_name,
            emit=None):
     """Fill head (the result dict) with dealer, all_six_card and seats; see engine for emit.

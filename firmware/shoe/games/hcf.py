@@ -33,6 +33,7 @@ _masks = [0, 0, 0, 0]  # preallocated per-suit rank masks (one hand at a time)
 _POP = bytes(bin(i).count("1") for i in range(128))
 
 
+# frozen: @micropython.native
 def _fill(hand):
     ms = _masks
     ms[0] = ms[1] = ms[2] = ms[3] = 0
@@ -42,6 +43,7 @@ def _fill(hand):
 
 
 # clause: rules:2.1-flush, rules:2.1-compare
+# frozen: @micropython.native
 def flush_value(hand):
     """length << 13 | mask of the hand's flush (the best suit)."""
     ms = _fill(hand)
@@ -55,6 +57,7 @@ def flush_value(hand):
     return best
 
 
+# frozen: @micropython.native
 def flush_suit(hand):
     """The suit (0..3) holding the flush; the lowest suit when two suits are identical in rank."""
     ms = _fill(hand)
@@ -82,6 +85,7 @@ def qualifies(v):
 
 
 # clause: rules:2.1-straight-flush
+# frozen: @micropython.native
 def straight_flush(hand):
     """Length (3..7) of the longest straight flush, 0 if none."""
     ms = _fill(hand)
@@ -110,6 +114,7 @@ def raise_multiples(v):
 
 
 # clause: rules:2.1-flush
+# frozen: @micropython.native
 def flush_cards(hand, v):
     """The flush's card ids, high to low."""
     suit = flush_suit(hand)

@@ -11,14 +11,17 @@ from shoe.games.vocab import LOST, ONE
 GAME = hcf.GAME
 
 
+# frozen: @micropython.native
 def _pay(section, n):
     return pay(section, str(n))
 
 
+# frozen: @micropython.native
 def _flush(names, ids, v):
     return {"length": hcf.length(v), "cards": pick(names, ids, hcf.flush_cards(ids, v))}
 
 
+# frozen: @micropython.native
 def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit=None):
     """Fill head (the result dict) with dealer and seats; see engine for emit.
     values: hcf.flush_value of each seat's hand (computed by the engine's raise check)."""

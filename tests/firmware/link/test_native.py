@@ -2,13 +2,19 @@
 CPython gives running the same source as plain Python (host_tools/_micropython.py makes the
 decorators identities there): random values (hypothesis) encoded by the unix port from the .mpy
 files a board gets (native code for this machine) and by CPython, byte for byte, errors included.
+So do the functions native only in the frozen image (`# frozen: @micropython.native`,
+host_tools/flashnative.py): the frozen image's copy of the sources, compiled native for this
+machine, against CPython.
 """
 
 import re
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from host_tools import flashnative
 from host_tools.runtime import FIRMWARE
 from shoe.link import codec
 from tests.firmware.link.helpers import run_fw
@@ -26,6 +32,25 @@ NATIVE = {
     "shoe.games.engine.parse_cards",
     "shoe.games.engine._seat_cards",
     "shoe.games.engine.validate",
+}
+# ... and those native in the frozen image only (flash), checked by
+# test_flash_native_game_modules_equal_cpython
+FLASH_NATIVE = {
+    "shoe.games.fcf._flush4",
+    "shoe.games.fcf._top4",
+    "shoe.games.fcf.value5",
+    "shoe.games.allsix._run5",
+    "shoe.games.allsix.category",
+    "shoe.games.fcfround.best_names",
+    "shoe.games.fcfround.settle",
+    "shoe.games.hcf._fill",
+    "shoe.games.hcf.flush_value",
+    "shoe.games.hcf.flush_suit",
+    "shoe.games.hcf.straight_flush",
+    "shoe.games.hcf.flush_cards",
+    "shoe.games.hcfround._pay",
+    "shoe.games.hcfround._flush",
+    "shoe.games.hcfround.settle",
 }
 
 _scalars = (
@@ -129,12 +154,15 @@ def _cpython(v):
 
 
 def test_the_native_list_is_the_firmwares(fw_build):
-    found = set()
+    found, flash = set(), set()
     for path in (FIRMWARE / "shoe").rglob("*.py"):
         mod = ".".join(path.relative_to(FIRMWARE).with_suffix("").parts)
-        for m in re.finditer(r"@micropython\.(?:native|viper)\s*\ndef (\w+)", path.read_text()):
+        text = path.read_text()
+        for m in re.finditer(r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", text, re.M):
             found.add(mod + "." + m.group(1))
+        flash.update(mod + "." + name for name in flashnative.marked(text))
     assert found == NATIVE
+    assert flash == FLASH_NATIVE
     # ... and the build the unix port runs below holds native code (.mpy header: arch != 0)
     assert (fw_build / "shoe" / "link" / "codec.mpy").read_bytes()[2] >> 2 != 0
 
@@ -169,6 +197,46 @@ def test_engine_native_equals_cpython(seed):
     assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
     for i, (a, b) in enumerate(zip(m, c), 1):
         assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(min_value=0, max_value=2**32))
+def test_flash_native_game_modules_equal_cpython(flash_native_build, seed):
+    """The frozen image's copy of the game modules (markers made decorators), compiled native
+    for this machine and run on the unix port (at 1 MB: native code costs the unix port heap,
+    which is why only the frozen image has it), settles seeded rounds of both games, every 5th
+    broken, exactly as CPython does."""
+    from host_tools.engine.evaluate import Evaluator
+    from tests.firmware.games.rounds import stream
+
+    lines = stream(seed=seed, count=150, bad_every=5)
+    with Evaluator("micropython", heap="1m", firmware=flash_native_build) as ev:
+        m = list(ev.results(lines))
+    with Evaluator("cpython") as ev:
+        c = list(ev.results(lines))
+    assert len(m) == len(c) == 150
+    assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
+    for i, (a, b) in enumerate(zip(m, c), 1):
+        assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
+
+
+@pytest.fixture(scope="module")
+def flash_native_build(tmp_path_factory):
+    """The engine compiled from the frozen image's copy of the sources; checked to hold native
+    code where the markers are (the .mpy header's arch), so the test above runs machine code."""
+    from host_tools.engine.evaluate import compiled_firmware
+
+    stage = tmp_path_factory.mktemp("frozen-src")
+    holding = flashnative.stage(stage)
+    assert sorted(holding) == ["shoe/games/allsix.py", "shoe/games/fcf.py",
+                               "shoe/games/fcfround.py", "shoe/games/hcf.py",
+                               "shoe/games/hcfround.py"]
+    out = compiled_firmware(sources=stage, out=tmp_path_factory.mktemp("flash-native-mpy"))
+    assert out is not None
+    for rel in holding:
+        assert (out / rel).with_suffix(".mpy").read_bytes()[2] >> 2 != 0, rel
+    assert (out / "shoe" / "games" / "paytable.mpy").read_bytes()[2] >> 2 == 0
+    return out
 
 
 def test_a_kept_shape_never_encodes_the_keys_that_only_equal_its_own(fw_build):
