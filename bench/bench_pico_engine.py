@@ -231,10 +231,11 @@ def main(argv=None):
         _row("%s: validate + settle" % label, cf, uf)
     _row("fcf.value5, per hand", c["value5"] if c else None, u["value5"])
     if c:
-        for issue, limit in ((10, 10000), (19, 6000)):
+        for issue, limit, game in ((10, 10000, "fcf"), (19, 6000, "fcf"), (19, 6000, "hcf")):
             print(
-                "  target (issue %d): six-seat FCF validate + settle <= %s us on the chip: %s"
-                % (issue, format(limit, ","), "met" if c["fcf"][2] <= limit else "NOT met")
+                "  target (issue %d): six-seat %s validate + settle <= %s us on the chip: %s"
+                % (issue, game.upper(), format(limit, ","),
+                   "met" if c[game][2] <= limit else "NOT met")
             )
 
 

@@ -1,6 +1,6 @@
 """RFID driver figures on the emulated Pico (RP2040 at 125 MHz, rp2040js), in emulated time.
 
-    .venv/bin/python bench/bench_pico_rfid.py [--periods 20,5,2] [--cards 20]
+    .venv/bin/python bench/bench_pico_rfid.py [--periods 20,5,2] [--cards 20] [--frozen]
                                               [--paces 400/250,200/120] [--deck]
 
 The shoe is assembled as shipped (`shoectl deploy --board pico`, `shoectl provision`) and booted
@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from host_tools import frozen  # noqa: E402
 from host_tools.sim import emu as _emu  # noqa: E402
 
 CODE = "3A7FRAs1d52a21b"
@@ -356,6 +357,12 @@ def main(argv=None):
     ap.add_argument("--auth", action="store_true", help="authenticated tags (NTAG 424 DNA)")
     ap.add_argument("--auth-reads", type=int, default=12)
     ap.add_argument("--auth-paces", default="250/200,120/80")
+    ap.add_argument(
+        "--frozen",
+        action="store_true",
+        help="the image with the firmware frozen in (build/pico-firmware/firmware.uf2, what "
+        "ships): main.py copied and provisioned as bench_pico.py --frozen does, no deploy",
+    )
     args = ap.parse_args(argv if argv is not None else [])
     why = _emu.missing()
     if why:
@@ -372,12 +379,21 @@ def main(argv=None):
     d = Path(tempfile.mkdtemp(prefix="bench-rfid-"))
     keys = _emu.write_keys_file(d / "shoe.json")
     state = d / "state"
-    with _emu.Emulator(state) as e:
-        asm = _emu.assemble(e, keys, reset=False)
-        print(
-            "emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
-            % asm["deploy_s"]
-        )
+    uf2 = None
+    if args.frozen:
+        from bench_pico import assemble_frozen
+
+        uf2 = str(frozen.DEFAULT_UF2)
+        assemble_frozen(state, "rfid", keys, uf2)  # the Pico's own wiring
+    with _emu.Emulator(state, uf2=uf2) as e:
+        if args.frozen:
+            print("emulated Pico, the frozen image (main.py copied), service mode at the REPL")
+        else:
+            asm = _emu.assemble(e, keys, reset=False)
+            print(
+                "emulated Pico, shoe as shipped (deploy %.0f s wall), service mode at the REPL"
+                % asm["deploy_s"]
+            )
         dev = _emu.service_repl(e)  # the service jumper: main.py leaves the REPL free
         with dev:
             chip = Chip(e, dev)
