@@ -50,7 +50,9 @@ def _scan(text):
             j += 1
         d = _DEF.match(lines[j]) if j < len(lines) else None
         if d is None or not lines[j].startswith(m.group(1) + "def "):
-            raise MarkError("line %d: %r is not right above a def at its indentation" % (i + 1, MARK))
+            raise MarkError(
+                "line %d: %r is not right above a def at its indentation" % (i + 1, MARK)
+            )
         found.append((i, m.group(1), d.group(1)))
     return lines, found
 
@@ -114,8 +116,13 @@ def main(argv):
     except MarkError as e:
         sys.exit("flashnative: %s" % e)
     n = sum(len(v) for v in holding.values())
-    print("flashnative: %d functions native in flash (%s)" % (n, ", ".join(
-        "%s: %s" % (rel, " ".join(names)) for rel, names in sorted(holding.items()))))
+    print(
+        "flashnative: %d functions native in flash (%s)"
+        % (
+            n,
+            ", ".join("%s: %s" % (rel, " ".join(names)) for rel, names in sorted(holding.items())),
+        )
+    )
 
 
 if __name__ == "__main__":
