@@ -17,11 +17,13 @@ in a traceback): the import interns that name anyway, while a path ("shoe/table/
 one more qstr per loaded module, kept for good (on the Pico ~30 B each, and at boot the RFID
 shoe's qstrs then outgrew the sixth qstr pool: the seventh costs 7.7 KB).
 
-Native code (`@micropython.native` functions, the per-card byte work: docs/hardware.md section
-8) is machine code for one architecture: mpy-cross refuses it without `-march`, and a .mpy holding
-it loads only on that architecture (files without native code stay portable). The virtual board
-and the tests run on this machine's unix port (`-march=host`); deploy compiles for the board's
-chip (BOARD_ARCH); the frozen image's build passes the port's own (-march=armv6m for rp2).
+Native code (`@micropython.native` functions) is machine code for one architecture: mpy-cross
+refuses it without `-march`, and a .mpy holding it loads only on that architecture (files
+without native code stay portable). The firmware's native functions are native in the frozen
+image only (host_tools/flashnative.py: in a .mpy their machine code would sit in the chip's
+heap), so what is compiled here holds none today; the flags still name the chip, the virtual
+board's and the tests' this machine's unix port (`-march=host`), deploy's the board's
+(BOARD_ARCH), and tests/firmware/link/test_native.py compiles the frozen image's copy with them.
 
 A compiled file is reused while the SHA-1 of its source, the tool's path and the flags are those
 recorded beside it (x.mpy.sha1); files are written atomically (a virtual board starting in
@@ -180,7 +182,7 @@ def firmware_sources(only=None):
 
 
 def compile_shipped(out_root=None, arch=HOST_ARCH):
-    """What a board gets, compiled: the virtual board imports only these (native code for this
+    """What a board gets, compiled: the virtual board imports only these (compiled for this
     machine, build/board); deploy sends them compiled for its chip (build/board-<arch>)."""
     if out_root is None:
         out_root = BOARD_BUILD if arch == HOST_ARCH else BOARD_BUILD.with_name("board-" + arch)

@@ -66,7 +66,7 @@ def board_wiring(board, reader=None):
 def compile_firmware(board, progress=None, reader=None):
     """-> {device path (relative to the version dir): bytes}: the files board/manifest_common.py
     lists (FIRMWARE, compiled by host_tools/build.py at the manifest's opt level, the same .mpy
-    the virtual board imports, with native code for the board's chip) and the board's wiring,
+    the virtual board imports, compiled for the board's chip) and the board's wiring,
     nothing else."""
     arch = build.board_arch(board)
     out = build.compile_shipped(arch=arch)

@@ -7,7 +7,6 @@
 The API, the error reasons, the result fields beyond interfaces.md 4 and the modules behind it:
 docs/engine.md.
 """
-import micropython
 from micropython import const
 from shoe.errors import ShoeError
 
@@ -73,7 +72,7 @@ def parse_card(name, what):
     fail("card", _what(what), (name,))
 
 
-@micropython.native
+# frozen: @micropython.native
 def parse_cards(names, count, what, dups=True):
     """Card names -> ids, checking type, count, notation and duplicates inside the hand.
     `what` names the hand in errors ("dealer"), or is a seat key (for "seat K cards").
@@ -116,7 +115,7 @@ def _seat_fields(k, s):
         fail("no_cards", k)
 
 
-@micropython.native
+# frozen: @micropython.native
 def _seat_cards(k, names, n, owner, t):
     """Raise for seat k's hand: a bad name first, then a card twice, then a card another hand
     holds (owner: card -> hand tag; this hand's cards may be tagged t already)."""
@@ -253,7 +252,7 @@ def evaluate_round(obj, emit=None):
     return settle(validate(obj), emit)
 
 
-@micropython.native
+# frozen: @micropython.native
 def validate(obj):
     """Every check of evaluate_round (raises EngineError) -> the validated round for settle()."""
     if not isinstance(obj, dict):

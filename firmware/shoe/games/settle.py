@@ -4,16 +4,13 @@ Results are fixed-point odds (units of shoe.games.vocab.ONE = 1/10000): +x paid 
 push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost
 (docs/engine.md, "Settlement").
 """
-import micropython
 from shoe.games.vocab import LOST, ONE
-
-
 
 _NO = ()  # "no category key" (a category may be None)
 
 
 # clause: rules:4-round-down
-@micropython.native
+# frozen: @micropython.native
 def wager(amount, fx, category=_NO):
     """The wager entry {amount, result, payout[, rounded][, category]} for fixed-point fx."""
     if fx < 0:
@@ -32,7 +29,7 @@ def wager(amount, fx, category=_NO):
 
 
 # clause: rules:4-paytable-data
-@micropython.native
+# frozen: @micropython.native
 def pay(section, cat):
     """Fixed-point odds of cat in a pay table section; a missing section or category loses."""
     if section is None or cat is None:
@@ -42,7 +39,7 @@ def pay(section, cat):
 
 
 # clause: rules:1.6-payout-limit
-@micropython.native
+# frozen: @micropython.native
 def net_of(entries, limit):
     """(net, capped, uncapped_net) of wager entries: net = min(wins, limit) - losses."""
     wins = 0

@@ -4,14 +4,13 @@
 malformed input and never anything else. The types, the canonical form and the reasons:
 docs/protocol.md section 6.
 
-The encoder's functions are `@micropython.native` (machine code on a board: a card's event and its
-journal record are encoded on every card; docs/hardware.md section 8); CPython runs them as they
-are (host_tools/_micropython.py) and tests/firmware/link/test_native.py keeps both equal.
+The encoder's functions are machine code in the frozen image (the `# frozen:` marker above each,
+host_tools/flashnative.py: a card's event and its journal record are encoded on every card;
+docs/hardware.md section 8) and bytecode elsewhere; tests/firmware/link/test_native.py keeps the
+native build equal to CPython.
 """
 import struct
 import sys
-
-import micropython
 
 from micropython import const
 
@@ -26,7 +25,7 @@ class CodecError(ShoeError):
         super().__init__(None, reason)
 
 
-@micropython.native
+# frozen: @micropython.native
 def _head(out, major, n):
     m = major << 5
     if n < 24:
@@ -55,7 +54,7 @@ _SHAPES_MAX = const(8)   # the shapes the shoe sends over and over (a card event
                          # reply's parts): two tuples of its keys each; then started afresh
 
 
-@micropython.native
+# frozen: @micropython.native
 def _order(obj):
     """(text, key, key, ...): the keys of a dict in canonical order, `text` True when each is
     a str of under 24 ASCII characters (its encoding is its length's byte and the str itself).
@@ -95,7 +94,7 @@ def _sorted(obj):
     return tuple([text] + [x[1] for x in ks])
 
 
-@micropython.native
+# frozen: @micropython.native
 def _enc(out, obj, depth):
     t = type(obj)  # the exact types the shoe encodes, most frequent first; subclasses below
     if t is str:

@@ -1,41 +1,38 @@
-"""The per-card byte work compiled to machine code (`@micropython.native`) gives exactly what
-CPython gives running the same source as plain Python (host_tools/_micropython.py makes the
-decorators identities there): random values (hypothesis) encoded by the unix port from the .mpy
-files a board gets (native code for this machine) and by CPython, byte for byte, errors included.
-So do the functions native only in the frozen image (`# frozen: @micropython.native`,
-host_tools/flashnative.py): the frozen image's copy of the sources, compiled native for this
-machine, against CPython.
+"""Machine code (`@micropython.native`) gives exactly what CPython gives running the same source
+as plain Python. Every native function of the firmware is native in the frozen image only (a line
+`# frozen: @micropython.native` above its def, host_tools/flashnative.py): in flash it costs no
+RAM, while a `.mpy` deploy would load it into the chip's heap (~2x its bytecode) and the unix
+port's 64 KB `shoectl eval` runs out with it. So the tests here compile the frozen image's copy
+of the sources native for this machine and run it on the unix port: random values (hypothesis)
+encoded byte for byte as CPython encodes them, errors included, and seeded rounds of both games
+settled line for line as CPython settles them.
 """
 
 import re
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from host_tools import flashnative
+from host_tools import build, flashnative
 from host_tools.runtime import FIRMWARE
 from shoe.link import codec
 from tests.firmware.link.helpers import run_fw
 
-# every function of the firmware that is native code, as "module.function"; the test below
+# every function the frozen image has as machine code, as "module.function"; the test below
 # fails when one is added or removed without this list (and so without its equality check)
-NATIVE = {
+FLASH_NATIVE = {
+    # the per-card byte work: every card's event, its seal and its journal record
     "shoe.link.codec._head",
     "shoe.link.codec._order",
     "shoe.link.codec._enc",
-    # the six-seat round's validate + settle (checked by test_engine_native_equals_cpython)
+    # the six-seat round's validate + settle (test_flash_native_game_modules_equal_cpython)
     "shoe.games.settle.wager",
     "shoe.games.settle.pay",
     "shoe.games.settle.net_of",
     "shoe.games.engine.parse_cards",
     "shoe.games.engine._seat_cards",
     "shoe.games.engine.validate",
-}
-# ... and those native in the frozen image only (flash), checked by
-# test_flash_native_game_modules_equal_cpython
-FLASH_NATIVE = {
     "shoe.games.fcf._flush4",
     "shoe.games.fcf._top4",
     "shoe.games.fcf.value5",
@@ -52,6 +49,29 @@ FLASH_NATIVE = {
     "shoe.games.hcfround._flush",
     "shoe.games.hcfround.settle",
 }
+HOLDING = sorted({"/".join(n.split(".")[:-1]) + ".py" for n in FLASH_NATIVE})
+
+
+@pytest.fixture(scope="module")
+def stage(tmp_path_factory):
+    """The frozen image's copy of the sources (as tools/build_pico_firmware.sh writes it)."""
+    out = tmp_path_factory.mktemp("frozen-src")
+    assert sorted(flashnative.stage(out)) == HOLDING
+    return out
+
+
+@pytest.fixture(scope="module")
+def flash_fw(stage, tmp_path_factory):
+    """That copy compiled for this machine (host_tools/build.py, as the virtual board's), checked
+    to hold native code exactly where the markers are (the .mpy header's arch, bits 2-7 of byte
+    2), so the tests below run machine code."""
+    pairs = [(stage / p, p) for p in build.shipped_files()]
+    out = build.compile_files(pairs, tmp_path_factory.mktemp("flash-native-mpy"))
+    for p in build.shipped_files():
+        arch = (out / p).with_suffix(".mpy").read_bytes()[2] >> 2
+        assert (arch != 0) == (p in HOLDING), p
+    return out
+
 
 _scalars = (
     st.none()
@@ -154,49 +174,33 @@ def _cpython(v):
 
 
 def test_the_native_list_is_the_firmwares(fw_build):
+    """FLASH_NATIVE is what the sources mark; nothing is native outside the frozen image (the
+    .mpy files of a deploy and of the virtual board hold no machine code)."""
     found, flash = set(), set()
     for path in (FIRMWARE / "shoe").rglob("*.py"):
         mod = ".".join(path.relative_to(FIRMWARE).with_suffix("").parts)
         text = path.read_text()
-        for m in re.finditer(r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", text, re.M):
+        for m in re.finditer(
+            r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", text, re.M
+        ):
             found.add(mod + "." + m.group(1))
         flash.update(mod + "." + name for name in flashnative.marked(text))
-    assert found == NATIVE
+    assert found == set()
     assert flash == FLASH_NATIVE
-    # ... and the build the unix port runs below holds native code (.mpy header: arch != 0)
-    assert (fw_build / "shoe" / "link" / "codec.mpy").read_bytes()[2] >> 2 != 0
+    assert all(m.read_bytes()[2] >> 2 == 0 for m in (fw_build / "shoe").rglob("*.mpy"))
 
 
 @settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_values | _deep, min_size=300, max_size=300))
-def test_codec_encode_native_equals_cpython(fw_build, tmp_path_factory, values):
+def test_codec_encode_native_equals_cpython(flash_fw, tmp_path_factory, values):
     path = tmp_path_factory.mktemp("native") / "values.txt"
     values = values + FIXED
     path.write_text("".join(repr(v) + "\n" for v in values), encoding="utf-8")
-    got = run_fw(fw_build, RUN, args=(str(path),), heap="1m").splitlines()
+    got = run_fw(flash_fw, RUN, args=(str(path),), heap="1m").splitlines()
     want = [_cpython(v) for v in values]
     assert len(got) == len(want)
     for v, g, w in zip(values, got, want):
         assert g == w, v
-
-
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.integers(min_value=0, max_value=2**32))
-def test_engine_native_equals_cpython(seed):
-    """Seeded rounds (both games, every 5th broken) through `shoectl eval`'s runtimes: the unix
-    port on the .mpy files with native code for this machine, and CPython."""
-    from host_tools.engine.evaluate import Evaluator
-    from tests.firmware.games.rounds import stream
-
-    lines = stream(seed=seed, count=150, bad_every=5)
-    with Evaluator("micropython") as ev:
-        m = list(ev.results(lines))
-    with Evaluator("cpython") as ev:
-        c = list(ev.results(lines))
-    assert len(m) == len(c) == 150
-    assert any('"round_result"' in x for x in m) and any('"error"' in x for x in m)
-    for i, (a, b) in enumerate(zip(m, c), 1):
-        assert a == b, "line %d differs:\n%s\n%s" % (i, a, b)
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
@@ -221,32 +225,30 @@ def test_flash_native_game_modules_equal_cpython(flash_native_build, seed):
 
 
 @pytest.fixture(scope="module")
-def flash_native_build(tmp_path_factory):
-    """The engine compiled from the frozen image's copy of the sources; checked to hold native
-    code where the markers are (the .mpy header's arch), so the test above runs machine code."""
+def flash_native_build(stage, tmp_path_factory):
+    """The engine (`shoectl eval`'s modules) compiled from the frozen image's copy."""
     from host_tools.engine.evaluate import compiled_firmware
 
-    stage = tmp_path_factory.mktemp("frozen-src")
-    holding = flashnative.stage(stage)
-    assert sorted(holding) == ["shoe/games/allsix.py", "shoe/games/fcf.py",
-                               "shoe/games/fcfround.py", "shoe/games/hcf.py",
-                               "shoe/games/hcfround.py"]
-    out = compiled_firmware(sources=stage, out=tmp_path_factory.mktemp("flash-native-mpy"))
+    out = compiled_firmware(sources=stage, out=tmp_path_factory.mktemp("flash-native-engine"))
     assert out is not None
-    for rel in holding:
-        assert (out / rel).with_suffix(".mpy").read_bytes()[2] >> 2 != 0, rel
-    assert (out / "shoe" / "games" / "paytable.mpy").read_bytes()[2] >> 2 == 0
+    assert (out / "shoe" / "games" / "engine.mpy").read_bytes()[2] >> 2 != 0
     return out
 
 
-def test_a_kept_shape_never_encodes_the_keys_that_only_equal_its_own(fw_build):
+@pytest.fixture(params=["bytecode", "native"])
+def either_fw(request, fw_build, flash_fw):
+    """The firmware as the unix port and a deploy run it, and as the frozen image (native)."""
+    return fw_build if request.param == "bytecode" else flash_fw
+
+
+def test_a_kept_shape_never_encodes_the_keys_that_only_equal_its_own(either_fw):
     """The encoder keeps each dict shape's canonical order by the tuple of its keys. True, False
     and 1.0 equal 1 and 0 (and hash alike), so a shape kept for int keys would take a dict keyed
     by them, and encode True as the key 1: each must still be refused ("key"), on both ports."""
     seq = [{1: 1}, {True: 1}, {1.0: 1}, {0: "a", 1: "b"}, {False: "a", True: "b"}, {0: 1, 1.0: 2}]
     want = ["a10101", "error key", "error key", "a2006161016162", "error key", "error key"]
     assert [_cpython(v) for v in seq] == want
-    got = run_fw(fw_build, "from shoe.link import codec\n" + _MPY_SEQ % repr(seq)).splitlines()
+    got = run_fw(either_fw, "from shoe.link import codec\n" + _MPY_SEQ % repr(seq)).splitlines()
     assert got == want
 
 
@@ -260,7 +262,7 @@ for v in %s:
 """
 
 
-def test_a_subclass_of_str_as_a_key_is_encoded_as_its_text(fw_build):
+def test_a_subclass_of_str_as_a_key_is_encoded_as_its_text(either_fw):
     """A key that is a str subclass is encoded as the str, before and after the plain str's
     shape is kept (MicroPython's short-key path writes only exact strs)."""
     code = (
@@ -269,7 +271,7 @@ def test_a_subclass_of_str_as_a_key_is_encoded_as_its_text(fw_build):
         "for d in ({S('a'): 1}, {'a': 1}, {S('a'): 1}):\n"
         "    print(hexlify(codec.encode(d)).decode())\n"
     )
-    assert run_fw(fw_build, code).split() == ["a1616101"] * 3
+    assert run_fw(either_fw, code).split() == ["a1616101"] * 3
 
     class S(str):
         pass
