@@ -234,8 +234,12 @@ def main(argv=None):
         for issue, limit, game in ((10, 10000, "fcf"), (19, 6000, "fcf"), (19, 6000, "hcf")):
             print(
                 "  target (issue %d): six-seat %s validate + settle <= %s us on the chip: %s"
-                % (issue, game.upper(), format(limit, ","),
-                   "met" if c[game][2] <= limit else "NOT met")
+                % (
+                    issue,
+                    game.upper(),
+                    format(limit, ","),
+                    "met" if c[game][2] <= limit else "NOT met",
+                )
             )
 
 
