@@ -198,7 +198,8 @@ def main(argv=None):
         "ships) instead of the .mpy deploy on stock MicroPython",
     )
     args = ap.parse_args(argv if argv is not None else [])
-    # the same sources; native code for this machine on the unix port (a Pico's is ARM Thumb)
+    # the same sources, as the virtual board runs them (bytecode: native code is the frozen
+    # image's alone, host_tools/flashnative.py)
     from host_tools import build
     from host_tools.sim import emu as _emu
 

@@ -116,6 +116,15 @@ def raise_multiples(v):
 # clause: rules:2.1-flush
 # frozen: @micropython.native
 def flush_cards(hand, v):
-    """The flush's card ids, high to low."""
+    """The flush's card ids, high to low: the flush suit's rank mask read from the ace down
+    (no generator and no sort; `v` is not needed, the hand is read again)."""
     suit = flush_suit(hand)
-    return sorted((c for c in hand if c & 3 == suit), reverse=True)
+    m = _masks[suit]   # filled by flush_suit for this hand
+    out = []
+    r = 12
+    while m:
+        if m >> r & 1:
+            out.append(r << 2 | suit)
+            m ^= 1 << r
+        r -= 1
+    return out

@@ -11,9 +11,12 @@ from shoe.games.vocab import LOST, ONE
 GAME = hcf.GAME
 
 
+_LENGTHS = ("0", "1", "2", "3", "4", "5", "6", "7")   # a pay table's keys (no str(n) each time)
+
+
 # frozen: @micropython.native
 def _pay(section, n):
-    return pay(section, str(n))
+    return pay(section, _LENGTHS[n])
 
 
 # frozen: @micropython.native

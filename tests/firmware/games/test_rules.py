@@ -1,6 +1,8 @@
 """Tie-break and settlement tables from rules.md 1 and 2, written out case by case."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe.cards import parse
 from shoe.games import allsix, engine, fcf, hcf
@@ -286,6 +288,17 @@ def test_hcf_flush_and_tie_between_suits():
     assert hcf.flush_cards(hand, v) == h7("Ah 9h 3h")  # A-9-3 beats K-Q-2
     hand = h7("Kh 9h 3h Kc Qc 2c 5d")
     assert hcf.flush_cards(hand, hcf.flush_value(hand)) == h7("Kc Qc 2c")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.permutations(range(52)).map(lambda d: d[:7]))
+def test_hcf_flush_cards_are_the_flush_suits_cards_high_to_low(hand):
+    """flush_cards reads the flush suit's rank mask from the ace down: the same ids as the
+    hand's cards of that suit, sorted high to low (an id is rank << 2 | suit)."""
+    suit = hcf.flush_suit(hand)
+    want = sorted((c for c in hand if c & 3 == suit), reverse=True)
+    got = hcf.flush_cards(hand, hcf.flush_value(hand))
+    assert got == want and len(got) == hcf.length(hcf.flush_value(hand))
 
 
 @pytest.mark.clause("rules:2.1-compare")

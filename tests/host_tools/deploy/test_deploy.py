@@ -308,7 +308,7 @@ def test_cli_deploy(board, capsys):
     assert "frozen image" not in got.err  # an ESP32 gets no Pico note
 
 
-def test_a_pico_deploy_with_the_rfid_reader_says_it_will_not_last(board, capsys):
+def test_a_pico_deploy_with_the_rfid_reader_points_at_the_frozen_image(board, capsys):
     from host_tools.commands.deploy import PICO_RFID_NOTE, memory_note
 
     assert memory_note("pico") == PICO_RFID_NOTE  # the Pico's wiring fits the RFID reader
