@@ -310,6 +310,8 @@ class App:
                      "message": str(e)}
         if (kind == "load_deck" or kind == "open_round") and reply.get("ok"):
             self._prepare_tags()   # before the reply: the host sends the cards after it
+        elif kind[:9] == "configure" and reply.get("ok") and self.table.cfg:
+            self._prefetch = self._warm(self.table.cfg.get("game"))   # a first round this boot
         self._between()   # the command's work is done, its journal write is next
         self._flush_table()
         return reply
@@ -508,7 +510,8 @@ class App:
     def _warm(self, game):
         """What the first round of `game` imports (open_round, decisions, settlement, the packed
         result), one step a call: on a Pico these lazy imports cost the first round after a boot
-        ~160 ms (docs/hardware.md section 8). Imports by the firmware's own calls, not by module
+        ~160 ms (docs/hardware.md section 8). Set at boot for a configured table and after a
+        configure command (the first round of a shoe configured since it booted). Imports by the firmware's own calls, not by module
         names: names not yet interned would cost the boot qstrs (tests/emu/test_qstr_margin.py).
         tests/firmware/app/test_prefetch.py plays a first round and sees no import."""
         from shoe.dealing import setup  # noqa: F401

@@ -3,6 +3,7 @@ needs (shoe.app App._warm). Run under MicroPython without shoe.modules.preload()
 
     micropython prefetch_session.py STATE_DIR configure [hcf]   # configure + deck check, exit
     micropython prefetch_session.py STATE_DIR round [noidle] [hcf]   # boot, idle, first round
+    micropython prefetch_session.py STATE_DIR both [hcf]   # configure + deck check, idle, round
 
 Four Card Frenzy, or High Card Flush with `hcf`.
 
@@ -52,7 +53,7 @@ def loaded():
 def main():
     state, phase = sys.argv[1], sys.argv[2]
     config, wagers = GAMES["hcf" if "hcf" in sys.argv else "fcf"]
-    if phase == "configure":
+    if phase != "round":
         with open(state + "/shoe.json", "w") as f:
             json.dump(
                 {
@@ -95,14 +96,15 @@ def main():
         pump(2)
 
     pump(10)
-    if phase == "configure":
+    if phase != "round":
         command("configure", config)
         command("load_deck", {"serial": "3A7F", "back": "R"})
         for c in list(range(52)) + [52]:
             card(c)
         pump(20)
         print(json.dumps({"configured": app.table.cfg["game"]}))
-        return
+        if phase == "configure":
+            return
     if "noidle" not in sys.argv:
 
         async def idle():  # the ticker's work (App.tick, every tick as ticker_task does it;

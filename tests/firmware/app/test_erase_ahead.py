@@ -48,6 +48,7 @@ def card(c):
 out = {}
 command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
                       "paytable": "fcf-public-1"}, "supervisor")
+app._prefetch = None   # (set again by the configure: not measured here either)
 out["idle_before_deck"] = ticks_at(20, 100, 160, 180)
 command("load_deck", {"serial": "3A7F", "back": "R"})
 out["due_deck_check"] = app.hw.reader.dealing

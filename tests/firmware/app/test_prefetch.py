@@ -1,5 +1,6 @@
-"""The first round after a boot costs no lazy imports: the idle ticker loads them (shoe.app
-App._warm), checked on the unix port with the shipped .mpy files and no preload, as a board."""
+"""The first round after a boot, or after a configure in the same boot, costs no lazy imports:
+the idle ticker loads them (shoe.app App._warm), checked on the unix port with the shipped .mpy
+files and no preload, as a board."""
 
 import pytest
 
@@ -42,3 +43,15 @@ def test_first_round_after_boot_imports_nothing(tmp_path, game, name, settles):
     assert cold["result"] is True
     assert "shoe.games.engine" in cold["imported"]["open_round"]
     assert settles in cold["imported"]["settle"]
+
+
+@pytest.mark.parametrize(
+    "game, settles", [("fcf", "shoe.games.fcfround"), ("hcf", "shoe.games.hcfround")]
+)
+def test_first_round_after_a_configure_in_the_same_boot_imports_nothing(tmp_path, game, settles):
+    """A shoe configured since it booted (a new shoe, or a new game) warms up too: the configure
+    command sets the prefetch the boot sets for a table configured before it."""
+    lines = _run(tmp_path, "both", game)
+    assert lines[0]["configured"] and lines[1]["idle_ms"] < 10000
+    assert lines[-1]["result"] is True
+    assert lines[-1]["imported"] == {"open_round": [], "decisions": [], "settle": []}
