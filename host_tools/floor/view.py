@@ -492,9 +492,12 @@ class FloorView:
         return {"by": first["user_name"], "role": first["role"], "at": first["at"]}
 
     def quarantine(self):
-        """Shoe ids seen on the broker that the floor has no key for (never tables)."""
+        """Shoe ids seen on the broker that the floor has no key for (never tables). Every
+        collector subscribes to every shoe's state (and, without per-lease subscriptions, to its
+        events), so each counts each message of an unknown id in its own row: the messages seen
+        are the greatest count, not the sum (N collectors would show N times as many)."""
         return self.query(
-            "SELECT shoe, sum(messages) AS messages, min(first_seen) AS first_seen,"
+            "SELECT shoe, max(messages) AS messages, min(first_seen) AS first_seen,"
             " max(last_seen) AS last_seen FROM quarantine GROUP BY shoe ORDER BY "
             "max(last_seen) DESC LIMIT 200"
         )

@@ -216,3 +216,19 @@ def test_a_database_outage_is_answered_503_and_the_view_recovers(floor, pg_serve
         c.close()
     assert w.get("api/floor")[0] == 200
     assert w.json("api/table/T001")["table"]["shoe"] == "T001"
+
+
+def test_an_unknown_shoe_counts_its_messages_once_however_many_collectors_saw_them(floor):
+    """Each collector counts the messages of a shoe id the floor has no key for in its own
+    quarantine row (every collector receives them); the page shows the messages, not their sum
+    over the collectors."""
+    start, clock, c = floor
+    for collector, n in (("c1", 7), ("c2", 7), ("c3", 5)):  # c3 started later
+        c.execute(
+            "INSERT INTO quarantine (shoe, collector, messages, last_topic) VALUES "
+            "('Z999', %s, %s, 'floor/shoe/Z999/events')",
+            (collector, n),
+        )
+    w = Web(start().url).login("u-surveillance", PW["surveillance"])
+    q = w.json("api/alerts")["quarantine"]
+    assert [(r["shoe"], r["messages"]) for r in q] == [("Z999", 7)]
