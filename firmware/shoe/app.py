@@ -313,7 +313,17 @@ class App:
         elif kind[:9] == "configure" and reply.get("ok") and self.table.cfg:
             self._prefetch = self._warm(self.table.cfg.get("game"))   # a first round this boot
         self._between()   # the command's work is done, its journal write is next
-        self._flush_table()
+        made = bool(self.table.out)   # this command's events (earlier ones wait in backlog)
+        try:
+            self._flush_table()
+        except Exception as e:   # the events wait in the backlog, written at a later tick
+            self.fault("journal " + kind, e)
+            if not made or not reply.get("ok", True):
+                return reply   # a refusal or a query: its answer is true as it stands
+            # done in RAM, not durable yet (a power cut before the write undoes it): the host
+            # must not send it again but ask `status` (docs/protocol.md section 4)
+            return {"ok": False, "reason": "not_journalled",
+                    "message": ("done, not journalled yet; ask status: " + _what(e))[:120]}
         return reply
 
     def _prepare_tags(self):

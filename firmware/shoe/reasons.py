@@ -61,6 +61,9 @@ IRREGULARITIES = (
 #   bad_deck         serial/back malformed, or two decks with the same back
 #   needs_supervisor sent with the table key, what the allowlist gives the supervisor (shoe/roles.py:
 #                    any configuration change, ack, a void once a card is out, a held deck)
+# not a refusal: `not_journalled` (shoe/app.py) says a command was done in RAM but its events
+# could not be journalled yet (docs/protocol.md section 4); like the link's reply_too_big, the
+# command was executed.
 COMMAND_ERRORS = (
     " bad_command bad_field unknown_game unknown_procedure not_configured out_of_sequence"
     " round_open no_round pass_open deck_not_ready blocked too_many_seats no_seats seat_twice"

@@ -85,6 +85,8 @@ REASONS = {
     "needs_supervisor": "command refused: the allowlist gives it to the supervisor "
     "(docs/roles.md)",
     "reply_too_big": "the shoe's reply does not fit in one frame",
+    "not_journalled": "the shoe did the command but could not journal it yet (its events follow "
+    "once a write succeeds; a power cut before that undoes it): do not send it again, ask status",
     "sequence_reset": "the shoe's event sequence is behind what this host already stored (its "
     "journal was reset, or another shoe uses its id): refusing to mix the logs; "
     "a supervisor can start a new audit store for it with its counter raised: "
