@@ -88,7 +88,11 @@ def qualifies(v):
 # frozen: @micropython.native
 def straight_flush(hand):
     """Length (3..7) of the longest straight flush, 0 if none."""
-    ms = _fill(hand)
+    return _longest(_fill(hand))
+
+
+# frozen: @micropython.native
+def _longest(ms):
     best = 0
     for s in range(4):
         m = ms[s]
@@ -116,10 +120,24 @@ def raise_multiples(v):
 # clause: rules:2.1-flush
 # frozen: @micropython.native
 def flush_cards(hand, v):
-    """The flush's card ids, high to low: the flush suit's rank mask read from the ace down
-    (no generator and no sort; `v` is not needed, the hand is read again)."""
-    suit = flush_suit(hand)
-    m = _masks[suit]   # filled by flush_suit for this hand
+    """The flush's card ids, high to low (`v`: the hand's flush_value)."""
+    return _suited(_fill(hand), v)
+
+
+# frozen: @micropython.native
+def flush_and_straight(hand, v):
+    """(flush_cards(hand, v), straight_flush(hand)) from one pass over the hand (a seat's
+    settlement needs both; `v`: the hand's flush_value)."""
+    ms = _fill(hand)
+    return _suited(ms, v), _longest(ms)
+
+
+# frozen: @micropython.native
+def _suited(ms, v):
+    # The flush suit is the lowest whose rank mask is v's (flush_suit: the lowest suit of the
+    # best value; equal masks are equal values); its ranks read from the ace down.
+    m = v & _RANKS
+    suit = 0 if ms[0] == m else 1 if ms[1] == m else 2 if ms[2] == m else 3
     out = []
     r = 12
     while m:

@@ -20,8 +20,10 @@ def _pay(section, n):
 
 
 # frozen: @micropython.native
-def _flush(names, ids, v):
-    return {"length": hcf.length(v), "cards": pick(names, ids, hcf.flush_cards(ids, v))}
+def _flush(names, ids, v, cards=None):
+    if cards is None:
+        cards = hcf.flush_cards(ids, v)
+    return {"length": hcf.length(v), "cards": pick(names, ids, cards)}
 
 
 # frozen: @micropython.native
@@ -37,7 +39,7 @@ def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit
         emit(head)
     for (key, ids, s), rz, pv in zip(seats, raises, values):
         w = s["wagers"]
-        sf = hcf.straight_flush(ids)
+        cards, sf = hcf.flush_and_straight(ids, pv)
         # clause: rules:2.2-fold
         if rz == 0:
             wg = {"ante": wager(w["ante"], LOST), "raise": wager(0, 0)}
@@ -71,7 +73,7 @@ def settle(head, table, rules, dealer, seats, raises, values, dealer_names, emit
             wg["progressive"] = e
         # clause: rules:1.6-payout-limit
         net, capped, uncapped = net_of(wg.values(), table.payout_limit)
-        seat = {"cards": s["cards"], "flush": _flush(s["cards"], ids, pv), "straight_flush": sf,
+        seat = {"cards": s["cards"], "flush": _flush(s["cards"], ids, pv, cards), "straight_flush": sf,
                 "wagers": wg, "net": net, "capped": capped, "uncapped_net": uncapped}
         if emit is None:
             out_seats[key] = seat

@@ -299,6 +299,8 @@ def test_hcf_flush_cards_are_the_flush_suits_cards_high_to_low(hand):
     want = sorted((c for c in hand if c & 3 == suit), reverse=True)
     got = hcf.flush_cards(hand, hcf.flush_value(hand))
     assert got == want and len(got) == hcf.length(hcf.flush_value(hand))
+    # the settlement's one-pass form: the same cards and the same straight flush
+    assert hcf.flush_and_straight(hand, hcf.flush_value(hand)) == (want, hcf.straight_flush(hand))
 
 
 @pytest.mark.clause("rules:2.1-compare")
