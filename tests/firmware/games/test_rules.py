@@ -288,6 +288,11 @@ def test_hcf_flush_and_tie_between_suits():
     assert hcf.flush_cards(hand, v) == h7("Ah 9h 3h")  # A-9-3 beats K-Q-2
     hand = h7("Kh 9h 3h Kc Qc 2c 5d")
     assert hcf.flush_cards(hand, hcf.flush_value(hand)) == h7("Kc Qc 2c")
+    # two suits with the same ranks: the lowest suit's cards (suits c d h s), as flush_suit
+    hand = h7("As Ks Qs Ah Kh Qh 2c")
+    assert hcf.flush_suit(hand) == 2
+    assert hcf.flush_cards(hand, hcf.flush_value(hand)) == h7("Ah Kh Qh")
+    assert hcf.flush_and_straight(hand, hcf.flush_value(hand)) == (h7("Ah Kh Qh"), 3)
 
 
 @settings(max_examples=300, deadline=None)
