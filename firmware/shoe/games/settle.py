@@ -55,6 +55,11 @@ def net_of(entries, limit):
     return wins - losses, False, wins - losses
 
 
+# frozen: @micropython.native
 def pick(names, ids, chosen):
-    """The input's own name strings for the chosen ids (no new strings on a small heap)."""
-    return [names[ids.index(c)] for c in chosen]
+    """The input's own name strings for the chosen ids (no new strings on a small heap). A loop,
+    not a comprehension: that would be a function made and called each time."""
+    out = []
+    for c in chosen:
+        out.append(names[ids.index(c)])
+    return out

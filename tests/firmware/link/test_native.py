@@ -30,6 +30,7 @@ FLASH_NATIVE = {
     "shoe.games.settle.wager",
     "shoe.games.settle.pay",
     "shoe.games.settle.net_of",
+    "shoe.games.settle.pick",
     "shoe.games.engine.parse_cards",
     "shoe.games.engine._seat_cards",
     "shoe.games.engine.validate",
