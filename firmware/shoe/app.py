@@ -502,10 +502,13 @@ class App:
             self._between()
             self.gcpacer.collect_in_pause()
         if quiet > _IDLE_MS:
-            if self._prefetch is not None:
+            # no card expected: erase ahead first (<= 1 sector a tick: cards rarely wait for
+            # it), then the first round's imports. A deck check may start the moment a
+            # configure is answered, and an erase left for it blacks the chip out under the
+            # riffle (the reader UART's FIFO overran on the emulated Pico: tests/emu/
+            # test_readme_flows.py). A pause while cards are expected: nothing long
+            if not self._due and not self.journal.idle() and self._prefetch is not None:
                 self.prefetch_one()
-            elif not self._due:
-                self.journal.idle()   # erase ahead (<= 1 sector): cards rarely wait for it
         elif self._due and self._erased_for != self._read_ms:
             # cards are expected: erase ahead at the first tick after a card, when the next
             # one is furthest away (a riffle's comes 120 ms after it; a pause before the next

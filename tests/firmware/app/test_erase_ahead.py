@@ -85,3 +85,76 @@ def test_the_journal_erases_ahead_right_after_a_card_while_cards_are_expected(tm
     # a card met while the ticker slept a quiet tick (App.next_tick): the tick after it may be
     # up to 100 ms late, close to the next card, so it erases only if it is as soon as usual
     assert r["after_quiet_sleep_late"] == [] and r["after_quiet_sleep_soon"] == [10], r
+
+
+PREFETCH_SCRIPT = (
+    CLOCKED_APP
+    + r"""
+TICKS = []   # per tick: what it did ("erase", "none": the journal's idle and its answer; "import")
+_idle = app.journal.idle
+SECTORS = [0]   # sectors the ring still has to erase ahead (this board's store has none: the
+                # journal's idle() says it erased while this is above 0)
+
+
+def idle():
+    if SECTORS[0] > 0:
+        SECTORS[0] -= 1
+        r = True
+    else:
+        r = _idle()
+    TICKS[-1].append("erase" if r else "none")
+    return r
+
+
+_step = app.prefetch_one
+
+
+def step():
+    TICKS[-1].append("import")
+    return _step()
+
+
+app.journal.idle = idle
+app.prefetch_one = step
+app.boot()
+
+
+def ticks(*offsets):
+    base = T[0]
+    del TICKS[:]
+    for dt in offsets:
+        T[0] = base + dt
+        TICKS.append([])
+        app.tick(1)
+    return TICKS[:]
+
+
+r = app.on_command("configure", {"game": "four-card-frenzy", "procedure": "manual-shoe",
+                                 "paytable": "fcf-public-1"}, "supervisor")
+out = {"configured": r.get("ok", True), "prefetch": app._prefetch is not None}
+SECTORS[0] = 2
+out["after_configure"] = ticks(*range(160, 160 + 20 * 16, 20))
+app._prefetch = app._warm("four-card-frenzy")   # pending again, then a deck check starts
+app.on_command("load_deck", {"serial": "3A7F", "back": "R"})
+out["deck_check_pause"] = ticks(160, 400, 2000)
+print(json.dumps(out))
+"""
+)
+
+
+def test_idle_ticks_erase_ahead_before_they_import_and_a_riffle_pause_does_neither(
+    tmp_path, fw_build
+):
+    """After a configure the first round's imports are pending (App._warm), and a deck check
+    may start at once: the idle ticks erase ahead first, a tick that erased imports nothing, and
+    the imports come once nothing is left to erase. A pause inside a deck check (cards expected)
+    does neither. With the imports first, an erase left for the deck check blacked the emulated
+    Pico out under the riffle and its reader UART overran (tests/emu/test_readme_flows.py)."""
+    r = run_clocked(tmp_path, fw_build, PREFETCH_SCRIPT)
+    assert r["configured"] and r["prefetch"], r
+    ticks = r["after_configure"]
+    assert all(t[0] in ("erase", "none") for t in ticks), r  # the journal is asked first
+    assert all("import" not in t for t in ticks if t[0] == "erase"), r
+    assert ticks[:3] == [["erase"], ["erase"], ["none", "import"]], r  # two sectors, then
+    assert sum(t.count("import") for t in ticks) >= 5, r  # ... the imports go on
+    assert r["deck_check_pause"] == [[], [], []], r
