@@ -524,8 +524,10 @@ class App:
         """What the first round of `game` imports (open_round, decisions, settlement, the packed
         result), one step a call: on a Pico these lazy imports cost the first round after a boot
         ~160 ms (docs/hardware.md section 8). Set at boot for a configured table and after a
-        configure command (the first round of a shoe configured since it booted). Imports by the firmware's own calls, not by module
-        names: names not yet interned would cost the boot qstrs (tests/emu/test_qstr_margin.py).
+        configure command (the first round of a shoe configured since it booted); run by idle
+        ticks once nothing is left to erase ahead (tick). Imports by the firmware's own calls,
+        not by module names: names not yet interned would cost the boot qstrs
+        (tests/emu/test_qstr_margin.py).
         tests/firmware/app/test_prefetch.py plays a first round and sees no import."""
         from shoe.dealing import setup  # noqa: F401
         yield
