@@ -17,6 +17,8 @@ copy on the unix port against CPython.
 
     python3 host_tools/flashnative.py stage OUT_DIR   # the copy (files written only if changed)
     transform(text) -> text;  marked(text) -> ["value5", ...]
+    native_functions(text) -> the functions decorated as machine code (in the copy: the marked)
+    firmware_list(root) -> FIRMWARE of board/manifest_common.py
 
 Standard library only: the image's build runs it with the system python3.
 """
@@ -29,6 +31,7 @@ MARK = "# frozen: @micropython.native"
 DECORATOR = "@micropython.native"
 _LINE = re.compile(r"^([ \t]*)" + re.escape(MARK) + r"[ \t]*$")
 _DEF = re.compile(r"^[ \t]*def (\w+)\(")
+_NATIVE = re.compile(r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", re.M)
 
 
 class MarkError(ValueError):
@@ -62,6 +65,11 @@ def marked(text):
     return [name for _, _, name in _scan(text)[1]]
 
 
+def native_functions(text):
+    """The names of the functions text decorates with @micropython.native or .viper."""
+    return _NATIVE.findall(text)
+
+
 def transform(text):
     """text with each marker replaced by the decorator (line count unchanged)."""
     lines, found = _scan(text)
@@ -70,7 +78,8 @@ def transform(text):
     return "\n".join(lines)
 
 
-def _firmware_list(root):
+def firmware_list(root):
+    """FIRMWARE of root/board/manifest_common.py (the files that ship)."""
     ns = {}
     src = open(os.path.join(root, "board", "manifest_common.py")).read()
     exec(src[: src.index("metadata(")], ns)
@@ -83,7 +92,7 @@ def stage(out_dir, root=None):
     changed). Returns {relative path: [marked names]} of the files holding markers."""
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     holding = {}
-    for rel in _firmware_list(root):
+    for rel in firmware_list(root):
         with open(os.path.join(root, "firmware", rel), encoding="utf-8") as f:
             text = f.read()
         try:

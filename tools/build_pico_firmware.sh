@@ -93,13 +93,11 @@ m = mf.ManifestFile(mf.MODE_FREEZE, {"MPY_DIR": mp, "PORT_DIR": os.path.join(mp,
                                      "BOARD_DIR": os.path.join(mp, "ports/rp2/boards/RPI_PICO"),
                                      "MPY_LIB_DIR": os.path.join(mp, "lib/micropython-lib")})
 m.execute(os.path.join(root, "board/pico/manifest.py"))
-ns = {}
-src = open(os.path.join(root, "board/manifest_common.py")).read()
-exec(src[:src.index("metadata(")], ns)
-want = {os.path.join(stage, p): p for p in ns["FIRMWARE"]}
+firmware = flashnative.firmware_list(root)
+want = {os.path.join(stage, p): p for p in firmware}
 want[os.path.join(root, "board/pico/wiring.py")] = "wiring.py"
 ours, stock, bad = {}, 0, []
-for p in ns["FIRMWARE"]:  # the copy is the firmware's sources, transformed, and nothing else
+for p in firmware:  # the copy is the firmware's sources, transformed, and nothing else
     with open(os.path.join(root, "firmware", p), encoding="utf-8") as f:
         src = flashnative.transform(f.read())
     with open(os.path.join(stage, p), encoding="utf-8") as f:
@@ -165,19 +163,19 @@ for line in sys.stdin:
     if len(f) == 3 and f[1] == "t" and f[2].startswith("fun_data_") and int(f[0], 16) % 4:
         print(f[2])')
 [ -z "$bad" ] || { echo "pico-firmware: frozen native code not word-aligned: $bad" >&2; exit 1; }
-# every function the sources mark (and every @micropython.native one) is machine code in the
-# image: its fun_data_ symbol is code ("t"), not bytecode data ("r")
+# every function the sources mark (and any they decorate themselves) is machine code in the
+# image: its fun_data_ symbol is code ("t"), not bytecode data ("r"). Read from the sources, not
+# the copy, so that a transform that did nothing is caught here
 bad=$(arm-none-eabi-nm "$MP/ports/rp2/build-shoe/firmware.elf" | python3 -c '
-import os, re, sys
+import os, sys
 root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "host_tools"))
 import flashnative
 code = {f[2] for f in (l.split() for l in sys.stdin) if len(f) == 3 and f[1] == "t"}
-for rel in flashnative._firmware_list(root):
+for rel in flashnative.firmware_list(root):
     text = open(os.path.join(root, "firmware", rel), encoding="utf-8").read()
     mod = rel[:-3].replace("/", "_")
-    names = flashnative.marked(text) + re.findall(r"^[ \t]*@micropython\.native\s*\n[ \t]*def (\w+)", text, re.M)
-    for n in names:
+    for n in flashnative.marked(text) + flashnative.native_functions(text):
         if "fun_data_%s_%s" % (mod, n) not in code:
             print("%s.%s" % (rel, n))' "$ROOT")
 [ -z "$bad" ] || { echo "pico-firmware: marked native but not machine code in the image: $bad" >&2; exit 1; }

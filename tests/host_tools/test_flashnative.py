@@ -63,7 +63,7 @@ def test_a_marker_that_marks_no_function_is_refused(bad):
 def test_the_copy_is_the_firmware_transformed_and_rewritten_only_when_changed(tmp_path):
     holding = flashnative.stage(tmp_path)
     assert holding  # the firmware marks some functions (test_native.py names them)
-    for rel in flashnative._firmware_list(str(FIRMWARE.parent)):
+    for rel in flashnative.firmware_list(str(FIRMWARE.parent)):
         src = (FIRMWARE / rel).read_text(encoding="utf-8")
         got = (tmp_path / rel).read_text(encoding="utf-8")
         assert got == (flashnative.transform(src) if rel in holding else src)

@@ -8,8 +8,6 @@ encoded byte for byte as CPython encodes them, errors included, and seeded round
 settled line for line as CPython settles them.
 """
 
-import re
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,10 +182,7 @@ def test_the_native_list_is_the_firmwares(fw_build):
     for path in (FIRMWARE / "shoe").rglob("*.py"):
         mod = ".".join(path.relative_to(FIRMWARE).with_suffix("").parts)
         text = path.read_text()
-        for m in re.finditer(
-            r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", text, re.M
-        ):
-            found.add(mod + "." + m.group(1))
+        found.update(mod + "." + name for name in flashnative.native_functions(text))
         flash.update(mod + "." + name for name in flashnative.marked(text))
     assert found == set()
     assert flash == FLASH_NATIVE
