@@ -9,14 +9,16 @@ hardware.md section 8). The source marks such a function with one line right abo
     # frozen: @micropython.native
     def value5(a, b, c, d, e):
 
-CPython, the unix port and a `.mpy` deploy read the marker as the comment it is. The frozen
+`# frozen: @micropython.viper` likewise, for a function written so that it means the same as
+plain Python (small non-negative ints, `int()` casts, annotations: shoe.games.hcf). CPython, the
+unix port and a `.mpy` deploy read the marker as the comment it is. The frozen
 image's build (tools/build_pico_firmware.sh) freezes a copy of the FIRMWARE files in which each
 marker is the decorator itself (same indentation, same line numbers), and checks that copy
 against this transform. One source; tests/firmware/link/test_native.py runs the transformed
 copy on the unix port against CPython.
 
     python3 host_tools/flashnative.py stage OUT_DIR   # the copy (files written only if changed)
-    transform(text) -> text;  marked(text) -> ["value5", ...]
+    transform(text) -> text;  marked(text) -> ["value5", ...];  marks(text) -> [(name, emitter)]
     native_functions(text) -> the functions decorated as machine code (in the copy: the marked)
     firmware_list(root) -> FIRMWARE of board/manifest_common.py
 
@@ -27,9 +29,9 @@ import os
 import re
 import sys
 
-MARK = "# frozen: @micropython.native"
-DECORATOR = "@micropython.native"
-_LINE = re.compile(r"^([ \t]*)" + re.escape(MARK) + r"[ \t]*$")
+MARK = "# frozen: @micropython."  # + "native" or "viper"
+EMITTERS = ("native", "viper")
+_LINE = re.compile(r"^([ \t]*)" + re.escape(MARK) + r"(native|viper)[ \t]*$")
 _DEF = re.compile(r"^[ \t]*def (\w+)\(")
 _NATIVE = re.compile(r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", re.M)
 
@@ -54,15 +56,20 @@ def _scan(text):
         d = _DEF.match(lines[j]) if j < len(lines) else None
         if d is None or not lines[j].startswith(m.group(1) + "def "):
             raise MarkError(
-                "line %d: %r is not right above a def at its indentation" % (i + 1, MARK)
+                "line %d: %r is not right above a def at its indentation" % (i + 1, line.strip())
             )
-        found.append((i, m.group(1), d.group(1)))
+        found.append((i, m.group(1), d.group(1), m.group(2)))
     return lines, found
 
 
 def marked(text):
     """The names of the functions text marks, in order."""
-    return [name for _, _, name in _scan(text)[1]]
+    return [name for _, _, name, _ in _scan(text)[1]]
+
+
+def marks(text):
+    """[(name, "native" or "viper")] of the functions text marks, in order."""
+    return [(name, emitter) for _, _, name, emitter in _scan(text)[1]]
 
 
 def native_functions(text):
@@ -73,8 +80,8 @@ def native_functions(text):
 def transform(text):
     """text with each marker replaced by the decorator (line count unchanged)."""
     lines, found = _scan(text)
-    for i, indent, _ in found:
-        lines[i] = indent + DECORATOR
+    for i, indent, _, emitter in found:
+        lines[i] = indent + "@micropython." + emitter
     return "\n".join(lines)
 
 

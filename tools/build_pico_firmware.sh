@@ -175,9 +175,16 @@ code = {f[2] for f in (l.split() for l in sys.stdin) if len(f) == 3 and f[1] == 
 for rel in flashnative.firmware_list(root):
     text = open(os.path.join(root, "firmware", rel), encoding="utf-8").read()
     mod = rel[:-3].replace("/", "_")
-    for n in flashnative.marked(text) + flashnative.native_functions(text):
+    marks = flashnative.marks(text)
+    for n in [n for n, e in marks if e == "native"] + flashnative.native_functions(text):
         if "fun_data_%s_%s" % (mod, n) not in code:
-            print("%s.%s" % (rel, n))' "$ROOT")
+            print("%s.%s" % (rel, n))
+    # viper code has no prelude, so mpy-tool names it after its file: <file>, <file>2, ...
+    viper = [n for n, e in marks if e == "viper"]
+    base = "fun_data_%s_%s_dot_py" % (mod, rel[:-3].replace("/", "_slash_"))
+    named = {base} | {base + str(i) for i in range(2, len(viper) + 1)}
+    if viper and not named <= code:
+        print("%s: %s (viper)" % (rel, " ".join(viper)))' "$ROOT")
 [ -z "$bad" ] || { echo "pico-firmware: marked native but not machine code in the image: $bad" >&2; exit 1; }
 # only an image that passed the checks above reaches build/pico-firmware (.ci/run builds when
 # firmware.uf2 is missing; the tests take whatever is there)
