@@ -4,7 +4,12 @@ Results are fixed-point odds (units of shoe.games.vocab.ONE = 1/10000): +x paid 
 push, -1 lost (-10000); payout = floor(amount * x) for x >= 0, -amount when lost
 (docs/engine.md, "Settlement").
 """
-from shoe.games.vocab import LOST, ONE
+from micropython import const
+
+# vocab.ONE and vocab.LOST as this module's own constants: immediates in its code, not a global
+# lookup at each use (tests/firmware/games/test_rules.py checks they are vocab's)
+_ONE = const(10000)
+_LOST = const(-10000)
 
 _NO = ()  # "no category key" (a category may be None)
 
@@ -18,12 +23,12 @@ def wager(amount, fx, category=_NO):
             return {"amount": amount, "result": -1, "payout": -amount}
         return {"amount": amount, "result": -1, "payout": -amount, "category": category}
     p = amount * fx
-    r = fx // ONE if fx % ONE == 0 else fx / ONE  # paytable.odds_number, inlined (hot)
+    r = fx // _ONE if fx % _ONE == 0 else fx / _ONE  # paytable.odds_number, inlined (hot)
     if category is _NO:
-        w = {"amount": amount, "result": r, "payout": p // ONE}
+        w = {"amount": amount, "result": r, "payout": p // _ONE}
     else:
-        w = {"amount": amount, "result": r, "payout": p // ONE, "category": category}
-    if p % ONE:
+        w = {"amount": amount, "result": r, "payout": p // _ONE, "category": category}
+    if p % _ONE:
         w["rounded"] = True
     return w
 
@@ -33,9 +38,9 @@ def wager(amount, fx, category=_NO):
 def pay(section, cat):
     """Fixed-point odds of cat in a pay table section; a missing section or category loses."""
     if section is None or cat is None:
-        return LOST
+        return _LOST
     fx = section.get(cat)
-    return LOST if fx is None else fx
+    return _LOST if fx is None else fx
 
 
 # clause: rules:1.6-payout-limit

@@ -416,3 +416,12 @@ def test_hcf_raise_caps(cards, allowed):
                 engine.check_raise("high-card-flush", 1, cards.split(), 10, amount)
             assert e.value.reason == "invalid_raise"
     engine.check_raise("high-card-flush", 1, cards.split(), 10, 0)
+
+
+def test_the_settlement_modules_constants_are_vocabs():
+    """settle and hcfround keep ONE and LOST as their own constants (immediates in their code):
+    they must be vocab's."""
+    from shoe.games import hcfround, settle, vocab
+
+    for mod in (settle, hcfround):
+        assert (mod._ONE, mod._LOST) == (vocab.ONE, vocab.LOST), mod.__name__
