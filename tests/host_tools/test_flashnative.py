@@ -28,6 +28,11 @@ class K:
 
 def h():
     pass
+
+
+# frozen: @micropython.viper
+def v(x) -> int:
+    return int(x) & 7
 """
 
 
@@ -38,10 +43,13 @@ def test_each_marker_becomes_the_decorator_in_place():
     lines = out.split("\n")
     assert lines[4] == "@micropython.native" and lines[5] == "def f(a):"
     assert lines[10] == "    @micropython.native" and lines[12] == "    def g(b):"
-    assert flashnative.marked(SRC) == ["f", "g"]
+    assert lines[20] == "@micropython.viper" and lines[21] == "def v(x) -> int:"
+    assert flashnative.marked(SRC) == ["f", "g", "v"]
+    assert flashnative.marks(SRC) == [("f", "native"), ("g", "native"), ("v", "viper")]
+    assert flashnative.native_functions(out) == ["f", "g", "v"]
     # everything else as it was
     assert [x for x in SRC.split("\n") if "frozen" not in x] == [
-        x for x in lines if "micropython.native" not in x
+        x for x in lines if "micropython.native" not in x and "micropython.viper" not in x
     ]
 
 
@@ -53,6 +61,7 @@ def test_each_marker_becomes_the_decorator_in_place():
         "    # frozen: @micropython.native\ndef f():\n    pass\n",  # another indentation
         "def f():  # frozen: @micropython.native\n    pass\n",  # not on its own line
         "def f():\n    pass\n# frozen: @micropython.native\n",  # at the end
+        "# frozen: @micropython.natve\ndef f():\n    pass\n",  # no such emitter
     ],
 )
 def test_a_marker_that_marks_no_function_is_refused(bad):
