@@ -33,7 +33,9 @@ MARK = "# frozen: @micropython."  # + "native" or "viper"
 EMITTERS = ("native", "viper")
 _LINE = re.compile(r"^([ \t]*)" + re.escape(MARK) + r"(native|viper)[ \t]*$")
 _DEF = re.compile(r"^[ \t]*def (\w+)\(")
-_NATIVE = re.compile(r"^[ \t]*@micropython\.(?:native|viper)\s*\n[ \t]*def (\w+)", re.M)
+_NATIVE = re.compile(
+    r"^[ \t]*@micropython\.(?:native|viper)[ \t]*\n(?:[ \t]*@.*\n)*[ \t]*def (\w+)", re.M
+)
 
 
 class MarkError(ValueError):
