@@ -150,9 +150,22 @@ patch_source "$MP/py/map.c" \
   '        pos = (pos + 1) % map->alloc;\n' \
   '        if (++pos == map->alloc) {\n            pos = 0;\n        }\n' \
   "py/map.c probes without a division"
+# The image's C modules (cmodules/: shoec, the per-card byte work's fast paths), copied under
+# the work directory so that their paths map to /pico-work like the rest (a copy rewritten only
+# when a file changed: the build recompiles what changed). build-shoe is configured once; one
+# configured without them (an older checkout's) is made afresh.
+CMOD="$WORK/cmodules"
+rm -rf "$CMOD.new" && cp -r "$ROOT/cmodules" "$CMOD.new"
+if diff -r "$CMOD.new" "$CMOD" >/dev/null 2>&1; then rm -rf "$CMOD.new"; else rm -rf "$CMOD" && mv "$CMOD.new" "$CMOD"; fi
+if [ -f "$MP/ports/rp2/build-shoe/CMakeCache.txt" ] \
+  && ! grep -q "^USER_C_MODULES:[A-Z]*=$CMOD/micropython.cmake\$" "$MP/ports/rp2/build-shoe/CMakeCache.txt"; then
+  echo "pico-firmware: build-shoe configured without cmodules/: configured afresh"
+  rm -rf "$MP/ports/rp2/build-shoe"
+fi
 rm -f "$OUT/firmware.uf2" "$OUT/firmware.elf"   # a failed build leaves no image behind
 CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
-make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" -j2 >"$OUT/firmware.log" 2>&1 \
+make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" \
+  USER_C_MODULES="$CMOD/micropython.cmake" -j2 >"$OUT/firmware.log" 2>&1 \
   || { cp -p "$WORK/map.c.orig" "$MP/py/map.c"; tail -20 "$OUT/firmware.log" >&2; exit 1; }
 cp -p "$WORK/map.c.orig" "$MP/py/map.c"
 # every frozen native function's code word-aligned (see the mpy-tool.py patch above)

@@ -38,9 +38,17 @@ def pads(key):
     return p
 
 
+try:  # the frozen image's C HMAC (cmodules/shoec): the pads' SHA-256 states kept per key
+    from shoec import hmac_sha256 as c_hmac
+except ImportError:  # CPython, the unix port, a stock MicroPython image
+    c_hmac = None
+
+
 def hmac_sha256(key, msg):
     """RFC 2104 HMAC with SHA-256; key and msg are bytes-like. Returns 32 bytes. The pads are
     kept (pads(); on the RP2040 the 64-byte pad loop cost ~1 ms a MAC)."""
+    if c_hmac is not None:
+        return c_hmac(key, b"", msg)
     p = pads(key)
     h = hashlib.sha256(p[0])
     h.update(msg)

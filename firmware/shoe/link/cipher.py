@@ -8,7 +8,8 @@ is unique per (session key, direction, frame type, seq, block index). A frame's 
 are written into a buffer kept per session (the block indexes written once) and encrypted in one
 ECB call into another; the XOR is one on whole integers: no Python loop over bytes
 (MicroPython's long ints are C). On the RP2040 that is ~0.8 ms for a 120-byte fragment
-(bench/bench_link.py --pico).
+(bench/bench_link.py --pico). In the frozen image a C counter mode (cmodules/shoec, `shoec.ctr`)
+does the same for an AES-128 key; tests/emu/test_shoec.py keeps the two equal.
 
     c = Ctr(session_enc_key)                 # once per session (keeps the aes object)
     ct = c.crypt(direction, ftype, seq, pt)  # the same call decrypts
@@ -21,9 +22,19 @@ _ECB = const(1)
 _KEEP = const(8)  # blocks the buffers hold from the start: a fragment (120 bytes, sendqueue) is 8
 
 
+try:  # the frozen image's C counter mode (cmodules/shoec): the same bytes, no buffers here
+    from shoec import ctr as _cctr
+except ImportError:  # CPython, the unix port, a stock MicroPython image
+    _cctr = None
+
+
 class Ctr:
     def __init__(self, key):
-        self._aes = cryptolib.aes(bytes(key), _ECB)
+        self._key = bytes(key)
+        if _cctr is not None and len(self._key) == 16:
+            self._aes = None
+            return
+        self._aes = cryptolib.aes(self._key, _ECB)
         self._hdr = bytearray(4)
         self._grow(_KEEP)
 
@@ -40,6 +51,8 @@ class Ctr:
     def crypt(self, direction, ftype, seq, data):
         """`data` (bytes-like) XOR the keystream of (direction, ftype, seq): the ciphertext of a
         plaintext, the plaintext of a ciphertext."""
+        if self._aes is None:
+            return _cctr(self._key, direction, ftype, seq, data)
         n = len(data)
         if not n:
             return b""

@@ -7,7 +7,9 @@ docs/protocol.md section 6.
 The encoder's functions are machine code in the frozen image (the `# frozen:` marker above each,
 host_tools/flashnative.py: a card's event and its journal record are encoded on every card;
 docs/hardware.md section 8) and bytecode elsewhere; tests/firmware/link/test_native.py keeps the
-native build equal to CPython.
+native build equal to CPython. In the frozen image a C encoder (cmodules/shoec, `shoec.cbor`)
+takes the common types first and leaves the rest to them; tests/emu/test_shoec.py keeps it equal
+to CPython on the emulated Pico.
 """
 import struct
 import sys
@@ -184,7 +186,24 @@ def _enc(out, obj, depth):
         raise CodecError("type")
 
 
+try:  # the frozen image's C encoder (cmodules/shoec): the common types, the same bytes
+    from shoec import cbor as _cbor
+except ImportError:  # CPython, the unix port, a stock MicroPython image
+    _cbor = None
+
+
 def encode(obj):
+    if _cbor is not None:
+        b = _cbor(obj)
+        if b is not None:
+            return b   # else: a type or key the C encoder leaves to Python, errors included
+    out = bytearray()
+    _enc(out, obj, 0)
+    return bytes(out)
+
+
+def encode_py(obj):
+    """encode() without the C encoder (tests/emu/test_shoec.py compares the two on the chip)."""
     out = bytearray()
     _enc(out, obj, 0)
     return bytes(out)
@@ -192,6 +211,11 @@ def encode(obj):
 
 def encode_into(out, obj):
     """Append the encoding of obj to the bytearray `out`."""
+    if _cbor is not None:
+        b = _cbor(obj)
+        if b is not None:
+            out.extend(b)
+            return
     _enc(out, obj, 0)
 
 

@@ -46,8 +46,19 @@ def build(ftype, seq, ack, payload=b"", version=VERSION, key=None, tag=b""):
     return bytes(out)
 
 
+try:  # the frozen image's C frame builder (cmodules/shoec): the same wire bytes
+    from shoec import frame as _cframe
+except ImportError:  # CPython, the unix port, a stock MicroPython image
+    _cframe = None
+
+
 def build_into(out, raw, ftype, seq, ack, payload=b"", version=VERSION, key=None, tag=b""):
     """Append one frame to `out` using `raw` (a bytearray(MAX_FRAME) scratch buffer, reused)."""
+    if _cframe is not None:
+        w = _cframe(version, ftype, seq, ack, payload, key, tag)
+        if w is not None:   # None: too big, raised below
+            out.extend(w)
+            return
     n = len(payload)
     if n > MAX_PAYLOAD:
         raise ValueError("too_big")

@@ -11,7 +11,7 @@ import hashlib
 
 from micropython import const
 
-from shoe.crypto import equal, pads
+from shoe.crypto import c_hmac, equal, pads
 from shoe.errors import ShoeError
 from shoe.link import codec
 
@@ -29,7 +29,9 @@ class LinkError(ShoeError):
 
 def mac(key, tag, core):
     """HMAC-SHA256(key, tag + core)[:16] (= shoe.crypto.hmac_sha256 of tag + core, without
-    joining them; the pads from shoe.crypto's one cache)."""
+    joining them; the pads from shoe.crypto's one cache, or the frozen image's C HMAC)."""
+    if c_hmac is not None:
+        return c_hmac(key, tag, core)[:MAC_LEN]
     ipad, opad = pads(key)
     h = hashlib.sha256(ipad)
     h.update(tag)
