@@ -24,6 +24,10 @@ state ({"t": "link", "up", "sessions"}) when it changes, and the replies to its 
     {"t": "sealed", "id", "kind", "ctr", "payload"}    the command the client sealed with the
                                                        supervisor key for it, forwarded unchanged
     {"t": "round", "id", "round"}                      a round's stored round_open/card/reveal
+    {"t": "since", "id", "eseq"} -> {"events", "more"} the stored events after eseq, in order,
+                                                       as the link delivered them ([kind, body,
+                                                       eseq]; at most SINCE): a client's catch-up
+                                                       after it lost its connection
     {"t": "stats", "id"}                               the link's figures (ShoeLink.stats)
 
 Role rules (the firmware's allowlist, shoe/roles.py): `reader` may ask status, recall and attest;
@@ -32,10 +36,11 @@ refused here, `needs_supervisor`; the shoe decides the conditional ones); only `
 may hand in sealed commands, and the gateway never signs with any key but the table's: the
 shoe checks the supervisor's MAC and counter as on a direct link. No client sends the link's own
 commands (`_ack`, `hello`). Events never wait for a client: each has a bounded queue, and a
-client that does not keep up is disconnected (it reconnects); a client that dies costs nothing
-(the gateway's store and publishing never depend on one). Bad input closes that client's
-connection with a reason; it never stops the gateway. What ended a client's request or
-connection is logged and kept (`errors`, floor/errlog.py) and said on the operator's lines.
+client that does not keep up is disconnected (it reconnects and catches up with `since`); a
+client that dies costs nothing (the gateway's store and publishing never depend on one). Bad
+input closes that client's connection with a reason; it never stops the gateway. What ended a
+client's request or connection is logged and kept (`errors`, floor/errlog.py) and said on the
+operator's lines.
 """
 
 import os
@@ -49,10 +54,12 @@ from host_tools.floor import errlog
 from host_tools.link import apiwire
 from host_tools.link.shoelink import READ_ONLY
 from shoe import roles
+from shoe.link import codec
 from shoe.link.message import LinkError, unseal
 
 INTERNAL = ("_ack", "hello")
 QUEUE = 20000  # events a client may lag behind before it is dropped
+SINCE = 500  # events in one catch-up reply (the client asks again while "more")
 IN_FLIGHT = 16  # requests of one client waiting on the shoe at once
 MAX_CLIENTS = 32
 LOGIN_S = 5.0
@@ -509,7 +516,9 @@ class TableAPI:
 
     def _request(self, c, msg):
         t, rid = msg.get("t"), msg.get("id")
-        if t not in ("command", "prepare", "sealed", "round", "stats") or not isinstance(rid, int):
+        if t not in ("command", "prepare", "sealed", "round", "since", "stats") or not isinstance(
+            rid, int
+        ):
             raise apiwire.WireError("unknown request %r" % (t,))
         if t == "stats":  # the link's figures: no key, no MAC, no payload
             return c.push({"t": "reply", "id": rid, "ok": True, "body": self.link.stats()})
@@ -560,6 +569,28 @@ class TableAPI:
         self.errors.note("api_" + where, "client %s: %s" % (c.name, errlog.text(e)))
         self.note("API client %s: %s failed (%s)" % (c.name, where, errlog.text(e)))
 
+    def _since(self, eseq):
+        """The stored events after `eseq` as the link delivered them: each row's signed payload
+        decoded (the store keeps the bytes the shoe sealed), so a client that reconnects gets
+        the same (kind, body) it would have got live, a face-down card still its commitment."""
+        if (
+            not isinstance(eseq, int)
+            or isinstance(eseq, bool)
+            or eseq < 0
+            or self.link.audit is None
+            or not self.link.shoe_id
+        ):
+            return {"ok": True, "body": {"events": [], "more": False}}
+        rows = self.link.audit.payloads(self.link.shoe_id, eseq, SINCE)
+        events = []
+        for n, payload in rows:
+            try:
+                items = codec.decode(bytes(payload))
+                events.append([items[0], items[1], n])
+            except (codec.CodecError, IndexError, TypeError):
+                break  # a row that does not decode ends the catch-up here (verify reports it)
+        return {"ok": True, "body": {"events": events, "more": len(rows) == SINCE}}
+
     def _do(self, c, t, msg):
         timeout = msg.get("timeout")
         timeout = (
@@ -579,6 +610,8 @@ class TableAPI:
                     ]
                 },
             }
+        if t == "since":
+            return self._since(msg.get("eseq"))
         kind = msg.get("kind")
         if t == "command":
             body = msg.get("body", {})

@@ -47,7 +47,7 @@ class GatewayLink:
         supervisor_key=None,
         audit=None,
         role=None,
-        reconnect_s=None,
+        reconnect_s=0.5,
         **_ignored,
     ):
         self.url = url
@@ -66,6 +66,10 @@ class GatewayLink:
         self.fatal = None
         self.resyncs = 0
         self.reconnects = 0
+        self.reconnect_s = reconnect_s  # None: a lost connection is final (fatal)
+        self.gaps = []  # (first, last) eseq ranges the gateway's store no longer held
+        self._last = 0  # the last durable event (eseq) queued: where a catch-up starts
+        self._secret = None
         self._sock = None
         self._send_lock = threading.Lock()
         self._ids = 0
@@ -87,6 +91,7 @@ class GatewayLink:
         """Connect, prove the credential, and wait until the gateway's link to the shoe is up;
         ShoeError naming what failed."""
         self.client_name, secret = apiwire.load_credential(self.key_file)
+        self._secret = secret
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -202,28 +207,139 @@ class GatewayLink:
             self.ep.stats["sessions"] = msg["sessions"]
 
     def _run(self):
+        """Read the gateway's messages. A lost connection (the gateway restarted, or dropped
+        this client for lagging) is made again every `reconnect_s` with the same credential,
+        and the events stored meanwhile are fetched (`since`) before the live ones, each once
+        and in order; requests in flight when it was lost fail (their outcome unknown, as on a
+        direct link cut mid-command). A `bye` (a revoked credential, bad input), a refused
+        login, another shoe behind the address, or close() end it for good."""
+        while True:
+            why, final = self._read(self._sock)
+            self.ep.up = False
+            for w in list(self._waiting.values()):
+                w[0].set()
+            if self._closed:
+                return
+            if final or self.reconnect_s is None:
+                self.fatal = why
+                return
+            if not self._reconnect(why):
+                return
+
+    def _deliver(self, msg):
+        eseq = msg.get("eseq") or 0
+        if isinstance(eseq, int) and eseq > 0:
+            if eseq <= self._last:
+                return  # already queued (live and in a catch-up reply both)
+            if self._last and eseq > self._last + 1:  # not in the gateway's store any more
+                self.gaps.append((self._last + 1, eseq - 1))  # (pruned once the floor held it)
+            self._last = eseq
+        self.events.put((msg.get("kind"), msg.get("body"), eseq))
+
+    def _read(self, sock, until=None):
+        """Messages until the connection ends -> (why, final); with `until` (a request id), only
+        until that reply, which is returned as ("reply", msg) (events before it are held back
+        and returned with it: ("reply", msg, held))."""
+        held = []
         try:
             while True:
-                msg = apiwire.recv(self._sock)
+                msg = apiwire.recv(sock)
                 t = msg["t"]
                 if t == "event":
-                    self.events.put((msg.get("kind"), msg.get("body"), msg.get("eseq") or 0))
+                    if until is None:
+                        self._deliver(msg)
+                    else:
+                        held.append(msg)
                 elif t == "link":
                     self._link_state(msg)
                 elif t in ("reply", "prepared"):
+                    if until is not None and msg.get("id") == until:
+                        return "reply", msg, held
                     w = self._waiting.get(msg.get("id"))
                     if w is not None:
                         w[1] = msg
                         w[0].set()
                 elif t == "bye":
-                    raise apiwire.WireError(msg.get("message") or "the gateway said bye")
+                    why = msg.get("message") or "the gateway said bye"
+                    return "the gateway on %s closed the connection (%s)" % (self.url, why), True
         except (apiwire.WireError, OSError, KeyError) as e:
-            if not self._closed:
-                self.fatal = "the gateway on %s closed the connection (%s)" % (self.url, e)
-        finally:
-            self.ep.up = False
-            for w in list(self._waiting.values()):
-                w[0].set()
+            return "the gateway on %s closed the connection (%s)" % (self.url, e), False
+
+    def _reconnect(self, why):
+        """Connect and log in again until it works or is refused for good; then catch up."""
+        shoe = self.shoe_id
+        while not self._closed:
+            self._stop_wait(self.reconnect_s)
+            if self._closed:
+                return False
+            try:
+                sock = apiwire.connect(self.url, 5.0)
+            except ssl.SSLError as e:
+                self.fatal = "the gateway on %s failed the TLS check: %s" % (self.url, e)
+                return False
+            except OSError:
+                continue  # the gateway is not back yet
+            try:
+                welcome = self._handshake(sock, self._secret, time.monotonic() + 10.0)
+                if shoe is not None and welcome.get("shoe") not in (None, shoe):
+                    raise ShoeError(
+                        "the gateway on %s now serves shoe %r, not %r"
+                        % (self.url, welcome.get("shoe"), shoe),
+                        "other_shoe",
+                    )
+                sock.settimeout(None)
+                with self._send_lock:
+                    old, self._sock = self._sock, sock
+                    try:
+                        old.close()
+                    except OSError:
+                        pass
+                    self._ids += 1
+                    rid = self._ids
+                self.shoe_id = shoe or welcome.get("shoe")
+                self._link_state(welcome)
+                self.reconnects += 1
+                if self._catch_up(sock, rid):
+                    return True
+            except ShoeError as e:
+                sock.close()
+                if e.reason not in (None, "busy"):  # refused: credential, role, certificate
+                    self.fatal = "%s (after: %s)" % (e, why)
+                    return False
+            except (apiwire.WireError, OSError):
+                sock.close()
+        return False
+
+    def _catch_up(self, sock, rid):
+        """The stored events after the last one queued, then the live ones that came meanwhile
+        (each once: by eseq). False if the connection ended again."""
+        while True:
+            try:
+                with self._send_lock:
+                    apiwire.send(sock, {"t": "since", "id": rid, "eseq": self._last})
+            except OSError:
+                return False
+            got = self._read(sock, until=rid)
+            if got[0] != "reply":
+                return False
+            _, rep, held = got
+            body = rep.get("body") if rep.get("ok") else None
+            evs = body.get("events") if isinstance(body, dict) else None
+            evs = [e for e in evs or () if isinstance(e, list) and len(e) == 3]
+            for kind, b, eseq in evs:
+                self._deliver({"kind": kind, "body": b, "eseq": eseq})
+            for msg in held:
+                self._deliver(msg)
+            if not (isinstance(body, dict) and body.get("more") and evs):
+                return True
+            with self._send_lock:
+                self._ids += 1
+                rid = self._ids
+
+    def _stop_wait(self, s):
+        end = time.monotonic() + s
+        while not self._closed and time.monotonic() < end:
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
 
     # ---- requests -------------------------------------------------------------------------
     def _request(self, msg, timeout):

@@ -1,0 +1,175 @@
+"""A table system's GatewayLink outlives its gateway's API: when the connection is lost (the
+gateway restarted) it logs in again by itself and fetches the events the gateway stored
+meanwhile (`since`) before the live ones, each exactly once and in order; a command works again
+at once; a range the gateway's store no longer holds is reported, not hidden.
+
+A TableAPI in front of a stand-in link that stores each event in a real AuditStore (the shoe's
+sealed payload, as ShoeLink stores it) and then delivers it to the API's listeners.
+"""
+
+import os
+import threading
+import time
+
+from host_tools.audit import AuditStore
+from host_tools.floor.tableapi import TableAPI
+from host_tools.link import apiwire
+from host_tools.link.viagateway import GatewayLink
+from shoe.link.message import GENESIS, seal_message
+
+KEY = b"s" * 32
+SHOE = "T001"
+
+
+class _Ep:
+    stats = {"sessions": 1}
+
+
+class StoringLink:
+    """What TableAPI uses of a ShoeLink; emit() stores an event, then delivers it."""
+
+    shoe_id = SHOE
+
+    def __init__(self, audit):
+        self.audit = audit
+        self.listeners = []
+        self.ep = _Ep()
+        self.prev = GENESIS
+        self.sent = {}  # eseq -> body
+
+    def up(self):
+        return True
+
+    def stats(self):
+        return {"up": True}
+
+    def command(self, kind, body, timeout=5.0, supervisor=False):
+        return {"did": kind}
+
+    def emit(self, eseq):
+        body = {"round": 1, "position": eseq, "commit": os.urandom(16)}
+        payload, head = seal_message(KEY, "card", body, eseq, self.prev, SHOE)
+        meta = {"prev": self.prev, "hash": head, "mac": payload[-16:], "payload": payload}
+        self.audit.store(SHOE, eseq, "card", body, meta)
+        self.prev = head
+        self.sent[eseq] = body
+        for fn in list(self.listeners):
+            fn(("card", body, eseq))
+
+
+def _until(cond, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+def _drain(link, got):
+    while True:
+        ev = link.next_event(0)
+        if ev is None:
+            return got
+        got.append(ev)
+
+
+def _start(link, secret, sock):
+    return TableAPI(link, {"table": secret}, unix_path=sock).start()
+
+
+def test_a_gateway_restart_costs_the_client_no_event_and_no_duplicate(tmp_path):
+    store = AuditStore(tmp_path / "gw.db")
+    link = StoringLink(store)
+    sock = tmp_path / "gw.sock"
+    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
+    api = _start(link, secret, sock)
+    got = []
+    client = GatewayLink("gateway+unix://%s" % sock, role="table", reconnect_s=0.1)
+    client.open(timeout=10)
+    try:
+        for n in range(1, 101):
+            link.emit(n)
+        assert _until(lambda: len(_drain(client, got)) >= 100)
+        api.stop()  # the gateway's API goes away: the client's connection is cut
+        assert _until(lambda: not client.ep.up)
+        for n in range(101, 201):  # stored while no API runs
+            link.emit(n)
+        # while the gateway reads the client's catch-up from its store, 201..250 are stored
+        # and delivered live: the client gets them in the catch-up reply AND live; 251..260
+        # come right after the read, before the reply: live only, held back until it
+        read = store.payloads
+        first = []
+
+        def payloads(*a, **k):
+            if first:
+                return read(*a, **k)
+            for n in range(201, 251):
+                link.emit(n)
+            rows = read(*a, **k)
+            for n in range(251, 261):
+                link.emit(n)
+            first.append(1)  # (the shoe's events come one at a time: 261.. after these)
+            return rows
+
+        store.payloads = payloads
+        api = _start(link, secret, sock)
+        assert _until(lambda: first)
+        live = threading.Thread(target=lambda: [link.emit(n) for n in range(261, 301)])
+        live.start()  # and more live events race the rest of it
+        live.join()
+        assert _until(lambda: len(_drain(client, got)) >= 300), sorted(
+            set(range(1, 301)) - {e[2] for e in got}
+        )
+        assert _until(lambda: client.ep.up)
+        assert [e[2] for e in got] == list(range(1, 301))
+        assert all(body == link.sent[n] and kind == "card" for kind, body, n in got)
+        assert client.reconnects == 1 and client.fatal is None and client.gaps == []
+        assert client.command("status", {}, timeout=5) == {"did": "status"}
+    finally:
+        client.close()
+        api.stop()
+
+
+def test_events_the_gateways_store_no_longer_holds_are_reported_as_a_gap(tmp_path):
+    store = AuditStore(tmp_path / "gw.db")
+    link = StoringLink(store)
+    sock = tmp_path / "gw.sock"
+    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
+    api = _start(link, secret, sock)
+    got = []
+    client = GatewayLink("gateway+unix://%s" % sock, role="reader", reconnect_s=0.1)
+    client.open(timeout=10)
+    try:
+        for n in range(1, 11):
+            link.emit(n)
+        assert _until(lambda: len(_drain(client, got)) >= 10)
+        api.stop()
+        for n in range(11, 21):
+            link.emit(n)
+        with store._lock:  # the store pruned 11..15 (the floor held them)
+            store._db.execute("DELETE FROM events WHERE shoe=? AND eseq<=15", (SHOE,))
+            store._db.commit()
+        api = _start(link, secret, sock)
+        assert _until(lambda: len(_drain(client, got)) >= 15)
+        assert [e[2] for e in got] == list(range(1, 11)) + list(range(16, 21))
+        assert client.gaps == [(11, 15)]
+    finally:
+        client.close()
+        api.stop()
+
+
+def test_without_reconnect_a_lost_gateway_is_final(tmp_path):
+    store = AuditStore(tmp_path / "gw.db")
+    link = StoringLink(store)
+    sock = tmp_path / "gw.sock"
+    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
+    api = _start(link, secret, sock)
+    client = GatewayLink("gateway+unix://%s" % sock, role="table", reconnect_s=None)
+    client.open(timeout=10)
+    try:
+        api.stop()
+        assert _until(lambda: client.fatal is not None)
+        assert "closed the connection" in client.fatal and client.reconnects == 0
+    finally:
+        client.close()
