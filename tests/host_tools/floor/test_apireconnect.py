@@ -11,6 +11,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from host_tools.audit import AuditStore
 from host_tools.floor.tableapi import TableAPI
 from host_tools.link import apiwire
@@ -74,24 +76,45 @@ def _drain(link, got):
         got.append(ev)
 
 
-def _start(link, secret, sock):
-    return TableAPI(link, {"table": secret}, unix_path=sock).start()
+class Gateway:
+    """The stand-in link and its store, and the API in front of them (stop(), start() again
+    on the same socket and credential: a restarted gateway)."""
+
+    def __init__(self, tmp_path):
+        self.store = AuditStore(tmp_path / "gw.db")
+        self.link = StoringLink(self.store)
+        self.url = "gateway+unix://%s" % (tmp_path / "gw.sock")
+        self.secret = apiwire.new_secret_file(apiwire.key_path(self.url, "table"))
+        self.sock = tmp_path / "gw.sock"
+        self.api = None
+        self.start()
+
+    def start(self):
+        self.api = TableAPI(self.link, {"table": self.secret}, unix_path=self.sock).start()
+
+    def stop(self):
+        self.api.stop()
+
+    def client(self, role, reconnect_s):
+        return GatewayLink(self.url, role=role, reconnect_s=reconnect_s).open(timeout=10)
 
 
-def test_a_gateway_restart_costs_the_client_no_event_and_no_duplicate(tmp_path):
-    store = AuditStore(tmp_path / "gw.db")
-    link = StoringLink(store)
-    sock = tmp_path / "gw.sock"
-    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
-    api = _start(link, secret, sock)
+@pytest.fixture
+def gw(tmp_path):
+    g = Gateway(tmp_path)
+    yield g
+    g.stop()
+
+
+def test_a_gateway_restart_costs_the_client_no_event_and_no_duplicate(gw):
+    link, store = gw.link, gw.store
     got = []
-    client = GatewayLink("gateway+unix://%s" % sock, role="table", reconnect_s=0.1)
-    client.open(timeout=10)
+    client = gw.client("table", 0.1)
     try:
         for n in range(1, 101):
             link.emit(n)
         assert _until(lambda: len(_drain(client, got)) >= 100)
-        api.stop()  # the gateway's API goes away: the client's connection is cut
+        gw.stop()  # the gateway's API goes away: the client's connection is cut
         assert _until(lambda: not client.ep.up)
         for n in range(101, 201):  # stored while no API runs
             link.emit(n)
@@ -113,7 +136,7 @@ def test_a_gateway_restart_costs_the_client_no_event_and_no_duplicate(tmp_path):
             return rows
 
         store.payloads = payloads
-        api = _start(link, secret, sock)
+        gw.start()
         assert _until(lambda: first)
         live = threading.Thread(target=lambda: [link.emit(n) for n in range(261, 301)])
         live.start()  # and more live events race the rest of it
@@ -128,47 +151,34 @@ def test_a_gateway_restart_costs_the_client_no_event_and_no_duplicate(tmp_path):
         assert client.command("status", {}, timeout=5) == {"did": "status"}
     finally:
         client.close()
-        api.stop()
 
 
-def test_events_the_gateways_store_no_longer_holds_are_reported_as_a_gap(tmp_path):
-    store = AuditStore(tmp_path / "gw.db")
-    link = StoringLink(store)
-    sock = tmp_path / "gw.sock"
-    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
-    api = _start(link, secret, sock)
+def test_events_the_gateways_store_no_longer_holds_are_reported_as_a_gap(gw):
+    link, store = gw.link, gw.store
     got = []
-    client = GatewayLink("gateway+unix://%s" % sock, role="reader", reconnect_s=0.1)
-    client.open(timeout=10)
+    client = gw.client("table", 0.1)
     try:
         for n in range(1, 11):
             link.emit(n)
         assert _until(lambda: len(_drain(client, got)) >= 10)
-        api.stop()
+        gw.stop()
         for n in range(11, 21):
             link.emit(n)
         with store._lock:  # the store pruned 11..15 (the floor held them)
             store._db.execute("DELETE FROM events WHERE shoe=? AND eseq<=15", (SHOE,))
             store._db.commit()
-        api = _start(link, secret, sock)
+        gw.start()
         assert _until(lambda: len(_drain(client, got)) >= 15)
         assert [e[2] for e in got] == list(range(1, 11)) + list(range(16, 21))
         assert client.gaps == [(11, 15)]
     finally:
         client.close()
-        api.stop()
 
 
-def test_without_reconnect_a_lost_gateway_is_final(tmp_path):
-    store = AuditStore(tmp_path / "gw.db")
-    link = StoringLink(store)
-    sock = tmp_path / "gw.sock"
-    secret = apiwire.new_secret_file(apiwire.key_path("gateway+unix://%s" % sock, "table"))
-    api = _start(link, secret, sock)
-    client = GatewayLink("gateway+unix://%s" % sock, role="table", reconnect_s=None)
-    client.open(timeout=10)
+def test_without_reconnect_a_lost_gateway_is_final(gw):
+    client = gw.client("table", None)
     try:
-        api.stop()
+        gw.stop()
         assert _until(lambda: client.fatal is not None)
         assert "closed the connection" in client.fatal and client.reconnects == 0
     finally:
