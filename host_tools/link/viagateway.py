@@ -26,6 +26,7 @@ import time
 from host_tools.errors import ShoeError
 from host_tools.link import apiwire
 from host_tools.link.host import seal_command
+from host_tools.link.shoelink import READ_ONLY
 from shoe import roles
 
 
@@ -70,6 +71,7 @@ class GatewayLink:
         self.gaps = []  # (first, last) eseq ranges the gateway's store no longer held
         self._last = 0  # the last durable event (eseq) queued: where a catch-up starts
         self._secret = None
+        self._connected = threading.Event()  # set while requests may be sent on _sock
         self._sock = None
         self._send_lock = threading.Lock()
         self._ids = 0
@@ -115,6 +117,7 @@ class GatewayLink:
             raise
         sock.settimeout(None)
         self._sock = sock
+        self._connected.set()
         self.shoe_id = welcome.get("shoe")
         self._link_state(welcome)
         self._thread = threading.Thread(target=self._run, name="gateway-client", daemon=True)
@@ -192,7 +195,7 @@ class GatewayLink:
         """The gateway's link figures (as ShoeLink.stats: no key, no payload) and `via`."""
         out = {"up": self.up(), "shoe_id": self.shoe_id}
         try:
-            rep = self._request({"t": "stats"}, 5.0)
+            rep = self._request({"t": "stats"}, 5.0, again=True)
             if rep.get("ok") and isinstance(rep.get("body"), dict):
                 out = dict(rep["body"])
         except ShoeError:
@@ -216,14 +219,19 @@ class GatewayLink:
         while True:
             why, final = self._read(self._sock)
             self.ep.up = False
-            for w in list(self._waiting.values()):
-                w[0].set()
+            with self._send_lock:  # after this no request is sent on the lost connection
+                self._connected.clear()
+                for w in list(self._waiting.values()):
+                    w[0].set()
             if self._closed:
+                self._connected.set()
                 return
             if final or self.reconnect_s is None:
                 self.fatal = why
+                self._connected.set()  # wake the requests waiting for it: they see `fatal`
                 return
             if not self._reconnect(why):
+                self._connected.set()  # (fatal or closed): the waiting requests give up
                 return
 
     def _deliver(self, msg):
@@ -280,6 +288,8 @@ class GatewayLink:
             except OSError:
                 continue  # the gateway is not back yet
             try:
+                # the key file again: a gateway writes fresh built-in keys at each start
+                self.client_name, self._secret = apiwire.load_credential(self.key_file)
                 welcome = self._handshake(sock, self._secret, time.monotonic() + 10.0)
                 if shoe is not None and welcome.get("shoe") not in (None, shoe):
                     raise ShoeError(
@@ -296,6 +306,7 @@ class GatewayLink:
                         pass
                     self._ids += 1
                     rid = self._ids
+                    self._connected.set()  # requests go out again (their replies: _read)
                 self.shoe_id = shoe or welcome.get("shoe")
                 self._link_state(welcome)
                 self.reconnects += 1
@@ -342,27 +353,55 @@ class GatewayLink:
             time.sleep(min(0.05, max(0.0, end - time.monotonic())))
 
     # ---- requests -------------------------------------------------------------------------
-    def _request(self, msg, timeout):
-        if self.fatal:
-            raise ShoeError(self.fatal)
-        with self._send_lock:
-            self._ids += 1
-            rid = msg["id"] = self._ids
-            w = self._waiting[rid] = [threading.Event(), None]
-            try:
-                apiwire.send(self._sock, msg)
-            except OSError as e:
-                self._waiting.pop(rid, None)
-                raise ShoeError("the gateway on %s: %s" % (self.url, e)) from None
-        w[0].wait(timeout)
-        self._waiting.pop(rid, None)
-        if w[1] is None:
-            raise ShoeError(
-                self.fatal
-                or "%s: no answer from the gateway on %s within %.1f s"
-                % (msg.get("kind") or msg["t"], self.url, timeout)
-            )
-        return w[1]
+    def _request(self, msg, timeout, again=False):
+        """Send a request and wait for its reply. While the connection is being made again the
+        request waits for it (within `timeout`) and is sent then: nothing was sent yet, so
+        nothing can be done twice. One sent on a connection lost before its reply has an unknown
+        outcome: sent again (on the new connection) only when `again` says it changes nothing
+        (a query); else ShoeError `link_lost`."""
+        deadline = time.monotonic() + timeout
+        what = msg.get("kind") or msg["t"]
+        while True:
+            if self.fatal:
+                raise ShoeError(self.fatal)
+            if self._closed:
+                raise ShoeError("the link to the gateway on %s is closed" % self.url)
+            w = None
+            with self._send_lock:  # the same lock _run holds to mark a loss and release waiters
+                if self._connected.is_set():
+                    self._ids += 1
+                    rid = msg["id"] = self._ids
+                    w = self._waiting[rid] = [threading.Event(), None]
+                    try:
+                        apiwire.send(self._sock, msg)
+                    except OSError:
+                        pass  # lost under it: _run releases the waiter (no reply)
+            if w is None:
+                if not self._connected.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+                    if time.monotonic() >= deadline:
+                        raise ShoeError(
+                            "%s: the gateway on %s was not reachable again within %.1f s"
+                            % (what, self.url, timeout)
+                        )
+                continue
+            w[0].wait(max(0.0, deadline - time.monotonic()))
+            self._waiting.pop(rid, None)
+            if w[1] is not None:
+                return w[1]
+            if self.fatal:
+                raise ShoeError(self.fatal)
+            if not w[0].is_set():
+                raise ShoeError(
+                    "%s: no answer from the gateway on %s within %.1f s"
+                    % (what, self.url, timeout)
+                )
+            # released by the loss of the connection
+            if not again or self.reconnect_s is None or time.monotonic() >= deadline:
+                raise ShoeError(
+                    "%s: the connection to the gateway on %s was lost before its answer: "
+                    "its outcome is unknown (ask status)" % (what, self.url),
+                    "link_lost",
+                )
 
     @staticmethod
     def _result(rep):
@@ -388,6 +427,7 @@ class GatewayLink:
                 self._request(
                     {"t": "command", "kind": kind, "body": body, "timeout": float(timeout)},
                     timeout + 5.0,
+                    again=kind in READ_ONLY,  # a query asked again after a lost connection
                 )
             )
         deadline = time.monotonic() + timeout
@@ -417,7 +457,7 @@ class GatewayLink:
 
     def _round_events(self, rnd):
         try:
-            rep = self._request({"t": "round", "round": rnd}, 10.0)
+            rep = self._request({"t": "round", "round": rnd}, 10.0, again=True)
         except ShoeError:
             return []
         evs = (rep.get("body") or {}).get("events") if rep.get("ok") else None

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from host_tools.audit import AuditStore
+from host_tools.errors import ShoeError
 from host_tools.floor.tableapi import TableAPI
 from host_tools.link import apiwire
 from host_tools.link.viagateway import GatewayLink
@@ -182,4 +183,46 @@ def test_without_reconnect_a_lost_gateway_is_final(gw):
         assert _until(lambda: client.fatal is not None)
         assert "closed the connection" in client.fatal and client.reconnects == 0
     finally:
+        client.close()
+
+
+def test_a_query_in_flight_across_a_restart_is_asked_again_and_a_command_is_not(gw):
+    """A request whose connection is lost before its answer: `status` (changes nothing) is
+    asked again on the new connection; `open_round` fails with `link_lost` (its outcome is
+    unknown) and is never sent twice."""
+    gate = threading.Event()
+    calls = []
+
+    def command(kind, body, timeout=5.0, supervisor=False):
+        calls.append(kind)
+        if len(calls) <= 2:  # the first two hang until the API that took them is gone
+            gate.wait(10)
+        return {"did": kind}
+
+    gw.link.command = command
+    client = gw.client("table", 0.1)
+    results = {}
+
+    def ask(kind):
+        try:
+            results[kind] = client.command(kind, {}, timeout=20)
+        except ShoeError as e:
+            results[kind] = e
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in ("status", "open_round")]
+    try:
+        for t in threads:
+            t.start()
+        assert _until(lambda: len(calls) == 2)
+        gw.stop()  # both in flight: their connection is cut
+        gate.set()
+        gw.start()
+        for t in threads:
+            t.join(30)
+        assert results["status"] == {"did": "status"}
+        assert isinstance(results["open_round"], ShoeError), results
+        assert results["open_round"].reason == "link_lost"
+        assert calls.count("open_round") == 1 and calls.count("status") == 2
+    finally:
+        gate.set()
         client.close()

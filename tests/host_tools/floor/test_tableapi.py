@@ -89,51 +89,77 @@ class Published:
             return dict(self.seen)
 
 
-@contextlib.contextmanager
-def gateway(d):
-    """A virtual board, an embedded broker and `shoectl gateway` holding the board's link with
-    its API on a Unix socket and TCP; the broker's event messages counted (gw.pub)."""
-    ensure_demo_keys(d / "flash")
-    board = SimBoard(str(d / "flash"), power_returns=False)
-    broker = brokers.embedded()
-    board.start()
-    broker.start()
-    pub = Published(broker.url)
-    proc = None
+def _spawn_gateway(board, broker, db):
+    """`shoectl gateway` on the board's link with its API on a Unix socket (beside `db`: the same
+    path again after a restart) and a TCP port -> (process, {"gateway+unix": url, ...})."""
+    proc = popen(
+        "gateway",
+        "--port",
+        "socket://127.0.0.1:%d" % board.host_port,
+        "--demo-keys",
+        "--db",
+        db,
+        "--broker",
+        broker.url,
+        "--api-tcp",
+        0,
+    )
+    urls = {}
     try:
-        wait_for(pub.ready.is_set, what="the test's subscription")
-        db = d / "gw.sqlite"
-        proc = popen(
-            "gateway",
-            "--port",
-            "socket://127.0.0.1:%d" % board.host_port,
-            "--demo-keys",
-            "--db",
-            db,
-            "--broker",
-            broker.url,
-            "--api-tcp",
-            0,
-        )
-        urls = {}
         while len(urls) < 2:
             line = proc.stdout.readline()
             assert line, proc.stderr.read()
             if "table system API on" in line:
                 url = line.split(" on ")[1].split()[0]
                 urls[url.split(":")[0]] = url
+    except BaseException:
+        proc.kill()
+        proc.wait(10)
+        raise
+    return proc, urls
+
+
+def stop_gateway(proc):
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 0, err
+
+
+@contextlib.contextmanager
+def gateway(d):
+    """A virtual board, an embedded broker and `shoectl gateway` holding the board's link with
+    its API on a Unix socket and TCP; the broker's event messages counted (gw.pub).
+    gw.restart() stops the gateway and starts another on the same store and socket."""
+    ensure_demo_keys(d / "flash")
+    board = SimBoard(str(d / "flash"), power_returns=False)
+    broker = brokers.embedded()
+    board.start()
+    broker.start()
+    pub = Published(broker.url)
+    gw = None
+    try:
+        wait_for(pub.ready.is_set, what="the test's subscription")
+        db = d / "gw.sqlite"
+        proc, urls = _spawn_gateway(board, broker, db)
         gw = type("GW", (), {})()
         gw.dir, gw.db, gw.board, gw.pub, gw.proc = d, db, board, pub, proc
         gw.unix, gw.tcp = urls["gateway+unix"], urls["gateway+tcp"]
         gw.sock = urls["gateway+unix"][len("gateway+unix://") :]
         gw.key = gw.sock[:-5] + ".key"
         gw.reader = "socket://127.0.0.1:%d" % board.reader_port
+
+        def restart():
+            stop_gateway(gw.proc)
+            gw.proc = None
+            gw.proc, urls = _spawn_gateway(board, broker, db)
+            assert urls["gateway+unix"] == gw.unix
+            gw.tcp = urls["gateway+tcp"]
+
+        gw.restart = restart
         yield gw
     finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            err = proc.communicate(timeout=30)[1]
-            assert proc.returncode == 0, err
+        if gw is not None and gw.proc is not None:
+            stop_gateway(gw.proc)
         pub.c.loop_stop()
         broker.stop()
         board.stop()
@@ -373,6 +399,62 @@ def test_killed_clients_cost_the_floor_nothing(gw):
     assert [e["round"] for e in w if e["event"] in ("round_result", "round_void")] == results + [
         rnd
     ]
+
+
+def test_a_monitor_outlives_a_gateway_restart_and_misses_nothing(fresh_gw):
+    """`shoectl monitor` through the gateway's Unix socket while the gateway is stopped and
+    started again after a round: the monitor process goes on by itself (its GatewayLink logs in
+    again and catches up), and its lines hold every event the gateway stored since it joined,
+    once each, in order: the round's result, and the next round opened and voided through the
+    new gateway."""
+    gw = fresh_gw
+    mon = popen("monitor", "--port", gw.unix, "--demo-keys", "--json")
+    lines = []
+    t = threading.Thread(
+        target=lambda: lines.extend(json.loads(x) for x in mon.stdout if x.strip()), daemon=True
+    )
+    t.start()
+    try:
+        r = shoectl(
+            "session",
+            "--port",
+            gw.unix,
+            "--demo-keys",
+            "--reader",
+            gw.reader,
+            "--script",
+            script(gw.dir / "one.json", 1),
+            "--json",
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        wait_for(
+            lambda: any(e["event"] == "round_result" for e in list(lines)),
+            what=lambda: "round 1's result on the monitor: %s" % [e["event"] for e in lines],
+        )
+        gw.restart()  # the monitor's connection is cut; it is not restarted
+        # durable events through the new gateway: a round opened and voided before any card
+        for args in (("open", "--seat", "1:ante=10,odds=10"), ("void", "--detail", "restart")):
+            r = shoectl("table", *args, "--port", gw.unix, "--demo-keys")
+            assert r.returncode == 0, (args, r.stderr)
+        assert mon.poll() is None, mon.stderr.read()
+        wait_for(
+            lambda: any(e["event"] == "round_void" for e in list(lines)),
+            what=lambda: (
+                "the voided round on the monitor: %s (monitor %s)"
+                % ([e["event"] for e in lines], mon.poll() is None or mon.stderr.read()[-2000:])
+            ),
+        )
+    finally:
+        mon.send_signal(signal.SIGINT)
+        try:
+            mon.wait(20)
+        except subprocess.TimeoutExpired:
+            mon.kill()
+        t.join(10)
+    got = [e["eseq"] for e in lines if e.get("eseq")]
+    st = stored(gw)
+    assert got and got == st[st.index(got[0]) :], (got, st)
 
 
 def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
