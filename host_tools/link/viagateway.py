@@ -211,11 +211,11 @@ class GatewayLink:
 
     def _run(self):
         """Read the gateway's messages. A lost connection (the gateway restarted, or dropped
-        this client for lagging) is made again every `reconnect_s` with the same credential,
+        this client for lagging) is made again every `reconnect_s` (the key file read again),
         and the events stored meanwhile are fetched (`since`) before the live ones, each once
-        and in order; requests in flight when it was lost fail (their outcome unknown, as on a
-        direct link cut mid-command). A `bye` (a revoked credential, bad input), a refused
-        login, another shoe behind the address, or close() end it for good."""
+        and in order; requests wait for it, and one in flight when it was lost is asked again
+        only if it changes nothing (_request). A `bye` (a revoked credential, bad input), a
+        refused login, another shoe behind the address, or close() end it for good."""
         while True:
             why, final = self._read(self._sock)
             self.ep.up = False
@@ -312,6 +312,11 @@ class GatewayLink:
                 self.reconnects += 1
                 if self._catch_up(sock, rid):
                     return True
+                self.ep.up = False
+                with self._send_lock:  # lost again during the catch-up: as in _run
+                    self._connected.clear()
+                    for w in list(self._waiting.values()):
+                        w[0].set()
             except ShoeError as e:
                 sock.close()
                 if e.reason not in (None, "busy"):  # refused: credential, role, certificate
