@@ -572,7 +572,8 @@ class TableAPI:
     def _since(self, eseq):
         """The stored events after `eseq` as the link delivered them: each row's signed payload
         decoded (the store keeps the bytes the shoe sealed), so a client that reconnects gets
-        the same (kind, body) it would have got live, a face-down card still its commitment."""
+        the same (kind, body) it would have got live, a face-down card still its commitment;
+        each followed by the link's alerts about it (the store's flags), as live."""
         if (
             not isinstance(eseq, int)
             or isinstance(eseq, bool)
@@ -581,14 +582,24 @@ class TableAPI:
             or not self.link.shoe_id
         ):
             return {"ok": True, "body": {"events": [], "more": False}}
-        rows = self.link.audit.payloads(self.link.shoe_id, eseq, SINCE)
+        shoe = self.link.shoe_id
+        rows = self.link.audit.payloads(shoe, eseq, SINCE)
+        alerts = {}  # the link's own alerts about those events (a reveal that does not match),
+        if rows:  # as it queued them live: right after the event, eseq 0
+            for f in self.link.audit.flags(shoe):
+                if isinstance(f["eseq"], int) and eseq < f["eseq"] <= rows[-1][0]:
+                    body = {"round": f["round"], "detail": f["detail"], "eseq": f["eseq"]}
+                    alerts.setdefault(f["eseq"], []).append([f["kind"], body, 0])
         events = []
         for n, payload in rows:
             try:
                 items = codec.decode(bytes(payload))
-                events.append([items[0], items[1], n])
-            except (codec.CodecError, IndexError, TypeError):
+            except (codec.CodecError, TypeError):
                 break  # a row that does not decode ends the catch-up here (verify reports it)
+            if not isinstance(items, list) or len(items) < 2:
+                break
+            events.append([items[0], items[1], n])
+            events.extend(alerts.get(n, ()))
         return {"ok": True, "body": {"events": events, "more": len(rows) == SINCE}}
 
     def _do(self, c, t, msg):

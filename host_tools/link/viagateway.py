@@ -17,6 +17,7 @@ only keeps the revealed hands for a re-evaluation (`monitor`), loading a round's
 from the gateway's store when this client joined mid-round.
 """
 
+import collections
 import os
 import queue
 import ssl
@@ -70,6 +71,8 @@ class GatewayLink:
         self.reconnect_s = reconnect_s  # None: a lost connection is final (fatal)
         self.gaps = []  # (first, last) eseq ranges the gateway's store no longer held
         self._last = 0  # the last durable event (eseq) queued: where a catch-up starts
+        self._alerts = set()  # (kind, eseq, detail) of the alerts queued lately
+        self._alert_order = collections.deque()
         self._secret = None
         self._connected = threading.Event()  # set while requests may be sent on _sock
         self._sock = None
@@ -236,6 +239,16 @@ class GatewayLink:
 
     def _deliver(self, msg):
         eseq = msg.get("eseq") or 0
+        body = msg.get("body")
+        if eseq == 0 and isinstance(body, dict) and isinstance(body.get("eseq"), int):
+            # an alert about an event: live and in a catch-up reply both, queued once
+            key = (msg.get("kind"), body["eseq"], str(body.get("detail")))
+            if key in self._alerts:
+                return
+            self._alerts.add(key)
+            self._alert_order.append(key)
+            if len(self._alert_order) > 1024:
+                self._alerts.discard(self._alert_order.popleft())
         if isinstance(eseq, int) and eseq > 0:
             if eseq <= self._last:
                 return  # already queued (live and in a catch-up reply both)

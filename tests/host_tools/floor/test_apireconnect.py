@@ -59,6 +59,13 @@ class StoringLink:
         for fn in list(self.listeners):
             fn(("card", body, eseq))
 
+    def alert(self, eseq, detail):
+        """The link's own alert about event eseq (ShoeLink._check_reveal): flagged in the
+        store, then queued with eseq 0."""
+        self.audit.flag(SHOE, eseq, "reveal_mismatch", 1, detail)
+        for fn in list(self.listeners):
+            fn(("reveal_mismatch", {"round": 1, "detail": detail, "eseq": eseq}, 0))
+
 
 def _until(cond, timeout=30.0):
     end = time.monotonic() + timeout
@@ -225,4 +232,44 @@ def test_a_query_in_flight_across_a_restart_is_asked_again_and_a_command_is_not(
         assert calls.count("open_round") == 1 and calls.count("status") == 2
     finally:
         gate.set()
+        client.close()
+
+
+def test_the_alerts_about_missed_events_come_with_the_catch_up_once_each(gw):
+    """The link's alerts (a reveal that does not match) about events the client missed come
+    right after those events in the catch-up; one that arrives live during the catch-up and is
+    in its reply too is queued once."""
+    link, store = gw.link, gw.store
+    got = []
+    client = gw.client("table", 0.1)
+    try:
+        for n in range(1, 6):
+            link.emit(n)
+        link.alert(5, "seen live")
+        assert _until(lambda: len(_drain(client, got)) >= 6)
+        gw.stop()
+        for n in range(6, 11):
+            link.emit(n)
+        link.alert(8, "raised while the client was away")
+        read, first = store.payloads, []
+
+        def payloads(*a, **k):  # event 11 and its alert arrive live during the catch-up
+            if not first:
+                first.append(1)
+                link.emit(11)
+                link.alert(11, "live and in the reply")
+            return read(*a, **k)
+
+        store.payloads = payloads
+        gw.start()
+        assert _until(lambda: len(_drain(client, got)) >= 14), got
+        assert _until(lambda: len(_drain(client, got)) > 14, timeout=0.5) is False, got
+        shape = [(k, b["eseq"] if e == 0 else e) for k, b, e in got]
+        assert shape == [("card", n) for n in range(1, 6)] + [("reveal_mismatch", 5)] + [
+            ("card", n) for n in range(6, 9)
+        ] + [("reveal_mismatch", 8), ("card", 9), ("card", 10), ("card", 11)] + [
+            ("reveal_mismatch", 11)
+        ]
+        assert got[9][1]["detail"] == "raised while the client was away"
+    finally:
         client.close()
