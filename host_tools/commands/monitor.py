@@ -212,10 +212,31 @@ def run(args):
         if not args.json and console.is_terminal:
             live = Live(view.render(), console=console, refresh_per_second=8)
             live.start()
+        reconnects, gaps = getattr(link, "reconnects", 0), 0
         while args.count is None or seen < args.count:
             if deadline and time.monotonic() > deadline:
                 break
             ev = link.next_event(0.2)
+            # the link made again (a gateway restarted: its events caught up), and any range
+            # of events no longer there to catch up: said, never hidden
+            notes = []
+            if getattr(link, "reconnects", 0) > reconnects:
+                reconnects = link.reconnects
+                notes.append({"event": "link_reconnected", "via": args.port})
+            for a, b in list(getattr(link, "gaps", ()))[gaps:]:
+                gaps += 1
+                notes.append({"event": "events_missed", "first": a, "last": b})
+            for n in notes:
+                if args.json:
+                    print(json.dumps(n, sort_keys=True))
+                    sys.stdout.flush()
+                elif n["event"] == "events_missed":
+                    view.flags.append(
+                        "events %d-%d missed: no longer in the gateway's store (the floor has "
+                        "them)" % (n["first"], n["last"])
+                    )
+                elif not live:
+                    console.print("(the link to %s was made again)" % args.port)
             if ev is None:
                 continue
             kind, body = decode(ev[0], ev[1])

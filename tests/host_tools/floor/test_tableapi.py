@@ -455,6 +455,10 @@ def test_a_monitor_outlives_a_gateway_restart_and_misses_nothing(fresh_gw):
     got = [e["eseq"] for e in lines if e.get("eseq")]
     st = stored(gw)
     assert got and got == st[st.index(got[0]) :], (got, st)
+    # the monitor said the link was made again, between round 1's result and the new round
+    ev = [e["event"] for e in lines]
+    assert ev.count("link_reconnected") == 1 and "events_missed" not in ev, ev
+    assert ev.index("round_result") < ev.index("link_reconnected") < ev.index("round_void"), ev
 
 
 def test_a_wrong_or_missing_credential_is_refused(gw, tmp_path):
