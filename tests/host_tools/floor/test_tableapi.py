@@ -230,6 +230,23 @@ def script(path, rounds):
     return path
 
 
+def session_args(gw, name, rounds):
+    """`shoectl session` through the gateway's Unix socket, the board's reader, `rounds` rounds
+    of the test's script, JSON lines."""
+    path = script(gw.dir / name, rounds)
+    return (
+        "session",
+        "--port",
+        gw.unix,
+        "--demo-keys",
+        "--reader",
+        gw.reader,
+        "--script",
+        path,
+        "--json",
+    )
+
+
 def test_the_table_key_alone_cannot_supervise_through_the_gateway(fresh_gw, tmp_path):
     """(On the fresh board every configuration field is the supervisor's to set.)"""
     gw = fresh_gw
@@ -327,17 +344,7 @@ def test_killed_clients_cost_the_floor_nothing(gw):
         # the table system (supervisor role: its key file holds the supervisor key) plays
         # round 1; the monitor is SIGKILLed mid-deal of round 1, the table system itself
         # mid-deal of round 2
-        ses = popen(
-            "session",
-            "--port",
-            gw.unix,
-            "--demo-keys",
-            "--reader",
-            gw.reader,
-            "--script",
-            script(gw.dir / "two.json", 2),
-            "--json",
-        )
+        ses = popen(*session_args(gw, "two.json", 2))
         rounds = []
         for line in ses.stdout:
             e = json.loads(line)
@@ -415,18 +422,7 @@ def test_a_monitor_outlives_a_gateway_restart_and_misses_nothing(fresh_gw):
     )
     t.start()
     try:
-        r = shoectl(
-            "session",
-            "--port",
-            gw.unix,
-            "--demo-keys",
-            "--reader",
-            gw.reader,
-            "--script",
-            script(gw.dir / "one.json", 1),
-            "--json",
-            timeout=300,
-        )
+        r = shoectl(*session_args(gw, "one.json", 1), timeout=300)
         assert r.returncode == 0, r.stderr
         wait_for(
             lambda: any(e["event"] == "round_result" for e in list(lines)),
