@@ -116,13 +116,32 @@ def _spawn_gateway(board, broker, db):
         proc.kill()
         proc.wait(10)
         raise
+    # from here on its lines are read as they come and kept (proc.lines): a pipe nobody reads
+    # fills up, and a gateway blocked writing its next line stops serving its link
+    proc.lines = {"stdout": [], "stderr": []}
+    proc.drains = [
+        threading.Thread(target=lambda f=f, k=k: proc.lines[k].extend(f), daemon=True)
+        for f, k in ((proc.stdout, "stdout"), (proc.stderr, "stderr"))
+    ]
+    for t in proc.drains:
+        t.start()
     return proc, urls
+
+
+def gateway_output(proc):
+    """The gateway's lines so far (for an assertion's message)."""
+    return "--- gateway stdout\n%s--- gateway stderr\n%s" % (
+        "".join(proc.lines["stdout"][-40:]),
+        "".join(proc.lines["stderr"][-40:]),
+    )
 
 
 def stop_gateway(proc):
     proc.send_signal(signal.SIGTERM)
-    err = proc.communicate(timeout=30)[1]
-    assert proc.returncode == 0, err
+    proc.wait(30)
+    for t in proc.drains:
+        t.join(10)
+    assert proc.returncode == 0, gateway_output(proc)
 
 
 @contextlib.contextmanager
@@ -567,7 +586,10 @@ def test_a_second_direct_opener_is_refused(gw):
     # the gateway's link never went down nor started again
     after = link()
     assert after["up"] is True
-    assert (after["reconnects"], after["resyncs"]) == (before["reconnects"], before["resyncs"])
+    assert (after["reconnects"], after["resyncs"]) == (
+        before["reconnects"],
+        before["resyncs"],
+    ), gateway_output(gw.proc)
 
 
 def test_a_gateway_without_broker_on_the_operators_key_over_tcp_only(tmp_path):
