@@ -293,3 +293,18 @@ def test_the_c_frame_and_counter_mode_equal_the_python_link(chip):
     assert got[-1] == "done"
     assert got[:-1] == want
     assert want.count("none") == 2  # the two payloads over the limit
+
+
+def test_the_firmware_takes_the_c_paths_on_the_frozen_image(chip):
+    """The firmware's Python finds shoec where it runs (a renamed import would fall back to
+    Python silently: slower, nothing else)."""
+    code = (
+        "from shoe import crypto\nfrom shoe.link import cipher, codec, frame\n"
+        "c = cipher.Ctr(bytes(16))\n"
+        "print(codec._cbor is not None, frame._cframe is not None, crypto.c_hmac is not None, "
+        "c._aes is None)\n"
+    )
+    chip._guard.deadline = time.monotonic() + 600
+    out, err = chip.t.exec_raw(code, timeout=600)
+    assert not err, err.decode()
+    assert out.decode().split() == ["True"] * 4
