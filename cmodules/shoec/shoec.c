@@ -31,6 +31,11 @@
 #include "py/mpz.h"
 #include "mbedtls/sha256.h"
 #include "mbedtls/aes.h"
+#include "lib/uzlib/uzlib.h"  // uzlib_crc32: what binascii.crc32 (shoe.link.crc) calls
+
+#if !(MICROPY_PY_BINASCII_CRC32 && MICROPY_PY_DEFLATE)
+#error "shoec needs the port's binascii.crc32 (uzlib)"
+#endif
 
 #define MAX_DEPTH (12)      // shoe.link.codec.MAX_DEPTH
 #define MAX_KEYS (64)       // a dict with more keys is encoded in Python (n^2 below)
@@ -247,19 +252,18 @@ static MP_DEFINE_CONST_FUN_OBJ_1(shoec_cbor_obj, shoec_cbor);
 #define KEYS (4)
 typedef struct {
     byte key[64];
-    size_t len;          // 0: empty slot (a zero-length key is never kept)
+    size_t len;
+    bool used;
     mbedtls_sha256_context inner, outer;
 } pads_t;
 
 static pads_t pads[KEYS];
 static unsigned next_slot;
 
+// The SHA-256 states after the inner and outer pad blocks of a key of at most 64 bytes.
 static pads_t *pads_of(const byte *key, size_t len) {
-    if (len == 0 || len > 64) {
-        return NULL;
-    }
     for (unsigned i = 0; i < KEYS; i++) {
-        if (pads[i].len == len && memcmp(pads[i].key, key, len) == 0) {
+        if (pads[i].used && pads[i].len == len && memcmp(pads[i].key, key, len) == 0) {
             return &pads[i];
         }
     }
@@ -279,45 +283,29 @@ static pads_t *pads_of(const byte *key, size_t len) {
     mbedtls_sha256_update(&p->outer, opad, 64);
     memcpy(p->key, key, len);
     p->len = len;
+    p->used = true;
     return p;
 }
 
 static void hmac(const byte *k, size_t kn, const byte *t, size_t tn, const byte *d, size_t dn,
     byte *mac) {
     byte kh[32];
+    mbedtls_sha256_context c;
+    mbedtls_sha256_init(&c);
     if (kn > 64) {  // RFC 2104: a long key is hashed first
-        mbedtls_sha256_context c;
-        mbedtls_sha256_init(&c);
         mbedtls_sha256_starts(&c, 0);
         mbedtls_sha256_update(&c, k, kn);
         mbedtls_sha256_finish(&c, kh);
-        mbedtls_sha256_free(&c);
         k = kh;
         kn = 32;
     }
-    byte inner[32];
-    mbedtls_sha256_context c;
-    mbedtls_sha256_init(&c);
     pads_t *p = pads_of(k, kn);
-    if (p == NULL) {  // the empty key: its pads are all 0x36 / 0x5C
-        byte pad[64];
-        memset(pad, 0x36, 64);
-        mbedtls_sha256_starts(&c, 0);
-        mbedtls_sha256_update(&c, pad, 64);
-    } else {
-        mbedtls_sha256_clone(&c, &p->inner);
-    }
+    byte inner[32];
+    mbedtls_sha256_clone(&c, &p->inner);
     mbedtls_sha256_update(&c, t, tn);
     mbedtls_sha256_update(&c, d, dn);
     mbedtls_sha256_finish(&c, inner);
-    if (p == NULL) {
-        byte pad[64];
-        memset(pad, 0x5C, 64);
-        mbedtls_sha256_starts(&c, 0);
-        mbedtls_sha256_update(&c, pad, 64);
-    } else {
-        mbedtls_sha256_clone(&c, &p->outer);
-    }
+    mbedtls_sha256_clone(&c, &p->outer);
     mbedtls_sha256_update(&c, inner, 32);
     mbedtls_sha256_finish(&c, mac);
     mbedtls_sha256_free(&c);
@@ -362,6 +350,7 @@ static mp_obj_t shoec_ctr(size_t n_args, const mp_obj_t *args) {
     for (unsigned i = 0; i < AES_KEYS; i++) {
         if (aes_slots[i].used && memcmp(aes_slots[i].key, key.buf, 16) == 0) {
             a = &aes_slots[i];
+            break;
         }
     }
     if (a == NULL) {
@@ -404,21 +393,6 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(shoec_ctr_obj, 5, 5, shoec_ctr);
 #define F_MAX_PAYLOAD (1006)
 #define F_MAX_FRAME (1024)
 
-static uint32_t crc32_ieee(const byte *p, size_t n) {  // binascii.crc32: reflected 0xEDB88320
-    static const uint32_t nib[16] = {
-        0x00000000, 0x1DB71064, 0x3B6E20C8, 0x26D930AC, 0x76DC4190, 0x6B6B51F4, 0x4DB26158,
-        0x5005713C, 0xEDB88320, 0xF00F9344, 0xD6D6A3E8, 0xCB61B38C, 0x9B64C2B0, 0x86D3D2D4,
-        0xA00AE278, 0xBDBDF21C,
-    };
-    uint32_t c = 0xFFFFFFFF;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        c = (c >> 4) ^ nib[c & 15];
-        c = (c >> 4) ^ nib[c & 15];
-    }
-    return c ^ 0xFFFFFFFF;
-}
-
 static byte raw[F_MAX_FRAME];  // one frame at a time (the link's task; never an interrupt)
 
 static mp_obj_t shoec_frame(size_t n_args, const mp_obj_t *args) {
@@ -449,7 +423,7 @@ static mp_obj_t shoec_frame(size_t n_args, const mp_obj_t *args) {
         memset(raw + m, 0, F_MAC);
     }
     m += F_MAC;
-    uint32_t crc = crc32_ieee(raw, m);
+    uint32_t crc = uzlib_crc32(raw, m, 0xFFFFFFFF) ^ 0xFFFFFFFF;  // binascii.crc32's own
     raw[m] = crc >> 24;
     raw[m + 1] = (crc >> 16) & 0xFF;
     raw[m + 2] = (crc >> 8) & 0xFF;
