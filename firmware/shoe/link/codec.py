@@ -193,13 +193,9 @@ except ImportError:  # CPython, the unix port, a stock MicroPython image
 
 
 def encode(obj):
-    if _cbor is not None:
-        b = _cbor(obj)
-        if b is not None:
-            return b   # else: a type or key the C encoder leaves to Python, errors included
-    out = bytearray()
-    _enc(out, obj, 0)
-    return bytes(out)
+    b = None if _cbor is None else _cbor(obj)
+    # None: a type or key the C encoder leaves to Python, errors included
+    return encode_py(obj) if b is None else b
 
 
 def encode_py(obj):
@@ -211,12 +207,11 @@ def encode_py(obj):
 
 def encode_into(out, obj):
     """Append the encoding of obj to the bytearray `out`."""
-    if _cbor is not None:
-        b = _cbor(obj)
-        if b is not None:
-            out.extend(b)
-            return
-    _enc(out, obj, 0)
+    b = None if _cbor is None else _cbor(obj)
+    if b is None:
+        _enc(out, obj, 0)
+    else:
+        out.extend(b)
 
 
 def _arg(data, i, info, n):
