@@ -73,14 +73,13 @@ class GatewayLink:
         self._last = 0  # the last durable event (eseq) queued: where a catch-up starts
         self._alerts = set()  # (kind, eseq, detail) of the alerts queued lately
         self._alert_order = collections.deque()
-        self._secret = None
         self._connected = threading.Event()  # set while requests may be sent on _sock
         self._sock = None
         self._send_lock = threading.Lock()
         self._ids = 0
         self._waiting = {}  # request id -> [Event, reply]
         self._thread = None
-        self._closed = False
+        self._closing = threading.Event()  # close(): ends the reader and its reconnecting
         from host_tools.reveal import RoundWatch
 
         self.watch = RoundWatch(loader=self._round_events)
@@ -96,7 +95,6 @@ class GatewayLink:
         """Connect, prove the credential, and wait until the gateway's link to the shoe is up;
         ShoeError naming what failed."""
         self.client_name, secret = apiwire.load_credential(self.key_file)
-        self._secret = secret
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -180,7 +178,7 @@ class GatewayLink:
         return rep
 
     def close(self):
-        self._closed = True
+        self._closing.set()
         if self._sock is not None:
             try:
                 self._sock.shutdown(2)
@@ -226,7 +224,7 @@ class GatewayLink:
                 self._connected.clear()
                 for w in list(self._waiting.values()):
                     w[0].set()
-            if self._closed:
+            if self._closing.is_set():
                 self._connected.set()
                 return
             if final or self.reconnect_s is None:
@@ -289,9 +287,8 @@ class GatewayLink:
     def _reconnect(self, why):
         """Connect and log in again until it works or is refused for good; then catch up."""
         shoe = self.shoe_id
-        while not self._closed:
-            self._stop_wait(self.reconnect_s)
-            if self._closed:
+        while not self._closing.is_set():
+            if self._closing.wait(self.reconnect_s):
                 return False
             try:
                 sock = apiwire.connect(self.url, 5.0)
@@ -302,8 +299,8 @@ class GatewayLink:
                 continue  # the gateway is not back yet
             try:
                 # the key file again: a gateway writes fresh built-in keys at each start
-                self.client_name, self._secret = apiwire.load_credential(self.key_file)
-                welcome = self._handshake(sock, self._secret, time.monotonic() + 10.0)
+                self.client_name, secret = apiwire.load_credential(self.key_file)
+                welcome = self._handshake(sock, secret, time.monotonic() + 10.0)
                 if shoe is not None and welcome.get("shoe") not in (None, shoe):
                     raise ShoeError(
                         "the gateway on %s now serves shoe %r, not %r"
@@ -365,11 +362,6 @@ class GatewayLink:
                 self._ids += 1
                 rid = self._ids
 
-    def _stop_wait(self, s):
-        end = time.monotonic() + s
-        while not self._closed and time.monotonic() < end:
-            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
-
     # ---- requests -------------------------------------------------------------------------
     def _request(self, msg, timeout, again=False):
         """Send a request and wait for its reply. While the connection is being made again the
@@ -382,7 +374,7 @@ class GatewayLink:
         while True:
             if self.fatal:
                 raise ShoeError(self.fatal)
-            if self._closed:
+            if self._closing.is_set():
                 raise ShoeError("the link to the gateway on %s is closed" % self.url)
             w = None
             with self._send_lock:  # the same lock _run holds to mark a loss and release waiters
@@ -496,7 +488,7 @@ class GatewayLink:
         return ev
 
     def __iter__(self):
-        while not self._closed:
+        while not self._closing.is_set():
             ev = self.next_event(0.1)
             if ev is not None:
                 yield ev
