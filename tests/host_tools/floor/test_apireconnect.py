@@ -273,3 +273,21 @@ def test_the_alerts_about_missed_events_come_with_the_catch_up_once_each(gw):
         assert got[9][1]["detail"] == "raised while the client was away"
     finally:
         client.close()
+
+
+def test_a_bad_since_request_gets_nothing_and_the_client_goes_on(gw):
+    """`since` with an eseq that is not a non-negative int: an empty answer, the connection
+    stays, and a good one after it gets the stored events as they went out live."""
+    for n in range(1, 4):
+        gw.link.emit(n)
+    client = gw.client("table", 0.1)
+    try:
+        for bad in ("3", -1, True, None, 2.5, [1]):
+            rep = client._request({"t": "since", "eseq": bad}, 5.0)
+            assert rep["ok"] and rep["body"] == {"events": [], "more": False}, (bad, rep)
+        rep = client._request({"t": "since", "eseq": 1}, 5.0)
+        assert [e[2] for e in rep["body"]["events"]] == [2, 3]
+        assert [e[1] for e in rep["body"]["events"]] == [gw.link.sent[2], gw.link.sent[3]]
+        assert client.fatal is None and client.reconnects == 0
+    finally:
+        client.close()
