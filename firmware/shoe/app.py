@@ -502,22 +502,24 @@ class App:
             self._between()
             self.gcpacer.collect_in_pause()
         if quiet > _IDLE_MS:
-            # no card expected: erase ahead first (<= 1 sector a tick: cards rarely wait for
-            # it), then the first round's imports. A deck check may start the moment a
-            # configure is answered, and an erase left for it blacks the chip out under the
-            # riffle (the reader UART's FIFO overran on the emulated Pico: tests/emu/
-            # test_readme_flows.py). A pause while cards are expected: nothing long
+            # no card expected: the journal's flash work first (a due compaction, or an erase
+            # ahead: one a tick, cards rarely wait for it), then the first round's imports. A
+            # deck check may start the moment a configure is answered, and an erase left for
+            # it blacks the chip out under the riffle (the reader UART's FIFO overran on the
+            # emulated Pico: tests/emu/test_readme_flows.py). A pause while cards are
+            # expected: nothing long
             if not self._due and not self.journal.idle() and self._prefetch is not None:
                 self.prefetch_one()
         elif self._due and self._erased_for != self._read_ms:
             # cards are expected: erase ahead at the first tick after a card, when the next
             # one is furthest away (a riffle's comes 120 ms after it; a pause before the next
-            # riffle would put the erase where its first card is likely to come). Not after a
+            # riffle would put the erase where its first card is likely to come); a due
+            # compaction waits for a pause, unless the log is nearly full. Not after a
             # card that came while the ticker slept a quiet tick: this tick may be up to 100 ms
             # after it, close to the next; the next card's tick comes at the usual pace
             self._erased_for = self._read_ms
             if self._slept == _TICK_MS or quiet < 2 * _TICK_MS:
-                self.journal.idle()
+                self.journal.idle(True)
         return n
 
     def _warm(self, game):

@@ -278,15 +278,13 @@ class Journal(Rounds, Marks):
         self.compactions += 1
 
     def checkpoint(self):
-        """At a round boundary: compact (a full snapshot) once the log holds 3/4 of max_bytes,
-        so a full state is never more than a few rounds back and boot replays little. While
-        events wait for the host's acknowledgement (a few hundred ms) the compaction waits for
-        it, so the snapshot need not copy them (each event is written once)."""
+        """At a round boundary: once the log holds 3/4 of max_bytes, a compaction (a full
+        snapshot) is due, so a full state is never more than a few rounds back and boot replays
+        little. It is done by idle(), not here: the round's result is being settled, and the
+        next round's first card may come right after the host's acknowledgement (a compaction
+        there held that card 40-60 ms on the RP2040)."""
         if self._size * 4 >= self.max_bytes * 3:
-            if self._out.count:  # soon acknowledged: compact then, without the outbox
-                self._want_compact = True
-            else:
-                self.compact()
+            self._want_compact = True
 
     def _append(self, record):
         self._app_record(codec.encode(record))
@@ -294,11 +292,19 @@ class Journal(Rounds, Marks):
     def close(self):
         self._store.close()
 
-    def idle(self):
-        """Flash work that can be done ahead (erase the next ring sector): call it when no card
-        is expected for a while. True if it did something (at most one erase per call). The
-        state ops of the last cards are applied first (cheap)."""
+    def idle(self, dealing=False):
+        """Flash work that can be done ahead, at a moment no card is expected soon: a due
+        compaction (checkpoint) once the host has acknowledged every event, so the snapshot
+        need not copy them (each event is written once), else the next ring sector's erase.
+        `dealing`: cards are expected (the pause after one): the compaction (tens of ms on the
+        RP2040) only if the log is nearly full, where the next record would otherwise do it
+        inside a card's path. True if it did something (one of them per call). The state ops
+        of the last cards are applied first (cheap)."""
         self.catch_up()
+        if self._want_compact and not self._out.count and (
+                not dealing or self._size * 8 >= self.max_bytes * 7):
+            self.compact()
+            return True
         return self._store.idle()
 
     def _app_record(self, payload):
@@ -364,11 +370,6 @@ class Journal(Rounds, Marks):
     def outbox_ack(self, upto, ctr):
         if ctr >= self._cc:
             self._mark(c=ctr)
-        if self._want_compact and upto >= self.eseq:  # the snapshot holds the ack: one write
-            self._out.prune(upto)
-            self.ctr = ctr
-            self.compact()
-            return
         self._append(["A", upto, ctr, self.eseq])
         self._out.prune(upto)
         self.ctr = ctr
