@@ -579,6 +579,11 @@ def run(
             "      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat)
         )
     cf = m["card_flash"][-36 * rounds :]
+    if cf and os.environ.get("SHOE_BENCH_ALL"):
+        print(
+            "      every round card's flash work, in order (erases/pages): %s"
+            % " ".join("%g/%d" % (e, p) for e, p in cf)
+        )
     if cf:
         er, pg = med([e for e, _ in cf]), med([p for _, p in cf])
         print(
