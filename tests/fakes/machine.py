@@ -100,6 +100,10 @@ class UART(io.IOBase):
         self.baudrate = baudrate
         self._rx = bytearray()
         self._tx = bytearray()
+        # reads asked for more bytes than had arrived while some had: the rp2 port's UART
+        # then waits timeout_char (at least 13 bit times) after each byte for the next,
+        # spinning, before it returns what came (ports/rp2/machine_uart.c)
+        self.stalls = 0
 
     def init(self, baudrate=115200, **kw):
         self.baudrate = baudrate
@@ -121,6 +125,7 @@ class UART(io.IOBase):
         if not self._rx:
             return None
         if n is None or n < 0 or n > len(self._rx):
+            self.stalls += 1
             n = len(self._rx)
         out = bytes(self._rx[:n])
         self._rx[:n] = b""
@@ -129,7 +134,10 @@ class UART(io.IOBase):
     def readinto(self, buf, n=-1):
         if not self._rx:
             return None
-        n = min(len(buf) if n < 0 else n, len(self._rx))
+        n = min(len(buf), n) if n >= 0 else len(buf)
+        if n > len(self._rx):
+            self.stalls += 1
+            n = len(self._rx)
         buf[:n] = self._rx[:n]
         self._rx[:n] = b""
         return n

@@ -14,8 +14,9 @@ a card-exit beam (a clone breaks the beam without a read), or where the table's 
 says this reader double-reads (docs/irregularities.md, "Double reads and cloned cards"). With
 `dedup` off every line is a read: the deck ledger sees the second read as a duplicate card.
 
-    reader = OpticalReader(uart)            # uart: machine.UART or a stream with readinto()/write()
-                                            # and the poll ioctl (read() awaits it, no polling)
+    reader = OpticalReader(uart)            # uart: machine.UART or a stream with any(),
+                                            # readinto(buf, nbytes), write() and the poll ioctl
+                                            # (read() awaits it, no polling)
     kind, data = await reader.read()        # ("card", b"3A7FRAs1d52a21b") or ("noread", b"")
                                             # or ("garbled", raw) for an over-long/binary line
 
@@ -43,6 +44,7 @@ class OpticalReader:
         self._ticks_diff = ticks_diff
         self._chunk = bytearray(_CHUNK)
         self._chunk_mv = memoryview(self._chunk)
+        self._one = self._chunk_mv[:1]
         self._pos = 0        # next unread byte in _chunk
         self._end = 0        # bytes held in _chunk
         self._line = bytearray(_LINE_MAX)
@@ -67,7 +69,14 @@ class OpticalReader:
             self._uart.write(b"$NOREAD=" + self.noread + b"\r\n")
 
     def _fill(self):
-        n = self._uart.readinto(self._chunk_mv)
+        # only what has arrived: machine.UART's readinto fills the whole buffer, waiting up to
+        # timeout_char after each byte for the next (on the rp2 port at least 13 bit times,
+        # 2 ms at 9600 baud, spinning), which held every card's line 3-5 ms on the emulated Pico
+        u = self._uart
+        n = u.any()
+        if not n:
+            return False
+        n = u.readinto(self._chunk_mv, n if n < _CHUNK else _CHUNK)
         if not n:
             return False
         self._pos = 0
@@ -135,7 +144,9 @@ class OpticalReader:
             r = self.poll()
             if r is not None:
                 return r
-            n = await self._stream.readinto(self._chunk_mv)   # poll() emptied the chunk
+            # one byte: it is there when the stream wakes (a longer read would wait for the
+            # rest, _fill); poll() emptied the chunk, the byte goes to its start
+            n = await self._stream.readinto(self._one)
             if n:
                 self._pos = 0
                 self._end = n

@@ -101,6 +101,27 @@ print(json.dumps([k, d.decode()]))
     assert out[0] == ["noread", ""]
 
 
+def test_a_line_is_read_as_it_arrives_never_waiting_for_more():
+    # machine.UART fills the buffer it is given, waiting timeout_char after each byte for the
+    # next (2-3 ms at 9600 baud on the rp2 port): every card's line waited so on the emulated
+    # Pico. The driver asks for what has arrived (any()) and awaits one byte at a time
+    out = run("""
+import asyncio
+async def feeder():
+    for part in (b"3A7F", b"RAs1d5", b"2a21b\\r", b"\\n"):
+        await asyncio.sleep_ms(2)
+        u.inject(part)
+async def main():
+    asyncio.create_task(feeder())
+    return await r.read()
+k, d = asyncio.run(main())
+u.inject(b"NOREAD\\r\\n3A7F")
+p = drain()
+print(json.dumps([k, d.decode(), p, u.stalls, u.any()]))
+""")
+    assert out[0] == ["card", "3A7FRAs1d52a21b", [["noread", ""]], 0, 0], out
+
+
 def test_configuration_commands_go_to_the_module():
     out = run("""
 r.configure(noread=b"NR", dedup_ms=120)
