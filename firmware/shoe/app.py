@@ -106,6 +106,8 @@ class App:
                              rto_ms=_RTO_MS)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
+        self._rx_one = self._rx_mv[:1]      # host_task: the byte it waits for
+        self._rx_rest = self._rx_mv[1:]     # and what else has arrived with it
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
         self.reads = 0
         self.faults = 0
@@ -427,12 +429,22 @@ class App:
                 self._tx_left = memoryview(out)[n:]
 
     async def host_task(self):
-        """Reads the host UART as a stream: the task sleeps in the event loop until bytes
-        arrive (the UART's poll ioctl), then answers at once."""
-        stream = asyncio.StreamReader(self.hw.host)
+        """Reads the host UART as a stream: the task sleeps in the event loop until a byte
+        arrives (the UART's poll ioctl), takes what else has arrived with it (any()), and
+        answers at once. Never a read of more than has arrived: machine.UART's readinto fills
+        its buffer, waiting up to timeout_char after each byte for the next (on the rp2 port at
+        least 13 bit times, 1 ms at 115200 baud, spinning), so reading a 52-byte frame into
+        the 256-byte buffer held the chip 1-2 ms before the frame was even looked at."""
+        host = self.hw.host
+        stream = asyncio.StreamReader(host)
+        rest = self._rx_rest
+        room = len(rest)
         while True:
-            n = await stream.readinto(self._rx_mv)
+            n = await stream.readinto(self._rx_one)
             if n:
+                m = host.any()
+                if m:
+                    n += host.readinto(rest, m if m < room else room) or 0
                 now = self.ticks_ms()
                 self.on_host_bytes(self._rx_mv[:n], now)
                 self.pump(now)

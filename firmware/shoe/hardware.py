@@ -17,7 +17,7 @@ class Hardware:
     def __init__(self, host=None, reader=None, state_dir="state", board_name=None,
                  firmware_root=None, beam=None, lid=None, led=None, wdt=None, flash=None,
                  beam_window_ms=400, service=False, crashes=0, gc_min=None, image=None):
-        self.host = host              # UART-like stream: readinto(buf) -> n|None, write(b), poll ioctl
+        self.host = host              # UART-like: any(), readinto(buf[, n]), write(b), poll
         self.reader = reader          # `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir    # journal + provisioned config (shoe.json) directory
         self.board_name = board_name

@@ -48,10 +48,13 @@ class Host(io.IOBase):
             return arg & 1 if self.rx else 0
         return -1
 
-    def readinto(self, buf):
+    def any(self):
+        return len(self.rx)
+
+    def readinto(self, buf, m=-1):
         if once("host"):
             raise OSError(5)   # EIO
-        n = min(len(buf), len(self.rx))
+        n = min(len(buf) if m < 0 else m, len(self.rx))
         if not n:
             return None
         buf[:n] = self.rx[:n]

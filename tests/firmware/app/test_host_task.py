@@ -25,16 +25,22 @@ class Host(io.IOBase):
     def __init__(self):
         self.rx = bytearray()
         self.fail = 0
+        self.stalls = 0
 
     def ioctl(self, req, arg):
         if req == 3:  # MP_STREAM_POLL
             return arg & 1 if self.rx else 0
         return -1
 
-    def readinto(self, buf):
-        n = min(len(buf), len(self.rx))
+    def any(self):
+        return len(self.rx)
+
+    def readinto(self, buf, m=-1):
+        n = min(len(buf) if m < 0 else m, len(self.rx))
         if not n:
             return None
+        if (len(buf) if m < 0 else m) > n:   # machine.UART would wait timeout_char for more
+            self.stalls += 1
         buf[:n] = self.rx[:n]
         self.rx[:n] = b""
         return n
@@ -87,6 +93,7 @@ async def main():
     third = host.command("status", {})
     out["third"] = await until(reply_to(third), 8000)
     out["faults"] = app.faults
+    out["stalls"] = line.stalls
     out["host_errors"] = host.errors()
     out["shoe_errors"] = app.link.errors()
     # a task that faulted is restarted a tick later (App._restart): wait for it, a loaded
@@ -118,6 +125,9 @@ def test_a_failing_host_uart_write_is_a_fault_and_the_link_answers_the_next_comm
     assert out["up"] and out["first"], out
     assert out["second"] and out["third"], out  # retransmitted, answered
     assert out["faults"] >= 1 and all(out["alive"]), out
+    # the host task read only what had arrived: machine.UART would have held each read
+    # timeout_char (1-2 ms at 115200 baud) waiting to fill the rest of its buffer
+    assert out["stalls"] == 0, out
 
 
 def test_repeated_write_failures_do_not_end_the_tasks(tmp_path):
