@@ -27,6 +27,9 @@ class SocketUART(io.IOBase):
         self._poll = None
         self.port = port
         self.connects = 0
+        self._buf = bytearray(1024)
+        self._buf_mv = memoryview(self._buf)
+        self._held = bytearray()    # received from the peer, not read yet (any())
 
     def _accept(self):
         try:
@@ -41,6 +44,7 @@ class SocketUART(io.IOBase):
         self.connects += 1
 
     def _drop(self):
+        self._held = bytearray()
         if self._peer is not None:
             try:
                 self._peer.close()
@@ -53,34 +57,52 @@ class SocketUART(io.IOBase):
         self._accept()
         return self._peer is not None
 
+    def _pull(self):
+        # what the peer has sent, into _held (a socket cannot say how much waits without
+        # reading it); False if the peer hung up or failed (dropped)
+        try:
+            n = self._peer.readinto(self._buf)
+        except OSError as e:
+            if e.errno == errno.EAGAIN:
+                return True
+            self._drop()
+            return False
+        if n == 0:              # the peer hung up
+            self._drop()
+            return False
+        if n:
+            self._held.extend(self._buf_mv[:n])
+        return True
+
     def any(self):
+        """Bytes received and not read yet, as machine.UART.any() counts them."""
         self._accept()
-        if self._poll is None:
-            return 0
-        return 1 if self._poll.poll(0) else 0
+        if self._peer is not None and not self._held and self._poll.poll(0):
+            self._pull()
+        return len(self._held)
 
     def ioctl(self, req, arg):
         if req != _MP_STREAM_POLL:
             return _MP_STREAM_ERROR
         ready = arg & select.POLLOUT     # written bytes never wait (lost with no peer)
-        if arg & select.POLLIN and self.any():
-            ready |= select.POLLIN       # bytes, or the peer hung up (readinto then drops it)
+        if arg & select.POLLIN:
+            self._accept()
+            if self._held or (self._poll is not None and self._poll.poll(0)):
+                ready |= select.POLLIN   # bytes, or the peer hung up (readinto then drops it)
         return ready
 
-    def readinto(self, buf):
+    def readinto(self, buf, nbytes=-1):
         self._accept()
-        if self._peer is None:
-            return None
-        try:
-            n = self._peer.readinto(buf)
-        except OSError as e:
-            if e.errno == errno.EAGAIN:
+        if not self._held:
+            if self._peer is None or not self._pull() or not self._held:
                 return None
-            self._drop()
-            return None
-        if n == 0:              # the peer hung up
-            self._drop()
-            return None
+        n = len(self._held)
+        if n > len(buf):
+            n = len(buf)
+        if 0 <= nbytes < n:
+            n = nbytes
+        buf[:n] = self._held[:n]
+        self._held[:n] = b""
         return n
 
     def write(self, data):
