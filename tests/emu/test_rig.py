@@ -353,3 +353,48 @@ def test_a_busy_wait_takes_its_time_on_the_chip_whether_the_rig_runs_it_or_not(
         assert s1["fast_wait"] and skipped >= 20 * 600_000, (skipped, s1["wait_skips"])
     else:
         assert not s1["fast_wait"] and skipped == 0
+
+
+WRITE_2000 = """
+import machine, time
+u = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), txbuf=%d, timeout=0)
+while not u.txdone():
+    pass
+data = memoryview(bytes(range(250)) * 8)
+t0 = time.ticks_us()
+n = u.write(data) or 0
+t1 = time.ticks_us()
+k = n
+while k < len(data):   # what did not fit (as App.pump keeps it for its next call)
+    k += u.write(data[k:]) or 0
+while not u.txdone():
+    pass
+print([n, time.ticks_diff(t1, t0), time.ticks_diff(time.ticks_us(), t0)])
+"""
+
+
+@pytest.mark.parametrize("txbuf", [256, 4096])
+def test_uart_transmit_takes_its_time_on_the_wire_and_a_write_waits_for_room(emulator, txbuf):
+    """The chip's UART sends a byte every 10 bit times (87 us at 115200 baud) from a 32-byte
+    FIFO refilled from the transmit buffer by its interrupt; stock rp2040js sent every byte the
+    instant it was written, so a write never found the buffer full. A write that does not fit
+    (ports/rp2/machine_uart.c, timeout=0) waits for room and returns what it took once none
+    comes within timeout_char: with the rp2 port's default 256 bytes a 2,000-byte write (a
+    status reply is ~750) takes part and the rest waits for App.pump's next call; the Pico's
+    wiring gives UART0 4 KB, and it is taken whole at once. The host gets every byte in order."""
+    import json
+    import socket
+
+    host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
+        s.settimeout(120)
+        took, write_us, all_us = json.loads(dev.run(WRITE_2000 % txbuf).strip().splitlines()[-1])
+        got = b""
+        while len(got) < 2000:
+            got += s.recv(4096)
+    assert got == bytes(range(250)) * 8
+    assert all_us >= 2000 * 86 and all_us < 2000 * 86 * 1.2, all_us  # the wire's own pace
+    if txbuf == 256:
+        assert 256 <= took < 2000 and write_us >= 1000, (took, write_us)  # waited, took part
+    else:
+        assert took == 2000 and write_us < 10_000, (took, write_us)

@@ -18,8 +18,9 @@
  * It prints one JSON line {"repl": port, "uart0": ..., "uart1": ..., "control": ...} when
  * listening. Gaps of stock rp2040js closed here (see ../shared/pico/README.md): flash
  * program/erase (flash.js), USB CDC answering every read with an empty packet (a read is
- * answered only when host bytes wait), the UART TX interrupt raised again as soon as cleared (it
- * is raised once per byte written), and reset (the watchdog, machine.reset() and the control
+ * answered only when host bytes wait), UART transmit (stock: every byte sent the instant it is
+ * written, TXFE always set; here paced at the programmed baud rate, the 32-byte FIFO reported
+ * full (TXFF) and busy, the TX interrupt raised as it falls to its trigger level), and reset (the watchdog, machine.reset() and the control
  * channel recreate the chip on the same flash). UART receive is paced at the programmed baud
  * rate in emulated time, and a byte due while the 32-byte receive FIFO is full is lost (an
  * overrun, counted: control `stats` rx_overrun), as during a flash program or erase, which
@@ -149,7 +150,7 @@ class Rig {
     this.hostAt = [0, 0];
     this.uartTxNs = [0, 0];
     this.uartTxBytes = [0, 0];
-    this.txStarts = [[], []]; // emulated ns of each transmit burst (a frame) on UART0/1
+    this.txStarts = [[], []]; // emulated ns of each frame's start on UART0/1 (pumpTx)
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
     // --uart-rx overrun (the default, the chip's truth): a byte due while the UART's 32-byte
     // receive FIFO is full is lost, counted in rxOverrun and flagged in UARTRSR.OE, as on a
@@ -239,19 +240,59 @@ class Rig {
       // UARTRSR/UARTECR (0x04): the overrun flag (bit 3), cleared by any write to UARTECR
       u.overrun = false;
       const read = u.readUint32.bind(u), write = u.writeUint32.bind(u);
-      u.readUint32 = (offset) => offset === 0x04 ? (u.overrun ? 8 : 0) : read(offset);
+      // UARTFR (0x18): TXFF while 32 written bytes wait in the transmit FIFO, TXFE when none
+      // does, BUSY until the last one has left the shift register (stock rp2040js: TXFE always)
+      u.readUint32 = (offset) => {
+        if (offset === 0x04) return u.overrun ? 8 : 0;
+        if (offset !== 0x18) return read(offset);
+        const now = this.now(), q = this.txQ[i];
+        let waiting = q.length;
+        if (waiting && q[0][1] <= now) waiting--; // the byte on the wire is not in the FIFO
+        return (read(offset) & ~0x80) | (waiting >= 32 ? 0x20 : 0) | (waiting ? 0 : 0x80)
+          | (now < this.txEnd[i] ? 0x08 : 0);
+      };
       u.writeUint32 = (offset, value) => {
         if (offset === 0x04) u.overrun = false; else write(offset, value);
       };
+      // transmit paced at the programmed baud rate: a byte written starts on the wire when the
+      // one before it has left (pumpTx sends it then); stock rp2040js sends it at once and
+      // raises the TX interrupt per byte, so a write of any length cost the chip no wait
       u.onByte = (b) => {
-        u.interruptStatus |= 1 << 5; // TX interrupt once the byte has gone
-        u.checkInterrupts();
-        const t = this.now();
-        if (t - this.uartTxNs[i] > 200e3) this.logPush(this.txStarts[i], t); // a new burst
-        this.uartTxNs[i] = t;
-        this.uartTxBytes[i]++;
-        this.send('uart' + i, Buffer.of(b));
+        const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
+        const start = Math.max(this.now(), this.txEnd[i]);
+        this.txQ[i].push([b, start]);
+        this.txEnd[i] = start + byteNs;
+        this.pumpTx(i);
       };
+    }
+    this.txQ = [[], []]; // per UART: [byte, emulated ns it starts on the wire], not sent yet
+    this.txEnd = [0, 0]; // when the last byte written has left the wire
+    this.txPrev = [-1, -1]; // the byte sent last
+  }
+
+  /** UART i's bytes whose start has come go to the wire (the socket). The TX interrupt is
+   *  raised as the FIFO falls to its trigger level (pico-sdk's uart_set_irq_enables: 1/8, 4
+   *  bytes), the PL011's edge; the chip's handler refills the FIFO then. */
+  pumpTx(i) {
+    const q = this.txQ[i], now = this.now();
+    let raise = false;
+    while (q.length && q[0][1] <= now) {
+      const [b, t] = q.shift();
+      // a frame starts: after a pause (a new burst), or a link frame's first byte right after
+      // the 0x00 that ended the one before it (frames queued back to back make one burst)
+      if (t - this.uartTxNs[i] > 200e3 || (b !== 0 && this.txPrev[i] === 0)) {
+        this.logPush(this.txStarts[i], t);
+      }
+      this.txPrev[i] = b;
+      this.uartTxNs[i] = t;
+      this.uartTxBytes[i]++;
+      this.send('uart' + i, Buffer.of(b));
+      if (q.length === 4) raise = true; // the FIFO fell from 5 to 4 waiting
+    }
+    if (raise) {
+      const u = this.mcu.uart[i];
+      u.interruptStatus |= 1 << 5;
+      u.checkInterrupts();
     }
   }
 
@@ -291,6 +332,7 @@ class Rig {
   }
 
   pump() {
+    for (const i of [0, 1]) if (this.txQ[i].length) this.pumpTx(i);
     // host bytes into the chip: UART RX paced at the programmed baud rate, USB on demand
     for (const i of [0, 1]) {
       const q = this.uartIn[i];
@@ -348,8 +390,12 @@ class Rig {
   }
 
   nextInputNs() {
+    // the next UART input due, or the next byte to start on a UART's wire (its interrupt)
     let t = Infinity;
-    for (const i of [0, 1]) if (this.uartIn[i].length) t = Math.min(t, this.uartNext[i]);
+    for (const i of [0, 1]) {
+      if (this.uartIn[i].length) t = Math.min(t, this.uartNext[i]);
+      if (this.txQ[i].length) t = Math.min(t, this.txQ[i][0][1]);
+    }
     return t;
   }
 
