@@ -9,7 +9,8 @@ board = "esp32"
 platform = "esp32"
 mpy_arch = "xtensawin"  # mpy-cross -march: the @micropython.native codec, engine, settle
 
-host_uart = {"id": 2, "baudrate": 115200, "tx": 17, "rx": 16, "rxbuf": 1024}
+# txbuf: a status reply or a round's result taken whole, without waiting for the wire (board/pico)
+host_uart = {"id": 2, "baudrate": 115200, "tx": 17, "rx": 16, "rxbuf": 1024, "txbuf": 4096}
 reader = {"kind": "rfid"}
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 26, "rx": 27, "rxbuf": 256}
 optical = {"dedup_ms": 250, "noread": b"NOREAD"}

@@ -12,7 +12,12 @@ mpy_arch = "armv6m"  # mpy-cross -march: the @micropython.native codec, engine, 
 # rts: GP3 (UART0 RTS) to the USB-serial adapter's CTS, flow control on: while the chip
 # programs or erases flash (interrupts off) the host waits instead of overrunning the 32-byte
 # receive FIFO (docs/hardware.md section 8); unconnected it costs nothing
-host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024, "rts": 3}
+# txbuf: a write that does not fit the transmit buffer waits for room, then leaves the rest to
+# App.pump's next call (the rp2 default is 256 B; a status reply is ~750, the round's reveal and
+# result ~1 KB). 4 KB takes them whole; 8 KB (the link's full window) cost the .mpy deploy's heap
+# its floor (docs/hardware.md section 8, "Waits that were not work")
+host_uart = {"id": 0, "baudrate": 115200, "tx": 0, "rx": 1, "rxbuf": 1024, "txbuf": 4096,
+             "rts": 3}
 reader = {"kind": "rfid"}  # the fitted front end: "rfid" (MFRC522) or "optical" (UART module)
 reader_uart = {"id": 1, "baudrate": 9600, "tx": 4, "rx": 5, "rxbuf": 256}
 optical = {"dedup_ms": 250, "noread": b"NOREAD"}

@@ -26,6 +26,8 @@ def check_wiring_followed():
     assert hw.board_name == board == wiring.board
     assert hw.service is False and hw.firmware_root is None
     assert hw.host.id == wiring.host_uart["id"] and hw.host.baudrate == 115200
+    # room for a reply or a round's result: a write that does not fit waits (test_rig.py)
+    assert hw.host.txbuf == wiring.host_uart["txbuf"] >= 4096
     chip = hw.reader.chip
     assert chip._cs.id == wiring.rfid["cs"] and chip._cs.value() == 1
     assert chip._rst.id == wiring.rfid["rst"]

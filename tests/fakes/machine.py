@@ -100,6 +100,7 @@ class UART(io.IOBase):
         self.baudrate = baudrate
         self._rx = bytearray()
         self._tx = bytearray()
+        self.txbuf = kw.get("txbuf", 256)  # the rp2 port's default transmit buffer
         # reads asked for more bytes than had arrived while some had: the rp2 port's UART
         # then waits timeout_char (at least 13 bit times) after each byte for the next,
         # spinning, before it returns what came (ports/rp2/machine_uart.c)

@@ -42,10 +42,12 @@ def _in_pin(machine, spec):
 def _uart(machine, spec):
     if "rts" in spec:  # hardware flow control: RTS off while the receive FIFO is full
         return machine.UART(spec["id"], baudrate=spec["baudrate"], tx=machine.Pin(spec["tx"]),
-                            rx=machine.Pin(spec["rx"]), rxbuf=spec.get("rxbuf", 256), timeout=0,
+                            rx=machine.Pin(spec["rx"]), rxbuf=spec.get("rxbuf", 256),
+                            txbuf=spec.get("txbuf", 256), timeout=0,
                             rts=machine.Pin(spec["rts"]), flow=machine.UART.RTS)
     return machine.UART(spec["id"], baudrate=spec["baudrate"], tx=machine.Pin(spec["tx"]),
-                        rx=machine.Pin(spec["rx"]), rxbuf=spec.get("rxbuf", 256), timeout=0)
+                        rx=machine.Pin(spec["rx"]), rxbuf=spec.get("rxbuf", 256),
+                        txbuf=spec.get("txbuf", 256), timeout=0)
 
 
 def _reader(machine, wiring):
