@@ -15,8 +15,10 @@ for rfid): the deck checks and stubs queue at that pitch, each round card still 
 shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emulated nanoseconds:
 
   card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
-                  starting on UART0; rfid: the tag entering the MFRC522's field -> that frame
-                  (flash writes included: the card event is journalled before it is sent)
+                  starting on UART0's wire; rfid: the tag entering the MFRC522's field -> that
+                  frame (flash writes included: the card event is journalled before it is
+                  sent). The rig paces UART transmit at the baud rate: a frame queued behind
+                  another starts when that one has left (115200 baud: 87 us a byte)
   validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
                   (the stub is read first, so: from the stub's last card for manual shoes)
   boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello); the first
@@ -34,7 +36,8 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
                   card -> frame median and sum beside the others' (each later round's sum:
                   median and range), its decisions -> round_result and its settling (the
                   stub's last card -> round_result, no riffle in it) beside theirs: what is
-                  left of the first round's imports (App._warm prefetches them)
+                  left of the first round's imports (App._warm prefetches them); the frame's
+                  start on the wire, so what else is queued before it on UART0 counts too
   UART overruns   bytes lost because the receive FIFO (32) was full when they came, on UART0
                   (host) and UART1 (reader), as on the chip: a flash erase runs with interrupts
                   off for 45 ms (the rig's truth since issue 19 item 2; rig.js --uart-rx hold
@@ -516,6 +519,8 @@ def run(
             profile_on(e, uf2)
         try:
             m = play_measured(e, reader, rounds, heap_every, pitch_ms)
+            if os.environ.get("SHOE_BENCH_CONSOLE"):
+                print(e.control("console")["text"][-int(os.environ["SHOE_BENCH_CONSOLE"]):])
         except Exception:  # the chip's own account of it first (a refusal names no cause)
             print(
                 "  the run failed; the chip's console, last lines:\n      "
