@@ -48,7 +48,9 @@ project's earlier estimate (unix x 160). `--profile` also samples the chip's pro
 during its second boot, while it is idle after boot and while it plays, and names the hot
 functions when the ELF of the same UF2 is found (SHOE_PICO_ELF, or build/pico-firmware/stock.elf
 from `SHOE_PICO_STOCK=1 make pico-firmware`; `--uf2 build/pico-firmware/stock.uf2` runs that
-image).
+image). SHOE_BENCH_ALL=1 also lists every round card's card -> frame and flash work in order;
+SHOE_BENCH_CONSOLE=N prints the last N characters of the chip's console after the run (what a
+firmware print() put there while looking for where a card's time goes).
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
 
@@ -520,7 +522,7 @@ def run(
         try:
             m = play_measured(e, reader, rounds, heap_every, pitch_ms)
             if os.environ.get("SHOE_BENCH_CONSOLE"):
-                print(e.control("console")["text"][-int(os.environ["SHOE_BENCH_CONSOLE"]):])
+                print(e.control("console")["text"][-int(os.environ["SHOE_BENCH_CONSOLE"]) :])
         except Exception:  # the chip's own account of it first (a refusal names no cause)
             print(
                 "  the run failed; the chip's console, last lines:\n      "
