@@ -36,8 +36,10 @@ shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emula
                   card -> frame median and sum beside the others' (each later round's sum:
                   median and range), its decisions -> round_result and its settling (the
                   stub's last card -> round_result, no riffle in it) beside theirs: what is
-                  left of the first round's imports (App._warm prefetches them); the frame's
-                  start on the wire, so what else is queued before it on UART0 counts too
+                  left of the first round's imports (App._warm prefetches them). The
+                  settlement's frames leave in one write, back to back: the first one's start
+                  is when the chip had settled, the round_result's also counts the wire time of
+                  those before it (a bigger reveal in one round shows there)
   UART overruns   bytes lost because the receive FIFO (32) was full when they came, on UART0
                   (host) and UART1 (reader), as on the chip: a flash erase runs with interrupts
                   off for 45 ms (the rig's truth since issue 19 item 2; rig.js --uart-rx hold
@@ -261,6 +263,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
     after_last = []  # the stub's last card presented -> the round_result frame (the settling)
+    settled = []  # ... -> the settlement's first frame (the chip's part)
     state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0}
 
     with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
@@ -308,6 +311,20 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                         settle.append(log["tx"][-1] - since)
                         if port.times and port.times[-1] > since:
                             after_last.append(log["tx"][-1] - port.times[-1])
+                            # the settlement's frames go out in one write, back to back on the
+                            # wire: the first one's start is when the chip had settled
+                            first = [x for x in log["tx"] if x >= port.times[-1]]
+                            settled.append(first[0] - port.times[-1])
+                            if os.environ.get("SHOE_BENCH_ALL"):
+                                print(
+                                    "      the settling's frames on UART0, ms after the stub's "
+                                    "last card: %s"
+                                    % " ".join(
+                                        "%.1f" % ((x - port.times[-1]) / 1e6)
+                                        for x in log["tx"]
+                                        if x >= port.times[-1]
+                                    )
+                                )
 
         t.runner.on_event = on_event
         orig_command = t.runner.command
@@ -330,6 +347,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
         "lat": lat,
         "settle": settle,
         "after_last": after_last,
+        "settled": settled,
         "flash": flash,
         "heap": heap,
         "card_flash": card_flash,
@@ -621,6 +639,13 @@ def run(
             print(
                 "    decisions -> round_result: first %.1f ms / median of the others %.1f ms"
                 % (ms(m["settle"][0]), ms(med(m["settle"][1:])))
+            )
+        a = m["settled"]
+        if len(a) == rounds:
+            print(
+                "    the stub's last card -> the settlement's first frame (the chip settled; its "
+                "frames follow back to back): first %.1f ms / the others median %.1f ms"
+                % (ms(a[0]), ms(med(a[1:])))
             )
         a = m["after_last"]
         if len(a) == rounds:
