@@ -313,17 +313,13 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                             after_last.append(log["tx"][-1] - port.times[-1])
                             # the settlement's frames go out in one write, back to back on the
                             # wire: the first one's start is when the chip had settled
-                            first = [x for x in log["tx"] if x >= port.times[-1]]
-                            settled.append(first[0] - port.times[-1])
+                            after = [x - port.times[-1] for x in log["tx"] if x >= port.times[-1]]
+                            if after:
+                                settled.append(after[0])
                             if os.environ.get("SHOE_BENCH_ALL"):
                                 print(
                                     "      the settling's frames on UART0, ms after the stub's "
-                                    "last card: %s"
-                                    % " ".join(
-                                        "%.1f" % ((x - port.times[-1]) / 1e6)
-                                        for x in log["tx"]
-                                        if x >= port.times[-1]
-                                    )
+                                    "last card: %s" % " ".join("%.1f" % (x / 1e6) for x in after)
                                 )
 
         t.runner.on_event = on_event
