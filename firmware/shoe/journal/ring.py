@@ -27,7 +27,10 @@ ROOM = const(4064)  # SECTOR - DATA
 _ERASE = const(6)  # MP_BLOCKDEV_IOCTL_BLOCK_ERASE
 _MAGIC = b"SHRG"
 _FF = b"\xff" * PAGE
-_PAGE_BUF = bytearray(PAGE)
+_PAGE_BUF = bytearray(2 * PAGE)  # two pages: a program covers up to two (_prog)
+_ONE = memoryview(_PAGE_BUF)[:PAGE]
+_HI = memoryview(_PAGE_BUF)[PAGE:]
+_TWO = memoryview(_PAGE_BUF)
 _DIRTY = const(0)  # must be erased before use
 _CLEAN = const(1)  # erased and stamped
 _LIVE = const(2)  # a sector of the live epoch
@@ -80,20 +83,29 @@ class Ring:
         self._st[slot] = _CLEAN
 
     def _prog(self, slot, off, data, i, k, hdr=None):
-        """Program data[i:i+k] at off of the slot's sector: whole pages, 0xFF elsewhere."""
-        page = self._page
+        """Program data[i:i+k] at off of the slot's sector: whole pages, 0xFF elsewhere, two
+        pages in one program where the bytes span two (a card's record mostly does: one call
+        of the boot ROM's program costs ~0.2 ms of the RP2040 besides the flash's 0.4 ms a
+        page; interrupts stay off for the whole program, ~1.1 ms for two pages, well inside
+        the 2.8 ms a UART's receive FIFO holds at 115,200 baud)."""
         end = off + k
         p = off - off % PAGE
         while p < end:
-            page[:] = _FF
+            two = end > p + PAGE   # p + 2 pages <= SECTOR then: end <= SECTOR, p page-aligned
+            _ONE[:] = _FF
+            if two:
+                _HI[:] = _FF
+                page, n = _TWO, 2 * PAGE
+            else:
+                page, n = _ONE, PAGE
             a = off if off > p else p
-            b = end if end < p + PAGE else p + PAGE
+            b = end if end < p + n else p + n
             page[a - p:b - p] = data[i + a - off:i + b - off]
             if hdr is not None and p == 0:
                 page[16:DATA] = hdr[16:DATA]
             self.dev.writeblocks(self.blocks[slot], page, p)
-            self.programs += 1
-            p += PAGE
+            self.programs += 2 if two else 1
+            p += n
 
     def _read(self, slot, off, buf):
         self.dev.readblocks(self.blocks[slot], buf, off)

@@ -152,6 +152,39 @@ def test_records_cross_sectors_and_the_ring_wraps():
     assert recs(Ring(dev, slots, 1, b"wxyz", reserve=1))[0] == kept
 
 
+def test_a_record_over_two_pages_is_one_program_and_none_covers_more_than_two():
+    """A card's record (~190 bytes) mostly spans two pages: one program call for both (each
+    call of the boot ROM's program costs the RP2040 ~0.2 ms besides the flash's own time);
+    longer records go two pages a call (interrupts are off for a whole program), every page
+    once."""
+    dev = FakeFlash(8)
+    calls = []
+    write = dev.writeblocks
+
+    def counted(block, buf, offset=None):
+        calls.append((block, offset, len(buf)))
+        write(block, buf, offset)
+
+    dev.writeblocks = counted
+    r = Ring(dev, [3, 4], 1, b"wxyz")
+    r.append(b"a" * 100)  # the sector's first record: 32..139 (with the stamp's programs)
+    calls.clear()
+    r.append(b"b" * 190)  # 139..336: pages 0 and 1
+    assert calls == [(3, 0, 512)]
+    calls.clear()
+    r.append(b"c" * 1000)  # 336..1343: pages 1 to 5
+    assert calls == [(3, 256, 512), (3, 768, 512), (3, 1280, 256)]
+    calls.clear()
+    r.append(b"d" * 20)  # 1343..1370: inside page 5
+    assert calls == [(3, 1280, 256)]
+    assert recs(Ring(dev, [3, 4], 1, b"wxyz"))[0] == [
+        b"a" * 100,
+        b"b" * 190,
+        b"c" * 1000,
+        b"d" * 20,
+    ]
+
+
 def ring_journal(dev, root, **kw):
     return Journal(
         root,
