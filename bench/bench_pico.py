@@ -14,11 +14,12 @@ card every MS of emulated time; default the rig's brisk dealer, 250 ms optical, 
 for rfid): the deck checks and stubs queue at that pitch, each round card still waits for the
 shoe's event. Timestamps come from the rig (host_tools/sim/emu/rig.js), in emulated nanoseconds:
 
-  card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame
-                  starting on UART0's wire; rfid: the tag entering the MFRC522's field -> that
-                  frame (flash writes included: the card event is journalled before it is
-                  sent). The rig paces UART transmit at the baud rate: a frame queued behind
-                  another starts when that one has left (115200 baud: 87 us a byte)
+  card -> frame   optical: the code line's last byte in UART1's receiver -> the next frame of
+                  a card event's size (CARD_FRAME_MIN) starting on UART0's wire; rfid: the
+                  tag entering the MFRC522's field -> that frame (flash writes included: the
+                  card event is journalled before it is sent). The rig paces UART transmit
+                  at the baud rate: a frame queued behind another starts when that one has
+                  left (115200 baud: 87 us a byte)
   validate+settle the `decisions` command's last byte on UART0 -> the round_result frame
                   (the stub is read first, so: from the stub's last card for manual shoes)
   boot to READY   power-up (reset) -> the first frame on UART0 (the app's hello); the first
@@ -158,6 +159,10 @@ def assemble(state, reader, keys, uf2=None):
         return _emu.assemble(e, keys, reset=False, install=deploy)
 
 
+# a card event's frame on the wire is ~121 bytes (a ~100-byte sealed payload, header, MAC, CRC,
+# COBS, delimiter); the link's ACK and PING frames are ~21, a command's reply ~70: the first
+# frame this big after a card is that card's (the frames before it are not the card's answer)
+CARD_FRAME_MIN = 100
 HEAP_SLACK = 2048  # bytes: what one GC cycle's leftovers may differ by, not a leak
 
 
@@ -264,7 +269,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     lat, settle, flash, heap, card_flash = [], [], [], [], []
     after_last = []  # the stub's last card presented -> the round_result frame (the settling)
     settled = []  # ... -> the settlement's first frame (the chip's part)
-    state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0}
+    state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0, "no_frame": 0}
 
     with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
         port = t.port
@@ -280,9 +285,12 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                 if reader == "optical":
                     rx = emu.control("uart_log", uart=1, since=start)["rx"]
                     start = rx[0] if rx else start
-                tx = emu.control("uart_log", uart=0, since=start)["tx"]
-                if tx:
-                    lat.append(tx[0] - start)
+                log = emu.control("uart_log", uart=0, since=start)
+                card = [t for t, n in log.get("frames", ()) if n >= CARD_FRAME_MIN]
+                if card:
+                    lat.append(card[0] - start)
+                else:
+                    state["no_frame"] += 1
                 f, f0 = emu.control("flash"), state["card_flash"]
                 if f0 is not None:  # flash work since the previous card's frame (its journal)
                     card_flash.append(
@@ -349,6 +357,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
         "card_flash": card_flash,
         "heap_watch": watch,
         "deck_checks": state["checks"],
+        "no_frame": state["no_frame"],
         "pace": dict(port.pace),
     }
 
@@ -595,6 +604,11 @@ def run(
             "5 ms" if reader == "optical" else "10 ms",
         )
     )
+    if m["no_frame"]:
+        print(
+            "      card events whose frame (>= %d bytes on the wire) was not found: %d (left out)"
+            % (CARD_FRAME_MIN, m["no_frame"])
+        )
     if os.environ.get("SHOE_BENCH_ALL"):
         print(
             "      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat)

@@ -398,3 +398,36 @@ def test_uart_transmit_takes_its_time_on_the_wire_and_a_write_waits_for_room(emu
         assert 256 <= took < 2000 and write_us >= 1000, (took, write_us)  # waited, took part
     else:
         assert took == 2000 and write_us < 10_000, (took, write_us)
+
+
+FRAMES = """
+import machine
+u = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), txbuf=1024, timeout=0)
+while not u.txdone():
+    pass
+u.write(b"\\x00" + b"A" * 20 + b"\\x00" + b"B" * 120 + b"\\x00")
+while not u.txdone():
+    pass
+print("sent")
+"""
+
+
+def test_the_uart_log_gives_each_frame_its_start_and_size(emulator):
+    """bench_pico.py tells a card's frame from the acknowledgements and heartbeats around it by
+    its size on the wire: the rig logs each frame (a burst's leading 0x00 alone, then each
+    link frame up to and with its closing 0x00) with its first byte's time and its bytes."""
+    import socket
+
+    host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
+    t0 = emulator.clock_ns()
+    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
+        s.settimeout(120)
+        assert dev.run(FRAMES).strip().endswith("sent")
+        got = b""
+        while len(got) < 143:
+            got += s.recv(4096)
+    frames = emulator.control("uart_log", uart=0, since=t0)["frames"]
+    assert [n for _, n in frames] == [1, 21, 121], frames
+    starts = [t for t, _ in frames]
+    assert starts[1] - starts[0] == pytest.approx(86_806, rel=0.02)  # one byte at 115200 baud
+    assert starts[2] - starts[1] == pytest.approx(21 * 86_806, rel=0.02)

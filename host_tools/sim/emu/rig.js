@@ -151,6 +151,7 @@ class Rig {
     this.uartTxNs = [0, 0];
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each frame's start on UART0/1 (pumpTx)
+    this.txFrames = [[], []]; // [start ns, bytes] of each frame on UART0/1, the 0x00 ending it included
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
     // --uart-rx overrun (the default, the chip's truth): a byte due while the UART's 32-byte
     // receive FIFO is full is lost, counted in rxOverrun and flagged in UARTRSR.OE, as on a
@@ -282,7 +283,10 @@ class Rig {
       // the 0x00 that ended the one before it (frames queued back to back make one burst)
       if (t - this.uartTxNs[i] > 200e3 || (b !== 0 && this.txPrev[i] === 0)) {
         this.logPush(this.txStarts[i], t);
+        this.logPush(this.txFrames[i], [t, 0]);
       }
+      const fr = this.txFrames[i];
+      if (fr.length) fr[fr.length - 1][1]++;
       this.txPrev[i] = b;
       this.uartTxNs[i] = t;
       this.uartTxBytes[i]++;
@@ -601,6 +605,7 @@ class Rig {
     if (op === 'uart_log') {
       const since = msg.since || 0, u = msg.uart || 0;
       return {tx: this.txStarts[u].filter((t) => t >= since),
+              frames: this.txFrames[u].filter((f) => f[0] >= since),
               rx: this.rxEnds[u].filter((t) => t >= since), ns: this.now()};
     }
     if (op === 'watchdog') return {starved: this.starved};
