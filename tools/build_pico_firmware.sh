@@ -150,6 +150,38 @@ patch_source "$MP/py/map.c" \
   '        pos = (pos + 1) % map->alloc;\n' \
   '        if (++pos == map->alloc) {\n            pos = 0;\n        }\n' \
   "py/map.c probes without a division"
+# py/gc.c looks for a run of free blocks from the lowest free block (first fit), and after every
+# collection from the heap's start: the shoe's boot leaves the heap's first ~75 KB in single-block
+# holes between long-lived objects, so each multi-block allocation of a card walked that region
+# (a card right after a collection took 2 ms longer; the app collects in the pause after each
+# card). Here a multi-block allocation starts where the last one ended (next fit), and after a
+# collection at the first run of 64 free blocks (so a cycle's allocations pack upwards from the
+# low end of the free region and the top stays whole); if nothing fits from there to the heap's
+# end it looks again from the lowest free block, as before, before any collection: an
+# allocation that first fit would satisfy is still satisfied. Single-block allocations are
+# unchanged. Put back after the build like map.c; docs/hardware.md section 8,
+# "The allocator's walk".
+[ -f "$WORK/gc.c.orig" ] || cp -p "$MP/py/gc.c" "$WORK/gc.c.orig"
+patch_source "$MP/py/gc.c" \
+  'static void gc_sweep_free_blocks(void);\n' \
+  'static void gc_sweep_free_blocks(void);\n// shoe: where the next multi-block allocation starts looking (next fit; its ATB index)\nstatic size_t gc_shoe_multi_atb;\n// shoe: the ATB index of the first run of `want` free blocks (0: none)\nstatic size_t gc_shoe_first_run(mp_state_mem_area_t *area, size_t want) {\n    size_t n = 0;\n    size_t end = area->gc_alloc_table_byte_len * BLOCKS_PER_ATB;\n    for (size_t b = 0; b < end; b++) {\n        if (ATB_GET_KIND(area, b) != AT_FREE) {\n            n = 0;\n        } else if (++n >= want) {\n            return (b + 1 - n) / BLOCKS_PER_ATB;\n        }\n    }\n    return 0;\n}\n' \
+  "py/gc.c: the next-fit hint"
+patch_source "$MP/py/gc.c" \
+  '        area->gc_last_free_atb_index = 0;\n    }\n    MP_STATE_THREAD(gc_lock_depth) &= ~GC_COLLECT_FLAG;\n' \
+  '        area->gc_last_free_atb_index = 0;\n    }\n    gc_shoe_multi_atb = gc_shoe_first_run(&MP_STATE_MEM(area), 64); // past the small holes\n    MP_STATE_THREAD(gc_lock_depth) &= ~GC_COLLECT_FLAG;\n' \
+  "py/gc.c: after a collection the hint is the first 1 KB free"
+patch_source "$MP/py/gc.c" \
+  '            n_free = 0;\n            for (i = area->gc_last_free_atb_index; i < area->gc_alloc_table_byte_len; i++) {\n' \
+  '            n_free = 0;\n            i = area->gc_last_free_atb_index;\n            if (n_blocks > 1 && gc_shoe_multi_atb > i && area == &MP_STATE_MEM(area)) {\n                i = gc_shoe_multi_atb;\n            }\n            for (; i < area->gc_alloc_table_byte_len; i++) {\n' \
+  "py/gc.c: a multi-block allocation starts at the hint"
+patch_source "$MP/py/gc.c" \
+  '        GC_EXIT();\n        // nothing found!\n' \
+  '        if (n_blocks > 1 && gc_shoe_multi_atb != 0) {\n            gc_shoe_multi_atb = 0; // nothing after the hint: first fit, before any collection\n            continue;\n        }\n        GC_EXIT();\n        // nothing found!\n' \
+  "py/gc.c: nothing after the hint, first fit"
+patch_source "$MP/py/gc.c" \
+  '    area->gc_last_used_block = MAX(area->gc_last_used_block, end_block);\n\n    // mark first block as used head\n' \
+  '    if (n_free > 1 && area == &MP_STATE_MEM(area)) {\n        gc_shoe_multi_atb = (i + 1) / BLOCKS_PER_ATB;\n    }\n\n    area->gc_last_used_block = MAX(area->gc_last_used_block, end_block);\n\n    // mark first block as used head\n' \
+  "py/gc.c: the hint after a multi-block allocation"
 # The image's C modules (cmodules/: shoec, the per-card byte work's fast paths), copied under
 # the work directory so that their paths map to /pico-work like the rest (a copy rewritten only
 # when a file changed: the build recompiles what changed). build-shoe is configured once; one
@@ -166,8 +198,9 @@ rm -f "$OUT/firmware.uf2" "$OUT/firmware.elf"   # a failed build leaves no image
 CFLAGS="$MAP" CXXFLAGS="$MAP" ASMFLAGS="$MAP" \
 make -C "$MP/ports/rp2" BOARD=RPI_PICO BUILD=build-shoe FROZEN_MANIFEST="$ROOT/board/pico/manifest.py" \
   USER_C_MODULES="$CMOD/micropython.cmake" -j2 >"$OUT/firmware.log" 2>&1 \
-  || { cp -p "$WORK/map.c.orig" "$MP/py/map.c"; tail -20 "$OUT/firmware.log" >&2; exit 1; }
+  || { cp -p "$WORK/map.c.orig" "$MP/py/map.c"; cp -p "$WORK/gc.c.orig" "$MP/py/gc.c"; tail -20 "$OUT/firmware.log" >&2; exit 1; }
 cp -p "$WORK/map.c.orig" "$MP/py/map.c"
+cp -p "$WORK/gc.c.orig" "$MP/py/gc.c"
 # every frozen native function's code word-aligned (see the mpy-tool.py patch above)
 bad=$(arm-none-eabi-nm "$MP/ports/rp2/build-shoe/firmware.elf" | python3 -c '
 import sys
