@@ -105,6 +105,10 @@ class SocketUART(io.IOBase):
         self._held[:n] = b""
         return n
 
+    def txdone(self):
+        """machine.UART's: nothing left to send (write() returns once the socket took all)."""
+        return True
+
     def write(self, data):
         self._accept()
         if self._peer is None:

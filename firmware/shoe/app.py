@@ -109,6 +109,9 @@ class App:
         self._rx_one = self._rx_mv[:1]      # host_task: the byte it waits for
         self._rx_rest = self._rx_mv[1:]     # and what else has arrived with it
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
+        # machine.UART.txdone(): its buffer and shift register are empty (a socket or a test's
+        # stream without it sends at once)
+        self._txdone = getattr(hw.host, "txdone", None)
         self.reads = 0
         self.faults = 0
         self.dropped = 0
@@ -520,19 +523,30 @@ class App:
             # it blacks the chip out under the riffle (the reader UART's FIFO overran on the
             # emulated Pico: tests/emu/test_readme_flows.py). A pause while cards are
             # expected: nothing long
-            if not self._due and not self.journal.idle() and self._prefetch is not None:
+            if (not self._due and (self._host_sending() or not self.journal.idle())
+                    and self._prefetch is not None):
                 self.prefetch_one()
-        elif self._due and self._erased_for != self._read_ms:
+        elif self._due and self._erased_for != self._read_ms and not self._host_sending():
             # cards are expected: erase ahead at the first tick after a card, when the next
             # one is furthest away (a riffle's comes 120 ms after it; a pause before the next
             # riffle would put the erase where its first card is likely to come); a due
             # compaction waits for a pause, unless the log is nearly full. Not after a
             # card that came while the ticker slept a quiet tick: this tick may be up to 100 ms
-            # after it, close to the next; the next card's tick comes at the usual pace
+            # after it, close to the next; the next card's tick comes at the usual pace. Not
+            # while the card's frame is still going out (_host_sending): the next tick
             self._erased_for = self._read_ms
             if self._slept == _TICK_MS or quiet < 2 * _TICK_MS:
                 self.journal.idle(True)
         return n
+
+    def _host_sending(self):
+        """Bytes for the host are still waiting or on the wire. Flash erase work (the journal's
+        idle(): an erase ahead, a compaction) waits for the next tick then: an erase holds the
+        chip's interrupts off for ~45 ms, the UART's transmit interrupt with them, and the rest
+        of a frame beyond the 32-byte FIFO waits that long on the wire (on the emulated Pico a
+        card's frame that started 9 ms after the card ended ~57 ms after it, one card in 18:
+        docs/hardware.md section 8, "Frames the erase held")."""
+        return self._tx_left is not None or (self._txdone is not None and not self._txdone())
 
     def _warm(self, game):
         """What the first round of `game` imports (open_round, decisions, settlement, the packed

@@ -153,6 +153,11 @@ class UART(io.IOBase):
         self._tx.extend(data)
         return len(data)
 
+    def txdone(self):
+        # the rp2 port's: its transmit buffer and the UART's shift register are empty; a test
+        # sets `on_wire` for bytes still going out
+        return not getattr(self, "on_wire", 0)
+
     def ioctl(self, req, arg):
         if req == _MP_STREAM_POLL:
             ready = 0

@@ -31,12 +31,18 @@ def provision(root, shoe_id):
 
 
 class QuietHost(io.IOBase):
-    # a host UART with nothing to read that takes every write whole
+    # a host UART with nothing to read that takes every write whole; `sending`: its bytes are
+    # still on the wire (machine.UART.txdone() False)
+    sending = False
+
     def ioctl(self, req, arg):
         return 0 if req == 3 else -1
 
     def write(self, b):
         return len(b)
+
+    def txdone(self):
+        return not self.sending
 
 
 def deck(n=52):

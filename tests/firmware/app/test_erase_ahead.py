@@ -63,10 +63,17 @@ app._slept = 100
 card(D[2])
 out["after_quiet_sleep_soon"] = ticks_at(10, 30)
 app._slept = 20
-for c in D[3:] + [52]:
+card(D[3])
+app.hw.host.sending = True   # the card's frame still on the wire at the first tick after it
+out["after_card_frame_going"] = ticks_at(10, 30)
+app.hw.host.sending = False
+out["after_card_frame_gone"] = ticks_at(50)
+for c in D[4:] + [52]:
     card(c)
 out["deck_checked_due"] = app.hw.reader.dealing
 out["after_deck_check"] = ticks_at(10, 100, 160, 180)
+app.hw.host.sending = True
+out["idle_frame_going"] = ticks_at(20, 40)
 print(json.dumps(out))
 """
 )
@@ -86,6 +93,10 @@ def test_the_journal_erases_ahead_right_after_a_card_while_cards_are_expected(tm
     # a card met while the ticker slept a quiet tick (App.next_tick): the tick after it may be
     # up to 100 ms late, close to the next card, so it erases only if it is as soon as usual
     assert r["after_quiet_sleep_late"] == [] and r["after_quiet_sleep_soon"] == [-10], r
+    # a frame still going out to the host: an erase would hold it on the wire (its interrupts
+    # off), so the erase waits for the first tick after the frame has left
+    assert r["after_card_frame_going"] == [] and r["after_card_frame_gone"] == [-50], r
+    assert r["idle_frame_going"] == [], r
 
 
 PREFETCH_SCRIPT = (
