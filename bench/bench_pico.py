@@ -53,7 +53,8 @@ functions when the ELF of the same UF2 is found (SHOE_PICO_ELF, or build/pico-fi
 from `SHOE_PICO_STOCK=1 make pico-firmware`; `--uf2 build/pico-firmware/stock.uf2` runs that
 image). SHOE_BENCH_ALL=1 also lists every round card's card -> frame and flash work in order;
 SHOE_BENCH_CONSOLE=N prints the last N characters of the chip's console after the run (what a
-firmware print() put there while looking for where a card's time goes).
+firmware print() put there while looking for where a card's time goes); SHOE_BENCH_HEAPMAP=1
+stops the app after the rounds and prints its heap's map and largest free block.
 Needs SHOE_PICO_UF2 and SHOE_RP2040_BOOTROM (see README).
 """
 
@@ -264,9 +265,20 @@ class HeapWatch:
         )
 
 
+def print_heap_map(e):
+    """SHOE_BENCH_HEAPMAP=1: after the rounds, stop the app (Ctrl-C on the USB REPL: the
+    watchdog resets the chip some seconds later) and print the heap after a collection:
+    micropython.mem_info(1), its largest free block and a map of its blocks."""
+    with _deploy.Device(e.urls["repl"], timeout=60, op_timeout=120) as dev:
+        out, err = dev.t.exec_raw("import gc, micropython\ngc.collect()\nmicropython.mem_info(1)")
+    print("  the heap after the rounds (the app stopped, collected):")
+    print("\n".join("    " + x for x in (out + err).decode(errors="replace").splitlines()))
+
+
 def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
+    lat_end = []  # card -> its frame's last byte on the wire (what the host has then)
     after_last = []  # the stub's last card presented -> the round_result frame (the settling)
     settled = []  # ... -> the settlement's first frame (the chip's part)
     state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0, "no_frame": 0}
@@ -286,11 +298,25 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
                     rx = emu.control("uart_log", uart=1, since=start)["rx"]
                     start = rx[0] if rx else start
                 log = emu.control("uart_log", uart=0, since=start)
-                card = [t for t, n in log.get("frames", ()) if n >= CARD_FRAME_MIN]
+                card = [f for f in log.get("frames", ()) if f[1] >= CARD_FRAME_MIN and f[2]]
                 if card:
-                    lat.append(card[0] - start)
-                else:
+                    lat.append(card[0][0] - start)
+                    lat_end.append(card[0][2] - start)
+                else:  # kept in its place (None), so each card keeps its index
+                    lat.append(None)
+                    lat_end.append(None)
                     state["no_frame"] += 1
+                if os.environ.get("SHOE_BENCH_ALL") and (not card or card[0][2] - start > 30e6):
+                    print(
+                        "      card %d: frames after its line (start-end ms/bytes): %s"
+                        % (
+                            len(lat),
+                            " ".join(
+                                "%.1f-%.1f/%d" % ((t0 - start) / 1e6, (t1 - start) / 1e6, n)
+                                for t0, n, t1 in log.get("frames", ())[:12]
+                            ),
+                        )
+                    )
                 f, f0 = emu.control("flash"), state["card_flash"]
                 if f0 is not None:  # flash work since the previous card's frame (its journal)
                     card_flash.append(
@@ -349,6 +375,7 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
         heap.append(st.get("mem_free"))
     return {
         "lat": lat,
+        "lat_end": lat_end,
         "settle": settle,
         "after_last": after_last,
         "settled": settled,
@@ -546,6 +573,8 @@ def run(
             m = play_measured(e, reader, rounds, heap_every, pitch_ms)
             if os.environ.get("SHOE_BENCH_CONSOLE"):
                 print(e.control("console")["text"][-int(os.environ["SHOE_BENCH_CONSOLE"]) :])
+            if os.environ.get("SHOE_BENCH_HEAPMAP"):
+                print_heap_map(e)
         except Exception:  # the chip's own account of it first (a refusal names no cause)
             print(
                 "  the run failed; the chip's console, last lines:\n      "
@@ -557,8 +586,8 @@ def run(
             report_profile(e, uf2, "the chip's time during the deck check and round(s)", emulated)
         stats = e.control("stats")
         stats["console"] = e.control("console")["text"]
-    lat_ms = [ms(x) for x in m["lat"]]
-    round_lat = lat_ms[-36 * rounds :]
+    lat_all = [None if x is None else ms(x) for x in m["lat"]][-36 * rounds :]
+    round_lat = [x for x in lat_all if x is not None]
     print(
         "  %d round(s) after the deck check: wall %.0f s for %.1f s emulated; chip busy %.0f%% "
         "of its time" % (rounds, wall, emulated, 100.0 * stats["busy_ns"] / stats["ns"])
@@ -604,6 +633,13 @@ def run(
             "5 ms" if reader == "optical" else "10 ms",
         )
     )
+    ends = sorted(ms(x) for x in m["lat_end"][-36 * rounds :] if x is not None)
+    if ends:
+        print(
+            "      ... to the frame's last byte on the wire (the host has it; ~10.5 ms of wire "
+            "for its ~121 bytes): median %.1f ms, 90th percentile %.1f ms, max %.1f ms"
+            % (med(ends), ends[int(0.9 * (len(ends) - 1))], ends[-1])
+        )
     if m["no_frame"]:
         print(
             "      card events whose frame (>= %d bytes on the wire) was not found: %d (left out)"
@@ -611,7 +647,8 @@ def run(
         )
     if os.environ.get("SHOE_BENCH_ALL"):
         print(
-            "      every round card, in order (ms): %s" % " ".join("%.0f" % x for x in round_lat)
+            "      every round card, in order (ms; -: no frame found): %s"
+            % " ".join("-" if x is None else "%.0f" % x for x in lat_all)
         )
     cf = m["card_flash"][-36 * rounds :]
     if cf and os.environ.get("SHOE_BENCH_ALL"):
@@ -636,8 +673,8 @@ def run(
             "  decisions -> round_result frame (validate + settle + journal): median %.1f ms "
             "(target 10 ms for validate + settle alone)" % ms(med(m["settle"]))
         )
-    if rounds > 1 and len(round_lat) == 36 * rounds:
-        first, rest = round_lat[:36], round_lat[36:]
+    if rounds > 1 and len(lat_all) == 36 * rounds and None not in lat_all:
+        first, rest = lat_all[:36], lat_all[36:]
         sums = sorted(sum(rest[i : i + 36]) for i in range(0, len(rest), 36))
         print(
             "  the first round after boot against the others (target: within 20 ms): card -> "

@@ -412,10 +412,12 @@ print("sent")
 """
 
 
-def test_the_uart_log_gives_each_frame_its_start_and_size(emulator):
+def test_the_uart_log_gives_each_frame_its_start_size_and_end(emulator):
     """bench_pico.py tells a card's frame from the acknowledgements and heartbeats around it by
-    its size on the wire: the rig logs each frame (a burst's leading 0x00 alone, then each
-    link frame up to and with its closing 0x00) with its first byte's time and its bytes."""
+    its size on the wire, and sees when its last byte left (a frame the chip stopped feeding
+    half way, its interrupts off for a flash erase, ends late): the rig logs each link frame,
+    from its first byte after a 0x00 to the 0x00 closing it, with its first byte's time, its
+    bytes and when its last byte has left the wire."""
     import socket
 
     host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
@@ -427,7 +429,43 @@ def test_the_uart_log_gives_each_frame_its_start_and_size(emulator):
         while len(got) < 143:
             got += s.recv(4096)
     frames = emulator.control("uart_log", uart=0, since=t0)["frames"]
-    assert [n for _, n in frames] == [1, 21, 121], frames
-    starts = [t for t, _ in frames]
-    assert starts[1] - starts[0] == pytest.approx(86_806, rel=0.02)  # one byte at 115200 baud
-    assert starts[2] - starts[1] == pytest.approx(21 * 86_806, rel=0.02)
+    assert [n for _, n, _ in frames] == [21, 121], frames
+    (s1, _, e1), (s2, _, e2) = frames
+    byte = 86_806  # ns: 10 bits at 115200 baud
+    assert s2 - s1 == pytest.approx(21 * byte, rel=0.02)
+    assert e1 - s1 == pytest.approx(21 * byte, rel=0.02)
+    assert e2 - s2 == pytest.approx(121 * byte, rel=0.02)
+
+
+STALLED = """
+import machine, rp2
+f = rp2.Flash()
+u = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), txbuf=1024, timeout=0)
+while not u.txdone():
+    pass
+u.write(b"\\x00" + b"C" * 200 + b"\\x00")
+f.ioctl(6, f.ioctl(4, 0) - 1)   # a sector erase: interrupts off for its 45 ms
+while not u.txdone():
+    pass
+print("sent")
+"""
+
+
+def test_a_frame_the_chip_stops_feeding_during_an_erase_ends_late(emulator):
+    """The transmit FIFO holds 32 bytes; the rest of a frame waits in the ring buffer for the
+    TX interrupt, which a flash erase holds off: the frame is one frame on the wire, ending
+    ~45 ms later than its bytes alone would."""
+    import socket
+
+    host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
+    t0 = emulator.clock_ns()
+    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
+        s.settimeout(120)
+        assert dev.run(STALLED).strip().endswith("sent")
+        got = b""
+        while len(got) < 202:
+            got += s.recv(4096)
+    frames = emulator.control("uart_log", uart=0, since=t0)["frames"]
+    assert [n for _, n, _ in frames] == [201], frames
+    (s1, _, e1) = frames[0]
+    assert e1 - s1 > 201 * 86_806 + 40e6, frames  # its bytes' own time and most of the erase

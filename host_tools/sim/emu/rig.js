@@ -151,7 +151,9 @@ class Rig {
     this.uartTxNs = [0, 0];
     this.uartTxBytes = [0, 0];
     this.txStarts = [[], []]; // emulated ns of each frame's start on UART0/1 (pumpTx)
-    this.txFrames = [[], []]; // [start ns, bytes] of each frame on UART0/1, the 0x00 ending it included
+    // [start ns, bytes, end ns] of each link frame on UART0/1: from its first byte after a 0x00
+    // to the 0x00 that ends it (counted), however long the wire paused inside it
+    this.txFrames = [[], []];
     this.rxEnds = [[], []];   // emulated ns at which each received burst's last byte arrived
     // --uart-rx overrun (the default, the chip's truth): a byte due while the UART's 32-byte
     // receive FIFO is full is lost, counted in rxOverrun and flagged in UARTRSR.OE, as on a
@@ -276,6 +278,7 @@ class Rig {
    *  bytes), the PL011's edge; the chip's handler refills the FIFO then. */
   pumpTx(i) {
     const q = this.txQ[i], now = this.now();
+    const uart = this.mcu.uart[i], byteNs = 10e9 / (uart.baudDivider ? uart.baudRate : 115200);
     let raise = false;
     while (q.length && q[0][1] <= now) {
       const [b, t] = q.shift();
@@ -283,10 +286,14 @@ class Rig {
       // the 0x00 that ended the one before it (frames queued back to back make one burst)
       if (t - this.uartTxNs[i] > 200e3 || (b !== 0 && this.txPrev[i] === 0)) {
         this.logPush(this.txStarts[i], t);
-        this.logPush(this.txFrames[i], [t, 0]);
       }
       const fr = this.txFrames[i];
-      if (fr.length) fr[fr.length - 1][1]++;
+      if (b !== 0 && this.txPrev[i] <= 0) this.logPush(fr, [t, 0, 0]); // (-1: the first byte)
+      const f = fr.length ? fr[fr.length - 1] : null;
+      if (f && !f[2]) {
+        f[1]++;
+        if (b === 0) f[2] = t + byteNs; // its last byte has left the wire
+      }
       this.txPrev[i] = b;
       this.uartTxNs[i] = t;
       this.uartTxBytes[i]++;
