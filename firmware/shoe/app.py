@@ -544,7 +544,7 @@ class App:
         idle(): an erase ahead, a compaction) waits for the next tick then: an erase holds the
         chip's interrupts off for ~45 ms, the UART's transmit interrupt with them, and the rest
         of a frame beyond the 32-byte FIFO waits that long on the wire (on the emulated Pico a
-        card's frame that started 9 ms after the card ended ~57 ms after it, one card in 18:
+        card's frame that started 9 ms after the card ended ~57 ms after it, 15 cards of 288:
         docs/hardware.md section 8, "Frames the erase held")."""
         return self._tx_left is not None or (self._txdone is not None and not self._txdone())
 
