@@ -412,23 +412,29 @@ print("sent")
 """
 
 
-def test_the_uart_log_gives_each_frame_its_start_size_and_end(emulator):
-    """bench_pico.py tells a card's frame from the acknowledgements and heartbeats around it by
-    its size on the wire, and sees when its last byte left (a frame the chip stopped feeding
-    half way, its interrupts off for a flash erase, ends late): the rig logs each link frame,
-    from its first byte after a 0x00 to the 0x00 closing it, with its first byte's time, its
-    bytes and when its last byte has left the wire."""
+def _frames_of(emulator, code, nbytes):
+    """Run `code` at the REPL, read its `nbytes` on UART0's socket -> the rig's frame log of them
+    ([start ns, bytes, end ns] each)."""
     import socket
 
     host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
     t0 = emulator.clock_ns()
     with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
         s.settimeout(120)
-        assert dev.run(FRAMES).strip().endswith("sent")
+        assert dev.run(code).strip().endswith("sent")
         got = b""
-        while len(got) < 143:
+        while len(got) < nbytes:
             got += s.recv(4096)
-    frames = emulator.control("uart_log", uart=0, since=t0)["frames"]
+    return emulator.control("uart_log", uart=0, since=t0)["frames"]
+
+
+def test_the_uart_log_gives_each_frame_its_start_size_and_end(emulator):
+    """bench_pico.py tells a card's frame from the acknowledgements and heartbeats around it by
+    its size on the wire, and sees when its last byte left (a frame the chip stopped feeding
+    half way, its interrupts off for a flash erase, ends late): the rig logs each link frame,
+    from its first byte after a 0x00 to the 0x00 closing it, with its first byte's time, its
+    bytes and when its last byte has left the wire."""
+    frames = _frames_of(emulator, FRAMES, 143)
     assert [n for _, n, _ in frames] == [21, 121], frames
     (s1, _, e1), (s2, _, e2) = frames
     byte = 86_806  # ns: 10 bits at 115200 baud
@@ -455,17 +461,7 @@ def test_a_frame_the_chip_stops_feeding_during_an_erase_ends_late(emulator):
     """The transmit FIFO holds 32 bytes; the rest of a frame waits in the ring buffer for the
     TX interrupt, which a flash erase holds off: the frame is one frame on the wire, ending
     ~45 ms later than its bytes alone would."""
-    import socket
-
-    host, port = emulator.urls["uart0"][len("socket://") :].rsplit(":", 1)
-    t0 = emulator.clock_ns()
-    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
-        s.settimeout(120)
-        assert dev.run(STALLED).strip().endswith("sent")
-        got = b""
-        while len(got) < 202:
-            got += s.recv(4096)
-    frames = emulator.control("uart_log", uart=0, since=t0)["frames"]
+    frames = _frames_of(emulator, STALLED, 202)
     assert [n for _, n, _ in frames] == [201], frames
     (s1, _, e1) = frames[0]
     assert e1 - s1 > 201 * 86_806 + 40e6, frames  # its bytes' own time and most of the erase
