@@ -18,6 +18,7 @@ class Hardware:
                  firmware_root=None, beam=None, lid=None, led=None, wdt=None, flash=None,
                  beam_window_ms=400, service=False, crashes=0, gc_min=None, image=None):
         self.host = host              # UART-like: any(), readinto(buf[, n]), write(b), poll
+                                      # (and txdone(), where writes leave later: machine.UART)
         self.reader = reader          # `async read()` -> ("card", code)|("noread", b"")|("garbled", raw)
         self.state_dir = state_dir    # journal + provisioned config (shoe.json) directory
         self.board_name = board_name
