@@ -522,9 +522,10 @@ class App:
             # deck check may start the moment a configure is answered, and an erase left for
             # it blacks the chip out under the riffle (the reader UART's FIFO overran on the
             # emulated Pico: tests/emu/test_readme_flows.py). A pause while cards are
-            # expected: nothing long
-            if (not self._due and (self._host_sending() or not self.journal.idle())
-                    and self._prefetch is not None):
+            # expected: nothing long. Not put off while a frame is going out (as after a card,
+            # below): here the erase holds a reply at most 45 ms, and put off it met the deck
+            # check that follows a configure at once (the README's session flow again)
+            if not self._due and not self.journal.idle() and self._prefetch is not None:
                 self.prefetch_one()
         elif self._due and self._erased_for != self._read_ms and not self._host_sending():
             # cards are expected: erase ahead at the first tick after a card, when the next
@@ -540,12 +541,12 @@ class App:
         return n
 
     def _host_sending(self):
-        """Bytes for the host are still waiting or on the wire. Flash erase work (the journal's
-        idle(): an erase ahead, a compaction) waits for the next tick then: an erase holds the
-        chip's interrupts off for ~45 ms, the UART's transmit interrupt with them, and the rest
-        of a frame beyond the 32-byte FIFO waits that long on the wire (on the emulated Pico a
-        card's frame that started 9 ms after the card ended ~57 ms after it, 15 cards of 288:
-        docs/hardware.md section 8, "Frames the erase held")."""
+        """Bytes for the host are still waiting or on the wire. The erase ahead after a card
+        (tick(): the journal's idle() while cards are expected) waits for a later tick then: an
+        erase holds the chip's interrupts off for ~45 ms, the UART's transmit interrupt with
+        them, and the rest of a frame beyond the 32-byte FIFO waits that long on the wire (on
+        the emulated Pico a card's frame that started 9 ms after the card ended ~57 ms after
+        it, 15 cards of 288: docs/hardware.md section 8, "Frames an erase held")."""
         return self._tx_left is not None or (self._txdone is not None and not self._txdone())
 
     def _warm(self, game):

@@ -96,7 +96,10 @@ def test_the_journal_erases_ahead_right_after_a_card_while_cards_are_expected(tm
     # a frame still going out to the host: an erase would hold it on the wire (its interrupts
     # off), so the erase waits for the first tick after the frame has left
     assert r["after_card_frame_going"] == [] and r["after_card_frame_gone"] == [-50], r
-    assert r["idle_frame_going"] == [], r
+    # ... but with no card expected it is not put off: a reply waits at most 45 ms, and put off
+    # the erase met the deck check that follows a configure at once (the README's session flow
+    # on the emulated Pico: the reader UART overran under the riffle)
+    assert r["idle_frame_going"] == [20, 40], r
 
 
 PREFETCH_SCRIPT = (
