@@ -104,6 +104,8 @@ class App:
         self.link = Endpoint("shoe", keys.get("shoe") or _urandom(32), store=self.journal,
                              shoe_id=self.cfg["shoe_id"], supervisor_key=keys.get("supervisor"),
                              rto_ms=_RTO_MS)
+        if hw.host is not None:   # each frame to the UART as it is made (without one, the
+            self.link.sink = self._to_host   # caller takes transmit()'s bytes: tests' drivers)
         self._rx = bytearray(256)
         self._rx_mv = memoryview(self._rx)
         self._rx_one = self._rx_mv[:1]      # host_task: the byte it waits for
@@ -414,10 +416,11 @@ class App:
                 self.fault("reply " + kind, e)
 
     def pump(self, now=None):
-        """Write what the link has to send now (frames, retransmissions, acks, heartbeats).
-        A UART takes what fits in its transmit buffer and returns that count (None: nothing
-        fitted; machine.UART with timeout=0 does not block): the rest is kept and written first
-        on the next pump, and the link is asked for more only once it has all gone."""
+        """Write what the link has to send now (frames, retransmissions, acks, heartbeats):
+        each frame as the link makes it (_to_host, the link's sink). A UART takes what fits in
+        its transmit buffer and returns that count (None: nothing fitted; machine.UART with
+        timeout=0 does not block): the rest is kept and written first on the next pump, and the
+        link is asked for more only once it has all gone."""
         p = self._tx_left
         if p is not None:
             n = self.hw.host.write(p) or 0
@@ -426,10 +429,22 @@ class App:
                 return
             self._tx_left = None
         out = self.link.transmit(self.ticks_ms() if now is None else now)
-        if out:
-            n = self.hw.host.write(out) or 0
-            if n < len(out):
-                self._tx_left = memoryview(out)[n:]
+        if out:   # (frames went to _to_host already; this is only for a link without it)
+            self._to_host(out)
+
+    def _to_host(self, b):
+        """The link's sink: one frame (with the leading delimiter of a transmit's first) to
+        the host UART at once, so that it is on the wire while the link makes the next (a
+        card that completes the deal has two events; a settlement, seven frames and more).
+        What the UART does not take now is kept, in order, for pump(); `b` is the link's
+        buffer, reused for its next frame, so it is copied."""
+        if self._tx_left is None:
+            n = self.hw.host.write(b) or 0
+            if n >= len(b):
+                return
+            self._tx_left = bytes(b[n:])
+        else:
+            self._tx_left = bytes(self._tx_left) + b
 
     async def host_task(self):
         """Reads the host UART as a stream: the task sleeps in the event loop until a byte

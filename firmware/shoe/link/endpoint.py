@@ -135,6 +135,10 @@ class ShoeEndpoint(SendQueue, Handshake):
         self._last_rx = -1 << 30
         self._refuse = None  # a REFUSE payload to send
         self._out = []
+        # sink(bytes): each frame handed on as soon as it is made (the shoe's UART, App._to_host),
+        # so the first frame of a transmit() is on the wire while the rest are being made; None:
+        # transmit() returns them all at once
+        self.sink = None
         self._raw_now = None
         self._clock = 1 << 20  # internal ms clock (starts high: "long ago" stays negative)
 
@@ -363,6 +367,9 @@ class ShoeEndpoint(SendQueue, Handshake):
             out = self._out_bytes = bytearray(b"\x00")  # any line noise before it
         frame.build_into(out, self._raw, ftype, seq, (self._rx_next - 1) & _MASK,
                          payload, frame.VERSION, key, tag)
+        if self.sink is not None:
+            self.sink(out)   # (it copies what it keeps)
+            out[:] = b""
 
     # ---- transmitting ---------------------------------------------------------------------
     def transmit(self, now_ms):

@@ -1,0 +1,99 @@
+"""Each frame goes to the host UART as the link makes it (App._to_host, the link's sink), under
+MicroPython: a transmit() of three frames is three writes, the first on the wire while the next
+two are made (a deal's last card has two events, a settlement seven frames and more); a UART
+that takes part of the first write gets the rest and the two frames after it on the next pump,
+in order and whole, so the host has all three without a retransmission."""
+
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
+from tests.mpy import json_lines, run_mpy
+
+SCRIPT = (
+    APP_PRELUDE
+    + r"""
+from host import make_endpoint
+
+root = sys.argv[1]
+provision(root, "H-0002")
+host = make_endpoint("host", KEYS["shoe"])
+T = [1000]
+
+
+class Line(io.IOBase):
+    # the host UART: each write recorded; `limits`: how much the next writes take (0: none)
+    def __init__(self):
+        self.writes = []
+        self.limits = []
+
+    def ioctl(self, req, arg):
+        return 0 if req == 3 else -1
+
+    def write(self, b):
+        n = len(b)
+        if self.limits:
+            n = min(n, self.limits.pop(0))
+        self.writes.append(bytes(b[:n]))
+        return n or None
+
+
+line = Line()
+app = App(Hardware(host=line, reader=None, state_dir=root, board_name="inproc"))
+app.boot()
+got = []
+
+
+def wire():
+    # what the UART took since the last call, to the host endpoint; its answers back
+    data = b"".join(line.writes)
+    del line.writes[:]
+    got.extend(host.receive(data, T[0]))
+    back = host.transmit(T[0])
+    if back:
+        app.on_host_bytes(back, T[0])
+
+
+for _ in range(40):   # the handshake
+    T[0] += 20
+    app.pump(T[0])
+    wire()
+    if host.up and app.link.up:
+        break
+out = {"up": host.up and app.link.up}
+T[0] += 20
+app.pump(T[0])
+wire()
+del got[:]
+for i in range(3):
+    app.link.send("note", {"i": i}, durable=False)
+T[0] += 1
+app.pump(T[0])
+out["writes"] = len(line.writes)   # one a frame
+wire()
+out["notes"] = [b["i"] for k, b, _, _ in got if k == "note"]
+del got[:]
+for i in range(3, 6):
+    app.link.send("note", {"i": i}, durable=False)
+line.limits = [40]   # the first write takes 40 bytes (the next frames wait behind the rest)
+T[0] += 1
+app.pump(T[0])
+out["narrow_writes"] = [len(w) for w in line.writes]
+T[0] += 1
+app.pump(T[0])   # the rest, before the link is asked for more
+wire()
+out["narrow_notes"] = [b["i"] for k, b, _, _ in got if k == "note"]
+out["shoe_errors"] = app.link.errors()
+print(json.dumps(out))
+"""
+)
+
+
+def test_each_frame_goes_out_as_it_is_made_and_a_part_taken_keeps_the_rest_in_order(tmp_path):
+    script = tmp_path / "to_host.py"
+    script.write_text(SCRIPT)
+    out = json_lines(run_mpy(str(script), heap=APP_ROOM, args=(str(tmp_path),), timeout=120))[-1]
+    assert out["up"], out
+    assert out["writes"] == 3 and out["notes"] == [0, 1, 2], out
+    # 40 bytes of the first frame taken; the rest and the two frames after it written whole on
+    # the next pump, before any retransmission: the host has the three notes from one pass
+    assert out["narrow_writes"] == [40], out
+    assert out["narrow_notes"] == [3, 4, 5], out
+    assert not any("retransmit" in k for k in out["shoe_errors"]), out
