@@ -213,7 +213,7 @@ for line in sys.stdin:
 # image: its fun_data_ symbol is code ("t"), not bytecode data ("r"). Read from the sources, not
 # the copy, so that a transform that did nothing is caught here
 bad=$(arm-none-eabi-nm "$MP/ports/rp2/build-shoe/firmware.elf" | python3 -c '
-import os, sys
+import os, re, sys
 root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "host_tools"))
 import flashnative
@@ -222,8 +222,10 @@ for rel in flashnative.firmware_list(root):
     text = open(os.path.join(root, "firmware", rel), encoding="utf-8").read()
     mod = rel[:-3].replace("/", "_")
     marks = flashnative.marks(text)
+    # the symbol of a method has its class between: fun_data_<module>_<Class>_<name>
+    owners = [""] + [c + "_" for c in re.findall(r"^class (\w+)", text, re.M)]
     for n in [n for n, e in marks if e == "native"] + flashnative.native_functions(text):
-        if "fun_data_%s_%s" % (mod, n) not in code:
+        if not any("fun_data_%s_%s%s" % (mod, o, n) in code for o in owners):
             print("%s.%s" % (rel, n))
     # viper code has no prelude, so mpy-tool names it after its file: <file>, <file>2, ...
     viper = [n for n, e in marks if e == "viper"]
