@@ -104,6 +104,11 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def p90(xs):
+    """The 90th percentile of xs (sorted), nan for none."""
+    return xs[int(0.9 * (len(xs) - 1))] if xs else float("nan")
+
+
 FROZEN_UF2 = ROOT / "build" / "pico-firmware" / "firmware.uf2"  # make pico-firmware
 # the pace of EmuReaderPort.PACE scaled to pitch_ms (this bench's rfid default: 1000 ms)
 RFID_PACE = {"pitch_ms": 1000, "dwell_ms": 800, "beam_at_ms": 700}
@@ -621,14 +626,12 @@ def run(
                 "the chip reads",
             )
         )
-    srt = sorted(round_lat)
-    p90 = srt[int(0.9 * (len(srt) - 1))] if srt else float("nan")
     print(
         "  card -> frame on UART0, round cards: median %.1f ms, 90th percentile %.1f ms, max "
         "%.1f ms (target %s)"
         % (
             med(round_lat),
-            p90,
+            p90(sorted(round_lat)),
             max(round_lat or [float("nan")]),
             "5 ms" if reader == "optical" else "10 ms",
         )
@@ -638,7 +641,7 @@ def run(
         print(
             "      ... to the frame's last byte on the wire (the host has it; ~10.5 ms of wire "
             "for its ~121 bytes): median %.1f ms, 90th percentile %.1f ms, max %.1f ms"
-            % (med(ends), ends[int(0.9 * (len(ends) - 1))], ends[-1])
+            % (med(ends), p90(ends), ends[-1])
         )
     if m["no_frame"]:
         print(

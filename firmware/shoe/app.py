@@ -428,9 +428,7 @@ class App:
                 self._tx_left = p[n:]
                 return
             self._tx_left = None
-        out = self.link.transmit(self.ticks_ms() if now is None else now)
-        if out:   # (frames went to _to_host already; this is only for a link without it)
-            self._to_host(out)
+        self.link.transmit(self.ticks_ms() if now is None else now)   # frames: _to_host
 
     def _to_host(self, b):
         """The link's sink: one frame (with the leading delimiter of a transmit's first) to

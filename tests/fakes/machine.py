@@ -105,6 +105,7 @@ class UART(io.IOBase):
         # then waits timeout_char (at least 13 bit times) after each byte for the next,
         # spinning, before it returns what came (ports/rp2/machine_uart.c)
         self.stalls = 0
+        self.on_wire = 0  # bytes written that are still going out (txdone() False): tests set it
 
     def init(self, baudrate=115200, **kw):
         self.baudrate = baudrate
@@ -154,9 +155,8 @@ class UART(io.IOBase):
         return len(data)
 
     def txdone(self):
-        # the rp2 port's: its transmit buffer and the UART's shift register are empty; a test
-        # sets `on_wire` for bytes still going out
-        return not getattr(self, "on_wire", 0)
+        # the rp2 port's: its transmit buffer and the UART's shift register are empty
+        return not self.on_wire
 
     def ioctl(self, req, arg):
         if req == _MP_STREAM_POLL:
