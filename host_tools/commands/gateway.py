@@ -104,6 +104,13 @@ def configure(p):
         "carrying this gateway's receive time (for collectors older than the "
         "envelope, during a rollout: upgrade the collectors first)",
     )
+    p.add_argument(
+        "--publish-rate",
+        type=_rate,
+        metavar="N",
+        help="publish at most N events a second from the store (default: no cap); spreads "
+        "the catch-up after a broker outage when a floor's gateways reconnect at once",
+    )
     # ---- ops (issue 20, item 5): metrics and store pruning (host_tools/floor/prune.py)
     p.add_argument(
         "--metrics",
@@ -124,6 +131,19 @@ def configure(p):
         metavar="N",
         help="with --prune-after: always keep the last N events (default 1000)",
     )
+
+
+def _rate(text):
+    """--publish-rate: events a second, a positive number."""
+    import argparse
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = 0.0
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError("events a second, a positive number: %r" % text)
+    return v
 
 
 def _drain(link, stop, failed):
@@ -279,6 +299,7 @@ def run(args):
             cursor_path=state,
             fetch_config=True,
             timed=not args.plain_events,
+            publish_rate=args.publish_rate,
         )
         gw.add(shoe, link, store)
         _ops(args, gw)  # ops: pruning, /metrics (host_tools/floor/prune.py, metrics.py)

@@ -21,7 +21,10 @@ or link state change, a retained floor/shoe/<id>/state message carries the live 
 round, last result, open irregularities, link health, store head, published cursor, the shoe's
 game/pay table/rules from its status), no key, signed with a key derived from the shoe key and a
 counter that only goes up (keyring.seal_state). Publishing does not wait: up to 200 events per
-table are in flight, and the cursor follows the PUBACKs in eseq order.
+table are in flight, and the cursor follows the PUBACKs in eseq order. `publish_rate` (events/s
+per table, `shoectl gateway --publish-rate`) caps how fast a table's store is published, so that
+a floor's gateways catching up after a broker outage spread their backlogs instead of sending
+them at once; a live table sends under 1 event/s and is never held by a cap above that.
 The loop does not poll its tables: each link's listener (ShoeLink.listeners) wakes it when an event
 is queued, as do a replay request, a (re)connection and stop(); otherwise it sleeps up to IDLE_WAIT
 (link health and the periodic state are looked at then), or BUSY_WAIT while a publish awaits its
@@ -52,6 +55,27 @@ _BATCH = 200
 SAVE_EVERY = 0.5  # the cursor file is rewritten at most this often (s), and at most this late
 IDLE_WAIT = 0.5  # the loop's longest sleep: link health is looked at twice a second anyway
 BUSY_WAIT = 0.02  # its sleep while a publish awaits its PUBACK (paho has no wake for it)
+PACE_BURST_S = 0.2  # publish_rate: a table may send this many seconds' worth at once (at least 1)
+
+
+class Pace:
+    """At most `rate` events a second, in bursts of at most max(1, rate * PACE_BURST_S): a
+    token bucket that starts with one token. `take(now)` -> how many may go now; `spent(n)`."""
+
+    def __init__(self, rate):
+        self.rate = float(rate)
+        self.burst = max(1.0, self.rate * PACE_BURST_S)
+        self.tokens = 1.0
+        self.at = None
+
+    def take(self, now):
+        if self.at is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        return int(self.tokens)
+
+    def spent(self, n):
+        self.tokens -= n
 
 
 class _ShoeFeed:
@@ -81,6 +105,7 @@ class _ShoeFeed:
         # that does not (a stand-in) is drained on every turn of the loop, which then polls
         self.wakes = isinstance(getattr(link, "listeners", None), list)
         self.listener = None
+        self.pace = None  # Pace: publish_rate
 
     def rewind(self, to=None):
         """Publish again from `to` (default: the acknowledged cursor)."""
@@ -115,7 +140,12 @@ class Gateway:
         state_every=5.0,
         fetch_config=False,
         timed=True,
+        publish_rate=None,
     ):
+        if publish_rate is not None and not publish_rate > 0:
+            raise ValueError("publish_rate: events/s per table, > 0 (or None: no cap)")
+        self.publish_rate = publish_rate
+        self.trace = None  # trace(shoe, eseq): called as each event is handed to MQTT (benches)
         self.fetch_config = fetch_config
         self.timed = timed  # each event in the envelope with the gateway's time
         self.broker_url = broker_url
@@ -167,6 +197,8 @@ class Gateway:
     # ---- set-up -----------------------------------------------------------------------------
     def add(self, shoe, link, store):
         t = _ShoeFeed(shoe, link, store, self._saved.get(shoe, 0))
+        if self.publish_rate:
+            t.pace = Pace(self.publish_rate)
         if t.wakes:
             t.listener = lambda ev, t=t: self._queued(t)
             link.listeners.append(t.listener)
@@ -298,8 +330,8 @@ class Gateway:
                     wait = min(wait, self.save_every)
             else:
                 wait = min(wait, due)
-        if any(t.inflight or not t.wakes for t in tables):
-            wait = BUSY_WAIT
+        if any(t.inflight or not t.wakes or (t.pace and t.dirty) for t in tables):
+            wait = BUSY_WAIT  # (a paced table with more to send: its next token)
         return wait
 
     @property
@@ -324,15 +356,20 @@ class Gateway:
         `sent` to the cursor so the store is published again from there."""
         if self.fetch_config:  # the collector re-evaluates results with the table's config:
             tables = [t for t in tables if t.live.config is not None]  # let it have that first
+        trace = self.trace
         for t in tables:
+            now = time.monotonic()
             room = _BATCH - len(t.inflight)
+            if t.pace is not None:
+                room = min(room, t.pace.take(now))
             if room <= 0:
                 continue
             rows = t.store.payloads(t.shoe, t.sent, room, received=True)
             if len(rows) < room:
                 t.dirty = False
+            if t.pace is not None:
+                t.pace.spent(len(rows))
             topic = mqtt.topic(t.shoe, "events", self.prefix)
-            now = time.monotonic()
             key = t.link.ep.key if self.timed else None
             for eseq, payload, received in rows:
                 # the receive time as the store has it (when the link stored the event), so a
@@ -344,6 +381,8 @@ class Gateway:
                 )
                 t.inflight[eseq] = (self.client.publish(topic, msg, qos=1), now)
                 t.sent = eseq
+                if trace is not None:
+                    trace(t.shoe, eseq)
         self._advance()
 
     def _advance(self):

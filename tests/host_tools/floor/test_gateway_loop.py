@@ -96,8 +96,10 @@ def gateway(tmp_path, monkeypatch):
     monkeypatch.setattr(gwmod.mqtt, "client", lambda *a, **k: FakeClient())
     made = []
 
-    def make(n=1, wakes=True):
-        gw = Gateway("mqtt://unused:1", "gw-test", cursor_path=tmp_path / "cur.json", timed=False)
+    def make(n=1, wakes=True, **kw):
+        gw = Gateway(
+            "mqtt://unused:1", "gw-test", cursor_path=tmp_path / "cur.json", timed=False, **kw
+        )
         feeds = []
         for i in range(n):
             link, store = FakeLink(wakes), FakeStore()
@@ -139,9 +141,9 @@ def test_an_idle_gateway_sleeps_instead_of_polling(gateway):
 
 
 def test_an_event_goes_out_at_once_though_the_loop_sleeps(gateway, monkeypatch):
-    # the loop's longest sleep made 30 s: an event published within 10 s woke it (a wall-time
-    # bound on the latency itself would fail on a loaded machine)
-    monkeypatch.setattr(gwmod, "IDLE_WAIT", 30.0)
+    # the loop's longest sleep made 600 s, past wait_for's deadline (at least 60 s): an event
+    # published woke it (a wall-time bound on the latency itself would fail on a loaded machine)
+    monkeypatch.setattr(gwmod, "IDLE_WAIT", 600.0)
     gw, [(link, store)] = gateway()
     time.sleep(0.3)  # started: the loop goes to its long sleep
     for eseq in (1, 2, 3):
@@ -233,3 +235,64 @@ def test_a_cursor_file_that_cannot_be_written_is_said_and_tried_again(gateway, m
     wait_for(lambda: len(gw.client.events) == 2, timeout=2.0, what="published")
     saved = gw.saved_cursors
     wait_for(lambda: saved().get("T000") == 2, timeout=2.0, what="saved on a later try")
+
+
+# ---- publish_rate: a backlog spread out, not sent at once ----------------------------------------
+def test_pace_gives_rate_tokens_a_second_in_bounded_bursts():
+    p = gwmod.Pace(10)  # burst 2 (0.2 s worth)
+    assert p.take(100.0) == 1  # starts with one
+    p.spent(1)
+    assert p.take(100.05) == 0  # half a token
+    assert p.take(100.125) == 1  # 1.25
+    p.spent(1)
+    assert p.take(200.0) == 2  # a long pause saves no more than the burst
+    p.spent(2)
+    assert p.take(200.0) == 0
+    sent, t = 0, 300.0
+    p = gwmod.Pace(10)
+    while t < 310.0:  # 10 s at 10/s, asked every 7 ms
+        n = p.take(t)
+        p.spent(n)
+        sent += n
+        t += 0.007
+    assert 99 <= sent <= 102, sent
+    assert gwmod.Pace(0.5).burst == 1.0
+    with pytest.raises(ValueError):
+        Gateway("mqtt://unused:1", "gw", publish_rate=0)
+
+
+def test_a_paced_gateway_spreads_a_backlog(gateway):
+    rate, n = 20.0, 30
+    gw, [(link, store)] = gateway(publish_rate=rate)
+    traced = []
+    gw.trace = lambda shoe, eseq: traced.append((shoe, eseq))
+    for eseq in range(1, n + 1):  # a backlog: in the store at once (an outage's)
+        _event(link, store, eseq)
+    wait_for(lambda: len(gw.client.events) == n, timeout=30.0, what="the backlog published")
+    times = [at for _, _, at in gw.client.events]
+    # no faster than the rate (slower is allowed: a loaded machine); the first burst aside
+    burst = gwmod.Pace(rate).burst
+    assert times[-1] - times[0] >= (n - burst - 1) / rate * 0.95, times[-1] - times[0]
+    assert [p for _, p, _ in gw.client.events] == [b"payload-%d" % e for e in range(1, n + 1)]
+    assert traced == [("T000", e) for e in range(1, n + 1)]
+
+
+def test_an_unpaced_gateway_sends_a_backlog_at_once(gateway):
+    gw, [(link, store)] = gateway()
+    for eseq in range(1, 31):
+        _event(link, store, eseq)
+    wait_for(lambda: len(gw.client.events) == 30, timeout=10.0, what="the backlog published")
+    times = [at for _, _, at in gw.client.events]
+    assert times[-1] - times[0] < 1.0  # what the paced test's bound tells apart (1.3 s there)
+
+
+def test_a_paced_backlog_does_not_wait_for_the_idle_sleep(gateway, monkeypatch):
+    # the loop's longest sleep made 600 s (past wait_for's deadline): a paced table with more
+    # to send wakes for its next token (BUSY_WAIT), not for the idle sleep
+    monkeypatch.setattr(gwmod, "IDLE_WAIT", 600.0)
+    gw, [(link, store)] = gateway(publish_rate=20.0)
+    time.sleep(0.3)
+    for eseq in range(1, 6):
+        store.add(eseq)
+    link.emit(("card", {"round": 1}, 5))
+    wait_for(lambda: len(gw.client.events) == 5, timeout=10.0, what="the paced backlog")
