@@ -237,7 +237,7 @@ def test_a_cursor_file_that_cannot_be_written_is_said_and_tried_again(gateway, m
     wait_for(lambda: saved().get("T000") == 2, timeout=2.0, what="saved on a later try")
 
 
-# ---- publish_rate: a backlog spread out, not sent at once ----------------------------------------
+# ---- publish_rate: a backlog spread out, not sent at once ------------------------------
 def test_pace_gives_rate_tokens_a_second_in_bounded_bursts():
     p = gwmod.Pace(10)  # burst 2 (0.2 s worth)
     assert p.take(100.0) == 1  # starts with one
