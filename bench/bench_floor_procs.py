@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_floor_procs.py [--tables 400] [--per-process 50] [--rate 5]
         [--seconds 30] [--broker amqtt,aedes,mosquitto,bridge:2] [--collectors 2] [--faults]
-        [--drain 20] [--per-lease] [--quick]
+        [--drain 20] [--paced 30] [--per-lease] [--quick]
 
 host_tools/sim/floor/procfloor.py: each table group is a process of its own (simulated shoes ->
 ShoeLink -> per-table SQLite audit store -> one Gateway); the broker, every collector (`shoectl
@@ -18,6 +18,17 @@ Per broker, from one run each:
           seconds (the gateways' stores fill, as in an outage), then it starts and the backlog
           flows through broker and collectors into PostgreSQL with no shoe sealing meanwhile:
           committed events/s and the CPU per role.
+  paced:  (--paced S) the back office at a steady rate: the gateways are held while the shoes
+          emit for S seconds (the stores fill), then they start, each publishing at most
+          --publish-rate (default `rate`) events/s per table (Gateway publish_rate, `shoectl
+          gateway --publish-rate`), so the broker, collectors, PostgreSQL and the view take
+          tables x that events/s until the backlog is stored, with no shoe sealing meanwhile
+          (on a floor the shoes' and links' CPU is on the tables' own hosts): committed
+          events/s, lost and stored twice, latency from the gateway's (first) publish -> the
+          row's received_at and -> the page, CPU per role; with --faults also the paced run
+          with collector-1 SIGKILLed at 1/3 of the publishing and the broker restarted at 1/2
+          (catch-up: until every event the gateways had handed to MQTT before the fault is
+          stored).
 """
 
 import argparse
@@ -298,6 +309,88 @@ def drain(args, broker, server, pgdir):
     return out
 
 
+def paced(args, broker, server, pgdir, faults=False):
+    """The stores filled with the gateways held; then published at --publish-rate per table;
+    with faults, collector-1 SIGKILLed at 1/3 of the publishing and the broker restarted at 1/2
+    (catch-up: until every event handed to MQTT before the fault is stored)."""
+    rate = args.publish_rate or args.rate
+    out = {
+        "run": ("paced+faults/" if faults else "paced/") + broker,
+        "tables": args.tables,
+        "per_process": args.per_process,
+        "rate": args.rate,
+        "collectors": args.collectors,
+        "emit_s": args.paced,
+        "publish_rate": rate,
+    }
+    db = new_db(
+        server, "procs_paced%s_%s" % ("_faults" if faults else "", broker.replace(":", "_"))
+    )
+    extra = ["--per-lease"] if args.per_lease else []
+    with ProcFloor(
+        tempfile.mkdtemp(prefix="bench-paced-"),
+        tables=args.tables,
+        per_process=args.per_process,
+        collectors=args.collectors,
+        rate=args.rate,
+        broker=broker,
+        db_url=db,
+        collector_args=extra,
+        stores_dir=stores_dir(args),
+        publish_rate=rate,
+        hold=True,
+    ) as f:
+        conn = pg.connect(f.db_url)
+        page = PageWatcher(f.view_url, f.login)
+        time.sleep(2.0)
+        f.go()
+        time.sleep(args.paced)
+        f.stop_driving()
+        final = f.emitted()
+        time.sleep(1.0)
+        cpu = CPU(f, pgdir)
+        cpu.mark()
+        t0 = time.time()
+        f.publish()
+        if faults:
+            span = args.paced * args.rate / rate  # how long the publishing takes
+            time.sleep(span / 3)
+            before = f.handed()
+            f.kill_collector(0)
+            t_k = time.monotonic()
+            done = wait(lambda: covers(conn, before), 120)
+            out["collector_killed_catch_up_s"] = done and round(time.monotonic() - t_k, 2)
+            time.sleep(max(0, t0 + span / 2 - time.time()))
+            t_r = time.monotonic()
+            before = f.handed()
+            f.restart_broker()
+            done = wait(lambda: covers(conn, before), 120)
+            out["broker_restart_catch_up_s"] = done and round(time.monotonic() - t_r, 2)
+        done = wait(lambda: covers(conn, final), max(300, 4 * args.paced))
+        out["profile"] = cpu.done()
+        out["publish_s"] = done and round(done, 2)
+        out.update(account(conn, f, final))
+        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
+            0
+        ]
+        out["events_per_s_committed"] = round(out["committed"] / (float(last) - t0), 1)
+        commits = {
+            (r[0], r[1]): r[2].timestamp()
+            for r in conn.execute("SELECT shoe, eseq, received_at FROM events")
+        }
+        time.sleep(1.0)  # the page's last updates
+        page._stop = True
+        conn.close()
+    pub = f.published()
+    c_lat = [commits[(s, e)] - t for s, e, t in pub if (s, e) in commits]
+    p_lat = [x - t for s, e, t in pub for x in [page.shown_at(s, e)] if x is not None]
+    out["commit_latency_s_p50_p99"] = [round(pct(c_lat, 50), 3), round(pct(c_lat, 99), 3)]
+    out["page_latency_s_p50_p99"] = [round(pct(p_lat, 50), 3), round(pct(p_lat, 99), 3)]
+    out["latency_samples"] = [len(c_lat), len(p_lat)]
+    print(json.dumps(out), flush=True)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=400)
@@ -321,6 +414,23 @@ def main(argv=None):
         default=0,
         metavar="S",
         help="also the backlog run: the shoes emit S seconds while the broker is down",
+    )
+    ap.add_argument(
+        "--paced",
+        type=float,
+        default=0,
+        metavar="S",
+        help="also the paced run: the shoes emit S seconds with the gateways held, then the "
+        "gateways publish it at --publish-rate per table",
+    )
+    ap.add_argument(
+        "--paced-only", action="store_true", help="only the paced runs (no live, no drain)"
+    )
+    ap.add_argument(
+        "--publish-rate",
+        type=float,
+        metavar="R",
+        help="--paced: each gateway's cap, events/s per table (default: --rate)",
     )
     ap.add_argument("--per-lease", action="store_true", help="collectors --per-lease")
     ap.add_argument(
@@ -387,6 +497,11 @@ def main(argv=None):
     results = []
     try:
         for broker in args.broker.split(","):
+            if args.paced_only:
+                results.append(paced(args, broker, server, pgs.directory))
+                if args.faults:
+                    results.append(paced(args, broker, server, pgs.directory, faults=True))
+                continue
             if not args.clean_only:
                 results.append(run("live/" + broker, args, broker, server, pgs.directory))
             if args.faults:
@@ -395,6 +510,10 @@ def main(argv=None):
                 )
             if args.drain:
                 results.append(drain(args, broker, server, pgs.directory))
+            if args.paced:
+                results.append(paced(args, broker, server, pgs.directory))
+                if args.faults:
+                    results.append(paced(args, broker, server, pgs.directory, faults=True))
     finally:
         pgs.stop()
         import shutil

@@ -2,6 +2,7 @@
 
     with ProcFloor(workdir, tables=400, per_process=50, broker="aedes", collectors=2) as f:
         f.go(); ...; f.stop_driving(); f.emitted(); f.sent(); f.kill_collector(0)
+    ProcFloor(..., publish_rate=R): each gateway publishes at most R events/s per table.
     f.pids: every process it started (all exited after stop()).
 
 Each table group is `python -m host_tools.sim.floor.procfloor group ...`: N simulated shoes
@@ -11,9 +12,12 @@ Mosquitto, or edge Mosquittos bridged to a core: brokers.py), every collector (`
 collector`), the view (`shoectl floor`) and PostgreSQL (pgserver, unless db_url is given) are
 processes of their own.
 A group takes commands on stdin, one per line, and answers on stdout: `go` (start emitting),
+`publish` (with --hold: start the gateway, which until then has published nothing), `handed`
+({shoe: highest eseq its gateway has handed to MQTT}),
 `heads` ({shoe: highest eseq sealed}), `stop` (stop emitting), `held {shoe: [eseq]}` (which of
 those its gateway's audit store and the shoe's outbox still hold: the bench tells a backlog from
-a loss), `quit` (write the sent times to sent-<name>.json, close, exit). End of input is `quit`:
+a loss), `quit` (write the sent times to sent-<name>.json and when the gateway first published each
+event to published-<name>.json, close, exit). End of input is `quit`:
 a group never outlives its parent's pipe.
 With table_system= the shoes are driven (SimShoe(driven=True): a round is opened and decided by
 commands) and each table's gateway serves its API (tableapi.TableAPI on DIR/api/<shoe>.sock);
@@ -65,6 +69,8 @@ class _Group:
             ]
             + ((["--cprofile"] if f.cprofile else ["--sample"]) + [str(sample)] if sample else [])
             + (["--api"] if f.table_system else [])
+            + (["--publish-rate", str(f.publish_rate)] if f.publish_rate else [])
+            + (["--hold"] if f.hold else [])
         )
         self.proc = subprocess.Popen(
             [PY, "-m", "host_tools.sim.floor.procfloor"] + argv,
@@ -104,6 +110,8 @@ class ProcFloor:
         sample=False,
         table_system=None,
         cprofile=False,
+        publish_rate=None,
+        hold=False,
     ):
         # stores_dir: where the tables' SQLite audit stores go (default workdir/tables); the
         # bench can put them on tmpfs: on a floor each table's store is on its own host's disk
@@ -124,6 +132,8 @@ class ProcFloor:
         # shoes' own pace (`rate`) is then only the dealer's (one card per step)
         self.table_system = table_system
         self.cprofile = cprofile  # sample.json from cProfile in every thread (not sampling)
+        self.publish_rate = publish_rate  # each gateway's cap, events/s per table (Gateway)
+        self.hold = hold  # the gateways start only at publish(): the stores fill meanwhile
         self.tablesys = []
         self.broker = None
         self.broker_url = None
@@ -269,6 +279,18 @@ class ProcFloor:
         for g in self.groups + self.tablesys:
             g.ask("go")
 
+    def publish(self):
+        """hold=True: start every group's gateway (publishing what its stores hold)."""
+        for g in self.groups:
+            g.ask("publish")
+
+    def handed(self):
+        """{shoe: highest eseq its gateway has handed to MQTT so far}."""
+        out = {}
+        for g in self.groups:
+            out.update(g.ask("handed"))
+        return out
+
     def stop_driving(self):
         """Stop opening rounds (the table systems) and dealing (the shoes). -> the table
         systems' figures {"rounds", "commands", "errors"} summed."""
@@ -321,6 +343,15 @@ class ProcFloor:
         out = []
         for g in self.groups:
             f = self.dir / ("sent-%s.json" % g.name)
+            if f.exists():
+                out += [tuple(x) for x in json.loads(f.read_text())]
+        return out
+
+    def published(self):
+        """[(shoe, eseq, first handed to MQTT at)] of every group (after stop())."""
+        out = []
+        for g in self.groups:
+            f = self.dir / ("published-%s.json" % g.name)
             if f.exists():
                 out += [tuple(x) for x in json.loads(f.read_text())]
         return out
@@ -504,6 +535,8 @@ def _group(argv):
         help="driven shoes, each table's gateway API "
         "on DIR/api/<shoe>.sock (its key beside it): a table system opens the rounds",
     )
+    ap.add_argument("--publish-rate", type=float, help="the gateway's cap (events/s per table)")
+    ap.add_argument("--hold", action="store_true", help="start the gateway at `publish` only")
     a = ap.parse_args(argv)
     profiles = ThreadProfiles().start() if a.cprofile else None
     import host_tools  # noqa: F401  (the CPython stand-in for `micropython`, before shoe)
@@ -515,7 +548,11 @@ def _group(argv):
 
     d = Path(a.dir)
     shoes, links, stores, apis = [], [], [], []
-    gw = Gateway(a.broker, a.name, cursor_path=d / ("%s.json" % a.name))
+    gw = Gateway(
+        a.broker, a.name, cursor_path=d / ("%s.json" % a.name), publish_rate=a.publish_rate
+    )
+    first_published = {}  # (shoe, eseq) -> when the gateway first handed it to MQTT
+    gw.trace = lambda shoe, eseq: first_published.setdefault((shoe, eseq), time.time())
     for i, sid in enumerate(a.shoes.split(",")):
         _, k = keyfile.from_file(d / "keys" / ("%s.json" % sid))
         k = {n: bytes.fromhex(v) for n, v in k.items()}
@@ -541,7 +578,8 @@ def _group(argv):
         shoes.append(shoe)
         links.append(link)
         stores.append(store)
-    gw.start()
+    if not a.hold:
+        gw.start()
     driver = FloorDriver(shoes, rate=a.rate, seed=a.seed)
     sampler = None
     say = lambda x: (sys.stdout.write(json.dumps(x) + "\n"), sys.stdout.flush())  # noqa: E731
@@ -555,6 +593,15 @@ def _group(argv):
                 profiles.reset()
             driver.start()
             say("going")
+        elif cmd == "publish":
+            if gw.client is None:
+                gw.start()
+            say("publishing")
+        elif cmd == "handed":
+            handed = {}
+            for sid, e in list(first_published):
+                handed[sid] = max(handed.get(sid, 0), e)
+            say(handed)
         elif cmd == "heads":
             say({s.shoe_id: s.store.eseq for s in shoes})
         elif cmd == "stop":
@@ -576,6 +623,8 @@ def _group(argv):
     sent = [(s.shoe_id, e, t) for s in shoes for e, _, t in s.sent]
     (d / ("sent-%s.json" % a.name)).write_text(json.dumps(sent))
     gw.stop()
+    published = [(s, e, t) for (s, e), t in first_published.items()]
+    (d / ("published-%s.json" % a.name)).write_text(json.dumps(published))
     closing = [threading.Thread(target=link.close) for link in links]
     for t in closing:
         t.start()

@@ -62,6 +62,50 @@ def test_tables_spread_over_processes_lose_nothing_and_leave_no_process(db_url):
     assert [p for p in pids if _alive(p)] == []
 
 
+def test_held_gateways_publish_their_backlog_at_the_paced_rate(db_url):
+    """bench_floor_procs.py --paced: the stores fill while the gateways are held, then each
+    gateway publishes at most publish_rate events/s per table, and still loses nothing."""
+    from host_tools.floor.gateway import Pace
+
+    rate = 4.0
+    with ProcFloor(
+        tempfile.mkdtemp(prefix="test-paced-"),
+        tables=4,
+        per_process=2,
+        collectors=1,
+        rate=8,
+        broker="aedes",
+        db_url=db_url,
+        view=False,
+        publish_rate=rate,
+        hold=True,
+    ) as f:
+        conn = pg.connect(f.db_url)
+        f.go()
+        wait_for(lambda: min(f.emitted().values()) >= 12, what="12 events sealed by each shoe")
+        f.stop_driving()
+        sealed = f.emitted()
+        assert f.handed() == {}  # held: nothing handed to MQTT
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+        f.publish()
+        count = "SELECT shoe, count(*), count(DISTINCT eseq) FROM events GROUP BY shoe"
+        wait_for(
+            lambda: {r[0]: r[1] for r in conn.execute(count).fetchall()} == sealed,
+            what="every sealed event stored",
+        )
+        assert all(n == d for _, n, d in conn.execute(count).fetchall())  # none twice
+        conn.close()
+    pub = f.published()
+    assert sorted((s, e) for s, e, _ in pub) == sorted(
+        (s, e) for s, n in sealed.items() for e in range(1, n + 1)
+    )
+    burst = Pace(rate).burst
+    for shoe, n in sealed.items():
+        times = sorted(t for s, _, t in pub if s == shoe)
+        # no faster than the cap (slower is allowed: a loaded machine), the first burst aside
+        assert times[-1] - times[0] >= (n - burst - 1) / rate * 0.95, (shoe, n, times)
+
+
 def _roundtrip(pub_url, sub_url, topic, payload):
     """Publish QoS 1 on pub_url; -> what a subscriber on sub_url received (within 30 s)."""
     from host_tools.floor import mqtt
