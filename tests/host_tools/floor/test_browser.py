@@ -177,3 +177,61 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
     assert (ARTIFACTS / "floor.png").stat().st_size > 10000
     for name in ("floor-exceptions", "floor-table-chart", "floor-round", "floor-timeline"):
         assert (tmp_path / (name + ".png")).stat().st_size > 5000, name
+
+
+def test_rounds_the_table_system_drives_through_the_gateway_show_on_the_logged_in_page(
+    db_url, browser
+):
+    """The floor as issue 20 asks for it, end to end: each table's gateway holds its shoe's link
+    and serves the table system on its API (procfloor: rounds opened and decided by a
+    TableClient on a GatewayLink, role table), the events go gateway -> broker -> collector ->
+    PostgreSQL, and the floor page, behind its login, shows each settled round's cards in
+    dealing order with the engine's verdict."""
+    import tempfile
+
+    from host_tools.sim.floor.procfloor import ProcFloor
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with ProcFloor(
+        tempfile.mkdtemp(prefix="test-ts-page-"),  # short: the APIs' Unix socket paths
+        tables=2,
+        per_process=2,
+        collectors=1,
+        rate=40,
+        broker="aedes",
+        db_url=db_url,
+        table_system={"decide_s": 0.0, "gap_s": 0.2},
+    ) as f:
+        f.go()
+        b = browser
+        b.call("Page.navigate", url=f.view_url)
+        b.wait("location.pathname === '/login' && document.readyState === 'complete'")
+        b.eval(
+            "document.getElementById('username').value = %s;"
+            "document.getElementById('password').value = %s;"
+            "document.getElementById('login').submit()"
+            % (json.dumps(f.login[0]), json.dumps(f.login[1]))
+        )
+        b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 2")
+        b.goto(f.view_url + "table/T0001")
+        b.wait("document.querySelectorAll('#rounds a[href^=\"/round/\"]').length >= 2")
+        assert "agree" in b.eval("document.querySelector('#rounds').innerText")
+        href = b.eval(
+            "document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')"
+        )
+        b.goto(f.view_url + href.lstrip("/"))
+        b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
+        r = b.eval(
+            "(() => { const all = s => [...document.querySelectorAll(s)]; return {"
+            "positions: all('#dealing .deal').map(d => +d.dataset.position), "
+            "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
+            "verdict: document.getElementById('verdict').textContent}; })()"
+        )
+        assert r["positions"] == list(range(len(r["positions"]))) and r["positions"], r
+        assert None not in r["cards"] and len(set(r["cards"])) == len(r["positions"]), r
+        assert r["verdict"] == "agree", r
+        b.screenshot(str(ARTIFACTS / "floor-table-system-round.png"))
+        ts = f.stop_driving()
+    # the rounds were the table system's: opened and decided through the gateways' APIs
+    assert ts["rounds"] >= 2 and ts["commands"] >= 2 * ts["rounds"], ts
+    assert not ts["errors"], ts
