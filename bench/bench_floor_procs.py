@@ -197,20 +197,8 @@ def run(label, args, broker, server, pgdir, faults=False):
         cpu.mark()
         t0 = time.time()
         f.go()
-        if faults:
-            time.sleep(args.seconds / 3)
-            before = f.emitted()
-            f.kill_collector(0)
-            t_k = time.monotonic()
-            done = wait(lambda: covers(conn, before), 120)
-            out["collector_killed_catch_up_s"] = done and round(time.monotonic() - t_k, 2)
-            time.sleep(max(0, t0 + args.seconds / 2 - time.time()))
-            t_r = time.monotonic()
-            f.restart_broker()
-            time.sleep(1.0)
-            before = f.emitted()
-            done = wait(lambda: covers(conn, before), 120)
-            out["broker_restart_catch_up_s"] = done and round(time.monotonic() - t_r, 2)
+        if faults:  # catch-up: what was sealed before the kill, and until 1 s after the restart
+            inject_faults(f, conn, out, t0, args.seconds, f.emitted, after_restart_s=1.0)
             time.sleep(max(0, t0 + args.seconds - time.time()))
         else:
             time.sleep(args.seconds)
@@ -244,14 +232,40 @@ def run(label, args, broker, server, pgdir, faults=False):
         sample = f.dir / "sample.json"
         if sample.exists():
             out["table_group_profile"] = json.loads(sample.read_text())
-    sent = [(s, e, t) for s, e, t in f.sent() if t < t1 - 1]
-    c_lat = [commits[(s, e)] - t for s, e, t in sent if (s, e) in commits]
-    p_lat = [x - t for s, e, t in sent for x in [page.shown_at(s, e)] if x is not None]
+    latencies(out, [(s, e, t) for s, e, t in f.sent() if t < t1 - 1], commits, page)
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def inject_faults(f, conn, out, t0, span, heads, after_restart_s):
+    """collector-1 SIGKILLed at span/3 after t0 and the broker restarted at span/2. Catch-up:
+    until every event `heads()` ({shoe: eseq}) gave at the kill is stored, and at the restart
+    (or `after_restart_s` after it: None, just before it)."""
+    time.sleep(max(0, t0 + span / 3 - time.time()))
+    before = heads()
+    f.kill_collector(0)
+    t_k = time.monotonic()
+    done = wait(lambda: covers(conn, before), 120)
+    out["collector_killed_catch_up_s"] = done and round(time.monotonic() - t_k, 2)
+    time.sleep(max(0, t0 + span / 2 - time.time()))
+    before = heads() if after_restart_s is None else None
+    t_r = time.monotonic()
+    f.restart_broker()
+    if before is None:
+        time.sleep(after_restart_s)
+        before = heads()
+    done = wait(lambda: covers(conn, before), 120)
+    out["broker_restart_catch_up_s"] = done and round(time.monotonic() - t_r, 2)
+
+
+def latencies(out, events, commits, page):
+    """p50/p99 from each (shoe, eseq, t) of `events` to its commit (the row's received_at) and
+    to the page's SSE stream showing it."""
+    c_lat = [commits[(s, e)] - t for s, e, t in events if (s, e) in commits]
+    p_lat = [x - t for s, e, t in events for x in [page.shown_at(s, e)] if x is not None]
     out["commit_latency_s_p50_p99"] = [round(pct(c_lat, 50), 3), round(pct(c_lat, 99), 3)]
     out["page_latency_s_p50_p99"] = [round(pct(p_lat, 50), 3), round(pct(p_lat, 99), 3)]
     out["latency_samples"] = [len(c_lat), len(p_lat)]
-    print(json.dumps(out), flush=True)
-    return out
 
 
 def table_system(args):
@@ -352,20 +366,9 @@ def paced(args, broker, server, pgdir, faults=False):
         cpu.mark()
         t0 = time.time()
         f.publish()
-        if faults:
+        if faults:  # catch-up: what the gateways had handed to MQTT before each fault
             span = args.paced * args.rate / rate  # how long the publishing takes
-            time.sleep(span / 3)
-            before = f.handed()
-            f.kill_collector(0)
-            t_k = time.monotonic()
-            done = wait(lambda: covers(conn, before), 120)
-            out["collector_killed_catch_up_s"] = done and round(time.monotonic() - t_k, 2)
-            time.sleep(max(0, t0 + span / 2 - time.time()))
-            t_r = time.monotonic()
-            before = f.handed()
-            f.restart_broker()
-            done = wait(lambda: covers(conn, before), 120)
-            out["broker_restart_catch_up_s"] = done and round(time.monotonic() - t_r, 2)
+            inject_faults(f, conn, out, t0, span, f.handed, after_restart_s=None)
         done = wait(lambda: covers(conn, final), max(300, 4 * args.paced))
         out["profile"] = cpu.done()
         out["publish_s"] = done and round(done, 2)
@@ -381,12 +384,7 @@ def paced(args, broker, server, pgdir, faults=False):
         time.sleep(1.0)  # the page's last updates
         page._stop = True
         conn.close()
-    pub = f.published()
-    c_lat = [commits[(s, e)] - t for s, e, t in pub if (s, e) in commits]
-    p_lat = [x - t for s, e, t in pub for x in [page.shown_at(s, e)] if x is not None]
-    out["commit_latency_s_p50_p99"] = [round(pct(c_lat, 50), 3), round(pct(c_lat, 99), 3)]
-    out["page_latency_s_p50_p99"] = [round(pct(p_lat, 50), 3), round(pct(p_lat, 99), 3)]
-    out["latency_samples"] = [len(c_lat), len(p_lat)]
+    latencies(out, f.published(), commits, page)
     print(json.dumps(out), flush=True)
     return out
 
