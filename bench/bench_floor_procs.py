@@ -153,6 +153,23 @@ def stores_dir(args):
 _tmp = []
 
 
+def floor(args, prefix, broker, db, **kw):
+    """The ProcFloor of a run: --tables, --per-process, --collectors, --rate, --per-lease and
+    --stores-on-tmpfs from `args`, the rest as given."""
+    return ProcFloor(
+        tempfile.mkdtemp(prefix=prefix),
+        tables=args.tables,
+        per_process=args.per_process,
+        collectors=args.collectors,
+        rate=args.rate,
+        broker=broker,
+        db_url=db,
+        collector_args=["--per-lease"] if args.per_lease else [],
+        stores_dir=stores_dir(args),
+        **kw,
+    )
+
+
 def new_db(server, name):
     c = pg.connect(server)
     c.execute("DROP DATABASE IF EXISTS %s" % name)
@@ -173,17 +190,11 @@ def run(label, args, broker, server, pgdir, faults=False):
     }
     db = new_db(server, "procs_%s" % label.replace("/", "_").replace(":", "_"))
     t_setup = time.monotonic()
-    extra = ["--per-lease"] if args.per_lease else []
-    with ProcFloor(
-        tempfile.mkdtemp(prefix="bench-procs-"),
-        tables=args.tables,
-        per_process=args.per_process,
-        collectors=args.collectors,
-        rate=args.rate,
-        broker=broker,
-        db_url=db,
-        collector_args=extra,
-        stores_dir=stores_dir(args),
+    with floor(
+        args,
+        "bench-procs-",
+        broker,
+        db,
         sample=True,
         table_system=table_system(args),
         cprofile=args.cprofile,
@@ -283,19 +294,7 @@ def drain(args, broker, server, pgdir):
         "emit_s": args.drain,
     }
     db = new_db(server, "procs_drain_%s" % broker.replace(":", "_"))
-    extra = ["--per-lease"] if args.per_lease else []
-    with ProcFloor(
-        tempfile.mkdtemp(prefix="bench-drain-"),
-        tables=args.tables,
-        per_process=args.per_process,
-        collectors=args.collectors,
-        rate=args.rate,
-        broker=broker,
-        db_url=db,
-        view=False,
-        collector_args=extra,
-        stores_dir=stores_dir(args),
-    ) as f:
+    with floor(args, "bench-drain-", broker, db, view=False) as f:
         conn = pg.connect(f.db_url)
         time.sleep(2.0)
         f.broker.stop()  # the outage: the gateways keep storing
@@ -340,17 +339,11 @@ def paced(args, broker, server, pgdir, faults=False):
     db = new_db(
         server, "procs_paced%s_%s" % ("_faults" if faults else "", broker.replace(":", "_"))
     )
-    extra = ["--per-lease"] if args.per_lease else []
-    with ProcFloor(
-        tempfile.mkdtemp(prefix="bench-paced-"),
-        tables=args.tables,
-        per_process=args.per_process,
-        collectors=args.collectors,
-        rate=args.rate,
-        broker=broker,
-        db_url=db,
-        collector_args=extra,
-        stores_dir=stores_dir(args),
+    with floor(
+        args,
+        "bench-paced-",
+        broker,
+        db,
         publish_rate=rate,
         hold=True,
     ) as f:

@@ -340,18 +340,16 @@ class ProcFloor:
 
     def sent(self):
         """[(shoe, eseq, sealed at)] of every group (after stop(): the groups write them)."""
-        out = []
-        for g in self.groups:
-            f = self.dir / ("sent-%s.json" % g.name)
-            if f.exists():
-                out += [tuple(x) for x in json.loads(f.read_text())]
-        return out
+        return self._written("sent")
 
     def published(self):
         """[(shoe, eseq, first handed to MQTT at)] of every group (after stop())."""
+        return self._written("published")
+
+    def _written(self, what):
         out = []
         for g in self.groups:
-            f = self.dir / ("published-%s.json" % g.name)
+            f = self.dir / ("%s-%s.json" % (what, g.name))
             if f.exists():
                 out += [tuple(x) for x in json.loads(f.read_text())]
         return out
