@@ -144,7 +144,7 @@ def _connect_once(url, client_id, clean, timeout):
 
 
 def client(url, client_id, clean=False, on_connect=None, on_message=None, manual_ack=False):
-    """A started paho client; it keeps reconnecting on its own (1..5 s back-off)."""
+    """A started paho client; it keeps reconnecting on its own (0.2..2 s back-off)."""
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
 
