@@ -142,7 +142,7 @@ class Gateway:
         timed=True,
         publish_rate=None,
     ):
-        if publish_rate is not None and not publish_rate > 0:
+        if publish_rate is not None and not 0 < publish_rate < float("inf"):
             raise ValueError("publish_rate: events/s per table, > 0 (or None: no cap)")
         self.publish_rate = publish_rate
         self.trace = None  # trace(shoe, eseq): called as each event is handed to MQTT (benches)

@@ -257,8 +257,9 @@ def test_pace_gives_rate_tokens_a_second_in_bounded_bursts():
         t += 0.007
     assert 99 <= sent <= 102, sent
     assert gwmod.Pace(0.5).burst == 1.0
-    with pytest.raises(ValueError):
-        Gateway("mqtt://unused:1", "gw", publish_rate=0)
+    for bad in (0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError):
+            Gateway("mqtt://unused:1", "gw", publish_rate=bad)
 
 
 def test_a_paced_gateway_spreads_a_backlog(gateway):
