@@ -297,3 +297,19 @@ def test_a_paced_backlog_does_not_wait_for_the_idle_sleep(gateway, monkeypatch):
         store.add(eseq)
     link.emit(("card", {"round": 1}, 5))
     wait_for(lambda: len(gw.client.events) == 5, timeout=10.0, what="the paced backlog")
+
+
+def test_shoectl_gateway_takes_a_positive_publish_rate_only(capsys):
+    import argparse
+
+    from host_tools.commands import gateway as gateway_cmd
+
+    p = argparse.ArgumentParser()
+    gateway_cmd.configure(p)
+    port = ["--port", "socket://127.0.0.1:1"]
+    assert p.parse_args(port + ["--publish-rate", "5"]).publish_rate == 5.0
+    assert p.parse_args(port).publish_rate is None  # no cap
+    for bad in ("0", "-3", "inf", "nan", "many"):
+        with pytest.raises(SystemExit):
+            p.parse_args(port + ["--publish-rate", bad])
+        assert "a positive number" in capsys.readouterr().err
