@@ -34,6 +34,30 @@ def browser():
         yield b
 
 
+def _submit_login(b, user, password):
+    """Fill the login form the page shows and submit it."""
+    b.eval(
+        "document.getElementById('username').value = %s;"
+        "document.getElementById('password').value = %s;"
+        "document.getElementById('login').submit()" % (json.dumps(user), json.dumps(password))
+    )
+
+
+def _open_first_round(b, base_url):
+    """From a table's page, open the first settled round it links -> (its href, {positions,
+    cards, verdict, wagers} as the round page shows them)."""
+    href = b.eval("document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')")
+    b.goto(base_url + href.lstrip("/"))
+    b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
+    return href, b.eval(
+        "(() => { const all = s => [...document.querySelectorAll(s)]; return {"
+        "positions: all('#dealing .deal').map(d => +d.dataset.position), "
+        "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
+        "verdict: document.getElementById('verdict').textContent, "
+        "wagers: all('#seats td.wagers').map(t => t.textContent)}; })()"
+    )
+
+
 def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with Floor(tmp_path, tables=8, rate=8, broker_url=broker.url, db_url=db_url) as f:
@@ -42,12 +66,7 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         b.call("Page.navigate", url=f.view.url)  # no session: the login form
         b.wait("location.pathname === '/login' && document.readyState === 'complete'")
         b.screenshot(str(ARTIFACTS / "floor-login.png"))
-        b.eval(
-            "document.getElementById('username').value = %s;"
-            "document.getElementById('password').value = %s;"
-            "document.getElementById('login').submit()"
-            % (json.dumps(f.login[0]), json.dumps(f.login[1]))
-        )
+        _submit_login(b, *f.login)
         b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 8")
         assert "admin (admin)" in b.eval("document.getElementById('who').textContent")
         # live: the page's numbers follow the shoes without a reload
@@ -114,18 +133,7 @@ def test_floor_page_live_drilldown_alerts_and_no_keys(tmp_path, broker, db_url, 
         assert d["hold"].endswith("%"), d
         b.screenshot(str(tmp_path / "floor-table-chart.png"))
         # a settled round: every card in dealing order, each wager, the engine's verdict
-        href = b.eval(
-            "document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')"
-        )
-        b.goto(f.view.url + href.lstrip("/"))
-        b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
-        r = b.eval(
-            "(() => { const all = s => [...document.querySelectorAll(s)]; return {"
-            "positions: all('#dealing .deal').map(d => +d.dataset.position), "
-            "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
-            "verdict: document.getElementById('verdict').textContent, "
-            "wagers: all('#seats td.wagers').map(t => t.textContent)}; })()"
-        )
+        href, r = _open_first_round(b, f.view.url)
         assert r["positions"] == list(range(len(r["positions"]))), r  # dealing order
         assert None not in r["cards"] and len(set(r["cards"])) == len(r["positions"]), r
         assert r["verdict"] == "agree" and r["wagers"] and all("ante" in w for w in r["wagers"])
@@ -206,27 +214,12 @@ def test_rounds_the_table_system_drives_through_the_gateway_show_on_the_logged_i
         b = browser
         b.call("Page.navigate", url=f.view_url)
         b.wait("location.pathname === '/login' && document.readyState === 'complete'")
-        b.eval(
-            "document.getElementById('username').value = %s;"
-            "document.getElementById('password').value = %s;"
-            "document.getElementById('login').submit()"
-            % (json.dumps(f.login[0]), json.dumps(f.login[1]))
-        )
+        _submit_login(b, *f.login)
         b.wait("location.pathname === '/' && document.querySelectorAll('.tile').length === 2")
         b.goto(f.view_url + "table/T0001")
         b.wait("document.querySelectorAll('#rounds a[href^=\"/round/\"]').length >= 2")
         assert "agree" in b.eval("document.querySelector('#rounds').innerText")
-        href = b.eval(
-            "document.querySelector('#rounds a[href^=\"/round/\"]').getAttribute('href')"
-        )
-        b.goto(f.view_url + href.lstrip("/"))
-        b.wait("document.querySelectorAll('#dealing .card[data-card]').length > 0")
-        r = b.eval(
-            "(() => { const all = s => [...document.querySelectorAll(s)]; return {"
-            "positions: all('#dealing .deal').map(d => +d.dataset.position), "
-            "cards: all('#dealing .deal .card').map(c => c.dataset.card || null), "
-            "verdict: document.getElementById('verdict').textContent}; })()"
-        )
+        _, r = _open_first_round(b, f.view_url)
         assert r["positions"] == list(range(len(r["positions"]))) and r["positions"], r
         assert None not in r["cards"] and len(set(r["cards"])) == len(r["positions"]), r
         assert r["verdict"] == "agree", r
