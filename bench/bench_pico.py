@@ -105,7 +105,8 @@ def med(xs):
 
 
 def p90(xs):
-    """The 90th percentile of xs (sorted), nan for none."""
+    """The 90th percentile of xs, nan for none."""
+    xs = sorted(xs)
     return xs[int(0.9 * (len(xs) - 1))] if xs else float("nan")
 
 
@@ -631,7 +632,7 @@ def run(
         "%.1f ms (target %s)"
         % (
             med(round_lat),
-            p90(sorted(round_lat)),
+            p90(round_lat),
             max(round_lat or [float("nan")]),
             "5 ms" if reader == "optical" else "10 ms",
         )
