@@ -56,6 +56,11 @@ class Journal(Rounds, Marks):
         self._keys = {}  # delta.apply's cache of sorted dict keys (a few dicts of the state)
         self._pending = []  # ops written but not yet applied to _st (a dealt card's: idle())
         self._p_ctr = None  # the counter carried by the last "P" record written
+        # defer: the next log record is held back, not programmed (`_held`), until commit() or
+        # the journal's next write; a card's, so that its frame starts on the wire while the
+        # record is programmed (the app closes the frame only after commit(): App._to_host)
+        self.defer = False
+        self._held = None
         try:
             import os
             os.mkdir(root)  # a fresh board: create the state directory
@@ -265,7 +270,9 @@ class Journal(Rounds, Marks):
         yield codec.encode(["Z"])
 
     def compact(self):
-        """Rewrite the log as one snapshot (atomic replace); bounded size from here on."""
+        """Rewrite the log as one snapshot (atomic replace); bounded size from here on. A
+        record held back (defer) is in the snapshot: memory has its effect already."""
+        self._held = None
         self.catch_up()        # the snapshot is of the state with every op written
         self._keys.clear()  # let go of dicts the state no longer holds
         w, b = self._store.rewrite(LOG, self._snapshot())
@@ -290,6 +297,7 @@ class Journal(Rounds, Marks):
         self._app_record(codec.encode(record))
 
     def close(self):
+        self.commit()
         self._store.close()
 
     def idle(self, dealing=False):
@@ -300,6 +308,7 @@ class Journal(Rounds, Marks):
         RP2040) only if the log is nearly full, where the next record would otherwise do it
         inside a card's path. True if it did something (one of them per call). The state ops
         of the last cards are applied first (cheap)."""
+        self.commit()
         self.catch_up()
         if self._want_compact and not self._out.count and (
                 not dealing or self._size * 8 >= self.max_bytes * 7):
@@ -308,21 +317,50 @@ class Journal(Rounds, Marks):
         return self._store.idle()
 
     def _app_record(self, payload):
+        if self._held is not None:   # records reach the flash in the order they were made
+            self.commit()
         # compact BEFORE appending: the snapshot is the state up to the previous record, and the
         # new record follows it (memory is updated by the caller after the write)
         n = len(payload) + log.HEAD
         if self._dirty or self._size + n > self.max_bytes or not self._store.fits(LOG, n):
             self.compact()  # also after a failed write: rewrite without its torn bytes
+        if self.defer:
+            self.defer = False
+            self._held = payload
+            return
+        self._program(payload)
+
+    def _program(self, payload):
         try:
             self._store.append(LOG, payload)
         except Exception:  # a write that failed part way (flash full, I/O error): the file may
             self._dirty = True  # end in a torn record that would hide later appends
             self._store.abort(LOG)
             raise
+        n = len(payload) + log.HEAD
         self.writes += 1
         self.bytes_written += n
         self.erases += log.sectors(self._size, n)
         self._size += n
+
+    def held(self):
+        """A record is held back (defer): its effect is in memory, not yet on the flash."""
+        return self._held is not None
+
+    def commit(self):
+        """Program the record held back, if any; durable when this returns (True if there
+        was one). If its program fails, the log is rewritten whole from memory (a compaction:
+        memory has the record's effect), so it is durable all the same; raises only if that
+        fails too (the flash takes nothing: nothing it holds may be sent, App._commit)."""
+        p = self._held
+        if p is None:
+            return False
+        self._held = None
+        try:
+            self._program(p)
+        except Exception:
+            self.compact()
+        return True
 
     # ---- the Endpoint's store interface ---------------------------------------------------
     def set_ctr(self, ctr):
