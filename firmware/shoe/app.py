@@ -111,6 +111,8 @@ class App:
         self._rx_one = self._rx_mv[:1]      # host_task: the byte it waits for
         self._rx_rest = self._rx_mv[1:]     # and what else has arrived with it
         self._tx_left = None  # the part of the last frames the host UART has not taken yet
+        self.mute = False     # the journal took nothing: nothing more to the host (_commit)
+        self._card_first = False   # take_read: the card's frame before the rest of its work
         # machine.UART.txdone(): its buffer and shift register are empty (a socket or a test's
         # stream without it sends at once)
         self._txdone = getattr(hw.host, "txdone", None)
@@ -186,7 +188,8 @@ class App:
             wire = ops = None
             gc.collect()
             return self._flush_table(False)
-        self._between()   # the journal's write is behind, the round's record may be next
+        if not self._card_first:   # (take_read: the write is held, the frame goes first)
+            self._between()   # the journal's write is behind, the round's record may be next
         settled = boundary = False
         for kind, body in wire:
             if kind == "round_result" or kind == "round_void":
@@ -197,7 +200,8 @@ class App:
         if boundary:   # full snapshots at round boundaries; the cards in between are deltas
             self.journal.checkpoint()
             self._between()
-        self._show_phase()
+        if not self._card_first:   # (take_read: after the card's frame)
+            self._show_phase()
         if settled and not self._healthy:
             self._healthy = True
             from shoe.hardware import clear_crashes
@@ -261,7 +265,8 @@ class App:
                 return   # the tag just read, read again with a fresh count: the same card
         self.reads += 1
         self._read_ms = self.ticks_ms()
-        self.per.on_read()
+        if not self._card_first:   # (take_read: after the card's frame)
+            self.per.on_read()
         if kind == "card":
             if self.codes is None:
                 self.table.reject("not_provisioned", now)
@@ -393,11 +398,33 @@ class App:
     async def reader_task(self):
         while True:   # not watched: a shoe can wait minutes between cards
             kind, data = await self.hw.reader.read()
-            self.on_read(kind, data)
-            self.pump()      # the card's event frame leaves now, not at the next tick
+            self.take_read(kind, data)
             # a reader with reads queued returns at once: let the host task (and the watchdog
             # it feeds) run between cards, however long the burst (issue 10: 53 cards)
             await asyncio.sleep_ms(0)
+
+    def take_read(self, kind, data):
+        """A read from the reader, as the reader task hands it on: the card (on_read), then its
+        event frame to the host at once (pump), not at the next tick. The card's journal record
+        is held back (Journal.defer) and programmed while its frame goes out (_to_host): the
+        frame starts on the wire ~1-1.5 ms sooner on the RP2040, and is finished (its last
+        byte and the 0x00 closing it, which the host waits for before it reads a frame) only
+        once the record is durable; a power cut in between leaves a frame short of its last
+        byte, which the host never reads (CRC and MAC fail).
+        Whatever else a read does waits until then: the beam pairing's note of the read (its
+        window is 400 ms), the reader's and LED's phase, and a polling reader's poll between the
+        card's steps (its record is not written there: _flush_table)."""
+        j = self.journal
+        reads = self.reads
+        j.defer = self._card_first = True
+        try:
+            self.on_read(kind, data)
+        finally:
+            j.defer = self._card_first = False
+        self.pump()
+        if self.reads != reads:   # (not a repeated authenticated tag's read)
+            self.per.on_read()
+        self._show_phase()
 
     def on_host_bytes(self, data, now_ms):
         """Bytes from the host UART: authenticated commands are dispatched and answered."""
@@ -421,28 +448,63 @@ class App:
         its transmit buffer and returns that count (None: nothing fitted; machine.UART with
         timeout=0 does not block): the rest is kept and written first on the next pump, and the
         link is asked for more only once it has all gone."""
-        p = self._tx_left
-        if p is not None:
-            n = self.hw.host.write(p) or 0
-            if n < len(p):
-                self._tx_left = p[n:]
-                return
-            self._tx_left = None
-        self.link.transmit(self.ticks_ms() if now is None else now)   # frames: _to_host
+        if self.mute:
+            return
+        try:
+            p = self._tx_left
+            if p is not None:
+                n = self.hw.host.write(p) or 0
+                if n < len(p):
+                    self._tx_left = p[n:]
+                    return
+                self._tx_left = None
+            self.link.transmit(self.ticks_ms() if now is None else now)   # frames: _to_host
+        finally:
+            if self.journal.held():   # no frame went out (a link down, a full window)
+                self._commit()
+
+    def _commit(self):
+        """Program the journal's held record (take_read). If the flash takes nothing (its
+        program and a rewrite of the log failed: Journal.commit), what the link holds is not
+        durable and must never reach the host whole: the shoe falls silent (_to_host writes
+        nothing more, the ticker stops checking in, so the watchdog resets the chip, whose boot
+        recovers the journal as after a power cut). -> True if the record is durable."""
+        try:
+            self.journal.commit()
+            return True
+        except Exception as e:
+            self.fault("journal", e)
+            self.mute = True
+            return False
 
     def _to_host(self, b):
         """The link's sink: one frame (with the leading delimiter of a transmit's first) to
         the host UART at once, so that it is on the wire while the link makes the next (a
         card that completes the deal has two events; a settlement, seven frames and more).
         What the UART does not take now is kept, in order, for pump(); `b` is the link's
-        buffer, reused for its next frame, so it is copied."""
+        buffer, reused for its next frame, so it is copied. While the journal holds a record
+        back (take_read) the frame goes out but its last byte and closing delimiter, which
+        follow once the record is programmed: the host reads a frame only once it is closed,
+        and a frame cut there is one the host never reads (not its delimiter alone: the next
+        boot's first frame starts with a delimiter, which would close the cut one whole)."""
+        if self.mute:
+            return
+        if self.journal.held():
+            mv = memoryview(b)
+            self._put(mv[:-2])
+            if not self._commit():
+                return
+            b = mv[-2:]
+        self._put(b)
+
+    def _put(self, b):
         if self._tx_left is None:
             n = self.hw.host.write(b) or 0
             if n >= len(b):
                 return
             self._tx_left = bytes(b[n:])
         else:
-            self._tx_left = bytes(self._tx_left) + b
+            self._tx_left = bytes(self._tx_left) + bytes(b)
 
     async def host_task(self):
         """Reads the host UART as a stream: the task sleeps in the event loop until a byte
@@ -477,7 +539,8 @@ class App:
         polls run again first. The watchdog sees both its check-ins ("host", "ticker")."""
         n = 0
         while True:
-            self.per.checkin("host")
+            if not self.mute:   # muted: the watchdog resets the chip (_commit)
+                self.per.checkin("host")
             self.pump()
             try:   # here, not in tick(): a handler in tick() makes its frame a heap block
                 self.per.tick(self.ticks_ms())
@@ -509,7 +572,8 @@ class App:
         ticks' worth); n: ticks left until the table's own (returned for the next call). A tick
         with nothing to do allocates nothing (tests/firmware/app: heap_lock): on a Pico running
         .mpy files every collection marks ~150 KB of bytecode."""
-        self.per.checkin("ticker")
+        if not self.mute:
+            self.per.checkin("ticker")
         ms = self.ticks_ms()
         n -= self._slept // _TICK_MS
         if n <= 0:   # the table's timers count whole seconds: its tick every few ticks
