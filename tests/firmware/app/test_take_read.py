@@ -94,13 +94,22 @@ def commit():
 
 
 app.journal.commit = commit
+_pair = app.per.on_read
+
+
+def pair(now=None):   # the beam pairing's note of a read
+    LOG.append(["pair"])
+    return _pair(now)
+
+
+app.per.on_read = pair
 T[0] += 20
 try:
     app.take_read("card", card_code(deck()[0]))
 except SystemExit:
     pass
-out["log"] = [[e[0], e[1]] if e[0] == "commit" else
-              [e[0], len(e[1]), e[1][1:].find(b"\x00")] for e in LOG]
+out["log"] = [e if e[0] != "write" else [e[0], len(e[1]), e[1][1:].find(b"\x00")]
+              for e in LOG]
 out["mute"] = app.mute
 if mode == "cut":   # the next boot on the same flash; the host hears what the cut one sent,
     cut = b"".join(line.writes)   # then the new boot's first bytes (its HELLO)
@@ -141,6 +150,7 @@ def run(tmp_path, mode):
 
 
 def test_the_cards_frame_starts_before_its_record_is_programmed_and_ends_after(tmp_path):
+    """...and what else the read does (the beam pairing's note of it) comes after the frame."""
     out = run(tmp_path, "order")
     log = out["log"]
     at = [e[0] for e in log].index("commit")
@@ -151,6 +161,8 @@ def test_the_cards_frame_starts_before_its_record_is_programmed_and_ends_after(t
     assert before and all(e[0] == "write" and e[2] == -1 for e in before), out
     # then its last byte and the delimiter
     assert after and after[0][0] == "write" and after[0][1] == 2 and after[0][2] == 0, out
+    # the rest of the read's work after the frame: the beam pairing notes the read, once
+    assert after[1:] == [["pair"]], out
     assert out["cards"] == 1, out   # the host has the card, once
     assert not out["mute"], out
 
