@@ -13,7 +13,9 @@ exception ends is a fault (reported) and starts again, never ending the others.
 
 Every table event is journalled (with the table's state change, a delta) before the link may
 transmit it: a power cut loses nothing; after a reset the journal restores the table and
-re-sends every event the host has not acknowledged.
+re-sends every event the host has not acknowledged. (A card the reader task hands on is
+programmed while its frame goes out, and the frame is finished only once it is durable:
+take_read, _to_host; docs/journal.md "Power-loss safety".)
 """
 import asyncio
 import gc

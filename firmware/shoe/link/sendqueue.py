@@ -61,7 +61,9 @@ class SendQueue:
     def send_many(self, msgs, state=None, ops=None):
         """Shoe: durable events [(kind, body), ...] and optionally the application state that
         results from them (`state`, or `ops`: its change as delta ops, shoe.journal.delta),
-        journalled in ONE atomic write before anything can be transmitted.
+        journalled in ONE atomic write before anything can be transmitted (a store with
+        `defer` set holds the write until its commit(): the caller then finishes no frame of
+        these events before that, shoe.app.App._to_host).
         Returns their eseqs. LinkError("outbox_full" | "too_big") and nothing is written."""
         st = self.store
         if not msgs and state is None and not ops:
