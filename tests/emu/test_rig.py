@@ -465,3 +465,78 @@ def test_a_frame_the_chip_stops_feeding_during_an_erase_ends_late(emulator):
     assert [n for _, n, _ in frames] == [201], frames
     (s1, _, e1) = frames[0]
     assert e1 - s1 > 201 * 86_806 + 40e6, frames  # its bytes' own time and most of the erase
+
+
+WOKEN_BY_THE_UART = """
+import machine, select, time
+u = machine.UART(1, 9600, tx=machine.Pin(4), rx=machine.Pin(5), rxbuf=256)
+u.read()
+p = select.poll()
+p.register(u, select.POLLIN)
+got = []
+for n in (3, 10):
+    u.write(b"R")                 # ready: the host sends a burst of n bytes now
+    t = time.ticks_ms()
+    p.poll(20000)                 # asleep (WFE) until an interrupt wakes the chip
+    got.append(u.any())           # what the FIFO held when it did
+    got.append(time.ticks_diff(time.ticks_ms(), t) < 10000)   # woken, not timed out
+    time.sleep_ms(30)             # the rest of the burst
+    u.read()
+print(got)
+"""
+
+
+@pytest.mark.parametrize("irq", [None, "byte"], ids=["level", "byte"])
+def test_a_chip_asleep_on_a_uart_wakes_at_its_fifo_level_or_its_receive_timeout(tmp_path, irq):
+    """The PL011 raises its receive interrupt when the FIFO holds its trigger level (pico-sdk's
+    4 bytes) and its receive-timeout interrupt once a byte has waited 32 bit periods (3.3 ms at
+    9,600 baud) with none after it; a chip asleep in select.poll (the shoe's asyncio loop
+    between cards) wakes on those only. So a 3-byte burst wakes it with all 3 in the FIFO (at
+    the timeout), a 10-byte one with 4 (at the level). Stock rp2040js (--uart-rx-irq byte)
+    raised the interrupt at every byte: 1 and 1, a chip more awake than the real one."""
+    import ast
+    import socket
+    import threading
+
+    from host_tools.sim import emu as _emu
+
+    with _emu.Emulator(tmp_path / "pico", uart_rx_irq=irq) as emu:
+        host, port = emu.urls["uart1"][len("socket://") :].rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as s, repl(emu) as dev:
+            s.settimeout(120)
+            out = {}
+            t = threading.Thread(target=lambda: out.update(got=dev.run(WOKEN_BY_THE_UART)))
+            t.start()
+            for n in (3, 10):
+                assert s.recv(1) == b"R"
+                s.sendall(bytes(range(65, 65 + n)))
+            t.join(300)
+    got = ast.literal_eval(out["got"].strip())
+    # (and woken each time, the 3-byte burst by the receive timeout: no poll ran out)
+    assert got == ([3, True, 4, True] if irq is None else [1, True, 1, True]), got
+
+
+def test_a_card_line_arrives_at_the_readers_baud_rate(emulator):
+    """A card put down (control `card`, optical) reaches UART1 a byte time apart, as a code
+    reader at 9,600 baud sends it: its 17th and last byte 16 byte times (16.7 ms) after its first.
+    The rig queued the line's bytes as due since the last line's, so after any pause the chip
+    had the whole line at once and parsed it after its last byte: card -> frame counted that
+    parsing, which on a real wire happens while the line is still arriving."""
+    with repl(emulator) as dev:
+        dev.run(
+            "import machine\nu = machine.UART(1, 9600, tx=machine.Pin(4), rx=machine.Pin(5), "
+            "rxbuf=256)\nu.read()\n"
+        )
+        dev.run("import time\ntime.sleep_ms(300)\n")  # a pause: the last line long gone
+        start = emulator.control("card", reader="optical", code="3A7FR3d9019256f", pitch_ms=0,
+                                 beam=False)["ns"]
+        got = dev.run(
+            "t = time.ticks_ms()\nb = b''\n"
+            "while not b.endswith(b'\\n') and time.ticks_diff(time.ticks_ms(), t) < 5000:\n"
+            "    b += u.read() or b''\nprint(len(b))\n"
+        )
+        rx = emulator.control("uart_log", uart=1, since=start)["rx"]
+    assert int(got.strip()) == 17
+    byte_ns = 10e9 / 9600
+    # the first byte is in the FIFO when the line starts, each next one a byte time later
+    assert rx and 15.5 * byte_ns <= rx[0] - start <= 17 * byte_ns, (rx, start)

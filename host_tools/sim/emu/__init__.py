@@ -82,13 +82,17 @@ def missing(environ=None):
 
 class Emulator:
     def __init__(
-        self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None, rate=None
+        self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None, rate=None,
+        uart_rx_irq=None,
     ):
         """idle="rate": idle emulated time runs at the wall clock's rate instead of catching
         up on the lag busy code built (rig.js --idle). uart_rx="hold": a byte due at a full
         UART receive FIFO waits instead of being lost (rig.js --uart-rx; the default, an
-        overrun as on the chip). rate: the chip runs at most this fraction of real time
-        (rig.js --rate; default $SHOE_EMU_RATE, else unlimited): a loaded machine on demand."""
+        overrun as on the chip). uart_rx_irq="byte": a UART's receive interrupt on every byte
+        (stock rp2040js; rig.js --uart-rx-irq; the default, as on the chip: at the FIFO's trigger
+        level of 4 bytes, or once a byte has waited 32 bit periods). rate: the chip runs at most
+        this fraction of real time (rig.js --rate; default $SHOE_EMU_RATE, else unlimited): a
+        loaded machine on demand."""
         why = missing() if uf2 is None or bootrom is None else None
         if why:
             raise ShoeError("emulated Pico unavailable: " + why)
@@ -98,6 +102,7 @@ class Emulator:
         self.stderr = stderr
         self.idle = idle
         self.uart_rx = uart_rx
+        self.uart_rx_irq = uart_rx_irq
         self.rate = rate if rate is not None else os.environ.get("SHOE_EMU_RATE")
         self.proc = None
         self.ports = {}
@@ -141,6 +146,8 @@ class Emulator:
             cmd += ["--idle", self.idle]
         if self.uart_rx:
             cmd += ["--uart-rx", self.uart_rx]
+        if self.uart_rx_irq:
+            cmd += ["--uart-rx-irq", self.uart_rx_irq]
         if self.rate:
             cmd += ["--rate", str(float(self.rate))]
         for k, p in self.ports.items():

@@ -24,7 +24,10 @@
  * channel recreate the chip on the same flash). UART receive is paced at the programmed baud
  * rate in emulated time, and a byte due while the 32-byte receive FIFO is full is lost (an
  * overrun, counted: control `stats` rx_overrun), as during a flash program or erase, which
- * run with interrupts off (--uart-rx hold: such a byte waits instead, the older model). Emulated time never runs ahead of wall time (idle WFI waits are held
+ * run with interrupts off (--uart-rx hold: such a byte waits instead, the older model). The
+ * receive interrupt comes as on the PL011: at the FIFO's trigger level (4 bytes as pico-sdk sets
+ * it) or when a byte has waited 32 bit periods with none after it (--uart-rx-irq byte: on every
+ * byte, as stock rp2040js has it). Emulated time never runs ahead of wall time (idle WFI waits are held
  * to the wall clock, so host timeouts mean the same on both sides); busy code runs slower than
  * real time, so chip figures are read from the emulated clock, not from the host's.
  */
@@ -161,6 +164,13 @@ class Rig {
     // empties the FIFO meanwhile). --uart-rx hold: the byte waits instead (byte times counted
     // in rxHeld): the rig's earlier model, kept to show what the truth changes.
     this.rxHold = opt['uart-rx'] === 'hold';
+    // --uart-rx-irq level (the default, the chip's truth): the PL011 raises its receive
+    // interrupt when the FIFO holds its trigger level (UARTIFLS.RXIFLSEL: pico-sdk's 1/8, 4
+    // bytes) and its receive-timeout interrupt once a byte has waited 32 bit periods with none
+    // after it; a chip asleep on a UART (WFE in select.poll) is woken by those only. --uart-rx-irq
+    // byte: stock rp2040js's interrupt on every byte, kept to show what the truth changes.
+    this.rxIrqByte = opt['uart-rx-irq'] === 'byte';
+    this.rtAt = [Infinity, Infinity]; // per UART: when its receive timeout fires (emulated ns)
     this.rxOverrun = [0, 0];
     this.rxHeld = [0, 0];
     this.rxHeldNext = [0, 0];
@@ -231,6 +241,7 @@ class Rig {
     this.wireSpi();
     for (const [p, v] of Object.entries(this.pins)) mcu.gpio[p].setInputValue(!!v);
     this.uartNext = [0, 0];
+    this.rtAt = [Infinity, Infinity];
     this.cardFree = 0;
   }
 
@@ -242,11 +253,35 @@ class Rig {
       };
       // UARTRSR/UARTECR (0x04): the overrun flag (bit 3), cleared by any write to UARTECR
       u.overrun = false;
+      u.ifls = 0x12; // UARTIFLS at reset: both trigger levels at 1/2
       const read = u.readUint32.bind(u), write = u.writeUint32.bind(u);
+      const rig = this, byteNs = () => 10e9 / (u.baudDivider ? u.baudRate : 115200);
+      // the receive FIFO's trigger level in bytes (RXIFLSEL: 1/8, 1/4, 1/2, 3/4, 7/8 of 32)
+      const level = () => [4, 8, 16, 24, 28][Math.min((u.ifls >> 3) & 7, 4)];
+      const rxLevel = () => {
+        if (u.rxFIFO.itemCount >= level()) u.interruptStatus |= 1 << 4;
+        else u.interruptStatus &= ~(1 << 4);
+      };
+      if (!this.rxIrqByte) {
+        u.feedByte = (value) => {
+          u.rxFIFO.push(value);
+          rxLevel();
+          rig.rtAt[i] = rig.now() + 3.2 * byteNs(); // 32 bit periods of a 10-bit character
+          u.checkInterrupts();
+        };
+      }
       // UARTFR (0x18): TXFF while 32 written bytes wait in the transmit FIFO, TXFE when none
       // does, BUSY until the last one has left the shift register (stock rp2040js: TXFE always)
       u.readUint32 = (offset) => {
         if (offset === 0x04) return u.overrun ? 8 : 0;
+        if (offset === 0x34) return u.ifls;
+        if (offset === 0x00 && !rig.rxIrqByte) {
+          const v = read(offset); // the FIFO's next byte (stock: RXINTR while any is left)
+          rxLevel();
+          if (u.rxFIFO.empty) { u.interruptStatus &= ~(1 << 6); rig.rtAt[i] = Infinity; }
+          u.checkInterrupts();
+          return v;
+        }
         if (offset !== 0x18) return read(offset);
         const now = this.now(), q = this.txQ[i];
         let waiting = q.length;
@@ -255,7 +290,9 @@ class Rig {
           | (now < this.txEnd[i] ? 0x08 : 0);
       };
       u.writeUint32 = (offset, value) => {
-        if (offset === 0x04) u.overrun = false; else write(offset, value);
+        if (offset === 0x04) u.overrun = false;
+        else if (offset === 0x34) { u.ifls = value & 0x3f; if (!rig.rxIrqByte) { rxLevel(); u.checkInterrupts(); } }
+        else write(offset, value);
       };
       // transmit paced at the programmed baud rate: a byte written starts on the wire when the
       // one before it has left (pumpTx sends it then); stock rp2040js sends it at once and
@@ -344,6 +381,14 @@ class Rig {
 
   pump() {
     for (const i of [0, 1]) if (this.txQ[i].length) this.pumpTx(i);
+    for (const i of [0, 1]) {
+      // the receive timeout: a byte waited 32 bit periods in the FIFO with none after it
+      if (this.rtAt[i] <= this.now()) {
+        this.rtAt[i] = Infinity;
+        const u = this.mcu.uart[i];
+        if (!u.rxFIFO.empty) { u.interruptStatus |= 1 << 6; u.checkInterrupts(); }
+      }
+    }
     // host bytes into the chip: UART RX paced at the programmed baud rate, USB on demand
     for (const i of [0, 1]) {
       const q = this.uartIn[i];
@@ -404,6 +449,7 @@ class Rig {
     // the next UART input due, or the next byte to start on a UART's wire (its interrupt)
     let t = Infinity;
     for (const i of [0, 1]) {
+      t = Math.min(t, this.rtAt[i]); // a receive timeout (its interrupt wakes the chip)
       if (this.uartIn[i].length) t = Math.min(t, this.uartNext[i]);
       if (this.txQ[i].length) t = Math.min(t, this.txQ[i][0][1]);
     }
@@ -660,7 +706,11 @@ class Rig {
       at(start + ms(msg.dwell_ms, 60), () => this.mfrc.setTags([]));
     } else {
       at(start, () => {
-        for (const b of Buffer.from(msg.code + '\r\n', 'latin1')) this.uartIn[1].push(b);
+        // the line starts on the wire now, a byte time apart as any burst (onData): without
+        // this a line after a pause arrived whole at once, its bytes due since the last one
+        const q = this.uartIn[1];
+        if (!q.length) this.uartNext[1] = Math.max(this.uartNext[1], this.now());
+        for (const b of Buffer.from(msg.code + '\r\n', 'latin1')) q.push(b);
         this.uartPushed[1] += msg.code.length + 2;
       });
     }
