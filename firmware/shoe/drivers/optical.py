@@ -30,6 +30,7 @@ from micropython import const
 
 _LINE_MAX = const(48)
 _CHUNK = const(32)
+_LOOK_MS = const(6)   # a line arriving: look every ms for up to this long after its last byte
 
 
 class OpticalReader:
@@ -47,6 +48,7 @@ class OpticalReader:
         self._one = self._chunk_mv[:1]
         self._pos = 0        # next unread byte in _chunk
         self._end = 0        # bytes held in _chunk
+        self._got = 0        # bytes taken from the UART (read(): has a line's next byte come?)
         self._line = bytearray(_LINE_MAX)
         self._len = 0
         self._overflow = False
@@ -81,6 +83,7 @@ class OpticalReader:
             return False
         self._pos = 0
         self._end = n
+        self._got += n
         return True
 
     def _next_line(self):
@@ -137,19 +140,35 @@ class OpticalReader:
                 return None
 
     async def read(self):
-        """The next read; sleeps in the event loop (the UART's poll ioctl) until bytes come."""
+        """The next read; sleeps in the event loop (the UART's poll ioctl) until bytes come.
+
+        While a line is arriving it looks at the UART every ms instead: a chip asleep is woken
+        by the UART's interrupt alone, which the RP2040's PL011 raises when its receive FIFO
+        holds 4 bytes or when a byte has waited 32 bit periods (3.3 ms at 9,600 baud) with none
+        after it, so a line's last 1-3 bytes could wait that long (card -> frame 10 ms instead
+        of 6-7 in a third of the cards on the emulated Pico, once its rig modelled that
+        interrupt). Up to _LOOK_MS after the line's last byte so far; then the stream again (a
+        line cut off waits for more without the chip waking every ms)."""
         if self._stream is None:
             self._stream = asyncio.StreamReader(self._uart)
+        quiet = 0
         while True:
+            got = self._got
             r = self.poll()
             if r is not None:
                 return r
+            if self._len:
+                quiet = 0 if self._got != got else quiet + 1
+                if quiet <= _LOOK_MS:
+                    await asyncio.sleep_ms(1)
+                    continue
             # one byte: it is there when the stream wakes (a longer read would wait for the
             # rest, _fill); poll() emptied the chunk, the byte goes to its start
             n = await self._stream.readinto(self._one)
             if n:
                 self._pos = 0
                 self._end = n
+                self._got += n
 
     def stats(self):
         return {"lines": self.lines, "double_reads": self.double_reads, "noreads": self.noreads,
