@@ -528,8 +528,9 @@ def test_a_card_line_arrives_at_the_readers_baud_rate(emulator):
             "rxbuf=256)\nu.read()\n"
         )
         dev.run("import time\ntime.sleep_ms(300)\n")  # a pause: the last line long gone
-        start = emulator.control("card", reader="optical", code="3A7FR3d9019256f", pitch_ms=0,
-                                 beam=False)["ns"]
+        start = emulator.control(
+            "card", reader="optical", code="3A7FR3d9019256f", pitch_ms=0, beam=False
+        )["ns"]
         got = dev.run(
             "t = time.ticks_ms()\nb = b''\n"
             "while not b.endswith(b'\\n') and time.ticks_diff(time.ticks_ms(), t) < 5000:\n"

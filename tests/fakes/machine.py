@@ -106,9 +106,9 @@ class UART(io.IOBase):
         # spinning, before it returns what came (ports/rp2/machine_uart.c)
         self.stalls = 0
         self.on_wire = 0  # bytes written that are still going out (txdone() False): tests set it
-        # the RP2040's receive interrupt, which alone wakes a chip asleep in select.poll: raised
-        # at `level` bytes waiting (pico-sdk: 4) or once one has waited 32 bit periods (`timed_out`,
-        # set by a test); 0: every byte wakes it (the default)
+        # the RP2040's receive interrupt, which alone wakes a chip asleep in select.poll:
+        # raised at `level` bytes waiting (pico-sdk: 4) or once one has waited 32 bit periods
+        # (`timed_out`, set by a test); 0: every byte wakes it (the default)
         self.level = 0
         self.timed_out = False
 
@@ -166,8 +166,7 @@ class UART(io.IOBase):
     def ioctl(self, req, arg):
         if req == _MP_STREAM_POLL:
             ready = 0
-            if arg & _POLL_RD and self._rx and (
-                    len(self._rx) >= self.level or self.timed_out):
+            if arg & _POLL_RD and self._rx and (len(self._rx) >= self.level or self.timed_out):
                 ready |= _POLL_RD
             if arg & _POLL_WR:
                 ready |= _POLL_WR

@@ -82,7 +82,14 @@ def missing(environ=None):
 
 class Emulator:
     def __init__(
-        self, state_dir, uf2=None, bootrom=None, stderr=None, idle=None, uart_rx=None, rate=None,
+        self,
+        state_dir,
+        uf2=None,
+        bootrom=None,
+        stderr=None,
+        idle=None,
+        uart_rx=None,
+        rate=None,
         uart_rx_irq=None,
     ):
         """idle="rate": idle emulated time runs at the wall clock's rate instead of catching

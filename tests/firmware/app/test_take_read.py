@@ -154,8 +154,8 @@ def test_the_cards_frame_starts_before_its_record_is_programmed_and_ends_after(t
     out = run(tmp_path, "order")
     log = out["log"]
     at = [e[0] for e in log].index("commit")
-    assert log[at] == ["commit", True], out   # a record was held for the program
-    before, after = log[:at], log[at + 1:]
+    assert log[at] == ["commit", True], out  # a record was held for the program
+    before, after = log[:at], log[at + 1 :]
     # the frame is on the wire before the program, none of it closed (no 0x00 after the
     # transmit's leading one)
     assert before and all(e[0] == "write" and e[2] == -1 for e in before), out
@@ -163,19 +163,21 @@ def test_the_cards_frame_starts_before_its_record_is_programmed_and_ends_after(t
     assert after and after[0][0] == "write" and after[0][1] == 2 and after[0][2] == 0, out
     # the rest of the read's work after the frame: the beam pairing notes the read, once
     assert after[1:] == [["pair"]], out
-    assert out["cards"] == 1, out   # the host has the card, once
+    assert out["cards"] == 1, out  # the host has the card, once
     assert not out["mute"], out
 
 
 def test_a_power_cut_at_the_program_leaves_the_host_a_frame_it_never_reads(tmp_path):
     out = run(tmp_path, "cut")
     assert out["log"][-1] == ["commit", True], out
-    assert any(e[0] == "write" for e in out["log"]), out   # part of the frame went out
+    assert any(e[0] == "write" for e in out["log"]), out  # part of the frame went out
     # the next boot's journal has no card (it was never durable) and neither has the host,
     # though that boot's first byte, a delimiter, followed the cut frame: a bad frame to it
-    assert "card" not in out["after_boot"] and out["after_boot"], out   # (its boot's events)
-    assert out["cards"] == 0 and out["host_errors"].get("frame_cobs", 0) + out[
-        "host_errors"].get("frame_crc", 0) >= 1, out
+    assert "card" not in out["after_boot"] and out["after_boot"], out  # (its boot's events)
+    assert (
+        out["cards"] == 0
+        and out["host_errors"].get("frame_cobs", 0) + out["host_errors"].get("frame_crc", 0) >= 1
+    ), out
 
 
 def test_a_flash_that_takes_nothing_leaves_the_shoe_silent_not_the_card_sent(tmp_path):
