@@ -61,6 +61,41 @@ def card_code(c):
 )
 
 
+# A host UART for a script's App (after APP_PRELUDE): Line records each write (`writes`; and
+# `log`, if given, gets ["write", bytes]) and takes what `limits` says of the next writes (0:
+# none; none left: all); wire() hands what it took to the host endpoint and the endpoint's
+# answers to the app (the script's `line`, `host`, `app`, `got` and clock T[0]) (test_to_host.py,
+# test_take_read.py)
+HOST_LINE = r"""
+class Line(io.IOBase):
+    def __init__(self, log=None):
+        self.writes = []
+        self.limits = []
+        self.log = log
+
+    def ioctl(self, req, arg):
+        return 0 if req == 3 else -1
+
+    def write(self, b):
+        n = len(b)
+        if self.limits:
+            n = min(n, self.limits.pop(0))
+        self.writes.append(bytes(b[:n]))
+        if self.log is not None:
+            self.log.append(["write", bytes(b[:n])])
+        return n or None
+
+
+def wire():
+    data = b"".join(line.writes)
+    del line.writes[:]
+    got.extend(host.receive(data, T[0]))
+    back = host.transmit(T[0])
+    if back:
+        app.on_host_bytes(back, T[0])
+"""
+
+
 # APP_PRELUDE and an App whose clock the script sets (T[0], ms), on a quiet host UART and a reader
 # that never reads (cards come from app.on_read), shoe.json in sys.argv[1], a 64 KB data heap: the
 # ticker's decisions one call at a time (test_erase_ahead.py, test_quiet_tick.py)

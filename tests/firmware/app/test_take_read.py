@@ -5,11 +5,12 @@ program leaves the host a frame it never reads, even though the next boot's firs
 with a delimiter; a flash that takes nothing leaves the shoe silent (the watchdog's reset), never
 a card on the host that the shoe's journal does not hold."""
 
-from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM, HOST_LINE
 from tests.mpy import json_lines, run_mpy
 
 SCRIPT = (
     APP_PRELUDE
+    + HOST_LINE
     + r"""
 from host import make_endpoint
 
@@ -20,22 +21,8 @@ T = [1000]
 LOG = []
 
 
-class Line(io.IOBase):
-    # the host UART: every write whole, logged
-    def __init__(self):
-        self.writes = []
-
-    def ioctl(self, req, arg):
-        return 0 if req == 3 else -1
-
-    def write(self, b):
-        self.writes.append(bytes(b))
-        LOG.append(["write", bytes(b)])
-        return len(b)
-
-
 def boot():
-    line = Line()
+    line = Line(LOG)
     app = App(Hardware(host=line, reader=None, state_dir=root, board_name="inproc"),
               ticks_ms=lambda: T[0])
     app.boot()
@@ -44,15 +31,6 @@ def boot():
 
 app, line = boot()
 got = []
-
-
-def wire():
-    data = b"".join(line.writes)
-    del line.writes[:]
-    got.extend(host.receive(data, T[0]))
-    back = host.transmit(T[0])
-    if back:
-        app.on_host_bytes(back, T[0])
 
 
 def settle(n=40):

@@ -4,11 +4,12 @@ two are made (a deal's last card has two events, a settlement seven frames and m
 that takes part of the first write gets the rest and the two frames after it on the next pump,
 in order and whole, so the host has all three without a retransmission."""
 
-from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM
+from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM, HOST_LINE
 from tests.mpy import json_lines, run_mpy
 
 SCRIPT = (
     APP_PRELUDE
+    + HOST_LINE
     + r"""
 from host import make_endpoint
 
@@ -18,37 +19,10 @@ host = make_endpoint("host", KEYS["shoe"])
 T = [1000]
 
 
-class Line(io.IOBase):
-    # the host UART: each write recorded; `limits`: how much the next writes take (0: none)
-    def __init__(self):
-        self.writes = []
-        self.limits = []
-
-    def ioctl(self, req, arg):
-        return 0 if req == 3 else -1
-
-    def write(self, b):
-        n = len(b)
-        if self.limits:
-            n = min(n, self.limits.pop(0))
-        self.writes.append(bytes(b[:n]))
-        return n or None
-
-
 line = Line()
 app = App(Hardware(host=line, reader=None, state_dir=root, board_name="inproc"))
 app.boot()
 got = []
-
-
-def wire():
-    # what the UART took since the last call, to the host endpoint; its answers back
-    data = b"".join(line.writes)
-    del line.writes[:]
-    got.extend(host.receive(data, T[0]))
-    back = host.transmit(T[0])
-    if back:
-        app.on_host_bytes(back, T[0])
 
 
 for _ in range(40):   # the handshake
