@@ -418,11 +418,15 @@ class App:
         card's steps (its record is not written there: _flush_table)."""
         j = self.journal
         reads = self.reads
+        done = False
         j.defer = self._card_first = True
         try:
             self.on_read(kind, data)
+            done = True
         finally:
             j.defer = self._card_first = False
+            if not done and self.reads != reads:   # a read the app failed on (a fault):
+                self.per.on_read()                  # still a card that passed the reader
         self.pump()
         if self.reads != reads:   # (not a repeated authenticated tag's read)
             self.per.on_read()
