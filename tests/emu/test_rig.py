@@ -1,8 +1,11 @@
 """The rig closes the gaps of stock rp2040js: flash program/erase (persisted, timed, power cuts
 inside a write), unique id, reset. Runs the stock MicroPython UF2 (no firmware of ours)."""
 
+import contextlib
 import os
 import random
+import socket
+import threading
 import time
 
 import pytest
@@ -13,6 +16,20 @@ from host_tools.errors import ShoeError
 
 def repl(emu, timeout=20.0):
     return Device(emu.urls["repl"], timeout=timeout, op_timeout=120.0)
+
+
+@contextlib.contextmanager
+def far_end(emu, uart, script):
+    """The far end of the rig's `uart` (a socket) while `script` runs at the chip's REPL in a
+    thread: yields (socket, out); out["got"] is what the script printed, once the block ends."""
+    host, port = emu.urls[uart][len("socket://") :].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as s, repl(emu) as dev:
+        s.settimeout(120)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(got=dev.run(script)))
+        t.start()
+        yield s, out
+        t.join(300)
 
 
 def test_flash_is_a_filesystem_that_survives_a_power_cut(emulator):
@@ -267,22 +284,13 @@ def test_lines_a_host_paces_reach_the_reader_uart_at_that_pace_in_the_chips_time
     after the chip has a line (its answer), so the rig's own view of the gap is at least 0.4 s
     however late a loaded machine runs the rig's socket handler (a loaded run measured the
     pause from a late first arrival: 375 ms)."""
-    import socket
-    import threading
-
-    host, port = emulator.urls["uart1"][len("socket://") :].rsplit(":", 1)
-    with socket.create_connection((host, int(port))) as s, repl(emulator) as dev:
-        s.settimeout(120)
-        out = {}
-        t = threading.Thread(target=lambda: out.update(got=dev.run(LINES_IN_CHIP_TIME)))
-        t.start()
+    with far_end(emulator, "uart1", LINES_IN_CHIP_TIME) as (s, out):
         assert s.recv(1) == b"R"
         for i in range(3):
             if i:
                 time.sleep(0.4)  # the host's pace (the stimulus), not a wait on the chip
             s.sendall(b"CARD%d\r\n" % i)
             assert s.recv(1) == b"A"  # the chip has the line: the pause starts after it
-        t.join(300)
     got = [int(x) for x in out["got"].strip().strip("[]").split(",")]
     assert len(got) == 3, got
     gaps = [b - a for a, b in zip(got, got[1:])]
@@ -495,22 +503,14 @@ def test_a_chip_asleep_on_a_uart_wakes_at_its_fifo_level_or_its_receive_timeout(
     the timeout), a 10-byte one with 4 (at the level). Stock rp2040js (--uart-rx-irq byte)
     raised the interrupt at every byte: 1 and 1, a chip more awake than the real one."""
     import ast
-    import socket
-    import threading
 
     from host_tools.sim import emu as _emu
 
     with _emu.Emulator(tmp_path / "pico", uart_rx_irq=irq) as emu:
-        host, port = emu.urls["uart1"][len("socket://") :].rsplit(":", 1)
-        with socket.create_connection((host, int(port))) as s, repl(emu) as dev:
-            s.settimeout(120)
-            out = {}
-            t = threading.Thread(target=lambda: out.update(got=dev.run(WOKEN_BY_THE_UART)))
-            t.start()
+        with far_end(emu, "uart1", WOKEN_BY_THE_UART) as (s, out):
             for n in (3, 10):
                 assert s.recv(1) == b"R"
                 s.sendall(bytes(range(65, 65 + n)))
-            t.join(300)
     got = ast.literal_eval(out["got"].strip())
     # (and woken each time, the 3-byte burst by the receive timeout: no poll ran out)
     assert got == ([3, True, 4, True] if irq is None else [1, True, 1, True]), got
