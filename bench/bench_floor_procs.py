@@ -110,6 +110,33 @@ def covers(conn, target):
     return all(h.get(s, 0) >= e for s, e in target.items())
 
 
+def last_commit(conn):
+    """When the last event was committed (epoch seconds)."""
+    return float(
+        conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[0]
+    )
+
+
+def commit_times(conn):
+    """{(shoe, eseq): when it was committed (epoch seconds)}."""
+    return {
+        (r[0], r[1]): r[2].timestamp()
+        for r in conn.execute("SELECT shoe, eseq, received_at FROM events")
+    }
+
+
+def emit_for(f, seconds, settle=2.0):
+    """The shoes emit for `seconds` (after `settle` s: leases taken, states seen); -> what each
+    sealed (emitted()), 1 s after they stopped."""
+    time.sleep(settle)
+    f.go()
+    time.sleep(seconds)
+    f.stop_driving()
+    final = f.emitted()
+    time.sleep(1.0)
+    return final
+
+
 def account(conn, f, final):
     """Every sealed event of every shoe, where it is at the end: committed in PostgreSQL, held
     in its gateway's audit store (not yet in PostgreSQL: a backlog), still in the shoe's outbox
@@ -226,18 +253,12 @@ def run(label, args, broker, server, pgdir, faults=False):
         out["drain_after_stop_s"] = done and round(done, 2)
         out.update(account(conn, f, final))
         out["events_per_s_sealed"] = round(out["sealed"] / (t1 - t0), 1)
-        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
-            0
-        ]
-        out["events_per_s_committed"] = round(out["sealed"] / (float(last) - t0), 1)
+        out["events_per_s_committed"] = round(out["sealed"] / (last_commit(conn) - t0), 1)
         in_window = conn.execute(
             "SELECT count(*) FROM events WHERE received_at <= to_timestamp(%s)", (t1,)
         ).fetchone()[0]
         out["events_per_s_committed_in_window"] = round(in_window / (t1 - t0), 1)
-        commits = {
-            (r[0], r[1]): r[2].timestamp()
-            for r in conn.execute("SELECT shoe, eseq, received_at FROM events")
-        }
+        commits = commit_times(conn)
         page._stop = True
         conn.close()
         sample = f.dir / "sample.json"
@@ -296,13 +317,9 @@ def drain(args, broker, server, pgdir):
     db = new_db(server, "procs_drain_%s" % broker.replace(":", "_"))
     with floor(args, "bench-drain-", broker, db, view=False) as f:
         conn = pg.connect(f.db_url)
-        time.sleep(2.0)
+        time.sleep(2.0)  # leases taken, states seen
         f.broker.stop()  # the outage: the gateways keep storing
-        f.go()
-        time.sleep(args.drain)
-        f.stop_driving()
-        final = f.emitted()
-        time.sleep(1.0)
+        final = emit_for(f, args.drain, settle=0)
         cpu = CPU(f, pgdir)
         t0 = time.time()
         f.restart_broker()
@@ -312,11 +329,8 @@ def drain(args, broker, server, pgdir):
         out["profile"] = cpu.done()
         out["drain_s"] = done and round(done, 2)
         out.update(account(conn, f, final))
-        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
-            0
-        ]
         out["backlog"] = out["sealed"] - stored0
-        out["events_per_s_committed"] = round(out["backlog"] / (float(last) - t0), 1)
+        out["events_per_s_committed"] = round(out["backlog"] / (last_commit(conn) - t0), 1)
         conn.close()
     print(json.dumps(out), flush=True)
     return out
@@ -349,12 +363,7 @@ def paced(args, broker, server, pgdir, faults=False):
     ) as f:
         conn = pg.connect(f.db_url)
         page = PageWatcher(f.view_url, f.login)
-        time.sleep(2.0)
-        f.go()
-        time.sleep(args.paced)
-        f.stop_driving()
-        final = f.emitted()
-        time.sleep(1.0)
+        final = emit_for(f, args.paced)
         cpu = CPU(f, pgdir)
         cpu.mark()
         t0 = time.time()
@@ -366,14 +375,8 @@ def paced(args, broker, server, pgdir, faults=False):
         out["profile"] = cpu.done()
         out["publish_s"] = done and round(done, 2)
         out.update(account(conn, f, final))
-        last = conn.execute("SELECT extract(epoch FROM max(received_at)) FROM events").fetchone()[
-            0
-        ]
-        out["events_per_s_committed"] = round(out["committed"] / (float(last) - t0), 1)
-        commits = {
-            (r[0], r[1]): r[2].timestamp()
-            for r in conn.execute("SELECT shoe, eseq, received_at FROM events")
-        }
+        out["events_per_s_committed"] = round(out["committed"] / (last_commit(conn) - t0), 1)
+        commits = commit_times(conn)
         time.sleep(1.0)  # the page's last updates
         page._stop = True
         conn.close()
