@@ -32,6 +32,8 @@
  * real time, so chip figures are read from the emulated clock, not from the host's.
  */
 const HOST_GAP_NS = 500e6; // see uartMarks
+/** One 10-bit character's time on UART u's wire (ns), at its programmed rate (115200 until set). */
+const byteNs = (u) => 10e9 / (u.baudDivider ? u.baudRate : 115200);
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -255,7 +257,7 @@ class Rig {
       u.overrun = false;
       u.ifls = 0x12; // UARTIFLS at reset: both trigger levels at 1/2
       const read = u.readUint32.bind(u), write = u.writeUint32.bind(u);
-      const rig = this, byteNs = () => 10e9 / (u.baudDivider ? u.baudRate : 115200);
+      const rig = this;
       // the receive FIFO's trigger level in bytes (RXIFLSEL: 1/8, 1/4, 1/2, 3/4, 7/8 of 32)
       const level = () => [4, 8, 16, 24, 28][Math.min((u.ifls >> 3) & 7, 4)];
       const rxLevel = () => {
@@ -266,7 +268,7 @@ class Rig {
         u.feedByte = (value) => {
           u.rxFIFO.push(value);
           rxLevel();
-          rig.rtAt[i] = rig.now() + 3.2 * byteNs(); // 32 bit periods of a 10-bit character
+          rig.rtAt[i] = rig.now() + 3.2 * byteNs(u); // 32 bit periods of a 10-bit character
           u.checkInterrupts();
         };
       }
@@ -298,10 +300,9 @@ class Rig {
       // one before it has left (pumpTx sends it then); stock rp2040js sends it at once and
       // raises the TX interrupt per byte, so a write of any length cost the chip no wait
       u.onByte = (b) => {
-        const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
         const start = Math.max(this.now(), this.txEnd[i]);
         this.txQ[i].push([b, start]);
-        this.txEnd[i] = start + byteNs;
+        this.txEnd[i] = start + byteNs(u);
         this.pumpTx(i);
       };
     }
@@ -315,7 +316,7 @@ class Rig {
    *  bytes), the PL011's edge; the chip's handler refills the FIFO then. */
   pumpTx(i) {
     const q = this.txQ[i], now = this.now();
-    const uart = this.mcu.uart[i], byteNs = 10e9 / (uart.baudDivider ? uart.baudRate : 115200);
+    const oneByte = byteNs(this.mcu.uart[i]);
     let raise = false;
     while (q.length && q[0][1] <= now) {
       const [b, t] = q.shift();
@@ -329,7 +330,7 @@ class Rig {
       const f = fr.length ? fr[fr.length - 1] : null;
       if (f && !f[2]) {
         f[1]++;
-        if (b === 0) f[2] = t + byteNs; // its last byte has left the wire
+        if (b === 0) f[2] = t + oneByte; // its last byte has left the wire
       }
       this.txPrev[i] = b;
       this.uartTxNs[i] = t;
@@ -400,7 +401,7 @@ class Rig {
       }
       this.burstStart(i);
       if (t < this.uartNext[i]) continue;
-      const byteNs = 10e9 / (u.baudDivider ? u.baudRate : 115200);
+      const oneByte = byteNs(u);
       // UARTCR.RTSEN (bit 14): the firmware enabled hardware flow control, so the UART
       // deasserts RTS while its receive FIFO is full and the host (its adapter's CTS) waits:
       // a byte is held, not lost, as in --uart-rx hold
@@ -409,11 +410,11 @@ class Rig {
           u.feedByte(q.shift());
           this.uartTaken[i]++;
           if (!q.length) this.logPush(this.rxEnds[i], t);
-          this.uartNext[i] = t + byteNs;
+          this.uartNext[i] = t + oneByte;
           this.burstStart(i);
         } else if (t >= this.rxHeldNext[i]) {
           this.rxHeld[i]++;
-          this.rxHeldNext[i] = t + byteNs;
+          this.rxHeldNext[i] = t + oneByte;
         }
         continue;
       }
@@ -425,7 +426,7 @@ class Rig {
         else { q.shift(); this.rxOverrun[i]++; u.overrun = true; }
         this.uartTaken[i]++;
         if (!q.length) this.logPush(this.rxEnds[i], t);
-        this.uartNext[i] += byteNs;
+        this.uartNext[i] += oneByte;
         this.burstStart(i);
       }
     }
