@@ -55,8 +55,7 @@ class Marks:
     def _mark(self, e=0, c=0):
         """Write a mark; its ceilings clear this eseq and ctr (and `e`, `c`: a record about to be
         written) by E_AHEAD and C_AHEAD."""
-        if self._held is not None:   # a record held back (journal.py) reaches the flash first
-            self.commit()
+        self.commit()   # a record held back (journal.py) reaches the flash first
         self._ce = max(self.eseq, e) + E_AHEAD
         self._cc = max(self.ctr, c) + C_AHEAD
         rec = codec.encode(["M", self.boot, self.eseq, self.ctr, self._ce, self._cc,

@@ -44,8 +44,7 @@ class Rounds:
     # clause: 684a.11(e)
     def add_round(self, no, kind, body):
         """Keep a round_result / round_void (body as sent, codec types) for recall."""
-        if self._held is not None:   # the log's record held back (journal.py) first
-            self.commit()
+        self.commit()   # the log's record held back (journal.py) first
         cur = self._cur
         count = self._last[cur] + 1
         st = self._store
