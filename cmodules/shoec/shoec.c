@@ -16,6 +16,12 @@
 //   shoec.ctr(key, direction, ftype, seq, data) -> bytes
 //       shoe.link.cipher.Ctr.crypt: data XOR the AES-128 keystream of counter blocks
 //       direction:1 type:1 seq:2 zero:10 i:2 (the key schedule kept for the last 2 keys).
+//   shoec.seal(key, tag, items, head) -> (payload, head hash or None), or None
+//       shoe.link.message.seal: the canonical CBOR core of the list `items` (fewer than 23),
+//       HMAC-SHA256(key, tag + core)[:16], SHA-256(core)[:16] if `head`, and the payload (the
+//       core's array head counting one item more, then the MAC as a 16-byte bstr) in one call.
+//       None where shoec.cbor says None (another type, too deep, ...) or items is no list of
+//       fewer than 23: the Python seal gives the same bytes or the same error.
 //   shoec.frame(version, ftype, seq, ack, payload, key, tag) -> bytes, or None
 //       shoe.link.frame.build_into's wire bytes: COBS(header, payload, the 8-byte MAC
 //       HMAC-SHA256(key, tag + header + payload)[:8] (zeros without a key), CRC-32) + 0x00.
@@ -323,6 +329,53 @@ static mp_obj_t shoec_hmac_sha256(mp_obj_t key_in, mp_obj_t tag_in, mp_obj_t dat
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(shoec_hmac_sha256_obj, shoec_hmac_sha256);
 
+// ---- a message's envelope (shoe/link/message.py: seal) -------------------------------------
+#define MAC_LEN (16)
+
+static mp_obj_t shoec_seal(size_t n_args, const mp_obj_t *args) {
+    mp_buffer_info_t key, tag;
+    mp_get_buffer_raise(args[0], &key, MP_BUFFER_READ);
+    mp_get_buffer_raise(args[1], &tag, MP_BUFFER_READ);
+    mp_obj_t items = args[2];
+    if (!mp_obj_is_exact_type(items, &mp_type_list)) {
+        return mp_const_none;
+    }
+    size_t n;
+    mp_obj_t *ignored;
+    mp_obj_get_array(items, &n, &ignored);
+    if (n >= 23) {  // the array head must stay one byte when it counts the MAC too
+        return mp_const_none;
+    }
+    vstr_t out;
+    vstr_init(&out, 128);
+    enc_t e = {&out, true};
+    enc(&e, items, 0);
+    if (!e.ok) {
+        vstr_clear(&out);
+        return mp_const_none;
+    }
+    size_t len = out.len;
+    byte mac[32];
+    hmac(key.buf, key.len, tag.buf, tag.len, (const byte *)out.buf, len, mac);
+    mp_obj_t h = mp_const_none;
+    if (mp_obj_is_true(args[3])) {
+        byte d[32];
+        mbedtls_sha256_context c;
+        mbedtls_sha256_init(&c);
+        mbedtls_sha256_starts(&c, 0);
+        mbedtls_sha256_update(&c, (const byte *)out.buf, len);
+        mbedtls_sha256_finish(&c, d);
+        mbedtls_sha256_free(&c);
+        h = mp_obj_new_bytes(d, MAC_LEN);
+    }
+    out.buf[0] += 1;  // n items -> n + 1
+    vstr_add_byte(&out, 0x50);  // bstr of 16
+    vstr_add_strn(&out, (const char *)mac, MAC_LEN);
+    mp_obj_t r[2] = {mp_obj_new_bytes_from_vstr(&out), h};
+    return mp_obj_new_tuple(2, r);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(shoec_seal_obj, 4, 4, shoec_seal);
+
 // ---- AES-128 in counter mode (shoe/link/cipher.py) -----------------------------------------
 #define AES_KEYS (2)
 typedef struct {
@@ -462,6 +515,7 @@ static const mp_rom_map_elem_t shoec_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_hmac_sha256), MP_ROM_PTR(&shoec_hmac_sha256_obj) },
     { MP_ROM_QSTR(MP_QSTR_ctr), MP_ROM_PTR(&shoec_ctr_obj) },
     { MP_ROM_QSTR(MP_QSTR_frame), MP_ROM_PTR(&shoec_frame_obj) },
+    { MP_ROM_QSTR(MP_QSTR_seal), MP_ROM_PTR(&shoec_seal_obj) },
 };
 static MP_DEFINE_CONST_DICT(shoec_globals, shoec_globals_table);
 

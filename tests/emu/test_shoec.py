@@ -295,16 +295,70 @@ def test_the_c_frame_and_counter_mode_equal_the_python_link(chip):
     assert want.count("none") == 2  # the two payloads over the limit
 
 
+SEAL_RUN = r"""
+import shoec
+from binascii import hexlify
+from shoe.link import message
+def h(x):
+    return "-" if x is None else (hexlify(x).decode() or "-")
+for line in open("/seal.txt"):
+    key, tag, head, items = eval(line)
+    r = shoec.seal(key, tag, items, head)
+    py = message.seal_py(key, tag, items, head)
+    both = message.seal(key, tag, items, head)
+    print("none" if r is None else h(r[0]) + "/" + h(r[1]), h(py[0]) + "/" + h(py[1]),
+          h(both[0]) + "/" + h(both[1]))
+print("done")
+"""
+
+
+def test_the_c_seal_equals_the_python_envelope_and_leaves_the_rest_to_it(chip):
+    """shoec.seal (encode, MAC, chain hash and envelope in one call) gives message.seal_py's
+    bytes for the link's messages; a list the C encoder leaves to Python, a tuple or a list of
+    23 items or more gives None, and message.seal then gives Python's bytes."""
+    from shoe.link import message
+
+    rng = random.Random(20261206)
+    rows = []
+    for i in range(40):
+        key = rng.randbytes(rng.choice((16, 32, 70)))
+        tag = message.bound(message.MSG_TAG, rng.choice(("", "T", "shoe-0042")))
+        body = {"round": i, "position": i % 36, "target": str(1 + i % 6), "commit": rng.randbytes(16)}
+        items = ["card", body, i if i % 3 else 0, rng.randbytes(16) if i % 3 else b""]
+        rows.append((key, tag, bool(i % 3), items))
+    rows.append((b"k" * 32, b"t", True, ["reply", {"re": 1, "x": 2**40}, 3, bytes(16)]))
+    rows.append((b"k" * 32, b"t", False, list(range(22))))  # the largest head it takes
+    leave = [
+        (b"k" * 32, b"t", True, ["f", 1.5, 1, b""]),  # a float: Python's
+        (b"k" * 32, b"t", False, list(range(23))),  # the head would need two bytes
+        (b"k" * 32, b"t", False, ("a", 1)),  # not a list
+    ]
+    chip.write_file("/seal.txt", "".join(repr(r) + "\n" for r in rows + leave).encode())
+    chip._guard.deadline = time.monotonic() + 600
+    out, err = chip.t.exec_raw(SEAL_RUN, timeout=600)
+    assert not err, err.decode()
+    got = [line.split() for line in out.decode().strip().split("\n")]
+    assert got[-1] == ["done"]
+    for (key, tag, head, items), (c, py, both) in zip(rows, got):
+        payload, hh = message.seal_py(key, tag, items, head)
+        want = payload.hex() + "/" + (hh.hex() if hh is not None else "-")
+        assert (c, py, both) == (want, want, want), items
+    for _, (c, py, both) in zip(leave, got[len(rows) :]):
+        assert c == "none" and both == py
+    assert len(got) == len(rows) + len(leave) + 1
+
+
 def test_the_firmware_takes_the_c_paths_on_the_frozen_image(chip):
     """The firmware's Python finds shoec where it runs (a renamed import would fall back to
     Python silently: slower, nothing else)."""
     code = (
         "from shoe import crypto\nfrom shoe.link import cipher, codec, frame\n"
         "c = cipher.Ctr(bytes(16))\n"
+        "from shoe.link import message\n"
         "print(codec._cbor is not None, frame._cframe is not None, crypto.c_hmac is not None, "
-        "c._aes is None)\n"
+        "c._aes is None, message._cseal is not None)\n"
     )
     chip._guard.deadline = time.monotonic() + 600
     out, err = chip.t.exec_raw(code, timeout=600)
     assert not err, err.decode()
-    assert out.decode().split() == ["True"] * 4
+    assert out.decode().split() == ["True"] * 5
