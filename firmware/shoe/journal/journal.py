@@ -294,6 +294,12 @@ class Journal(Rounds, Marks):
             self._want_compact = True
 
     def _append(self, record):
+        if self.defer:   # a dealt card's record: encoded, sized and programmed at commit()
+            if self._held is not None:
+                self.commit()
+            self.defer = False
+            self._held = record
+            return
         self._app_record(codec.encode(record))
 
     def close(self):
@@ -321,14 +327,13 @@ class Journal(Rounds, Marks):
             self.commit()
         # compact BEFORE appending: the snapshot is the state up to the previous record, and the
         # new record follows it (memory is updated by the caller after the write)
-        n = len(payload) + log.HEAD
-        if self._dirty or self._size + n > self.max_bytes or not self._store.fits(LOG, n):
+        if not self._room(payload):
             self.compact()  # also after a failed write: rewrite without its torn bytes
-        if self.defer:
-            self.defer = False
-            self._held = payload
-            return
         self._program(payload)
+
+    def _room(self, payload):
+        n = len(payload) + log.HEAD
+        return not self._dirty and self._size + n <= self.max_bytes and self._store.fits(LOG, n)
 
     def _program(self, payload):
         try:
@@ -348,19 +353,37 @@ class Journal(Rounds, Marks):
         return self._held is not None
 
     def commit(self):
-        """Program the record held back, if any; durable when this returns (True if there
-        was one). If its program fails, the log is rewritten whole from memory (a compaction:
-        memory has the record's effect), so it is durable all the same; raises only if that
-        fails too (the flash takes nothing: nothing it holds may be sent, App._commit)."""
-        p = self._held
-        if p is None:
+        """Encode and program the record held back, if any; durable when this returns (True
+        if there was one). Memory has the record's effect already, so where the log has no
+        room for it, or its program fails, the log is rewritten whole from memory (a
+        compaction) instead; an encoding short of RAM is tried once more after a collection.
+        Raises only if that fails too (the flash takes nothing: nothing it holds may be sent,
+        App._commit)."""
+        if self._held is None:   # (the idle tick's call: a VM frame small enough for the stack)
             return False
+        self._commit_held()
+        return True
+
+    def _commit_held(self):
+        rec = self._held
         self._held = None
+        p = None
         try:
-            self._program(p)
+            p = codec.encode(rec)
+        except MemoryError:
+            pass
+        if p is None:   # once more after a collection (outside the handler: nothing holds
+            import gc   # the failed attempt's pieces)
+
+            gc.collect()
+            p = codec.encode(rec)
+        try:
+            if not self._room(p):
+                self.compact()
+            else:
+                self._program(p)
         except Exception:
             self.compact()
-        return True
 
     # ---- the Endpoint's store interface ---------------------------------------------------
     def set_ctr(self, ctr):

@@ -106,3 +106,38 @@ def test_a_flash_that_takes_nothing_makes_commit_raise(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         j.commit()
     assert not j.held()  # not tried again behind the app's back: the app falls silent
+
+
+def test_a_held_record_is_encoded_at_commit_not_before(tmp_path, monkeypatch):
+    """The encoding is behind the frame's first bytes too: held, the record is not bytes yet;
+    an encoding short of RAM at commit is tried once more after a collection."""
+    from shoe.journal import journal as jmod
+
+    calls = []
+    real = jmod.codec.encode
+
+    def enc(obj):
+        calls.append(obj[0] if isinstance(obj, list) else None)
+        if len(calls) == 1:
+            raise MemoryError
+        return real(obj)
+
+    root, j, _ = held_card(tmp_path)
+    monkeypatch.setattr(jmod.codec, "encode", enc)
+    assert j.commit() is True and calls == ["P", "P"]
+    got = after_cut(j, root, tmp_path)
+    assert got.eseq == 2 and got.state == {"n": 1}
+
+
+def test_a_held_record_the_log_has_no_room_for_becomes_a_compaction(tmp_path):
+    """Its room is known only once encoded (at commit): a log too full for it is rewritten
+    from memory, which has its effect, and the record is not written after the snapshot."""
+    root, j, _ = held_card(tmp_path)
+    j.max_bytes = j._size + 4  # no room for the held record
+    compactions, writes = j.compactions, j.writes
+    assert j.commit() is True
+    assert j.compactions == compactions + 1
+    got = after_cut(j, root, tmp_path)
+    assert got.eseq == 2 and got.state == {"n": 1}
+    assert [e for e, _ in got.outbox()] == [1, 2]
+    assert j.writes - writes == 1  # the snapshot's rewrite (one write), no append after it
