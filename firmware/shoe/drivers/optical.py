@@ -30,7 +30,7 @@ from micropython import const
 
 _LINE_MAX = const(48)
 _CHUNK = const(32)
-_LOOK_MS = const(6)   # a line arriving: look every ms for up to this long after its last byte
+_LOOK_MS = const(6)   # a line arriving: look at every turn for up to this long after its last byte
 
 
 class OpticalReader:
@@ -142,25 +142,30 @@ class OpticalReader:
     async def read(self):
         """The next read; sleeps in the event loop (the UART's poll ioctl) until bytes come.
 
-        While a line is arriving it looks at the UART every ms instead: a chip asleep is woken
-        by the UART's interrupt alone, which the RP2040's PL011 raises when its receive FIFO
-        holds 4 bytes or when a byte has waited 32 bit periods (3.3 ms at 9,600 baud) with none
-        after it, so a line's last 1-3 bytes could wait that long (card -> frame 10 ms instead
-        of 6-7 in a third of the cards on the emulated Pico, once its rig modelled that
-        interrupt). Up to _LOOK_MS after the line's last byte so far; then the stream again (a
-        line cut off waits for more without the chip waking every ms)."""
+        While a line is arriving it looks at the UART at every turn of the event loop instead
+        (the other tasks run between looks): a chip asleep is woken by the UART's interrupt
+        alone, which the RP2040's PL011 raises when its receive FIFO holds 4 bytes or when a
+        byte has waited 32 bit periods (3.3 ms at 9,600 baud) with none after it, so a line's
+        last 1-3 bytes could wait that long (card -> frame 10 ms instead of 6-7 in a third of
+        the cards on the emulated Pico, once its rig modelled that interrupt); a look every ms
+        still found the line's end ~0.5 ms late on average. Up to _LOOK_MS after the line's
+        last byte so far (a line takes ~17 ms at 9,600 baud: the chip is busy that long a
+        card); then the stream again (a line cut off waits for more without keeping the chip
+        busy)."""
         if self._stream is None:
             self._stream = asyncio.StreamReader(self._uart)
-        quiet = 0
+        t_got = None
         while True:
             got = self._got
             r = self.poll()
             if r is not None:
                 return r
             if self._len:
-                quiet = 0 if self._got != got else quiet + 1
-                if quiet <= _LOOK_MS:
-                    await asyncio.sleep_ms(1)
+                now = self._ticks_ms()
+                if self._got != got or t_got is None:
+                    t_got = now
+                if self._ticks_diff(now, t_got) <= _LOOK_MS:
+                    await asyncio.sleep_ms(0)
                     continue
             # one byte: it is there when the stream wakes (a longer read would wait for the
             # rest, _fill); poll() emptied the chunk, the byte goes to its start
