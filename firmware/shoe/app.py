@@ -464,7 +464,8 @@ class App:
                     self._tx_left = p[n:]
                     return
                 self._tx_left = None
-            self.link.transmit(self.ticks_ms() if now is None else now)   # frames: _to_host
+            self.link.transmit(self.ticks_ms() if now is None else now,   # frames: _to_host
+                               self._host_sending())
         finally:
             if self.journal.held():   # no frame went out (a link down, a full window)
                 self._commit()

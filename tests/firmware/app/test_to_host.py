@@ -2,7 +2,8 @@
 MicroPython: a transmit() of three frames is three writes, the first on the wire while the next
 two are made (a deal's last card has two events, a settlement seven frames and more); a UART
 that takes part of the first write gets the rest and the two frames after it on the next pump,
-in order and whole, so the host has all three without a retransmission."""
+in order and whole, so the host has all three without a retransmission. While the UART still
+sends (txdone False) the link's retransmission timer does not run out."""
 
 from tests.firmware.app.appscript import APP_PRELUDE, APP_ROOM, HOST_LINE
 from tests.mpy import json_lines, run_mpy
@@ -55,6 +56,22 @@ app.pump(T[0])   # the rest, before the link is asked for more
 wire()
 out["narrow_notes"] = [b["i"] for k, b, _, _ in got if k == "note"]
 out["shoe_errors"] = app.link.errors()
+# a frame sent, never delivered, while the UART still sends what went before it (txdone False):
+# no timeout yet; once the wire is free the timeout runs out and it goes again
+busy = [True]
+app._txdone = lambda: not busy[0]
+app.link.send("note", {"i": 6}, durable=False)
+T[0] += 1
+app.pump(T[0])
+del line.writes[:]
+n0 = app.link.errors().get("retransmit", 0)
+T[0] += 105   # past the link's 100 ms timeout
+app.pump(T[0])
+out["resent_busy"] = app.link.errors().get("retransmit", 0) - n0
+busy[0] = False
+T[0] += 101
+app.pump(T[0])
+out["resent_free"] = app.link.errors().get("retransmit", 0) - n0
 print(json.dumps(out))
 """
 )
@@ -71,3 +88,6 @@ def test_each_frame_goes_out_as_it_is_made_and_a_part_taken_keeps_the_rest_in_or
     assert out["narrow_writes"] == [40], out
     assert out["narrow_notes"] == [3, 4, 5], out
     assert not any("retransmit" in k for k in out["shoe_errors"]), out
+    # the retransmission timer counts from the wire's last busy moment (App.pump tells the
+    # link: Endpoint.transmit's wire_busy), not from when a frame was queued behind others
+    assert out["resent_busy"] == 0 and out["resent_free"] == 1, out

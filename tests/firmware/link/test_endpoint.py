@@ -508,3 +508,32 @@ def test_quiet_only_when_nothing_waits_on_the_links_timers():
     lost.host.send("status", {})
     lost.shoe.receive(lost.host.transmit(lost.now + 2), lost.now + 2)
     assert not lost.shoe.quiet()
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_the_retransmission_timer_does_not_run_out_while_the_wire_is_still_busy(busy):
+    """A frame queued behind others is on the wire only once they have gone (a 6-frame reply
+    is ~65 ms at 115200 baud): while the shoe's transmitter still holds bytes (transmit's
+    wire_busy), the timeout counts from now, so nothing goes out twice before the peer could
+    have acknowledged it; once the wire is free the timer runs out as before."""
+    p = Pair()
+    assert p.run_until(lambda: p.host.up and p.shoe.up, 1000)
+    assert p.run_until(lambda: not p.shoe._in_flight, 1000)
+    rto = p.shoe.rto_ms
+    p.shoe.send("card", {"n": 1})
+    t0 = p.now
+    assert p.shoe.transmit(t0) and p.shoe._in_flight == 1  # sent, never delivered
+
+    def resent(t, wire_busy=False):
+        before = p.shoe.errors().get("retransmit", 0)
+        p.shoe.transmit(t, wire_busy)
+        return p.shoe.errors().get("retransmit", 0) > before
+
+    if not busy:
+        assert resent(t0 + rto + 1)
+        return
+    assert not resent(t0 + rto - 5, wire_busy=True)  # the wire's last busy moment
+    assert not resent(t0 + rto + 1)  # no timeout yet: it counts from t0 + rto - 5
+    assert not resent(t0 + 2 * rto - 10)
+    assert resent(t0 + 2 * rto - 4)  # rto after the wire's last busy moment: resent
+
