@@ -464,8 +464,11 @@ class App:
                     self._tx_left = p[n:]
                     return
                 self._tx_left = None
-            self.link.transmit(self.ticks_ms() if now is None else now,   # frames: _to_host
-                               self._host_sending())
+            if now is None:
+                now = self.ticks_ms()
+            if self._host_sending():   # the retransmission timer waits for the wire
+                self.link.wire_busy(now)
+            self.link.transmit(now)   # frames: _to_host
         finally:
             if self.journal.held():   # no frame went out (a link down, a full window)
                 self._commit()

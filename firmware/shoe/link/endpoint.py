@@ -372,19 +372,22 @@ class ShoeEndpoint(SendQueue, Handshake):
             out[:] = b""
 
     # ---- transmitting ---------------------------------------------------------------------
-    def transmit(self, now_ms, wire_busy=False):
-        """The frames due now, through the sink (and returned). `wire_busy`: the caller's
-        transmitter still holds bytes for the peer (what went before is still on the wire),
-        so the retransmission timer does not run out now: it counts from the wire's last busy
-        moment, not from when frames were queued behind others (at 115200 baud a reply of 6
-        frames is ~65 ms on the wire: with the timer at 100 ms from their queueing, a whole
-        batch went out twice and a round's first card waited behind the copy)."""
-        now_ms = self._tick(now_ms)
-        self._now = now_ms
-        if wire_busy and self._in_flight:
-            t = now_ms + self.rto_ms * self._backoff
+    def wire_busy(self, now_ms):
+        """The caller's transmitter still holds bytes for the peer (what went before is still
+        on the wire): the retransmission timer does not run out now. It counts from the
+        wire's last busy moment, not from when frames were queued behind others (at 115200
+        baud a reply of 6 frames is ~65 ms on the wire: with the timer at 100 ms from their
+        queueing, a whole batch went out twice and a round's first card waited behind the
+        copy). Called before transmit() (App.pump); a method of its own, so that transmit's
+        VM frame stays on the C stack (tests/firmware/app/test_idle_alloc.py)."""
+        if self._in_flight:
+            t = self._tick(now_ms) + self.rto_ms * self._backoff
             if t > self._rto_at:
                 self._rto_at = t
+
+    def transmit(self, now_ms):
+        now_ms = self._tick(now_ms)
+        self._now = now_ms
         self._out_bytes = None  # made by the first frame: an idle call allocates nothing
         self._check_limit()
         self._drop_acked()

@@ -89,5 +89,5 @@ def test_each_frame_goes_out_as_it_is_made_and_a_part_taken_keeps_the_rest_in_or
     assert out["narrow_notes"] == [3, 4, 5], out
     assert not any("retransmit" in k for k in out["shoe_errors"]), out
     # the retransmission timer counts from the wire's last busy moment (App.pump tells the
-    # link: Endpoint.transmit's wire_busy), not from when a frame was queued behind others
+    # link: Endpoint.wire_busy), not from when a frame was queued behind others
     assert out["resent_busy"] == 0 and out["resent_free"] == 1, out

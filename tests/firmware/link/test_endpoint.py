@@ -513,8 +513,8 @@ def test_quiet_only_when_nothing_waits_on_the_links_timers():
 @pytest.mark.parametrize("busy", [False, True])
 def test_the_retransmission_timer_does_not_run_out_while_the_wire_is_still_busy(busy):
     """A frame queued behind others is on the wire only once they have gone (a 6-frame reply
-    is ~65 ms at 115200 baud): while the shoe's transmitter still holds bytes (transmit's
-    wire_busy), the timeout counts from now, so nothing goes out twice before the peer could
+    is ~65 ms at 115200 baud): while the shoe's transmitter still holds bytes (wire_busy()
+    before transmit()), the timeout counts from now, so nothing goes out twice before the peer could
     have acknowledged it; once the wire is free the timer runs out as before."""
     p = Pair()
     assert p.run_until(lambda: p.host.up and p.shoe.up, 1000)
@@ -526,7 +526,9 @@ def test_the_retransmission_timer_does_not_run_out_while_the_wire_is_still_busy(
 
     def resent(t, wire_busy=False):
         before = p.shoe.errors().get("retransmit", 0)
-        p.shoe.transmit(t, wire_busy)
+        if wire_busy:
+            p.shoe.wire_busy(t)
+        p.shoe.transmit(t)
         return p.shoe.errors().get("retransmit", 0) > before
 
     if not busy:
