@@ -16,7 +16,9 @@ checks that every code used in firmware/shoe/{table,deck,dealing} is listed here
 #   card_foreign        an authenticated card of another deck
 #   card_forged         the code's MAC fails (reader reason code_mac), or an authenticated RFID
 #                       tag's answer does (tag_mac), is one seen before (tag_replay), or a plain
-#                       tag or code reads for a card of a deck of authenticated tags (tag_plain)
+#                       tag or code reads for a card of a deck of authenticated tags (tag_plain),
+#                       or a plain tag reported by its UID holds other bytes than when it was
+#                       read whole (tag_changed: a copy with its UID, or rewritten memory)
 #   card_other_back     two-deck mode: a card of the other deck
 #   card_duplicate      a card already seen since the shuffle
 #   cover_card          the cover card left the shoe during a deal
@@ -72,7 +74,7 @@ COMMAND_ERRORS = (
 )
 
 # reader rejections that mean "forged or foreign"; every other reason means "unreadable"
-READ_FORGED = ("code_mac", "tag_mac", "tag_replay", "tag_plain")
+READ_FORGED = ("code_mac", "tag_mac", "tag_replay", "tag_plain", "tag_changed")
 
 
 def action(reason):

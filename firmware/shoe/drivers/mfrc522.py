@@ -4,6 +4,8 @@
     chip.init()                         # reset, check VersionReg, timer, 100% ASK, antenna on
     atqa = chip.request(wake=True)      # WUPA (wake also halted tags) / REQA; None = no tag
     uid = chip.select()                 # anticollision + select, cascade levels 1-2 -> bytes
+    uid = chip.select(known)            # ... up to the last SELECT if the UID is in `known`;
+    chip.resume_select()                # ... which this sends (a plain tag read before)
     chip.read_pages(4, buf)             # NTAG/Ultralight READ: 16 bytes = pages 4..7 into buf
     chip.halt()                         # HLTA: quiet until woken (WUPA) or re-powered; sent
                                         # and not waited for (the next frame waits for it)
@@ -116,6 +118,7 @@ class MFRC522:
         self._halting = False  # an HLTA (or a DESELECT and its answer) may still be on the air
         self.l4 = False  # the tag selected last is in ISO 14443-4 (halt() deselects it)
         self.sak = 0
+        self._resume = None  # the last level's SELECT frame select(known) did not send
         self._rpage = -1  # the page of the prebuilt READ frame in self._rframe
         self._rframe = bytearray(4)
         self._th = self._tl = -1  # TReload high / low byte as programmed (-1: unknown)
@@ -341,6 +344,7 @@ class MFRC522:
 
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
+        self._resume = None   # a tag waiting for its last SELECT goes back to IDLE
         self._timer(self._detect_ticks)
         self._fb[1] = _WUPA if wake else _REQA
         count = self._transceive(1, True, self._w_req)
@@ -351,8 +355,13 @@ class MFRC522:
                             "rfid_length")
         return bytes(self._rx[1:3])
 
-    def select(self):
-        """Anticollision + select over cascade levels -> the UID (4 or 7 bytes)."""
+    def select(self, known=None):
+        """Anticollision + select over cascade levels -> the UID (4 or 7 bytes).
+        `known`: UIDs (a dict) at which to stop before the last level's SELECT, once its
+        anticollision has given the whole UID: the tag is then not selected yet (self.sak is
+        -1, a tag in READY state waits for that SELECT) until resume_select() sends it, and
+        any other frame first (a REQA) sends the tag back to IDLE."""
+        self._resume = None
         uid = self._uid
         fb = self._fb
         r = self._rx
@@ -376,6 +385,12 @@ class MFRC522:
             c = crc_run(self._selcrc, _SEL_CRCS[sel])
             fb[8] = c & 0xFF
             fb[9] = c >> 8
+            if known and fb[3] != _CASCADE_TAG:   # (a 7-byte UID's 4th byte may be 0x88:
+                whole = bytes(uid[:n]) + bytes(self._fbv[6][3:7])   # not known, selected)
+                if whole in known:
+                    self._resume = bytes(self._fbv[9][1:])
+                    self.sak = -1
+                    return whole
             count = tx(9, False, w_sel)
             if count < 0:
                 raise RFIDError("no answer from the tag", "rfid_timeout")
@@ -396,6 +411,34 @@ class MFRC522:
             uid[n:n + 3] = self._fbv[6][4:7]
             n += 3
         raise RFIDError("UID longer than 3 cascade levels", "rfid_length")
+
+    def resume_select(self):
+        """Send the SELECT that select(known) stopped before -> True if the tag answered it
+        with a SAK that completes its UID (self.sak set), False if there is none to send;
+        raises as select() does (the tag left: rfid_timeout)."""
+        f = self._resume
+        if f is None:
+            return False
+        self._resume = None
+        self._fb[1:10] = f
+        self._timer(self._detect_ticks)
+        count = self._transceive(9, False, self._w_sel)
+        r = self._rx
+        if count < 0:
+            raise RFIDError("no answer from the tag", "rfid_timeout")
+        if count != 3:
+            raise RFIDError("SAK of %d bytes" % count, "rfid_length")
+        c = 0x63 ^ CRC_TABLE[0x63 ^ r[1]]
+        if r[2] != c & 0xFF or r[3] != c >> 8:
+            raise RFIDError("CRC_A of the SAK does not match", "rfid_crc")
+        if r[1] & 0x04:
+            raise RFIDError("SAK of a UID longer than the one known", "rfid_length")
+        self.sak = r[1]
+        return True
+
+    def resuming(self):
+        """select(known) stopped before the last SELECT and nothing has been sent since."""
+        return self._resume is not None
 
     def read_pages(self, page, out):
         """NTAG/Ultralight READ: 16 bytes (pages page..page+3) into out[0:16]."""

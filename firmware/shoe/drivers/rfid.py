@@ -18,6 +18,7 @@ from shoe.drivers._ticks import ticks_diff, ticks_ms
 
 CODE_PAGE = const(4)
 _CODE_LEN = const(15)
+_KNOWN_MAX = const(128)  # plain tags remembered by UID (two decks and their cover cards)
 
 
 _ERRORS = (RFIDError, OSError)  # a failed read, or an SPI bus error
@@ -63,7 +64,15 @@ class RFIDReader:
         self.dep = None  # ISO 14443-4 (drivers/isodep.py), made by prepare() (load_deck) or the first such tag
         self.fault = None
         self.last_reason = None
-        self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0}
+        self.counts = {"card": 0, "noread": 0, "duplicate": 0, "retry": 0, "fault": 0,
+                       "by_uid": 0, "unchecked": 0}
+        # plain tags read whole, by UID: their 16 bytes (a deck check reads every card). A tag
+        # whose UID is here is reported from them as soon as its anticollision gives the UID,
+        # before its last SELECT and its READ (~3 ms of air and ~1 ms of the chip's time on the
+        # RP2040); the next poll selects it, reads its memory and compares (_check): a tag that
+        # no longer holds what it held is ("forged", "tag_changed"). docs/hardware.md section 4
+        self._known = {}
+        self._check_uid = None  # the UID reported from _known whose memory is not read yet
 
     def prepare(self):
         """Load the ISO 14443-4 layer and the NTAG 424 DNA read now, while no tag is in the
@@ -137,7 +146,14 @@ class RFIDReader:
         if self._halt_due:  # sent now and not waited for: the REQA goes once it is off the air
             self._halt_due = False
             self._halt()
-        if self.chip.request(self._failing > 0 or self._fail_reported) is None:
+        if self._check_uid is not None and self.chip.resuming():
+            r = self._check()   # the tag reported by its UID waits for its last SELECT
+            if r is not None:
+                return r
+        # WUPA while a tag in the field is failing, or its check did (_check: it may still be
+        # selected, and a selected tag answers no REQA)
+        if self.chip.request(self._failing > 0 or self._fail_reported
+                             or self._check_uid is not None) is None:
             return self._silent()
         return True
 
@@ -154,12 +170,38 @@ class RFIDReader:
         self.fault = None
         return True
 
+    def _check(self):
+        """Select the tag reported by its UID alone, read its memory and compare it with what
+        it held when read whole -> None (the same: the tag is halted), ("forged",
+        "tag_changed"), or None with the check left for its next answer (the air failed: the
+        tag answers the next poll's WUPA, and _identify checks it then; if it has left,
+        `unchecked` counts it)."""
+        chip = self.chip
+        uid = self._check_uid
+        try:
+            chip.resume_select()
+            chip.read_pages(CODE_PAGE, self._buf)
+        except _ERRORS:
+            return None
+        return self._compare(uid)
+
+    def _compare(self, uid):
+        self._check_uid = None
+        self._halt()
+        if self._known.get(uid) == bytes(self._buf):
+            return None
+        self._known.pop(uid, None)   # read whole from now on
+        return "forged", "tag_changed"
+
     def _silent(self):
         """An empty field: after absent_polls of them the tag in it has left -> None, or
         ("noread", b"") if it left without a valid read."""
         self._absent += 1
         if self._absent < self.absent_polls:
             return None
+        if self._check_uid is not None:   # reported by its UID, gone before its memory was read
+            self._check_uid = None
+            self.counts["unchecked"] += 1
         unread = self._failing > 0 and not self._fail_reported
         if self._last_uid is not None and ticks_diff(self._ticks(), self._heard) >= self.hold_ms:
             self._last_uid = None
@@ -197,11 +239,19 @@ class RFIDReader:
                     continue
             auth = None
             try:
-                uid = chip.select()
+                uid = chip.select(self._known)
+                if chip.sak < 0:   # a plain tag read whole before: reported by its UID
+                    if uid != self._last_uid and self._check_uid is None:
+                        return self._by_uid(uid)
+                    chip.resume_select()   # heard again, or another one waits for its check
                 if chip.sak & 0x20:  # ISO 14443-4: an authenticated tag, read even if heard
                     from shoe.drivers.ntag424 import read_tag
 
                     auth = read_tag(self, uid)
+                elif uid == self._check_uid:   # reported by its UID: its memory now
+                    chip.read_pages(CODE_PAGE, self._buf)
+                    self._heard = self._answered
+                    return self._compare(uid)
                 elif uid == self._last_uid:
                     self.counts["duplicate"] += 1
                     self._heard = self._answered
@@ -229,12 +279,30 @@ class RFIDReader:
             self._failing = 0
             self._fail_uid = None
             r = self._result() if auth is None else auth
+            if auth is None and r[0] == "card":
+                if len(self._known) >= _KNOWN_MAX:
+                    self._known.clear()
+                self._known[uid] = bytes(self._buf)
             if swapped:  # the failing tag left and this one came in between two polls
                 self._queued = r
                 self.counts["noread"] += 1
                 return "noread", b""
             return r
         return self._failed(reason, uid)
+
+    def _by_uid(self, uid):
+        """A new card whose UID is in _known: its code from there, its check at the next poll
+        (its last SELECT is not sent: the tag waits for it, _check)."""
+        self._check_uid = uid
+        self.counts["card"] += 1
+        self.counts["by_uid"] += 1
+        self._last_uid = uid
+        self._heard = self._answered
+        self._fail_reported = False
+        self._failing = 0
+        self._fail_uid = None
+        self._buf[:] = self._known[uid]
+        return self._result()
 
     def _failed(self, reason, uid):
         self.last_reason = reason

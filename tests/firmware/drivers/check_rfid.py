@@ -650,8 +650,9 @@ def check_poll_between():
     field.clear()
     T[0] += 1000
     assert rd.poll() is None and rd.poll() is None
-    # a failing tag swapped for a good one, found by poll_between: noread, then the card
-    field.append(Tag.with_code(UID4, CODE, fault="crc"))
+    # a failing tag swapped for a good one, found by poll_between: noread, then the card (a
+    # UID not read before: one read whole would be reported by its UID, check_by_uid)
+    field.append(Tag.with_code(b"\xca\xfe\xba\xbe", CODE, fault="crc"))
     assert rd.poll() is None
     field[0] = Tag.with_code(b"\x04\x01\x02\x03\x04\x05\x06", CODE)
     rd.poll_between()
@@ -679,9 +680,82 @@ def check_poll_between():
     out("poll_between", ok=True)
 
 
+def _heads(chip):
+    """The frames the chip sent since the last call, as (command, NVB) pairs."""
+    got = [(f[0], f[1] if len(f) > 1 else None) for f, _ in chip.frames]
+    del chip.frames[:]
+    return got
+
+
+def check_by_uid():
+    """A plain tag read whole once is reported by its UID the next time it comes: the code
+    comes from its first read as soon as the anticollision gives the UID, without the last
+    SELECT and the READ (~3 ms of air); the next poll selects it, reads it and compares. A tag
+    with that UID holding something else (a copy, rewritten memory) is ("forged",
+    "tag_changed"), and read whole from then on; one that left before its check is counted."""
+    field = []
+    chip, drv, cs = rig(field)
+    T = [0]
+    rd = RFIDReader(drv, absent_polls=2, hold_ms=300, ticks=lambda: T[0])
+
+    def gone():
+        field.clear()
+        T[0] += 300
+        assert rd.poll() is None and rd.poll() is None
+
+    tag = Tag.with_code(UID7, CODE)
+    field.append(tag)
+    assert rd.poll() == ("card", CODE)
+    assert (0x30, 4) in _heads(chip)  # the first time: read whole
+    gone()
+    tag.power_off()
+    field.append(tag)
+    _heads(chip)
+    assert rd.poll() == ("card", CODE) and rd.counts["by_uid"] == 1
+    assert _heads(chip) == [(0x26, None), (0x93, 0x20), (0x93, 0x70), (0x95, 0x20)]
+    assert tag.state == Tag.READY  # waiting for its last SELECT
+    assert rd.poll() is None  # the check: selected, read, the same: halted
+    assert _heads(chip)[:4] == [(0x95, 0x70), (0x30, 4), (0x50, 0), (0x26, None)]
+    assert tag.state == Tag.HALT and rd._check_uid is None
+    gone()
+    # a copy with the UID and other memory: reported by the UID, then caught by the check
+    copy = Tag.with_code(UID7, b"3A7FRKd8c0ffee0")
+    field.append(copy)
+    assert rd.poll() == ("card", CODE)
+    assert rd.poll() == ("forged", "tag_changed")
+    assert copy.state == Tag.HALT
+    gone()
+    copy.power_off()
+    field.append(copy)
+    assert rd.poll() == ("card", b"3A7FRKd8c0ffee0")  # read whole again: no longer known
+    gone()
+    # reported by its UID, gone before the next poll: nothing to compare, counted
+    copy.power_off()
+    field.append(copy)
+    got = rd.poll()
+    assert got == ("card", b"3A7FRKd8c0ffee0") and rd.counts["by_uid"] == 3, (got, rd.counts)
+    gone()
+    assert rd.counts["unchecked"] == 1 and rd._check_uid is None
+    # the check's READ fails on the air: the same poll wakes the tag (WUPA: a selected tag
+    # answers no REQA), selects it whole and compares its memory then
+    t2 = Tag.with_code(UID4, CODE)
+    field.append(t2)
+    assert rd.poll() == ("card", CODE)
+    gone()
+    t2.power_off()
+    field.append(t2)
+    assert rd.poll() == ("card", CODE) and rd._check_uid == UID4
+    t2.fault, t2.fault_times = "crc", 1
+    _heads(chip)
+    assert rd.poll() is None and rd._check_uid is None and t2.state == Tag.HALT
+    heads = _heads(chip)
+    assert heads.count((0x30, 4)) == 2 and (0x52, None) in heads, heads
+    out("by_uid", counts=rd.counts)
+
+
 async def _read_one(rd, field):
     """A result poll_between() queued comes out of read() at once (the field is empty)."""
-    field.append(Tag.with_code(UID4, CODE))
+    field.append(Tag.with_code(b"\x0b\x0e\x0e\x0f", CODE))   # a UID not read before here
     rd.poll_between()
     field.clear()
     return await asyncio.wait_for_ms(rd.read(), 50)
@@ -708,5 +782,6 @@ run(
         check_fast_read_loop,
         check_air_waits,
         check_poll_between,
+        check_by_uid,
     ]
 )

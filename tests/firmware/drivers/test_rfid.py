@@ -26,6 +26,7 @@ CHECKS = [
     "fast_read_loop",
     "air_waits",
     "poll_between",
+    "by_uid",
 ]
 
 
