@@ -51,6 +51,9 @@ class EmuReaderPort:
         self.substitute = {}  # index of a line -> fn(port, code) -> the spec presented instead
         self.sent = []
         self.uid = 0x04A10000
+        # each card's tag keeps its UID (a code's first presentation gives it the next one): a
+        # card read at the deck check comes back with the same UID in the deal, as a real tag
+        self.uids = {}
         self.times = []  # emulated ns at which each card was presented
 
     def pitch(self, ms):
@@ -69,15 +72,18 @@ class EmuReaderPort:
             if data == NOREAD and self.reader == "optical":
                 self.emu.control("feed", uart=1, hex=(data + b"\r\n").hex())
                 return
-            self.uid += 1
             code = data.decode("latin-1")
+            uid = self.uids.get(code)
+            if uid is None:
+                self.uid += 1
+                uid = self.uids[code] = self.uid
             sub = self.substitute.pop(len(self.sent) - 1, None)
             spec = sub(self, code) if sub else self.tags.get(code)
             if spec is not None and self.reader == "rfid":
                 r = self.emu.control("card", reader="rfid", tag=spec, **self.pace)
             else:
                 r = self.emu.control(
-                    "card", reader=self.reader, code=code, uid="%08x" % self.uid, **self.pace
+                    "card", reader=self.reader, code=code, uid="%08x" % uid, **self.pace
                 )
         except (OSError, ShoeError) as e:
             # the power is off (the rig was killed): the runner waits for it to come back
