@@ -132,3 +132,41 @@ def test_a_copy_of_a_cards_tag_voids_the_round_on_the_pico(
     # the runner loads the next one (3A80), whose cards come on plain tags (none were written
     # for it), and the status says it is cloneable
     assert [d["deck"] for d in st["decks"]] == ["3A80"] and st["cloneable"] is True, st
+
+
+@pytest.mark.clause("rules:3-card-forged")
+def test_a_plain_tag_with_another_cards_uid_voids_the_round_on_the_pico(
+    tmp_path, request, frozen_image
+):
+    """Plain tags (cloneable): a tag read whole at the deck check is reported by its UID in the
+    deal (shoe/drivers/rfid.py), and its memory read right after. The 4th card of the deal
+    comes on a tag carrying the UID of a card still in the shoe (read at the deck check) and
+    its own code: reported by the UID as that card, then its memory gives it away:
+    round_void card_forged (tag_changed), at a dealer's pace of a card every 250 ms."""
+    image = frozen_image("rfid") or request.getfixturevalue("pico_image")
+    state = copy_image(image, tmp_path / "pico")
+    deck = ["%s%s" % (r, s) for s in "shdc" for r in "A23456789TJQK"]
+    random.Random(23).shuffle(deck)
+    seats = {"1": {"wagers": {"ante": 10, "odds": 10}, "raise": 10}}
+    script = {
+        "game": "four-card-frenzy",
+        "procedure": "manual-shoe",
+        "seed": 4,
+        "rounds": [{"deck": deck, "seats": seats}],
+    }
+    codes = CardCodes(KEY)
+    from shoe import cards
+
+    other = codes.make(0x3A7F, "R", cards.parse(deck[30])).decode()
+    with _emu.Emulator(state, uf2=image.get("uf2")) as e:
+        with EmuTable(e, "rfid", event_timeout=900.0, pace=PACE) as t:
+            port = t.port
+            port.substitute[53 + 3] = lambda p, code: {"uid": "%08x" % p.uids[other], "code": code}
+            t.runner.play(script, settle=False)
+            st = t.runner.status()
+        assert e.control("stats")["resets"] == 0
+    outcomes = t.runner.outcomes
+    assert [k for _, k, _ in outcomes] == ["round_void"], outcomes
+    body = outcomes[0][2]
+    assert body["reason"] == "card_forged" and "tag_changed" in body["detail"], body
+    assert st["cloneable"] in (True, None), st  # plain tags
