@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_pico.py [--reader optical|rfid|both] [--rounds N] [--profile]
                                          [--heap-every N] [--pitch-ms MS] [--frozen] [--uf2 FILE]
+                                         [--uid-bytes 4|7]
 
 Each run assembles a shoe as a technician does (`shoectl deploy --board pico`, `shoectl
 provision`), boots it, and plays the deck check and N six-seat Four Card Frenzy rounds with
@@ -281,7 +282,7 @@ def print_heap_map(e):
     print("\n".join("    " + x for x in (out + err).decode(errors="replace").splitlines()))
 
 
-def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
+def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None, uid_bytes=4):
     """Deck check + rounds; per-card latencies, settle times, flash and heap per round."""
     lat, settle, flash, heap, card_flash = [], [], [], [], []
     lat_end = []  # card -> its frame's last byte on the wire (what the host has then)
@@ -289,7 +290,9 @@ def play_measured(emu, reader, rounds, heap_every=None, pitch_ms=None):
     settled = []  # ... -> the settlement's first frame (the chip's part)
     state = {"flash0": None, "decide_since": None, "card_flash": None, "checks": 0, "no_frame": 0}
 
-    with EmuTable(emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms)) as t:
+    with EmuTable(
+        emu, reader, event_timeout=900.0, pace=pace_for(reader, pitch_ms), uid_bytes=uid_bytes
+    ) as t:
         port = t.port
 
         def on_event(kind, body):
@@ -524,6 +527,7 @@ def run(
     frozen=False,
     pitch_ms=None,
     idle=None,
+    uid_bytes=4,
 ):
     import hashlib
 
@@ -576,7 +580,7 @@ def run(
         if do_profile:
             profile_on(e, uf2)
         try:
-            m = play_measured(e, reader, rounds, heap_every, pitch_ms)
+            m = play_measured(e, reader, rounds, heap_every, pitch_ms, uid_bytes)
             if os.environ.get("SHOE_BENCH_CONSOLE"):
                 print(e.control("console")["text"][-int(os.environ["SHOE_BENCH_CONSOLE"]) :])
             if os.environ.get("SHOE_BENCH_HEAPMAP"):
@@ -750,6 +754,14 @@ def main(argv=None):
         "optical, 1000 rfid); round cards still wait for the shoe's event",
     )
     ap.add_argument(
+        "--uid-bytes",
+        type=int,
+        choices=[4, 7],
+        default=4,
+        help="the rfid cards' UIDs: 4 bytes (single size, the default) or 7 (NTAG21x: two "
+        "cascade levels, ~1.8 ms more air before the UID is known)",
+    )
+    ap.add_argument(
         "--idle",
         choices=["catch-up", "rate"],
         default="catch-up",
@@ -798,6 +810,7 @@ def main(argv=None):
             args.frozen,
             args.pitch_ms,
             args.idle,
+            args.uid_bytes,
         )
 
 

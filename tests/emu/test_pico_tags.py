@@ -161,7 +161,10 @@ def test_a_plain_tag_with_another_cards_uid_voids_the_round_on_the_pico(
     with _emu.Emulator(state, uf2=image.get("uf2")) as e:
         with EmuTable(e, "rfid", event_timeout=900.0, pace=PACE) as t:
             port = t.port
-            port.substitute[53 + 3] = lambda p, code: {"uid": "%08x" % p.uids[other], "code": code}
+            port.substitute[53 + 3] = lambda p, code: {
+                "uid": p.uid_hex(p.uids[other]),
+                "code": code,
+            }
             t.runner.play(script, settle=False)
             st = t.runner.status()
         assert e.control("stats")["resets"] == 0

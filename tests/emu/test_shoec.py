@@ -323,7 +323,12 @@ def test_the_c_seal_equals_the_python_envelope_and_leaves_the_rest_to_it(chip):
     for i in range(40):
         key = rng.randbytes(rng.choice((16, 32, 70)))
         tag = message.bound(message.MSG_TAG, rng.choice(("", "T", "shoe-0042")))
-        body = {"round": i, "position": i % 36, "target": str(1 + i % 6), "commit": rng.randbytes(16)}
+        body = {
+            "round": i,
+            "position": i % 36,
+            "target": str(1 + i % 6),
+            "commit": rng.randbytes(16),
+        }
         items = ["card", body, i if i % 3 else 0, rng.randbytes(16) if i % 3 else b""]
         rows.append((key, tag, bool(i % 3), items))
     rows.append((b"k" * 32, b"t", True, ["reply", {"re": 1, "x": 2**40}, 3, bytes(16)]))

@@ -36,7 +36,7 @@ class EmuReaderPort:
         "optical": {"pitch_ms": 250, "beam_at_ms": 40},
     }
 
-    def __init__(self, emu, reader, pace=None, tags=None):
+    def __init__(self, emu, reader, pace=None, tags=None, uid_bytes=4):
         if reader not in ("rfid", "optical"):
             raise ValueError("reader must be 'rfid' or 'optical'")
         self.emu = emu
@@ -54,6 +54,7 @@ class EmuReaderPort:
         # each card's tag keeps its UID (a code's first presentation gives it the next one): a
         # card read at the deck check comes back with the same UID in the deal, as a real tag
         self.uids = {}
+        self.uid_bytes = uid_bytes  # 4 (a single-size UID) or 7 (NTAG21x: two cascade levels)
         self.times = []  # emulated ns at which each card was presented
 
     def pitch(self, ms):
@@ -83,12 +84,15 @@ class EmuReaderPort:
                 r = self.emu.control("card", reader="rfid", tag=spec, **self.pace)
             else:
                 r = self.emu.control(
-                    "card", reader=self.reader, code=code, uid="%08x" % uid, **self.pace
+                    "card", reader=self.reader, code=code, uid=self.uid_hex(uid), **self.pace
                 )
         except (OSError, ShoeError) as e:
             # the power is off (the rig was killed): the runner waits for it to come back
             raise WorldError("cannot reach the emulated Pico's reader: %s" % e) from e
         self.times.append(r["ns"])
+
+    def uid_hex(self, n):
+        return "%08x" % n if self.uid_bytes == 4 else "%08x112233" % n
 
     def counter(self, code):
         """The read counter of the tag of `code` now (the rig's tags keep theirs in ntag.json)."""
@@ -171,11 +175,13 @@ class EmuTable:
         link_options=None,
         tags=None,
         wall_clock=False,
+        uid_bytes=4,
     ):
         from host_tools.sim.emu import EMU_KEYS
 
         self.pace = pace
         self.tags = tags
+        self.uid_bytes = uid_bytes
         self.link_options = LINK_OPTIONS if link_options is None else link_options
         self.wall_clock = wall_clock  # the host's link timers on the wall clock (a benchmark's
         # comparison), not the chip's (EmuClock)
@@ -200,7 +206,7 @@ class EmuTable:
         )
         try:
             self.link.open(timeout=self.event_timeout)
-            self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags)
+            self.port = EmuReaderPort(self.emu, self.reader, self.pace, self.tags, self.uid_bytes)
             world = World(self.port, card_key=self.keys["card"])
             self.runner = TableRunner(
                 self.emu,

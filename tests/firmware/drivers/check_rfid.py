@@ -755,7 +755,7 @@ def check_by_uid():
 
 async def _read_one(rd, field):
     """A result poll_between() queued comes out of read() at once (the field is empty)."""
-    field.append(Tag.with_code(b"\x0b\x0e\x0e\x0f", CODE))   # a UID not read before here
+    field.append(Tag.with_code(b"\x0b\x0e\x0e\x0f", CODE))  # a UID not read before here
     rd.poll_between()
     field.clear()
     return await asyncio.wait_for_ms(rd.read(), 50)

@@ -514,8 +514,8 @@ def test_quiet_only_when_nothing_waits_on_the_links_timers():
 def test_the_retransmission_timer_does_not_run_out_while_the_wire_is_still_busy(busy):
     """A frame queued behind others is on the wire only once they have gone (a 6-frame reply
     is ~65 ms at 115200 baud): while the shoe's transmitter still holds bytes (wire_busy()
-    before transmit()), the timeout counts from now, so nothing goes out twice before the peer could
-    have acknowledged it; once the wire is free the timer runs out as before."""
+    before transmit()), the timeout counts from now, so nothing goes out twice before the peer
+    could have acknowledged it; once the wire is free the timer runs out as before."""
     p = Pair()
     assert p.run_until(lambda: p.host.up and p.shoe.up, 1000)
     assert p.run_until(lambda: not p.shoe._in_flight, 1000)
@@ -538,4 +538,3 @@ def test_the_retransmission_timer_does_not_run_out_while_the_wire_is_still_busy(
     assert not resent(t0 + rto + 1)  # no timeout yet: it counts from t0 + rto - 5
     assert not resent(t0 + 2 * rto - 10)
     assert resent(t0 + 2 * rto - 4)  # rto after the wire's last busy moment: resent
-
