@@ -239,6 +239,9 @@ class App:
         r = self.hw.reader
         if r is not None:
             r.dealing = self._due
+            # a plain RFID tag read whole before is reported by its UID while a round is dealt
+            # (shoe/drivers/rfid.py; the optical reader has no such setting either)
+            r.by_uid = t.rnd is not None and t.rnd.stage == "dealing"
         pattern = "error" if t.latched else ("dealing" if t.rnd is not None else "ready")
         if pattern != self._led:
             self._led = pattern

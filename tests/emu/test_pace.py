@@ -101,6 +101,9 @@ def test_every_card_at_a_dealers_pace_on_the_frozen_image(
             field,
             stats["rfid_polls"],
         )
+        # ... its memory too (a plain tag read whole before is reported by its UID, and its
+        # memory compared with the next poll: shoe/drivers/rfid.py)
+        assert not field["unchecked"], "%s; polls %s" % (field, stats["rfid_polls"])
     assert rec["kinds"] == ["round_result"] * ROUNDS, rec["kinds"]
     assert rec["results"] == as_json(unix_results(s))  # every card once, right
     check_once_and_none_missing(rec["eseqs"])

@@ -63,7 +63,11 @@ def test_deployed_pico_boots_the_app_and_answers_status_on_uart0(pico_first_boot
     st = pico_first_boot["status"]
     assert st["board"] == "pico" and st["shoe_id"] == "EMU-PICO-1" and st["provisioned"]
     assert st["phase"] == "configure"
-    assert st["mem_free"] > 60000
+    # the .mpy deploy keeps its bytecode in RAM (what ships is the frozen image, ~168 KB free:
+    # docs/hardware.md section 5); 60,224 B before 2026-12-06, 58,320 B once the RFID reader
+    # reported known tags by UID (~1.5 KB more bytecode): a floor that catches a boot that
+    # leaves the app little room, not the last release's figure
+    assert st["mem_free"] > 55000, st["mem_free"]
 
 
 @pytest.mark.skipif(

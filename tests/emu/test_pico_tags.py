@@ -157,7 +157,7 @@ def test_a_plain_tag_with_another_cards_uid_voids_the_round_on_the_pico(
     codes = CardCodes(KEY)
     from shoe import cards
 
-    other = codes.make(0x3A7F, "R", cards.parse(deck[30])).decode()
+    other = codes.make(0x3A7F, "R", cards.parse(deck[30]))
     with _emu.Emulator(state, uf2=image.get("uf2")) as e:
         with EmuTable(e, "rfid", event_timeout=900.0, pace=PACE) as t:
             port = t.port

@@ -73,6 +73,11 @@ class RFIDReader:
         # no longer holds what it held is ("forged", "tag_changed"). docs/hardware.md section 4
         self._known = {}
         self._check_uid = None  # the UID reported from _known whose memory is not read yet
+        # set by the app while a round is dealt (the figure that counts, card -> frame): a deck
+        # check or a stub is riffled, and the app's long steps after its last card (a pass's
+        # end, a round's settlement: ~100 ms on the RP2040) outlast a riffled tag in the field,
+        # which would leave before its check
+        self.by_uid = False
 
     def prepare(self):
         """Load the ISO 14443-4 layer and the NTAG 424 DNA read now, while no tag is in the
@@ -239,7 +244,7 @@ class RFIDReader:
                     continue
             auth = None
             try:
-                uid = chip.select(self._known)
+                uid = chip.select(self._known if self.by_uid else None)
                 if chip.sak < 0:   # a plain tag read whole before: reported by its UID
                     if uid != self._last_uid and self._check_uid is None:
                         return self._by_uid(uid)

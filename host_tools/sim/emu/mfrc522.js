@@ -76,7 +76,12 @@ class Tag {
     if (last !== 0) return null;
     if (this.state === 1) {
       const sel = this.level === 1 ? 0x93 : 0x95;
-      if (f.length === 2 && f[0] === sel && f[1] === 0x20) return [this.cl(this.level), 0];
+      if (f.length === 2 && f[0] === sel && f[1] === 0x20) {
+        // its whole UID goes on the air at its last level: what a reader that knows the tag
+        // reports it by (the shoe's plain tags read whole before: MFRC522.field's `unchecked`)
+        if (this.uid.length === 4 || this.level === 2) this.named = true;
+        return [this.cl(this.level), 0];
+      }
       if (f.length === 9 && f[0] === sel && f[1] === 0x70) {
         const c = crcA(f.slice(0, 7));
         const want = this.cl(this.level);
@@ -249,10 +254,12 @@ class MFRC522 {
   constructor(now, store) {
     this.now = now; this.tags = []; this.pending = null; this.transfers = 0;
     // each tag put in the field (a card passing): when it first answered the reader, in
-    // emulated ns after it came; a tag that left unheard, or before its memory was read, is a
-    // card the shoe cannot have read (unheard_at: when such tags came, the first 8)
-    this.field = {cards: 0, heard: 0, unheard: 0, unread: 0, max_ns: 0, sum_ns: 0, worst_at: 0,
-      unheard_at: []};
+    // emulated ns after it came; a tag that left unheard, or before its whole UID or its memory
+    // was read, is a card the shoe cannot have read (unheard_at, unread_at: when such tags
+    // came, the first 8); one whose UID went on the air but not its memory could be reported
+    // by its UID but not checked (unchecked, unchecked_at)
+    this.field = {cards: 0, heard: 0, unheard: 0, unread: 0, unchecked: 0, max_ns: 0, sum_ns: 0,
+      worst_at: 0, unheard_at: [], unread_at: [], unchecked_at: []};
     this.placedAt = null; this.heardAt = null;
     // the longest waits between two REQA/WUPA polls while cards pass (within 1 s of a tag put
     // in the field): the reader busy elsewhere. Emulated ns, each with the time it ended; the
@@ -280,7 +287,13 @@ class MFRC522 {
     const f = this.field;
     if (this.placedAt !== null && this.heardAt === null) {
       f.unheard++; if (f.unheard_at.length < 8) f.unheard_at.push(this.placedAt);
-    } else if (this.placedAt !== null && !this.tags.some((t) => t.served)) f.unread++;
+    } else if (this.placedAt !== null && !this.tags.some((t) => t.served)) {
+      if (this.tags.some((t) => t.named)) {   // its UID, not its memory: reported by UID only
+        f.unchecked++; if (f.unchecked_at.length < 8) f.unchecked_at.push(this.placedAt);
+      } else {
+        f.unread++; if (f.unread_at.length < 8) f.unread_at.push(this.placedAt);
+      }
+    }
     this.placedAt = specs.length ? this.now() : null; this.heardAt = null;
     if (specs.length) { this.field.cards++; this.lastPlaced = this.placedAt; }
     for (const t of this.tags) { t.state = 0; t.level = 1; }

@@ -697,6 +697,7 @@ def check_by_uid():
     chip, drv, cs = rig(field)
     T = [0]
     rd = RFIDReader(drv, absent_polls=2, hold_ms=300, ticks=lambda: T[0])
+    rd.by_uid = True  # (the app sets it while a round is dealt)
 
     def gone():
         field.clear()
@@ -718,6 +719,15 @@ def check_by_uid():
     assert _heads(chip)[:4] == [(0x95, 0x70), (0x30, 4), (0x50, 0), (0x26, None)]
     assert tag.state == Tag.HALT and rd._check_uid is None
     gone()
+    # outside a deal (a deck check, a stub: riffled, and followed by the app's long steps)
+    # every tag is read whole
+    rd.by_uid = False
+    tag.power_off()
+    field.append(tag)
+    assert rd.poll() == ("card", CODE) and rd.counts["by_uid"] == 1
+    assert (0x30, 4) in _heads(chip)
+    gone()
+    rd.by_uid = True
     # a copy with the UID and other memory: reported by the UID, then caught by the check
     copy = Tag.with_code(UID7, b"3A7FRKd8c0ffee0")
     field.append(copy)
