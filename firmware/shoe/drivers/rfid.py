@@ -246,9 +246,12 @@ class RFIDReader:
             try:
                 uid = chip.select(self._known if self.by_uid else None)
                 if chip.sak < 0:   # a plain tag read whole before: reported by its UID
-                    if uid != self._last_uid and self._check_uid is None:
+                    if (uid != self._last_uid and self._check_uid is None
+                            and (self._failing == 0 or self._fail_reported)):
                         return self._by_uid(uid)
-                    chip.resume_select()   # heard again, or another one waits for its check
+                    # heard again, another one waits for its check, or a failing tag's noread
+                    # is due first (swapped, below): selected and read whole
+                    chip.resume_select()
                 if chip.sak & 0x20:  # ISO 14443-4: an authenticated tag, read even if heard
                     from shoe.drivers.ntag424 import read_tag
 

@@ -760,6 +760,14 @@ def check_by_uid():
     assert rd.poll() is None and rd._check_uid is None and t2.state == Tag.HALT
     heads = _heads(chip)
     assert heads.count((0x30, 4)) == 2 and (0x52, None) in heads, heads
+    gone()
+    # a failing tag swapped for a known one between two polls: the noread first, then the card
+    # (selected and read whole: the full path tells the swap)
+    field.append(Tag.with_code(b"\xba\xdb\xad\x01", CODE, fault="crc"))
+    assert rd.poll() is None
+    tag.power_off()
+    field[0] = tag
+    assert rd.poll() == ("noread", b"") and rd.poll() == ("card", CODE)
     out("by_uid", counts=rd.counts)
 
 
