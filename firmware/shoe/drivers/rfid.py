@@ -281,11 +281,7 @@ class RFIDReader:
                 self.counts["duplicate"] += 1  # an authenticated tag again: the app checks it
             else:
                 self.counts["card"] += 1
-            self._last_uid = uid
-            self._heard = self._answered
-            self._fail_reported = False
-            self._failing = 0
-            self._fail_uid = None
+            self._took(uid)
             r = self._result() if auth is None else auth
             if auth is None and r[0] == "card":
                 if len(self._known) >= _KNOWN_MAX:
@@ -304,13 +300,17 @@ class RFIDReader:
         self._check_uid = uid
         self.counts["card"] += 1
         self.counts["by_uid"] += 1
+        self._took(uid)
+        self._buf[:] = self._known[uid]
+        return self._result()
+
+    def _took(self, uid):
+        """A card read, or reported by its UID: its UID remembered, any failure episode over."""
         self._last_uid = uid
         self._heard = self._answered
         self._fail_reported = False
         self._failing = 0
         self._fail_uid = None
-        self._buf[:] = self._known[uid]
-        return self._result()
 
     def _failed(self, reason, uid):
         self.last_reason = reason
