@@ -71,7 +71,9 @@ class RFIDReader:
         # before its last SELECT and its READ (~3 ms of air and ~1 ms of the chip's time on the
         # RP2040); the next poll selects it, reads its memory and compares (_check): a tag that
         # no longer holds what it held is ("forged", "tag_changed"). docs/hardware.md section 4
-        self._known = {}
+        self._known = {}   # UID -> its slot in _codes (a small int: no object per tag)
+        self._codes = None   # bytearray(_KNOWN_MAX * 16), made by the first whole read
+        self._slot = 0   # the next free slot
         self._check_uid = None  # the UID reported from _known whose memory is not read yet
         # set by the app while a round is dealt (the figure that counts, card -> frame): a deck
         # check or a stub is riffled, and the app's long steps after its last card (a pass's
@@ -193,7 +195,11 @@ class RFIDReader:
     def _compare(self, uid):
         self._check_uid = None
         self._halt()
-        if self._known.get(uid) == bytes(self._buf):
+        i = self._known.get(uid)
+        if i is None:   # forgotten meanwhile (the store was full, or RAM short): not compared
+            self.counts["unchecked"] += 1
+            return None
+        if self._codes[i << 4:(i << 4) + 16] == self._buf:
             return None
         self._known.pop(uid, None)   # read whole from now on
         return "forged", "tag_changed"
@@ -284,9 +290,7 @@ class RFIDReader:
             self._took(uid)
             r = self._result() if auth is None else auth
             if auth is None and r[0] == "card":
-                if len(self._known) >= _KNOWN_MAX:
-                    self._known.clear()
-                self._known[uid] = bytes(self._buf)
+                self._remember(uid)
             if swapped:  # the failing tag left and this one came in between two polls
                 self._queued = r
                 self.counts["noread"] += 1
@@ -301,8 +305,29 @@ class RFIDReader:
         self.counts["card"] += 1
         self.counts["by_uid"] += 1
         self._took(uid)
-        self._buf[:] = self._known[uid]
+        i = self._known[uid] << 4
+        self._buf[:] = memoryview(self._codes)[i:i + 16]
         return self._result()
+
+    def _remember(self, uid):
+        """Keep the 16 bytes of a plain tag read whole, by its UID. Short of RAM (a fragmented
+        heap) nothing is kept: the tags are read whole, as before; a read never fails for it."""
+        k = self._known
+        try:
+            if self._codes is None:
+                self._codes = bytearray(_KNOWN_MAX << 4)
+            i = k.get(uid)
+            if i is None:
+                if self._slot >= _KNOWN_MAX:   # full: start again (a third deck's tags)
+                    k.clear()
+                    self._slot = 0
+                i = self._slot
+                k[uid] = i
+                self._slot = i + 1
+            self._codes[i << 4:(i << 4) + 16] = self._buf
+        except MemoryError:
+            k.clear()
+            self._slot = 0
 
     def _took(self, uid):
         """A card read, or reported by its UID: its UID remembered, any failure episode over."""

@@ -768,6 +768,30 @@ def check_by_uid():
     tag.power_off()
     field[0] = tag
     assert rd.poll() == ("noread", b"") and rd.poll() == ("card", CODE)
+    # short of RAM for the store: the read is the card all the same, nothing kept (a tag
+    # forgotten before its check is not compared, not forged)
+    gone()
+
+    class NoRoom(dict):
+        def __setitem__(self, k, v):
+            raise MemoryError
+
+    rd._known = NoRoom()
+    tag.power_off()
+    field.append(tag)
+    assert rd.poll() == ("card", CODE) and len(rd._known) == 0
+    gone()
+    rd._known = {}
+    tag.power_off()
+    field.append(tag)
+    assert rd.poll() == ("card", CODE)  # whole: kept again
+    gone()
+    tag.power_off()
+    field.append(tag)
+    assert rd.poll() == ("card", CODE) and rd._check_uid == UID7  # by its UID
+    rd._known.clear()  # forgotten before the check
+    n = rd.counts["unchecked"]
+    assert rd.poll() is None and rd.counts["unchecked"] == n + 1
     out("by_uid", counts=rd.counts)
 
 
