@@ -241,13 +241,20 @@ static void enc(enc_t *e, mp_obj_t obj, int depth) {
     }
 }
 
-static mp_obj_t shoec_cbor(mp_obj_t obj) {
-    vstr_t out;
-    vstr_init(&out, 128);
-    enc_t e = {&out, true};
+// The encoding of obj into a new `out` -> true, or false (out freed): the Python encoder's to do.
+static bool encode_new(vstr_t *out, mp_obj_t obj) {
+    vstr_init(out, 128);
+    enc_t e = {out, true};
     enc(&e, obj, 0);
     if (!e.ok) {
-        vstr_clear(&out);
+        vstr_clear(out);
+    }
+    return e.ok;
+}
+
+static mp_obj_t shoec_cbor(mp_obj_t obj) {
+    vstr_t out;
+    if (!encode_new(&out, obj)) {
         return mp_const_none;
     }
     return mp_obj_new_bytes_from_vstr(&out);
@@ -347,11 +354,7 @@ static mp_obj_t shoec_seal(size_t n_args, const mp_obj_t *args) {
         return mp_const_none;
     }
     vstr_t out;
-    vstr_init(&out, 128);
-    enc_t e = {&out, true};
-    enc(&e, items, 0);
-    if (!e.ok) {
-        vstr_clear(&out);
+    if (!encode_new(&out, items)) {
         return mp_const_none;
     }
     size_t len = out.len;
