@@ -117,8 +117,7 @@ class MFRC522:
         self._halt_t = 0  # ticks_us of the last HLTA's StartSend
         self._halting = False  # an HLTA (or a DESELECT and its answer) may still be on the air
         self.l4 = False  # the tag selected last is in ISO 14443-4 (halt() deselects it)
-        self.sak = 0
-        self._resume = None  # the last level's SELECT frame select(known) did not send
+        self.sak = 0  # -1: select(known) stopped before the last SELECT, whose frame _fb holds
         self._rpage = -1  # the page of the prebuilt READ frame in self._rframe
         self._rframe = bytearray(4)
         self._th = self._tl = -1  # TReload high / low byte as programmed (-1: unknown)
@@ -344,7 +343,8 @@ class MFRC522:
 
     def request(self, wake=False):
         """REQA (or WUPA, which also wakes halted tags). -> ATQA (2 bytes) or None if no tag."""
-        self._resume = None   # a tag waiting for its last SELECT goes back to IDLE
+        self.sak = 0   # a tag waiting for its last SELECT goes back to IDLE (no new attribute
+        # for that flag: one more made each MFRC522 a 752-byte attribute table on the unix port)
         self._timer(self._detect_ticks)
         self._fb[1] = _WUPA if wake else _REQA
         count = self._transceive(1, True, self._w_req)
@@ -361,7 +361,6 @@ class MFRC522:
         anticollision has given the whole UID: the tag is then not selected yet (self.sak is
         -1, a tag in READY state waits for that SELECT) until resume_select() sends it, and
         any other frame first (a REQA) sends the tag back to IDLE."""
-        self._resume = None
         uid = self._uid
         fb = self._fb
         r = self._rx
@@ -387,8 +386,7 @@ class MFRC522:
             fb[9] = c >> 8
             if known and fb[3] != _CASCADE_TAG:   # (a 7-byte UID's 4th byte may be 0x88:
                 whole = bytes(uid[:n]) + bytes(self._fbv[6][3:7])   # not known, selected)
-                if whole in known:
-                    self._resume = bytes(self._fbv[9][1:])
+                if whole in known:   # the SELECT frame stays in _fb for resume_select
                     self.sak = -1
                     return whole
             count = tx(9, False, w_sel)
@@ -416,11 +414,9 @@ class MFRC522:
         """Send the SELECT that select(known) stopped before -> True if the tag answered it
         with a SAK that completes its UID (self.sak set), False if there is none to send;
         raises as select() does (the tag left: rfid_timeout)."""
-        f = self._resume
-        if f is None:
+        if self.sak >= 0:
             return False
-        self._resume = None
-        self._fb[1:10] = f
+        self.sak = 0
         self._timer(self._detect_ticks)
         count = self._transceive(9, False, self._w_sel)
         r = self._rx
@@ -438,7 +434,7 @@ class MFRC522:
 
     def resuming(self):
         """select(known) stopped before the last SELECT and nothing has been sent since."""
-        return self._resume is not None
+        return self.sak < 0
 
     def read_pages(self, page, out):
         """NTAG/Ultralight READ: 16 bytes (pages page..page+3) into out[0:16]."""
@@ -468,6 +464,7 @@ class MFRC522:
         read; the chip transmits it while the CPU goes on, and the next frame waits until it
         is off the air (self._w_halt after StartSend). A tag in ISO 14443-4: S(DESELECT)."""
         fb = self._fb
+        self.sak = 0   # (its frame takes _fb: no SELECT to resume after it)
         if self.l4:
             self.l4 = False
             fb[1:4] = _DESELECT_FRAME
